@@ -1,0 +1,66 @@
+# ftbox — see README.md. `make demo` and `make test` are the two entry points;
+# both install what they need through scripts/setup.sh.
+CARGO   ?= cargo
+TARGET  := x86_64-unknown-linux-musl
+BIN     := target/$(TARGET)/release/ftbox
+TINY    := target/tiny/$(TARGET)/release/ftbox
+APPLETS := ftcat ftctl ftrec
+PREFIX  ?= /usr/local
+CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-unknown-linux-gnu
+SRC     := $(shell find src -name '*.rs') Cargo.toml
+
+.PHONY: all build test unit demo tiny cross size install clean setup
+all: build
+
+setup:
+	@sh scripts/setup.sh base
+
+build: $(BIN) bin/.links
+
+$(BIN): $(SRC)
+	@sh scripts/setup.sh base
+	$(CARGO) build --release --target $(TARGET)
+
+bin/.links: $(BIN)
+	@mkdir -p bin
+	@for a in $(APPLETS); do ln -sf ../$(BIN) bin/$$a; done
+	@touch $@
+
+test: build
+	@sh scripts/setup.sh test
+	@file $(BIN) | grep -q 'statically linked' || { echo "$(BIN) is not static"; file $(BIN); exit 1; }
+	$(CARGO) check --lib --no-default-features --quiet
+	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) -- --test-threads=2
+
+demo: build
+	@mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+	./bin/ftctl status
+
+# Nightly rebuilds std for size and aborts on panic with no unwinding or
+# message machinery: the smallest binary we can ship.
+tiny:
+	@sh scripts/setup.sh tiny
+	RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+	$(CARGO) +nightly build --release --target $(TARGET) --target-dir target/tiny \
+		-Zbuild-std=std,panic_abort --no-default-features --features std
+
+cross:
+	@sh scripts/setup.sh cross
+	CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld \
+	CARGO_TARGET_RISCV64GC_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
+	CARGO_TARGET_RISCV64GC_UNKNOWN_LINUX_GNU_LINKER=$${RISCV_LINKER:-riscv64-linux-gnu-gcc} \
+	sh -c 'for t in $(CROSS_TARGETS); do $(CARGO) build --release --target $$t || exit 1; done'
+
+size:
+	@for f in $(BIN) $(TINY) $(foreach t,$(CROSS_TARGETS),target/$(t)/release/ftbox); do \
+		[ -f $$f ] && printf '%8d  %s\n' $$(stat -c %s $$f) $$f || printf '%8s  %s\n' - "$$f (not built)"; \
+	done; true
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/ftbox
+	$(DESTDIR)$(PREFIX)/bin/ftbox --install -s $(DESTDIR)$(PREFIX)/bin
+
+clean:
+	$(CARGO) clean
+	rm -rf bin

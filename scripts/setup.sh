@@ -1,0 +1,41 @@
+#!/bin/sh
+# Install, idempotently, what builds and tests need. Safe to run every time:
+# each step checks first, so a prepared machine pays a few milliseconds.
+set -eu
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+need_rust_target() { # toolchain target
+    rustup target list --toolchain "$1" --installed 2>/dev/null | grep -qx "$2" ||
+        { log "rustup target add --toolchain $1 $2"; rustup target add --toolchain "$1" "$2" >&2; }
+}
+
+what=${1:-base}
+case $what in
+base)
+    need_rust_target stable x86_64-unknown-linux-musl ;;
+tiny)
+    need_rust_target stable x86_64-unknown-linux-musl
+    rustup toolchain list | grep -q '^nightly' || { log "rustup toolchain install nightly"; rustup toolchain install nightly --profile minimal >&2; }
+    need_rust_target nightly x86_64-unknown-linux-musl
+    rustup component list --toolchain nightly --installed | grep -q '^rust-src' ||
+        { log "rustup component add rust-src"; rustup component add rust-src --toolchain nightly >&2; } ;;
+cross)
+    for t in aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-unknown-linux-gnu; do
+        need_rust_target stable "$t"
+    done ;;
+esac
+
+# Debian packages: the trace-cmd oracle, qemu-user for cross tests, `file`.
+pkgs=""
+command -v trace-cmd >/dev/null 2>&1 || pkgs="$pkgs trace-cmd"
+command -v file >/dev/null 2>&1 || pkgs="$pkgs file"
+if [ "$what" = cross ] || [ "$what" = test ]; then
+    command -v qemu-aarch64-static >/dev/null 2>&1 || pkgs="$pkgs qemu-user-static"
+fi
+if [ -n "$pkgs" ] && command -v apt-get >/dev/null 2>&1; then
+    log "apt-get install$pkgs"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2 || true
+    # shellcheck disable=SC2086
+    apt-get install -y -qq $pkgs >&2
+fi

@@ -1,0 +1,207 @@
+//! tracefs access: find (or mount) the tracefs directory once, keep it open,
+//! and reach every control file with `openat` relative to it. Names that come
+//! from users (events, systems, instances) are validated before any path is
+//! built, so `..` or `/` can never walk out of the tree.
+
+use rustix::fd::OwnedFd;
+use rustix::fs::{openat, Mode, OFlags, CWD};
+use rustix::io::Errno;
+use std::string::String;
+use std::vec::Vec;
+use std::{format, io};
+
+/// An open tracefs directory: the top level or one instance.
+pub struct Tracefs {
+    dir: OwnedFd,
+    /// Where it is mounted, for messages only (never used to build paths).
+    pub mount: String,
+    /// `None` for the top level.
+    pub instance: Option<String>,
+}
+
+/// A failed read or write of a control file, with what the kernel said.
+#[derive(Debug)]
+pub struct Error {
+    pub file: String,
+    pub errno: Errno,
+    /// The tail of `error_log` that belongs to this write, when there is one.
+    pub log: Option<String>,
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.file, io::Error::from_raw_os_error(self.errno.raw_os_error()))?;
+        if let Some(log) = &self.log {
+            for line in log.lines() {
+                write!(f, "\n  {line}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// Refuse a user-supplied name component that could escape the directory or
+/// corrupt a control file: empty, `.`/`..`, `/`, NUL, control characters.
+pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains("..")
+        || name.bytes().any(|b| b == b'/' || b < 0x20 || b == 0x7f);
+    if bad {
+        Err(format!("invalid {kind} name '{}': no '/', '..', NUL or control characters allowed", name.escape_debug()))
+    } else {
+        Ok(())
+    }
+}
+
+const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+fn open_dir(path: &str) -> core::result::Result<OwnedFd, Errno> {
+    openat(CWD, path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+}
+
+fn is_tracefs(fd: &OwnedFd) -> bool {
+    rustix::fs::accessat(fd, "trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
+}
+
+/// tracefs mount points listed in /proc/mounts.
+fn from_proc_mounts() -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let (_dev, dir, ty) = (it.next()?, it.next()?, it.next()?);
+            (ty == "tracefs").then(|| dir.replace("\\040", " "))
+        })
+        .collect()
+}
+
+impl Tracefs {
+    /// Find the tracefs mount; mount it on /sys/kernel/tracing when absent and permitted.
+    pub fn open() -> core::result::Result<Tracefs, String> {
+        Self::find().or_else(|_| {
+            let target = CANDIDATES[0];
+            rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
+                .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", io::Error::from(e)))?;
+            Self::find()
+        })
+    }
+
+    /// Find the tracefs mount without trying to mount it.
+    pub fn find() -> core::result::Result<Tracefs, String> {
+        let mut seen = Vec::new();
+        for p in CANDIDATES.iter().map(|s| String::from(*s)).chain(from_proc_mounts()) {
+            if let Ok(fd) = open_dir(&p) {
+                if is_tracefs(&fd) {
+                    return Ok(Tracefs { dir: fd, mount: p, instance: None });
+                }
+            }
+            seen.push(p);
+        }
+        Err(format!("tracefs not found (tried {})", seen.join(", ")))
+    }
+
+    /// The directory fd, for `openat` by other modules.
+    pub fn dir(&self) -> &OwnedFd {
+        &self.dir
+    }
+
+    /// Human path of a control file, for messages.
+    pub fn path_of(&self, name: &str) -> String {
+        match &self.instance {
+            Some(i) => format!("{}/instances/{}/{}", self.mount, i, name),
+            None => format!("{}/{}", self.mount, name),
+        }
+    }
+
+    /// Open an existing instance of this tracefs (validated name).
+    pub fn instance(&self, name: &str) -> core::result::Result<Tracefs, String> {
+        check_name("instance", name)?;
+        let rel = format!("instances/{name}");
+        let fd = openat(&self.dir, rel.as_str(), OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| match e {
+                Errno::NOENT => format!("instance '{name}' does not exist"),
+                e => format!("{}: {}", self.path_of(&rel), io::Error::from(e)),
+            })?;
+        Ok(Tracefs { dir: fd, mount: self.mount.clone(), instance: Some(String::from(name)) })
+    }
+
+    /// Open a control file relative to this directory.
+    pub fn open_file(&self, name: &str, flags: OFlags) -> Result<OwnedFd> {
+        openat(&self.dir, name, flags | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|errno| Error { file: self.path_of(name), errno, log: None })
+    }
+
+    /// Read a whole control file.
+    pub fn read(&self, name: &str) -> Result<Vec<u8>> {
+        let fd = self.open_file(name, OFlags::RDONLY)?;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match rustix::io::read(&fd, &mut buf) {
+                Ok(0) => return Ok(out),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(Errno::INTR) => {}
+                Err(errno) => return Err(Error { file: self.path_of(name), errno, log: None }),
+            }
+        }
+    }
+
+    /// Read a control file as text.
+    pub fn read_str(&self, name: &str) -> Result<String> {
+        self.read(name).map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// Write `data` in one write(2) (the kernel parses per write), truncating
+    /// or appending. On EINVAL the new tail of `error_log` is attached.
+    pub fn write_with(&self, name: &str, data: &[u8], append: bool) -> Result<()> {
+        let flags = OFlags::WRONLY | if append { OFlags::APPEND } else { OFlags::TRUNC };
+        let fd = self.open_file(name, flags)?;
+        let before = self.error_log_len();
+        let r = loop {
+            match rustix::io::write(&fd, data) {
+                Err(Errno::INTR) => continue,
+                r => break r,
+            }
+        };
+        match r {
+            Ok(_) => Ok(()),
+            Err(errno) => {
+                let log = if errno == Errno::INVAL { self.error_log_since(before) } else { None };
+                Err(Error { file: self.path_of(name), errno, log })
+            }
+        }
+    }
+
+    pub fn write(&self, name: &str, data: &[u8]) -> Result<()> {
+        self.write_with(name, data, false)
+    }
+
+    pub fn append(&self, name: &str, data: &[u8]) -> Result<()> {
+        self.write_with(name, data, true)
+    }
+
+    /// error_log lives at the top level only; instances share it. Reading it
+    /// through the instance fd works because instances have their own copy
+    /// on recent kernels; fall back to nothing when absent.
+    fn error_log_len(&self) -> usize {
+        self.read("error_log").map(|b| b.len()).unwrap_or(0)
+    }
+
+    fn error_log_since(&self, before: usize) -> Option<String> {
+        let all = self.read("error_log").ok()?;
+        let new = all.get(before..).filter(|s| !s.is_empty()).unwrap_or(&all[..]);
+        let text = String::from_utf8_lossy(new);
+        // The last entry: a header line "[ts] subsys: error: ...", then
+        // "  Command: ..." and a caret line. Keep the last few lines.
+        let lines: Vec<&str> = text.lines().collect();
+        if lines.is_empty() {
+            return None;
+        }
+        let start = lines.len().saturating_sub(3);
+        Some(lines[start..].join("\n"))
+    }
+}

@@ -1,0 +1,89 @@
+//! CLI tests: the real binary, reached through argv[0] symlinks made by
+//! `ftbox --install -s`, as a rescue shell would have it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn ftbox() -> PathBuf {
+    std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ftbox-cli-{}-{}", tag, std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(exe: &Path, args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(exe).args(args).output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
+}
+
+#[test]
+fn list_help_version() {
+    let (c, out, _) = run(&ftbox(), &["--list"]);
+    assert_eq!(c, 0);
+    assert_eq!(out, "ftcat\nftctl\nftrec\n");
+    let (c, out, _) = run(&ftbox(), &["--help"]);
+    assert_eq!(c, 0);
+    assert!(out.contains("ftbox --install [-s] DIR"));
+    let (c, out, _) = run(&ftbox(), &["--version"]);
+    assert_eq!(c, 0);
+    assert!(out.starts_with("ftbox "));
+}
+
+#[test]
+fn unknown_applet_is_127() {
+    let (c, _, err) = run(&ftbox(), &["nosuch"]);
+    assert_eq!(c, 127);
+    assert_eq!(err, "ftbox: applet not found: nosuch\n");
+    let d = tmpdir("unknown");
+    let l = d.join("weird");
+    std::os::unix::fs::symlink(ftbox(), &l).unwrap();
+    let (c, _, err) = run(&l, &[]);
+    assert_eq!(c, 127);
+    assert_eq!(err, "ftbox: applet not found: weird\n");
+}
+
+#[test]
+fn install_symlinks_and_hardlinks() {
+    let d = tmpdir("install");
+    let (c, _, err) = run(&ftbox(), &["--install", "-s", d.to_str().unwrap()]);
+    assert_eq!(c, 0, "{err}");
+    let target = std::fs::canonicalize(ftbox()).unwrap();
+    for a in ["ftcat", "ftctl", "ftrec"] {
+        assert_eq!(std::fs::read_link(d.join(a)).unwrap(), target);
+    }
+    // Again: correct links are left alone, quietly.
+    let (c, _, err) = run(&ftbox(), &["--install", "-s", d.to_str().unwrap()]);
+    assert_eq!((c, err.as_str()), (0, ""));
+    // A foreign file is reported and kept.
+    std::fs::remove_file(d.join("ftcat")).unwrap();
+    std::fs::write(d.join("ftcat"), "mine").unwrap();
+    let (c, _, err) = run(&ftbox(), &["--install", "-s", d.to_str().unwrap()]);
+    assert_eq!(c, 1);
+    assert!(err.contains("ftcat: exists"), "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("ftcat")).unwrap(), "mine");
+    // Hard links, when on the same filesystem as the binary.
+    let h = target.parent().unwrap().join(format!("hl-{}", std::process::id()));
+    std::fs::create_dir_all(&h).unwrap();
+    let (c, _, err) = run(&ftbox(), &["--install", h.to_str().unwrap()]);
+    assert_eq!(c, 0, "{err}");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(h.join("ftctl")).unwrap().ino(), std::fs::metadata(&target).unwrap().ino());
+    std::fs::remove_dir_all(&h).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn applets_answer_help_through_links() {
+    let d = tmpdir("help");
+    run(&ftbox(), &["--install", "-s", d.to_str().unwrap()]);
+    for a in ["ftcat", "ftctl", "ftrec"] {
+        let (c, out, err) = run(&d.join(a), &["--help"]);
+        assert_eq!(c, 0, "{a} --help: {err}");
+        assert!(out.starts_with(&format!("Usage: {a}")), "{a}: {out}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
