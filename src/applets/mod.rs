@@ -6,6 +6,7 @@ use std::vec::Vec;
 pub mod ftcat;
 pub mod ftctl;
 pub mod ftrec;
+pub mod source;
 
 pub struct Applet {
     pub name: &'static str,
