@@ -164,11 +164,21 @@ pub fn enable_events(t: &Tracefs, evs: &[EventRef], on: bool) -> Result<(), Stri
         let sys = &evs[i].system;
         let n = evs[i..].iter().take_while(|e| &e.system == sys).count();
         let total = all.iter().filter(|e| &e.system == sys).count();
-        if n == total && n > 1 {
-            t.write(&format!("events/{sys}/enable"), val).map_err(|e| format!("{e}"))?;
+        let sys_enable = format!("events/{sys}/enable");
+        if n == total && n > 1 && t.exists(&sys_enable) {
+            t.write(&sys_enable, val).map_err(|e| format!("{e}"))?;
         } else {
             for e in &evs[i..i + n] {
-                t.write(&e.path("enable"), val).map_err(|e| format!("{e}"))?;
+                let f = e.path("enable");
+                // The ftrace system's events (print, function, ...) are
+                // written by the tracers themselves and have no switch.
+                if !t.exists(&f) {
+                    if evs.len() == 1 {
+                        return Err(format!("event {e} cannot be enabled or disabled (it has no enable file)"));
+                    }
+                    continue;
+                }
+                t.write(&f, val).map_err(|e| format!("{e}"))?;
             }
         }
         i += n;

@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod glob;
+pub mod state;
 
 use rustix::fd::OwnedFd;
 use rustix::fs::{openat, Mode, OFlags, CWD};
