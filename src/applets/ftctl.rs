@@ -235,6 +235,12 @@ pub fn main(args: Vec<OsString>) -> i32 {
         if let Some(i) = &a.instance {
             tracefs::check_name("instance", i).map_err(Error::Fail)?;
         }
+        if v.0 == "instance" {
+            if a.instance.is_some() {
+                usage_err!("instance: -B does not apply (instances do not nest)");
+            }
+            tracefs::check_name("instance", &a.pos[1]).map_err(Error::Fail)?;
+        }
         let top = Tracefs::open().map_err(Error::Fail)?;
         let inst = match &a.instance {
             Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
@@ -432,7 +438,7 @@ fn v_disable(c: &Ctx, a: &Args) -> Result<()> {
 fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let expr = a.pos[1..].join(" ");
-    if a.clear == !expr.is_empty() {
+    if a.clear != expr.is_empty() {
         usage_err!("filter: give either an expression or --clear");
     }
     let evs = resolve(t, &a.pos[..1])?;
@@ -712,11 +718,8 @@ fn v_snapshot(c: &Ctx, a: &Args) -> Result<()> {
 }
 
 fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
-    if a.instance.is_some() {
-        usage_err!("instance: -B does not apply (instances do not nest)");
-    }
+    // -B and the name were checked before tracefs was opened.
     let name = a.pos[1].as_str();
-    tracefs::check_name("instance", name).map_err(Error::Fail)?;
     let rel = format!("instances/{name}");
     let dir = c.top.dir();
     let r = match a.pos[0].as_str() {
