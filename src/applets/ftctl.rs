@@ -57,27 +57,48 @@ Put -- before an argument that starts with '-'.
 Exit status: 0 done, 1 the kernel refused or an operation failed, 2 usage.
 ";
 
-/// The parsed command line: one plain struct for all verbs; `seen` records
-/// which verb-specific options were given so a verb can refuse the others.
+/// Verb options: name as typed, and whether it takes a value. Looked up in
+/// a table rather than matched arm by arm, which keeps the parser small.
+const OPTS: &[(&str, bool)] = &[
+    ("-a", false),
+    ("-b", true),
+    ("--clear", false),
+    ("--remove", true),
+    ("--follow", false),
+    ("--filter", true),
+    ("--notrace", true),
+    ("--graph", true),
+    ("--graph-notrace", true),
+    ("--depth", true),
+    ("--pipe", false),
+    ("--snapshot", false),
+    ("--cpu", true),
+];
+
+/// The parsed command line: one plain struct for all verbs. Verb options
+/// are kept as (name, value) in order, value empty for flags.
 #[derive(Default)]
 pub(crate) struct Args {
     instance: Option<String>,
     verb: String,
     pos: Vec<String>,
-    all: bool,
-    buf_kb: Option<String>,
-    clear: bool,
-    remove: Option<String>,
-    follow: bool,
-    filter: Vec<String>,
-    notrace: Vec<String>,
-    graph: Vec<String>,
-    graph_notrace: Vec<String>,
-    depth: Option<String>,
-    pipe: bool,
-    snapshot: bool,
-    cpu: Option<String>,
-    seen: Vec<&'static str>,
+    opts: Vec<(&'static str, String)>,
+}
+
+impl Args {
+    fn has(&self, o: &str) -> bool {
+        self.opts.iter().any(|x| x.0 == o)
+    }
+
+    /// The last value given for `o`.
+    fn val(&self, o: &str) -> Option<&str> {
+        self.opts.iter().rev().find(|x| x.0 == o).map(|x| x.1.as_str())
+    }
+
+    /// Every value given for a repeatable option, in order.
+    fn vals(&self, o: &str) -> Vec<&str> {
+        self.opts.iter().filter(|x| x.0 == o).map(|x| x.1.as_str()).collect()
+    }
 }
 
 fn parse_args(args: Vec<OsString>) -> Result<Args> {
@@ -85,63 +106,11 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
     let mut a = Args::default();
     let mut p = lexopt::Parser::from_args(args);
     while let Some(arg) = p.next()? {
-        let name: &'static str = match arg {
+        let opt = match arg {
             Short('h') | Long("help") => return cli::help(USAGE).map(|()| a),
             Short('B') | Long("instance") => {
                 a.instance = Some(string(p.value()?)?);
                 continue;
-            }
-            Short('a') => {
-                a.all = true;
-                "-a"
-            }
-            Short('b') => {
-                a.buf_kb = Some(string(p.value()?)?);
-                "-b"
-            }
-            Long("clear") => {
-                a.clear = true;
-                "--clear"
-            }
-            Long("remove") => {
-                a.remove = Some(string(p.value()?)?);
-                "--remove"
-            }
-            Long("follow") => {
-                a.follow = true;
-                "--follow"
-            }
-            Long("filter") => {
-                a.filter.push(string(p.value()?)?);
-                "--filter"
-            }
-            Long("notrace") => {
-                a.notrace.push(string(p.value()?)?);
-                "--notrace"
-            }
-            Long("graph") => {
-                a.graph.push(string(p.value()?)?);
-                "--graph"
-            }
-            Long("graph-notrace") => {
-                a.graph_notrace.push(string(p.value()?)?);
-                "--graph-notrace"
-            }
-            Long("depth") => {
-                a.depth = Some(string(p.value()?)?);
-                "--depth"
-            }
-            Long("pipe") => {
-                a.pipe = true;
-                "--pipe"
-            }
-            Long("snapshot") => {
-                a.snapshot = true;
-                "--snapshot"
-            }
-            Long("cpu") => {
-                a.cpu = Some(string(p.value()?)?);
-                "--cpu"
             }
             Value(v) => {
                 let v = string(v)?;
@@ -152,11 +121,14 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
                 }
                 continue;
             }
-            _ => return Err(arg.unexpected().into()),
+            Short(c) => OPTS.iter().find(|o| o.0.len() == 2 && o.0.ends_with(c)),
+            Long(l) => OPTS.iter().find(|o| o.0.strip_prefix("--") == Some(l)),
         };
-        if !a.seen.contains(&name) {
-            a.seen.push(name);
-        }
+        let Some(&(name, takes)) = opt else {
+            return Err(arg.unexpected().into());
+        };
+        let v = if takes { string(p.value()?)? } else { String::new() };
+        a.opts.push((name, v));
     }
     if a.verb.is_empty() {
         usage_err!("no command given");
@@ -221,8 +193,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
         let Some(v) = VERBS.iter().find(|v| v.0 == a.verb) else {
             usage_err!("unknown command '{}'", a.verb);
         };
-        if let Some(o) = a.seen.iter().find(|o| !v.1.contains(o)) {
-            usage_err!("{}: option {} does not apply", v.0, o);
+        if let Some(o) = a.opts.iter().find(|o| !v.1.contains(&o.0)) {
+            usage_err!("{}: option {} does not apply", v.0, o.0);
         }
         let (min, max) = v.2;
         if a.pos.len() < min {
@@ -271,14 +243,6 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
         msg.push_str("\n  this kernel does not have that control file");
     } else if e.errno == Errno::BADF && file.starts_with("trace_marker") {
         msg.push_str("\n  tracing is off here ('ftctl on' first)");
-    } else if e.errno == Errno::INVAL && file == "trigger" && e.log.is_none() {
-        // The kernel logs nothing for an unknown trigger command; its
-        // trigger file's header lists the ones it knows.
-        let avail = std::fs::read_to_string(&e.file).unwrap_or_default();
-        if let Some(l) = avail.lines().nth(1).and_then(|l| l.strip_prefix("# ")) {
-            msg.push_str("\n  triggers this kernel knows: ");
-            msg.push_str(l);
-        }
     } else if e.errno == Errno::BUSY && file == "current_tracer" {
         msg.push_str("\n  the tracer is in use (a trace_pipe reader is open)");
     }
@@ -294,6 +258,8 @@ pub(crate) fn write(t: &Tracefs, name: &str, data: &str) -> Result<()> {
 }
 
 /// Text to stdout; unlike print!, a closed pipe is an error we handle.
+/// Verbs gather their output in a String and write it once: no error
+/// plumbing per line.
 pub(crate) fn say(s: &str) -> Result<()> {
     io::stdout().write_all(s.as_bytes())?;
     Ok(())
@@ -304,20 +270,17 @@ pub(crate) fn note(s: &str) {
     let _ = writeln!(io::stderr(), "ftctl: {s}");
 }
 
-pub(crate) fn out() -> io::BufWriter<io::StdoutLock<'static>> {
-    io::BufWriter::with_capacity(16384, io::stdout().lock())
+/// Append `s` and a newline.
+pub(crate) fn line(o: &mut String, s: &str) {
+    o.push_str(s);
+    o.push('\n');
 }
 
-/// Resolve several event specs against one catalog.
-fn resolve(t: &Tracefs, specs: &[String]) -> Result<Vec<events::EventRef>> {
+/// Resolve several event specs against one catalog, in catalog order.
+fn resolve(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
     let all = events::all_events(t).map_err(Error::Fail)?;
-    let mut v = Vec::new();
-    for s in specs {
-        v.extend(events::resolve_in(&all, s).map_err(Error::Fail)?);
-    }
-    v.sort_unstable();
-    v.dedup();
-    Ok(v)
+    let evs = events::resolve_in(&all, &specs.join(",")).map_err(Error::Fail)?;
+    Ok((all, evs))
 }
 
 /// A size in KiB: a positive decimal number.
@@ -325,6 +288,14 @@ fn kb(s: &str) -> Result<u64> {
     match s.parse::<u64>() {
         Ok(n) if n > 0 => Ok(n),
         _ => usage_err!("'{s}' is not a size in KiB"),
+    }
+}
+
+fn on_off(v: bool) -> &'static str {
+    if v {
+        "on"
+    } else {
+        "off"
     }
 }
 
@@ -357,26 +328,23 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
     if pat.is_some() && what != "events" && what != "functions" {
         usage_err!("list {what}: unexpected argument");
     }
-    let mut o = out();
+    let mut o = String::new();
     match what {
-        "tracers" => {
-            for x in read(t, "available_tracers")?.split_whitespace() {
-                writeln!(o, "{x}")?;
-            }
-        }
+        "tracers" => read(t, "available_tracers")?.split_whitespace().for_each(|x| line(&mut o, x)),
         "events" => {
             let evs = match pat {
-                Some(p) => resolve(t, &[String::from(p)])?,
+                Some(_) => resolve(t, &a.pos[1..])?.1,
                 None => events::all_events(t).map_err(Error::Fail)?,
             };
             for e in evs {
-                writeln!(o, "{e}")?;
+                line(&mut o, &format!("{e}"));
             }
         }
-        "systems" => {
-            for (n, d) in t.list_dir("events").map_err(fs)? {
+        "systems" | "instances" => {
+            let (tf, dir) = if what == "systems" { (t, "events") } else { (&c.top, "instances") };
+            for (n, d) in tf.list_dir(dir).map_err(fs)? {
                 if d {
-                    writeln!(o, "{n}")?;
+                    line(&mut o, &n);
                 }
             }
         }
@@ -386,64 +354,50 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
             for l in text.lines() {
                 let f = l.split_whitespace().next().unwrap_or("");
                 if pat.is_none_or(|p| glob::matches(p, f)) {
-                    writeln!(o, "{l}")?;
+                    line(&mut o, l);
                 }
             }
         }
         "options" => {
             for (n, on) in state::options(t).map_err(fs)? {
-                writeln!(o, "{n} {}", if on { "on" } else { "off" })?;
+                line(&mut o, &format!("{n} {}", on_off(on)));
             }
         }
-        "clocks" => {
-            let text = read(t, "trace_clock")?;
-            for x in state::clocks(&text) {
-                writeln!(o, "{x}")?;
-            }
-        }
-        "instances" => {
-            for (n, d) in c.top.list_dir("instances").map_err(fs)? {
-                if d {
-                    writeln!(o, "{n}")?;
-                }
-            }
-        }
+        "clocks" => state::clocks(&read(t, "trace_clock")?).into_iter().for_each(|x| line(&mut o, x)),
         _ => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
     }
-    o.flush()?;
-    Ok(())
+    say(&o)
 }
 
 fn v_format(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let evs = resolve(t, &a.pos)?;
-    let mut o = out();
-    for e in &evs {
-        o.write_all(&t.read(&e.path("format")).map_err(fs)?)?;
+    let mut o = String::new();
+    for e in resolve(t, &a.pos)?.1 {
+        o.push_str(&read(t, &e.path("format"))?);
     }
-    o.flush()?;
-    Ok(())
+    say(&o)
 }
 
 fn v_enable(c: &Ctx, a: &Args) -> Result<()> {
-    let evs = resolve(c.t(), &a.pos)?;
-    events::enable_events(c.t(), &evs, true).map_err(Error::Fail)
+    let (all, evs) = resolve(c.t(), &a.pos)?;
+    events::enable_in(c.t(), &all, &evs, true).map_err(Error::Fail)
 }
 
 fn v_disable(c: &Ctx, a: &Args) -> Result<()> {
-    let evs = resolve(c.t(), &a.pos)?;
-    events::enable_events(c.t(), &evs, false).map_err(Error::Fail)
+    let (all, evs) = resolve(c.t(), &a.pos)?;
+    events::enable_in(c.t(), &all, &evs, false).map_err(Error::Fail)
 }
 
 fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let expr = a.pos[1..].join(" ");
-    if a.clear != expr.is_empty() {
+    let clear = a.has("--clear");
+    if clear != expr.is_empty() {
         usage_err!("filter: give either an expression or --clear");
     }
-    let evs = resolve(t, &a.pos[..1])?;
+    let evs = resolve(t, &a.pos[..1])?.1;
     // "0" is the kernel's way to drop a filter.
-    let data = if a.clear { "0" } else { expr.as_str() };
+    let data = if clear { "0" } else { expr.as_str() };
     for e in &evs {
         write(t, &e.path("filter"), data)?;
     }
@@ -453,20 +407,33 @@ fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
 fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let trig = a.pos[1..].join(" ");
-    let modes = a.clear as u8 + a.remove.is_some() as u8 + !trig.is_empty() as u8;
-    if modes != 1 {
+    let (clear, remove) = (a.has("--clear"), a.val("--remove"));
+    if clear as u8 + remove.is_some() as u8 + !trig.is_empty() as u8 != 1 {
         usage_err!("trigger: give one of TRIGGER, --remove TRIGGER or --clear");
     }
-    let evs = resolve(t, &a.pos[..1])?;
+    let evs = resolve(t, &a.pos[..1])?.1;
     for e in &evs {
         let f = e.path("trigger");
-        if a.clear {
-            state::clear_triggers(t, &f).map_err(fs)?;
-        } else if let Some(r) = &a.remove {
-            let r = r.strip_prefix('!').unwrap_or(r);
-            t.append(&f, state::trigger_removal(r).as_bytes()).map_err(fs)?;
+        let r = if clear {
+            state::clear_triggers(t, &f)
+        } else if let Some(r) = remove {
+            t.append(&f, state::trigger_removal(r.strip_prefix('!').unwrap_or(r)).as_bytes())
         } else {
-            t.append(&f, trig.as_bytes()).map_err(fs)?;
+            t.append(&f, trig.as_bytes())
+        };
+        if let Err(err) = r {
+            // The kernel logs nothing for an unknown trigger command; the
+            // trigger file's header lists the ones it knows.
+            let known = (err.errno == Errno::INVAL && err.log.is_none())
+                .then(|| t.read_str(&f).ok())
+                .flatten()
+                .and_then(|h| h.lines().nth(1).and_then(|l| l.strip_prefix("# ")).map(String::from));
+            let mut e = fs(err);
+            if let (Error::Fail(m), Some(k)) = (&mut e, known) {
+                m.push_str("\n  triggers this kernel knows: ");
+                m.push_str(&k);
+            }
+            return Err(e);
         }
     }
     Ok(())
@@ -482,36 +449,31 @@ const FUNC_FILES: &[(&str, &str)] = &[
 
 fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    if a.seen.is_empty() {
-        let mut o = out();
-        for (f, _) in FUNC_FILES.iter().chain([&("max_graph_depth", "")]) {
+    if a.opts.is_empty() {
+        let mut o = String::new();
+        for f in FUNC_FILES.iter().map(|x| x.0).chain(["max_graph_depth"]) {
             if !t.exists(f) {
                 continue;
             }
             let text = read(t, f)?;
-            writeln!(o, "{f}:")?;
+            line(&mut o, &format!("{f}:"));
             for l in text.lines().filter(|l| !l.starts_with("####")) {
-                writeln!(o, "  {l}")?;
+                line(&mut o, &format!("  {l}"));
             }
         }
-        o.flush()?;
-        return Ok(());
+        return say(&o);
     }
-    let depth = match &a.depth {
+    let depth = match a.val("--depth") {
         Some(d) => match d.parse::<u32>() {
             Ok(n) => Some(n),
             Err(_) => usage_err!("--depth: '{d}' is not a number"),
         },
         None => None,
     };
-    for (f, opt) in FUNC_FILES {
-        let globs = match *opt {
-            "--filter" => &a.filter,
-            "--notrace" => &a.notrace,
-            "--graph" => &a.graph,
-            _ => &a.graph_notrace,
-        };
-        if globs.is_empty() && !a.clear {
+    let clear = a.has("--clear");
+    for &(f, opt) in FUNC_FILES {
+        let globs = a.vals(opt);
+        if globs.is_empty() && !clear {
             continue;
         }
         if !t.exists(f) {
@@ -533,39 +495,40 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
             })?;
         }
     }
-    let depth = depth.or(a.clear.then_some(0));
-    if let Some(d) = depth {
-        if !t.exists("max_graph_depth") {
-            if a.depth.is_some() {
-                fail!("--depth: this kernel has no max_graph_depth (no function graph tracer)");
-            }
-        } else {
+    if let Some(d) = depth.or(clear.then_some(0)) {
+        if t.exists("max_graph_depth") {
             write(t, "max_graph_depth", &d.to_string())?;
+        } else if depth.is_some() {
+            fail!("--depth: this kernel has no max_graph_depth (no function graph tracer)");
         }
     }
     Ok(())
 }
 
+/// A control file a kernel may refuse (function tracing) or lack.
+fn refused(e: &tracefs::Error) -> bool {
+    e.errno == Errno::PERM || e.errno == Errno::NOENT
+}
+
 fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    if a.pos.is_empty() && !a.clear && !a.follow {
-        let mut o = out();
+    let (clear, follow) = (a.has("--clear"), a.has("--follow"));
+    if a.pos.is_empty() && a.opts.is_empty() {
+        let mut o = String::new();
         for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
-            match t.read_str(f) {
-                Ok(s) => writeln!(o, "{f}: {}", s.split_whitespace().collect::<Vec<_>>().join(" "))?,
-                Err(e) if e.errno == Errno::PERM || e.errno == Errno::NOENT => {
-                    writeln!(o, "{f}: ({})", tracefs::errno_str(e.errno))?
-                }
+            let v = match t.read_str(f) {
+                Ok(s) => s.split_whitespace().collect::<Vec<_>>().join(" "),
+                Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
                 Err(e) => return Err(fs(e)),
-            }
+            };
+            line(&mut o, &format!("{f}: {v}"));
         }
         for f in ["event-fork", "function-fork"] {
             if let Ok(s) = t.read_str(&format!("options/{f}")) {
-                writeln!(o, "{f}: {}", if s.trim() == "1" { "on" } else { "off" })?;
+                line(&mut o, &format!("{f}: {}", on_off(s.trim() == "1")));
             }
         }
-        o.flush()?;
-        return Ok(());
+        return say(&o);
     }
     for p in &a.pos {
         if p.parse::<u32>().is_err() {
@@ -573,12 +536,12 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
         }
     }
     let list = a.pos.join(" ");
-    if a.clear || !a.pos.is_empty() {
+    if clear || !a.pos.is_empty() {
         // Truncating replaces the list; the kernel parses all pids of one write.
         write(t, "set_event_pid", &list)?;
         // Function pid filtering only where the kernel permits it.
         match t.write("set_ftrace_pid", list.as_bytes()) {
-            Err(e) if e.errno == Errno::PERM || e.errno == Errno::NOENT => {
+            Err(e) if refused(&e) => {
                 if !a.pos.is_empty() {
                     note(&format!("set_ftrace_pid: {} (events are still filtered)", tracefs::errno_str(e.errno)));
                 }
@@ -586,11 +549,11 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
             r => r.map_err(fs)?,
         }
     }
-    if a.follow || a.clear {
-        let v = if a.follow { "1" } else { "0" };
+    if follow || clear {
+        let v = if follow { "1" } else { "0" };
         write(t, "options/event-fork", v)?;
         match t.write("options/function-fork", v.as_bytes()) {
-            Err(e) if e.errno == Errno::PERM || e.errno == Errno::NOENT => {}
+            Err(e) if refused(&e) => {}
             r => r.map_err(fs)?,
         }
     }
@@ -600,9 +563,7 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
 fn show_or_set(t: &Tracefs, file: &str, a: &Args) -> Result<()> {
     match a.pos.first() {
         Some(v) => write(t, file, &kb(v)?.to_string()),
-        None => {
-            say(&read(t, file)?)
-        }
+        None => say(&read(t, file)?),
     }
 }
 
@@ -617,28 +578,24 @@ fn v_subbuf(c: &Ctx, a: &Args) -> Result<()> {
 fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let list = read(t, "trace_clock")?;
-    match a.pos.first() {
-        None => say(&format!("{}\n", state::current_clock(&list)))?,
-        Some(n) => {
-            if !state::clocks(&list).contains(&n.as_str()) {
-                fail!("unknown clock '{n}' (available: {})", state::clocks(&list).join(" "));
-            }
-            write(t, "trace_clock", n)?;
-        }
+    let Some(n) = a.pos.first() else {
+        return say(&format!("{}\n", state::current_clock(&list)));
+    };
+    if !state::clocks(&list).contains(&n.as_str()) {
+        fail!("unknown clock '{n}' (available: {})", state::clocks(&list).join(" "));
     }
-    Ok(())
+    write(t, "trace_clock", n)
 }
 
 fn v_option(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let Some(name) = a.pos.first() else {
-        let mut o = out();
+        let mut o = String::new();
         for (n, on) in state::options(t).map_err(fs)? {
-            let mark = if on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
-            writeln!(o, "{n} {}{mark}", if on { "on" } else { "off" })?;
+            let changed = if on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
+            line(&mut o, &format!("{n} {}{changed}", on_off(on)));
         }
-        o.flush()?;
-        return Ok(());
+        return say(&o);
     };
     tracefs::check_name("option", name).map_err(Error::Fail)?;
     let f = format!("options/{name}");
@@ -646,12 +603,11 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
         fail!("unknown option '{name}' (see 'ftctl list options')");
     }
     match a.pos.get(1).map(String::as_str) {
-        None => say(if read(t, &f)?.trim() == "1" { "on\n" } else { "off\n" })?,
-        Some("on" | "1") => write(t, &f, "1")?,
-        Some("off" | "0") => write(t, &f, "0")?,
+        None => say(&format!("{}\n", on_off(read(t, &f)?.trim() == "1"))),
+        Some("on" | "1") => write(t, &f, "1"),
+        Some("off" | "0") => write(t, &f, "0"),
         Some(v) => usage_err!("option: '{v}' is not on or off"),
     }
-    Ok(())
 }
 
 fn v_mark(c: &Ctx, a: &Args) -> Result<()> {
@@ -662,25 +618,28 @@ fn v_mark(c: &Ctx, a: &Args) -> Result<()> {
 
 fn v_show(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    if a.pipe && a.snapshot {
+    let (pipe, snap) = (a.has("--pipe"), a.has("--snapshot"));
+    if pipe && snap {
         usage_err!("show: --pipe and --snapshot do not go together (a snapshot is not consumed)");
     }
-    let base = match (a.pipe, a.snapshot) {
-        (true, _) => "trace_pipe",
-        (_, true) => "snapshot",
-        _ => "trace",
+    let base = if pipe {
+        "trace_pipe"
+    } else if snap {
+        "snapshot"
+    } else {
+        "trace"
     };
-    let file = match &a.cpu {
+    let file = match a.val("--cpu") {
         Some(n) => match n.parse::<u32>() {
             Ok(n) => format!("per_cpu/cpu{n}/{base}"),
             Err(_) => usage_err!("--cpu: '{n}' is not a CPU number"),
         },
         None => String::from(base),
     };
-    if a.snapshot && !t.exists(&file) {
-        fail!("this kernel has no snapshot buffer (CONFIG_TRACER_SNAPSHOT is off)");
-    }
-    if a.cpu.is_some() && !t.exists(&file) {
+    if !t.exists(&file) {
+        if snap {
+            fail!("this kernel has no snapshot buffer (CONFIG_TRACER_SNAPSHOT is off)");
+        }
         fail!("{}: no such CPU", t.path_of(&file));
     }
     let fd = t.open_file(&file, rustix::fs::OFlags::RDONLY).map_err(fs)?;
@@ -688,7 +647,7 @@ fn v_show(c: &Ctx, a: &Args) -> Result<()> {
     let mut buf = std::vec![0u8; 65536];
     loop {
         match rustix::io::read(&fd, &mut buf) {
-            Ok(0) => break,
+            Ok(0) => return Ok(()),
             // trace_pipe hands out what it has; write it through at once so
             // `ftctl show --pipe | grep` sees lines as they happen.
             Ok(n) => {
@@ -699,7 +658,6 @@ fn v_show(c: &Ctx, a: &Args) -> Result<()> {
             Err(errno) => return Err(fs(tracefs::Error { file: t.path_of(&file), errno, log: None })),
         }
     }
-    Ok(())
 }
 
 fn v_snapshot(c: &Ctx, a: &Args) -> Result<()> {

@@ -116,15 +116,12 @@ pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
     }
 }
 
-/// CPU numbers that have a `per_cpu/cpuN` directory.
+/// CPU numbers that have a `per_cpu/cpuN` directory (in name order).
 pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {
-    let mut v: Vec<u32> = t
-        .list_dir("per_cpu")?
+    Ok(t.list_dir("per_cpu")?
         .into_iter()
         .filter_map(|(n, d)| if d { n.strip_prefix("cpu")?.parse().ok() } else { None })
-        .collect();
-    v.sort_unstable();
-    Ok(v)
+        .collect())
 }
 
 /// A `tracing_cpumask` value selecting `cpus`: hex, 32-bit groups separated

@@ -12,13 +12,14 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 
 pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
-    if a.all && c.inst.is_some() {
+    let all = a.has("-a");
+    if all && c.inst.is_some() {
         crate::usage_err!("reset: -a removes every instance; it does not go with -B");
     }
-    let buf = a.buf_kb.as_deref().map(kb).transpose()?;
+    let buf = a.val("-b").map(kb).transpose()?;
     let mut errs: Vec<String> = Vec::new();
     reset(c.t(), c.inst.is_some(), buf, &mut errs);
-    if a.all {
+    if all {
         match c.top.list_dir("instances") {
             Ok(list) => {
                 for (name, _) in list.into_iter().filter(|(_, d)| *d) {

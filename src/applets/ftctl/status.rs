@@ -2,28 +2,26 @@
 //! one tracefs directory. Sections with nothing to say are left out, so a
 //! quiet system prints a few lines.
 
-use super::{fs, out, read, Args, Ctx};
+use super::{fs, line, on_off, read, say, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{errno_str, events, state, Tracefs};
 use rustix::io::Errno;
 use std::format;
-use std::io::Write;
 use std::string::String;
 use std::vec::Vec;
 
 pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     let t = c.t();
-    let mut o = out();
+    let mut o = String::new();
     if let Some(i) = &t.instance {
-        writeln!(o, "Instance: {i}")?;
+        line(&mut o, &format!("Instance: {i}"));
     }
-    writeln!(o, "Tracer: {}", read(t, "current_tracer")?.trim())?;
-    let on = read(t, "tracing_on")?.trim() == "1";
-    writeln!(o, "Tracing: {}", if on { "on" } else { "off" })?;
+    line(&mut o, &format!("Tracer: {}", read(t, "current_tracer")?.trim()));
+    line(&mut o, &format!("Tracing: {}", on_off(read(t, "tracing_on")?.trim() == "1")));
 
     let all = events::all_events(t).map_err(Error::Fail)?;
     let enabled = read(t, "set_event")?;
-    section(&mut o, "Events", &collapse(&all, &enabled))?;
+    section(&mut o, "Events", &collapse(&all, &enabled));
 
     // Every event's filter and trigger file, as trace-cmd stat does.
     let (mut filters, mut triggers) = (Vec::new(), Vec::new());
@@ -41,8 +39,8 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
             }
         }
     }
-    section(&mut o, "Event filters", &filters)?;
-    section(&mut o, "Event triggers", &triggers)?;
+    section(&mut o, "Event filters", &filters);
+    section(&mut o, "Event triggers", &triggers);
 
     for (file, title) in [
         ("set_ftrace_filter", "Function filter"),
@@ -52,16 +50,16 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     ] {
         match optional(t, file)? {
             Lines::Absent => {}
-            Lines::Refused(e) => writeln!(o, "{title}: ({e})")?,
+            Lines::Refused(e) => line(&mut o, &format!("{title}: ({e})")),
             Lines::Text(s) => {
                 let v: Vec<String> = s.lines().filter(|l| !l.starts_with('#')).map(String::from).collect();
-                section(&mut o, title, &v)?;
+                section(&mut o, title, &v);
             }
         }
     }
     if let Lines::Text(d) = optional(t, "max_graph_depth")? {
         if d.trim() != "0" {
-            writeln!(o, "Graph depth: {}", d.trim())?;
+            line(&mut o, &format!("Graph depth: {}", d.trim()));
         }
     }
 
@@ -75,18 +73,18 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
             }
         }
     }
-    section(&mut o, "Pid filters", &pids)?;
+    section(&mut o, "Pid filters", &pids);
 
-    writeln!(o, "Buffer size per CPU (KiB): {}", read(t, "buffer_size_kb")?.trim())?;
-    writeln!(o, "Buffer total size (KiB): {}", read(t, "buffer_total_size_kb")?.trim())?;
+    line(&mut o, &format!("Buffer size per CPU (KiB): {}", read(t, "buffer_size_kb")?.trim()));
+    line(&mut o, &format!("Buffer total size (KiB): {}", read(t, "buffer_total_size_kb")?.trim()));
     if let Lines::Text(s) = optional(t, "buffer_subbuf_size_kb")? {
-        writeln!(o, "Sub-buffer size (KiB): {}", s.trim())?;
+        line(&mut o, &format!("Sub-buffer size (KiB): {}", s.trim()));
     }
-    writeln!(o, "Clock: {}", state::current_clock(&read(t, "trace_clock")?))?;
+    line(&mut o, &format!("Clock: {}", state::current_clock(&read(t, "trace_clock")?)));
     if let Lines::Text(m) = optional(t, "tracing_cpumask")? {
         let cpus = state::cpus(t).map_err(fs)?;
         if !state::same_cpumask(&m, &state::cpumask(&cpus)) {
-            writeln!(o, "CPU mask: {}", m.trim())?;
+            line(&mut o, &format!("CPU mask: {}", m.trim()));
         }
     }
 
@@ -94,14 +92,14 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
         .map_err(fs)?
         .into_iter()
         .filter(|(n, on)| *on != state::option_default(n, c.inst.is_some()))
-        .map(|(n, on)| format!("{n} {}", if on { "on" } else { "off" }))
+        .map(|(n, on)| format!("{n} {}", on_off(on)))
         .collect();
-    section(&mut o, "Options changed from defaults", &changed)?;
+    section(&mut o, "Options changed from defaults", &changed);
 
     if c.inst.is_none() {
         let v: Vec<String> =
             c.top.list_dir("instances").map_err(fs)?.into_iter().filter(|(_, d)| *d).map(|(n, _)| n).collect();
-        section(&mut o, "Instances", &v)?;
+        section(&mut o, "Instances", &v);
     }
 
     if let Lines::Text(log) = optional(t, "error_log")? {
@@ -109,46 +107,50 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
         // The last entry: from its "[timestamp]" header to the end.
         let start = lines.iter().rposition(|l| l.starts_with('[')).unwrap_or(lines.len());
         let v: Vec<String> = lines[start..].iter().map(|l| String::from(*l)).collect();
-        section(&mut o, "Last error_log entry", &v)?;
+        section(&mut o, "Last error_log entry", &v);
     }
-    o.flush()?;
-    Ok(())
+    say(&o)
 }
 
 /// Enabled events, one system per line when all of it is on (`sched:*`),
-/// `all` when everything is.
+/// `all` when everything is. `all` is the catalog in its (sorted) order.
 fn collapse(all: &[events::EventRef], set_event: &str) -> Vec<String> {
-    let mut on: Vec<(&str, &str)> = set_event.lines().filter_map(|l| l.trim().split_once(':')).collect();
-    on.sort_unstable();
-    on.dedup();
-    if !on.is_empty() && on.len() == all.len() {
+    let mut on = std::vec![false; all.len()];
+    for l in set_event.lines() {
+        if let Some((s, n)) = l.trim().split_once(':') {
+            if let Ok(i) = all.binary_search_by(|e| (e.system.as_str(), e.name.as_str()).cmp(&(s, n))) {
+                on[i] = true;
+            }
+        }
+    }
+    if !all.is_empty() && on.iter().all(|&x| x) {
         return std::vec![String::from("all")];
     }
     let mut out = Vec::new();
     let mut i = 0;
-    while i < on.len() {
-        let sys = on[i].0;
-        let n = on[i..].iter().take_while(|e| e.0 == sys).count();
-        let total = all.iter().filter(|e| e.system == sys).count();
-        if n == total && n > 1 {
+    while i < all.len() {
+        let sys = &all[i].system;
+        let n = all[i..].iter().take_while(|e| &e.system == sys).count();
+        let group = &on[i..i + n];
+        if n > 1 && group.iter().all(|&x| x) {
             out.push(format!("{sys}:*"));
         } else {
-            out.extend(on[i..i + n].iter().map(|(s, e)| format!("{s}:{e}")));
+            out.extend((i..i + n).filter(|&k| on[k]).map(|k| format!("{}", all[k])));
         }
         i += n;
     }
     out
 }
 
-fn section(o: &mut impl Write, title: &str, lines: &[String]) -> Result<()> {
+fn section(o: &mut String, title: &str, lines: &[String]) {
     if lines.is_empty() {
-        return Ok(());
+        return;
     }
-    writeln!(o, "{title}:")?;
+    line(o, &format!("{title}:"));
     for l in lines {
-        writeln!(o, "  {l}")?;
+        o.push_str("  ");
+        line(o, l);
     }
-    Ok(())
 }
 
 enum Lines {
