@@ -13,6 +13,8 @@ pub mod funcgraph;
 pub mod kernel;
 pub mod opts;
 pub mod syscalls;
+#[cfg(test)]
+mod tests;
 
 use core::fmt::{self, Write};
 
