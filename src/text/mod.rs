@@ -9,6 +9,7 @@
 //! so the output stays byte-identical to the kernel's.
 
 pub mod cmdlines;
+pub mod env;
 pub mod funcgraph;
 pub mod kernel;
 pub mod opts;
