@@ -331,7 +331,7 @@ fn live_recording(a: &Args, top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<
         entries += stat_num(&st, "entries:");
         overrun += stat_num(&st, "overrun:");
     }
-    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let _ = a;
     Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
