@@ -238,13 +238,47 @@ fn dir_of(path: &str) -> &str {
     }
 }
 
-fn open_output(path: &str) -> Result<(OwnedFd, OwnedFd)> {
-    let out = rustix::fs::open(path, OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC, FMode::from_raw_mode(0o644))
-        .map_err(|e| Error::Fail(format!("{path}: {}", crate::tracefs::errno_str(e))))?;
+/// Opened up front so an unwritable output fails before tracing is touched,
+/// but not truncated until the new file is written: an error on the way
+/// leaves an existing file as it was, and removes one we created.
+struct Output {
+    fd: OwnedFd,
+    dir: OwnedFd,
+    path: String,
+    created: bool,
+    started: core::cell::Cell<bool>,
+}
+
+fn open_output(path: &str) -> Result<Output> {
+    let err = |e: Errno| Error::Fail(format!("{path}: {}", crate::tracefs::errno_str(e)));
+    let mode = FMode::from_raw_mode(0o644);
+    let (fd, created) = match rustix::fs::open(path, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC, mode) {
+        Ok(fd) => (fd, true),
+        Err(Errno::EXIST) => (rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, mode).map_err(err)?, false),
+        Err(e) => return Err(err(e)),
+    };
     let d = dir_of(path);
     let dir = rustix::fs::open(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
         .map_err(|e| Error::Fail(format!("{d}: {}", crate::tracefs::errno_str(e))))?;
-    Ok((out, dir))
+    Ok(Output { fd, dir, path: String::from(path), created, started: core::cell::Cell::new(false) })
+}
+
+impl Output {
+    fn started(&self) -> bool {
+        self.started.get()
+    }
+    fn begin(&self) -> Result<()> {
+        self.started.set(true);
+        rustix::fs::ftruncate(&self.fd, 0)
+            .and_then(|()| rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)).map(|_| ()))
+            .map_err(|e| Error::Fail(format!("{}: {}", self.path, crate::tracefs::errno_str(e))))
+    }
+    /// Nothing was written: remove the file if it is ours.
+    fn abandon(&self) {
+        if self.created {
+            let _ = rustix::fs::unlink(self.path.as_str());
+        }
+    }
 }
 
 /// A temp file beside the output: unnamed (O_TMPFILE) where the filesystem
@@ -399,10 +433,28 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
             per.push(evs);
         }
         for (e, evs) in a.events.iter().zip(&per) {
-            for ev in evs {
-                if let Some(f) = &e.filter {
-                    s.saver.set(t, tg, &ev.path("filter"), f).map_err(tf)?;
+            if let Some(f) = &e.filter {
+                // Like a system filter: events without the fields are left
+                // unfiltered; only when no event takes it is it an error.
+                let mut first_err = None;
+                let mut ok = 0;
+                for ev in evs {
+                    match s.saver.set(t, tg, &ev.path("filter"), f) {
+                        Ok(()) => ok += 1,
+                        Err(e) if e.errno == Errno::INVAL && evs.len() > 1 => {
+                            let _ = t.write(&ev.path("filter"), b"0");
+                            first_err.get_or_insert(e);
+                        }
+                        Err(e) => return Err(tf(e)),
+                    }
                 }
+                if ok == 0 {
+                    if let Some(e) = first_err {
+                        return Err(tf(e));
+                    }
+                }
+            }
+            for ev in evs {
                 for tr in &e.triggers {
                     let undo = format!("!{tr}");
                     s.saver.append(t, tg, &ev.path("trigger"), tr, &undo).map_err(tf)?;
@@ -492,7 +544,7 @@ fn readers_for(rec: &Tracefs, dir: &OwnedFd, cpus: usize, ps: usize, mode: Mode,
 
 fn finish(
     s: &Session,
-    out: &OwnedFd,
+    out: &Output,
     name: &str,
     ps: usize,
     files: Vec<(OwnedFd, Option<u64>)>,
@@ -513,8 +565,9 @@ fn finish(
             CpuData { file: Some(file), start, end: o.bytes }
         })
         .collect();
+    out.begin()?;
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock };
-    let sum = assemble::assemble(&s.top, &s.rec, out, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
+    let sum = assemble::assemble(&s.top, &s.rec, &out.fd, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
     if !a.quiet {
         let mut e = std::io::stderr().lock();
         for l in &sum.lines {
@@ -526,7 +579,15 @@ fn finish(
 
 fn extract(a: &Args) -> Result<()> {
     let path = a.output.clone().unwrap_or_else(|| String::from("trace.dat"));
-    let (out, dir) = open_output(&path)?;
+    let out = open_output(&path)?;
+    let r = extract_to(a, &out);
+    if r.is_err() && !out.started() {
+        out.abandon();
+    }
+    r
+}
+
+fn extract_to(a: &Args, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let rec = match &a.instance {
         Some(i) => top.instance(i).map_err(Error::Fail)?,
@@ -537,7 +598,7 @@ fn extract(a: &Args) -> Result<()> {
     // Never chase a live buffer forever: at most its size (plus slack) per CPU.
     let kb: u64 = rec.read_str("buffer_size_kb").ok().map(|s| restore::current_value("buffer_size_kb", &s)).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
     let limit = Some(kb * 1024 * 2 + 64 * ps as u64);
-    let readers = readers_for(&rec, &dir, cpus, ps, Mode::Read, a, limit)?;
+    let readers = readers_for(&rec, &out.dir, cpus, ps, Mode::Read, a, limit)?;
     let outcomes: Vec<engine::Outcome> = readers.iter().map(engine::drain).collect();
     if let Some(e) = outcomes.iter().find_map(|o| o.err.clone()) {
         fail!("{e}");
@@ -547,14 +608,22 @@ fn extract(a: &Args) -> Result<()> {
     let s = Session { top, rec, target: Target::Rec, saver: Saver::default(), systems: Vec::new() };
     let name = a.instance.clone().unwrap_or_default();
     let files = readers.into_iter().map(|r| (r.file, r.max_bytes)).collect();
-    finish(&s, &out, &name, ps, files, outcomes, stats, clock, a, false)
+    finish(&s, out, &name, ps, files, outcomes, stats, clock, a, false)
 }
 
 fn record(a: &Args) -> Result<()> {
     let sig = install_signals()?;
     let path = a.output.clone().unwrap_or_else(|| String::from("trace.dat"));
     // The output must be writable before tracing is touched.
-    let (out, dir) = open_output(&path)?;
+    let out = open_output(&path)?;
+    let r = record_to(a, &sig, &out);
+    if r.is_err() && !out.started() {
+        out.abandon();
+    }
+    r
+}
+
+fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let mut saver = Saver::default();
     let (rec, target, name) = if a.private || a.instance.is_some() {
@@ -589,7 +658,7 @@ fn record(a: &Args) -> Result<()> {
         (open_tracefs()?, Target::Top, String::new())
     };
     let mut s = Session { top, rec, target, saver, systems: Vec::new() };
-    let r = record_in(&mut s, a, &sig, &out, &dir, &name);
+    let r = record_in(&mut s, a, sig, out, &name);
     // Anything not yet restored (errors on the way) is put back here.
     let errs = s.saver.restore(&s.top, &s.rec);
     for e in &errs {
@@ -608,7 +677,7 @@ fn record(a: &Args) -> Result<()> {
 }
 
 /// Record; returns the traced command's exit status, if any.
-fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &OwnedFd, dir: &OwnedFd, name: &str) -> Result<Option<i32>> {
+fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str) -> Result<Option<i32>> {
     configure(s, a)?;
     if !a.pids.is_empty() {
         set_pids(s, &a.pids)?;
@@ -618,7 +687,7 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &OwnedFd, dir: &Owne
     let cpus = cpu_count(&s.rec);
     let ps = sub_buffer_size(&s.rec);
     let mode = if a.no_splice { Mode::Read } else { Mode::Splice };
-    let readers = readers_for(&s.rec, dir, cpus, ps, mode, a, None)?;
+    let readers = readers_for(&s.rec, &out.dir, cpus, ps, mode, a, None)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| Error::Fail(format!("eventfd: {e}")))?;
     let (fail_r, fail_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
@@ -672,7 +741,7 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &OwnedFd, dir: &Owne
     drop(stop);
     finish(s, out, name, ps, files, outcomes, stats, clock, a, full)?;
     if let Some(e) = err {
-        fail!("{e}: recording stopped; {} keeps what was recorded", a.output.as_deref().unwrap_or("trace.dat"));
+        fail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
     if !errs.is_empty() {
         return Err(Error::Exit(1));

@@ -149,8 +149,17 @@ fn write_all(out: &OwnedFd, mut b: &[u8]) -> Result<(), Errno> {
 
 /// Copy `len` bytes at `off` of `src` to the end of `out`, punching copied
 /// chunks out of `src` so the disk never holds the data twice.
+const CHUNK: u64 = 1 << 20;
+
+/// Can holes be punched in `f` (tmpfs, ext4, xfs, btrfs: yes)? Tried past
+/// the end of the data, where it changes nothing.
+fn can_punch(f: &OwnedFd) -> bool {
+    let end = rustix::fs::fstat(f).map(|s| s.st_size as u64).unwrap_or(0);
+    let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+    rustix::fs::fallocate(f, flags, end, 4096).is_ok()
+}
+
 fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd) -> Result<(), Errno> {
-    const CHUNK: u64 = 4 << 20;
     let end = off + len;
     let mut fallback = false;
     let mut buf = Vec::new();
@@ -275,10 +284,13 @@ pub fn assemble(
     let mut segs = write::layout(&meta);
 
     if full {
-        // Room for the metadata and one copy chunk, taken from the newest
+        // Room for the metadata and one copy chunk (or, where holes cannot
+        // be punched, for a second copy of the data), taken from the newest
         // pages of the biggest CPUs.
         let metabytes: u64 = segs.iter().map(|s| if let Seg::Bytes(b) = s { b.len() as u64 } else { 0 }).sum();
-        let need = metabytes + (5 << 20);
+        let punch = recs.iter().flat_map(|r| &r.cpus).find_map(|d| d.file.as_ref()).is_some_and(can_punch);
+        let data: u64 = recs.iter().flat_map(|r| &r.cpus).map(|d| d.len()).sum();
+        let need = metabytes + 64 * 1024 + if punch { CHUNK } else { data };
         let free = free_space(out);
         if free < need {
             let mut short = need - free;
@@ -287,7 +299,7 @@ pub fn assemble(
                 let r = &mut recs[ri];
                 let ps = r.page_size as u64;
                 let d = &mut r.cpus[ci];
-                let cut = short.min(d.len()).div_ceil(ps) * ps;
+                let cut = short.min(d.len()).min(256 << 10).div_ceil(ps) * ps;
                 let cut = cut.min(d.len());
                 if cut == 0 {
                     break;
@@ -296,7 +308,7 @@ pub fn assemble(
                 if let Some(f) = &d.file {
                     let _ = rustix::fs::ftruncate(f, d.end);
                 }
-                short = short.saturating_sub(cut);
+                short = short.saturating_sub(if punch { cut } else { 2 * cut });
             }
             lines.push(String::from("disk full: the newest pages that did not fit were dropped"));
             sizes(&recs, &mut meta);

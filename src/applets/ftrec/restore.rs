@@ -63,9 +63,10 @@ impl Saver {
         if old_v == val.trim_end() {
             return Ok(());
         }
-        t.write(file, val.as_bytes())?;
+        // Undo first: a refused write may still have changed the file (a
+        // filter keeps the error text).
         self.undo.push((tgt, Undo::Write(String::from(file), old_v.into_bytes())));
-        Ok(())
+        t.write(file, val.as_bytes())
     }
 
     /// Remember a list file (pids, function filters) before changing it.
