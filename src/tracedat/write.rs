@@ -461,6 +461,8 @@ fn layout_v7(o: &mut Out, m: &Meta) {
 #[derive(Default)]
 pub struct PageStats {
     pub pages: u64,
+    /// Data events (not padding or time stamps).
+    pub events: u64,
     /// Pages whose header says events were lost before them.
     pub lost_flags: u64,
     /// Sum of the lost-event counts stored on pages (when the kernel stored one).
@@ -527,6 +529,7 @@ pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, mut
                 0 => match rd(body, i + 4, 4) {
                     Some(l) if l >= 4 => {
                         if let Some(id) = rd(body, i + 8, 2) {
+                            st.events += 1;
                             seen(id as u16);
                         }
                         4 + l as usize
@@ -538,6 +541,7 @@ pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, mut
                 },
                 n => {
                     if let Some(id) = rd(body, i + 4, 2) {
+                        st.events += 1;
                         seen(id as u16);
                     }
                     4 + 4 * n as usize

@@ -82,6 +82,7 @@ fn scan_cpu(d: &CpuData, ps: usize, ids: &mut Vec<u16>) -> write::PageStats {
             }
         });
         total.pages += st.pages;
+        total.events += st.events;
         total.lost_flags += st.lost_flags;
         total.lost_events += st.lost_events;
         total.bad_pages += st.bad_pages;
@@ -356,7 +357,7 @@ pub fn assemble(
                         .unwrap_or(0)
                 };
                 let ps = &page_stats[ri][c];
-                lines.push(format!("CPU{c}: {} bytes recorded", d.len()));
+                lines.push(format!("CPU{c}: {} bytes, {} events recorded", d.len(), ps.events));
                 let (over, commit, dropped) = (num("overrun:"), num("commit overrun:"), num("dropped events:"));
                 if over > 0 {
                     lines.push(format!("CPU {c}: {over} events lost"));
