@@ -46,7 +46,7 @@ demo: build
 # message machinery: the smallest binary we can ship.
 tiny:
 	@sh scripts/setup.sh tiny
-	RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+	RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Crelocation-model=static" \
 	$(CARGO) +nightly build --release --target $(TARGET) --target-dir target/tiny \
 		-Zbuild-std=std,panic_abort --no-default-features --features std
 
