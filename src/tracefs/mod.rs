@@ -237,9 +237,11 @@ impl Tracefs {
     pub fn list_dir(&self, rel: &str) -> Result<Vec<(String, bool)>> {
         let err = |errno| Error { file: self.path_of(rel), errno, log: None };
         let fd = self.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY)?;
-        let mut dir = rustix::fs::Dir::new(fd).map_err(err)?;
+        // getdents64 into a stack buffer: no allocation per directory.
+        let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let mut dir = rustix::fs::RawDir::new(&fd, &mut buf);
         let mut out = Vec::new();
-        while let Some(ent) = dir.read() {
+        while let Some(ent) = dir.next() {
             let ent = ent.map_err(err)?;
             let name = ent.file_name().to_string_lossy();
             if name == "." || name == ".." {
@@ -247,12 +249,9 @@ impl Tracefs {
             }
             let is_dir = match ent.file_type() {
                 rustix::fs::FileType::Directory => true,
-                rustix::fs::FileType::Unknown => {
-                    let p = format!("{rel}/{name}");
-                    rustix::fs::statat(&self.dir, p.as_str(), rustix::fs::AtFlags::empty())
-                        .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory)
-                        .unwrap_or(false)
-                }
+                // Filesystems without d_type: ask.
+                rustix::fs::FileType::Unknown => rustix::fs::statat(&fd, ent.file_name(), rustix::fs::AtFlags::empty())
+                    .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory),
                 _ => false,
             };
             out.push((name.into_owned(), is_dir));
