@@ -168,7 +168,9 @@ fn enable_disable_forms() {
     assert!(!enabled(&i, "sched/sched_switch"), "nothing is enabled when one name is unknown");
     // The ftrace system's events have no switch.
     let err = i.fails(1, &["enable", "ftrace:print"]);
-    assert!(err.contains("ftrace:print"), "{err}");
+    assert!(err.contains("ftrace:print cannot be enabled"), "{err}");
+    let err = i.fails(1, &["enable", "ftrace"]);
+    assert!(err.contains("cannot be enabled"), "{err}");
 }
 
 #[test]

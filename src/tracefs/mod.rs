@@ -111,26 +111,37 @@ fn read_fd(fd: &OwnedFd) -> core::result::Result<Vec<u8>, Errno> {
 impl Tracefs {
     /// Find the tracefs mount; mount it on /sys/kernel/tracing when absent and permitted.
     pub fn open() -> core::result::Result<Tracefs, String> {
-        Self::find().or_else(|_| {
-            let target = CANDIDATES[0];
-            rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
-                .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", io::Error::from(e)))?;
-            Self::find()
-        })
+        match Self::search() {
+            Ok(t) => Ok(t),
+            // Mounted but not ours to read: mounting again would not help.
+            Err((msg, true)) => Err(msg),
+            Err((_, false)) => {
+                let target = CANDIDATES[0];
+                rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
+                    .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", errno_str(e)))?;
+                Self::find()
+            }
+        }
     }
 
     /// Find the tracefs mount without trying to mount it.
     pub fn find() -> core::result::Result<Tracefs, String> {
+        Self::search().map_err(|(msg, _)| msg)
+    }
+
+    /// The search behind `find`; the flag says "exists but permission denied".
+    fn search() -> core::result::Result<Tracefs, (String, bool)> {
         let mut seen = Vec::new();
         for p in CANDIDATES.iter().map(|s| String::from(*s)).chain(from_proc_mounts()) {
-            if let Ok(fd) = open_dir(&p) {
-                if is_tracefs(&fd) {
-                    return Ok(Tracefs { dir: fd, mount: p, instance: None });
+            match open_dir(&p) {
+                Ok(fd) if is_tracefs(&fd) => return Ok(Tracefs { dir: fd, mount: p, instance: None }),
+                Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
+                    return Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true));
                 }
+                _ => seen.push(p),
             }
-            seen.push(p);
         }
-        Err(format!("tracefs not found (tried {})", seen.join(", ")))
+        Err((format!("tracefs not found (tried {})", seen.join(", ")), false))
     }
 
     /// The directory fd, for `openat` by other modules.
