@@ -133,6 +133,14 @@ fn on_off_tracer() {
     assert_eq!(i.ok(&["tracer"]), "nop\n");
     i.ok(&["tracer", "nop"]);
     assert_eq!(i.file("current_tracer"), "nop\n");
+    if std::fs::write(i.dir.join("current_tracer"), "function").is_err() {
+        // This kernel refuses function tracing: said so, not "needs root".
+        let err = i.fails(1, &["tracer", "function"]);
+        assert!(err.contains("refuses function tracing") && !err.contains("needs root"), "{err}");
+        assert_eq!(i.file("current_tracer"), "nop\n");
+    } else {
+        let _ = std::fs::write(i.dir.join("current_tracer"), "nop");
+    }
     let err = i.fails(1, &["tracer", "nosuchtracer"]);
     assert!(err.contains("unknown tracer 'nosuchtracer'") && err.contains("nop"), "{err}");
 }
