@@ -477,6 +477,7 @@ fn status_then_reset() {
     ] {
         assert!(s.contains(want), "status lacks {want:?}:\n{s}");
     }
+    assert!(!s.contains("sched:sched_wakeup:"), "a rejected filter is not a filter:\n{s}");
     i.ok(&["reset"]);
     assert_eq!(i.file("tracing_on"), "1\n");
     assert_eq!(i.file("current_tracer"), "nop\n");
@@ -518,11 +519,27 @@ fn instances_and_mount() {
 // ---- the top level ----
 
 /// What the top-level test changes, read before and written back after.
+/// (The ring buffer's contents and error_log cannot be put back: reset
+/// clears them.)
 struct TopState {
     root: PathBuf,
     files: Vec<(String, String)>,
     options: Vec<(String, String)>,
     events: String,
+    /// Event filters and triggers that were set: (event dir, text).
+    filters: Vec<(PathBuf, String)>,
+    triggers: Vec<(PathBuf, String)>,
+}
+
+/// Every event directory under `events/`.
+fn event_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for sys in std::fs::read_dir(root.join("events")).unwrap().flatten() {
+        if sys.path().is_dir() {
+            v.extend(std::fs::read_dir(sys.path()).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+        }
+    }
+    v
 }
 
 const EV: &str = "events/sched/sched_process_free";
@@ -540,7 +557,22 @@ impl TopState {
             let v = rd(&format!("options/{n}"));
             options.push((n, v));
         }
-        TopState { root: root.to_path_buf(), files, options, events: rd("set_event") }
+        let (mut filters, mut triggers) = (Vec::new(), Vec::new());
+        for d in event_dirs(root) {
+            if let Ok(f) = std::fs::read_to_string(d.join("filter")) {
+                if f.trim() != "none" && !f.contains("parse_error") {
+                    filters.push((d.clone(), f.trim().to_string()));
+                }
+            }
+            if let Ok(t) = std::fs::read_to_string(d.join("trigger")) {
+                for l in t.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+                    // Back to the syntax that adds it: "traceoff:count=3" -> "traceoff:3".
+                    let add = l.trim_end_matches(" [active]").replace(":unlimited", "").replace(":count=", ":");
+                    triggers.push((d.clone(), add));
+                }
+            }
+        }
+        TopState { root: root.to_path_buf(), files, options, events: rd("set_event"), filters, triggers }
     }
 
     fn restore(&self) {
@@ -564,6 +596,15 @@ impl TopState {
             use std::io::Write;
             f.write_all(b"!traceoff")
         });
+        for (d, f) in &self.filters {
+            let _ = std::fs::write(d.join("filter"), f);
+        }
+        for (d, t) in &self.triggers {
+            let _ = std::fs::OpenOptions::new().append(true).open(d.join("trigger")).and_then(|mut f| {
+                use std::io::Write;
+                f.write_all(t.as_bytes())
+            });
+        }
         wr("events/enable", "0");
         for l in self.events.lines() {
             let _ = std::fs::OpenOptions::new().append(true).open(self.root.join("set_event")).and_then(|mut f| {

@@ -29,7 +29,9 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
         // Events of the ftrace system have no filter (some no trigger).
         if let Lines::Text(f) = optional(t, &e.path("filter"))? {
             let f = f.trim();
-            if f != "none" && !f.is_empty() {
+            // After a rejected write the file shows the parse error, and the
+            // event has no filter.
+            if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
                 item2(&mut sec, &format!("{e}"), &f.replace('\n', " "));
             }
         }
