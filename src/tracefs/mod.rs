@@ -237,8 +237,8 @@ impl Tracefs {
             None => all.as_str(),
         };
         // Keep only entries (from a header line on), never a stray tail of
-        // the old entry.
-        let at = new.find('[')?;
+        // the old entry (whose command may itself contain '[').
+        let at = if new.starts_with('[') { 0 } else { new.find("\n[")? + 1 };
         let new = new[at..].trim_end();
         (!new.is_empty()).then(|| String::from(new))
     }
