@@ -227,20 +227,7 @@ impl Tracefs {
     /// kernel logged nothing for this write (many triggers fail silently).
     fn error_log_since(&self, mark: Option<&str>) -> Option<String> {
         let all = self.read_str("error_log").ok()?;
-        let new = match mark {
-            // The log keeps a bounded number of entries, so the old mark may
-            // have rotated out; then everything present is newer.
-            Some(m) => match all.rfind(m) {
-                Some(at) => all[at + m.len()..].trim_start_matches('\n'),
-                None => all.as_str(),
-            },
-            None => all.as_str(),
-        };
-        // Keep only entries (from a header line on), never a stray tail of
-        // the old entry (whose command may itself contain '[').
-        let at = if new.starts_with('[') { 0 } else { new.find("\n[")? + 1 };
-        let new = new[at..].trim_end();
-        (!new.is_empty()).then(|| String::from(new))
+        log_since(&all, mark).map(String::from)
     }
 
     /// Names in a directory relative to this tracefs, with "is a directory",
@@ -287,6 +274,24 @@ impl Tracefs {
     }
 }
 
+/// The entries of an `error_log` text after the one whose header is `mark`.
+fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
+    let new = match mark {
+        // The log keeps a bounded number of entries, so the old mark may
+        // have rotated out; then everything present is newer.
+        Some(m) => match all.rfind(m) {
+            Some(at) => &all[at + m.len()..],
+            None => all,
+        },
+        None => all,
+    };
+    // Keep only entries (from a header line on), never a stray tail of
+    // the old entry (whose command may itself contain '[').
+    let at = if new.starts_with('[') { 0 } else { new.find("\n[")? + 1 };
+    let new = new[at..].trim_end();
+    (!new.is_empty()).then_some(new)
+}
+
 /// Files whose writes the kernel may explain in `error_log`.
 fn logs_errors(name: &str) -> bool {
     name.ends_with("filter") || name.ends_with("trigger") || name.ends_with("_events")
@@ -301,3 +306,35 @@ pub fn errno_str(e: Errno) -> String {
     s
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const E1: &str = "[  1.000000] event filter parse error: error: Field not found\n  Command: a [x] == 1\n          ^\n";
+    const E2: &str = "[  2.000000] event filter parse error: error: Invalid value\n  Command: b >< 3\n          ^\n";
+
+    #[test]
+    fn error_log_tail() {
+        let both = std::format!("{E1}{E2}");
+        assert_eq!(log_since(&both, Some("[  1.000000] event filter parse error: error: Field not found")), Some(E2.trim_end()));
+        assert_eq!(log_since(E1, Some("[  1.000000] event filter parse error: error: Field not found")), None);
+        assert_eq!(log_since(E1, None), Some(E1.trim_end()));
+        assert_eq!(log_since("", None), None);
+        // The mark rotated out: everything is new.
+        assert_eq!(log_since(E2, Some("[  0.5] gone")), Some(E2.trim_end()));
+    }
+
+    #[test]
+    fn names() {
+        for ok in ["sched", "sched_switch", "my-inst.1", "*", "sched_*"] {
+            assert!(check_name("event", ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "x..y", "a\0b", "a\nb", "a\x7fb"] {
+            assert!(check_name("event", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            check_name("instance", "a\nb").unwrap_err(),
+            "invalid instance name 'a\\x0ab': no '/', '..', NUL or control characters allowed"
+        );
+    }
+}
