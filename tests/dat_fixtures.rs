@@ -219,3 +219,48 @@ fn truncated_and_corrupted_files() {
     }
 }
 
+
+/// The kernel's own text of the same buffer (`x-NAME.trace.txt`): the merge
+/// gives the same CPU and µs-rounded time for every record, in order. The
+/// function_graph texts print no timestamps and are skipped here.
+#[test]
+fn merged_order_matches_the_kernel_trace_text() {
+    let Some(dir) = fixtures() else { return };
+    let mut compared = 0;
+    for path in dat_files(&dir) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".extract.dat") else { continue };
+        let Ok(text) = std::fs::read_to_string(dir.join(format!("{stem}.trace.txt"))) else { continue };
+        let mut want: Vec<(u32, String)> = Vec::new();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some(open) = line.find(" [") else { continue };
+            let rest = &line[open + 2..];
+            let Some(close) = rest.find(']') else { continue };
+            let Ok(cpu) = rest[..close].parse() else { continue };
+            let mut it = rest[close + 1..].split_whitespace();
+            let _flags = it.next();
+            let Some(ts) = it.next().and_then(|t| t.strip_suffix(':')) else { continue };
+            want.push((cpu, ts.to_string()));
+        }
+        if want.is_empty() {
+            continue;
+        }
+        let f = FileAt::open(path.as_os_str()).unwrap();
+        let td = TraceDat::open(&f).unwrap();
+        let top = td.top().unwrap();
+        let mut layout = td.layout(top);
+        layout.padding_delta = false;
+        let mut m = Merge::from_pages(layout, td.all_cpu_pages(top));
+        let mut got = Vec::new();
+        while let Some(it) = m.next() {
+            if let Item::Record { cpu, ts, .. } = it {
+                let us = (ts + 500) / 1000;
+                got.push((cpu, format!("{}.{:06}", us / 1_000_000, us % 1_000_000)));
+            }
+        }
+        assert_eq!(got, want, "{name}");
+        eprintln!("{name}: {} records in the kernel's order and time", got.len());
+        compared += 1;
+    }
+    assert!(compared >= 3);
+}
