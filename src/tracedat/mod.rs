@@ -24,6 +24,8 @@
 
 pub mod pages;
 pub mod write;
+#[cfg(test)]
+mod tests;
 #[cfg(feature = "zstd")]
 mod zstd;
 
