@@ -316,6 +316,11 @@ fn differential_against_kernel_trace() {
          {skipped} skipped (ftrace/syscalls printers), {excepted} of listed exceptions",
         types.len()
     );
+    let mut systems = std::collections::BTreeMap::<&str, usize>::new();
+    for t in types.keys() {
+        *systems.entry(t.split('/').next().unwrap_or("")).or_default() += 1;
+    }
+    eprintln!("event types per system: {systems:?}");
     for (t, (n, ok)) in &types {
         if n != ok {
             eprintln!("  {t}: {ok}/{n}");
