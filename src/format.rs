@@ -174,7 +174,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         None
     };
     if let Some(k) = dyn_loc {
-        let sp = decl.rfind(|c: char| c == ' ' || c == '\t' || c == ']' || c == '*').ok_or("bad field declaration")?;
+        let sp = decl.rfind([' ', '\t', ']', '*']).ok_or("bad field declaration")?;
         name = decl[sp + 1..].trim();
         ctype = decl[..sp + 1].trim();
         kind = k;
@@ -182,7 +182,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         let lb = decl.find('[').ok_or("bad array declaration")?;
         let inner = &decl[lb + 1..decl.len() - 1];
         let head = decl[..lb].trim_end();
-        let sp = head.rfind(|c: char| c == ' ' || c == '\t' || c == '*').ok_or("bad array declaration")?;
+        let sp = head.rfind([' ', '\t', '*']).ok_or("bad array declaration")?;
         name = head[sp + 1..].trim();
         ctype = head[..sp + 1].trim();
         // The count may be a number or (older kernels) a symbolic constant;
@@ -190,7 +190,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         let n = if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) };
         kind = FieldKind::Array(n);
     } else {
-        let sp = decl.rfind(|c: char| c == ' ' || c == '\t' || c == '*').ok_or("bad field declaration")?;
+        let sp = decl.rfind([' ', '\t', '*']).ok_or("bad field declaration")?;
         name = decl[sp + 1..].trim();
         ctype = decl[..sp + 1].trim();
     }
