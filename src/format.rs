@@ -258,7 +258,8 @@ pub fn type_size(t: &str, is_ptr: bool) -> usize {
         | "s16" | "__u16" | "__s16" | "__be16" | "__le16" | "uint16_t" | "int16_t" => 2,
         "int" | "unsigned int" | "signed int" | "unsigned" | "signed" | "u32" | "s32" | "__u32"
         | "__s32" | "__be32" | "__le32" | "uint32_t" | "int32_t" | "pid_t" | "gfp_t" | "uid_t"
-        | "gid_t" | "dev_t" | "__kernel_pid_t" | "umode_t" => 4,
+        | "gid_t" | "dev_t" | "__kernel_pid_t" | "umode_t" | "uint" | "u_int" | "__kernel_rwf_t" | "blk_opf_t"
+        | "blk_status_t" | "fmode_t" | "slab_flags_t" | "vm_fault_t" => 4,
         "long long" | "unsigned long long" | "long long int" | "unsigned long long int" | "signed long long"
         | "u64" | "s64" | "__u64" | "__s64" | "__be64" | "__le64" | "uint64_t" | "int64_t" | "loff_t"
         | "sector_t" | "ktime_t" => 8,
@@ -304,9 +305,13 @@ pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
             fields.push(f);
         } else if line.is_empty() && !fields.is_empty() {
             in_common = false;
-        } else if let Some(v) = raw.trim_start().strip_prefix("print fmt:") {
-            // The print fmt runs to the end of the line; keep it verbatim.
+        } else if raw.trim_start().starts_with("print fmt:") {
+            // The print fmt runs to the end of the file: a format string may
+            // hold newlines (ext4_fc_stats, fsmap events). Keep it verbatim.
+            let at = text.find("print fmt:").unwrap_or(0) + "print fmt:".len();
+            let v = &text[at..];
             print_fmt = Some(v.strip_prefix(' ').unwrap_or(v).trim_end_matches(['\n', '\r']));
+            break;
         }
     }
     let name = name.ok_or(FormatError { line: 0, what: "no name: line" })?;

@@ -274,6 +274,13 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         break;
                     }
                     let Expr::List(l) = ent else { return Err("bad flag entry") };
+                    if l.len() != 2 {
+                        break;
+                    }
+                    let name = self.eval(&l[1])?;
+                    if matches!(name, Val::Int(0, _)) {
+                        break; // a NULL name ends the table, as in the kernel's loop
+                    }
                     let (m, _) = self.int(&l[0])?;
                     let m = if f == Func::PrintFlags { long_mask(m) } else { m };
                     if flags & m != m {
@@ -284,9 +291,8 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         self.scratch.extend_from_slice(&delim);
                     }
                     first = false;
-                    if let Expr::Str(s) = &l[1] {
-                        self.scratch.extend_from_slice(s);
-                    }
+                    let name: Vec<u8> = self.bytes(&name).ok_or("flag name is not a string")?.to_vec();
+                    self.scratch.extend(name.iter().take_while(|&&b| b != 0));
                 }
                 if flags != 0 {
                     if !first {
@@ -302,12 +308,20 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let v = if f == Func::PrintSymbolic { long_mask(v) } else { v };
                 for ent in &args[1..] {
                     let Expr::List(l) = ent else { return Err("bad symbol entry") };
+                    if l.len() != 2 {
+                        break;
+                    }
+                    let name = self.eval(&l[1])?;
+                    if matches!(name, Val::Int(0, _)) {
+                        break; // a NULL name ends the table
+                    }
                     let (m, _) = self.int(&l[0])?;
                     let m = if f == Func::PrintSymbolic { long_mask(m) } else { m };
                     if m == v {
-                        if let Expr::Str(s) = &l[1] {
-                            return Ok(Val::Bytes(s));
+                        if matches!(name, Val::Int(..)) {
+                            return Err("symbol name is not a string");
                         }
+                        return Ok(name);
                     }
                 }
                 let start = self.scratch.len();

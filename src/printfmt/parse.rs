@@ -227,6 +227,9 @@ pub(crate) struct Parser<'e> {
     toks: Vec<Tok>,
     pos: usize,
     ev: &'e Event,
+    /// Variables of GNU statement expressions (`({ int x = e; ... })`, what
+    /// the kernel's min()/max() expand to), substituted where used.
+    locals: Vec<(String, Expr)>,
 }
 
 type PResult<T> = Result<T, &'static str>;
@@ -247,7 +250,7 @@ const LEVELS: [&[&str]; 10] = [
 
 impl<'e> Parser<'e> {
     pub fn new(toks: Vec<Tok>, ev: &'e Event) -> Self {
-        Parser { toks, pos: 0, ev }
+        Parser { toks, pos: 0, ev, locals: Vec::new() }
     }
     pub fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
@@ -342,7 +345,9 @@ impl<'e> Parser<'e> {
         let mut tagged = false;
         loop {
             match self.peek() {
-                Some(Tok::Id(s)) if !ptr => {
+                // A typedef name may only start a type; after that only type
+                // words (or a struct tag) continue it: `int x = ...` stops at x.
+                Some(Tok::Id(s)) if !ptr && (words.is_empty() || tagged && words.len() == 1 || is_type_word(s)) => {
                     if matches!(s.as_str(), "struct" | "union" | "enum") {
                         tagged = true;
                     }
@@ -458,6 +463,39 @@ impl<'e> Parser<'e> {
         }
     }
 
+    /// `({ TYPE NAME = EXPR; ... EXPR; })` after the `(`: declarations of
+    /// scalar locals, then the value. Anything else (calls with side
+    /// effects, struct locals) is not an expression over the record.
+    fn statement_expr(&mut self) -> PResult<Expr> {
+        self.expect("{", "expected {")?;
+        let depth = self.locals.len();
+        let mut last = None;
+        loop {
+            if self.eat("}") {
+                break;
+            }
+            if self.type_start(0) {
+                let t = self.type_name()?;
+                let name = match self.peek() {
+                    Some(Tok::Id(s)) => s.clone(),
+                    _ => return Err("expected a variable name"),
+                };
+                self.pos += 1;
+                self.expect("=", "statement expression variable without initializer")?;
+                let e = self.expr()?;
+                self.expect(";", "expected ; after declaration")?;
+                self.locals.push((name, Expr::Cast(t, Box::new(e))));
+            } else {
+                let e = self.expr()?;
+                self.expect(";", "expected ; in statement expression")?;
+                last = Some(e);
+            }
+        }
+        self.expect(")", "expected ) after statement expression")?;
+        self.locals.truncate(depth);
+        last.ok_or("statement expression without a value")
+    }
+
     /// A bare field name as helper argument (`__get_str(name)`).
     fn field_arg(&mut self) -> PResult<usize> {
         let r = match self.peek() {
@@ -515,6 +553,7 @@ impl<'e> Parser<'e> {
             }
             Tok::Chr(c) => Ok(Expr::Num(c as i8 as i64 as u64, Ty::INT)),
             Tok::Str(s) => Ok(Expr::Str(s)),
+            Tok::P("(") if self.is_p("{") => self.statement_expr(),
             Tok::P("(") => {
                 let e = self.expr()?;
                 self.expect(")", "expected )")?;
@@ -523,6 +562,9 @@ impl<'e> Parser<'e> {
             Tok::Id(name) => {
                 if name == "REC" {
                     return Ok(Expr::Field(usize::MAX));
+                }
+                if let Some((_, e)) = self.locals.iter().rev().find(|(n, _)| *n == name) {
+                    return Ok(e.clone());
                 }
                 if !self.is_p("(") {
                     return Ok(match name.as_str() {
@@ -573,8 +615,9 @@ impl<'e> Parser<'e> {
                 if variadic {
                     for a in &args[want..] {
                         match a {
-                            Expr::List(l) if l.len() == 2 && matches!(l[1], Expr::Str(_)) => {}
-                            _ => return Err("flag/symbol table entry is not { value, \"name\" }"),
+                            // `{ }` is an entry with a NULL name: it ends the table.
+                            Expr::List(l) if l.len() == 2 || l.is_empty() => {}
+                            _ => return Err("flag/symbol table entry is not { value, name }"),
                         }
                     }
                 }
