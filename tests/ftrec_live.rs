@@ -295,7 +295,7 @@ fn sigint_restores_top_level() {
     let before = top_snapshot();
     for (i, ms) in [0u64, 20, 150, 700].into_iter().enumerate() {
         let f = d.join(format!("sig{i}.dat"));
-        let mut child = Command::new(d.join("ftrec"))
+        let child = Command::new(d.join("ftrec"))
             .args(["-e", "sched", "-f", "prev_pid != 0", "-e", "sched:sched_wakeup", "-R", "stacktrace"])
             .args(["-b", "2048", "-C", "global", "-O", "nooverwrite", "-O", "print-parent=0", "-c"])
             .arg("-o")

@@ -494,7 +494,7 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
 }
 
 #[inline(never)]
-fn pid_files(s: &mut Session, a: &Args) -> Result<Vec<(OwnedFd, bool)>> {
+fn pid_files(s: &mut Session) -> Result<Vec<(OwnedFd, bool)>> {
     let mut v = Vec::new();
     for (file, required) in [("set_event_pid", true), ("set_ftrace_pid", false)] {
         if !s.rec.exists(file) {
@@ -508,13 +508,10 @@ fn pid_files(s: &mut Session, a: &Args) -> Result<Vec<(OwnedFd, bool)>> {
         }
         match s.rec.open_file(file, OFlags::WRONLY | OFlags::TRUNC) {
             Ok(fd) => v.push((fd, required)),
-            Err(e) if !required => {
-                let _ = e;
-            }
+            Err(_) if !required => {}
             Err(e) => return Err(tf(e)),
         }
     }
-    let _ = a;
     Ok(v)
 }
 
@@ -570,6 +567,7 @@ fn readers_for(rec: &Tracefs, dir: &OwnedFd, cpus: usize, ps: usize, mode: Mode,
     Ok(v)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn finish(
     s: &Session,
     out: &Output,
@@ -595,7 +593,7 @@ fn finish(
         .collect();
     out.begin()?;
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock };
-    let sum = assemble::assemble(&s.top, &s.rec, &out.fd, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
+    let sum = assemble::assemble(&s.top, &out.fd, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
     if !a.quiet {
         let mut e = std::io::stderr().lock();
         for l in &sum.lines {
@@ -782,7 +780,7 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
     if a.command.is_empty() {
         s.rec.write("tracing_on", b"1").map_err(tf)?;
     } else {
-        let files = pid_files(s, a)?;
+        let files = pid_files(s)?;
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
@@ -821,7 +819,6 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
         }
         if let Some(c) = &child {
             if c.pidfd.is_none() {
-                let mut st = 0;
                 // SAFETY: WNOWAIT peeks at our own child without reaping it.
                 let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
                 // SAFETY: valid pointers; WNOHANG|WNOWAIT never blocks or reaps.
@@ -830,7 +827,6 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
                 if r == 0 && unsafe { info.si_pid() } == c.pid {
                     break;
                 }
-                let _ = &mut st;
             }
         }
     }

@@ -202,11 +202,9 @@ fn free_space(fd: &OwnedFd) -> u64 {
 
 /// Build and write the file. `full`: the disk filled during recording —
 /// first drop the newest pages until the metadata and a copy chunk fit.
-#[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn assemble(
     top: &Tracefs,
-    rec: &Tracefs,
     out: &OwnedFd,
     mut recs: Vec<Recorded>,
     version: u32,
@@ -258,7 +256,6 @@ pub fn assemble(
             meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
         }
     }
-    let _ = rec;
     // The top level comes first; an instance-only recording still has an
     // (empty) top-level buffer, as trace-cmd writes it.
     let synthetic = recs.first().is_some_and(|r| !r.name.is_empty());
