@@ -28,7 +28,8 @@ impl core::fmt::Display for EventRef {
     }
 }
 
-/// Every event of a tracefs, sorted by (system, name).
+/// Every event of a tracefs, sorted by (system, name) (directory listings
+/// come back sorted).
 pub fn all_events(t: &Tracefs) -> Result<Vec<EventRef>, String> {
     let mut out = Vec::new();
     for (sys, is_dir) in t.list_dir("events").map_err(|e| format!("{e}"))? {
@@ -53,38 +54,62 @@ pub fn resolve_events(t: &Tracefs, spec: &str) -> Result<Vec<EventRef>, String> 
     resolve_in(&all, spec)
 }
 
-/// `resolve_events` against an already listed catalog (for many specs).
-pub fn resolve_in(all: &[EventRef], spec: &str) -> Result<Vec<EventRef>, String> {
-    let mut out = Vec::new();
-    for part in spec.split(',') {
+/// One comma-separated part of a spec: a system pattern and an event
+/// pattern; `either` for a bare word, which names a system or an event.
+struct Part<'a> {
+    text: &'a str,
+    sys: &'a str,
+    ev: &'a str,
+    either: bool,
+    hit: bool,
+}
 
-        if part.is_empty() {
+/// `resolve_events` against an already listed catalog (sorted as
+/// `all_events` gives it). One pass over the catalog keeps its order and
+/// never yields an event twice.
+pub fn resolve_in(all: &[EventRef], spec: &str) -> Result<Vec<EventRef>, String> {
+    let mut parts = Vec::new();
+    for text in spec.split(',') {
+        if text.is_empty() {
             return Err(format!("empty event name in '{spec}'"));
         }
-        let before = out.len();
-        match part.find([':', '/']) {
-            _ if part == "all" => out.extend(all.iter().cloned()),
+        let p = match text.find([':', '/']) {
+            _ if text == "all" => Part { text, sys: "*", ev: "*", either: false, hit: false },
             Some(at) => {
-                let (sys, ev) = (&part[..at], &part[at + 1..]);
+                let (sys, ev) = (&text[..at], &text[at + 1..]);
                 check_pat("system", sys)?;
                 check_pat("event", ev)?;
                 let ev = if ev.is_empty() { "*" } else { ev };
-                out.extend(all.iter().filter(|e| glob::matches(sys, &e.system) && glob::matches(ev, &e.name)).cloned());
+                Part { text, sys, ev, either: false, hit: false }
             }
-            // A bare word names a system or an event, like the kernel's
-            // set_event does: take the union.
+            // Like the kernel's set_event: a bare word matches systems and events.
             None => {
-                check_pat("event", part)?;
-                out.extend(all.iter().filter(|e| glob::matches(part, &e.system) || glob::matches(part, &e.name)).cloned());
+                check_pat("event", text)?;
+                Part { text, sys: text, ev: text, either: true, hit: false }
             }
+        };
+        parts.push(p);
+    }
+    let mut out = Vec::new();
+    for e in all {
+        let mut any = false;
+        for p in parts.iter_mut() {
+            let m = if p.either {
+                glob::matches(p.sys, &e.system) || glob::matches(p.ev, &e.name)
+            } else {
+                glob::matches(p.sys, &e.system) && glob::matches(p.ev, &e.name)
+            };
+            p.hit |= m;
+            any |= m;
         }
-        if out.len() == before {
-            return Err(unknown(all, part));
+        if any {
+            out.push(e.clone());
         }
     }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    match parts.iter().find(|p| !p.hit) {
+        Some(p) => Err(unknown(all, p.text)),
+        None => Ok(out),
+    }
 }
 
 /// Names may carry glob characters, but nothing that leaves the directory.
@@ -107,31 +132,38 @@ fn unknown(all: &[EventRef], what: &str) -> String {
 }
 
 /// Up to three catalog names closest to `what` by edit distance, among
-/// systems, bare event names and `system:event`.
+/// systems, bare event names and `system:event`; nearest first.
 fn suggest(all: &[EventRef], what: &str) -> Vec<String> {
-    let what_l = what.replace('/', ":");
-    let limit = 2 + what_l.len() / 5;
+    let what = what.replace('/', ":");
+    let limit = 2 + what.len() / 5;
+    // Kept ordered by distance by inserting in place; never more than 3.
     let mut best: Vec<(usize, String)> = Vec::new();
     let mut last_sys = "";
     for e in all {
-        let full = format!("{}:{}", e.system, e.name);
-        let mut d = distance(&what_l, &e.name).min(distance(&what_l, &full));
-        let mut cand = full;
+        let mut d = distance(&what, &e.name).min(distance(&what, &format!("{e}")));
+        let mut cand = None;
         if e.system != last_sys {
             last_sys = &e.system;
-            let ds = distance(&what_l, &e.system);
+            let ds = distance(&what, &e.system);
             if ds < d {
                 d = ds;
-                cand = e.system.clone();
+                cand = Some(e.system.clone());
             }
         }
-        if d <= limit {
-            best.push((d, cand));
+        if d > limit {
+            continue;
+        }
+        let cand = cand.unwrap_or_else(|| format!("{e}"));
+        if best.iter().any(|b| b.1 == cand) {
+            continue;
+        }
+        let at = best.iter().position(|b| b.0 > d).unwrap_or(best.len());
+        if at < 3 {
+            best.insert(at, (d, cand));
+            best.truncate(3);
         }
     }
-    best.sort_unstable();
-    best.dedup_by(|a, b| a.1 == b.1);
-    best.into_iter().take(3).map(|(_, s)| s).collect()
+    best.into_iter().map(|(_, s)| s).collect()
 }
 
 /// Levenshtein distance over bytes, one row of memory.
@@ -154,9 +186,14 @@ fn distance(a: &str, b: &str) -> usize {
 /// system, its `events/SYSTEM/enable` is written once instead of one file per
 /// event (and `events/enable` when it covers everything).
 pub fn enable_events(t: &Tracefs, evs: &[EventRef], on: bool) -> Result<(), String> {
-    let val: &[u8] = if on { b"1" } else { b"0" };
     let all = all_events(t)?;
-    if !evs.is_empty() && evs.len() == all.len() && evs.iter().zip(&all).all(|(a, b)| a == b) {
+    enable_in(t, &all, evs, on)
+}
+
+/// `enable_events` with the catalog already listed; `evs` in catalog order.
+pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> Result<(), String> {
+    let val: &[u8] = if on { b"1" } else { b"0" };
+    if !evs.is_empty() && evs.len() == all.len() && evs.iter().zip(all).all(|(a, b)| a == b) {
         return t.write("events/enable", val).map_err(|e| format!("{e}"));
     }
     let mut i = 0;
@@ -164,11 +201,21 @@ pub fn enable_events(t: &Tracefs, evs: &[EventRef], on: bool) -> Result<(), Stri
         let sys = &evs[i].system;
         let n = evs[i..].iter().take_while(|e| &e.system == sys).count();
         let total = all.iter().filter(|e| &e.system == sys).count();
-        if n == total && n > 1 {
-            t.write(&format!("events/{sys}/enable"), val).map_err(|e| format!("{e}"))?;
+        let sys_enable = format!("events/{sys}/enable");
+        if n == total && n > 1 && t.exists(&sys_enable) {
+            t.write(&sys_enable, val).map_err(|e| format!("{e}"))?;
         } else {
             for e in &evs[i..i + n] {
-                t.write(&e.path("enable"), val).map_err(|e| format!("{e}"))?;
+                let f = e.path("enable");
+                // The ftrace system's events (print, function, ...) are
+                // written by the tracers themselves and have no switch.
+                if !t.exists(&f) {
+                    if evs.len() == 1 {
+                        return Err(format!("event {e} cannot be enabled or disabled (it has no enable file)"));
+                    }
+                    continue;
+                }
+                t.write(&f, val).map_err(|e| format!("{e}"))?;
             }
         }
         i += n;
@@ -186,7 +233,7 @@ mod tests {
     }
 
     fn cat() -> Vec<EventRef> {
-        let mut v = vec![
+        let v = vec![
             ev("sched", "sched_switch"),
             ev("sched", "sched_wakeup"),
             ev("sched", "sched_waking"),
@@ -195,7 +242,8 @@ mod tests {
             ev("ftrace", "print"),
             ev("syscalls", "sys_enter_read"),
         ];
-        v.sort();
+        let mut v = v;
+        v.sort_by(|a, b| (&a.system, &a.name).cmp(&(&b.system, &b.name)));
         v
     }
 
@@ -261,7 +309,7 @@ mod tests {
             }
         };
         assert!(all.iter().any(|e| e.system == "sched" && e.name == "sched_switch"));
-        assert!(all.windows(2).all(|w| w[0] < w[1]));
+        assert!(all.windows(2).all(|w| (&w[0].system, &w[0].name) < (&w[1].system, &w[1].name)));
         assert_eq!(resolve_events(&t, "sched/sched_switch").unwrap(), [ev("sched", "sched_switch")]);
         assert!(resolve_events(&t, "no_such_event_x").unwrap_err().contains("no_such_event_x"));
     }

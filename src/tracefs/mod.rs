@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod glob;
+pub mod state;
 
 use rustix::fd::OwnedFd;
 use rustix::fs::{openat, Mode, OFlags, CWD};
@@ -50,14 +51,21 @@ pub type Result<T> = core::result::Result<T, Error>;
 pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
     let bad = name.is_empty()
         || name == "."
-        || name == ".."
         || name.contains("..")
         || name.bytes().any(|b| b == b'/' || b < 0x20 || b == 0x7f);
-    if bad {
-        Err(format!("invalid {kind} name '{}': no '/', '..', NUL or control characters allowed", name.escape_debug()))
-    } else {
-        Ok(())
+    if !bad {
+        return Ok(());
     }
+    // Show control characters as \xNN so the message itself stays one clean line.
+    let mut shown = String::new();
+    for c in name.chars() {
+        if (c as u32) < 0x20 || c as u32 == 0x7f {
+            shown.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            shown.push(c);
+        }
+    }
+    Err(format!("invalid {kind} name '{shown}': no '/', '..', NUL or control characters allowed"))
 }
 
 const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
@@ -72,7 +80,11 @@ fn is_tracefs(fd: &OwnedFd) -> bool {
 
 /// tracefs mount points listed in /proc/mounts.
 fn from_proc_mounts() -> Vec<String> {
-    let text = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let Ok(fd) = openat(CWD, "/proc/mounts", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else {
+        return Vec::new();
+    };
+    let text = read_fd(&fd).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
     text.lines()
         .filter_map(|l| {
             let mut it = l.split_whitespace();
@@ -80,6 +92,20 @@ fn from_proc_mounts() -> Vec<String> {
             (ty == "tracefs").then(|| dir.replace("\\040", " "))
         })
         .collect()
+}
+
+/// Read an open file to its end.
+fn read_fd(fd: &OwnedFd) -> core::result::Result<Vec<u8>, Errno> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match rustix::io::read(fd, &mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 impl Tracefs {
@@ -141,16 +167,7 @@ impl Tracefs {
     /// Read a whole control file.
     pub fn read(&self, name: &str) -> Result<Vec<u8>> {
         let fd = self.open_file(name, OFlags::RDONLY)?;
-        let mut out = Vec::new();
-        let mut buf = [0u8; 8192];
-        loop {
-            match rustix::io::read(&fd, &mut buf) {
-                Ok(0) => return Ok(out),
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(Errno::INTR) => {}
-                Err(errno) => return Err(Error { file: self.path_of(name), errno, log: None }),
-            }
-        }
+        read_fd(&fd).map_err(|errno| Error { file: self.path_of(name), errno, log: None })
     }
 
     /// Read a control file as text.
@@ -240,7 +257,15 @@ impl Tracefs {
             };
             out.push((name.into_owned(), is_dir));
         }
-        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        // Insertion sort: directories here are small, and one hand-written
+        // loop is far smaller than the generic std sort.
+        for i in 1..out.len() {
+            let mut j = i;
+            while j > 0 && out[j - 1].0 > out[j].0 {
+                out.swap(j - 1, j);
+                j -= 1;
+            }
+        }
         Ok(out)
     }
 
