@@ -83,16 +83,26 @@ fn trace_cmd_counts(file: &Path) -> Option<BTreeMap<String, usize>> {
     Some(count_events(&String::from_utf8_lossy(&o.stdout)))
 }
 
-/// Counts by ftcat; None (with a message) while ftcat cannot decode yet.
+/// Counts by `ftcat --stat` (its EVENT table: `system:name  records`);
+/// None (with a message) while ftcat cannot decode yet.
 fn ftcat_counts(dir: &Path, file: &Path) -> Option<BTreeMap<String, usize>> {
-    let o = Command::new(dir.join("ftcat")).arg(file).output().unwrap();
+    let o = Command::new(dir.join("ftcat")).arg("--stat").arg(file).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     if !o.status.success() && (err.contains("not implemented") || o.status.code() == Some(2)) {
         eprintln!("ftcat cannot read trace.dat yet: ftcat comparison skipped ({})", err.trim());
         return None;
     }
-    assert!(o.status.success(), "ftcat {}: {err}", file.display());
-    Some(count_events(&String::from_utf8_lossy(&o.stdout)))
+    assert!(o.status.success(), "ftcat --stat {}: {err}", file.display());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut m = BTreeMap::new();
+    for line in text.lines().skip_while(|l| !l.starts_with("EVENT")).skip(1).take_while(|l| !l.trim().is_empty()) {
+        let mut it = line.split_whitespace();
+        if let (Some(ev), Some(n)) = (it.next(), it.next().and_then(|n| n.parse::<usize>().ok())) {
+            let name = ev.rsplit(':').next().unwrap_or(ev);
+            *m.entry(name.to_string()).or_insert(0) += n;
+        }
+    }
+    Some(m)
 }
 
 /// Both readers agree; returns the counts.

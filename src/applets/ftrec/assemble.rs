@@ -258,7 +258,7 @@ pub fn assemble(
     }
     // The top level comes first; an instance-only recording still has an
     // (empty) top-level buffer, as trace-cmd writes it.
-    let synthetic = recs.first().is_some_and(|r| !r.name.is_empty());
+    let synthetic = version < 7 && recs.first().is_some_and(|r| !r.name.is_empty());
     if synthetic {
         let n = recs[0].cpus.len();
         meta.buffers.push(Buffer {
