@@ -38,9 +38,13 @@ test: build
 	$(CARGO) check --lib --no-default-features --quiet
 	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) -- --test-threads=2
 
+# About a second of scheduler events, recorded in a private instance (the
+# top level is left alone) and printed back with ftcat.
+DEMO_DAT ?= trace.dat
 demo: build
 	@mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
-	./bin/ftctl status
+	./bin/ftrec --private -e sched -d 1 -o $(DEMO_DAT)
+	./bin/ftcat $(DEMO_DAT)
 
 # Nightly rebuilds std for size and aborts on panic with no unwinding or
 # message machinery: the smallest binary we can ship.
