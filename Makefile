@@ -9,7 +9,7 @@ PREFIX  ?= /usr/local
 CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-unknown-linux-gnu
 SRC     := $(shell find src -name '*.rs') Cargo.toml
 
-.PHONY: all build test unit demo tiny cross size install clean setup
+.PHONY: all build test test-cross unit demo tiny cross size install clean setup
 all: build
 
 setup:
@@ -31,6 +31,12 @@ test: build
 	@file $(BIN) | grep -q 'statically linked' || { echo "$(BIN) is not static"; file $(BIN); exit 1; }
 	$(CARGO) check --lib --no-default-features --quiet
 	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) -- --test-threads=2
+	@$(MAKE) --no-print-directory test-cross
+
+# The same tests for every cross target, under qemu-user (scripts/test-cross.sh).
+test-cross:
+	@sh scripts/setup.sh cross
+	sh scripts/test-cross.sh $(CROSS_TARGETS)
 
 demo: build
 	@mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
