@@ -103,7 +103,12 @@ impl<'a, 'e> Ctx<'a, 'e> {
             Expr::Num(v, t) => Val::Int(norm(*v, *t, env), *t),
             Expr::LongSize => Val::Int(env.long_size as u64, Ty::ULONG),
             Expr::Str(s) => Val::Bytes(s),
-            Expr::Unknown => return Err("an identifier the format does not define (unresolved enum?)"),
+            Expr::Unknown(name) => {
+                let v = env.enums.and_then(|e| e.get(name)).ok_or("an identifier the format does not define (unresolved enum)")?;
+                // An enumerator is an int unless its value needs more.
+                let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
+                Val::Int(v, t)
+            }
             Expr::Field(i) => {
                 let f = self.ev.fields.get(*i).ok_or("REC used without ->field")?;
                 match f.kind {
@@ -221,6 +226,22 @@ impl<'a, 'e> Ctx<'a, 'e> {
             },
             Expr::Index(a, i) => {
                 let (i, _) = self.int(i)?;
+                // REC->args[i] of a fixed array: an element of its own type.
+                if let Expr::Field(fi) = **a {
+                    if let Some(f) = self.ev.fields.get(fi) {
+                        if matches!(f.kind, FieldKind::Array(_)) && !f.is_char {
+                            let el = f.elem_size(env.long_size);
+                            let off = (i as usize).checked_mul(el).ok_or("index beyond the array")?;
+                            if off + el > f.size && f.size != 0 {
+                                return Err("index beyond the array");
+                            }
+                            let v = crate::cursor::read_uint(self.rec, f.offset + off, el, env.endian)
+                                .map_err(|_| "index beyond the record")?;
+                            let v = if f.signed { sext(v, el) } else { v };
+                            return Ok(Val::Int(v, Ty { size: el as u8, signed: f.signed, ptr: false }));
+                        }
+                    }
+                }
                 let v = self.eval(a)?;
                 let d = self.bytes(&v).ok_or("index into a number")?;
                 let c = *d.get(i as usize).ok_or("index beyond the array")?;
@@ -460,7 +481,12 @@ pub(crate) fn format<'a>(
                 let v = args.val(ctx, s, ext)?;
                 match v {
                     Val::Int(0, _) => printf::string(out, b"(null)", flags, width, prec),
-                    Val::Int(..) => return Err("%s of a kernel pointer (its text is not in the record)"),
+                    // tracepoint_string()s and trace_printk formats are listed
+                    // in printk_formats: the kernel's text for the pointer.
+                    Val::Int(a, _) => match env.printk.and_then(|p| p.lookup(a)) {
+                        Some(s) => printf::string(out, s.as_bytes(), flags, width, prec),
+                        None => return Err("%s of a kernel pointer (its text is not in the record)"),
+                    },
                     v => {
                         let d = ctx.bytes(&v).unwrap_or(b"");
                         printf::string(out, d, flags, width, prec)
