@@ -210,14 +210,17 @@ pub(crate) enum Expr {
     DynLen(usize),
     /// `__get_bitmask(f)` / `__get_cpumask(f)`: printed like the kernel's `%*pb`.
     Bitmask(usize),
-    Unary(&'static str, Box<Expr>),
-    Bin(&'static str, Box<Expr>, Box<Expr>),
+    Unary(UnOp, Box<Expr>),
+    Bin(Op, Box<Expr>, Box<Expr>),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     Cast(Ty, Box<Expr>),
     Index(Box<Expr>, Box<Expr>),
     Call(Func, Vec<Expr>),
     /// `{ a, b }` in a helper's argument list.
     List(Vec<Expr>),
+    /// A flag/symbol table entry `{ CONSTANT, "name" }` resolved at compile
+    /// time (the value already extended to 64 bits).
+    Entry(u64, Vec<u8>),
     /// An identifier the format leaves unresolved (an enum constant without
     /// TRACE_DEFINE_ENUM): looked up in `Env::enums`, an error if evaluation
     /// reaches it and it is not there.
@@ -235,18 +238,49 @@ pub(crate) struct Parser<'e> {
 
 type PResult<T> = Result<T, &'static str>;
 
+/// Binary operators, resolved at compile time so evaluation does not compare strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    OrOr,
+    AndAnd,
+    Or,
+    Xor,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Shl,
+    Shr,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UnOp {
+    Not,
+    BitNot,
+    Neg,
+    Deref,
+}
+
 /// The C binary operators by precedence, loosest first.
-const LEVELS: [&[&str]; 10] = [
-    &["||"],
-    &["&&"],
-    &["|"],
-    &["^"],
-    &["&"],
-    &["==", "!="],
-    &["<", ">", "<=", ">="],
-    &["<<", ">>"],
-    &["+", "-"],
-    &["*", "/", "%"],
+const LEVELS: [&[(&str, Op)]; 10] = [
+    &[("||", Op::OrOr)],
+    &[("&&", Op::AndAnd)],
+    &[("|", Op::Or)],
+    &[("^", Op::Xor)],
+    &[("&", Op::And)],
+    &[("==", Op::Eq), ("!=", Op::Ne)],
+    &[("<", Op::Lt), (">", Op::Gt), ("<=", Op::Le), (">=", Op::Ge)],
+    &[("<<", Op::Shl), (">>", Op::Shr)],
+    &[("+", Op::Add), ("-", Op::Sub)],
+    &[("*", Op::Mul), ("/", Op::Div), ("%", Op::Rem)],
 ];
 
 impl<'e> Parser<'e> {
@@ -320,13 +354,13 @@ impl<'e> Parser<'e> {
         let mut l = self.binary(level + 1)?;
         loop {
             let op = match self.peek() {
-                Some(Tok::P(p)) => LEVELS[level].iter().find(|o| **o == *p).copied(),
+                Some(Tok::P(p)) => LEVELS[level].iter().find(|o| o.0 == *p).map(|o| o.1),
                 _ => None,
             };
             let Some(op) = op else { break };
             self.pos += 1;
             let r = self.binary(level + 1)?;
-            l = Expr::Bin(op, Box::new(l), Box::new(r));
+            l = super::eval::fold(Expr::Bin(op, Box::new(l), Box::new(r)));
         }
         Ok(l)
     }
@@ -405,7 +439,15 @@ impl<'e> Parser<'e> {
                 ("&", Expr::Field(i)) => Expr::AddrOf(i),
                 ("&", _) => return Err("& of something other than a field"),
                 ("+", e) => e,
-                (op, e) => Expr::Unary(op, Box::new(e)),
+                (op, e) => {
+                    let u = match op {
+                        "!" => UnOp::Not,
+                        "~" => UnOp::BitNot,
+                        "-" => UnOp::Neg,
+                        _ => UnOp::Deref,
+                    };
+                    super::eval::fold(Expr::Unary(u, Box::new(e)))
+                }
             });
         }
         if matches!(self.peek(), Some(Tok::Id(s)) if s == "sizeof") {
@@ -432,7 +474,7 @@ impl<'e> Parser<'e> {
             let t = self.type_name()?;
             self.expect(")", "expected ) after cast type")?;
             let e = self.unary()?;
-            return Ok(Expr::Cast(t, Box::new(e)));
+            return Ok(super::eval::fold(Expr::Cast(t, Box::new(e))));
         }
         self.postfix()
     }
@@ -613,11 +655,20 @@ impl<'e> Parser<'e> {
                 if args.len() < want || (!variadic && args.len() != want) {
                     return Err("wrong number of helper arguments");
                 }
+                let mut args = args;
                 if variadic {
-                    for a in &args[want..] {
+                    for a in &mut args[want..] {
                         match a {
+                            Expr::List(l) if l.len() == 2 => {
+                                if let (Expr::Num(v, t), Expr::Str(n)) = (&l[0], &l[1]) {
+                                    if t.size != 0 && !t.ptr {
+                                        let v = if t.signed { crate::format::sext(*v, t.size as usize) } else { *v };
+                                        *a = Expr::Entry(v, n.clone());
+                                    }
+                                }
+                            }
                             // `{ }` is an entry with a NULL name: it ends the table.
-                            Expr::List(l) if l.len() == 2 || l.is_empty() => {}
+                            Expr::List(l) if l.is_empty() => {}
                             _ => return Err("flag/symbol table entry is not { value, name }"),
                         }
                     }
