@@ -319,10 +319,18 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
             continue;
         }
         if f.is_ptr && f.ctype.contains("char") {
-            // FILTER_PTR_STRING: the kernel reads the string from its memory; we cannot.
+            // FILTER_PTR_STRING: the kernel prints `(0xADDR:text)`, reading the
+            // text from its memory; we know it only for strings listed in
+            // printk_formats. (6.18 prints as ADDR where the field sits in its
+            // iterator buffer, which no reader can reproduce; we print the
+            // pointer value.)
             let v = read_uint(rec, f.offset, f.size, env.endian).unwrap_or(0);
             b.extend_from_slice(b"(0x");
             printf::pointer_string(&mut b, v, 0, -1, env.long_size);
+            if let Some(t) = env.printk.and_then(|p| p.lookup(v)) {
+                b.push(b':');
+                b.extend_from_slice(t.as_bytes());
+            }
             b.push(b')');
             continue;
         }
@@ -344,11 +352,13 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
                 printf::number(&mut b, v, 10, false, false, 0, -1, -1);
                 b.push(b')');
             }
+            // "0x%x (%d)": an unsigned short promotes to a positive int, an
+            // unsigned int prints negative when its top bit is set.
             2 | 4 if !(f.size == 4 && env.long_size == 4) => {
                 b.extend_from_slice(b"0x");
                 printf::number(&mut b, v, 16, false, false, 0, -1, -1);
                 b.extend_from_slice(b" (");
-                printf::number(&mut b, v, 10, false, false, 0, -1, -1);
+                printf::number(&mut b, crate::format::sext(v, 4), 10, true, false, 0, -1, -1);
                 b.push(b')');
             }
             4 | 8 if f.size == env.long_size => {

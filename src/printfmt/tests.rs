@@ -289,7 +289,7 @@ fn fields_fallback() {
     p.extend_from_slice(&[0xab, 1]);
     let mut s = String::new();
     render_fields(&ev, &rec(&p), &env(), &mut s).unwrap();
-    assert_eq!(s, "comm=bash c='A'(65) s=0x10 (16) i=0xffffff9c (4294967196) l=0xffff888100000000 (-131387344551936) n=hi d=ab,01");
+    assert_eq!(s, "comm=bash c='A'(65) s=0x10 (16) i=0xffffff9c (-100) l=0xffff888100000000 (-131387344551936) n=hi d=ab,01");
 }
 
 #[test]
