@@ -283,7 +283,8 @@ impl Enums {
         else {
             return out;
         };
-        let strs = match b.get(hdr_len + str_off..hdr_len + str_off + str_len) {
+        let s0 = hdr_len.saturating_add(str_off);
+        let strs = match b.get(s0..s0.saturating_add(str_len)) {
             Some(s) => s,
             None => return out,
         };
@@ -292,8 +293,8 @@ impl Enums {
             let n = s.iter().position(|&c| c == 0)?;
             core::str::from_utf8(&s[..n]).ok()
         };
-        let mut p = hdr_len + type_off;
-        let end = (hdr_len + type_off + type_len).min(b.len());
+        let mut p = hdr_len.saturating_add(type_off);
+        let end = p.saturating_add(type_len).min(b.len());
         while p + 12 <= end {
             let (Some(info), Some(_size)) = (u32at(p + 4), u32at(p + 8)) else { break };
             let vlen = info & 0xffff;

@@ -156,20 +156,20 @@ impl<'a, 'e> Ctx<'a, 'e> {
             }
             Expr::AddrOf(i) => {
                 let f = self.ev.fields.get(*i).ok_or("bad field")?;
-                let d = self.rec.get(f.offset..f.offset + f.size).ok_or("field beyond the record")?;
+                let d = self.rec.get(f.offset..f.offset.saturating_add(f.size)).ok_or("field beyond the record")?;
                 Val::Bytes(d)
             }
             Expr::Dyn(i) => {
-                let f = &self.ev.fields[*i];
+                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
                 Val::Bytes(f.data(self.rec, env.endian).ok_or("dynamic array beyond the record")?)
             }
             Expr::DynLen(i) => {
-                let f = &self.ev.fields[*i];
+                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
                 let w = f.int(self.rec, env.endian).ok_or("field beyond the record")? as u32;
                 Val::Int((w >> 16) as u64, Ty::UINT)
             }
             Expr::Bitmask(i) => {
-                let f = &self.ev.fields[*i];
+                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
                 let d = f.data(self.rec, env.endian).ok_or("bitmask beyond the record")?;
                 let s = self.scratch.len();
                 printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
@@ -262,10 +262,10 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         if matches!(f.kind, FieldKind::Array(_)) && !f.is_char {
                             let el = f.elem_size(env.long_size);
                             let off = (i as usize).checked_mul(el).ok_or("index beyond the array")?;
-                            if off + el > f.size && f.size != 0 {
+                            if off.saturating_add(el) > f.size && f.size != 0 {
                                 return Err("index beyond the array");
                             }
-                            let v = crate::cursor::read_uint(self.rec, f.offset + off, el, env.endian)
+                            let v = crate::cursor::read_uint(self.rec, f.offset.saturating_add(off), el, env.endian)
                                 .map_err(|_| "index beyond the record")?;
                             let v = if f.signed { sext(v, el) } else { v };
                             return Ok(Val::Int(v, Ty { size: el as u8, signed: f.signed, ptr: false }));

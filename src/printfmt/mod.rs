@@ -292,7 +292,7 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
         first = false;
         b.extend_from_slice(f.name.as_bytes());
         b.push(b'=');
-        if f.offset + f.size > rec.len() {
+        if f.offset.saturating_add(f.size) > rec.len() {
             b.extend_from_slice(b"<OVERFLOW>");
             continue;
         }
