@@ -234,9 +234,14 @@ pub(crate) struct Parser<'e> {
     /// Variables of GNU statement expressions (`({ int x = e; ... })`, what
     /// the kernel's min()/max() expand to), substituted where used.
     locals: Vec<(String, Expr)>,
+    depth: u32,
 }
 
 type PResult<T> = Result<T, &'static str>;
+
+/// Nesting limit (counting expressions and unary operators); every format of
+/// a 6.18 kernel fits in 40 (24 is too few for some).
+const MAX_DEPTH: u32 = 64;
 
 /// Binary operators, resolved at compile time so evaluation does not compare strings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,7 +290,7 @@ const LEVELS: [&[(&str, Op)]; 10] = [
 
 impl<'e> Parser<'e> {
     pub fn new(toks: Vec<Tok>, ev: &'e Event) -> Self {
-        Parser { toks, pos: 0, ev, locals: Vec::new() }
+        Parser { toks, pos: 0, ev, locals: Vec::new(), depth: 0 }
     }
     pub fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
@@ -337,6 +342,17 @@ impl<'e> Parser<'e> {
     }
 
     pub fn expr(&mut self) -> PResult<Expr> {
+        // A hostile format must not exhaust the stack: real ones nest < 40 deep.
+        if self.depth >= MAX_DEPTH {
+            return Err("expression nested too deeply");
+        }
+        self.depth += 1;
+        let r = self.expr_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self) -> PResult<Expr> {
         let c = self.binary(0)?;
         if self.eat("?") {
             let a = self.expr()?;
@@ -428,6 +444,16 @@ impl<'e> Parser<'e> {
     }
 
     fn unary(&mut self) -> PResult<Expr> {
+        if self.depth >= MAX_DEPTH {
+            return Err("expression nested too deeply");
+        }
+        self.depth += 1;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> PResult<Expr> {
         let op = match self.peek() {
             Some(Tok::P(p)) if matches!(*p, "!" | "~" | "-" | "+" | "*" | "&") => Some(*p),
             _ => None,
