@@ -109,7 +109,7 @@ impl Ksyms {
     /// Sort by address. Stable, so of several names at one address the first
     /// listed wins, as in the kernel's own lookup.
     pub fn finish(&mut self) {
-        self.syms.sort_by_key(|s| s.addr);
+        crate::util::sort_by_key(&mut self.syms, |s| s.addr);
     }
 
     pub fn len(&self) -> usize {
@@ -202,7 +202,7 @@ impl Printk {
             }
             list.push((addr, String::from_utf8_lossy(&out).into_owned()));
         }
-        list.sort_by_key(|e| e.0);
+        crate::util::sort_by_key(&mut list, |e| e.0);
         Printk { list }
     }
 
@@ -248,7 +248,7 @@ impl Enums {
     /// Sort by name; of duplicate names the first pushed wins.
     pub fn finish(&mut self) {
         let mut l = core::mem::take(&mut self.list);
-        l.sort_by(|a, b| self.name(a).cmp(self.name(b)));
+        crate::util::sort_by(&mut l, |a, b| self.name(a).cmp(self.name(b)));
         l.dedup_by(|b, a| self.name(a) == self.name(b));
         self.list = l;
     }

@@ -18,6 +18,7 @@ pub mod printfmt;
 pub mod ring;
 pub mod tracedat;
 pub mod text;
+pub mod util;
 
 // ---- the edges: std ----
 #[cfg(feature = "std")]
