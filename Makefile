@@ -64,12 +64,18 @@ demo: build
 	./bin/ftcat $(DEMO_DAT)
 
 # Nightly rebuilds std for size and aborts on panic with no unwinding or
-# message machinery: the smallest binary we can ship.
+# message machinery: the smallest binary we can ship. Also: no unwind tables
+# at all (nothing unwinds), no file:line:col strings for panics that print
+# nothing, `{:?}` prints nothing (non-test code must not use it for output;
+# it does not), and std's own size-optimized paths (e.g. small sorts).
+TINYFLAGS := -Zunstable-options -Cpanic=immediate-abort -Crelocation-model=static \
+	-Cforce-unwind-tables=no -Zlocation-detail=none -Zfmt-debug=none -Clink-arg=-Wl,--no-eh-frame-hdr
 tiny:
 	@sh scripts/setup.sh tiny
-	RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Crelocation-model=static" \
+	RUSTFLAGS="$(TINYFLAGS)" \
 	$(CARGO) +nightly build --release --target $(TARGET) --target-dir target/tiny \
-		-Zbuild-std=std,panic_abort --no-default-features --features std
+		-Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size --no-default-features --features std
+	$(OBJCOPY) $(NOEH) $(TINY)
 
 cross:
 	@sh scripts/setup.sh cross
