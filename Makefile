@@ -21,7 +21,15 @@ SRC     := $(shell find src -name '*.rs') Cargo.toml
 # location and aborts (status 134); RUST_BACKTRACE=1 prints an empty
 # "stack backtrace:" (a stripped binary showed no symbol names anyway).
 # Checked with a panicking test binary built with exactly these flags.
-export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static -C link-arg=-Wl,--no-eh-frame-hdr
+#
+# x86_64 links with rust-lld (shipped with rustup's rustc, as for the aarch64
+# cross build): it lays the static binary out tighter than GNU ld (measured
+# -7.5 KB). --icf=all folds functions that compiled to identical code (only
+# -0.5 KB today, more as generic copies grow); sound for Rust, which makes
+# no promise that distinct functions have distinct addresses (rustc's own
+# merge-functions pass already merges them).
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static -C link-arg=--no-eh-frame-hdr -C link-arg=--icf=all
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 
@@ -69,7 +77,7 @@ demo: build
 # nothing, `{:?}` prints nothing (non-test code must not use it for output;
 # it does not), and std's own size-optimized paths (e.g. small sorts).
 TINYFLAGS := -Zunstable-options -Cpanic=immediate-abort -Crelocation-model=static \
-	-Cforce-unwind-tables=no -Zlocation-detail=none -Zfmt-debug=none -Clink-arg=-Wl,--no-eh-frame-hdr
+	-Cforce-unwind-tables=no -Zlocation-detail=none -Zfmt-debug=none -Clinker=rust-lld -Clink-arg=--no-eh-frame-hdr -Clink-arg=--icf=all
 tiny:
 	@sh scripts/setup.sh tiny
 	RUSTFLAGS="$(TINYFLAGS)" \
