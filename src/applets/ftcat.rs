@@ -612,7 +612,8 @@ fn run(a: Args) -> Result<()> {
         };
         let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
         let ncpus = live.sources.len() as u32;
-        let rec = live_recording(&a, &top, &tfs, ncpus)?;
+        let mut rec = live_recording(&a, &top, &tfs, ncpus)?;
+        rec.dec.tep = a.tc;
         let name = tfs.path_of("per_cpu");
         let mut m = Merge::new(live.layout, live.sources);
         let res = decode(&a, &rec, &mut m, &mut out, &name, None, true);
@@ -656,6 +657,7 @@ fn run(a: Args) -> Result<()> {
         "nop"
     };
     let mut rec = rec;
+    rec.dec.tep = a.tc;
     rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
     rec.counts = Some((seen.0, seen.0 + rec.overrun));
     let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));

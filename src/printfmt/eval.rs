@@ -496,6 +496,9 @@ pub(crate) fn pointer<'a>(
             _ => return Err("%p of data inside the record (its address is unknown)"),
         };
         let addr = if env.long_size < 8 { addr & 0xffff_ffff } else { addr };
+        if env.tep {
+            return tep_pointer(env, out, addr, first);
+        }
         if matches!(first, b'S' | b's' | b'B' | b'F' | b'f') {
             let mut sym = Vec::new();
             let offset = !matches!(first, b's' | b'f');
@@ -547,5 +550,20 @@ pub(crate) fn pointer<'a>(
         _ => return Err("unsupported %p extension"),
     }
     printf::string(out, &tmp, flags, width, -1);
+    Ok(())
+}
+
+/// libtraceevent's print_arg_pointer() for the value-printing `%p`s.
+fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: u8) -> EResult<()> {
+    use core::fmt::Write as _;
+    let mut t = alloc::string::String::new();
+    let sym = if matches!(first, b'S' | b's' | b'B' | b'F' | b'f') { env.ksyms.and_then(|k| k.lookup(addr)) } else { None };
+    let _ = match sym {
+        Some(k) if matches!(first, b's' | b'f') => write!(t, "{}", k.name),
+        Some(k) => write!(t, "{}+0x{:x}", k.name, k.offset),
+        None if addr == 0 && !matches!(first, b'S' | b's' | b'B' | b'F' | b'f') => write!(t, "(nil)"),
+        None => write!(t, "0x{:x}", addr),
+    };
+    out.extend_from_slice(t.as_bytes());
     Ok(())
 }

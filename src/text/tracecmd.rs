@@ -95,7 +95,7 @@ enum Kind {
     KStack { caller: u16 },
     FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
     RawData { id: F, buf: u16 },
-    Switch { pcomm: Option<(u16, u16)>, ppid: F, pprio: Option<F>, pstate: Option<F>, ncomm: Option<(u16, u16)>, npid: F, nprio: Option<F>, states: String },
+    Switch { pcomm: Option<(u16, u16)>, ppid: F, pprio: Option<F>, pstate: Option<F>, ncomm: Option<(u16, u16)>, npid: F, nprio: Option<F> },
     Wakeup { comm: Option<(u16, u16)>, pid: F, prio: Option<F>, success: Option<F>, cpu: Option<F> },
     HrtExpire { timer: F, now: F, func: Option<F> },
     HrtStart { timer: F, func: Option<F>, expires: F, soft: F },
@@ -133,7 +133,6 @@ fn classify(e: &Event) -> Kind {
                 ncomm: arr(e, "next_comm"),
                 npid: fld(e, "next_pid")?,
                 nprio: fld(e, "next_prio"),
-                states: states(&e.print_fmt),
             })
         })(),
         ("sched", "sched_wakeup" | "sched_wakeup_new") => (|| {
@@ -158,28 +157,9 @@ fn classify(e: &Event) -> Kind {
     k.unwrap_or(Kind::Generic)
 }
 
-/// The state letters of sched_switch's `__print_flags(prev_state, "|",
-/// { 0x01, "S" }, ...)` in bit order, as the plugin's get_states() reads
-/// them from the print fmt; its built-in default otherwise.
-fn states(pf: &str) -> String {
-    let mut s = String::new();
-    if let Some(i) = pf.find("__print_flags(") {
-        let rest = &pf[i..];
-        let rest = &rest[..rest.find(" : ").unwrap_or(rest.len())];
-        // Skip the delimiter string, then take each `"X"` literal.
-        let mut it = rest.split('"').skip(3);
-        while let Some(lit) = it.next() {
-            if let Some(c) = lit.chars().next() {
-                s.push(c);
-            }
-            it.next();
-        }
-    }
-    if s.is_empty() {
-        s.push_str("SDTtXZPI");
-    }
-    s
-}
+/// libtraceevent 1.7's plugin_sched_switch write_state() letters, bit
+/// by bit (1.8 reads them from the print fmt instead; Debian ships 1.7).
+const STATES: &str = "SDTtZXxW";
 
 /// The trace-cmd printer. One per recording.
 pub struct TraceCmd<'a> {
@@ -470,13 +450,12 @@ impl<'a> TraceCmd<'a> {
                     write!(s, " {:02x}", b)?;
                 }
             }
-            Kind::Switch { pcomm, ppid, pprio, pstate, ncomm, npid, nprio, states } => {
+            Kind::Switch { pcomm, ppid, pprio, pstate, ncomm, npid, nprio } => {
                 let (pp, np) = (ppid.get(d, e) as i64, npid.get(d, e) as i64);
                 let (pc, nc) = (*pcomm, *ncomm);
                 let pprio = pprio.map(|f| f.get(d, e) as i32);
                 let nprio = nprio.map(|f| f.get(d, e) as i32);
                 let st = pstate.map(|f| f.get(d, e));
-                let states = states.clone();
                 self.comm_field(s, d, pc, pp)?;
                 write!(s, "{} ", pp)?;
                 if let Some(p) = pprio {
@@ -484,8 +463,8 @@ impl<'a> TraceCmd<'a> {
                 }
                 if let Some(v) = st {
                     let mut found = false;
-                    for (i, ch) in states.chars().enumerate() {
-                        if i < 64 && v & (1 << i) != 0 {
+                    for (i, ch) in STATES.chars().enumerate() {
+                        if v & (1 << i) != 0 {
                             if found {
                                 s.push('|');
                             }
