@@ -103,6 +103,8 @@ impl<'a, 'e> Ctx<'a, 'e> {
             Expr::Num(v, t) => Val::Int(norm(*v, *t, env), *t),
             Expr::LongSize => Val::Int(env.long_size as u64, Ty::ULONG),
             Expr::Str(s) => Val::Bytes(s),
+            // libtraceevent reads an unknown name with strtoull(): 0.
+            Expr::Unknown if env.tep => Val::Int(0, Ty::ULONG),
             Expr::Unknown => return Err("an identifier the format does not define (unresolved enum?)"),
             Expr::Field(i) => {
                 let f = self.ev.fields.get(*i).ok_or("REC used without ->field")?;
