@@ -462,7 +462,11 @@ pub(crate) fn format<'a>(
                 let v = args.val(ctx, s, ext)?;
                 match v {
                     Val::Int(0, _) => printf::string(out, b"(null)", flags, width, prec),
-                    Val::Int(..) => return Err("%s of a kernel pointer (its text is not in the record)"),
+                    // A `const char *` into the kernel: printk_formats may know it.
+                    Val::Int(a, _) => match env.printk.and_then(|p| p.lookup(a)) {
+                        Some(t) => printf::string(out, t.as_bytes(), flags, width, prec),
+                        None => return Err("%s of a kernel pointer (its text is not in the record)"),
+                    },
                     v => {
                         let d = ctx.bytes(&v).unwrap_or(b"");
                         printf::string(out, d, flags, width, prec)

@@ -99,6 +99,8 @@ enum Kind {
     Wakeup { comm: Option<(u16, u16)>, pid: F, prio: Option<F>, success: Option<F>, cpu: Option<F> },
     HrtExpire { timer: F, now: F, func: Option<F> },
     HrtStart { timer: F, func: Option<F>, expires: F, soft: F },
+    /// plugin_tlb: `pages=-1 reason=flush on task switch (0)`.
+    Tlb { pages: F, reason: F },
     /// kmem's `(caller+0x1c) ` before the print fmt.
     CallSite { site: F },
     Generic,
@@ -149,6 +151,7 @@ fn classify(e: &Event) -> Kind {
                 soft: fld(e, "softexpires")?,
             })
         })(),
+        ("tlb", "tlb_flush") => (|| Some(Kind::Tlb { pages: fld(e, "pages")?, reason: fld(e, "reason")? }))(),
         ("kmem", "kfree" | "kmalloc" | "kmalloc_node" | "kmem_cache_alloc" | "kmem_cache_alloc_node" | "kmem_cache_free") => {
             fld(e, "call_site").map(|site| Kind::CallSite { site })
         }
@@ -508,6 +511,15 @@ impl<'a> TraceCmd<'a> {
                 write!(s, "hrtimer=0x{:x}", t)?;
                 self.func_field(s, f)?;
                 write!(s, " expires={} softexpires={}", x, so)?;
+            }
+            Kind::Tlb { pages, reason } => {
+                let (p, why) = (pages.get(d, e) as i64, reason.get(d, e) as i64);
+                const WHY: [&str; 4] = ["flush on task switch", "remote shootdown", "local shootdown", "local mm shootdown"];
+                write!(s, "pages={} reason=", p)?;
+                if let Some(w) = usize::try_from(why).ok().and_then(|i| WHY.get(i)) {
+                    s.push_str(w);
+                }
+                write!(s, " ({})", why)?;
             }
             Kind::CallSite { site } => {
                 let v = site.get(d, e);
