@@ -97,6 +97,61 @@ impl<'a, 'e> Ctx<'a, 'e> {
         })
     }
 
+    /// A binary operator on two integers (C's usual conversions).
+    fn binop(&self, op: &str, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<Val<'a>> {
+        let env = self.env;
+        match op {
+            "&&" => return Ok(Val::Int((x != 0 && y != 0) as u64, Ty::INT)),
+            "||" => return Ok(Val::Int((x != 0 || y != 0) as u64, Ty::INT)),
+            _ => {}
+        }
+        let op = &op;
+        if matches!(*op, "<<" | ">>") {
+            let t = promote(tx, env);
+            let sh = (y & 63) as u32;
+            let r = if *op == "<<" {
+                x.wrapping_shl(sh)
+            } else if t.signed {
+                ((x as i64) >> sh) as u64
+            } else {
+                x >> sh
+            };
+            return Ok(Val::Int(norm(r, t, env), t));
+        }
+        let t = common(tx, ty, env);
+        let (x, y) = (norm(x, t, env), norm(y, t, env));
+        let cmp = |lt: bool| Val::Int(lt as u64, Ty::INT);
+        let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
+        let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
+        let r = match *op {
+            "+" => x.wrapping_add(y),
+            "-" => x.wrapping_sub(y),
+            "*" => x.wrapping_mul(y),
+            "/" | "%" => {
+                if y == 0 {
+                    return Err("division by zero");
+                }
+                match (*op, t.signed) {
+                    ("/", true) => (x as i64).wrapping_div(y as i64) as u64,
+                    ("/", false) => x / y,
+                    (_, true) => (x as i64).wrapping_rem(y as i64) as u64,
+                    _ => x % y,
+                }
+            }
+            "&" => x & y,
+            "|" => x | y,
+            "^" => x ^ y,
+            "==" => return Ok(cmp(x == y)),
+            "!=" => return Ok(cmp(x != y)),
+            "<" => return Ok(cmp(slt)),
+            ">" => return Ok(cmp(sgt)),
+            "<=" => return Ok(cmp(!sgt)),
+            ">=" => return Ok(cmp(!slt)),
+            _ => return Err("unsupported operator"),
+        };
+        Ok(Val::Int(norm(r, t, env), t))
+    }
+
     pub fn eval(&mut self, e: &'a Expr) -> EResult<Val<'a>> {
         let env = self.env;
         Ok(match e {
@@ -155,58 +210,43 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 };
                 Val::Int(norm(r, t, env), t)
             }
+            Expr::Bin(op, a, b) if env.tep && tep_rotates(op, b) => {
+                // libtraceevent's parser keeps no parentheses: `x & (A | B)`
+                // becomes `(x & A) | B` when the right side's operator binds
+                // looser. Do the same so the output matches trace-cmd's.
+                let Expr::Bin(op2, ..) = &**b else {
+                    return Err("bad rotation");
+                };
+                let mut rights = Vec::new();
+                let mut leaf: &'a Expr = b;
+                while let Expr::Bin(o, l, r) = leaf {
+                    if o != op2 {
+                        break;
+                    }
+                    rights.push(&**r);
+                    leaf = l;
+                }
+                let (x, y) = (self.int(a)?, self.int(leaf)?);
+                let mut v = self.binop(op, x, y)?;
+                for r in rights.into_iter().rev() {
+                    let (vv, tv) = match v {
+                        Val::Int(n, t) => (n, t),
+                        _ => return Err("bad rotation"),
+                    };
+                    let y = self.int(r)?;
+                    v = self.binop(op2, (vv, tv), y)?;
+                }
+                v
+            }
             Expr::Bin(op, a, b) => {
                 match *op {
                     "&&" => return Ok(Val::Int((self.truth(a)? && self.truth(b)?) as u64, Ty::INT)),
                     "||" => return Ok(Val::Int((self.truth(a)? || self.truth(b)?) as u64, Ty::INT)),
                     _ => {}
                 }
-                let (x, tx) = self.int(a)?;
-                let (y, ty) = self.int(b)?;
-                if matches!(*op, "<<" | ">>") {
-                    let t = promote(tx, env);
-                    let sh = (y & 63) as u32;
-                    let r = if *op == "<<" {
-                        x.wrapping_shl(sh)
-                    } else if t.signed {
-                        ((x as i64) >> sh) as u64
-                    } else {
-                        x >> sh
-                    };
-                    return Ok(Val::Int(norm(r, t, env), t));
-                }
-                let t = common(tx, ty, env);
-                let (x, y) = (norm(x, t, env), norm(y, t, env));
-                let cmp = |lt: bool| Val::Int(lt as u64, Ty::INT);
-                let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
-                let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
-                let r = match *op {
-                    "+" => x.wrapping_add(y),
-                    "-" => x.wrapping_sub(y),
-                    "*" => x.wrapping_mul(y),
-                    "/" | "%" => {
-                        if y == 0 {
-                            return Err("division by zero");
-                        }
-                        match (*op, t.signed) {
-                            ("/", true) => (x as i64).wrapping_div(y as i64) as u64,
-                            ("/", false) => x / y,
-                            (_, true) => (x as i64).wrapping_rem(y as i64) as u64,
-                            _ => x % y,
-                        }
-                    }
-                    "&" => x & y,
-                    "|" => x | y,
-                    "^" => x ^ y,
-                    "==" => return Ok(cmp(x == y)),
-                    "!=" => return Ok(cmp(x != y)),
-                    "<" => return Ok(cmp(slt)),
-                    ">" => return Ok(cmp(sgt)),
-                    "<=" => return Ok(cmp(!sgt)),
-                    ">=" => return Ok(cmp(!slt)),
-                    _ => return Err("unsupported operator"),
-                };
-                Val::Int(norm(r, t, env), t)
+                let x = self.int(a)?;
+                let y = self.int(b)?;
+                self.binop(op, x, y)?
             }
             Expr::Cond(c, a, b) => {
                 if self.truth(c)? {
@@ -567,9 +607,33 @@ fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: 
     let _ = match sym {
         Some(k) if matches!(first, b's' | b'f') => write!(t, "{}", k.name),
         Some(k) => write!(t, "{}+0x{:x}", k.name, k.offset),
-        None if addr == 0 && !matches!(first, b'S' | b's' | b'B' | b'F' | b'f') => write!(t, "(nil)"),
+        None if addr == 0 && !matches!(first, b'S' | b's' | b'B' | b'F' | b'f') => {
+            write!(t, "(nil)")
+        }
         None => write!(t, "0x{:x}", addr),
     };
     out.extend_from_slice(t.as_bytes());
     Ok(())
+}
+
+/// libtraceevent's get_op_prio() (bigger binds looser).
+fn tep_prio(op: &str) -> u8 {
+    match op {
+        "*" | "/" | "%" => 6,
+        "+" | "-" => 7,
+        "<<" | ">>" => 8,
+        "<" | ">" | "<=" | ">=" => 9,
+        "==" | "!=" => 10,
+        "&" => 11,
+        "^" => 12,
+        "|" => 13,
+        "&&" => 14,
+        "||" => 15,
+        _ => 0,
+    }
+}
+
+/// Would libtraceevent re-associate `x OP right`?
+fn tep_rotates(op: &str, right: &Expr) -> bool {
+    matches!(right, Expr::Bin(o2, ..) if tep_prio(o2) > tep_prio(op) && tep_prio(op) > 0)
 }
