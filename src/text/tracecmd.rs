@@ -346,12 +346,21 @@ impl<'a> TraceCmd<'a> {
     /// TEP_PRINT_TIME with trace-cmd's formats: ` %6.1000d` (usecs,
     /// rounded), ` %9.1d` with -t, `%12d` for counter clocks.
     fn time(&self, s: &mut String, ts: u64) -> fmt::Result {
+        if self.in_ns {
+            s.push(' ');
+        }
+        self.time_val(s, ts)
+    }
+
+    /// print_event_time() with the format trace-cmd picked (the same one
+    /// it gives func_repeats' `last_ts`).
+    fn time_val(&self, s: &mut String, ts: u64) -> fmt::Result {
         if !self.in_ns {
-            // "%12d" reads as precision 12, no divisor.
-            let p = 1_000_000_000_000u64;
+            // "%12d" reads as precision 12: its int power of ten overflows
+            // to 0xffffffffd4a51000 once widened, so the seconds are 0.
+            let p = 0xffff_ffff_d4a5_1000u64;
             return write!(s, "{:>5}.{:012}", ts / p, ts % p);
         }
-        s.push(' ');
         if self.flags & NSEC != 0 {
             write!(s, "{:>5}.{:09}", ts / 1_000_000_000, ts % 1_000_000_000)
         } else {
@@ -443,9 +452,8 @@ impl<'a> TraceCmd<'a> {
                 let delta = (top.get(d, e) << 32) | bottom.get(d, e);
                 self.function(s, r.cpu, ip, parent)?;
                 write!(s, " (count: {}  last_ts: ", count)?;
-                // tep_func_repeat_format "%6.1000d".
-                let t = r.ts.wrapping_sub(delta).wrapping_add(500) / 1000;
-                write!(s, "{:>5}.{:06})", t / 1_000_000, t % 1_000_000)?;
+                self.time_val(s, r.ts.wrapping_sub(delta))?;
+                s.push(')');
             }
             Kind::RawData { id, buf } => {
                 write!(s, "# {:x}", id.get(d, e))?;
