@@ -1,13 +1,13 @@
 //! Hand-built records through the kernel printer: formats written as the
 //! kernel's format files give them, records laid out by those formats.
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
 use super::kernel::{Classes, HeaderInfo, Kernel};
 use super::{Cmdlines, Env, Opts, Rec, Rendered, Sym};
-use crate::format::{Event, Field, FieldKind};
+use crate::format::Event;
 
 struct TestEnv {
     syms: Vec<(u64, u64, &'static str)>,
@@ -32,41 +32,42 @@ impl Env for TestEnv {
     }
 }
 
-fn f(name: &str, ctype: &str, offset: usize, size: usize, signed: bool) -> Field {
-    Field { name: name.to_string(), ctype: ctype.to_string(), offset, size, signed, kind: FieldKind::Scalar }
+/// One format-file field line: `decl` is the C declaration (`unsigned long func`).
+fn f(decl: &str, offset: usize, size: usize, signed: bool) -> String {
+    alloc::format!("\tfield:{};\toffset:{};\tsize:{};\tsigned:{};\n", decl, offset, size, signed as u8)
 }
 
-fn common() -> Vec<Field> {
-    alloc::vec![
-        f("common_type", "unsigned short", 0, 2, false),
-        f("common_flags", "unsigned char", 2, 1, false),
-        f("common_preempt_count", "unsigned char", 3, 1, false),
-        f("common_pid", "int", 4, 4, true),
-    ]
-}
-
-fn ev(id: u16, system: &str, name: &str, fields: &[Field]) -> Event {
-    let mut all = common();
-    all.extend_from_slice(fields);
-    Event { id, system: system.to_string(), name: name.to_string(), fields: all, print_fmt: String::new() }
+/// An event as its format file gives it, through the real parser.
+fn ev(id: u16, system: &str, name: &str, fields: &[String]) -> Event {
+    let mut t = alloc::format!("name: {}\nID: {}\nformat:\n", name, id);
+    t.push_str(&f("unsigned short common_type", 0, 2, false));
+    t.push_str(&f("unsigned char common_flags", 2, 1, false));
+    t.push_str(&f("unsigned char common_preempt_count", 3, 1, false));
+    t.push_str(&f("int common_pid", 4, 4, true));
+    t.push('\n');
+    for x in fields {
+        t.push_str(x);
+    }
+    t.push_str("\nprint fmt: \"x\"\n");
+    crate::format::parse_event(system, &t).unwrap()
 }
 
 /// funcgraph_entry / funcgraph_exit as 6.5+ kernels with
 /// CONFIG_FUNCTION_GRAPH_RETVAL describe them.
 fn graph_events() -> Vec<Event> {
     alloc::vec![
-        ev(11, "ftrace", "funcgraph_entry", &[f("func", "unsigned long", 8, 8, false), f("depth", "int", 16, 4, true)]),
+        ev(11, "ftrace", "funcgraph_entry", &[f("unsigned long func", 8, 8, false), f("int depth", 16, 4, true)]),
         ev(
             10,
             "ftrace",
             "funcgraph_exit",
             &[
-                f("func", "unsigned long", 8, 8, false),
-                f("retval", "unsigned long", 16, 8, false),
-                f("depth", "int", 24, 4, true),
-                f("overrun", "unsigned int", 28, 4, false),
-                f("calltime", "unsigned long long", 32, 8, false),
-                f("rettime", "unsigned long long", 40, 8, false),
+                f("unsigned long func", 8, 8, false),
+                f("unsigned long retval", 16, 8, false),
+                f("int depth", 24, 4, true),
+                f("unsigned int overrun", 28, 4, false),
+                f("unsigned long long calltime", 32, 8, false),
+                f("unsigned long long rettime", 40, 8, false),
             ]
         ),
     ]
@@ -176,8 +177,8 @@ fn funcgraph_retval_as_in_the_issue() {
 fn context_columns_and_header() {
     let env = TestEnv { syms: alloc::vec![(0xffff_0000, 0x40, "tracing_mark_write")] };
     let evs = alloc::vec![
-        ev(5, "ftrace", "print", &[f("ip", "unsigned long", 8, 8, false), f("buf", "char[]", 16, 0, false)]),
-        ev(300, "sched", "sched_foo", &[f("x", "int", 8, 4, true)]),
+        ev(5, "ftrace", "print", &[f("unsigned long ip", 8, 8, false), f("char buf[]", 16, 0, false)]),
+        ev(300, "sched", "sched_foo", &[f("int x", 8, 4, true)]),
     ];
     let cls = Classes::new(&evs);
     let cmd = Cmdlines::parse(b"143 sh\n");
