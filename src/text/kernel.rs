@@ -228,6 +228,8 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     pub annotate: bool,
     started: Vec<bool>,
     idx: u64,
+    /// The buffer of the per-record [`Line`].
+    lbuf: Vec<u8>,
     pub counts: Counts,
 }
 
@@ -247,6 +249,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             annotate: false,
             started: Vec::new(),
             idx: 0,
+            lbuf: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -352,15 +355,19 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         // The common short lines go out in one piece.
         if let Some(c) = class {
             if !self.opts.has(opts::FIELDS) {
-                let mut b = Line::new();
+                let mut lb = core::mem::take(&mut self.lbuf);
+                lb.resize(LINE_MAX, 0);
+                let mut b = Line::on(&mut lb);
                 if ctx {
                     self.context_into(&mut b, r);
                 }
-                if self.short_event(&mut b, r, c) {
-                    b.flush(out)?;
+                let short = self.short_event(&mut b, r, c);
+                let w = b.flush(out);
+                self.lbuf = lb;
+                w?;
+                if short {
                     return Ok(false);
                 }
-                b.flush(out)?;
                 return self.event(out, r, c, next);
             }
         }
@@ -471,7 +478,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             }
             Kind::SysExit { name, ret } => {
                 out.write_str(name)?;
-                let mut b = Line::new();
+                let mut arr = [0u8; 32];
+                let mut b = Line::on(&mut arr);
                 b.extend(b" -> 0x");
                 b.hex(self.ulong(ret.get(d, e)));
                 b.push(b'\n');
@@ -624,7 +632,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// trace_print_context(): `%16s-%-7d [%03d] flags  secs.usecs: `.
     /// Built in a stack buffer and written once: this runs for every line.
     pub fn context(&mut self, out: &mut dyn Write, r: &Rec) -> fmt::Result {
-        let mut b = Line::new();
+        let mut arr = [0u8; LINE_MAX];
+        let mut b = Line::on(&mut arr);
         self.context_into(&mut b, r);
         b.flush(out)
     }
@@ -780,6 +789,47 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 }
 
+/// Copy a short slice (dst and src of equal length) with fixed-size moves:
+/// musl's memcpy starts every call with `rep movsq`, whose start-up cost is
+/// far above that of the few bytes most of a line's pieces are.
+#[inline]
+fn copy_small(dst: &mut [u8], src: &[u8]) {
+    let n = src.len().min(dst.len());
+    let (d, s) = (&mut dst[..n], &src[..n]);
+    if n > 16 {
+        d.copy_from_slice(s);
+    } else if n >= 8 {
+        move8(d, s, 0);
+        move8(d, s, n - 8);
+    } else if n >= 4 {
+        move4(d, s, 0);
+        move4(d, s, n - 4);
+    } else {
+        for i in 0..n {
+            d[i] = s[i];
+        }
+    }
+}
+
+/// 8 bytes at `at`, through fixed-size arrays (a register move, no call).
+#[inline(always)]
+fn move8(d: &mut [u8], s: &[u8], at: usize) {
+    if let (Some(sa), Some(da)) = (s.get(at..at + 8), d.get_mut(at..at + 8)) {
+        if let (Ok(v), Ok(w)) = (<[u8; 8]>::try_from(sa), <&mut [u8; 8]>::try_from(da)) {
+            *w = v;
+        }
+    }
+}
+
+#[inline(always)]
+fn move4(d: &mut [u8], s: &[u8], at: usize) {
+    if let (Some(sa), Some(da)) = (s.get(at..at + 4), d.get_mut(at..at + 4)) {
+        if let (Ok(v), Ok(w)) = (<[u8; 4]>::try_from(sa), <&mut [u8; 4]>::try_from(da)) {
+            *w = v;
+        }
+    }
+}
+
 /// The five latency columns of a record's common flags and preempt count.
 fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
     let flags = d.get(2).copied().unwrap_or(0);
@@ -824,14 +874,20 @@ fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
 /// cheaper than core::fmt for what every line has, written out in one call.
 /// Invariant: the bytes in use are valid UTF-8 (bytes come from `&str`s or
 /// are checked ASCII).
-pub struct Line {
-    b: [u8; 256],
+pub struct Line<'a> {
+    b: &'a mut [u8],
     n: usize,
 }
 
-impl Line {
-    pub fn new() -> Line {
-        Line { b: [0; 256], n: 0 }
+/// Bytes a [`Line`] holds at most (a line that does not fit takes the
+/// slower core::fmt path).
+pub const LINE_MAX: usize = 256;
+
+impl<'a> Line<'a> {
+    /// A line over `buf` (its old contents are ignored). The buffer is the
+    /// caller's so that no line-sized value is built or moved per record.
+    pub fn on(buf: &'a mut [u8]) -> Line<'a> {
+        Line { b: buf, n: 0 }
     }
     #[inline]
     pub fn clear(&mut self) {
@@ -849,7 +905,7 @@ impl Line {
     pub fn extend(&mut self, s: &[u8]) {
         let end = (self.n + s.len()).min(self.b.len());
         let k = end - self.n;
-        self.b[self.n..end].copy_from_slice(&s[..k]);
+        copy_small(&mut self.b[self.n..end], &s[..k]);
         if !s.is_ascii() {
             for c in &mut self.b[self.n..end] {
                 if !c.is_ascii() {
@@ -866,7 +922,7 @@ impl Line {
         if end > self.b.len() {
             return false;
         }
-        self.b[self.n..end].copy_from_slice(s.as_bytes());
+        copy_small(&mut self.b[self.n..end], s.as_bytes());
         self.n = end;
         true
     }
@@ -877,9 +933,19 @@ impl Line {
     }
     #[inline]
     pub fn pad(&mut self, k: usize) {
-        let end = (self.n + k).min(self.b.len());
-        self.b[self.n..end].fill(b' ');
-        self.n = end;
+        const SP: [u8; 16] = [b' '; 16];
+        let mut k = k;
+        while k > 0 {
+            let c = k.min(16);
+            let end = (self.n + c).min(self.b.len());
+            let m = end - self.n;
+            copy_small(&mut self.b[self.n..end], &SP[..m]);
+            self.n = end;
+            if m < c {
+                return;
+            }
+            k -= c;
+        }
     }
     /// `%lx`.
     pub fn hex(&mut self, mut v: u64) {
@@ -995,11 +1061,6 @@ impl Line {
     }
 }
 
-impl Default for Line {
-    fn default() -> Self {
-        Line::new()
-    }
-}
 
 fn is_kretprobe_tramp(name: &str) -> bool {
     name == "__kretprobe_trampoline" || name == "kretprobe_trampoline"

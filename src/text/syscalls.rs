@@ -52,7 +52,8 @@ pub fn enter(out: &mut dyn Write, name: &str, args: &[(String, String, F)], d: &
     out.write_str(name)?;
     out.write_char('(')?;
     let new_style = kver == 0 || kver >= 6018;
-    let mut b = Line::new();
+    let mut arr = [0u8; 64];
+    let mut b = Line::on(&mut arr);
     for (i, (arg, ty, f)) in args.iter().enumerate() {
         if i > 0 {
             out.write_str(", ")?;
