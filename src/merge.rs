@@ -48,14 +48,10 @@ impl PageSource for CpuPages<'_> {
         self.cpu.cpu
     }
     fn fill(&mut self, page: &mut Vec<u8>) -> Result<Fill, Error> {
-        match self.next_page() {
+        match self.next_into(page) {
             None => Ok(Fill::End),
             Some(Err(e)) => Err(e),
-            Some(Ok(p)) => {
-                page.clear();
-                page.extend_from_slice(p);
-                Ok(Fill::Page)
-            }
+            Some(Ok(())) => Ok(Fill::Page),
         }
     }
 }
