@@ -161,7 +161,7 @@ impl<'s> Merge<'s> {
         }
         let mut best: Option<usize> = None;
         for (i, c) in self.cpus.iter().enumerate() {
-            if c.state == State::Has && best.map_or(true, |b| c.head.0 < self.cpus[b].head.0) {
+            if c.state == State::Has && best.is_none_or(|b| c.head.0 < self.cpus[b].head.0) {
                 best = Some(i);
             }
         }

@@ -21,6 +21,26 @@
 //! Metadata (formats, kallsyms, cmdlines) is loaded at open; trace data is
 //! never loaded whole: [`CpuPages`] reads one page (or one compressed chunk)
 //! at a time through [`ReadAt`], so memory stays flat however large the file.
+//!
+//! Use (the std edge supplies the `ReadAt`: `applets::source::Input`):
+//!
+//! ```ignore
+//! let td = TraceDat::open(input.read_at())?;          // Error names section + offset
+//! for f in &td.formats { parse(&f.system, &f.text) }  // ftrace first, file order
+//! let top = td.top().ok_or(..)?;                      // or td.buffer("instance")
+//! let mut m = Merge::from_pages(td.layout(top), td.all_cpu_pages(top));
+//! while let Some(item) = m.next() {
+//!     match item {
+//!         Item::Record { cpu, ts, data } => ..,       // data starts at common_type
+//!         Item::Lost { cpu, count, .. } => ..,        // before that CPU's next record
+//!         Item::Error { cpu, error } => ..,           // corrupt page / cut file; goes on
+//!     }
+//! }
+//! if let Some(e) = &td.damage { .. }                  // cut v7 file: report after records
+//! ```
+//!
+//! `ReadAt::read_at` takes `&self` (pread needs no state), so every CPU's
+//! stream shares one open file.
 
 pub mod pages;
 pub mod write;
