@@ -1,0 +1,195 @@
+# Guest-side helpers for the lab's scenarios (busybox sh). Sourced by /init.
+#
+# A scenario (scripts/vm/scen/NAME.sh) runs in /out/NAME ($S) and only
+# *produces* evidence: the kernel's own text of a buffer, what ftbox and
+# trace-cmd made of the same buffer, and a manifest saying which command made
+# which file (with its exit code) and which files must be identical. The host
+# (scripts/vm/check.sh) does the comparing, so a slow TCG guest does as little
+# work as possible and every verdict is made by one piece of code.
+#
+# Manifest lines (tab separated):
+#   run   NAME  RC  APPLET  COMMAND…   a command; stdout in NAME, stderr in NAME.err
+#   same  LABEL A B IGNORE DEP   files A and B must be identical. IGNORE ("-": none)
+#                                is an ERE of lines left out of both, its reason in
+#                                the label; DEP ("-": none) a run whose failure or
+#                                pending state the check inherits
+#   note  TEXT                         shown as is
+T=/sys/kernel/tracing
+TAB=$(printf '\t')
+
+say() { echo "vm: $*"; }
+
+# An applet is "there" once it answers --help with success; the skeleton's
+# placeholders print their usage and exit 2.
+have() { "$1" --help >/dev/null 2>&1; }
+
+# run NAME CMD ARGS…: run in $S, keep stdout/stderr/rc for the host.
+run() {
+    _n=$1; shift
+    (cd "$S" && "$@") >"$S/$_n" 2>"$S/$_n.err"
+    _rc=$?
+    echo "run$TAB$_n$TAB$_rc$TAB${1##*/}$TAB$*" >>"$S/manifest"
+    [ "$_rc" = 0 ] || say "  $_n: exit $_rc ($(head -c 200 "$S/$_n.err" | head -n 2 | tr '\n' ' '))"
+    return $_rc
+}
+same() { echo "same$TAB$1$TAB$2$TAB$3$TAB${4:--}$TAB${5:--}" >>"$S/manifest"; }
+note() { echo "note$TAB$*" >>"$S/manifest"; }
+
+# Write a tracefs control file the plain way (what a person would type).
+put() { # FILE VALUE…
+    _f=$1; shift
+    echo "$*" >"$T/$_f" || { say "  write '$*' > $_f failed"; return 1; }
+}
+putq() { _f=$1; shift; echo "$*" 2>/dev/null >"$T/$_f"; }
+
+# The workload every scenario traces: a few opens and reads from a child
+# process, small enough to keep function_graph output in the hundreds of lines.
+workload() { sh /vm/workload; }
+
+# Clear, trace the workload, stop. Tracing stays off so `trace` and the raw
+# buffer hold exactly the same records while they are read.
+fill() { # [INSTANCE-DIR]
+    _d=$T${1:+/instances/$1}
+    echo 0 >"$_d/tracing_on"; : >"$_d/trace"; echo 1 >"$_d/tracing_on"
+    workload
+    echo "lab marker after workload" >"$_d/trace_marker"
+    echo 0 >"$_d/tracing_on"
+}
+
+# Three fills of the current configuration, each read non-destructively as
+# the kernel's text first and then consumed by one reader:
+#   live: ftcat --live --once            == trace
+#   ext:  ftrec extract; ftcat FILE       == trace; --style trace-cmd == report
+#   tc:   trace-cmd extract; ftcat FILE   == trace; --style trace-cmd == report
+# (plus: trace-cmd report reads ftrec's file).
+three_readers() { # [INSTANCE]
+    _i=$1
+    _b=${_i:+-B $_i}
+    _d=$T${_i:+/instances/$_i}
+    fill $_i; cat "$_d/trace" >"$S/live.trace.txt"
+    run live.ftcat ftcat --live --once $_b
+    same "ftcat --live --once vs kernel trace" live.trace.txt live.ftcat
+
+    fill $_i; cat "$_d/trace" >"$S/ext.trace.txt"
+    run ext.ftrec ftrec extract $_b -o ext.dat
+    run ext.ftcat ftcat ext.dat
+    same "ftcat of ftrec extract vs kernel trace" ext.trace.txt ext.ftcat
+    run ext.report trace-cmd report -i ext.dat
+    run ext.tcstyle ftcat --style trace-cmd ext.dat
+    same "ftcat --style trace-cmd vs trace-cmd report (ftrec extract)" ext.report ext.tcstyle
+
+    fill $_i; cat "$_d/trace" >"$S/tc.trace.txt"
+    run tc.extract trace-cmd extract $_b -o tc.dat
+    run tc.ftcat ftcat tc.dat
+    same "ftcat of trace-cmd extract vs kernel trace" tc.trace.txt tc.ftcat
+    run tc.report trace-cmd report -i tc.dat
+    run tc.tcstyle ftcat --style trace-cmd tc.dat
+    same "ftcat --style trace-cmd vs trace-cmd report (trace-cmd extract)" tc.report tc.tcstyle
+    : >"$_d/trace"; echo 1 >"$_d/tracing_on"
+}
+
+# The control state a scenario must leave as it found it: everything
+# `trace-cmd stat` would show, in one stable text.
+state() {
+    (
+    cd $T || exit
+    for f in current_tracer tracing_on trace_clock buffer_size_kb buffer_subbuf_size_kb \
+        set_event set_event_pid set_event_notrace_pid set_ftrace_pid set_ftrace_notrace_pid \
+        set_ftrace_filter set_ftrace_notrace set_graph_function set_graph_notrace \
+        max_graph_depth kprobe_events uprobe_events dynamic_events tracing_cpumask \
+        saved_cmdlines_size tracing_thresh stack_trace_filter; do
+        [ -r $f ] || continue
+        # buffer_size_kb reads "7 (expanded: 1408)" until first use: same size.
+        printf '%s: ' $f; sed -e 's/^[0-9]* (expanded: \([0-9]*\))$/\1/' $f | tr '\n' ' '; echo
+    done
+    grep -H . options/* 2>/dev/null
+    grep -H -v '^#' events/*/*/trigger 2>/dev/null
+    grep -H -v -x none events/*/*/filter 2>/dev/null
+    echo "instances: $(ls instances 2>/dev/null | tr '\n' ' ')"
+    )
+}
+
+# Put the top level back to the boot state, the plain way, whatever a
+# scenario (or a tool that failed) left behind. Used only between scenarios,
+# after the "state after" snapshot has been taken.
+lab_reset() {
+    cd $T || return
+    echo 0 >tracing_on
+    echo nop >current_tracer
+    echo >set_event
+    for f in events/*/*/trigger; do
+        grep -v '^#' "$f" 2>/dev/null | while read -r t; do echo "!${t%% *}" >"$f" 2>/dev/null; done
+    done
+    for f in $(grep -l -v -x none events/*/*/filter 2>/dev/null); do echo 0 >"$f"; done
+    for f in set_ftrace_filter set_ftrace_notrace set_graph_function set_graph_notrace \
+        set_event_pid set_ftrace_pid set_event_notrace_pid set_ftrace_notrace_pid; do
+        [ -w $f ] && : >$f
+    done
+    echo 0 >max_graph_depth 2>/dev/null
+    echo >kprobe_events 2>/dev/null
+    for i in instances/*; do [ -d "$i" ] && rmdir "$i"; done
+    for o in $(cat /tmp/options.boot); do putq trace_options "$o"; done
+    echo local >trace_clock
+    : >trace
+    echo 1 >tracing_on
+    cd /
+}
+
+ship() { # NAME: send /out/NAME to the host over ttyS1, framed and checksummed
+    _t=/tmp/ship.tgz
+    tar -C /out -cf - "$1" | gzip -1 >$_t
+    {
+        echo "FTBOX-BEGIN $1"
+        base64 <$_t
+        echo "FTBOX-END $1 $(md5sum <$_t | cut -d' ' -f1)"
+    } >/dev/ttyS1
+    rm -f $_t
+}
+
+info() {
+    S=/out/info; mkdir -p $S
+    uname -r >$S/uname
+    cat $T/available_tracers >$S/tracers
+    ls $T/options >$S/options
+    for a in ftctl ftrec ftcat; do
+        if have $a; then echo "$a yes"; else echo "$a no"; fi
+    done >$S/applets
+    ls -l /bin/ftctl /bin/ftrec /bin/ftcat >$S/links 2>&1
+    trace-cmd --version >$S/trace-cmd.version 2>&1
+    say "kernel $(cat $S/uname); tracers: $(cat $S/tracers)"
+    say "applets: $(tr '\n' ' ' <$S/applets)"
+}
+
+ALL="rescue fg fgtail func kprobe instance record"
+
+lab_main() { # SCENARIOS LIMIT
+    _list=$(echo "$1" | tr ',' ' ')
+    [ "$_list" = all ] && _list=$ALL
+    # Boot option state, to restore exactly (options are "name" or "noname").
+    cat $T/trace_options >/tmp/options.boot
+    echo  # the firmware leaves the console mid-line
+    # Expand the ring buffer now: until first use buffer_size_kb reads
+    # "7 (expanded: 1408)" and the size it expands to is rounded to whole
+    # sub-buffers, which would show as a difference in the first scenario.
+    _kb=$(sed -n 's/.*expanded: \([0-9]*\)).*/\1/p' $T/buffer_size_kb)
+    [ -n "$_kb" ] && echo "$_kb" >$T/buffer_size_kb
+    info; ship info
+    for s in $_list; do
+        S=/out/$s; mkdir -p $S; : >$S/manifest
+        if [ ! -f /vm/scen/$s.sh ]; then say "no scenario $s"; note "no such scenario"; ship $s; continue; fi
+        state >$S/state.before
+        _t0=$(date +%s)
+        say "scenario $s"
+        S=$S timeout $2 sh -c ". /vm/lib.sh; cd $S; . /vm/scen/$s.sh"
+        _rc=$?
+        _t1=$(date +%s)
+        echo "rc $_rc" >$S/status
+        echo "seconds $((_t1 - _t0))" >>$S/status
+        [ $_rc = 0 ] || say "scenario $s: exit $_rc"
+        state >$S/state.after
+        same "tracefs state after the scenario equals before" state.before state.after
+        lab_reset
+        say "scenario $s done in $((_t1 - _t0)) s"
+        ship $s
+    done
+}

@@ -1,0 +1,182 @@
+#!/bin/sh
+# The VM test lab: function tracers, function_graph, kprobes and the
+# rescue-shell use of ftbox on real Debian kernels, which this machine's own
+# kernel cannot give (it refuses function tracing).
+#
+#   scripts/vmtest.sh [-k KERNEL]... [-s SCEN[,SCEN]] [-o DIR] [-t SECONDS] [--shell]
+#
+# For each kernel: fetch the Debian package once (cached), build an initramfs
+# (busybox-static, the static ftbox linked by `ftbox --install -s /bin` as a
+# rescue shell has it, trace-cmd with its libraries and plugins as the
+# reference, the scenario scripts), boot it under TCG with a time limit, take
+# the results back over a second serial port, and compare (scripts/vm/check.sh).
+# Exit 0 when nothing failed; checks waiting on an applet that is not written
+# yet are reported as pending, and fail only with VMTEST_STRICT=1.
+#
+# Environment: FTBOX_BIN (a built static ftbox; else it is built here),
+# FTBOX_VM_CACHE (kernels; default ${XDG_CACHE_HOME:-~/.cache}/ftbox-vm),
+# VMTEST_KERNELS, VMTEST_SCEN, VMTEST_TIMEOUT (per boot, seconds).
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VM=$ROOT/scripts/vm
+CACHE=${FTBOX_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ftbox-vm}
+TGT=${CARGO_TARGET_DIR:-$ROOT/target}
+OUT=$TGT/vmtest
+KERNELS=${VMTEST_KERNELS:-"6.1.0-56-amd64 6.12.117+deb12-amd64"}
+SCEN=${VMTEST_SCEN:-all}
+TIMEOUT=${VMTEST_TIMEOUT:-900}
+LIMIT=${VMTEST_SCEN_LIMIT:-400}
+SHELL_MODE=
+
+log() { printf 'vmtest: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+ks=
+while [ $# -gt 0 ]; do
+    case $1 in
+    -k) ks="$ks $2"; shift ;;
+    -s) SCEN=$2; shift ;;
+    -o) OUT=$2; shift ;;
+    -t) TIMEOUT=$2; shift ;;
+    --shell) SHELL_MODE=1 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+    esac
+    shift
+done
+[ -n "$ks" ] && KERNELS=$ks
+
+# --- 1. Host packages, idempotently -----------------------------------------
+apt_install() { # PKG...: install what is missing; update the lists once if needed
+    export DEBIAN_FRONTEND=noninteractive
+    log "apt-get install $*"
+    apt-get install -y -qq "$@" >&2 || { apt-get update -qq >&2 && apt-get install -y -qq "$@" >&2; }
+}
+need=
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need="$need qemu-system-x86"
+dpkg -s busybox-static >/dev/null 2>&1 || need="$need busybox-static"
+command -v cpio >/dev/null 2>&1 || need="$need cpio"
+command -v trace-cmd >/dev/null 2>&1 || need="$need trace-cmd"
+# trace-cmd report's output depends on libtraceevent's plugins: the guest
+# must have the same ones as any host that compares with it.
+[ -d /usr/lib/x86_64-linux-gnu/traceevent/plugins ] || need="$need libtraceevent1-plugin"
+[ -z "$need" ] || apt_install $need
+
+# --- 2. Kernels, cached -------------------------------------------------------
+kernel() { # VERSION -> prints the cached vmlinuz path
+    v=$1 d=$CACHE/$v
+    if [ ! -s "$d/vmlinuz" ]; then
+        mkdir -p "$d/dl"
+        log "fetching linux-image-$v"
+        ( cd "$d/dl" && { apt-get download "linux-image-$v" >&2 ||
+            { apt-get update -qq >&2 && apt-get download "linux-image-$v" >&2; }; } ) ||
+            die "cannot download linux-image-$v"
+        deb=$(ls "$d"/dl/linux-image-*.deb | head -n1)
+        # vmlinuz and config only: serial console, devtmpfs, tracefs, kprobes
+        # and the function tracers are built into Debian's kernels, so the
+        # guest needs no modules (checked below).
+        dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$d/dl" "./boot/vmlinuz-$v" "./boot/config-$v"
+        mv "$d/dl/boot/config-$v" "$d/config"
+        mv "$d/dl/boot/vmlinuz-$v" "$d/vmlinuz.tmp" && mv "$d/vmlinuz.tmp" "$d/vmlinuz"
+        rm -rf "$d/dl"
+    fi
+    for c in SERIAL_8250_CONSOLE DEVTMPFS BLK_DEV_INITRD FUNCTION_TRACER FUNCTION_GRAPH_TRACER KPROBE_EVENTS FTRACE_SYSCALLS; do
+        grep -q "^CONFIG_$c=y" "$d/config" || die "$v: CONFIG_$c is not built in"
+    done
+    echo "$d/vmlinuz"
+}
+
+# --- 3. ftbox ------------------------------------------------------------------
+if [ -z "${FTBOX_BIN:-}" ]; then
+    log "building the static ftbox"
+    sh "$ROOT/scripts/setup.sh" base
+    (cd "$ROOT" && cargo build --release --target x86_64-unknown-linux-musl --quiet) || die "build failed"
+    FTBOX_BIN=$TGT/x86_64-unknown-linux-musl/release/ftbox
+fi
+[ -x "$FTBOX_BIN" ] || die "no ftbox binary at $FTBOX_BIN"
+file -L "$FTBOX_BIN" 2>/dev/null | grep -q 'static' || log "warning: $FTBOX_BIN is not static"
+
+# --- 4. initramfs ----------------------------------------------------------------
+mkdir -p "$OUT"
+R=$OUT/root
+rm -rf "$R" && mkdir -p "$R/bin" "$R/vm/scen" "$R/etc" "$R/root" "$R/usr/bin"
+cp /bin/busybox "$R/bin/busybox"
+cp "$FTBOX_BIN" "$R/bin/ftbox"
+cp "$VM/init" "$R/init" && chmod 755 "$R/init"
+cp "$VM/lib.sh" "$VM/workload" "$R/vm/" && cp "$VM"/scen/*.sh "$R/vm/scen/"
+echo lab >"$R/etc/hostname"
+echo 'root:x:0:0:root:/root:/bin/sh' >"$R/etc/passwd"
+# trace-cmd as Debian ships it, with what the dynamic loader will ask for.
+tc=$(command -v trace-cmd)
+cp "$tc" "$R/usr/bin/trace-cmd"
+ldd "$tc" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | while read -r lib; do
+    mkdir -p "$R$(dirname "$lib")"; cp -L "$lib" "$R$lib"
+done
+for p in /usr/lib/x86_64-linux-gnu/traceevent/plugins /usr/lib/x86_64-linux-gnu/trace-cmd/plugins; do
+    [ -d "$p" ] && { mkdir -p "$R$p"; cp -L "$p"/*.so "$R$p/" 2>/dev/null || true; }
+done
+INITRD=$OUT/initramfs.cpio
+# Uncompressed: TCG would spend longer inflating it than the copy costs.
+(cd "$R" && find . | cpio -o -H newc --quiet) >"$INITRD"
+log "initramfs $(($(stat -c %s "$INITRD") / 1024)) KiB"
+
+# --- 5. Boot, collect, check ------------------------------------------------------
+# Extract the framed, checksummed scenario archives from the results port.
+unpack() { # RAWFILE DIR
+    tr -d '\r' <"$1" | awk -v dir="$2" '
+        /^FTBOX-BEGIN / { name = $2; f = dir "/" name ".b64"; printf "" > f; inb = 1; next }
+        /^FTBOX-END /   { close(f); print $2, $3; inb = 0; next }
+        inb { print >> f }' | while read -r name sum; do
+        if base64 -d <"$2/$name.b64" >"$2/$name.tgz" 2>/dev/null &&
+            [ "$(md5sum <"$2/$name.tgz" | cut -d' ' -f1)" = "$sum" ]; then
+            tar -xzf "$2/$name.tgz" -C "$2"
+        else
+            log "results of $name damaged in transit"
+        fi
+        rm -f "$2/$name.b64" "$2/$name.tgz"
+    done
+}
+
+status=0
+for v in $KERNELS; do
+    vmlinuz=$(kernel "$v")
+    d=$OUT/$v
+    rm -rf "$d" && mkdir -p "$d"
+    append="console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off rdinit=/init ftbox.scen=$SCEN ftbox.limit=$LIMIT"
+    if [ -n "$SHELL_MODE" ]; then
+        exec qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1024 -nographic -no-reboot \
+            -kernel "$vmlinuz" -initrd "$INITRD" -append "$append ftbox.shell=1" \
+            -serial mon:stdio -serial file:"$d/results.raw"
+    fi
+    log "booting $v (scenarios: $SCEN; limit ${TIMEOUT}s)"
+    t0=$(date +%s)
+    rc=0
+    timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1024 -nographic -no-reboot \
+        -kernel "$vmlinuz" -initrd "$INITRD" -append "$append" \
+        -serial file:"$d/console.raw" -serial file:"$d/results.raw" -monitor none \
+        </dev/null >"$d/qemu.log" 2>&1 &
+    qpid=$!
+    # Follow the guest's progress lines while it runs.
+    tail -n +1 -F --pid=$qpid "$d/console.raw" 2>/dev/null | tr -d '\r' | grep --line-buffered '^vm: ' | sed -u "s/^/[$v] /" >&2 &
+    tpid=$!
+    wait $qpid || rc=$?
+    wait $tpid || true
+    t1=$(date +%s)
+    tr -d '\r' <"$d/console.raw" >"$d/console.log" 2>/dev/null || true
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+        log "$v: TIMEOUT after $((t1 - t0)) s; console tail:"
+        tail -n 40 "$d/console.log" >&2
+        status=1
+    elif [ $rc != 0 ]; then
+        log "$v: qemu exit $rc"; cat "$d/qemu.log" >&2; tail -n 40 "$d/console.log" >&2
+        status=1
+    elif grep -q 'Kernel panic' "$d/console.log"; then
+        log "$v: guest kernel panic; console tail:"; tail -n 40 "$d/console.log" >&2
+        status=1
+    else
+        log "$v: guest done in $((t1 - t0)) s"
+    fi
+    unpack "$d/results.raw" "$d"
+    sh "$VM/check.sh" "$v" "$d" "$SCEN" || status=1
+done
+exit $status
