@@ -52,7 +52,7 @@ impl W {
         self.b.len() as u64
     }
     fn align(&mut self, a: usize) {
-        while self.b.len() % a != 0 {
+        while !self.b.len().is_multiple_of(a) {
             self.b.push(0);
         }
     }
@@ -205,7 +205,8 @@ fn v7(e: Endian, long: u8, compress: bool) -> Vec<u8> {
     section(&mut w, OPT_DONE, &o.b, false);
     let next_patch = first + 16 + next_at_in_body;
     // Flyrecord sections and their data.
-    let mut bufs: Vec<(String, u32, Vec<(u32, u64, u64)>)> = Vec::new();
+    type Table = Vec<(u32, u64, u64)>;
+    let mut bufs: Vec<(String, u32, Table)> = Vec::new();
     for (name, ps, cpus) in [("", 4096usize, vec![(0u32, 2usize, 50u64), (1, 1, 40)]), ("big", 8192, vec![(3, 2, 5)])] {
         let sec = w.pos();
         w.u16(OPT_BUFFER).u16(if compress { SEC_FL_COMPRESS } else { 0 }).u32(0).u64(0);
