@@ -48,14 +48,10 @@ impl PageSource for CpuPages<'_> {
         self.cpu.cpu
     }
     fn fill(&mut self, page: &mut Vec<u8>) -> Result<Fill, Error> {
-        match self.next_page() {
+        match self.next_into(page) {
             None => Ok(Fill::End),
             Some(Err(e)) => Err(e),
-            Some(Ok(p)) => {
-                page.clear();
-                page.extend_from_slice(p);
-                Ok(Fill::Page)
-            }
+            Some(Ok(())) => Ok(Fill::Page),
         }
     }
 }
@@ -165,7 +161,7 @@ impl<'s> Merge<'s> {
         }
         let mut best: Option<usize> = None;
         for (i, c) in self.cpus.iter().enumerate() {
-            if c.state == State::Has && best.map_or(true, |b| c.head.0 < self.cpus[b].head.0) {
+            if c.state == State::Has && best.is_none_or(|b| c.head.0 < self.cpus[b].head.0) {
                 best = Some(i);
             }
         }

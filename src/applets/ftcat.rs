@@ -23,6 +23,7 @@ use crate::cursor::{read_uint, Endian};
 use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
 use crate::merge::{Item, Merge};
+use crate::ring::Page;
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
@@ -208,12 +209,6 @@ impl<W: Write> Out<W> {
     pub fn new(w: W) -> Self {
         Out { w, buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
     }
-    #[inline]
-    fn maybe_flush(&mut self) {
-        if self.buf.len() >= OUT_BUF {
-            self.flush_now();
-        }
-    }
     pub fn flush_now(&mut self) {
         if self.err.is_none() && !self.buf.is_empty() {
             if let Err(e) = self.w.write_all(&self.buf) {
@@ -237,10 +232,9 @@ impl<W: Write> Out<W> {
 impl<W: Write> core::fmt::Write for Out<W> {
     #[inline]
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        // The escapes live in U+F780..U+F7FF: 3-byte UTF-8 starting 0xEF 0x9E/0x9F.
-        let b = s.as_bytes();
-        if !b.contains(&0xEF) {
-            self.buf.extend_from_slice(b);
+        // Escapes (U+F780..U+F7FF) exist only once put_all made one.
+        if !crate::text::raw_used() {
+            self.buf.extend_from_slice(s.as_bytes());
         } else {
             for c in s.chars() {
                 match crate::text::raw_byte(c) {
@@ -252,11 +246,22 @@ impl<W: Write> core::fmt::Write for Out<W> {
                 }
             }
         }
-        self.maybe_flush();
-        if self.err.is_some() {
-            return Err(core::fmt::Error);
+        if self.buf.len() >= OUT_BUF {
+            self.flush_now();
+            if self.err.is_some() {
+                return Err(core::fmt::Error);
+            }
         }
         Ok(())
+    }
+    #[inline]
+    fn write_char(&mut self, c: char) -> core::fmt::Result {
+        if c.is_ascii() {
+            self.buf.push(c as u8);
+            return Ok(());
+        }
+        let mut t = [0u8; 4];
+        self.write_str(c.encode_utf8(&mut t))
     }
 }
 
@@ -635,15 +640,19 @@ fn run(a: Args) -> Result<()> {
     let mut seen = (0u64, false, false);
     if !a.stat {
         let (ent, ret, func) = graph_ids(&rec.dec);
-        let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
-        while let Some(it) = m.next() {
-            if let Item::Record { data, .. } = it {
-                seen.0 += 1;
-                let ty = read_uint(data, 0, 2, td.endian).unwrap_or(0) as u16;
-                if ent.contains(&ty) || ret.contains(&ty) {
-                    seen.1 = true;
-                } else if func.contains(&ty) {
-                    seen.2 = true;
+        // CPU by CPU, no merge: only counting and looking at types.
+        for mut cp in td.all_cpu_pages(buf) {
+            while let Some(Ok(page)) = cp.next_page() {
+                let Ok(p) = Page::parse(&layout, page) else { continue };
+                for r in p.records() {
+                    let Ok(r) = r else { break };
+                    seen.0 += 1;
+                    let ty = read_uint(r.data, 0, 2, td.endian).unwrap_or(0) as u16;
+                    if ent.contains(&ty) || ret.contains(&ty) {
+                        seen.1 = true;
+                    } else if func.contains(&ty) {
+                        seen.2 = true;
+                    }
                 }
             }
         }

@@ -76,6 +76,9 @@ pub struct Class {
 #[derive(Default)]
 pub struct Classes {
     pub list: Vec<Class>,
+    /// id → index into `list` + 1 (0: no such event): one load per record
+    /// instead of a search (ids are small, dense numbers).
+    index: Vec<u16>,
 }
 
 fn field<'a>(e: &'a Event, name: &str) -> Option<&'a Field> {
@@ -95,12 +98,21 @@ impl Classes {
         let mut list: Vec<Class> = events.iter().map(classify).collect();
         list.sort_by_key(|c| c.id);
         list.dedup_by_key(|c| c.id);
-        Classes { list }
+        list.truncate(u16::MAX as usize - 1);
+        let max = list.last().map_or(0, |c| c.id as usize);
+        let mut index = alloc::vec![0u16; max + 1];
+        for (i, c) in list.iter().enumerate() {
+            index[c.id as usize] = i as u16 + 1;
+        }
+        Classes { list, index }
     }
 
     #[inline]
     pub fn get(&self, id: u16) -> Option<&Class> {
-        self.list.binary_search_by_key(&id, |c| c.id).ok().map(|i| &self.list[i])
+        match self.index.get(id as usize) {
+            Some(&i) if i > 0 => self.list.get(i as usize - 1),
+            _ => None,
+        }
     }
 
     /// Does the recording have function_graph records' format with `retval`?
@@ -216,6 +228,8 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     pub annotate: bool,
     started: Vec<bool>,
     idx: u64,
+    /// The buffer of the per-record [`Line`].
+    lbuf: Vec<u8>,
     pub counts: Counts,
 }
 
@@ -235,6 +249,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             annotate: false,
             started: Vec::new(),
             idx: 0,
+            lbuf: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -336,7 +351,27 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// print_trace_fmt(): annotation, context columns, the event.
     fn trace_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.cpu_buff_start(out, r.cpu)?;
-        if self.opts.has(opts::CONTEXT_INFO) {
+        let ctx = self.opts.has(opts::CONTEXT_INFO);
+        // The common short lines go out in one piece.
+        if let Some(c) = class {
+            if !self.opts.has(opts::FIELDS) {
+                let mut lb = core::mem::take(&mut self.lbuf);
+                lb.resize(LINE_MAX, 0);
+                let mut b = Line::on(&mut lb);
+                if ctx {
+                    self.context_into(&mut b, r);
+                }
+                let short = self.short_event(&mut b, r, c);
+                let w = b.flush(out);
+                self.lbuf = lb;
+                w?;
+                if short {
+                    return Ok(false);
+                }
+                return self.event(out, r, c, next);
+            }
+        }
+        if ctx {
             self.context(out, r)?;
         }
         let Some(c) = class else {
@@ -442,7 +477,13 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 super::syscalls::enter(out, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE))?;
             }
             Kind::SysExit { name, ret } => {
-                write!(out, "{} -> 0x{:x}\n", name, self.ulong(ret.get(d, e)))?;
+                out.write_str(name)?;
+                let mut arr = [0u8; 32];
+                let mut b = Line::on(&mut arr);
+                b.extend(b" -> 0x");
+                b.hex(self.ulong(ret.get(d, e)));
+                b.push(b'\n');
+                out.write_str(b.as_str())?;
             }
             Kind::GraphEnt { .. } | Kind::GraphRet { .. } => {
                 // A graph record while another tracer is current: the
@@ -459,6 +500,35 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             }
         }
         Ok(false)
+    }
+
+    /// Events whose whole text fits a [`Line`]: syscalls (as
+    /// trace_syscalls.c prints them) and the function tracer without sym
+    /// flags. false = not handled here (nothing was added).
+    fn short_event(&self, b: &mut Line, r: &Rec, c: &Class) -> bool {
+        let d = r.data;
+        let e = self.endian;
+        let mark = b.len();
+        match &c.kind {
+            Kind::SysExit { name, ret } => {
+                if b.room() < name.len() + 24 {
+                    return false;
+                }
+                b.extend_str(name);
+                b.extend(b" -> 0x");
+                b.hex(self.ulong(ret.get(d, e)));
+                b.push(b'\n');
+                true
+            }
+            Kind::SysEnter { name, args } => {
+                let ok = super::syscalls::enter_line(b, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE));
+                if !ok {
+                    b.truncate(mark);
+                }
+                ok
+            }
+            _ => false,
+        }
     }
 
     /// trace_print_*_msg_only(): printk-msg-only.
@@ -560,24 +630,53 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     // ---- pieces -----------------------------------------------------------
 
     /// trace_print_context(): `%16s-%-7d [%03d] flags  secs.usecs: `.
+    /// Built in a stack buffer and written once: this runs for every line.
     pub fn context(&mut self, out: &mut dyn Write, r: &Rec) -> fmt::Result {
+        let mut arr = [0u8; LINE_MAX];
+        let mut b = Line::on(&mut arr);
+        self.context_into(&mut b, r);
+        b.flush(out)
+    }
+
+    /// The context columns into a line buffer (the event text may follow).
+    pub fn context_into(&self, b: &mut Line, r: &Rec) {
         let pid = self.pid(r.data);
         let comm = self.cmd.comm(pid);
-        pad(out, 16usize.saturating_sub(kwidth(comm)))?;
-        out.write_str(comm)?;
-        write!(out, "-{:<7} ", pid)?;
+        b.pad(16usize.saturating_sub(kwidth(comm)));
+        b.extend_str(comm);
+        b.push(b'-');
+        let n = b.int(pid as i64);
+        b.pad(7usize.saturating_sub(n));
+        b.push(b' ');
         if self.opts.has(opts::RECORD_TGID) {
             match self.cmd.tgid(pid) {
-                0 => out.write_str("(-------) ")?,
-                t => write!(out, "({:>7}) ", t)?,
+                0 => b.extend(b"(-------) "),
+                t => {
+                    b.push(b'(');
+                    b.int_right(t as i64, 7);
+                    b.extend(b") ");
+                }
             }
         }
-        write!(out, "[{:03}] ", r.cpu)?;
+        b.push(b'[');
+        b.zeros(r.cpu as u64, 3);
+        b.extend(b"] ");
         if self.opts.has(opts::IRQ_INFO) {
-            self.lat_fmt(out, r.data)?;
+            let mut t = [0u8; 5];
+            lat_chars(r.data, &mut t);
+            b.extend(&t);
         }
-        self.time(out, r.ts)?;
-        out.write_str(": ")
+        if self.in_ns {
+            let t = ns2usecs(r.ts);
+            b.push(b' ');
+            b.int_right((t / 1_000_000) as i64, 5);
+            b.push(b'.');
+            b.zeros(t % 1_000_000, 6);
+        } else {
+            b.push(b' ');
+            b.uint_right(r.ts, 12);
+        }
+        b.extend(b": ");
     }
 
     #[inline]
@@ -598,55 +697,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// trace_print_lat_fmt(): irqs-off, need-resched, hard/softirq,
     /// preempt depth, migrate-disable.
     pub fn lat_fmt(&self, out: &mut dyn Write, d: &[u8]) -> fmt::Result {
-        let flags = d.get(2).copied().unwrap_or(0);
-        let pc = d.get(3).copied().unwrap_or(0);
-        let (irqs_off, lazy, nr, hard, soft, pr, nmi, bh) =
-            (flags & 0x01 != 0, flags & 0x02 != 0, flags & 0x04 != 0, flags & 0x08 != 0, flags & 0x10 != 0, flags & 0x20 != 0, flags & 0x40 != 0, flags & 0x80 != 0);
-        let a = if irqs_off && bh {
-            'D'
-        } else if irqs_off {
-            'd'
-        } else if bh {
-            'b'
-        } else {
-            '.'
-        };
-        let b = match (nr, lazy, pr) {
-            (true, true, true) => 'B',
-            (true, false, true) => 'N',
-            (false, true, true) => 'L',
-            (true, true, false) => 'b',
-            (true, false, false) => 'n',
-            (false, true, false) => 'l',
-            (false, false, true) => 'p',
-            _ => '.',
-        };
-        let c = if nmi && hard {
-            'Z'
-        } else if nmi {
-            'z'
-        } else if hard && soft {
-            'H'
-        } else if hard {
-            'h'
-        } else if soft {
-            's'
-        } else {
-            '.'
-        };
-        out.write_char(a)?;
-        out.write_char(b)?;
-        out.write_char(c)?;
-        if pc & 0xf != 0 {
-            write!(out, "{:x}", pc & 0xf)?;
-        } else {
-            out.write_char('.')?;
-        }
-        if pc & 0xf0 != 0 {
-            write!(out, "{:x}", pc >> 4)
-        } else {
-            out.write_char('.')
-        }
+        let mut t = [0u8; 5];
+        lat_chars(d, &mut t);
+        out.write_str(core::str::from_utf8(&t).unwrap_or("....."))
     }
 
     /// print_fn_trace(): `func <-parent` with the sym flags.
@@ -735,6 +788,279 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
     }
 }
+
+/// Copy a short slice (dst and src of equal length) with fixed-size moves:
+/// musl's memcpy starts every call with `rep movsq`, whose start-up cost is
+/// far above that of the few bytes most of a line's pieces are.
+#[inline]
+fn copy_small(dst: &mut [u8], src: &[u8]) {
+    let n = src.len().min(dst.len());
+    let (d, s) = (&mut dst[..n], &src[..n]);
+    if n > 16 {
+        d.copy_from_slice(s);
+    } else if n >= 8 {
+        move8(d, s, 0);
+        move8(d, s, n - 8);
+    } else if n >= 4 {
+        move4(d, s, 0);
+        move4(d, s, n - 4);
+    } else {
+        for i in 0..n {
+            d[i] = s[i];
+        }
+    }
+}
+
+/// 8 bytes at `at`, through fixed-size arrays (a register move, no call).
+#[inline(always)]
+fn move8(d: &mut [u8], s: &[u8], at: usize) {
+    if let (Some(sa), Some(da)) = (s.get(at..at + 8), d.get_mut(at..at + 8)) {
+        if let (Ok(v), Ok(w)) = (<[u8; 8]>::try_from(sa), <&mut [u8; 8]>::try_from(da)) {
+            *w = v;
+        }
+    }
+}
+
+#[inline(always)]
+fn move4(d: &mut [u8], s: &[u8], at: usize) {
+    if let (Some(sa), Some(da)) = (s.get(at..at + 4), d.get_mut(at..at + 4)) {
+        if let (Ok(v), Ok(w)) = (<[u8; 4]>::try_from(sa), <&mut [u8; 4]>::try_from(da)) {
+            *w = v;
+        }
+    }
+}
+
+/// The five latency columns of a record's common flags and preempt count.
+fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
+    let flags = d.get(2).copied().unwrap_or(0);
+    let pc = d.get(3).copied().unwrap_or(0);
+    let (irqs_off, lazy, nr, hard, soft, pr, nmi, bh) =
+        (flags & 0x01 != 0, flags & 0x02 != 0, flags & 0x04 != 0, flags & 0x08 != 0, flags & 0x10 != 0, flags & 0x20 != 0, flags & 0x40 != 0, flags & 0x80 != 0);
+    t[0] = match (irqs_off, bh) {
+        (true, true) => b'D',
+        (true, false) => b'd',
+        (false, true) => b'b',
+        _ => b'.',
+    };
+    t[1] = match (nr, lazy, pr) {
+        (true, true, true) => b'B',
+        (true, false, true) => b'N',
+        (false, true, true) => b'L',
+        (true, true, false) => b'b',
+        (true, false, false) => b'n',
+        (false, true, false) => b'l',
+        (false, false, true) => b'p',
+        _ => b'.',
+    };
+    t[2] = if nmi && hard {
+        b'Z'
+    } else if nmi {
+        b'z'
+    } else if hard && soft {
+        b'H'
+    } else if hard {
+        b'h'
+    } else if soft {
+        b's'
+    } else {
+        b'.'
+    };
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    t[3] = if pc & 0xf != 0 { HEX[(pc & 0xf) as usize] } else { b'.' };
+    t[4] = if pc & 0xf0 != 0 { HEX[(pc >> 4) as usize] } else { b'.' };
+}
+
+/// A line buffer with the integer formats the context columns need,
+/// cheaper than core::fmt for what every line has, written out in one call.
+/// Invariant: the bytes in use are valid UTF-8 (bytes come from `&str`s or
+/// are checked ASCII).
+pub struct Line<'a> {
+    b: &'a mut [u8],
+    n: usize,
+}
+
+/// Bytes a [`Line`] holds at most (a line that does not fit takes the
+/// slower core::fmt path).
+pub const LINE_MAX: usize = 256;
+
+impl<'a> Line<'a> {
+    /// A line over `buf` (its old contents are ignored). The buffer is the
+    /// caller's so that no line-sized value is built or moved per record.
+    pub fn on(buf: &'a mut [u8]) -> Line<'a> {
+        Line { b: buf, n: 0 }
+    }
+    #[inline]
+    pub fn clear(&mut self) {
+        self.n = 0;
+    }
+    #[inline]
+    pub fn push(&mut self, c: u8) {
+        if self.n < self.b.len() && c.is_ascii() {
+            self.b[self.n] = c;
+            self.n += 1;
+        }
+    }
+    /// ASCII bytes; anything else becomes `?` (keeps the UTF-8 invariant).
+    #[inline]
+    pub fn extend(&mut self, s: &[u8]) {
+        let end = (self.n + s.len()).min(self.b.len());
+        let k = end - self.n;
+        copy_small(&mut self.b[self.n..end], &s[..k]);
+        if !s.is_ascii() {
+            for c in &mut self.b[self.n..end] {
+                if !c.is_ascii() {
+                    *c = b'?';
+                }
+            }
+        }
+        self.n = end;
+    }
+    /// A whole str, or nothing if it does not fit (a char is never cut).
+    #[inline]
+    pub fn extend_str(&mut self, s: &str) -> bool {
+        let end = self.n + s.len();
+        if end > self.b.len() {
+            return false;
+        }
+        copy_small(&mut self.b[self.n..end], s.as_bytes());
+        self.n = end;
+        true
+    }
+    /// Room left.
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.b.len() - self.n
+    }
+    #[inline]
+    pub fn pad(&mut self, k: usize) {
+        const SP: [u8; 16] = [b' '; 16];
+        let mut k = k;
+        while k > 0 {
+            let c = k.min(16);
+            let end = (self.n + c).min(self.b.len());
+            let m = end - self.n;
+            copy_small(&mut self.b[self.n..end], &SP[..m]);
+            self.n = end;
+            if m < c {
+                return;
+            }
+            k -= c;
+        }
+    }
+    /// `%lx`.
+    pub fn hex(&mut self, mut v: u64) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut t = [0u8; 16];
+        let mut i = 16;
+        loop {
+            i -= 1;
+            t[i] = HEX[(v & 15) as usize];
+            v >>= 4;
+            if v == 0 {
+                break;
+            }
+        }
+        self.extend(&t[i..]);
+    }
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    /// Back to an earlier length (from [`Line::len`]).
+    pub fn truncate(&mut self, n: usize) {
+        self.n = self.n.min(n);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// `%u` of `v` (returns the width written). Values that fit u32 use a
+    /// multiply per digit instead of the 64-bit divide a size-optimised
+    /// build emits; digits go straight into place.
+    pub fn uint(&mut self, v: u64) -> usize {
+        let mut n = 1;
+        let mut p = 10u64;
+        while n < 20 && v >= p {
+            n += 1;
+            p = p.wrapping_mul(10);
+        }
+        if self.n + n > self.b.len() {
+            return 0;
+        }
+        let mut i = self.n + n;
+        if v <= u32::MAX as u64 {
+            let mut x = v as u32;
+            loop {
+                let q = ((x as u64 * 0xCCCC_CCCD) >> 35) as u32;
+                i -= 1;
+                self.b[i] = b'0' + (x - q * 10) as u8;
+                x = q;
+                if x == 0 {
+                    break;
+                }
+            }
+        } else {
+            let mut x = v;
+            loop {
+                i -= 1;
+                self.b[i] = b'0' + (x % 10) as u8;
+                x /= 10;
+                if x == 0 {
+                    break;
+                }
+            }
+        }
+        self.n += n;
+        n
+    }
+    /// Width of `%u` of `v`.
+    fn width(v: u64) -> usize {
+        let mut n = 1;
+        let mut p = 10u64;
+        while n < 20 && v >= p {
+            n += 1;
+            p = p.wrapping_mul(10);
+        }
+        n
+    }
+    /// `%d`; returns the width written.
+    pub fn int(&mut self, v: i64) -> usize {
+        if v < 0 {
+            self.push(b'-');
+        }
+        self.uint(v.unsigned_abs()) + (v < 0) as usize
+    }
+    /// `%*d`, right-aligned in `w`.
+    pub fn int_right(&mut self, v: i64, w: usize) {
+        let n = Self::width(v.unsigned_abs()) + (v < 0) as usize;
+        self.pad(w.saturating_sub(n));
+        self.int(v);
+    }
+    pub fn uint_right(&mut self, v: u64, w: usize) {
+        self.pad(w.saturating_sub(Self::width(v)));
+        self.uint(v);
+    }
+    /// `%0*u`.
+    pub fn zeros(&mut self, v: u64, w: usize) {
+        for _ in Self::width(v)..w {
+            self.push(b'0');
+        }
+        self.uint(v);
+    }
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        // SAFETY: every byte in b[..n] was copied from a &str (extend_str,
+        // whole strs only) or checked to be ASCII (push, extend, pad, digits),
+        // so b[..n] is valid UTF-8.
+        unsafe { core::str::from_utf8_unchecked(&self.b[..self.n]) }
+    }
+    /// Write out and empty.
+    #[inline]
+    pub fn flush(&mut self, out: &mut dyn Write) -> fmt::Result {
+        let r = out.write_str(self.as_str());
+        self.n = 0;
+        r
+    }
+}
+
 
 fn is_kretprobe_tramp(name: &str) -> bool {
     name == "__kretprobe_trampoline" || name == "kretprobe_trampoline"

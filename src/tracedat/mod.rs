@@ -21,9 +21,31 @@
 //! Metadata (formats, kallsyms, cmdlines) is loaded at open; trace data is
 //! never loaded whole: [`CpuPages`] reads one page (or one compressed chunk)
 //! at a time through [`ReadAt`], so memory stays flat however large the file.
+//!
+//! Use (the std edge supplies the `ReadAt`: `applets::source::Input`):
+//!
+//! ```ignore
+//! let td = TraceDat::open(input.read_at())?;          // Error names section + offset
+//! for f in &td.formats { parse(&f.system, &f.text) }  // ftrace first, file order
+//! let top = td.top().ok_or(..)?;                      // or td.buffer("instance")
+//! let mut m = Merge::from_pages(td.layout(top), td.all_cpu_pages(top));
+//! while let Some(item) = m.next() {
+//!     match item {
+//!         Item::Record { cpu, ts, data } => ..,       // data starts at common_type
+//!         Item::Lost { cpu, count, .. } => ..,        // before that CPU's next record
+//!         Item::Error { cpu, error } => ..,           // corrupt page / cut file; goes on
+//!     }
+//! }
+//! if let Some(e) = &td.damage { .. }                  // cut v7 file: report after records
+//! ```
+//!
+//! `ReadAt::read_at` takes `&self` (pread needs no state), so every CPU's
+//! stream shares one open file.
 
 pub mod pages;
 pub mod write;
+#[cfg(test)]
+mod tests;
 #[cfg(feature = "zstd")]
 mod zstd;
 
@@ -92,9 +114,13 @@ pub struct Error {
 }
 
 impl Error {
+    #[cold]
+    #[inline(never)]
     pub(crate) fn new(section: &'static str, offset: u64, reason: Reason) -> Error {
         Error { section, offset, reason }
     }
+    #[cold]
+    #[inline(never)]
     fn corrupt(section: &'static str, offset: u64, what: &'static str) -> Error {
         Error { section, offset, reason: Reason::Corrupt(what) }
     }
@@ -142,6 +168,17 @@ fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> Res
     let mut v = vec![0u8; len as usize];
     read_exact(file, section, off, &mut v)?;
     Ok(v)
+}
+
+/// Owned bytes to text without a copy when they are valid UTF-8 (kallsyms
+/// is megabytes).
+fn text_owned(mut v: Vec<u8>) -> String {
+    if let Some(n) = v.iter().position(|&c| c == 0) {
+        if v[n..].iter().all(|&c| c == 0) {
+            v.truncate(n);
+        }
+    }
+    String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn text(b: &[u8]) -> String {
@@ -265,6 +302,10 @@ pub struct TraceDat<'f> {
     pub options: Options,
     /// The top-level buffer first (when the file has one), then instances.
     pub buffers: Vec<Buffer>,
+    /// The file is damaged past its metadata (a v7 file cut before its
+    /// trailing options): what could be read is here, the buffers may have
+    /// been recovered; report this after the records.
+    pub damage: Option<Error>,
     layout: PageLayout,
 }
 
@@ -281,17 +322,21 @@ impl<'f> Parser<'f> {
         self.pos += n as u64;
         Ok(v)
     }
+    /// An unsigned number of `n` (2, 4 or 8) bytes in the file's endianness.
+    fn num(&mut self, s: &'static str, n: usize) -> Result<u64, Error> {
+        let mut b = [0u8; 8];
+        read_exact(self.file, s, self.pos, &mut b[..n])?;
+        self.pos += n as u64;
+        crate::cursor::read_uint(&b, 0, n, self.endian).map_err(|_| Error::corrupt(s, self.pos, "bad number size"))
+    }
     fn u16(&mut self, s: &'static str) -> Result<u16, Error> {
-        let b = self.bytes(s, 2)?;
-        Ok(self.endian.u16([b[0], b[1]]))
+        self.num(s, 2).map(|v| v as u16)
     }
     fn u32(&mut self, s: &'static str) -> Result<u32, Error> {
-        let b = self.bytes(s, 4)?;
-        Ok(self.endian.u32([b[0], b[1], b[2], b[3]]))
+        self.num(s, 4).map(|v| v as u32)
     }
     fn u64(&mut self, s: &'static str) -> Result<u64, Error> {
-        let b = self.bytes(s, 8)?;
-        Ok(self.endian.u64([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        self.num(s, 8)
     }
     /// A NUL-terminated string, read in small steps.
     fn cstr(&mut self, s: &'static str) -> Result<String, Error> {
@@ -372,6 +417,7 @@ impl<'f> TraceDat<'f> {
             cmdlines: String::new(),
             options: Options::default(),
             buffers: Vec::new(),
+            damage: None,
             layout: PageLayout::new(endian, long_size, page_size),
         };
         if version == 6 {
@@ -429,14 +475,14 @@ impl<'f> TraceDat<'f> {
         let used = read_event_formats(p.file, p.endian, start, &mut self.formats)?;
         p.pos = start + used;
         let n = p.u32("kallsyms")?;
-        self.kallsyms = text(&p.bytes("kallsyms", n as usize)?);
+        self.kallsyms = text_owned(p.bytes("kallsyms", n as usize)?);
         let n = p.u32("printk formats")?;
-        self.printk = text(&p.bytes("printk formats", n as usize)?);
+        self.printk = text_owned(p.bytes("printk formats", n as usize)?);
         let n = p.u64("cmdlines")?;
         if n > MAX_BLOCK {
             return Err(Error::corrupt("cmdlines", p.pos, "implausible size"));
         }
-        self.cmdlines = text(&p.bytes("cmdlines", n as usize)?);
+        self.cmdlines = text_owned(p.bytes("cmdlines", n as usize)?);
         let cpus = p.u32("cpu count")?;
         let mut instances: Vec<(String, u64)> = Vec::new();
         let kind = p.bytes("options", 10)?;
@@ -476,16 +522,35 @@ impl<'f> TraceDat<'f> {
         let mut next = p.u64("file header")?;
         let mut sections: Vec<(u16, u64)> = Vec::new();
         let mut seen = 0;
+        // End of the first options section: trace-cmd writes the flyrecord
+        // section right after it, which recovery relies on.
+        let mut first_end = 0;
         while next != 0 {
             seen += 1;
-            if seen > 1024 {
-                return Err(Error::corrupt("options", next, "options sections loop"));
+            let r = if seen > 1024 {
+                Err(Error::corrupt("options", next, "options sections loop"))
+            } else {
+                self.section(next, "options").and_then(|(id, data, base)| {
+                    if id != OPT_DONE {
+                        return Err(Error::corrupt("options", next, "section is not an options section"));
+                    }
+                    if first_end == 0 {
+                        first_end = next + 16 + data_len_in_file(self.file, self.endian, next);
+                    }
+                    self.parse_options_v7(&data, base, &mut sections)
+                })
+            };
+            match r {
+                Ok(n) => next = n,
+                // The first section carries the metadata: without it there is nothing.
+                Err(e) if seen == 1 => return Err(e),
+                // A later one (trace-cmd writes the BUFFER options after the
+                // data) is lost when the file is cut: keep what was read.
+                Err(e) => {
+                    self.damage = Some(e);
+                    break;
+                }
             }
-            let (id, data, base) = self.section(next, "options")?;
-            if id != OPT_DONE {
-                return Err(Error::corrupt("options", next, "section is not an options section"));
-            }
-            next = self.parse_options_v7(&data, base, &mut sections)?;
         }
         for &(id, off) in &sections {
             match id {
@@ -508,10 +573,13 @@ impl<'f> TraceDat<'f> {
                 }
                 OPT_KALLSYMS | OPT_PRINTK => {
                     let name = if id == OPT_KALLSYMS { "kallsyms" } else { "printk formats" };
-                    let (_, data, base) = self.section(off, name)?;
+                    let (_, mut data, base) = self.section(off, name)?;
                     let mut c = Cursor::new(&data, self.endian);
                     let n = c.u32().map_err(eof(name, base))?;
-                    let t = text(c.bytes(n as usize).map_err(eof(name, base))?);
+                    c.bytes(n as usize).map_err(eof(name, base))?;
+                    data.truncate(4 + n as usize);
+                    data.drain(..4);
+                    let t = text_owned(data);
                     if id == OPT_KALLSYMS {
                         self.kallsyms = t;
                     } else {
@@ -532,12 +600,75 @@ impl<'f> TraceDat<'f> {
         if self.header_page.is_empty() {
             return Err(Error::corrupt("header info", 0, "file has no HEADER_INFO section"));
         }
+        if self.buffers.is_empty() && self.damage.is_some() {
+            if let Some(b) = self.recover_buffer(first_end) {
+                self.buffers.push(b);
+            }
+        }
         // The top-level buffer first: callers default to it.
         if let Some(i) = self.buffers.iter().position(|b| b.name.is_empty()) {
             let b = self.buffers.remove(i);
             self.buffers.insert(0, b);
         }
         Ok(())
+    }
+
+    /// A cut file lost its BUFFER option: find the top-level flyrecord
+    /// section after the first options section and walk its per-CPU zstd
+    /// chunk lists, which say where each CPU's data ends (each CPU starts on
+    /// a page boundary). Uncompressed data does not say where a CPU ends, so
+    /// only a single-CPU file is recovered then.
+    fn recover_buffer(&self, at: u64) -> Option<Buffer> {
+        let mut p = Parser { file: self.file, endian: self.endian, pos: at };
+        let id = p.u16("buffer section").ok()?;
+        let flags = p.u16("buffer section").ok()?;
+        let _ = p.u32("buffer section").ok()?;
+        let size = p.u64("buffer section").ok()?;
+        if id != OPT_BUFFER {
+            return None;
+        }
+        let ncpu = self.options.cpu_count?;
+        let ps = self.page_size as u64;
+        let align = |v: u64| v.div_ceil(ps) * ps;
+        let compressed = flags & SEC_FL_COMPRESS != 0;
+        let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, cpus: Vec::new() };
+        let mut off = align(p.pos);
+        if !compressed {
+            if ncpu == 1 {
+                b.cpus.push(CpuData { cpu: 0, offset: off, size: (p.pos + size).saturating_sub(off) });
+                return Some(b);
+            }
+            return None;
+        }
+        for cpu in 0..ncpu.min(1 << 12) {
+            let mut q = Parser { file: self.file, endian: self.endian, pos: off };
+            let mut end = Some(());
+            if let Ok(n) = q.u32("cpu data") {
+                for _ in 0..n {
+                    match q.u32("cpu data").and_then(|z| q.u32("cpu data").map(|_| z)) {
+                        Ok(z) => q.pos += z as u64,
+                        Err(_) => {
+                            end = None;
+                            break;
+                        }
+                    }
+                }
+            } else {
+                end = None;
+            }
+            match end {
+                Some(()) => {
+                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off });
+                    off = align(q.pos);
+                }
+                None => {
+                    // Cut inside this CPU: read what is there, then report the cut.
+                    b.cpus.push(CpuData { cpu, offset: off, size: u64::MAX - off });
+                    break;
+                }
+            }
+        }
+        Some(b)
     }
 
     /// Read a v7 section at `off`: its id, its (decompressed) data and the
@@ -613,6 +744,12 @@ impl<'f> TraceDat<'f> {
             }
         }
     }
+}
+
+/// The size field of the section header at `off` (0 when unreadable).
+fn data_len_in_file(file: &dyn ReadAt, e: Endian, off: u64) -> u64 {
+    let mut p = Parser { file, endian: e, pos: off + 8 };
+    p.u64("options").unwrap_or(0)
 }
 
 fn rebase(mut e: Error, base: u64) -> Error {
@@ -709,7 +846,7 @@ fn read_header_info(file: &dyn ReadAt, e: Endian, start: u64, base: Option<u64>)
     if n > 1 << 20 {
         return Err(re(Error::corrupt(s, p.pos, "implausible header_page size")));
     }
-    let hp = text(&p.bytes(s, n as usize).map_err(re)?);
+    let hp = text_owned(p.bytes(s, n as usize).map_err(re)?);
     let at = p.pos;
     let tag = p.bytes(s, 13).map_err(re)?;
     if &tag[..] != b"header_event\0" {
@@ -719,7 +856,7 @@ fn read_header_info(file: &dyn ReadAt, e: Endian, start: u64, base: Option<u64>)
     if n > 1 << 20 {
         return Err(re(Error::corrupt(s, p.pos, "implausible header_event size")));
     }
-    let he = text(&p.bytes(s, n as usize).map_err(re)?);
+    let he = text_owned(p.bytes(s, n as usize).map_err(re)?);
     Ok((hp, he, p.pos - start))
 }
 
@@ -734,7 +871,7 @@ fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> Result<(Vec<
         if len > 1 << 24 {
             return Err(Error::corrupt(s, p.pos, "implausible format size"));
         }
-        v.push(Format { system: String::from("ftrace"), text: text(&p.bytes(s, len as usize)?) });
+        v.push(Format { system: String::from("ftrace"), text: text_owned(p.bytes(s, len as usize)?) });
     }
     Ok((v, p.pos - start))
 }
@@ -752,7 +889,7 @@ fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Fo
             if len > 1 << 24 {
                 return Err(Error::corrupt(s, p.pos, "implausible format size"));
             }
-            out.push(Format { system: system.clone(), text: text(&p.bytes(s, len as usize)?) });
+            out.push(Format { system: system.clone(), text: text_owned(p.bytes(s, len as usize)?) });
         }
     }
     Ok(p.pos - start)

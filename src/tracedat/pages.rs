@@ -23,7 +23,7 @@ pub struct CpuPages<'f> {
     /// Compressed: the current decompressed chunk and the read position in it.
     chunk: Vec<u8>,
     chunk_pos: usize,
-    /// Uncompressed: the page buffer.
+    /// The buffer `next_page` lends out.
     page: Vec<u8>,
     done: bool,
 }
@@ -54,38 +54,50 @@ impl<'f> CpuPages<'f> {
     /// The next page, or None at the end of this CPU's data. After an error
     /// (truncated file, corrupt chunk) the stream ends.
     pub fn next_page(&mut self) -> Option<Result<&[u8], Error>> {
-        if self.done {
-            return None;
-        }
-        let r = if self.compressed { self.next_compressed() } else { self.next_plain() };
+        let mut page = core::mem::take(&mut self.page);
+        let r = self.next_into(&mut page);
+        self.page = page;
         match r {
-            Ok(true) => {}
-            Ok(false) => {
-                self.done = true;
-                return None;
-            }
-            Err(e) => {
-                self.done = true;
-                return Some(Err(e));
-            }
-        }
-        if self.compressed {
-            let start = self.chunk_pos - self.page_size;
-            Some(Ok(&self.chunk[start..self.chunk_pos]))
-        } else {
-            Some(Ok(&self.page))
+            None => None,
+            Some(Err(e)) => Some(Err(e)),
+            Some(Ok(())) => Some(Ok(&self.page)),
         }
     }
 
-    fn next_plain(&mut self) -> Result<bool, Error> {
+    /// Like `next_page`, into the caller's buffer (no copy for plain data).
+    pub fn next_into(&mut self, page: &mut Vec<u8>) -> Option<Result<(), Error>> {
+        if self.done {
+            return None;
+        }
+        let r = if self.compressed { self.next_compressed() } else { self.next_plain(page) };
+        match r {
+            Ok(true) => {
+                if self.compressed {
+                    page.clear();
+                    page.extend_from_slice(&self.chunk[self.chunk_pos - self.page_size..self.chunk_pos]);
+                }
+                Some(Ok(()))
+            }
+            Ok(false) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    fn next_plain(&mut self, page: &mut Vec<u8>) -> Result<bool, Error> {
         if self.off >= self.end {
             return Ok(false);
         }
         // A short tail (size not a page multiple) is read as a short page:
         // the page header's commit says how much of it matters.
         let n = (self.end - self.off).min(self.page_size as u64) as usize;
-        self.page.resize(n, 0);
-        read_exact(self.file, "cpu data", self.off, &mut self.page)?;
+        page.resize(n, 0);
+        read_exact(self.file, "cpu data", self.off, page)?;
         self.off += n as u64;
         Ok(true)
     }
