@@ -818,3 +818,6 @@ fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;
