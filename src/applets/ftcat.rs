@@ -24,6 +24,7 @@ use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
 use crate::merge::{Item, Merge};
 use crate::ring::Page;
+use crate::text::tracecmd::filter::{EventFilter, GraphFilter, Verdict};
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
@@ -83,6 +84,11 @@ pub struct Args {
     /// `--style trace-cmd` and its options (`-t`, `-l`, `-O` plugin options).
     pub tc: bool,
     pub tc_flags: u32,
+    /// `--max-depth N`, `--graph FUNC`: function_graph subtrees to show.
+    pub max_depth: Option<u32>,
+    pub graph: Option<String>,
+    /// `-F 'SYSTEM/EVENT: FILTER'` (trace-cmd's event filters).
+    pub filters: Vec<String>,
 }
 
 pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
@@ -106,6 +112,12 @@ pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
             Short('R') | Long("raw") => a.raw = true,
             Short('t') => a.tc_flags |= text::tracecmd::NSEC,
             Short('l') => a.tc_flags |= text::tracecmd::LAT,
+            Short('F') => a.filters.push(p.value()?.string()?),
+            Long("graph") => a.graph = Some(p.value()?.string()?),
+            Long("max-depth") => match p.value()?.string()?.parse() {
+                Ok(n) => a.max_depth = Some(n),
+                Err(_) => usage_err!("--max-depth wants a number"),
+            },
             Long("live") => a.live = true,
             Short('B') | Long("instance") => a.instance = Some(p.value()?.string()?),
             Long("once") => a.once = true,
@@ -422,6 +434,7 @@ impl Held {
 struct Sink<'k, 'a, W: Write> {
     k: Kernel<'a, Decoder>,
     tc: Option<TraceCmd<'a>>,
+    ef: EventFilter,
     out: &'k mut Out<W>,
     a: &'k Args,
     name: String,
@@ -442,6 +455,17 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
         let d = r.data;
         if let Some(t) = &mut self.tc {
             t.arm(r.cpu);
+        }
+        // trace-cmd tests -F in its library, before --cpu, -I, -S.
+        if !self.ef.is_empty() {
+            let pid = self.k.pid(d);
+            let comm = match &self.tc {
+                Some(t) => t.comm(pid),
+                None => self.k.cmd.comm(pid),
+            };
+            if !self.ef.pass(r.cpu, d, comm, self.k.endian) {
+                return false;
+            }
         }
         if let Some(f) = self.a.from {
             if r.ts < f {
@@ -538,7 +562,23 @@ impl core::fmt::Write for Null {
 /// Drive the merge: records go straight to the sink, except a graph entry,
 /// which waits (with whatever the merge yields meanwhile) until its CPU's
 /// next record is known.
-fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool) {
+/// A merge item through `--max-depth`/`--graph` (None: hidden).
+fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
+    if let (Some(g), Item::Record { cpu, ts, data }) = (gf.as_mut(), &it) {
+        match g.check(data) {
+            Verdict::Hide => return None,
+            Verdict::Keep => {}
+            Verdict::Rebase(b) => {
+                let mut d = data.to_vec();
+                g.rebase(&mut d, b);
+                return Some(Held::Rec { cpu: *cpu, ts: *ts, data: d });
+            }
+        }
+    }
+    Some(Held::of(it))
+}
+
+fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
     let mut q: VecDeque<Held> = VecDeque::new();
     loop {
         if s.stop || s.out.failed() {
@@ -554,6 +594,11 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                         continue;
                     }
                     return;
+                }
+                Some(it @ Item::Record { .. }) if gf.is_some() => {
+                    if let Some(h) = admit(gf, it) {
+                        q.push_back(h);
+                    }
                 }
                 Some(Item::Record { cpu, ts, data }) => {
                     if !la.wants(data) {
@@ -580,7 +625,11 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                 if la.wants(&data) {
                     while !q.iter().any(|h| h.cpu() == cpu) {
                         match m.next() {
-                            Some(it) => q.push_back(Held::of(it)),
+                            Some(it) => {
+                                if let Some(h) = admit(gf, it) {
+                                    q.push_back(h);
+                                }
+                            }
                             None => break,
                         }
                     }
@@ -751,10 +800,17 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus };
         let _ = k.header(out, &h);
     }
+    let mut ef = EventFilter::default();
+    for f in &a.filters {
+        if let Err(e) = ef.add(f, &events) {
+            usage_err!("-F {}: {}", f, e);
+        }
+    }
     let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
     let mut s = Sink {
         k,
         tc,
+        ef,
         out,
         a,
         name: name.to_string(),
@@ -768,7 +824,14 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         errors: 0,
         stop: false,
     };
-    pump(m, &mut s, &la, live && !a.once);
+    let mut gf = None;
+    if a.max_depth.is_some() || a.graph.is_some() {
+        let mut g = GraphFilter::new(&rec.dec, &events, rec.dec.endian);
+        g.max_depth = a.max_depth;
+        g.graph = a.graph.clone();
+        gf = Some(g);
+    }
+    pump(m, &mut s, &la, live && !a.once, &mut gf);
     if a.stat {
         print_stat(&mut s, &events);
     }

@@ -21,6 +21,8 @@ use super::{pad, put_bytes, Cmdlines, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldKind};
 
+pub mod filter;
+
 // Option bits (`-t`, `-l`, `-R`, `-O ...`).
 /// `-t`: nanosecond timestamps.
 pub const NSEC: u32 = 1 << 0;
