@@ -89,6 +89,9 @@ pub struct Args {
     pub graph: Option<String>,
     /// `-F 'SYSTEM/EVENT: FILTER'` (trace-cmd's event filters).
     pub filters: Vec<String>,
+    /// `--first-event` / `--last-event`: per-CPU first/last timestamps.
+    pub first_ev: bool,
+    pub last_ev: bool,
 }
 
 pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
@@ -113,6 +116,8 @@ pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
             Short('t') => a.tc_flags |= text::tracecmd::NSEC,
             Short('l') => a.tc_flags |= text::tracecmd::LAT,
             Short('F') => a.filters.push(p.value()?.string()?),
+            Long("first-event") => a.first_ev = true,
+            Long("last-event") => a.last_ev = true,
             Long("graph") => a.graph = Some(p.value()?.string()?),
             Long("max-depth") => match p.value()?.string()?.parse() {
                 Ok(n) => a.max_depth = Some(n),
@@ -682,6 +687,10 @@ fn run(a: Args) -> Result<()> {
     };
     let Some(buf) = td.top().or_else(|| td.buffers.first()) else { fail!("{}: no trace data", path) };
     let layout = td.layout(buf);
+    if a.tc && (a.stat || a.first_ev || a.last_ev) {
+        tc_info(&a, &td, buf, &path, &mut out);
+        return out_finish(out);
+    }
     let rec = file_recording(&td, buf);
     // A first pass over the records: the header's entry count, and which
     // tracer recorded (trace.dat does not say) when -O/--tracer don't.
@@ -722,6 +731,81 @@ fn run(a: Args) -> Result<()> {
     let res = decode(&a, &rec, &mut m, &mut out, &path, None, false);
     out_finish(out)?;
     res
+}
+
+/// trace-cmd report's `--stat` (the recorded CPU stats and where each
+/// CPU's data lies) and `--first-event`/`--last-event`.
+fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out<W>) {
+    use core::fmt::Write as _;
+    let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0));
+    if a.stat {
+        let _ = write!(out, "cpus={}\n", ncpus);
+        out.write_str("\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n").ok();
+        if td.options.cpustat.is_empty() {
+            out.write_str(" No stats in this file\n").ok();
+        } else {
+            // Each option's closing NUL became a newline; then "%s\n".
+            for c in &td.options.cpustat {
+                let _ = write!(out, "{}\n", c);
+            }
+            out.write_str("\n").ok();
+        }
+        // Compressed data is read from its decompressed copy: CPUs laid
+        // end to end after the first page, sizes decompressed.
+        let ps = td.layout(buf).page_size as u64;
+        let mut at = ps;
+        for cpu in 0..ncpus {
+            let (mut off, mut size) = (0, 0);
+            if let Some(c) = buf.cpus.iter().find(|c| c.cpu == cpu) {
+                (off, size) = (c.offset, c.size);
+                if buf.compressed {
+                    let mut pages = td.cpu_pages(buf, c);
+                    let mut n = 0;
+                    while let Some(Ok(_)) = pages.next_page() {
+                        n += 1;
+                    }
+                    (off, size) = if n > 0 { (at, n * ps) } else { (0, 0) };
+                    at += size;
+                }
+            }
+            let _ = write!(out, "CPU{} data recorded at offset=0x{:x}\n    {} bytes in size\n", cpu, off, size);
+        }
+        return;
+    }
+    let _ = write!(out, "List of CPUs in {} with data:\n", path);
+    let in_ns = text::clock_in_ns(buf.clock.as_deref().or(td.options.clock()).unwrap_or("local"));
+    for c in &buf.cpus {
+        let i = c.cpu;
+        let mut m = Merge::from_pages(td.layout(buf), std::vec![td.cpu_pages(buf, c)]);
+        let (mut first, mut last) = (None, 0);
+        while let Some(it) = m.next() {
+            if let Item::Record { ts, .. } = it {
+                first.get_or_insert(ts);
+                last = ts;
+            }
+        }
+        let Some(first) = first else { continue };
+        let _ = write!(out, "  {}", i);
+        let ts = |out: &mut Out<W>, t: u64| {
+            let _ = if in_ns {
+                let u = (t + 500) / 1000;
+                write!(out, "{:>5}.{:06}", u / 1_000_000, u % 1_000_000)
+            } else {
+                // "%12d": precision 12 whose int power of ten overflowed.
+                let p = 0xffff_ffff_d4a5_1000u64;
+                write!(out, "{:>5}.{:012}", t / p, t % p)
+            };
+        };
+        if a.first_ev {
+            out.write_str("\tFirst event:").ok();
+            ts(out, first);
+        }
+        if a.last_ev {
+            out.write_str("\tLast event:").ok();
+            ts(out, last);
+        }
+        out.write_str("\n").ok();
+    }
 }
 
 fn out_finish<W: Write>(out: Out<W>) -> Result<()> {
