@@ -153,6 +153,70 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
     }
 }
 
+/// libtraceevent's `=~`: a POSIX basic regex (regcomp without
+/// REG_EXTENDED: `+ ? | ( )` are plain characters), case-insensitive,
+/// matching anywhere. The subset: literals, `.`, `[...]` (ranges, `^`),
+/// `*`, `^` `$`, `\\` escapes.
+fn regex(p: &[u8], s: &[u8]) -> bool {
+    if let Some(rest) = p.strip_prefix(b"^") {
+        return re_here(rest, s);
+    }
+    (0..=s.len()).any(|i| re_here(p, &s[i..]))
+}
+
+/// One atom at the head of `p`: its length and whether it matches `c`.
+fn re_atom(p: &[u8], c: u8) -> (usize, bool) {
+    let lc = |x: u8| x.to_ascii_lowercase();
+    match p[0] {
+        b'.' => (1, true),
+        b'\\' if p.len() > 1 => (2, lc(p[1]) == lc(c)),
+        b'[' => {
+            let mut i = 1;
+            let neg = p.get(1) == Some(&b'^');
+            if neg {
+                i += 1;
+            }
+            let mut hit = false;
+            let mut first = true;
+            while i < p.len() && (p[i] != b']' || first) {
+                first = false;
+                if i + 2 < p.len() && p[i + 1] == b'-' && p[i + 2] != b']' {
+                    hit |= (lc(p[i])..=lc(p[i + 2])).contains(&lc(c));
+                    i += 3;
+                } else {
+                    hit |= lc(p[i]) == lc(c);
+                    i += 1;
+                }
+            }
+            (i + 1, hit != neg)
+        }
+        x => (1, lc(x) == lc(c)),
+    }
+}
+
+fn re_here(p: &[u8], s: &[u8]) -> bool {
+    if p.is_empty() {
+        return true;
+    }
+    if p == b"$" {
+        return s.is_empty();
+    }
+    let (n, _) = re_atom(p, 0);
+    let n = n.min(p.len());
+    let one = |c: Option<&u8>| c.map_or(false, |&c| re_atom(p, c).1);
+    match p.get(n) {
+        Some(b'*') => {
+            let rest = &p[n + 1..];
+            let mut k = 0;
+            while one(s.get(k)) {
+                k += 1;
+            }
+            (0..=k).rev().any(|j| re_here(rest, &s[j..]))
+        }
+        _ => one(s.first()) && re_here(&p[n..], &s[1..]),
+    }
+}
+
 struct P<'s> {
     s: &'s [u8],
     i: usize,
@@ -207,13 +271,15 @@ impl<'s> P<'s> {
         if name.is_empty() {
             return Err("expected a field name");
         }
-        let op = ["==", "!=", "<=", ">=", "<", ">", "&", "~", "="]
+        let op = ["==", "!=", "=~", "!~", "<=", ">=", "<", ">", "&", "~", "="]
             .iter()
             .find(|o| self.eat(o))
             .map(|o| match *o {
                 "==" | "=" => b'=',
                 "!=" => b'!',
                 "<=" => b'l',
+                "=~" => b'r',
+                "!~" => b'n',
                 ">=" => b'g',
                 o => o.as_bytes()[0],
             })
@@ -291,6 +357,8 @@ fn eval(x: &Ex, d: &[u8], comm: &str, e: Endian) -> bool {
             match (s, v) {
                 (Some(s), Val::Str(p)) => match op {
                     b'~' => glob(p.as_bytes(), s),
+                    b'r' => regex(p.as_bytes(), s),
+                    b'n' => !regex(p.as_bytes(), s),
                     b'=' => s == p.as_bytes(),
                     b'!' => s != p.as_bytes(),
                     _ => false,
