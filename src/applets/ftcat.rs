@@ -754,7 +754,8 @@ fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mu
         // end to end after the first page, sizes decompressed.
         let ps = td.layout(buf).page_size as u64;
         let mut at = ps;
-        for cpu in 0..ncpus {
+        // handle->cpus: the CPUs the buffer lists (none when all are empty).
+        for cpu in 0..buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0) {
             let (mut off, mut size) = (0, 0);
             if let Some(c) = buf.cpus.iter().find(|c| c.cpu == cpu) {
                 (off, size) = (c.offset, c.size);
