@@ -35,7 +35,7 @@
 
 mod eval;
 mod parse;
-mod printf;
+pub(crate) mod printf;
 
 use alloc::vec::Vec;
 use core::fmt;

@@ -112,8 +112,111 @@ struct Class {
     id: u16,
     name: String,
     kind: Kind,
-    /// Non-common fields for `-R`: name, location, kind, char array.
+    /// Non-common fields for `-R`: name, location, kind, char array, pointer.
     fields: Vec<(String, F, FieldKind, bool, bool)>,
+    /// The print fmt as libtraceevent's print cache: literals (does it end
+    /// in `0x`?) and conversions with the field they print, if a bare one.
+    pieces: Vec<Piece>,
+}
+
+/// One piece of a print fmt, for `-R` (print_field()).
+enum Piece {
+    Lit(bool),
+    Conv { spec: String, field: Option<usize> },
+}
+
+/// Split a print fmt into libtraceevent's pieces; a conversion's field is
+/// the index (in non-common field order) of a `REC->name` argument,
+/// casts allowed.
+fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
+    let mut v = Vec::new();
+    let b = pf.as_bytes();
+    let Some(start) = pf.find('"') else { return v };
+    let mut i = start + 1;
+    let mut fmt = Vec::new();
+    while i < b.len() && b[i] != b'"' {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            fmt.push(b[i + 1]);
+            i += 2;
+        } else {
+            fmt.push(b[i]);
+            i += 1;
+        }
+    }
+    // Top-level comma-separated arguments after the string.
+    let mut args = Vec::new();
+    let rest = pf.get(i + 1..).unwrap_or("");
+    let (mut depth, mut st, mut q) = (0i32, 0, false);
+    let rb = rest.as_bytes();
+    for (j, &c) in rb.iter().enumerate() {
+        match c {
+            b'"' => q = !q,
+            b'(' | b'[' | b'{' if !q => depth += 1,
+            b')' | b']' | b'}' if !q => depth -= 1,
+            b',' if !q && depth == 0 => {
+                args.push(&rest[st..j]);
+                st = j + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(&rest[st..]);
+    let mut args = args.into_iter().skip(1);
+    let nc: Vec<&str> = e.fields.iter().filter(|f| !f.name.starts_with("common_")).map(|f| f.name.as_str()).collect();
+    let mut lit = Vec::new();
+    let mut k = 0;
+    while k < fmt.len() {
+        if fmt[k] != b'%' {
+            lit.push(fmt[k]);
+            k += 1;
+            continue;
+        }
+        if fmt.get(k + 1) == Some(&b'%') {
+            lit.push(b'%');
+            k += 2;
+            continue;
+        }
+        if !lit.is_empty() {
+            v.push(Piece::Lit(lit.ends_with(b"0x")));
+            lit.clear();
+        }
+        let s0 = k;
+        k += 1;
+        let mut star = 0;
+        while k < fmt.len() && !fmt[k].is_ascii_alphabetic() {
+            star += (fmt[k] == b'*') as usize;
+            k += 1;
+        }
+        while k < fmt.len() && matches!(fmt[k], b'h' | b'l' | b'z' | b'L' | b'j' | b't') {
+            k += 1;
+        }
+        let conv = fmt.get(k).copied().unwrap_or(b'd');
+        k += 1;
+        if conv == b'p' {
+            while k < fmt.len() && fmt[k].is_ascii_alphanumeric() {
+                k += 1;
+            }
+        }
+        for _ in 0..star {
+            args.next();
+        }
+        // `REC->x`, `(long)REC->x`, `((unsigned long)(REC->x))`: only
+        // casts (type words) before the field, nothing after.
+        let field = args.next().and_then(|a| {
+            let t: String = a.chars().filter(|&c| c != '(' && c != ')').collect();
+            let p = t.find("REC->")?;
+            if !t[..p].bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'*' | b'\t')) {
+                return None;
+            }
+            let name = t[p + 5..].trim();
+            nc.iter().position(|n| *n == name)
+        });
+        v.push(Piece::Conv { spec: String::from(core::str::from_utf8(&fmt[s0..k.min(fmt.len())]).unwrap_or("%d")), field });
+    }
+    if !lit.is_empty() {
+        v.push(Piece::Lit(lit.ends_with(b"0x")));
+    }
+    v
 }
 
 fn classify(e: &Event) -> Kind {
@@ -202,6 +305,7 @@ impl<'a> TraceCmd<'a> {
                     .filter(|f| !f.name.starts_with("common_"))
                     .map(|f| (f.name.clone(), fld(e, &f.name).unwrap_or_default(), f.kind.clone(), f.is_char, f.ctype.contains('*')))
                     .collect(),
+                pieces: pieces(&e.print_fmt, e),
             })
             .collect();
         cls.sort_by_key(|c| c.id);
@@ -682,8 +786,44 @@ impl<'a> TraceCmd<'a> {
     /// `-R`: print_selected_fields() with each field's raw value.
     fn raw_fields(&self, s: &mut String, d: &[u8], ci: usize) -> fmt::Result {
         let e = self.endian;
-        for (name, f, kind, is_char, ptr) in &self.cls[ci].fields {
+        let c = &self.cls[ci];
+        let mut cur = 0;
+        for (fi, (name, f, kind, is_char, ptr)) in c.fields.iter().enumerate() {
             write!(s, " {}=", name)?;
+            if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() {
+                // print_field(): the next conversion (from where the last
+                // one matched, wrapping) that prints this very field.
+                let n = c.pieces.len();
+                let mut has0x = false;
+                let mut hit = None;
+                for j in 0..n {
+                    let at = (cur + j) % n;
+                    if at == 0 && j > 0 {
+                        has0x = false;
+                    }
+                    match &c.pieces[at] {
+                        Piece::Lit(x) => has0x = *x,
+                        Piece::Conv { spec, field } if *field == Some(fi) => {
+                            hit = Some((at, spec));
+                            break;
+                        }
+                        Piece::Conv { .. } => has0x = false,
+                    }
+                }
+                if let Some((at, spec)) = hit {
+                    cur = (at + 1) % n;
+                    // A `void *` field through %p prints as its raw value.
+                    if *ptr && spec.contains('p') {
+                        write!(s, "0x{:x}", f.get(d, e))?;
+                        continue;
+                    }
+                    if has0x {
+                        s.push_str("0x");
+                    }
+                    self.conv(s, spec, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0))?;
+                    continue;
+                }
+            }
             let (o, n) = match kind {
                 FieldKind::DataLoc | FieldKind::RelLoc => {
                     let v = read_uint(d, f.off as usize, 4, e).unwrap_or(0) as usize;
@@ -693,6 +833,8 @@ impl<'a> TraceCmd<'a> {
                     }
                     (st, v >> 16)
                 }
+                // A flexible `char buf[]` runs to the end of the record.
+                FieldKind::Array(_) if f.size == 0 => (f.off as usize, d.len().saturating_sub(f.off as usize)),
                 FieldKind::Array(_) => (f.off as usize, f.size as usize),
                 _ => {
                     let v = f.get(d, e);
@@ -725,6 +867,79 @@ impl<'a> TraceCmd<'a> {
             }
         }
         Ok(())
+    }
+}
+
+impl<'a> TraceCmd<'a> {
+    /// print_arg_number() / print_arg_pointer() of one conversion.
+    fn conv(&self, s: &mut String, spec: &str, v: u64) -> fmt::Result {
+        use crate::printfmt::printf;
+        let b = spec.as_bytes();
+        let Some(&last) = b.last() else { return Ok(()) };
+        if let Some(pi) = spec.find('p') {
+            let ext = b.get(pi + 1).copied().unwrap_or(0);
+            return match ext {
+                b'S' | b's' | b'F' | b'f' => match self.env.sym(v) {
+                    Some(sym) if matches!(ext, b'S' | b'F') => write!(s, "{}+0x{:x}", sym.name, v.wrapping_sub(sym.addr)),
+                    Some(sym) => s.write_str(sym.name),
+                    None => write!(s, "0x{:x}", v),
+                },
+                _ if v == 0 => s.write_str("(nil)"),
+                _ => write!(s, "0x{:x}", v),
+            };
+        }
+        let (mut flags, mut i) = (0u8, 1);
+        while i < b.len() {
+            flags |= match b[i] {
+                b'-' => printf::LEFT,
+                b'+' => printf::PLUS,
+                b' ' => printf::SPACE,
+                b'#' => printf::SPECIAL,
+                b'0' => printf::ZEROPAD,
+                _ => break,
+            };
+            i += 1;
+        }
+        let num = |i: &mut usize| {
+            let st = *i;
+            while *i < b.len() && b[*i].is_ascii_digit() {
+                *i += 1;
+            }
+            spec[st..*i].parse::<i32>().unwrap_or(0)
+        };
+        let width = num(&mut i);
+        let prec = if b.get(i) == Some(&b'.') {
+            i += 1;
+            num(&mut i)
+        } else {
+            -1
+        };
+        let ls = spec[i..].bytes().filter(|&c| c == b'l').count() as i32 - spec[i..].bytes().filter(|&c| c == b'h').count() as i32;
+        let signed = matches!(last, b'd' | b'i');
+        // C's (char)/(short)/(int)/(long) of the value.
+        let v = match (ls, signed) {
+            (-2, true) => v as i8 as i64 as u64,
+            (-2, false) => v as u8 as u64,
+            (-1, true) => v as i16 as i64 as u64,
+            (-1, false) => v as u16 as u64,
+            (0, true) => v as i32 as i64 as u64,
+            (0, false) => v as u32 as u64,
+            (1, true) if self.long == 4 => v as i32 as i64 as u64,
+            (1, false) if self.long == 4 => v as u32 as u64,
+            _ => v,
+        };
+        if last == b'c' {
+            s.push(v as u8 as char);
+            return Ok(());
+        }
+        let base = match last {
+            b'x' | b'X' => 16,
+            b'o' => 8,
+            _ => 10,
+        };
+        let mut t = Vec::new();
+        printf::number(&mut t, v, base, signed, last == b'X', flags, width, prec);
+        super::put_all(s, &t)
     }
 }
 
