@@ -60,6 +60,8 @@ const SETS: &[&[&str]] = &[&[], &["-I"], &["-S"], &["-O", "tailprint"], &["-l"],
 
 /// Further options, on the linux-6.12 fixtures.
 const MORE: &[&[&str]] = &[
+    &["-R"],
+    &["-R", "-l"],
     &["--stat"],
     &["--first-event", "--last-event"],
     &["-O", "fgraph:tailprint", "-t", "--cpu", "1"],

@@ -429,7 +429,11 @@ impl<'a> TraceCmd<'a> {
             pad(s, 8 - n)?;
             s.push_str(&comm[..cut]);
             write!(s, "-{:<5} {:>3}", pid, r.cpu)?;
-            lat_fmt(s, d)?;
+            if self.flags & RAW != 0 {
+                write!(s, "-0x{:x}", d.get(2).copied().unwrap_or(0))?;
+            } else {
+                lat_fmt(s, d)?;
+            }
         } else {
             pad(s, 16usize.saturating_sub(kwidth(comm)))?;
             s.push_str(comm);
@@ -790,7 +794,7 @@ impl<'a> TraceCmd<'a> {
         let mut cur = 0;
         for (fi, (name, f, kind, is_char, ptr)) in c.fields.iter().enumerate() {
             write!(s, " {}=", name)?;
-            if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() {
+            if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() && cur != usize::MAX {
                 // print_field(): the next conversion (from where the last
                 // one matched, wrapping) that prints this very field.
                 let n = c.pieces.len();
@@ -811,12 +815,9 @@ impl<'a> TraceCmd<'a> {
                     }
                 }
                 if let Some((at, spec)) = hit {
-                    cur = (at + 1) % n;
-                    // A `void *` field through %p prints as its raw value.
-                    if *ptr && spec.contains('p') {
-                        write!(s, "0x{:x}", f.get(d, e))?;
-                        continue;
-                    }
+                    // parse->next: after the last piece there is none, and
+                    // the fields after print raw.
+                    cur = if at + 1 < n { at + 1 } else { usize::MAX };
                     if has0x {
                         s.push_str("0x");
                     }
