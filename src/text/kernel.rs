@@ -67,6 +67,8 @@ pub enum Kind {
 pub struct Class {
     pub id: u16,
     pub name: String,
+    /// One of ftrace's own record types (system `ftrace`).
+    pub ftrace: bool,
     pub kind: Kind,
     /// Non-common fields, for the `fields` option (ftcat --raw).
     pub fields: Vec<(String, String, F, FieldKind)>,
@@ -129,7 +131,7 @@ fn classify(e: &Event) -> Class {
         .filter(|f| !f.name.starts_with("common_"))
         .map(|f| (f.name.clone(), f.ctype.clone(), F::of(f), f.kind.clone()))
         .collect();
-    Class { id: e.id, name: e.name.clone(), kind, fields }
+    Class { id: e.id, name: e.name.clone(), ftrace: e.system == "ftrace", kind, fields }
 }
 
 fn classify_kind(e: &Event) -> Option<Kind> {
@@ -564,12 +566,28 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     pub fn fields(&mut self, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
         let d = r.data;
         let e = self.endian;
+        if c.ftrace {
+            // print_event_fields() looks ftrace's own types up among the
+            // trace events and does not find them.
+            return write!(out, "UNKNOWN TYPE {}\n", c.id);
+        }
         write!(out, "{}:", c.name)?;
         if c.fields.is_empty() {
             return out.write_str("No fields found\n");
         }
-        for (name, ctype, f, kind) in &c.fields {
-            write!(out, " {}=", name)?;
+        // printfmt's fields printer follows print_fields() of this kernel
+        // (symbols for long-sized values, ...); ours below is the fallback.
+        out.write_char(' ')?;
+        let mut s = String::new();
+        if self.env.fields(c.id, d, &mut s)? {
+            out.write_str(&s)?;
+            return out.write_char('\n');
+        }
+        for (i, (name, ctype, f, kind)) in c.fields.iter().enumerate() {
+            if i > 0 {
+                out.write_char(' ')?;
+            }
+            write!(out, "{}=", name)?;
             let (o, sz) = (f.off as usize, f.size as usize);
             if o + sz > d.len() {
                 out.write_str("<OVERFLOW>")?;
@@ -582,7 +600,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                     Some((s, n)) => put_bytes(out, &d[s..s + n])?,
                     None => out.write_str("<OVERFLOW>")?,
                 }
-            } else if is_char && ctype.contains('[') {
+            } else if is_char && matches!(kind, FieldKind::Array(_)) {
                 put_bytes(out, &d[o..o + sz])?;
             } else if ctype == "char *" || ctype == "const char *" {
                 // FILTER_PTR_STRING: the kernel reads the string from its

@@ -70,6 +70,11 @@ pub trait Env {
     /// A string in kernel memory named by address (bputs, `const char *`
     /// fields): known only through printk_formats.
     fn kstr(&self, addr: u64) -> Option<&str>;
+    /// The event's own fields as the `fields` option prints them (after
+    /// `name: `); false when this environment has no such printer.
+    fn fields(&self, _id: u16, _data: &[u8], _out: &mut dyn Write) -> Result<bool, fmt::Error> {
+        Ok(false)
+    }
 }
 
 /// Private-use base for bytes that are not valid UTF-8 (see module docs).
