@@ -50,7 +50,7 @@ own `trace` file would print it.
                      records the print fmt interpreter could not format
       --raw          every field as name=value (the `fields` option)
       --live         read the live buffers' trace_pipe_raw (consuming)
-  -B INSTANCE        with --live: that instance's buffers
+  -B INSTANCE        the instance's buffers (live, or a buffer of FILE)
       --once         with --live: stop when the buffers are empty
   -h, --help         this help
 ";
@@ -124,8 +124,8 @@ pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
     if a.live && a.file.is_some() {
         usage_err!("--live reads the live buffers, not a FILE");
     }
-    if !a.live && (a.instance.is_some() || a.once) {
-        usage_err!("-B and --once go with --live");
+    if !a.live && a.once {
+        usage_err!("--once goes with --live");
     }
     Ok(a)
 }
@@ -630,7 +630,16 @@ fn run(a: Args) -> Result<()> {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
     };
-    let Some(buf) = td.top().or_else(|| td.buffers.first()) else { fail!("{}: no trace data", path) };
+    let buf = match &a.instance {
+        Some(n) => match td.buffer(n) {
+            Some(b) => b,
+            None => fail!("{}: no buffer named '{}'", path, n),
+        },
+        None => match td.top().or_else(|| td.buffers.first()) {
+            Some(b) => b,
+            None => fail!("{}: no trace data", path),
+        },
+    };
     let layout = td.layout(buf);
     let rec = file_recording(&td, buf);
     // A first pass over the records: the header's entry count, and which
