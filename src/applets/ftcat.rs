@@ -391,8 +391,7 @@ impl Lookahead {
         if self.graph_ent.is_empty() {
             return false;
         }
-        let ty = read_uint(d, 0, 2, self.endian).unwrap_or(0) as u16;
-        self.graph_ent.contains(&ty)
+        self.graph_ent.contains(&text::kernel::rec_type(d, self.endian))
     }
 }
 
@@ -475,7 +474,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
                 return false;
             }
         }
-        let ty = read_uint(d, 0, 2, self.k.endian).unwrap_or(0) as u16;
+        let ty = text::kernel::rec_type(d, self.k.endian);
         if let Some(al) = &self.allowed {
             if al.binary_search(&ty).is_err() {
                 return false;

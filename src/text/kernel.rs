@@ -330,7 +330,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// true when it was consumed that way and must not be printed.
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.idx += 1;
-        let ty = read_uint(r.data, 0, 2, self.endian).unwrap_or(0) as u16;
+        let ty = rec_type(r.data, self.endian);
         let cls = self.cls;
         let class = cls.get(ty);
         if self.tracer == Tracer::Graph {
@@ -699,7 +699,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     #[inline]
     pub fn pid(&self, d: &[u8]) -> i32 {
-        read_uint(d, 4, 4, self.endian).unwrap_or(0) as u32 as i32
+        match d.get(4..8) {
+            Some(b) => self.endian.u32([b[0], b[1], b[2], b[3]]) as i32,
+            None => 0,
+        }
     }
 
     /// trace_print_time(): ` %5lu.%06lu` for ns clocks, ` %12llu` otherwise.
@@ -804,6 +807,15 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         } else {
             v
         }
+    }
+}
+
+/// A record's `common_type` (0 for a record too short to have one).
+#[inline]
+pub fn rec_type(d: &[u8], e: Endian) -> u16 {
+    match d.get(0..2) {
+        Some(b) => e.u16([b[0], b[1]]),
+        None => 0,
     }
 }
 
