@@ -358,7 +358,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if let Some(c) = class {
             if !self.opts.has(opts::FIELDS) {
                 let mut lb = core::mem::take(&mut self.lbuf);
-                lb.resize(LINE_MAX, 0);
+                if lb.len() != LINE_MAX {
+                    lb.resize(LINE_MAX, 0);
+                }
                 let mut b = Line::on(&mut lb);
                 if ctx {
                     self.context_into(&mut b, r);
@@ -810,6 +812,13 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 }
 
+/// "00" .. "99".
+const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
 /// A record's `common_type` (0 for a record too short to have one).
 #[inline]
 pub fn rec_type(d: &[u8], e: Endian) -> u16 {
@@ -1006,26 +1015,29 @@ impl<'a> Line<'a> {
     /// multiply per digit instead of the 64-bit divide a size-optimised
     /// build emits; digits go straight into place.
     pub fn uint(&mut self, v: u64) -> usize {
-        let mut n = 1;
-        let mut p = 10u64;
-        while n < 20 && v >= p {
-            n += 1;
-            p = p.wrapping_mul(10);
-        }
+        let n = Self::width(v);
         if self.n + n > self.b.len() {
             return 0;
         }
         let mut i = self.n + n;
         if v <= u32::MAX as u64 {
+            // Two digits per step, a multiply instead of a divide.
             let mut x = v as u32;
-            loop {
-                let q = ((x as u64 * 0xCCCC_CCCD) >> 35) as u32;
-                i -= 1;
-                self.b[i] = b'0' + (x - q * 10) as u8;
+            while x >= 100 {
+                let q = ((x as u64 * 0x51EB_851F) >> 37) as u32;
+                let r = (x - q * 100) as usize;
+                i -= 2;
+                self.b[i] = DIGITS2[2 * r];
+                self.b[i + 1] = DIGITS2[2 * r + 1];
                 x = q;
-                if x == 0 {
-                    break;
-                }
+            }
+            if x >= 10 {
+                i -= 2;
+                self.b[i] = DIGITS2[2 * x as usize];
+                self.b[i + 1] = DIGITS2[2 * x as usize + 1];
+            } else {
+                i -= 1;
+                self.b[i] = b'0' + x as u8;
             }
         } else {
             let mut x = v;
