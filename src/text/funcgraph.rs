@@ -466,8 +466,9 @@ fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {
     !k.opts.retval_known || k.opts.g(opts::G_RETVAL)
 }
 
-/// print_graph_retval() as in 6.5–6.12: errors (-MAX_ERRNO..-1, also as a
-/// sign-extended 32-bit int) in decimal, everything else in hex.
+/// print_graph_retval(): errors (-MAX_ERRNO..-1, also as a sign-extended
+/// 32-bit int) in decimal, everything else in hex; `= 0x0` as 6.5–6.12
+/// print it (and when the kernel is unknown), ` ret=0x0` from 6.13.
 fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64, leaf: bool, func: u64) -> fmt::Result {
     let retval = k.ulong(retval);
     let hex = k.opts.g(opts::G_RETVAL_HEX);
@@ -484,6 +485,17 @@ fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: 
         if (-4095..0).contains(&v) {
             err = v;
         }
+    }
+    if k.kver >= 6013 {
+        // 6.13 reworked the comment for funcgraph-retaddr: ` ret=` inside it.
+        if leaf {
+            k.ps(out, func)?;
+            out.write_str("(); /*")?;
+        } else {
+            out.write_str("} /* ")?;
+            k.ps(out, func)?;
+        }
+        return if hex || err == 0 { write!(out, " ret=0x{:x} */\n", retval) } else { write!(out, " ret={} */\n", err) };
     }
     if leaf {
         k.ps(out, func)?;
