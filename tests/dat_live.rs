@@ -37,6 +37,16 @@ fn kernel_records(text: &str) -> Vec<(u32, String)> {
 
 #[test]
 fn live_once_matches_the_trace_file() {
+    live_once(None);
+}
+
+/// Sub-buffers larger than a page (buffer_subbuf_size_kb, 6.8+).
+#[test]
+fn live_once_with_8k_sub_buffers() {
+    live_once(Some(8));
+}
+
+fn live_once(subbuf_kb: Option<u32>) {
     let top = match Tracefs::open() {
         Ok(t) => t,
         Err(e) => {
@@ -44,7 +54,7 @@ fn live_once_matches_the_trace_file() {
             return;
         }
     };
-    let name = format!("ftbox-dat-{}", std::process::id());
+    let name = format!("ftbox-dat-{}-{}", std::process::id(), subbuf_kb.unwrap_or(0));
     let path = PathBuf::from(&top.mount).join("instances").join(&name);
     if let Err(e) = std::fs::create_dir(&path) {
         eprintln!("SKIP: cannot create instance {}: {e}", path.display());
@@ -53,6 +63,13 @@ fn live_once_matches_the_trace_file() {
     let _guard = Instance { path };
     let inst = top.instance(&name).unwrap();
     inst.write("buffer_size_kb", b"512").unwrap();
+    if let Some(kb) = subbuf_kb {
+        if inst.write("buffer_subbuf_size_kb", kb.to_string().as_bytes()).is_err() {
+            eprintln!("SKIP: buffer_subbuf_size_kb not supported");
+            return;
+        }
+        assert_eq!(inst.read_str("buffer_subbuf_size_kb").unwrap().trim(), kb.to_string());
+    }
     for ev in ["sched/sched_switch", "sched/sched_wakeup", "irq", "timer/hrtimer_expire_entry"] {
         let _ = inst.write(&format!("events/{ev}/enable"), b"1");
     }
@@ -81,6 +98,10 @@ fn live_once_matches_the_trace_file() {
     assert!(want.len() >= 300, "only {} records in the trace file", want.len());
 
     let live = open_live(&top, &inst, true).unwrap();
+    if let Some(kb) = subbuf_kb {
+        assert_eq!(live.layout.page_size, kb * 1024);
+    }
+    let layout_kb = live.layout.page_size / 1024;
     let mut m = Merge::new(live.layout, live.sources);
     let mut got = Vec::new();
     let mut markers = 0;
@@ -101,5 +122,5 @@ fn live_once_matches_the_trace_file() {
     for (i, (a, b)) in got.iter().zip(&want).enumerate() {
         assert_eq!(a, b, "record {i}");
     }
-    eprintln!("live: {} records on {} CPUs identical in CPU, time and order to the trace file", got.len(), ncpu);
+    eprintln!("live ({} KiB sub-buffers): {} records on {} CPUs identical in CPU, time and order to the trace file", layout_kb, got.len(), ncpu);
 }
