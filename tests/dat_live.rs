@@ -124,3 +124,68 @@ fn live_once(subbuf_kb: Option<u32>) {
     }
     eprintln!("live ({} KiB sub-buffers): {} records on {} CPUs identical in CPU, time and order to the trace file", layout_kb, got.len(), ncpu);
 }
+
+/// An overwritten (overrun) buffer: the first page read says events were
+/// lost and how many; that count is the kernel's own overrun figure.
+#[test]
+fn live_lost_events_match_the_overrun_count() {
+    let top = match Tracefs::open() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("SKIP: no tracefs: {e}");
+            return;
+        }
+    };
+    let name = format!("ftbox-dat-lost-{}", std::process::id());
+    let path = PathBuf::from(&top.mount).join("instances").join(&name);
+    if let Err(e) = std::fs::create_dir(&path) {
+        eprintln!("SKIP: cannot create instance {}: {e}", path.display());
+        return;
+    }
+    let _guard = Instance { path };
+    let inst = top.instance(&name).unwrap();
+    inst.write("buffer_size_kb", b"8").unwrap();
+    inst.write("tracing_on", b"1").unwrap();
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            rustix::thread::sched_setaffinity(None, &set).unwrap();
+            for i in 0..3000 {
+                let _ = inst.write("trace_marker", format!("ftbox dat lost {i}").as_bytes());
+            }
+        });
+    });
+    inst.write("tracing_on", b"0").unwrap();
+    let stats = inst.read_str("per_cpu/cpu0/stats").unwrap();
+    let overrun: u64 = stats.lines().find_map(|l| l.strip_prefix("overrun: ")).unwrap().trim().parse().unwrap();
+    assert!(overrun > 0, "no overrun: {stats}");
+    let live = open_live(&top, &inst, true).unwrap();
+    let mut m = Merge::new(live.layout, live.sources);
+    let (mut lost, mut markers, mut last) = (0u64, 0u64, None);
+    while let Some(it) = m.next() {
+        match it {
+            Item::Record { cpu: 0, data, .. } => {
+                if let Some(p) = data.windows(15).position(|w| w == b"ftbox dat lost ") {
+                    let digits: Vec<u8> = data[p + 15..].iter().copied().take_while(u8::is_ascii_digit).collect();
+                    let n: u64 = std::str::from_utf8(&digits).unwrap().parse().unwrap();
+                    if let Some(prev) = last {
+                        assert_eq!(n, prev + 1, "markers in order after the loss");
+                    }
+                    last = Some(n);
+                    markers += 1;
+                }
+            }
+            Item::Record { .. } => {}
+            Item::Lost { cpu, count, .. } => {
+                assert_eq!(cpu, 0);
+                lost += count.expect("the kernel stores the count when it fits");
+            }
+            Item::Error { cpu, error } => panic!("CPU {cpu}: {error}"),
+        }
+    }
+    assert_eq!(lost, overrun, "lost count equals the overrun figure");
+    assert_eq!(last, Some(2999));
+    assert_eq!(markers + lost, 3000, "every marker either decoded or counted lost");
+    eprintln!("lost: {markers} markers decoded, {lost} counted lost, as the kernel's overrun says");
+}
