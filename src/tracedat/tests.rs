@@ -347,3 +347,57 @@ fn bad_headers_are_named_errors() {
     f[at..at + 4].copy_from_slice(b"lz4x");
     assert!(TraceDat::open(&f).is_ok(), "uncompressed sections need no decoder");
 }
+
+#[test]
+fn v6_latency_file_gives_its_text() {
+    let mut f = v6(Endian::Little, 8);
+    let at = f.windows(10).position(|w| w == b"flyrecord\0").unwrap();
+    f.truncate(at);
+    f.extend_from_slice(b"latency  \0# tracer: irqsoff\n#\n");
+    let td = TraceDat::open(&f).unwrap();
+    // The instance's BUFFER option now points past the end: reported, not fatal.
+    assert_eq!(td.damage.as_ref().unwrap().section, "instance buffer");
+    assert_eq!(td.buffers.len(), 1);
+    let top = td.top().unwrap();
+    assert!(top.latency && top.cpus.is_empty());
+    assert_eq!(td.latency_text(top).unwrap(), b"# tracer: irqsoff\n#\n");
+}
+
+#[test]
+fn v7_latency_buffer_text_plain_and_zstd() {
+    let modes: &[bool] = if cfg!(feature = "zstd") { &[false, true] } else { &[false] };
+    for &compress in modes {
+        // Take the uncompressed-options file and chain a third options
+        // section (its DONE is the file's last 8 bytes) naming a BUFFER TEXT.
+        let mut f = v7(Endian::Little, 8, false);
+        let mut w = W::new(Endian::Little);
+        w.b = core::mem::take(&mut f);
+        let last = w.pos() - 8;
+        let text = b"# tracer: wakeup\n  <idle>-0  0d... 1us : wakeup\n";
+        let sec = w.pos();
+        if compress {
+            let z = zstd_frame(text);
+            w.u16(OPT_BUFFER_TEXT).u16(SEC_FL_COMPRESS).u32(0).u64(12 + z.len() as u64);
+            w.u32(1).u32(z.len() as u32).u32(text.len() as u32).raw(&z);
+        } else {
+            w.u16(OPT_BUFFER_TEXT).u16(0).u32(0).u64(text.len() as u64).raw(text);
+        }
+        let mut o = W::new(Endian::Little);
+        let mut d = W::new(Endian::Little);
+        d.u64(sec).cstr("lat").cstr("local");
+        o.u16(OPT_BUFFER_TEXT).u32(d.b.len() as u32).raw(&d.b);
+        o.u16(OPT_DONE).u32(8).u64(0);
+        let third = w.pos();
+        section(&mut w, OPT_DONE, &o.b, false);
+        w.patch_u64(last, third);
+        if compress {
+            let at = w.b.windows(5).position(|x| x == b"none\0").unwrap();
+            w.b[at..at + 4].copy_from_slice(b"zstd");
+        }
+        let td = TraceDat::open(&w.b).unwrap();
+        let lat = td.buffer("lat").unwrap();
+        assert!(lat.latency);
+        assert_eq!(td.latency_text(lat).unwrap(), text, "zstd {compress}");
+        assert!(td.latency_text(td.top().unwrap()).is_err());
+    }
+}
