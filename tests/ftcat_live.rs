@@ -59,17 +59,13 @@ const EXCLUDED: &[(&str, &str)] = &[
 ];
 
 /// saved_cmdlines is a small global cache (128 entries by default) that
-/// every tracing user on the machine refills; between the kernel printing
-/// `trace` and ftcat reading the cache, a task's entry can be evicted. Then
-/// ftcat prints `<...>` where the kernel had the name: a race of the live
-/// setup, not a decoding difference. Such a line must be otherwise identical.
+/// every task switch on the machine refills. Between the kernel printing
+/// `trace` and ftcat reading the cache, a pid's entry can be evicted (ftcat
+/// prints `<...>`) or renamed by an exec (another comm). That is a race of
+/// the live setup, not a decoding difference: such a line must be identical
+/// but for the 16 comm columns, and such lines must stay rare (< 1%).
 fn comm_race(ours: &[u8], kernel: &[u8]) -> bool {
-    ours.len() > 16
-        && kernel.len() > 16
-        && ours[16] == b'-'
-        && kernel[16] == b'-'
-        && &ours[..16] == b"           <...>"
-        && ours[16..] == kernel[16..]
+    ours.len() > 16 && kernel.len() > 16 && ours[16] == b'-' && kernel[16] == b'-' && ours[16..] == kernel[16..]
 }
 
 struct Instance {
@@ -155,6 +151,7 @@ fn live_options() {
         assert_eq!(a.len(), b.len(), "{set:?}: line counts");
         let mut same = 0;
         let mut excluded = 0;
+        let mut races = 0;
         for (x, y) in a.iter().zip(&b) {
             if x == y {
                 same += 1;
@@ -163,13 +160,18 @@ fn live_options() {
             let ev = event_of(y).or_else(|| y.split(|&c| c == b':').next());
             let enum_ex = ev.is_some_and(|e| EXCLUDED.iter().any(|(n, _)| n.as_bytes() == e));
             let ptr_ex = set[0].0 == "fields" && y.windows(9).any(|w| w == b"=(0xffff8");
-            if enum_ex || ptr_ex || comm_race(x, y) {
+            if comm_race(x, y) {
+                races += 1;
+                continue;
+            }
+            if enum_ex || ptr_ex {
                 excluded += 1;
                 continue;
             }
             panic!("{set:?}:\n  ftcat:  {}\n  kernel: {}", String::from_utf8_lossy(x), String::from_utf8_lossy(y));
         }
         eprintln!("live options {set:?}: {} lines, {} identical, {} excluded", b.len(), same, excluded);
+        assert!(races * 100 <= b.len(), "{set:?}: {races} comm-cache races");
     }
 }
 
@@ -275,6 +277,7 @@ fn live_differential() {
         eprintln!("  excluded {c:>7} {n}: {why}");
     }
     assert_eq!(a.len(), b.len(), "line counts differ");
+    assert!(races * 100 <= b.len(), "{races} comm-cache races");
     assert!(b.len() > 1000, "the workload produced too little to compare");
     let has = |s: &[u8]| kernel.windows(s.len()).any(|w| w == s);
     assert!(has(b"tracing_mark_write: ftcat live test: round 2\n"));
