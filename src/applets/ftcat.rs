@@ -534,16 +534,59 @@ impl core::fmt::Write for Null {
     }
 }
 
+/// How many merge items a graph entry may hold back while waiting for its
+/// CPU's next record. A CPU that stops right after an entry (idle) would
+/// otherwise make the whole rest of the trace wait in memory; past this the
+/// entry prints unfolded (`func() {`), the one place ftcat trades exactness
+/// for flat memory.
+const HOLD_MAX: usize = 1 << 16;
+
+/// The items held back, with a count per CPU so "does CPU c have one?" is
+/// a lookup, not a scan.
+struct HoldQ {
+    q: VecDeque<Held>,
+    per_cpu: Vec<u32>,
+}
+
+impl HoldQ {
+    fn push(&mut self, h: Held) {
+        let c = h.cpu() as usize;
+        if self.per_cpu.len() <= c {
+            self.per_cpu.resize(c + 1, 0);
+        }
+        self.per_cpu[c] += 1;
+        self.q.push_back(h);
+    }
+    fn pop(&mut self) -> Option<Held> {
+        let h = self.q.pop_front()?;
+        self.uncount(h.cpu());
+        Some(h)
+    }
+    fn remove(&mut self, i: usize) {
+        if let Some(h) = self.q.remove(i) {
+            self.uncount(h.cpu());
+        }
+    }
+    fn uncount(&mut self, cpu: u32) {
+        if let Some(n) = self.per_cpu.get_mut(cpu as usize) {
+            *n = n.saturating_sub(1);
+        }
+    }
+    fn has(&self, cpu: u32) -> bool {
+        self.per_cpu.get(cpu as usize).is_some_and(|&n| n > 0)
+    }
+}
+
 /// Drive the merge: records go straight to the sink, except a graph entry,
 /// which waits (with whatever the merge yields meanwhile) until its CPU's
 /// next record is known.
 fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool) {
-    let mut q: VecDeque<Held> = VecDeque::new();
+    let mut q = HoldQ { q: VecDeque::new(), per_cpu: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
             return;
         }
-        if q.is_empty() {
+        if q.q.is_empty() {
             match m.next() {
                 None => {
                     if live && !m.finished() {
@@ -559,7 +602,7 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                         s.record(&Rec { cpu, ts, data }, None);
                         continue;
                     }
-                    q.push_back(Held::Rec { cpu, ts, data: data.to_vec() });
+                    q.push(Held::Rec { cpu, ts, data: data.to_vec() });
                 }
                 Some(Item::Lost { cpu, count, .. }) => {
                     s.lost(cpu, count);
@@ -571,24 +614,24 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                 }
             }
         }
-        let Some(front) = q.pop_front() else { continue };
+        let Some(front) = q.pop() else { continue };
         match front {
             Held::Lost { cpu, count } => s.lost(cpu, count),
             Held::Err { cpu, msg } => s.error(cpu, &msg),
             Held::Rec { cpu, ts, data } => {
                 if la.wants(&data) {
-                    while !q.iter().any(|h| h.cpu() == cpu) {
+                    while !q.has(cpu) && q.q.len() < HOLD_MAX {
                         match m.next() {
-                            Some(it) => q.push_back(Held::of(it)),
+                            Some(it) => q.push(Held::of(it)),
                             None => break,
                         }
                     }
                 }
-                let mut idx = q.iter().position(|h| h.cpu() == cpu);
-                if la.global && idx != q.iter().position(|h| matches!(h, Held::Rec { .. })) {
+                let mut idx = if q.has(cpu) { q.q.iter().position(|h| h.cpu() == cpu) } else { None };
+                if la.global && idx != q.q.iter().position(|h| matches!(h, Held::Rec { .. })) {
                     idx = None;
                 }
-                let consumed = match idx.and_then(|i| q.get(i)) {
+                let consumed = match idx.and_then(|i| q.q.get(i)) {
                     Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
                         let n = Rec { cpu: *nc, ts: *nts, data: nd };
                         s.record(&Rec { cpu, ts, data: &data }, Some(&n))
