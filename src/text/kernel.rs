@@ -820,7 +820,7 @@ const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 8081828384858687888990919293949596979899";
 
 /// A record's `common_type` (0 for a record too short to have one).
-#[inline]
+#[inline(always)]
 pub fn rec_type(d: &[u8], e: Endian) -> u16 {
     match d.get(0..2) {
         Some(b) => e.u16([b[0], b[1]]),
@@ -831,7 +831,7 @@ pub fn rec_type(d: &[u8], e: Endian) -> u16 {
 /// Copy a short slice (dst and src of equal length) with fixed-size moves:
 /// musl's memcpy starts every call with `rep movsq`, whose start-up cost is
 /// far above that of the few bytes most of a line's pieces are.
-#[inline]
+#[inline(always)]
 fn copy_small(dst: &mut [u8], src: &[u8]) {
     let n = src.len().min(dst.len());
     let (d, s) = (&mut dst[..n], &src[..n]);
@@ -932,7 +932,7 @@ impl<'a> Line<'a> {
     pub fn clear(&mut self) {
         self.n = 0;
     }
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, c: u8) {
         if self.n < self.b.len() && c.is_ascii() {
             self.b[self.n] = c;
@@ -940,7 +940,7 @@ impl<'a> Line<'a> {
         }
     }
     /// ASCII bytes; anything else becomes `?` (keeps the UTF-8 invariant).
-    #[inline]
+    #[inline(always)]
     pub fn extend(&mut self, s: &[u8]) {
         let end = (self.n + s.len()).min(self.b.len());
         let k = end - self.n;
@@ -955,7 +955,7 @@ impl<'a> Line<'a> {
         self.n = end;
     }
     /// A whole str, or nothing if it does not fit (a char is never cut).
-    #[inline]
+    #[inline(always)]
     pub fn extend_str(&mut self, s: &str) -> bool {
         let end = self.n + s.len();
         if end > self.b.len() {
@@ -970,7 +970,7 @@ impl<'a> Line<'a> {
     pub fn room(&self) -> usize {
         self.b.len() - self.n
     }
-    #[inline]
+    #[inline(always)]
     pub fn pad(&mut self, k: usize) {
         const SP: [u8; 16] = [b' '; 16];
         let mut k = k;
@@ -1054,6 +1054,7 @@ impl<'a> Line<'a> {
         n
     }
     /// Width of `%u` of `v`.
+    #[inline(always)]
     fn width(v: u64) -> usize {
         let mut n = 1;
         let mut p = 10u64;
@@ -1081,13 +1082,14 @@ impl<'a> Line<'a> {
         self.uint(v);
     }
     /// `%0*u`.
+    #[inline(always)]
     pub fn zeros(&mut self, v: u64, w: usize) {
         for _ in Self::width(v)..w {
             self.push(b'0');
         }
         self.uint(v);
     }
-    #[inline]
+    #[inline(always)]
     pub fn as_str(&self) -> &str {
         // SAFETY: every byte in b[..n] was copied from a &str (extend_str,
         // whole strs only) or checked to be ASCII (push, extend, pad, digits),
