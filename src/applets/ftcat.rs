@@ -312,7 +312,7 @@ fn stat_num(text: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn live_recording(a: &Args, top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
+fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
     let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
     let mut formats = Vec::new();
     for sys in dir_names(top, "events") {
@@ -344,7 +344,6 @@ fn live_recording(a: &Args, top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<
         overrun += stat_num(&st, "overrun:");
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let _ = a;
     Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
 
@@ -659,10 +658,10 @@ fn run(a: Args) -> Result<()> {
         };
         let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
         let ncpus = live.sources.len() as u32;
-        let rec = live_recording(&a, &top, &tfs, ncpus)?;
+        let rec = live_recording(&top, &tfs, ncpus)?;
         let name = tfs.path_of("per_cpu");
         let mut m = Merge::new(live.layout, live.sources);
-        let res = decode(&a, &rec, &mut m, &mut out, &name, None, true);
+        let res = decode(&a, &rec, &mut m, &mut out, &name, true);
         out_finish(out)?;
         return res;
     }
@@ -719,7 +718,7 @@ fn run(a: Args) -> Result<()> {
     rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
     rec.counts = Some((seen.0, seen.0 + rec.overrun));
     let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
-    let res = decode(&a, &rec, &mut m, &mut out, &path, None, false);
+    let res = decode(&a, &rec, &mut m, &mut out, &path, false);
     out_finish(out)?;
     res
 }
@@ -744,7 +743,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     r
 }
 
-fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, _x: Option<()>, live: bool) -> Result<()> {
+fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, live: bool) -> Result<()> {
     let events: Vec<Event> = rec.dec.events().cloned().collect();
     let cls = Classes::new(&events);
     let mut opts = rec.opts;

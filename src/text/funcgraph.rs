@@ -474,13 +474,9 @@ fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: 
     let hex = k.opts.g(opts::G_RETVAL_HEX);
     let mut err: i64 = 0;
     if retval != 0 && !hex {
-        let v = if k.long == 8 && retval & (1 << 31) != 0 && retval >> 32 == 0 {
-            retval as u32 as i32 as i64
-        } else if k.long == 4 {
-            retval as u32 as i32 as i64
-        } else {
-            retval as i64
-        };
+        // A 32-bit int error returned in a 64-bit register is sign-extended.
+        let as_int = k.long == 4 || (retval & (1 << 31) != 0 && retval >> 32 == 0);
+        let v = if as_int { retval as u32 as i32 as i64 } else { retval as i64 };
         // IS_ERR_VALUE: the top 4095 values of unsigned long.
         if (-4095..0).contains(&v) {
             err = v;
