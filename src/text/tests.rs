@@ -414,3 +414,32 @@ fn flags_columns_lost_and_annotate() {
     assert!(b.starts_with("##### CPU 0 buffer started ####\n"));
     assert!(!c.starts_with("#####"));
 }
+
+#[test]
+fn funcgraph_irq_arrows_and_comments() {
+    let env = TestEnv { syms: alloc::vec![(0x9100, 0x80, "sysvec_apic_timer_interrupt"), (0x1000, 0x100, "do_work")] };
+    let mut evs = graph_events();
+    evs.push(ev(5, "ftrace", "print", &[f("unsigned long ip", 8, 8, false), f("char buf[]", 16, 0, false)]));
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::new();
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    k.set_tracer("function_graph");
+    k.graph.irq = (0x9000, 0xa000);
+    let mut p = hdr(5, 100);
+    u64s(&mut p, &[0]);
+    p.extend_from_slice(b"hello\n\0\0");
+    let recs = [ent(0x1000, 0), p, ent(0x9100, 1), ret(0x9100, 1, 0, 1000), ret(0x1000, 0, 0, 5000)];
+    let mut o = Opts::default();
+    o.set("funcgraph-retval=0").unwrap();
+    k.opts = o;
+    let out = run(&mut k, &recs);
+    assert_eq!(
+        out,
+        " 0)               |  do_work() {\n\
+         \x200)               |  /* hello */\n\
+         \x200)   ==========> |\n\
+         \x200)   1.000 us    |    sysvec_apic_timer_interrupt();\n\
+         \x200)   <========== |\n\
+         \x200)   5.000 us    |  }\n"
+    );
+}
