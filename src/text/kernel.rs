@@ -347,7 +347,45 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 }
             }
         }
+        if self.opts.has(opts::RAW) {
+            self.raw_fmt(out, r, class)?;
+            return Ok(false);
+        }
         self.trace_fmt(out, r, class, next)
+    }
+
+    /// print_raw_fmt(): the `raw` option: `pid cpu ts ` and each type's raw
+    /// printer; types without one print `type: N` (trace_nop_print).
+    fn raw_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>) -> fmt::Result {
+        let d = r.data;
+        let e = self.endian;
+        if self.opts.has(opts::CONTEXT_INFO) {
+            write!(out, "{} {} {} ", self.pid(d), r.cpu, r.ts)?;
+        }
+        let Some(c) = class else {
+            return write!(out, "{} ?\n", rec_type(d, e));
+        };
+        match &c.kind {
+            Kind::Function { ip, parent } => write!(out, "{:x} {:x}\n", ip.get(d, e), parent.get(d, e)),
+            Kind::Print { ip, buf } => {
+                write!(out, "# {:x} ", ip.get(d, e))?;
+                put_bytes(out, d.get(*buf as usize..).unwrap_or(&[]))
+            }
+            Kind::Bprint { ip, fmt, buf } => {
+                write!(out, ": {:x} : ", ip.get(d, e))?;
+                self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[]))
+            }
+            Kind::Bputs { ip, str } => {
+                write!(out, ": {:x} : ", ip.get(d, e))?;
+                self.kstr(out, str.get(d, e))
+            }
+            Kind::FuncRepeats { ip, parent, count, top, bottom } => {
+                let delta = (top.get(d, e) << 32) | bottom.get(d, e);
+                write!(out, "{} {} {} {}\n", ip.get(d, e), parent.get(d, e), count.get(d, e), delta)
+            }
+            Kind::RawData { .. } => self.event(out, r, c, None).map(|_| ()),
+            _ => write!(out, "type: {}\n", c.id),
+        }
     }
 
     /// print_trace_fmt(): annotation, context columns, the event.
