@@ -15,7 +15,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 
-.PHONY: all build test unit demo tiny cross size install clean setup
+.PHONY: all build test test-cross unit demo tiny cross size install clean setup
 all: build
 
 setup:
@@ -37,6 +37,12 @@ test: build
 	@file $(BIN) | grep -q 'statically linked' || { echo "$(BIN) is not static"; file $(BIN); exit 1; }
 	$(CARGO) check --lib --no-default-features --quiet
 	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) -- --test-threads=2
+	@$(MAKE) --no-print-directory test-cross
+
+# The same tests for every cross target, under qemu-user (scripts/test-cross.sh).
+test-cross:
+	@sh scripts/setup.sh cross
+	sh scripts/test-cross.sh $(CROSS_TARGETS)
 
 # About a second of scheduler events, recorded in a private instance (the
 # top level is left alone) and printed back with ftcat.

@@ -201,6 +201,125 @@ impl Printk {
     }
 }
 
+/// Enumerator values by name: what the kernel knows about identifiers such as
+/// `HRTIMER_MODE_ABS` that a format prints unresolved (no TRACE_DEFINE_ENUM).
+/// Filled from the kernel's BTF (`/sys/kernel/btf/vmlinux`) when the caller
+/// has it, or by hand with `push`.
+#[derive(Clone, Debug, Default)]
+pub struct Enums {
+    names: String,
+    /// (name start, name len, value), sorted by name after `finish`.
+    list: Vec<(u32, u16, u64)>,
+}
+
+impl Enums {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, name: &str, value: u64) {
+        let len = name.len().min(u16::MAX as usize);
+        self.list.push((self.names.len() as u32, len as u16, value));
+        self.names.push_str(&name[..len]);
+    }
+
+    fn name(&self, e: &(u32, u16, u64)) -> &str {
+        self.names.get(e.0 as usize..e.0 as usize + e.1 as usize).unwrap_or("")
+    }
+
+    /// Sort by name; of duplicate names the first pushed wins.
+    pub fn finish(&mut self) {
+        let mut l = core::mem::take(&mut self.list);
+        l.sort_by(|a, b| self.name(a).cmp(self.name(b)));
+        l.dedup_by(|b, a| self.name(a) == self.name(b));
+        self.list = l;
+    }
+
+    /// The value of enumerator `name`, sign-extended to 64 bits when the
+    /// enum is signed.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        let i = self.list.binary_search_by(|e| self.name(e).cmp(name)).ok()?;
+        Some(self.list[i].2)
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Every enumerator of a BTF blob (the kernel's `/sys/kernel/btf/vmlinux`,
+    /// either byte order). Other kinds are skipped by their encoded sizes; a
+    /// blob that does not parse gives what was read before the damage.
+    pub fn parse_btf(b: &[u8]) -> Enums {
+        let mut out = Enums::new();
+        let endian = match b.get(..2) {
+            Some([0x9f, 0xeb]) => crate::cursor::Endian::Little,
+            Some([0xeb, 0x9f]) => crate::cursor::Endian::Big,
+            _ => return out,
+        };
+        let u32at = |o: usize| crate::cursor::read_uint(b, o, 4, endian).ok().map(|v| v as usize);
+        let (Some(hdr_len), Some(type_off), Some(type_len), Some(str_off), Some(str_len)) =
+            (u32at(4), u32at(8), u32at(12), u32at(16), u32at(20))
+        else {
+            return out;
+        };
+        let strs = match b.get(hdr_len + str_off..hdr_len + str_off + str_len) {
+            Some(s) => s,
+            None => return out,
+        };
+        let name = |off: usize| -> Option<&str> {
+            let s = strs.get(off..)?;
+            let n = s.iter().position(|&c| c == 0)?;
+            core::str::from_utf8(&s[..n]).ok()
+        };
+        let mut p = hdr_len + type_off;
+        let end = (hdr_len + type_off + type_len).min(b.len());
+        while p + 12 <= end {
+            let (Some(info), Some(_size)) = (u32at(p + 4), u32at(p + 8)) else { break };
+            let vlen = info & 0xffff;
+            let kind = (info >> 24) & 0x1f;
+            let signed = info >> 31 != 0;
+            p += 12;
+            let extra = match kind {
+                1 | 14 | 17 => 4,
+                3 => 12,
+                4 | 5 | 15 => 12 * vlen,
+                6 => {
+                    for i in 0..vlen {
+                        let (Some(n), Some(v)) = (u32at(p + 8 * i), u32at(p + 8 * i + 4)) else { break };
+                        let v = v as u32;
+                        let v = if signed { v as i32 as i64 as u64 } else { v as u64 };
+                        if let Some(n) = name(n) {
+                            out.push(n, v);
+                        }
+                    }
+                    8 * vlen
+                }
+                19 => {
+                    for i in 0..vlen {
+                        let (Some(n), Some(lo), Some(hi)) = (u32at(p + 12 * i), u32at(p + 12 * i + 4), u32at(p + 12 * i + 8))
+                        else {
+                            break;
+                        };
+                        if let Some(n) = name(n) {
+                            out.push(n, ((hi as u64) << 32) | lo as u64);
+                        }
+                    }
+                    12 * vlen
+                }
+                13 => 8 * vlen,
+                2 | 7 | 8 | 9 | 10 | 11 | 12 | 16 | 18 => 0,
+                _ => break, // unknown kind: its size is unknown, stop here
+            };
+            p += extra;
+        }
+        out.finish();
+        out
+    }
+}
+
 fn find(h: &[u8], n: &[u8]) -> Option<usize> {
     h.windows(n.len()).position(|w| w == n)
 }
@@ -245,6 +364,48 @@ ffffffffc0002000 t other\t[om]
         assert!(k.lookup(0xffffffffc0001044).is_none(), "last symbol of its module");
         assert_eq!(k.lookup(0xffffffffc0002000).unwrap().module, Some("om"));
         assert!(Ksyms::parse(b"0000000000000000 T x\n").is_empty());
+    }
+
+    #[test]
+    fn btf_enums() {
+        // header (24) | types | strings "\0A\0B\0BIG\0"
+        let mut t = Vec::new();
+        let w = |t: &mut Vec<u8>, v: u32| t.extend_from_slice(&v.to_le_bytes());
+        // INT (kind 1) + its u32
+        w(&mut t, 0);
+        w(&mut t, 1 << 24);
+        w(&mut t, 4);
+        w(&mut t, 32);
+        // signed ENUM (kind 6, kind_flag) with A=-1, B=4
+        w(&mut t, 0);
+        w(&mut t, (1 << 31) | (6 << 24) | 2);
+        w(&mut t, 4);
+        w(&mut t, 1);
+        w(&mut t, u32::MAX);
+        w(&mut t, 3);
+        w(&mut t, 4);
+        // ENUM64 (kind 19) BIG = 1 << 40
+        w(&mut t, 0);
+        w(&mut t, (19 << 24) | 1);
+        w(&mut t, 8);
+        w(&mut t, 5);
+        w(&mut t, 0);
+        w(&mut t, 1 << 8);
+        let strs = b"\0A\0B\0BIG\0";
+        let mut b = Vec::new();
+        b.extend_from_slice(&[0x9f, 0xeb, 1, 0]);
+        for v in [24u32, 0, t.len() as u32, t.len() as u32, strs.len() as u32] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&t);
+        b.extend_from_slice(strs);
+        let e = Enums::parse_btf(&b);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e.get("A"), Some(u64::MAX));
+        assert_eq!(e.get("B"), Some(4));
+        assert_eq!(e.get("BIG"), Some(1 << 40));
+        assert_eq!(e.get("C"), None);
+        assert!(Enums::parse_btf(&b[..30]).is_empty());
     }
 
     #[test]

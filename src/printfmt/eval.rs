@@ -103,7 +103,12 @@ impl<'a, 'e> Ctx<'a, 'e> {
             Expr::Num(v, t) => Val::Int(norm(*v, *t, env), *t),
             Expr::LongSize => Val::Int(env.long_size as u64, Ty::ULONG),
             Expr::Str(s) => Val::Bytes(s),
-            Expr::Unknown => return Err("an identifier the format does not define (unresolved enum?)"),
+            Expr::Unknown(name) => {
+                let v = env.enums.and_then(|e| e.get(name)).ok_or("an identifier the format does not define (unresolved enum)")?;
+                // An enumerator is an int unless its value needs more.
+                let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
+                Val::Int(v, t)
+            }
             Expr::Field(i) => {
                 let f = self.ev.fields.get(*i).ok_or("REC used without ->field")?;
                 match f.kind {
@@ -221,6 +226,22 @@ impl<'a, 'e> Ctx<'a, 'e> {
             },
             Expr::Index(a, i) => {
                 let (i, _) = self.int(i)?;
+                // REC->args[i] of a fixed array: an element of its own type.
+                if let Expr::Field(fi) = **a {
+                    if let Some(f) = self.ev.fields.get(fi) {
+                        if matches!(f.kind, FieldKind::Array(_)) && !f.is_char {
+                            let el = f.elem_size(env.long_size);
+                            let off = (i as usize).checked_mul(el).ok_or("index beyond the array")?;
+                            if off + el > f.size && f.size != 0 {
+                                return Err("index beyond the array");
+                            }
+                            let v = crate::cursor::read_uint(self.rec, f.offset + off, el, env.endian)
+                                .map_err(|_| "index beyond the record")?;
+                            let v = if f.signed { sext(v, el) } else { v };
+                            return Ok(Val::Int(v, Ty { size: el as u8, signed: f.signed, ptr: false }));
+                        }
+                    }
+                }
                 let v = self.eval(a)?;
                 let d = self.bytes(&v).ok_or("index into a number")?;
                 let c = *d.get(i as usize).ok_or("index beyond the array")?;
@@ -243,7 +264,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 if hz == 0 {
                     return Err("jiffies_to_msecs() needs the kernel's HZ");
                 }
-                let ms = if 1000 % hz == 0 { j.wrapping_mul(1000 / hz) } else { (j.wrapping_mul(1000) + hz - 1) / hz };
+                let ms = if 1000 % hz == 0 { j.wrapping_mul(1000 / hz) } else { j.wrapping_mul(1000).div_ceil(hz) };
                 Ok(Val::Int(ms & 0xffff_ffff, Ty::UINT))
             }
             Func::McEventErrorType => {
@@ -394,6 +415,9 @@ pub(crate) trait Args<'a> {
     fn val(&mut self, ctx: &mut Ctx<'a, '_>, spec: &Spec, ext: &[u8]) -> EResult<Val<'a>>;
 }
 
+/// Widths and precisions are capped here (a trace_seq page holds 4096 bytes).
+const MAX_WIDTH: i32 = 4096;
+
 /// Print `pieces` of format `f` with `args` into `out`.
 pub(crate) fn format<'a>(
     ctx: &mut Ctx<'a, '_>,
@@ -430,6 +454,10 @@ pub(crate) fn format<'a>(
             Num::N(n) => n,
             Num::Star => (args.int(ctx, 4, true)? as i64 as i32).max(0),
         };
+        // The kernel prints into a one-page trace_seq; a width from a corrupt
+        // record must not make us pad gigabytes.
+        let width = width.min(MAX_WIDTH);
+        let prec = prec.min(MAX_WIDTH);
         let ext = f.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"");
         match s.conv {
             b'd' | b'i' | b'u' | b'o' | b'x' | b'X' => {
@@ -449,18 +477,23 @@ pub(crate) fn format<'a>(
                 let c = args.int(ctx, 4, false)? as u8;
                 let pad = (width.max(1) - 1) as usize;
                 if flags & printf::LEFT == 0 {
-                    out.extend(core::iter::repeat(b' ').take(pad));
+                    out.extend(core::iter::repeat_n(b' ', pad));
                 }
                 out.push(c);
                 if flags & printf::LEFT != 0 {
-                    out.extend(core::iter::repeat(b' ').take(pad));
+                    out.extend(core::iter::repeat_n(b' ', pad));
                 }
             }
             b's' => {
                 let v = args.val(ctx, s, ext)?;
                 match v {
                     Val::Int(0, _) => printf::string(out, b"(null)", flags, width, prec),
-                    Val::Int(..) => return Err("%s of a kernel pointer (its text is not in the record)"),
+                    // tracepoint_string()s and trace_printk formats are listed
+                    // in printk_formats: the kernel's text for the pointer.
+                    Val::Int(a, _) => match env.printk.and_then(|p| p.lookup(a)) {
+                        Some(s) => printf::string(out, s.as_bytes(), flags, width, prec),
+                        None => return Err("%s of a kernel pointer (its text is not in the record)"),
+                    },
                     v => {
                         let d = ctx.bytes(&v).unwrap_or(b"");
                         printf::string(out, d, flags, width, prec)
@@ -523,7 +556,8 @@ pub(crate) fn pointer<'a>(
             return Ok(());
         }
         b'b' => {
-            let nbits = width.max(0) as usize;
+            // Never past the bytes we have (the kernel would read on in memory).
+            let nbits = (width.max(0) as usize).min(d.len() * 8);
             if ext.get(1) == Some(&b'l') {
                 printf::bitmap_list(out, d, nbits, env);
             } else {

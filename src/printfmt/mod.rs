@@ -5,7 +5,7 @@
 //!
 //! # API (stable names)
 //! ```text
-//! Env::new(endian, long_size)           // + .ksyms, .printk, .hz (pub fields)
+//! Env::new(endian, long_size)           // + .ksyms, .printk, .enums, .hz (pub fields)
 //! Program::compile(&Event) -> Result<Program, CompileError>
 //! program.render(&Event, rec, &Env, &mut dyn fmt::Write) -> Result<(), RenderError>
 //! render_fields(&Event, rec, &Env, &mut dyn fmt::Write) -> Result<(), RenderError>
@@ -42,7 +42,7 @@ use core::fmt;
 
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldKind};
-use crate::ksyms::{Ksyms, Printk};
+use crate::ksyms::{Enums, Ksyms, Printk};
 use eval::{Args, Ctx, EResult, Val};
 use parse::{Expr, Parser};
 use printf::{Piece, Spec};
@@ -57,15 +57,19 @@ pub struct Env<'a> {
     /// For `%pS` and friends; without it addresses print as `0x...`, like a
     /// kernel lookup that finds nothing.
     pub ksyms: Option<&'a Ksyms>,
-    /// printk_formats, for `bprint` records.
+    /// printk_formats: the formats of `bprint` records and the strings
+    /// tracepoint_string() exports, which `%s` of a pointer prints.
     pub printk: Option<&'a Printk>,
+    /// Enumerator values (from the kernel's BTF) for identifiers a format
+    /// leaves unresolved; without them such events fail to evaluate.
+    pub enums: Option<&'a Enums>,
     /// The kernel's CONFIG_HZ for `jiffies_to_msecs()`; 0 = unknown (an error).
     pub hz: u32,
 }
 
 impl<'a> Env<'a> {
     pub fn new(endian: Endian, long_size: usize) -> Self {
-        Env { endian, long_size, ksyms: None, printk: None, hz: 0 }
+        Env { endian, long_size, ksyms: None, printk: None, enums: None, hz: 0 }
     }
 }
 

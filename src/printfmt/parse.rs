@@ -218,9 +218,10 @@ pub(crate) enum Expr {
     Call(Func, Vec<Expr>),
     /// `{ a, b }` in a helper's argument list.
     List(Vec<Expr>),
-    /// An identifier this program cannot know (an enum constant the kernel did
-    /// not resolve): an error if evaluation reaches it.
-    Unknown,
+    /// An identifier the format leaves unresolved (an enum constant without
+    /// TRACE_DEFINE_ENUM): looked up in `Env::enums`, an error if evaluation
+    /// reaches it and it is not there.
+    Unknown(String),
 }
 
 pub(crate) struct Parser<'e> {
@@ -570,7 +571,7 @@ impl<'e> Parser<'e> {
                     return Ok(match name.as_str() {
                         "true" => Expr::Num(1, Ty::INT),
                         "false" | "NULL" => Expr::Num(0, Ty::INT),
-                        _ => Expr::Unknown,
+                        _ => Expr::Unknown(name),
                     });
                 }
                 self.pos += 1;
