@@ -838,3 +838,74 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
     }
     Ok(child.map(|c| c.pid))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Result<Args> {
+        parse_args(v.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn durations_without_floats() {
+        assert_eq!(parse_ms("1"), Some(1000));
+        assert_eq!(parse_ms("0.5"), Some(500));
+        assert_eq!(parse_ms(".25"), Some(250));
+        assert_eq!(parse_ms("2.0019"), Some(2001));
+        for bad in ["", ".", "1e3", "-1", "1.2.3", "x"] {
+            assert_eq!(parse_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn filters_and_triggers_follow_their_event() {
+        let a = args(&["-e", "sched", "-f", "pid>1", "-e", "irq", "-R", "traceoff", "-R", "stacktrace", "-o", "x.dat"]).ok().unwrap();
+        assert_eq!(a.events.len(), 2);
+        assert_eq!(a.events[0].filter.as_deref(), Some("pid>1"));
+        assert!(a.events[0].triggers.is_empty());
+        assert_eq!(a.events[1].triggers, ["traceoff", "stacktrace"]);
+        assert_eq!(a.output.as_deref(), Some("x.dat"));
+        assert!(matches!(args(&["-f", "x"]), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn command_and_subcommand() {
+        let a = args(&["-e", "sched", "--", "ls", "-l"]).ok().unwrap();
+        assert_eq!(a.command, ["ls", "-l"]);
+        // Options after the command belong to it.
+        let a = args(&["-q", "sleep", "-d", "1"]).ok().unwrap();
+        assert_eq!(a.command, ["sleep", "-d", "1"]);
+        assert!(a.duration.is_none());
+        let a = args(&["extract", "-B", "x", "-o", "f"]).ok().unwrap();
+        assert!(a.extract && a.command.is_empty());
+        assert!(matches!(args(&["extract", "-e", "sched"]), Err(Error::Usage(_))));
+        // `extract` only as the first word.
+        let a = args(&["-q", "extract"]).ok().unwrap();
+        assert_eq!(a.command, ["extract"]);
+    }
+
+    #[test]
+    fn options_pids_versions() {
+        let a = args(&["-O", "nooverwrite", "-O", "print-parent=1", "-P", "1,2", "-P", "3", "--file-version", "6", "-c"]).ok().unwrap();
+        assert_eq!(a.options, [(String::from("overwrite"), false), (String::from("print-parent"), true)]);
+        assert_eq!(a.pids, [1, 2, 3]);
+        assert_eq!(a.version, 6);
+        assert!(a.follow);
+        for bad in [&["-O", "x=2"][..], &["-O", "../x"], &["-B", "a/b"], &["--file-version", "8"], &["-P", "x"], &["-b", "lots"]] {
+            assert!(matches!(args(bad), Err(Error::Usage(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn saved_values_as_written_back() {
+        use restore::current_value;
+        assert_eq!(current_value("trace_clock", "[local] global counter\n"), "local");
+        assert_eq!(current_value("trace_clock", "local [global] counter\n"), "global");
+        assert_eq!(current_value("buffer_size_kb", "7 (expanded: 1408)\n"), "1408");
+        assert_eq!(current_value("events/sched/sched_switch/filter", "none\n"), "0");
+        assert_eq!(current_value("tracing_on", "1\n"), "1");
+        assert_eq!(assemble::clock_name("[mono] local\n"), "mono");
+        assert_eq!(assemble::clock_name("local"), "local");
+    }
+}
