@@ -447,3 +447,60 @@ fn disk_full_keeps_a_readable_file() {
     drop(_m);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `-B` on an existing instance with the read() path: the instance stays,
+/// its settings come back, the file holds the command's records.
+#[test]
+fn existing_instance_with_read_fallback() {
+    if !live("existing_instance_with_read_fallback") {
+        return;
+    }
+    let d = scratch("inst");
+    let name = format!("ftrectest-b-{}", std::process::id());
+    let g = Instance::new(&name);
+    let before: Vec<String> = ["events/sched/sched_process_exec/enable", "tracing_on", "set_event_pid", "buffer_size_kb"]
+        .iter()
+        .map(|f| std::fs::read_to_string(g.0.join(f)).unwrap())
+        .collect();
+    let f = d.join("b.dat");
+    let (c, _, err) = run(
+        &d.join("ftrec"),
+        &["-B", &name, "--no-splice", "-b", "512", "-e", "sched:sched_process_exec", "-o", f.to_str().unwrap(), "--", "true"],
+    );
+    assert_eq!(c, 0, "{err}");
+    assert!(err.contains(&format!("Buffer: {name}")), "{err}");
+    let counts = check_file(&d, &f);
+    assert_eq!(counts.get("sched_process_exec"), Some(&1), "{counts:?}");
+    assert!(g.0.exists(), "an instance ftrec did not create must stay");
+    let after: Vec<String> = ["events/sched/sched_process_exec/enable", "tracing_on", "set_event_pid", "buffer_size_kb"]
+        .iter()
+        .map(|f| std::fs::read_to_string(g.0.join(f)).unwrap())
+        .collect();
+    assert_eq!(before, after);
+    drop(g);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// `-m KB` keeps only the newest data of each CPU.
+#[test]
+fn max_kb_keeps_the_newest() {
+    if !live("max_kb_keeps_the_newest") {
+        return;
+    }
+    let d = scratch("maxkb");
+    let f = d.join("m.dat");
+    let (c, _, err) = run(
+        &d.join("ftrec"),
+        &["--private", "-m", "64", "-e", "syscalls", "-o", f.to_str().unwrap(), "--",
+          "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=300000"],
+    );
+    assert_eq!(c, 0, "{err}");
+    for line in err.lines().filter(|l| l.contains("bytes,")) {
+        let bytes: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert!(bytes <= 64 * 1024, "{line}");
+    }
+    let counts = check_file(&d, &f);
+    // The newest records survive: the end of dd, its exit_group.
+    assert_eq!(counts.get("sys_enter_exit_group"), Some(&1), "{counts:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
