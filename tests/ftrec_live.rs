@@ -507,3 +507,32 @@ fn max_kb_keeps_the_newest() {
     assert_eq!(counts.get("sys_enter_exit_group"), Some(&1), "{counts:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Another reader of a CPU's trace_pipe_raw (the kernel allows it, and the
+/// two would split the pages): a clear error naming the CPU, nothing changed.
+#[test]
+fn busy_trace_pipe_raw_is_refused() {
+    if !live("busy_trace_pipe_raw_is_refused") {
+        return;
+    }
+    let d = scratch("busy");
+    let name = format!("ftrectest-busy-{}", std::process::id());
+    let g = Instance::new(&name);
+    // A separate process holds CPU 0's file (ftrec ignores its own pid).
+    let mut holder = Command::new("sh")
+        .arg("-c")
+        .arg(format!("exec 3<{}/per_cpu/cpu0/trace_pipe_raw; exec sleep 5", g.0.display()))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let f = d.join("busy.dat");
+    let (c, _, err) = run(&d.join("ftrec"), &["-B", &name, "-e", "sched", "-d", "0.2", "-o", f.to_str().unwrap()]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(c, 1, "{err}");
+    assert!(err.contains("CPU 0:") && err.contains("busy"), "{err}");
+    assert!(!f.exists(), "no output file after a refusal");
+    assert_eq!(std::fs::read_to_string(g.0.join("events/sched/enable")).unwrap().trim(), "0");
+    drop(g);
+    std::fs::remove_dir_all(&d).unwrap();
+}

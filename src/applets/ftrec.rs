@@ -549,6 +549,34 @@ fn open_tracefs() -> Result<Tracefs> {
     Tracefs::open().map_err(Error::Fail)
 }
 
+/// The kernel lets several processes read one trace_pipe_raw, each taking
+/// pages from the others. Find such a reader in /proc and refuse, naming the
+/// CPU and the process, before anything is changed.
+#[inline(never)]
+fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
+    let paths: Vec<String> = (0..cpus).map(|c| rec.path_of(&format!("per_cpu/cpu{c}/trace_pipe_raw"))).collect();
+    let me = std::process::id().to_string();
+    let open_dir = |p: &str| rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
+    let Ok(mut procs) = open_dir("/proc").and_then(rustix::fs::Dir::new) else { return Ok(()) };
+    while let Some(Ok(e)) = procs.read() {
+        let pid = e.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
+            continue;
+        }
+        let fddir = format!("/proc/{pid}/fd");
+        let Ok(fdfd) = open_dir(&fddir) else { continue };
+        let Ok(mut fds) = open_dir(&fddir).and_then(rustix::fs::Dir::new) else { continue };
+        while let Some(Ok(f)) = fds.read() {
+            let Ok(target) = rustix::fs::readlinkat(&fdfd, f.file_name(), Vec::new()) else { continue };
+            if let Some(cpu) = paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
+            }
+        }
+    }
+    Ok(())
+}
+
 fn readers_for(rec: &Tracefs, dir: &OwnedFd, cpus: usize, ps: usize, mode: Mode, a: &Args, limit: Option<u64>) -> Result<Vec<Reader>> {
     let mut v = Vec::new();
     for cpu in 0..cpus {
@@ -621,6 +649,7 @@ fn extract_to(a: &Args, out: &Output) -> Result<()> {
         None => open_tracefs()?,
     };
     let cpus = cpu_count(&rec);
+    check_busy(&rec, cpus)?;
     let ps = sub_buffer_size(&rec);
     // Never chase a live buffer forever: at most its size (plus slack) per CPU.
     let kb: u64 = rec.read_str("buffer_size_kb").ok().map(|s| restore::current_value("buffer_size_kb", &s)).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
@@ -706,6 +735,7 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
 
 /// Record; returns the traced command's exit status, if any.
 fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str) -> Result<Option<i32>> {
+    check_busy(&s.rec, cpu_count(&s.rec))?;
     configure(s, a)?;
     if !a.pids.is_empty() {
         set_pids(s, &a.pids)?;
