@@ -493,20 +493,25 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The pid filter files the command's child writes its pid to. With -P the
+/// list already holds those pids (and is saved): the child's is added.
 #[inline(never)]
-fn pid_files(s: &mut Session) -> Result<Vec<(OwnedFd, bool)>> {
+fn pid_files(s: &mut Session, add: bool) -> Result<Vec<(OwnedFd, bool)>> {
     let mut v = Vec::new();
     for (file, required) in [("set_event_pid", true), ("set_ftrace_pid", false)] {
         if !s.rec.exists(file) {
             continue;
         }
-        if let Err(e) = s.saver.save_lines(&s.rec, s.target, file) {
-            if required {
-                return Err(tf(e));
+        if !add {
+            if let Err(e) = s.saver.save_lines(&s.rec, s.target, file) {
+                if required {
+                    return Err(tf(e));
+                }
+                continue;
             }
-            continue;
         }
-        match s.rec.open_file(file, OFlags::WRONLY | OFlags::TRUNC) {
+        let mode = if add { OFlags::APPEND } else { OFlags::TRUNC };
+        match s.rec.open_file(file, OFlags::WRONLY | mode) {
             Ok(fd) => v.push((fd, required)),
             Err(_) if !required => {}
             Err(e) => return Err(tf(e)),
@@ -810,7 +815,7 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
     if a.command.is_empty() {
         s.rec.write("tracing_on", b"1").map_err(tf)?;
     } else {
-        let files = pid_files(s)?;
+        let files = pid_files(s, !a.pids.is_empty())?;
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
