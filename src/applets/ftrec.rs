@@ -626,7 +626,7 @@ fn finish(
         .collect();
     out.begin()?;
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock };
-    let sum = assemble::assemble(&s.top, &out.fd, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
+    let sum = assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)?;
     if !a.quiet {
         let mut e = std::io::stderr().lock();
         for l in &sum.lines {
