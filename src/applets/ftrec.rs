@@ -282,6 +282,13 @@ fn open_output(path: &str) -> Result<Output> {
     let d = dir_of(path);
     let dir = rustix::fs::open(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
         .map_err(|e| Error::Fail(format!("{d}: {}", crate::tracefs::errno_str(e))))?;
+    // The per-CPU temp files go beside the output: make sure they can.
+    if let Err(e) = temp_file(&dir, 0) {
+        if created {
+            let _ = rustix::fs::unlink(path);
+        }
+        return Err(e);
+    }
     Ok(Output { fd, dir, path: String::from(path), created, started: core::cell::Cell::new(false) })
 }
 
