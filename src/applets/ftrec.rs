@@ -154,10 +154,8 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
                     Some((n, "1")) => (n.to_string(), true),
                     Some((n, "0")) => (n.to_string(), false),
                     Some(_) => usage_err!("-O {o}: the value must be 0 or 1"),
-                    None => match o.strip_prefix("no") {
-                        Some(n) => (n.to_string(), false),
-                        None => (o.clone(), true),
-                    },
+                    // "noOPT" is resolved against options/ (configure).
+                    None => (o.clone(), true),
                 };
                 crate::tracefs::check_name("option", &name).map_err(Error::Usage)?;
                 a.options.push((name, on));
@@ -429,11 +427,18 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
         }
     }
     for (name, on) in &opts {
-        let f = format!("options/{name}");
+        let mut f = format!("options/{name}");
+        let mut on = *on;
         if !t.exists(&f) {
-            fail!("unknown trace option '{name}' (no {})", t.path_of(&f));
+            match name.strip_prefix("no").map(|n| format!("options/{n}")) {
+                Some(g) if t.exists(&g) => {
+                    f = g;
+                    on = !on;
+                }
+                _ => fail!("unknown trace option '{name}' (no {})", t.path_of(&f)),
+            }
         }
-        if let Err(e) = s.saver.set(t, tg, &f, if *on { "1" } else { "0" }) {
+        if let Err(e) = s.saver.set(t, tg, &f, if on { "1" } else { "0" }) {
             if name.starts_with("func") && is_refused(e.errno) {
                 refused(&f, e)?;
             } else {
@@ -930,7 +935,7 @@ mod tests {
     #[test]
     fn options_pids_versions() {
         let a = args(&["-O", "nooverwrite", "-O", "print-parent=1", "-P", "1,2", "-P", "3", "--file-version", "6", "-c"]).ok().unwrap();
-        assert_eq!(a.options, [(String::from("overwrite"), false), (String::from("print-parent"), true)]);
+        assert_eq!(a.options, [(String::from("nooverwrite"), true), (String::from("print-parent"), true)]);
         assert_eq!(a.pids, [1, 2, 3]);
         assert_eq!(a.version, 6);
         assert!(a.follow);
