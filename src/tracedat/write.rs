@@ -40,6 +40,9 @@ pub mod opt {
     pub const KALLSYMS: u16 = 19;
     pub const PRINTK: u16 = 20;
     pub const CMDLINES: u16 = 21;
+    /// Not trace-cmd's: ftbox's pid→tgid table (saved_tgids text), read by
+    /// ftcat; written only when the kernel saved tgids (option record-tgid).
+    pub const SAVED_TGIDS: u16 = 0x4654;
 }
 
 /// One recorded ring buffer: the top level (`name` empty) or an instance.

@@ -259,6 +259,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     for (c, s) in r.stats.iter().enumerate() {
         meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
     }
+    let tgids = read_or_empty(top, "saved_tgids");
+    if !tgids.is_empty() {
+        meta.options.push((opt::SAVED_TGIDS, tgids));
+    }
     let mut segs = layout_for(&mut meta, &r);
 
     if full {
