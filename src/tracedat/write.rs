@@ -171,8 +171,9 @@ impl Sections {
         o.u64(0);
         at
     }
-    /// Sizes of sections holding CPU data are computed, not patched (the
-    /// placeholder may already be in an emitted segment).
+    /// Patch the size of a metadata section (still in the unemitted run).
+    /// Buffer sections, whose header goes out before their data, get their
+    /// size computed up front instead.
     fn end(o: &mut Out, at: u64) {
         let size = o.pos() - at - 8;
         o.patch64(at, size);
