@@ -108,7 +108,7 @@ fn header_field(text: &str, name: &str) -> Option<(u32, u32)> {
         let line = line.trim();
         let Some(rest) = line.strip_prefix("field:") else { continue };
         let Some((decl, attrs)) = rest.split_once(';') else { continue };
-        let fname = decl.trim().rsplit(|c: char| c == ' ' || c == '\t' || c == '*').next().unwrap_or("");
+        let fname = decl.trim().rsplit([' ', '\t', '*']).next().unwrap_or("");
         // `char data[4080]`-style declarations: drop the array suffix.
         let fname = fname.split('[').next().unwrap_or("");
         if fname != name {
@@ -183,9 +183,9 @@ impl PageLayout {
         if !header_event.trim().is_empty() {
             let ok = header_event_num(header_event, "type_len") == Some(5)
                 && header_event_num(header_event, "time_delta") == Some(27)
-                && header_event_num(header_event, "padding").map_or(true, |v| v == TYPE_PADDING)
-                && header_event_num(header_event, "time_extend").map_or(true, |v| v == TYPE_TIME_EXTEND)
-                && header_event_num(header_event, "time_stamp").map_or(true, |v| v == TYPE_TIME_STAMP);
+                && header_event_num(header_event, "padding").is_none_or(|v| v == TYPE_PADDING)
+                && header_event_num(header_event, "time_extend").is_none_or(|v| v == TYPE_TIME_EXTEND)
+                && header_event_num(header_event, "time_stamp").is_none_or(|v| v == TYPE_TIME_STAMP);
             if !ok {
                 return Err(bad_event);
             }
@@ -465,14 +465,14 @@ mod tests {
         }
         /// A small record: type_len = words.
         fn small(&mut self, delta: u32, payload: &[u8]) {
-            let words = (payload.len() + 3) / 4;
+            let words = payload.len().div_ceil(4);
             self.hdr(words as u32, delta);
             self.page[self.pos..self.pos + payload.len()].copy_from_slice(payload);
             self.pos += words * 4;
         }
         /// A type_len 0 record, aligned to `align` as RB_FORCE_8BYTE_ALIGNMENT does.
         fn big(&mut self, delta: u32, payload: &[u8], align: usize) {
-            let total = (4 + 4 + payload.len() + align - 1) / align * align;
+            let total = (4 + 4 + payload.len()).div_ceil(align) * align;
             self.hdr(0, delta);
             self.word((total - 4) as u32);
             self.page[self.pos..self.pos + payload.len()].copy_from_slice(payload);

@@ -25,7 +25,7 @@ fn dat_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().map_or(false, |e| e == "dat"))
+        .filter(|p| p.extension().is_some_and(|e| e == "dat"))
         .collect();
     v.sort();
     v

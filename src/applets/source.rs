@@ -138,8 +138,8 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
         .open_file("per_cpu", OFlags::RDONLY | OFlags::DIRECTORY)
         .map_err(|e| e.to_string())?;
     let mut cpus: Vec<u32> = Vec::new();
-    let mut d = rustix::fs::Dir::read_from(&dir).map_err(|e| format!("{}: {}", tfs.path_of("per_cpu"), std::io::Error::from(e)))?;
-    while let Some(ent) = d.next() {
+    let d = rustix::fs::Dir::read_from(&dir).map_err(|e| format!("{}: {}", tfs.path_of("per_cpu"), std::io::Error::from(e)))?;
+    for ent in d {
         let Ok(ent) = ent else { break };
         let name = ent.file_name().to_bytes();
         if let Some(n) = name.strip_prefix(b"cpu").and_then(|n| std::str::from_utf8(n).ok()).and_then(|n| n.parse().ok()) {
