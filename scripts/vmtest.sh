@@ -142,7 +142,10 @@ for v in $KERNELS; do
     vmlinuz=$(kernel "$v")
     d=$OUT/$v
     rm -rf "$d" && mkdir -p "$d"
-    append="console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off rdinit=/init ftbox.scen=$SCEN ftbox.limit=$LIMIT"
+    # loglevel=5: warnings and the backtraces of soft lockups reach the
+    # console tail. softlockup_panic: a kernel stuck for a minute (6.1 under
+    # TCG can be) ends the boot at once instead of at the time limit.
+    append="console=ttyS0 quiet loglevel=5 panic=-1 softlockup_panic=1 watchdog_thresh=30 mitigations=off rdinit=/init ftbox.scen=$SCEN ftbox.limit=$LIMIT ${VMTEST_APPEND:-}"
     if [ -n "$SHELL_MODE" ]; then
         exec qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1024 -nographic -no-reboot \
             -kernel "$vmlinuz" -initrd "$INITRD" -append "$append ftbox.shell=1" \
