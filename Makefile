@@ -9,7 +9,7 @@ PREFIX  ?= /usr/local
 CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-unknown-linux-gnu
 SRC     := $(shell find src -name '*.rs') Cargo.toml
 
-.PHONY: all build test unit demo tiny cross size install clean setup
+.PHONY: all build test unit demo tiny cross size install clean setup vmtest
 all: build
 
 setup:
@@ -31,6 +31,12 @@ test: build
 	@file $(BIN) | grep -q 'statically linked' || { echo "$(BIN) is not static"; file $(BIN); exit 1; }
 	$(CARGO) check --lib --no-default-features --quiet
 	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) -- --test-threads=2
+	@if [ "$${CI:-}" = true ] || [ "$${VMTEST:-}" = 1 ]; then $(MAKE) vmtest; fi
+
+# Function tracers, kprobes and the rescue-shell use on real Debian kernels
+# under QEMU (this host refuses function tracing): see scripts/vmtest.sh.
+vmtest: build
+	FTBOX_BIN=$(CURDIR)/$(BIN) sh scripts/vmtest.sh
 
 demo: build
 	@mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true

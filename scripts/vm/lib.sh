@@ -11,8 +11,9 @@
 #   run   NAME  RC  APPLET  COMMAND…   a command; stdout in NAME, stderr in NAME.err
 #   same  LABEL A B IGNORE DEP   files A and B must be identical. IGNORE ("-": none)
 #                                is an ERE of lines left out of both, its reason in
-#                                the label; DEP ("-": none) a run whose failure or
-#                                pending state the check inherits
+#                                the label; DEP ("-": none) runs (comma-separated)
+#                                whose failure or pending state the check inherits
+#   need  LABEL RUN              RUN must succeed (for runs a `same` also uses)
 #   note  TEXT                         shown as is
 T=/sys/kernel/tracing
 TAB=$(printf '\t')
@@ -34,6 +35,7 @@ run() {
 }
 same() { echo "same$TAB$1$TAB$2$TAB$3$TAB${4:--}$TAB${5:--}" >>"$S/manifest"; }
 note() { echo "note$TAB$*" >>"$S/manifest"; }
+need() { echo "need$TAB$1$TAB$2" >>"$S/manifest"; }
 
 # Write a tracefs control file the plain way (what a person would type).
 put() { # FILE VALUE…
@@ -61,7 +63,10 @@ fill() { # [INSTANCE-DIR]
 #   live: ftcat --live --once            == trace
 #   ext:  ftrec extract; ftcat FILE       == trace; --style trace-cmd == report
 #   tc:   trace-cmd extract; ftcat FILE   == trace; --style trace-cmd == report
-# (plus: trace-cmd report reads ftrec's file).
+# (plus: trace-cmd report reads ftrec's file). Tracer options are not part of
+# a trace.dat, so a scenario that sets one passes it to ftcat for the files in
+# FTCAT_FILE_OPTS (-O funcgraph-tail), as a user would; an instance's file is
+# read with -B NAME, the buffer the kernel's text is of.
 three_readers() { # [INSTANCE]
     _i=$1
     _b=${_i:+-B $_i}
@@ -72,18 +77,19 @@ three_readers() { # [INSTANCE]
 
     fill $_i; cat "$_d/trace" >"$S/ext.trace.txt"
     run ext.ftrec ftrec extract $_b -o ext.dat
-    run ext.ftcat ftcat ext.dat
-    same "ftcat of ftrec extract vs kernel trace" ext.trace.txt ext.ftcat
+    run ext.ftcat ftcat $_b ${FTCAT_FILE_OPTS:-} ext.dat
+    same "ftcat of ftrec extract vs kernel trace" ext.trace.txt ext.ftcat - ext.ftrec
     run ext.report trace-cmd report -i ext.dat
-    run ext.tcstyle ftcat --style trace-cmd ext.dat
-    same "ftcat --style trace-cmd vs trace-cmd report (ftrec extract)" ext.report ext.tcstyle
+    need "trace-cmd report reads ftrec extract's file" ext.report
+    run ext.tcstyle ftcat --style trace-cmd ${FTCAT_FILE_OPTS:-} ext.dat
+    same "ftcat --style trace-cmd vs trace-cmd report (ftrec extract)" ext.report ext.tcstyle - ext.ftrec
 
     fill $_i; cat "$_d/trace" >"$S/tc.trace.txt"
     run tc.extract trace-cmd extract $_b -o tc.dat
-    run tc.ftcat ftcat tc.dat
+    run tc.ftcat ftcat $_b ${FTCAT_FILE_OPTS:-} tc.dat
     same "ftcat of trace-cmd extract vs kernel trace" tc.trace.txt tc.ftcat
     run tc.report trace-cmd report -i tc.dat
-    run tc.tcstyle ftcat --style trace-cmd tc.dat
+    run tc.tcstyle ftcat --style trace-cmd ${FTCAT_FILE_OPTS:-} tc.dat
     same "ftcat --style trace-cmd vs trace-cmd report (trace-cmd extract)" tc.report tc.tcstyle
     # (trace-cmd extract -B removes the instance it read.)
     [ -d "$_d" ] && { : >"$_d/trace"; echo 1 >"$_d/tracing_on"; }
@@ -165,6 +171,18 @@ info() {
 
 ALL="rescue fg fgtail func kprobe instance record"
 
+# counts FILE STYLE: records per event type, in a form both texts share, so a
+# recording can be checked against trace-cmd report where there is no kernel
+# text of the same buffer (ftrec and trace-cmd record consume it).
+counts() {
+    for e in sched_process_exec sched_process_exit kmalloc; do
+        echo "$e $(grep -c " $e: " "$S/$1")"
+    done
+    if [ "$2" = report ]; then o=" sys_enter_openat: "; else o=" sys_openat("; fi
+    echo "sys_enter_openat $(grep -c -F "$o" "$S/$1")"
+    echo "do_sys_openat2 calls $(grep -c -F 'do_sys_openat2() {' "$S/$1")"
+}
+
 lab_main() { # SCENARIOS LIMIT
     _list=$(echo "$1" | tr ',' ' ')
     [ "$_list" = all ] && _list=$ALL
@@ -191,7 +209,7 @@ lab_main() { # SCENARIOS LIMIT
         [ $_rc = 0 ] || say "scenario $s: exit $_rc"
         state >$S/state.after
         same "tracefs state after the scenario equals before" state.before state.after
-        lab_reset
+        cmp -s $S/state.before $S/state.after || lab_reset
         say "scenario $s done in $((_t1 - _t0)) s"
         ship $s
     done
