@@ -32,6 +32,10 @@ command -v file >/dev/null 2>&1 || pkgs="$pkgs file"
 if [ "$what" = cross ] || [ "$what" = test ]; then
     command -v qemu-aarch64-static >/dev/null 2>&1 || pkgs="$pkgs qemu-user-static"
 fi
+# riscv64 has no musl target here: static glibc, linked by the cross gcc.
+if [ "$what" = cross ]; then
+    command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || pkgs="$pkgs gcc-riscv64-linux-gnu libc6-dev-riscv64-cross"
+fi
 if [ -n "$pkgs" ] && command -v apt-get >/dev/null 2>&1; then
     log "apt-get install$pkgs"
     export DEBIAN_FRONTEND=noninteractive

@@ -5,9 +5,18 @@
 //!
 //! OWNER: the `fmt` work (format + printfmt + ksyms). Contract for users:
 //! `Field`, `FieldKind`, `Event` and `parse_event` keep these names.
+//!
+//! API:
+//! - `parse_event(system, text) -> Result<Event, FormatError>`: one `format` file.
+//! - `parse_fields(text) -> Result<Vec<Field>, FormatError>`: just the `field:` lines
+//!   (what `events/header_page` holds).
+//! - `Events`: the table of every event of a recording, sorted by id.
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt;
+
+use crate::cursor::{read_uint, Endian};
 
 /// How a field's bytes are laid out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,6 +24,7 @@ pub enum FieldKind {
     /// A plain integer or pointer of `size` bytes.
     Scalar,
     /// A fixed array `type name[N]` (N elements of `size / N` bytes); `char[N]` is a string.
+    /// `Array(0)` is a flexible array (`char buf[]`, size 0): it runs to the end of the record.
     Array(usize),
     /// `__data_loc`: a u32 whose low 16 bits are the offset from the record start, high 16 the length.
     DataLoc,
@@ -26,11 +36,85 @@ pub enum FieldKind {
 pub struct Field {
     pub name: String,
     /// The C type as written, without the name (`unsigned long`, `char`, `__data_loc char[]`).
+    /// For fixed arrays this is the element type (`char` for `char comm[16]`).
     pub ctype: String,
     pub offset: usize,
     pub size: usize,
     pub signed: bool,
     pub kind: FieldKind,
+    /// Size of one element: `size` for scalars, `size / N` for arrays, the element
+    /// type's size for dynamic arrays (0 when the type's width is the recording's
+    /// `long`, which the format text does not say; see `elem_size`).
+    pub elem: usize,
+    /// The element type is a character type (`char`, `unsigned char`, `signed char`):
+    /// arrays of it print as strings.
+    pub is_char: bool,
+    /// The type is a pointer (`const char *`, `void *`).
+    pub is_ptr: bool,
+}
+
+impl Field {
+    /// A field as a format line would describe it; the derived members
+    /// (`elem`, `is_char`, `is_ptr`) come from `ctype` and `kind`. For code
+    /// that builds events by hand (tests) instead of parsing a format.
+    pub fn new(name: &str, ctype: &str, offset: usize, size: usize, signed: bool, kind: FieldKind) -> Field {
+        let is_ptr = ctype.contains('*');
+        let base = base_type(ctype);
+        let is_char = !is_ptr && matches!(base, "char" | "unsigned char" | "signed char");
+        let elem = match kind {
+            FieldKind::Scalar => size,
+            FieldKind::Array(n) if n > 0 && size % n == 0 => size / n,
+            _ => match type_size(base, is_ptr) {
+                0 if matches!(kind, FieldKind::Array(_)) => 1,
+                t => t,
+            },
+        };
+        Field { name: name.into(), ctype: ctype.into(), offset, size, signed, kind, elem, is_char, is_ptr }
+    }
+
+    /// Element size, resolving `long`-sized types with the recording's long size.
+    pub fn elem_size(&self, long_size: usize) -> usize {
+        if self.elem == 0 {
+            long_size
+        } else {
+            self.elem
+        }
+    }
+
+    /// The bytes this field refers to in `rec` (the payload starting at
+    /// common_type): the scalar itself, the fixed array, or the dynamic array
+    /// the `__data_loc`/`__rel_loc` word points at. `None` when out of bounds.
+    pub fn data<'a>(&self, rec: &'a [u8], endian: Endian) -> Option<&'a [u8]> {
+        match self.kind {
+            FieldKind::Scalar => rec.get(self.offset..self.offset.checked_add(self.size)?),
+            FieldKind::Array(0) if self.size == 0 => rec.get(self.offset..),
+            FieldKind::Array(_) => rec.get(self.offset..self.offset.checked_add(self.size)?),
+            FieldKind::DataLoc | FieldKind::RelLoc => {
+                let w = read_uint(rec, self.offset, 4, endian).ok()? as usize;
+                let mut off = w & 0xffff;
+                let len = w >> 16;
+                if self.kind == FieldKind::RelLoc {
+                    off += self.offset + self.size;
+                }
+                rec.get(off..off.checked_add(len)?)
+            }
+        }
+    }
+
+    /// Read a scalar field as u64, sign-extended when the field is signed.
+    pub fn int(&self, rec: &[u8], endian: Endian) -> Option<u64> {
+        let v = read_uint(rec, self.offset, self.size, endian).ok()?;
+        Some(if self.signed { sext(v, self.size) } else { v })
+    }
+}
+
+/// Sign-extend the low `size` bytes of `v`.
+pub(crate) fn sext(v: u64, size: usize) -> u64 {
+    if size == 0 || size >= 8 {
+        return v;
+    }
+    let sh = 64 - 8 * size as u32;
+    (((v << sh) as i64) >> sh) as u64
 }
 
 #[derive(Clone, Debug)]
@@ -42,4 +126,336 @@ pub struct Event {
     pub fields: Vec<Field>,
     /// The text after `print fmt: `.
     pub print_fmt: String,
+    /// How many of `fields` are the common header (`common_*`).
+    pub ncommon: usize,
+}
+
+impl Event {
+    /// An event built by hand; `ncommon` counts the leading `common_*` fields.
+    pub fn new(id: u16, system: &str, name: &str, fields: Vec<Field>, print_fmt: &str) -> Event {
+        let ncommon = fields.iter().take_while(|f| f.name.starts_with("common_")).count();
+        Event { id, system: system.into(), name: name.into(), fields, print_fmt: print_fmt.into(), ncommon }
+    }
+
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+}
+
+/// A format file that cannot be read. `line` is 1-based (0 = no particular line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FormatError {
+    pub line: usize,
+    pub what: &'static str,
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "line {}: {}", self.line, self.what)
+        } else {
+            f.write_str(self.what)
+        }
+    }
+}
+
+fn num(s: &str) -> Option<usize> {
+    s.trim().parse().ok()
+}
+
+/// Parse one `field:TYPE NAME; offset:N; size:N; signed:N;` line (after the
+/// leading whitespace). Older kernels omit `signed:`.
+fn parse_field(line: &str) -> Result<Field, &'static str> {
+    let rest = line.strip_prefix("field:").ok_or("expected field:")?;
+    let mut parts = rest.split(';');
+    let decl = parts.next().ok_or("empty field")?.trim();
+    let (mut offset, mut size, mut signed) = (None, None, None);
+    for p in parts {
+        let p = p.trim();
+        if let Some(v) = p.strip_prefix("offset:") {
+            offset = num(v);
+        } else if let Some(v) = p.strip_prefix("size:") {
+            size = num(v);
+        } else if let Some(v) = p.strip_prefix("signed:") {
+            signed = num(v);
+        }
+    }
+    let offset = offset.ok_or("field without offset")?;
+    let size = size.ok_or("field without size")?;
+    let signed = signed.unwrap_or(0) != 0;
+
+    // `__data_loc char[] name`: the brackets belong to the type.
+    let mut kind = FieldKind::Scalar;
+    let (ctype, name);
+    let dyn_loc = if decl.starts_with("__data_loc") {
+        Some(FieldKind::DataLoc)
+    } else if decl.starts_with("__rel_loc") {
+        Some(FieldKind::RelLoc)
+    } else {
+        None
+    };
+    if let Some(k) = dyn_loc {
+        let sp = decl.rfind([' ', '\t', ']', '*']).ok_or("bad field declaration")?;
+        name = decl[sp + 1..].trim();
+        ctype = decl[..sp + 1].trim();
+        kind = k;
+    } else if decl.ends_with(']') {
+        let lb = decl.find('[').ok_or("bad array declaration")?;
+        let inner = &decl[lb + 1..decl.len() - 1];
+        let head = decl[..lb].trim_end();
+        let sp = head.rfind([' ', '\t', '*']).ok_or("bad array declaration")?;
+        name = head[sp + 1..].trim();
+        ctype = head[..sp + 1].trim();
+        // The count may be a number or (older kernels) a symbolic constant;
+        // then the size decides the layout below.
+        let n = if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) };
+        kind = FieldKind::Array(n);
+    } else {
+        let sp = decl.rfind([' ', '\t', '*']).ok_or("bad field declaration")?;
+        name = decl[sp + 1..].trim();
+        ctype = decl[..sp + 1].trim();
+    }
+    if name.is_empty() {
+        return Err("field without a name");
+    }
+    let mut f = Field::new(name, ctype, offset, size, signed, kind);
+    // `type name[]` with a size: the count follows from the element size.
+    if let FieldKind::Array(0) = f.kind {
+        if size > 0 && f.elem > 0 {
+            f.kind = FieldKind::Array(size / f.elem);
+        }
+    }
+    Ok(f)
+}
+
+/// The type without `__data_loc`/`__rel_loc`, `const`, `volatile` and `[]`.
+fn base_type(ctype: &str) -> &str {
+    let mut t = ctype.trim();
+    for p in ["__data_loc", "__rel_loc"] {
+        if let Some(r) = t.strip_prefix(p) {
+            t = r.trim_start();
+        }
+    }
+    if let Some(i) = t.find('[') {
+        t = t[..i].trim_end();
+    }
+    loop {
+        if let Some(r) = t.strip_prefix("const ") {
+            t = r.trim_start();
+        } else if let Some(r) = t.strip_prefix("volatile ") {
+            t = r.trim_start();
+        } else {
+            break;
+        }
+    }
+    t
+}
+
+/// Byte size of a C scalar type name; 0 when it is as wide as `long`
+/// (decided by the recording) or unknown.
+pub fn type_size(t: &str, is_ptr: bool) -> usize {
+    if is_ptr {
+        return 0;
+    }
+    match t {
+        "char" | "signed char" | "unsigned char" | "u8" | "s8" | "__u8" | "__s8" | "bool" | "_Bool"
+        | "uint8_t" | "int8_t" => 1,
+        "short" | "unsigned short" | "signed short" | "short int" | "unsigned short int" | "u16"
+        | "s16" | "__u16" | "__s16" | "__be16" | "__le16" | "uint16_t" | "int16_t" => 2,
+        "int" | "unsigned int" | "signed int" | "unsigned" | "signed" | "u32" | "s32" | "__u32"
+        | "__s32" | "__be32" | "__le32" | "uint32_t" | "int32_t" | "pid_t" | "gfp_t" | "uid_t"
+        | "gid_t" | "dev_t" | "__kernel_pid_t" | "umode_t" | "uint" | "u_int" | "__kernel_rwf_t" | "blk_opf_t"
+        | "blk_status_t" | "fmode_t" | "slab_flags_t" | "vm_fault_t" => 4,
+        "long long" | "unsigned long long" | "long long int" | "unsigned long long int" | "signed long long"
+        | "u64" | "s64" | "__u64" | "__s64" | "__be64" | "__le64" | "uint64_t" | "int64_t" | "loff_t"
+        | "sector_t" | "ktime_t" => 8,
+        _ => 0,
+    }
+}
+
+/// Parse every `field:` line of `text` (the common fields first), as found in
+/// `events/header_page` and in the `format:` block of an event.
+pub fn parse_fields(text: &str) -> Result<Vec<Field>, FormatError> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.starts_with("field:") {
+            out.push(parse_field(line).map_err(|what| FormatError { line: i + 1, what })?);
+        }
+    }
+    Ok(out)
+}
+
+/// Parse one `events/SYSTEM/EVENT/format` file.
+pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
+    let mut name = None;
+    let mut id = None;
+    let mut fields = Vec::new();
+    let mut ncommon = 0;
+    let mut print_fmt = None;
+    let mut in_common = true;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let err = |what| FormatError { line: i + 1, what };
+        if let Some(v) = line.strip_prefix("name:") {
+            name = Some(v.trim());
+        } else if let Some(v) = line.strip_prefix("ID:") {
+            id = Some(v.trim().parse::<u16>().map_err(|_| err("bad ID"))?);
+        } else if line.starts_with("field:") {
+            let f = parse_field(line).map_err(err)?;
+            if in_common && f.name.starts_with("common_") {
+                ncommon += 1;
+            } else {
+                in_common = false;
+            }
+            fields.push(f);
+        } else if line.is_empty() && !fields.is_empty() {
+            in_common = false;
+        } else if raw.trim_start().starts_with("print fmt:") {
+            // The print fmt runs to the end of the file: a format string may
+            // hold newlines (ext4_fc_stats, fsmap events). Keep it verbatim.
+            let at = text.find("print fmt:").unwrap_or(0) + "print fmt:".len();
+            let v = &text[at..];
+            print_fmt = Some(v.strip_prefix(' ').unwrap_or(v).trim_end_matches(['\n', '\r']));
+            break;
+        }
+    }
+    let name = name.ok_or(FormatError { line: 0, what: "no name: line" })?;
+    let id = id.ok_or(FormatError { line: 0, what: "no ID: line" })?;
+    Ok(Event {
+        id,
+        system: system.into(),
+        name: name.into(),
+        fields,
+        print_fmt: print_fmt.unwrap_or("").into(),
+        ncommon,
+    })
+}
+
+/// Every event of a recording, sorted by id for binary search.
+#[derive(Clone, Debug, Default)]
+pub struct Events {
+    list: Vec<Event>,
+}
+
+impl Events {
+    pub fn new() -> Self {
+        Events { list: Vec::new() }
+    }
+    /// Add an event; an event with the same id replaces the old one.
+    pub fn insert(&mut self, ev: Event) {
+        match self.list.binary_search_by_key(&ev.id, |e| e.id) {
+            Ok(i) => self.list[i] = ev,
+            Err(i) => self.list.insert(i, ev),
+        }
+    }
+    pub fn by_id(&self, id: u16) -> Option<&Event> {
+        self.index_of(id).map(|i| &self.list[i])
+    }
+    /// Position of the event with `id` in `list()`: callers keep per-event
+    /// state (compiled programs, counters) in a Vec parallel to this table.
+    pub fn index_of(&self, id: u16) -> Option<usize> {
+        self.list.binary_search_by_key(&id, |e| e.id).ok()
+    }
+    pub fn by_name(&self, system: &str, name: &str) -> Option<&Event> {
+        self.list.iter().find(|e| e.name == name && (system.is_empty() || e.system == system))
+    }
+    pub fn list(&self) -> &[Event] {
+        &self.list
+    }
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SWITCH: &str = "name: sched_switch
+ID: 372
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;
+\tfield:__data_loc char[] name;\toffset:28;\tsize:4;\tsigned:0;
+\tfield:__rel_loc u32[] vals;\toffset:32;\tsize:4;\tsigned:0;
+\tfield:const char * fmt;\toffset:40;\tsize:8;\tsigned:0;
+\tfield:char buf[];\toffset:48;\tsize:0;\tsigned:0;
+
+print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
+";
+
+    #[test]
+    fn parses_fields_and_fmt() {
+        let e = parse_event("sched", SWITCH).unwrap();
+        assert_eq!((e.id, e.name.as_str(), e.system.as_str(), e.ncommon), (372, "sched_switch", "sched", 4));
+        assert_eq!(e.fields.len(), 10);
+        let c = e.field("prev_comm").unwrap();
+        assert_eq!((c.ctype.as_str(), c.kind.clone(), c.elem, c.is_char), ("char", FieldKind::Array(16), 1, true));
+        let p = e.field("prev_pid").unwrap();
+        assert_eq!((p.offset, p.size, p.signed, p.kind.clone()), (24, 4, true, FieldKind::Scalar));
+        let n = e.field("name").unwrap();
+        assert_eq!((n.ctype.as_str(), n.kind.clone(), n.is_char), ("__data_loc char[]", FieldKind::DataLoc, true));
+        let v = e.field("vals").unwrap();
+        assert_eq!((v.kind.clone(), v.elem), (FieldKind::RelLoc, 4));
+        let f = e.field("fmt").unwrap();
+        assert_eq!((f.ctype.as_str(), f.is_ptr, f.is_char), ("const char *", true, false));
+        let b = e.field("buf").unwrap();
+        assert_eq!(b.kind, FieldKind::Array(0));
+        assert_eq!(e.print_fmt, "\"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid");
+    }
+
+    #[test]
+    fn dynamic_data_and_errors() {
+        let e = parse_event("x", SWITCH).unwrap();
+        let mut rec = [0u8; 64];
+        rec[28..32].copy_from_slice(&((3u32 << 16) | 52).to_le_bytes());
+        rec[52..55].copy_from_slice(b"ab\0");
+        rec[32..36].copy_from_slice(&((4u32 << 16) | 8).to_le_bytes()); // 36 + 8 = 44
+        rec[44] = 7;
+        assert_eq!(e.field("name").unwrap().data(&rec, Endian::Little), Some(&b"ab\0"[..]));
+        assert_eq!(e.field("vals").unwrap().data(&rec, Endian::Little), Some(&[7u8, 0, 0, 0][..]));
+        assert_eq!(e.field("buf").unwrap().data(&rec, Endian::Little).map(|d| d.len()), Some(16));
+        rec[28..32].copy_from_slice(&((300u32 << 16) | 52).to_le_bytes());
+        assert_eq!(e.field("name").unwrap().data(&rec, Endian::Little), None);
+        assert!(parse_event("x", "name: a\nformat:\n").is_err());
+        let bad = parse_event("x", "name: a\nID: 1\n\tfield:int x;\tsize:4;\n").unwrap_err();
+        assert_eq!(bad.line, 3);
+    }
+
+    #[test]
+    fn constructors_match_the_parser() {
+        let e = parse_event("sched", SWITCH).unwrap();
+        let f = Field::new("prev_comm", "char", 8, 16, false, FieldKind::Array(16));
+        let g = e.field("prev_comm").unwrap();
+        assert_eq!((f.elem, f.is_char, f.is_ptr), (g.elem, g.is_char, g.is_ptr));
+        let p = Field::new("fmt", "const char *", 40, 8, false, FieldKind::Scalar);
+        assert!(p.is_ptr && !p.is_char);
+        let h = Event::new(1, "s", "n", e.fields.clone(), "\"x\"");
+        assert_eq!(h.ncommon, 4);
+    }
+
+    #[test]
+    fn table_lookup() {
+        let mut t = Events::new();
+        for (id, n) in [(5u16, "b"), (2, "a"), (9, "c")] {
+            let text = alloc::format!("name: {n}\nID: {id}\nprint fmt: \"\"\n");
+            t.insert(parse_event("s", &text).unwrap());
+        }
+        assert_eq!(t.by_id(9).unwrap().name, "c");
+        assert_eq!(t.index_of(5), Some(1));
+        assert!(t.by_id(3).is_none());
+        assert_eq!(t.by_name("s", "a").unwrap().id, 2);
+    }
 }

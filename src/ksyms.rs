@@ -1,4 +1,419 @@
 //! Kernel symbols from `/proc/kallsyms` text (or the trace.dat kallsyms
-//! section): a sorted table with binary search for `%pS`-style lookups.
+//! section): a sorted table with binary search for `%pS`-style lookups, and
+//! the `printk_formats` table that `bprint` records point into.
 //!
 //! OWNER: the `fmt` work.
+//!
+//! Names live in one shared `String` and each symbol is 16 bytes, so the
+//! ~120k symbols of a distribution kernel cost ~3 MB, not 120k allocations.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+#[derive(Clone, Copy, Debug)]
+struct Sym {
+    addr: u64,
+    name: u32,
+    len: u16,
+    /// 0 = core kernel, else 1 + index into `mods`.
+    module: u16,
+}
+
+/// A symbol table sorted by address.
+#[derive(Clone, Debug, Default)]
+pub struct Ksyms {
+    names: String,
+    syms: Vec<Sym>,
+    mods: Vec<String>,
+}
+
+/// The answer of `Ksyms::lookup`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ksym<'a> {
+    pub name: &'a str,
+    /// addr - symbol start.
+    pub offset: u64,
+    /// Distance to the next symbol (what the kernel prints after `/`).
+    pub size: Option<u64>,
+    pub module: Option<&'a str>,
+}
+
+/// Symbols that mark the end of a kernel region: an address past them is not
+/// inside any symbol (the kernel's is_ksym_addr() refuses it).
+fn is_end_marker(name: &str) -> bool {
+    matches!(name, "_etext" | "_einittext" | "_end" | "__init_end" | "_edata" | "__bss_stop")
+}
+
+impl Ksyms {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parse `/proc/kallsyms` lines: `ADDR TYPE NAME [MODULE]`. Absolute (`A`)
+    /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
+    /// an unprivileged reader sees). Malformed lines are skipped: the table is
+    /// a best-effort aid for printing, not an input that can be wrong.
+    pub fn parse(text: &[u8]) -> Ksyms {
+        let mut k = Ksyms::new();
+        for line in text.split(|&b| b == b'\n') {
+            let line = match core::str::from_utf8(line) {
+                Ok(l) => l,
+                Err(_) => continue,
+            };
+            let mut it = line.split_ascii_whitespace();
+            let (Some(a), Some(t), Some(name)) = (it.next(), it.next(), it.next()) else { continue };
+            let Ok(addr) = u64::from_str_radix(a, 16) else { continue };
+            if addr == 0 || matches!(t, "A" | "a" | "U" | "u") {
+                continue;
+            }
+            let module = it.next().and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
+            k.push(addr, name, module);
+        }
+        k.finish();
+        k
+    }
+
+    /// Add one symbol; call `finish()` after the last.
+    pub fn push(&mut self, addr: u64, name: &str, module: Option<&str>) {
+        let len = name.len().min(u16::MAX as usize);
+        let m = match module {
+            None => 0,
+            Some(m) => match self.mods.iter().position(|x| x == m) {
+                Some(i) => i + 1,
+                None => {
+                    self.mods.push(m.into());
+                    self.mods.len()
+                }
+            },
+        };
+        let off = self.names.len() as u32;
+        self.names.push_str(&name[..len]);
+        self.syms.push(Sym { addr, name: off, len: len as u16, module: m.min(u16::MAX as usize) as u16 });
+    }
+
+    /// Sort by address. Stable, so of several names at one address the first
+    /// listed wins, as in the kernel's own lookup.
+    pub fn finish(&mut self) {
+        self.syms.sort_by_key(|s| s.addr);
+    }
+
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    fn name_of(&self, s: &Sym) -> &str {
+        let a = s.name as usize;
+        self.names.get(a..a + s.len as usize).unwrap_or("")
+    }
+
+    /// The symbol containing `addr`: the last one starting at or below it.
+    /// Its size runs to the next symbol of the same module (or core kernel);
+    /// an address past the last symbol of its group, or past an end marker
+    /// like `_etext`, is not inside any symbol.
+    pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
+        let n = self.syms.partition_point(|s| s.addr <= addr);
+        if n == 0 {
+            return None;
+        }
+        // The first of the names sharing this address.
+        let best_addr = self.syms[n - 1].addr;
+        let first = self.syms[..n].partition_point(|s| s.addr < best_addr);
+        let s = &self.syms[first];
+        let name = self.name_of(s);
+        let next = self.syms[n..].iter().find(|x| x.module == s.module).map(|x| x.addr);
+        let size = next.map(|a| a - s.addr);
+        let offset = addr - s.addr;
+        if offset > 0 && (is_end_marker(name) || size.is_none()) {
+            return None;
+        }
+        let module = if s.module == 0 { None } else { self.mods.get(s.module as usize - 1).map(|m| m.as_str()) };
+        Some(Ksym { name, offset, size, module })
+    }
+
+    /// Address of a symbol by name (first match), for tests and tools.
+    pub fn addr_of(&self, name: &str) -> Option<u64> {
+        self.syms.iter().find(|s| self.name_of(s) == name).map(|s| s.addr)
+    }
+}
+
+/// `printk_formats`: the format strings `trace_printk()` callers registered,
+/// by address. `bprint` records carry only the address.
+#[derive(Clone, Debug, Default)]
+pub struct Printk {
+    list: Vec<(u64, String)>,
+}
+
+impl Printk {
+    /// Parse `0xADDR : "text"` lines. The kernel escapes `\n`, `\t` and `"`
+    /// (t_show() in trace_printk.c) but writes a backslash as itself, so a
+    /// backslash not starting one of those escapes stays.
+    pub fn parse(text: &[u8]) -> Printk {
+        let mut list = Vec::new();
+        for line in text.split(|&b| b == b'\n') {
+            let Some(colon) = find(line, b" : ") else { continue };
+            let a = trim(&line[..colon]);
+            let a = a.strip_prefix(b"0x").unwrap_or(a);
+            let Some(addr) = core::str::from_utf8(a).ok().and_then(|a| u64::from_str_radix(a, 16).ok()) else {
+                continue;
+            };
+            let mut s = trim(&line[colon + 3..]);
+            if s.len() >= 2 && s[0] == b'"' && s[s.len() - 1] == b'"' {
+                s = &s[1..s.len() - 1];
+            }
+            let mut out = Vec::with_capacity(s.len());
+            let mut i = 0;
+            while i < s.len() {
+                if s[i] == b'\\' && i + 1 < s.len() {
+                    let r = match s[i + 1] {
+                        b'n' => Some(b'\n'),
+                        b't' => Some(b'\t'),
+                        b'"' => Some(b'"'),
+                        _ => None,
+                    };
+                    if let Some(c) = r {
+                        out.push(c);
+                        i += 2;
+                        continue;
+                    }
+                }
+                out.push(s[i]);
+                i += 1;
+            }
+            list.push((addr, String::from_utf8_lossy(&out).into_owned()));
+        }
+        list.sort_by_key(|e| e.0);
+        Printk { list }
+    }
+
+    pub fn lookup(&self, addr: u64) -> Option<&str> {
+        let i = self.list.binary_search_by_key(&addr, |e| e.0).ok()?;
+        Some(self.list[i].1.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+}
+
+/// Enumerator values by name: what the kernel knows about identifiers such as
+/// `HRTIMER_MODE_ABS` that a format prints unresolved (no TRACE_DEFINE_ENUM).
+/// Filled from the kernel's BTF (`/sys/kernel/btf/vmlinux`) when the caller
+/// has it, or by hand with `push`.
+#[derive(Clone, Debug, Default)]
+pub struct Enums {
+    names: String,
+    /// (name start, name len, value), sorted by name after `finish`.
+    list: Vec<(u32, u16, u64)>,
+}
+
+impl Enums {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, name: &str, value: u64) {
+        let len = name.len().min(u16::MAX as usize);
+        self.list.push((self.names.len() as u32, len as u16, value));
+        self.names.push_str(&name[..len]);
+    }
+
+    fn name(&self, e: &(u32, u16, u64)) -> &str {
+        self.names.get(e.0 as usize..e.0 as usize + e.1 as usize).unwrap_or("")
+    }
+
+    /// Sort by name; of duplicate names the first pushed wins.
+    pub fn finish(&mut self) {
+        let mut l = core::mem::take(&mut self.list);
+        l.sort_by(|a, b| self.name(a).cmp(self.name(b)));
+        l.dedup_by(|b, a| self.name(a) == self.name(b));
+        self.list = l;
+    }
+
+    /// The value of enumerator `name`, sign-extended to 64 bits when the
+    /// enum is signed.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        let i = self.list.binary_search_by(|e| self.name(e).cmp(name)).ok()?;
+        Some(self.list[i].2)
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Every enumerator of a BTF blob (the kernel's `/sys/kernel/btf/vmlinux`,
+    /// either byte order). Other kinds are skipped by their encoded sizes; a
+    /// blob that does not parse gives what was read before the damage.
+    pub fn parse_btf(b: &[u8]) -> Enums {
+        let mut out = Enums::new();
+        let endian = match b.get(..2) {
+            Some([0x9f, 0xeb]) => crate::cursor::Endian::Little,
+            Some([0xeb, 0x9f]) => crate::cursor::Endian::Big,
+            _ => return out,
+        };
+        let u32at = |o: usize| crate::cursor::read_uint(b, o, 4, endian).ok().map(|v| v as usize);
+        let (Some(hdr_len), Some(type_off), Some(type_len), Some(str_off), Some(str_len)) =
+            (u32at(4), u32at(8), u32at(12), u32at(16), u32at(20))
+        else {
+            return out;
+        };
+        let strs = match b.get(hdr_len + str_off..hdr_len + str_off + str_len) {
+            Some(s) => s,
+            None => return out,
+        };
+        let name = |off: usize| -> Option<&str> {
+            let s = strs.get(off..)?;
+            let n = s.iter().position(|&c| c == 0)?;
+            core::str::from_utf8(&s[..n]).ok()
+        };
+        let mut p = hdr_len + type_off;
+        let end = (hdr_len + type_off + type_len).min(b.len());
+        while p + 12 <= end {
+            let (Some(info), Some(_size)) = (u32at(p + 4), u32at(p + 8)) else { break };
+            let vlen = info & 0xffff;
+            let kind = (info >> 24) & 0x1f;
+            let signed = info >> 31 != 0;
+            p += 12;
+            let extra = match kind {
+                1 | 14 | 17 => 4,
+                3 => 12,
+                4 | 5 | 15 => 12 * vlen,
+                6 => {
+                    for i in 0..vlen {
+                        let (Some(n), Some(v)) = (u32at(p + 8 * i), u32at(p + 8 * i + 4)) else { break };
+                        let v = v as u32;
+                        let v = if signed { v as i32 as i64 as u64 } else { v as u64 };
+                        if let Some(n) = name(n) {
+                            out.push(n, v);
+                        }
+                    }
+                    8 * vlen
+                }
+                19 => {
+                    for i in 0..vlen {
+                        let (Some(n), Some(lo), Some(hi)) = (u32at(p + 12 * i), u32at(p + 12 * i + 4), u32at(p + 12 * i + 8))
+                        else {
+                            break;
+                        };
+                        if let Some(n) = name(n) {
+                            out.push(n, ((hi as u64) << 32) | lo as u64);
+                        }
+                    }
+                    12 * vlen
+                }
+                13 => 8 * vlen,
+                2 | 7 | 8 | 9 | 10 | 11 | 12 | 16 | 18 => 0,
+                _ => break, // unknown kind: its size is unknown, stop here
+            };
+            p += extra;
+        }
+        out.finish();
+        out
+    }
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b'\r', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t' | b'\r'] = s {
+        s = rest;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KALLSYMS: &[u8] = b"ffffffff81000000 T _stext
+ffffffff81000000 T _text
+ffffffff81000100 T foo
+ffffffff81000180 t bar
+ffffffff81000200 T _etext
+0000000000000000 A fixed_percpu_data
+ffffffffc0001000 t modfn\t[mymod]
+ffffffffc0001040 t modfn2\t[mymod]
+ffffffffc0002000 t other\t[om]
+";
+
+    #[test]
+    fn lookup_sizes_and_modules() {
+        let k = Ksyms::parse(KALLSYMS);
+        assert_eq!(k.len(), 8);
+        let s = k.lookup(0xffffffff81000110).unwrap();
+        assert_eq!((s.name, s.offset, s.size, s.module), ("foo", 0x10, Some(0x80), None));
+        let s = k.lookup(0xffffffff81000000).unwrap();
+        assert_eq!((s.name, s.size), ("_stext", Some(0x100)));
+        assert!(k.lookup(0xffffffff80000000).is_none());
+        assert!(k.lookup(0xffffffff81000300).is_none(), "past _etext");
+        let s = k.lookup(0xffffffffc0001004).unwrap();
+        assert_eq!((s.name, s.offset, s.size, s.module), ("modfn", 4, Some(0x40), Some("mymod")));
+        assert!(k.lookup(0xffffffffc0001044).is_none(), "last symbol of its module");
+        assert_eq!(k.lookup(0xffffffffc0002000).unwrap().module, Some("om"));
+        assert!(Ksyms::parse(b"0000000000000000 T x\n").is_empty());
+    }
+
+    #[test]
+    fn btf_enums() {
+        // header (24) | types | strings "\0A\0B\0BIG\0"
+        let mut t = Vec::new();
+        let w = |t: &mut Vec<u8>, v: u32| t.extend_from_slice(&v.to_le_bytes());
+        // INT (kind 1) + its u32
+        w(&mut t, 0);
+        w(&mut t, 1 << 24);
+        w(&mut t, 4);
+        w(&mut t, 32);
+        // signed ENUM (kind 6, kind_flag) with A=-1, B=4
+        w(&mut t, 0);
+        w(&mut t, (1 << 31) | (6 << 24) | 2);
+        w(&mut t, 4);
+        w(&mut t, 1);
+        w(&mut t, u32::MAX);
+        w(&mut t, 3);
+        w(&mut t, 4);
+        // ENUM64 (kind 19) BIG = 1 << 40
+        w(&mut t, 0);
+        w(&mut t, (19 << 24) | 1);
+        w(&mut t, 8);
+        w(&mut t, 5);
+        w(&mut t, 0);
+        w(&mut t, 1 << 8);
+        let strs = b"\0A\0B\0BIG\0";
+        let mut b = Vec::new();
+        b.extend_from_slice(&[0x9f, 0xeb, 1, 0]);
+        for v in [24u32, 0, t.len() as u32, t.len() as u32, strs.len() as u32] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&t);
+        b.extend_from_slice(strs);
+        let e = Enums::parse_btf(&b);
+        assert_eq!(e.len(), 3);
+        assert_eq!(e.get("A"), Some(u64::MAX));
+        assert_eq!(e.get("B"), Some(4));
+        assert_eq!(e.get("BIG"), Some(1 << 40));
+        assert_eq!(e.get("C"), None);
+        assert!(Enums::parse_btf(&b[..30]).is_empty());
+    }
+
+    #[test]
+    fn printk_unescapes() {
+        let p = Printk::parse(b"0xffffffff8281972f : \"thaw\\tprocesses\\n\"\n0x10 : \"a \\\"q\\\" \\x\"\nbad line\n");
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.lookup(0xffffffff8281972f), Some("thaw\tprocesses\n"));
+        assert_eq!(p.lookup(0x10), Some("a \"q\" \\x"));
+        assert_eq!(p.lookup(0x11), None);
+    }
+}

@@ -13,6 +13,7 @@ extern crate std;
 pub mod cursor;
 pub mod format;
 pub mod ksyms;
+pub mod merge;
 pub mod printfmt;
 pub mod ring;
 pub mod tracedat;

@@ -1,12 +1,840 @@
-//! ftcat: not yet implemented; prints its usage and exits 2 until its issue lands.
+//! ftcat: raw ftrace pages (a trace.dat file, stdin, or the live per-CPU
+//! `trace_pipe_raw`) to the text the kernel's own `trace` file prints.
+//!
+//! The CPUs' page streams are merged by timestamp (smallest first, lower
+//! CPU on a tie, as the kernel's iterator); each record goes through
+//! `text::Kernel`, which needs the next record of the same CPU to fold a
+//! function_graph entry and its exit into one line.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{self, Write};
+use std::string::{String, ToString};
 use std::vec::Vec;
 
-const USAGE: &str = "Usage: ftcat [OPTIONS]\n\n(not implemented yet)\n";
+use std::collections::VecDeque;
+use std::ffi::OsStr;
+use std::format;
 
-pub fn main(_args: Vec<OsString>) -> i32 {
-    let _ = std::io::stderr().write_all(USAGE.as_bytes());
-    2
+use rustix::fs::OFlags;
+
+use crate::applets::source;
+use crate::cli::{self, Error, Result};
+use crate::cursor::{read_uint, Endian};
+use crate::format::{self, Event};
+use crate::ksyms::{Ksyms, Printk};
+use crate::merge::{Item, Merge};
+use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
+use crate::tracedat::{Buffer, TraceDat};
+use crate::tracefs::Tracefs;
+use crate::{fail, usage_err};
+
+const USAGE: &str = "\
+Usage: ftcat [OPTIONS] [FILE]
+
+Print a recording (FILE, default trace.dat; - for stdin) as the kernel's
+own `trace` file would print it.
+
+  -c, --cpu LIST     only these CPUs (0,2-3)
+  -e GLOB            only events whose name matches (repeatable; sched_*)
+      --pid LIST     only these pids
+      --comm GLOB    only tasks whose comm matches
+  -I                 drop records from hardirq context
+  -S                 drop records from softirq context
+      --from SECS    start at this timestamp (seconds)
+      --to SECS      stop after this timestamp
+  -O OPTION          tracer option in force when recorded (print-parent,
+                     nosym-offset, funcgraph-tail, ...), as trace_options
+      --tracer NAME  the tracer that recorded (default: guessed)
+      --stat         records per event and CPU, lost events, time span,
+                     records the print fmt interpreter could not format
+      --raw          every field as name=value (the `fields` option)
+      --live         read the live buffers' trace_pipe_raw (consuming)
+  -B INSTANCE        with --live: that instance's buffers
+      --once         with --live: stop when the buffers are empty
+  -h, --help         this help
+";
+
+pub fn main(args: Vec<OsString>) -> i32 {
+    cli::run("ftcat", USAGE, || {
+        let a = parse_args(args)?;
+        run(a)
+    })
+}
+
+#[derive(Default)]
+pub struct Args {
+    pub file: Option<String>,
+    pub cpus: Option<Vec<(u32, u32)>>,
+    pub events: Vec<String>,
+    pub pids: Option<Vec<(u32, u32)>>,
+    pub comms: Vec<String>,
+    pub no_hardirq: bool,
+    pub no_softirq: bool,
+    pub from: Option<u64>,
+    pub to: Option<u64>,
+    pub options: Vec<String>,
+    pub tracer: Option<String>,
+    pub stat: bool,
+    pub raw: bool,
+    pub live: bool,
+    pub instance: Option<String>,
+    pub once: bool,
+    /// `--style trace-cmd` and its options (`-t`, `-l`, `-O` plugin options).
+    pub tc: bool,
+    pub tc_flags: u32,
+}
+
+pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
+    use lexopt::prelude::*;
+    let mut a = Args::default();
+    let mut p = lexopt::Parser::from_args(args);
+    while let Some(arg) = p.next()? {
+        match arg {
+            Short('h') | Long("help") => return cli::help(USAGE).map(|_| a),
+            Short('c') | Long("cpu") => a.cpus = Some(list(&p.value()?.string()?, "CPU")?),
+            Short('e') | Long("event") => a.events.push(p.value()?.string()?),
+            Long("pid") => a.pids = Some(list(&p.value()?.string()?, "pid")?),
+            Long("comm") => a.comms.push(p.value()?.string()?),
+            Short('I') => a.no_hardirq = true,
+            Short('S') => a.no_softirq = true,
+            Long("from") => a.from = Some(secs(&p.value()?.string()?)?),
+            Long("to") => a.to = Some(secs(&p.value()?.string()?)?),
+            Short('O') | Long("option") => a.options.push(p.value()?.string()?),
+            Long("tracer") => a.tracer = Some(p.value()?.string()?),
+            Long("stat") => a.stat = true,
+            Short('R') | Long("raw") => a.raw = true,
+            Short('t') => a.tc_flags |= text::tracecmd::NSEC,
+            Short('l') => a.tc_flags |= text::tracecmd::LAT,
+            Long("live") => a.live = true,
+            Short('B') | Long("instance") => a.instance = Some(p.value()?.string()?),
+            Long("once") => a.once = true,
+            Long("style") => {
+                let v = p.value()?.string()?;
+                match v.as_str() {
+                    "kernel" => a.tc = false,
+                    "trace-cmd" => a.tc = true,
+                    _ => usage_err!("--style {}: kernel or trace-cmd", v),
+                }
+            }
+            Value(v) if a.file.is_none() => a.file = Some(v.string()?),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    if a.live && a.file.is_some() {
+        usage_err!("--live reads the live buffers, not a FILE");
+    }
+    if !a.live && (a.instance.is_some() || a.once) {
+        usage_err!("-B and --once go with --live");
+    }
+    Ok(a)
+}
+
+/// `0,2-3` → [(0,0), (2,3)].
+fn list(s: &str, what: &str) -> Result<Vec<(u32, u32)>> {
+    let mut v = Vec::new();
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        match (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
+            (Ok(a), Ok(b)) if a <= b => v.push((a, b)),
+            _ => usage_err!("bad {} list: {}", what, s),
+        }
+    }
+    if v.is_empty() {
+        usage_err!("empty {} list", what);
+    }
+    Ok(v)
+}
+
+fn in_list(l: &[(u32, u32)], x: u32) -> bool {
+    l.iter().any(|&(a, b)| a <= x && x <= b)
+}
+
+/// `12.5` seconds → nanoseconds, without floating point rounding surprises.
+fn secs(s: &str) -> Result<u64> {
+    let (i, f) = s.split_once('.').unwrap_or((s, ""));
+    let ip: u64 = match i.parse() {
+        Ok(v) => v,
+        Err(_) if i.is_empty() => 0,
+        Err(_) => usage_err!("bad seconds: {}", s),
+    };
+    if f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+        usage_err!("bad seconds: {}", s);
+    }
+    let mut frac: u64 = if f.is_empty() { 0 } else { f.parse().unwrap_or(0) };
+    for _ in f.len()..9 {
+        frac *= 10;
+    }
+    Ok(ip.saturating_mul(1_000_000_000).saturating_add(frac))
+}
+
+/// Shell-style `*` and `?` match.
+pub fn glob(pat: &str, s: &str) -> bool {
+    let (p, t) = (pat.as_bytes(), s.as_bytes());
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (usize::MAX, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = pi;
+            pi += 1;
+            mark = ti;
+        } else if star != usize::MAX {
+            pi = star + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == b'*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// Output: one big buffer, flushed in large writes; the private-use raw
+/// byte escapes of `text::put_all` become the bytes they stand for.
+pub struct Out<W: Write> {
+    w: W,
+    buf: Vec<u8>,
+    err: Option<io::Error>,
+}
+
+const OUT_BUF: usize = 1 << 20;
+
+impl<W: Write> Out<W> {
+    pub fn new(w: W) -> Self {
+        Out { w, buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
+    }
+    #[inline]
+    fn maybe_flush(&mut self) {
+        if self.buf.len() >= OUT_BUF {
+            self.flush_now();
+        }
+    }
+    pub fn flush_now(&mut self) {
+        if self.err.is_none() && !self.buf.is_empty() {
+            if let Err(e) = self.w.write_all(&self.buf) {
+                self.err = Some(e);
+            }
+        }
+        self.buf.clear();
+    }
+    pub fn finish(mut self) -> io::Result<()> {
+        self.flush_now();
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        self.w.flush()
+    }
+    pub fn failed(&self) -> bool {
+        self.err.is_some()
+    }
+}
+
+impl<W: Write> core::fmt::Write for Out<W> {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        // The escapes live in U+F780..U+F7FF: 3-byte UTF-8 starting 0xEF 0x9E/0x9F.
+        let b = s.as_bytes();
+        if !b.contains(&0xEF) {
+            self.buf.extend_from_slice(b);
+        } else {
+            for c in s.chars() {
+                match crate::text::raw_byte(c) {
+                    Some(x) => self.buf.push(x),
+                    None => {
+                        let mut t = [0u8; 4];
+                        self.buf.extend_from_slice(c.encode_utf8(&mut t).as_bytes());
+                    }
+                }
+            }
+        }
+        self.maybe_flush();
+        if self.err.is_some() {
+            return Err(core::fmt::Error);
+        }
+        Ok(())
+    }
+}
+
+/// Everything the printers need, from a trace.dat or the live tracefs.
+struct Recording {
+    dec: Decoder,
+    cmd: Cmdlines,
+    opts: Opts,
+    tracer: Option<String>,
+    clock: String,
+    release: String,
+    ncpus: u32,
+    /// entries-in-buffer / entries-written when known up front (live stats).
+    counts: Option<(u64, u64)>,
+    overrun: u64,
+}
+
+fn dir_names(tfs: &Tracefs, rel: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    let Ok(fd) = tfs.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY) else { return v };
+    let Ok(mut d) = rustix::fs::Dir::read_from(&fd) else { return v };
+    while let Some(Ok(ent)) = d.next() {
+        let n = ent.file_name().to_string_lossy();
+        if n != "." && n != ".." {
+            v.push(n.into_owned());
+        }
+    }
+    v.sort();
+    v
+}
+
+fn parse_formats(list: impl Iterator<Item = (String, String)>, what: &str) -> Vec<Event> {
+    let mut evs = Vec::new();
+    for (sys, text) in list {
+        match format::parse_event(&sys, &text) {
+            Ok(e) => evs.push(e),
+            Err(e) => {
+                let _ = writeln!(io::stderr(), "ftcat: {}: format of {}: {}", what, sys, e);
+            }
+        }
+    }
+    evs
+}
+
+fn stat_num(text: &str, key: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().parse().unwrap_or(0)))
+        .unwrap_or(0)
+}
+
+fn live_recording(a: &Args, top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
+    let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
+    let mut formats = Vec::new();
+    for sys in dir_names(top, "events") {
+        let sdir = format!("events/{sys}");
+        for ev in dir_names(top, &sdir) {
+            if let Ok(t) = top.read_str(&format!("{sdir}/{ev}/format")) {
+                formats.push((sys.clone(), t));
+            }
+        }
+    }
+    let events = parse_formats(formats.into_iter(), &top.path_of("events"));
+    let kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
+    let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
+    let dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, core::mem::size_of::<usize>());
+    let mut cmd = Cmdlines::parse(&rd(top, "saved_cmdlines"));
+    cmd.add_tgids(&rd(top, "saved_tgids"));
+    let mut opts = Opts::default();
+    for name in dir_names(tfs, "options") {
+        let v = rd(tfs, &format!("options/{name}"));
+        let _ = opts.set(&format!("{}={}", name, String::from_utf8_lossy(&v).trim()));
+    }
+    let tracer = String::from_utf8_lossy(&rd(tfs, "current_tracer")).trim().to_string();
+    let clock_text = String::from_utf8_lossy(&rd(tfs, "trace_clock")).into_owned();
+    let clock = bracketed(&clock_text).unwrap_or("local").to_string();
+    let (mut entries, mut overrun) = (0, 0);
+    for cpu in 0..ncpus {
+        let st = String::from_utf8_lossy(&rd(tfs, &format!("per_cpu/cpu{cpu}/stats"))).into_owned();
+        entries += stat_num(&st, "entries:");
+        overrun += stat_num(&st, "overrun:");
+    }
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let _ = a;
+    Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, ncpus, counts: Some((entries, entries + overrun)), overrun })
+}
+
+fn bracketed(t: &str) -> Option<&str> {
+    let s = t.find('[')?;
+    let e = t[s..].find(']')?;
+    Some(&t[s + 1..s + e])
+}
+
+fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
+    let events = parse_formats(td.formats.iter().map(|f| (f.system.clone(), f.text.clone())), "trace.dat");
+    let dec = Decoder::new(events, Ksyms::parse(td.kallsyms.as_bytes()), Printk::parse(td.printk.as_bytes()), td.endian, td.long_size as usize);
+    let mut cmd = Cmdlines::parse(td.cmdlines.as_bytes());
+    if let Some(t) = &td.options.tgids {
+        cmd.add_tgids(t.as_bytes());
+    }
+    let clock = buf.clock.clone().or_else(|| td.options.clock().map(|s| s.to_string())).unwrap_or_else(|| "local".to_string());
+    let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(1));
+    let overrun = td.options.cpustat.iter().map(|s| stat_num(s, "overrun:")).sum();
+    Recording {
+        dec,
+        cmd,
+        opts: Opts::default(),
+        tracer: None,
+        clock,
+        release: td.options.uname.clone().unwrap_or_default(),
+        ncpus,
+        counts: None,
+        overrun,
+    }
+}
+
+/// Which record types need the next record of their CPU (graph entries).
+struct Lookahead {
+    graph_ent: Vec<u16>,
+    endian: Endian,
+    /// trace-cmd folds only with the very next record of the merge.
+    global: bool,
+}
+
+impl Lookahead {
+    #[inline]
+    fn wants(&self, d: &[u8]) -> bool {
+        if self.graph_ent.is_empty() {
+            return false;
+        }
+        let ty = read_uint(d, 0, 2, self.endian).unwrap_or(0) as u16;
+        self.graph_ent.contains(&ty)
+    }
+}
+
+/// A merge item kept while a graph entry waits for its CPU's next record.
+enum Held {
+    Rec { cpu: u32, ts: u64, data: Vec<u8> },
+    Lost { cpu: u32, count: Option<u64> },
+    Err { cpu: u32, msg: String },
+}
+
+impl Held {
+    fn cpu(&self) -> u32 {
+        match self {
+            Held::Rec { cpu, .. } | Held::Lost { cpu, .. } | Held::Err { cpu, .. } => *cpu,
+        }
+    }
+    fn of(it: Item<'_>) -> Held {
+        match it {
+            Item::Record { cpu, ts, data } => Held::Rec { cpu, ts, data: data.to_vec() },
+            Item::Lost { cpu, count, .. } => Held::Lost { cpu, count },
+            Item::Error { cpu, error } => Held::Err { cpu, msg: error.to_string() },
+        }
+    }
+}
+
+/// Filters, statistics and the printer.
+struct Sink<'k, 'a, W: Write> {
+    k: Kernel<'a, Decoder>,
+    tc: Option<TraceCmd<'a>>,
+    out: &'k mut Out<W>,
+    a: &'k Args,
+    name: String,
+    allowed: Option<Vec<u16>>,
+    // --stat
+    per_cpu: Vec<u64>,
+    lost: Vec<(u64, u64)>,
+    per_event: Vec<(u16, u64)>,
+    first: Option<u64>,
+    last: u64,
+    records: u64,
+    errors: u64,
+    stop: bool,
+}
+
+impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
+    fn record(&mut self, r: &Rec, next: Option<&Rec>) -> bool {
+        let d = r.data;
+        if let Some(t) = &mut self.tc {
+            t.arm(r.cpu);
+        }
+        if let Some(f) = self.a.from {
+            if r.ts < f {
+                return false;
+            }
+        }
+        if let Some(t) = self.a.to {
+            if r.ts > t {
+                self.stop = true;
+                return false;
+            }
+        }
+        if let Some(c) = &self.a.cpus {
+            if !in_list(c, r.cpu) {
+                return false;
+            }
+        }
+        let flags = d.get(2).copied().unwrap_or(0);
+        if (self.a.no_hardirq && flags & 0x08 != 0) || (self.a.no_softirq && flags & 0x10 != 0) {
+            return false;
+        }
+        let pid = self.k.pid(d);
+        if let Some(p) = &self.a.pids {
+            if pid < 0 || !in_list(p, pid as u32) {
+                return false;
+            }
+        }
+        if !self.a.comms.is_empty() {
+            let c = self.k.cmd.comm(pid);
+            if !self.a.comms.iter().any(|g| glob(g, c)) {
+                return false;
+            }
+        }
+        let ty = read_uint(d, 0, 2, self.k.endian).unwrap_or(0) as u16;
+        if let Some(al) = &self.allowed {
+            if al.binary_search(&ty).is_err() {
+                return false;
+            }
+        }
+        self.records += 1;
+        if self.first.is_none() {
+            self.first = Some(r.ts);
+        }
+        self.last = r.ts;
+        if self.a.stat {
+            let i = r.cpu as usize;
+            if self.per_cpu.len() <= i {
+                self.per_cpu.resize(i + 1, 0);
+            }
+            self.per_cpu[i] += 1;
+            match self.per_event.binary_search_by_key(&ty, |e| e.0) {
+                Ok(i) => self.per_event[i].1 += 1,
+                Err(i) => self.per_event.insert(i, (ty, 1)),
+            }
+            let mut null = Null;
+            return self.k.line(&mut null, r, next).unwrap_or(false);
+        }
+        if let Some(t) = &mut self.tc {
+            return t.line(self.out, r, next).unwrap_or(false);
+        }
+        self.k.line(self.out, r, next).unwrap_or(false)
+    }
+
+    fn lost(&mut self, cpu: u32, count: Option<u64>) {
+        let i = cpu as usize;
+        if self.lost.len() <= i {
+            self.lost.resize(i + 1, (0, 0));
+        }
+        match count {
+            Some(n) => self.lost[i].0 += n,
+            None => self.lost[i].1 += 1,
+        }
+        if let Some(t) = &mut self.tc {
+            t.lost(cpu, count);
+        } else if !self.a.stat && self.a.cpus.as_ref().map_or(true, |c| in_list(c, cpu)) {
+            let _ = self.k.lost(self.out, cpu, count);
+        }
+    }
+
+    fn error(&mut self, cpu: u32, msg: &str) {
+        self.errors += 1;
+        self.out.flush_now();
+        let _ = writeln!(io::stderr(), "ftcat: {}: CPU {}: {}", self.name, cpu, msg);
+    }
+}
+
+struct Null;
+impl core::fmt::Write for Null {
+    fn write_str(&mut self, _: &str) -> core::fmt::Result {
+        Ok(())
+    }
+}
+
+/// Drive the merge: records go straight to the sink, except a graph entry,
+/// which waits (with whatever the merge yields meanwhile) until its CPU's
+/// next record is known.
+fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool) {
+    let mut q: VecDeque<Held> = VecDeque::new();
+    loop {
+        if s.stop || s.out.failed() {
+            return;
+        }
+        if q.is_empty() {
+            match m.next() {
+                None => {
+                    if live && !m.finished() {
+                        s.out.flush_now();
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                        m.retry_waiting();
+                        continue;
+                    }
+                    return;
+                }
+                Some(Item::Record { cpu, ts, data }) => {
+                    if !la.wants(data) {
+                        s.record(&Rec { cpu, ts, data }, None);
+                        continue;
+                    }
+                    q.push_back(Held::Rec { cpu, ts, data: data.to_vec() });
+                }
+                Some(Item::Lost { cpu, count, .. }) => {
+                    s.lost(cpu, count);
+                    continue;
+                }
+                Some(Item::Error { cpu, error }) => {
+                    s.error(cpu, &error.to_string());
+                    continue;
+                }
+            }
+        }
+        let Some(front) = q.pop_front() else { continue };
+        match front {
+            Held::Lost { cpu, count } => s.lost(cpu, count),
+            Held::Err { cpu, msg } => s.error(cpu, &msg),
+            Held::Rec { cpu, ts, data } => {
+                if la.wants(&data) {
+                    while !q.iter().any(|h| h.cpu() == cpu) {
+                        match m.next() {
+                            Some(it) => q.push_back(Held::of(it)),
+                            None => break,
+                        }
+                    }
+                }
+                let mut idx = q.iter().position(|h| h.cpu() == cpu);
+                if la.global && idx != q.iter().position(|h| matches!(h, Held::Rec { .. })) {
+                    idx = None;
+                }
+                let consumed = match idx.and_then(|i| q.get(i)) {
+                    Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
+                        let n = Rec { cpu: *nc, ts: *nts, data: nd };
+                        s.record(&Rec { cpu, ts, data: &data }, Some(&n))
+                    }
+                    _ => s.record(&Rec { cpu, ts, data: &data }, None),
+                };
+                if consumed {
+                    if let Some(i) = idx {
+                        q.remove(i);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn run(a: Args) -> Result<()> {
+    let stdout = io::stdout();
+    let mut out = Out::new(stdout.lock());
+    if a.live {
+        let top = Tracefs::open().map_err(Error::Fail)?;
+        let tfs = match &a.instance {
+            Some(n) => top.instance(n).map_err(Error::Fail)?,
+            None => Tracefs::open().map_err(Error::Fail)?,
+        };
+        let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
+        let ncpus = live.sources.len() as u32;
+        let rec = live_recording(&a, &top, &tfs, ncpus)?;
+        let name = tfs.path_of("per_cpu");
+        let mut m = Merge::new(live.layout, live.sources);
+        let res = decode(&a, &rec, &mut m, &mut out, &name, None, true);
+        out_finish(out)?;
+        return res;
+    }
+    let path = a.file.clone().unwrap_or_else(|| "trace.dat".to_string());
+    let input = source::Input::open(OsStr::new(&path)).map_err(Error::Fail)?;
+    let td = match TraceDat::open(input.read_at()) {
+        Ok(t) => t,
+        Err(e) => fail!("{}: {}", path, e),
+    };
+    let Some(buf) = td.top().or_else(|| td.buffers.first()) else { fail!("{}: no trace data", path) };
+    let layout = td.layout(buf);
+    let rec = file_recording(&td, buf);
+    // A first pass over the records: the header's entry count, and which
+    // tracer recorded (trace.dat does not say) when -O/--tracer don't.
+    let graph_ent: Vec<u16> = graph_ids(&rec.dec).0;
+    let mut seen = (0u64, false, false);
+    if !a.stat {
+        let (ent, ret, func) = graph_ids(&rec.dec);
+        let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
+        while let Some(it) = m.next() {
+            if let Item::Record { data, .. } = it {
+                seen.0 += 1;
+                let ty = read_uint(data, 0, 2, td.endian).unwrap_or(0) as u16;
+                if ent.contains(&ty) || ret.contains(&ty) {
+                    seen.1 = true;
+                } else if func.contains(&ty) {
+                    seen.2 = true;
+                }
+            }
+        }
+    }
+    let _ = graph_ent;
+    let guessed = if seen.1 {
+        "function_graph"
+    } else if seen.2 {
+        "function"
+    } else {
+        "nop"
+    };
+    let mut rec = rec;
+    rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
+    rec.counts = Some((seen.0, seen.0 + rec.overrun));
+    let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
+    let res = decode(&a, &rec, &mut m, &mut out, &path, None, false);
+    out_finish(out)?;
+    res
+}
+
+fn out_finish<W: Write>(out: Out<W>) -> Result<()> {
+    out.finish().map_err(Error::Io)
+}
+
+/// Ids of funcgraph_entry, funcgraph_exit, function.
+fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
+    let mut r = (Vec::new(), Vec::new(), Vec::new());
+    for e in dec.events() {
+        if e.system == "ftrace" {
+            match e.name.as_str() {
+                "funcgraph_entry" => r.0.push(e.id),
+                "funcgraph_exit" => r.1.push(e.id),
+                "function" => r.2.push(e.id),
+                _ => {}
+            }
+        }
+    }
+    r
+}
+
+fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, _x: Option<()>, live: bool) -> Result<()> {
+    let events: Vec<Event> = rec.dec.events().cloned().collect();
+    let cls = Classes::new(&events);
+    let mut opts = rec.opts;
+    let mut tc_flags = a.tc_flags | text::tracecmd::INDENT;
+    for o in &a.options {
+        if a.tc {
+            if text::tracecmd::set_opt(&mut tc_flags, o).is_err() {
+                usage_err!("unknown trace-cmd option: {}", o);
+            }
+        } else if opts.set(o).is_err() {
+            usage_err!("unknown option: {}", o);
+        }
+    }
+    if a.raw {
+        opts.flags |= text::opts::FIELDS;
+    }
+    let tracer = rec.tracer.clone().unwrap_or_else(|| "nop".to_string());
+    let mut k = Kernel::new(&rec.dec, &rec.cmd, &cls, opts, rec.ncpus);
+    k.endian = rec.dec.endian;
+    k.long = rec.dec.long_size;
+    k.set_clock(&rec.clock);
+    k.set_release(&rec.release);
+    k.set_tracer(&tracer);
+    k.annotate = rec.overrun > 0;
+    if let (Some(s), Some(e)) = (rec.dec.ksyms.addr_of("__irqentry_text_start"), rec.dec.ksyms.addr_of("__irqentry_text_end")) {
+        k.graph.irq = (s, e);
+    }
+    let allowed = if a.events.is_empty() {
+        None
+    } else {
+        let mut v: Vec<u16> = events
+            .iter()
+            .filter(|e| {
+                let full = format!("{}:{}", e.system, e.name);
+                a.events.iter().any(|g| glob(g, &e.name) || glob(g, &full))
+            })
+            .map(|e| e.id)
+            .collect();
+        v.sort_unstable();
+        Some(v)
+    };
+    let (entries, written) = rec.counts.unwrap_or((0, 0));
+    let mut tc = None;
+    if a.tc {
+        let mut t = TraceCmd::new(&rec.dec, &rec.cmd, &events);
+        t.flags = tc_flags | if a.raw { text::tracecmd::RAW } else { 0 };
+        t.endian = rec.dec.endian;
+        t.long = rec.dec.long_size;
+        t.in_ns = text::clock_in_ns(&rec.clock);
+        let _ = core::fmt::Write::write_fmt(out, format_args!("cpus={}\n", rec.ncpus));
+        tc = Some(t);
+    } else if !a.stat {
+        let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus };
+        let _ = k.header(out, &h);
+    }
+    let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
+    let mut s = Sink {
+        k,
+        tc,
+        out,
+        a,
+        name: name.to_string(),
+        allowed,
+        per_cpu: Vec::new(),
+        lost: Vec::new(),
+        per_event: Vec::new(),
+        first: None,
+        last: 0,
+        records: 0,
+        errors: 0,
+        stop: false,
+    };
+    pump(m, &mut s, &la, live && !a.once);
+    if a.stat {
+        print_stat(&mut s, &events);
+    }
+    if s.errors > 0 {
+        s.out.flush_now();
+        return Err(Error::Exit(1));
+    }
+    Ok(())
+}
+
+fn print_stat<W: Write>(s: &mut Sink<'_, '_, W>, events: &[Event]) {
+    use core::fmt::Write as _;
+    let o = &mut *s.out;
+    let _ = writeln!(o, "CPU      records         lost");
+    let n = s.per_cpu.len().max(s.lost.len());
+    for cpu in 0..n {
+        let r = s.per_cpu.get(cpu).copied().unwrap_or(0);
+        let (l, unk) = s.lost.get(cpu).copied().unwrap_or((0, 0));
+        let _ = write!(o, "{:>3} {:>12} {:>12}", cpu, r, l);
+        if unk > 0 {
+            let _ = write!(o, " (+{} losses of unknown size)", unk);
+        }
+        let _ = writeln!(o);
+    }
+    let _ = writeln!(o, "\nEVENT                                         records");
+    let mut ev: Vec<(u64, String)> = s
+        .per_event
+        .iter()
+        .map(|&(id, c)| {
+            let name = events.iter().find(|e| e.id == id).map(|e| format!("{}:{}", e.system, e.name)).unwrap_or_else(|| format!("type {}", id));
+            (c, name)
+        })
+        .collect();
+    ev.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (c, name) in ev {
+        let _ = writeln!(o, "{:<40} {:>12}", name, c);
+    }
+    let lost: u64 = s.lost.iter().map(|l| l.0).sum();
+    let _ = writeln!(o, "\nrecords: {}", s.records);
+    let _ = writeln!(o, "lost events: {}", lost);
+    match s.first {
+        Some(f) => {
+            let mut t = String::new();
+            let _ = s.k.time(&mut t, f);
+            let mut u = String::new();
+            let _ = s.k.time(&mut u, s.last);
+            let _ = writeln!(o, "time span:{} ..{} ({} ns)", t, u, s.last.saturating_sub(f));
+        }
+        None => {
+            let _ = writeln!(o, "time span: (no records)");
+        }
+    }
+    let c = s.k.counts;
+    let _ = writeln!(o, "not formatted by print fmt (fields printed): {}", c.fallback);
+    let _ = writeln!(o, "unknown record types: {}", c.unknown);
+    let _ = writeln!(o, "read errors: {}", s.errors);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("sched_*", "sched_switch"));
+        assert!(glob("*", ""));
+        assert!(glob("s?s_*", "sys_enter"));
+        assert!(!glob("sched_*", "irq_handler_entry"));
+        assert!(glob("*exit*", "sys_exit_read"));
+    }
+
+    #[test]
+    fn seconds_and_lists() {
+        assert_eq!(secs("1.5").ok(), Some(1_500_000_000));
+        assert_eq!(secs("160.004482").ok(), Some(160_004_482_000));
+        assert!(secs("x").is_err());
+        assert_eq!(list("0,2-3", "CPU").ok(), Some(std::vec![(0, 0), (2, 3)]));
+        assert!(list("3-1", "CPU").is_err());
+    }
 }

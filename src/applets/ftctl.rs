@@ -1,12 +1,703 @@
-//! ftctl: not yet implemented; prints its usage and exits 2 until its issue lands.
+//! ftctl: drive tracefs control files — the `trace-cmd stat/reset/...` of a
+//! rescue shell. One verb per invocation, dispatched through a table; every
+//! verb works on the top level or on an instance (`-B NAME`).
+//!
+//! status and reset, the two long verbs, live in ftctl/.
 
+use crate::cli::{self, Error, Result};
+use crate::tracefs::{self, events, glob, state, Tracefs};
+use crate::{fail, usage_err};
+use rustix::io::Errno;
 use std::ffi::OsString;
-use std::io::Write;
+use std::format;
+use std::io::{self, Write};
+use std::string::{String, ToString};
 use std::vec::Vec;
 
-const USAGE: &str = "Usage: ftctl [OPTIONS]\n\n(not implemented yet)\n";
+mod reset;
+mod status;
 
-pub fn main(_args: Vec<OsString>) -> i32 {
-    let _ = std::io::stderr().write_all(USAGE.as_bytes());
-    2
+const USAGE: &str = "\
+Usage: ftctl [-B INSTANCE] COMMAND [ARGS]
+
+Drive the kernel's ftrace through tracefs. -B NAME (any position) makes a
+command work on instances/NAME instead of the top level.
+
+Commands:
+  status                 tracer, events, filters, triggers, pids, buffers,
+                         clock, options that differ from defaults, instances
+  reset [-a] [-b KB]     everything back to defaults (-a: also remove
+                         instances; -b: set the buffer size too)
+  on | off               start or stop writing to the ring buffer
+  tracer [NAME]          show or set the current tracer
+  list tracers|events [GLOB]|systems|functions [GLOB]|options|clocks|instances
+  format EVENT           print the format of EVENT
+  enable EVENT...        EVENT is all, SYSTEM, SYSTEM:EVENT, SYSTEM/EVENT,
+  disable EVENT...         a bare event name, or a glob of these
+  filter EVENT EXPR...   set an event filter;  filter EVENT --clear
+  trigger EVENT TRIGGER  add a trigger;  --remove TRIGGER;  --clear
+  funcs [--filter GLOB]... [--notrace GLOB]... [--graph GLOB]...
+        [--graph-notrace GLOB]... [--depth N] [--clear]
+                         function and graph filters (each list given is
+                         replaced); no options: show them
+  pid [PID...] [--follow] [--clear]
+                         trace only these pids (--follow: and their children)
+  buffer [KB]            show or set the per-CPU buffer size
+  subbuf [KB]            show or set the sub-buffer size
+  clock [NAME]           show or set the trace clock
+  option [NAME [on|off]] show options, one option, or set one
+  mark TEXT...           write TEXT into the buffer (trace_marker)
+  show [--pipe] [--snapshot] [--cpu N]
+                         print the buffer; --pipe consumes it and waits
+  snapshot take|clear|free
+  instance add|rm NAME   create or remove an instance
+  mount                  mount tracefs if needed and print where it is
+
+Put -- before an argument that starts with '-'.
+Exit status: 0 done, 1 the kernel refused or an operation failed, 2 usage.
+";
+
+/// Verb options: name as typed, and whether it takes a value. Looked up in
+/// a table rather than matched arm by arm, which keeps the parser small.
+const OPTS: &[(&str, bool)] = &[
+    ("-a", false),
+    ("-b", true),
+    ("--clear", false),
+    ("--remove", true),
+    ("--follow", false),
+    ("--filter", true),
+    ("--notrace", true),
+    ("--graph", true),
+    ("--graph-notrace", true),
+    ("--depth", true),
+    ("--pipe", false),
+    ("--snapshot", false),
+    ("--cpu", true),
+];
+
+/// The parsed command line: one plain struct for all verbs. Verb options
+/// are kept as (name, value) in order, value empty for flags.
+#[derive(Default)]
+pub(crate) struct Args {
+    instance: Option<String>,
+    verb: String,
+    pos: Vec<String>,
+    opts: Vec<(&'static str, String)>,
+}
+
+impl Args {
+    fn has(&self, o: &str) -> bool {
+        self.opts.iter().any(|x| x.0 == o)
+    }
+
+    /// The last value given for `o`.
+    fn val(&self, o: &str) -> Option<&str> {
+        self.opts.iter().rev().find(|x| x.0 == o).map(|x| x.1.as_str())
+    }
+
+    /// Every value given for a repeatable option, in order.
+    fn vals(&self, o: &str) -> Vec<&str> {
+        self.opts.iter().filter(|x| x.0 == o).map(|x| x.1.as_str()).collect()
+    }
+}
+
+fn parse_args(args: Vec<OsString>) -> Result<Args> {
+    use lexopt::prelude::*;
+    let mut a = Args::default();
+    let mut p = lexopt::Parser::from_args(args);
+    while let Some(arg) = p.next()? {
+        let opt = match arg {
+            Short('h') | Long("help") => return cli::help(USAGE).map(|()| a),
+            Short('B') | Long("instance") => {
+                a.instance = Some(string(p.value()?)?);
+                continue;
+            }
+            Value(v) => {
+                let v = string(v)?;
+                if a.verb.is_empty() {
+                    a.verb = v;
+                } else {
+                    a.pos.push(v);
+                }
+                continue;
+            }
+            Short(c) => OPTS.iter().find(|o| o.0.len() == 2 && o.0.ends_with(c)),
+            Long(l) => OPTS.iter().find(|o| o.0.strip_prefix("--") == Some(l)),
+        };
+        let Some(&(name, takes)) = opt else {
+            return Err(arg.unexpected().into());
+        };
+        let v = if takes { string(p.value()?)? } else { String::new() };
+        a.opts.push((name, v));
+    }
+    if a.verb.is_empty() {
+        usage_err!("no command given");
+    }
+    Ok(a)
+}
+
+fn string(v: OsString) -> Result<String> {
+    v.into_string().map_err(|v| Error::Usage(format!("argument is not UTF-8: {}", cli::lossy(&v))))
+}
+
+/// The tracefs handles a verb works with: the top level always (instances
+/// are created there, and some files exist only there), and the selected
+/// instance when `-B` was given.
+pub(crate) struct Ctx {
+    top: Tracefs,
+    inst: Option<Tracefs>,
+}
+
+impl Ctx {
+    /// The directory the verb acts on.
+    fn t(&self) -> &Tracefs {
+        self.inst.as_ref().unwrap_or(&self.top)
+    }
+}
+
+type VerbFn = fn(&Ctx, &Args) -> Result<()>;
+
+/// name, the options it accepts, the positional count range, the function.
+struct Verb(&'static str, &'static [&'static str], (usize, usize), VerbFn);
+
+const MANY: usize = usize::MAX;
+
+const VERBS: &[Verb] = &[
+    Verb("status", &[], (0, 0), status::run),
+    Verb("reset", &["-a", "-b"], (0, 0), reset::run),
+    Verb("on", &[], (0, 0), v_on),
+    Verb("off", &[], (0, 0), v_off),
+    Verb("tracer", &[], (0, 1), v_tracer),
+    Verb("list", &[], (1, 2), v_list),
+    Verb("format", &[], (1, MANY), v_format),
+    Verb("enable", &[], (1, MANY), v_enable),
+    Verb("disable", &[], (1, MANY), v_disable),
+    Verb("filter", &["--clear"], (1, MANY), v_filter),
+    Verb("trigger", &["--clear", "--remove"], (1, MANY), v_trigger),
+    Verb("funcs", &["--filter", "--notrace", "--graph", "--graph-notrace", "--depth", "--clear"], (0, 0), v_funcs),
+    Verb("pid", &["--follow", "--clear"], (0, MANY), v_pid),
+    Verb("buffer", &[], (0, 1), v_buffer),
+    Verb("subbuf", &[], (0, 1), v_subbuf),
+    Verb("clock", &[], (0, 1), v_clock),
+    Verb("option", &[], (0, 2), v_option),
+    Verb("mark", &[], (1, MANY), v_mark),
+    Verb("show", &["--pipe", "--snapshot", "--cpu"], (0, 0), v_show),
+    Verb("snapshot", &[], (1, 1), v_snapshot),
+    Verb("instance", &[], (2, 2), v_instance),
+    Verb("mount", &[], (0, 0), v_mount),
+];
+
+pub fn main(args: Vec<OsString>) -> i32 {
+    cli::run("ftctl", USAGE, || {
+        let a = parse_args(args)?;
+        let Some(v) = VERBS.iter().find(|v| v.0 == a.verb) else {
+            usage_err!("unknown command '{}'", a.verb);
+        };
+        if let Some(o) = a.opts.iter().find(|o| !v.1.contains(&o.0)) {
+            usage_err!("{}: option {} does not apply", v.0, o.0);
+        }
+        let (min, max) = v.2;
+        if a.pos.len() < min {
+            usage_err!("{}: missing argument", v.0);
+        }
+        if a.pos.len() > max {
+            usage_err!("{}: unexpected argument '{}'", v.0, a.pos[max]);
+        }
+        // Names are checked before tracefs is touched at all.
+        if let Some(i) = &a.instance {
+            tracefs::check_name("instance", i).map_err(Error::Fail)?;
+        }
+        if v.0 == "instance" {
+            if a.instance.is_some() {
+                usage_err!("instance: -B does not apply (instances do not nest)");
+            }
+            tracefs::check_name("instance", &a.pos[1]).map_err(Error::Fail)?;
+        }
+        let top = Tracefs::open().map_err(Error::Fail)?;
+        let inst = match &a.instance {
+            Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
+            None => None,
+        };
+        (v.3)(&Ctx { top, inst }, &a)
+    })
+}
+
+// ---- helpers shared by the verbs ----
+
+/// A tracefs error as the user should see it: the file, the errno in words,
+/// the kernel's own explanation from error_log, and a hint for the errnos
+/// that have one obvious cause.
+pub(crate) fn fs(e: tracefs::Error) -> Error {
+    let mut msg = e.to_string();
+    let file = e.file.rsplit('/').next().unwrap_or("");
+    let func = file.starts_with("set_ftrace")
+        || file.starts_with("set_graph")
+        || file.starts_with("available_filter_functions")
+        || file == "max_graph_depth"
+        || file == "current_tracer"
+        || file.starts_with("func");
+    let root = rustix::process::geteuid().is_root();
+    if e.errno == Errno::PERM && func {
+        msg.push_str("\n  the kernel refuses function tracing here (EPERM: lockdown, or ftrace disabled)");
+    } else if (e.errno == Errno::PERM || e.errno == Errno::ACCESS) && !root {
+        msg.push_str("\n  tracefs needs root (or CAP_SYS_ADMIN)");
+    } else if e.errno == Errno::NOENT {
+        msg.push_str("\n  this kernel does not have that control file");
+    } else if e.errno == Errno::BADF && file.starts_with("trace_marker") {
+        msg.push_str("\n  tracing is off here ('ftctl on' first)");
+    } else if e.errno == Errno::BUSY && file == "current_tracer" {
+        msg.push_str("\n  the tracer is in use (a trace_pipe reader is open)");
+    }
+    Error::Fail(msg)
+}
+
+pub(crate) fn read(t: &Tracefs, name: &str) -> Result<String> {
+    t.read_str(name).map_err(fs)
+}
+
+pub(crate) fn write(t: &Tracefs, name: &str, data: &str) -> Result<()> {
+    t.write(name, data.as_bytes()).map_err(fs)
+}
+
+/// Text to stdout; unlike print!, a closed pipe is an error we handle.
+/// Verbs gather their output in a String and write it once: no error
+/// plumbing per line.
+pub(crate) fn say(s: &str) -> Result<()> {
+    io::stdout().write_all(s.as_bytes())?;
+    Ok(())
+}
+
+/// A remark on stderr that does not fail the command.
+pub(crate) fn note(s: &str) {
+    let _ = writeln!(io::stderr(), "ftctl: {s}");
+}
+
+/// Append `s` and a newline.
+pub(crate) fn line(o: &mut String, s: &str) {
+    o.push_str(s);
+    o.push('\n');
+}
+
+/// Resolve several event specs against one catalog, in catalog order.
+fn resolve(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
+    let all = events::all_events(t).map_err(Error::Fail)?;
+    let evs = events::resolve_in(&all, &specs.join(",")).map_err(Error::Fail)?;
+    Ok((all, evs))
+}
+
+/// A size in KiB: a positive decimal number.
+fn kb(s: &str) -> Result<u64> {
+    match s.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => usage_err!("'{s}' is not a size in KiB"),
+    }
+}
+
+fn on_off(v: bool) -> &'static str {
+    if v {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+// ---- the verbs ----
+
+fn v_on(c: &Ctx, _: &Args) -> Result<()> {
+    write(c.t(), "tracing_on", "1")
+}
+
+fn v_off(c: &Ctx, _: &Args) -> Result<()> {
+    write(c.t(), "tracing_on", "0")
+}
+
+fn v_tracer(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let Some(name) = a.pos.first() else {
+        return say(&read(t, "current_tracer")?);
+    };
+    let avail = read(t, "available_tracers")?;
+    if !avail.split_whitespace().any(|x| x == name) {
+        fail!("unknown tracer '{name}' (available: {})", avail.trim());
+    }
+    write(t, "current_tracer", name)
+}
+
+fn v_list(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let what = a.pos[0].as_str();
+    let pat = a.pos.get(1).map(String::as_str);
+    if pat.is_some() && what != "events" && what != "functions" {
+        usage_err!("list {what}: unexpected argument");
+    }
+    let mut o = String::new();
+    match what {
+        "tracers" => read(t, "available_tracers")?.split_whitespace().for_each(|x| line(&mut o, x)),
+        "events" => {
+            let evs = match pat {
+                Some(_) => resolve(t, &a.pos[1..])?.1,
+                None => events::all_events(t).map_err(Error::Fail)?,
+            };
+            for e in evs {
+                line(&mut o, &format!("{e}"));
+            }
+        }
+        "systems" | "instances" => {
+            let (tf, dir) = if what == "systems" { (t, "events") } else { (&c.top, "instances") };
+            for (n, d) in tf.list_dir(dir).map_err(fs)? {
+                if d {
+                    line(&mut o, &n);
+                }
+            }
+        }
+        "functions" => {
+            // Only the top level has the list; it is the same for instances.
+            let text = read(&c.top, "available_filter_functions")?;
+            for l in text.lines() {
+                let f = l.split_whitespace().next().unwrap_or("");
+                if pat.is_none_or(|p| glob::matches(p, f)) {
+                    line(&mut o, l);
+                }
+            }
+        }
+        "options" => {
+            for (n, on) in state::options(t).map_err(fs)? {
+                line(&mut o, &format!("{n} {}", on_off(on)));
+            }
+        }
+        "clocks" => state::clocks(&read(t, "trace_clock")?).into_iter().for_each(|x| line(&mut o, x)),
+        _ => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
+    }
+    say(&o)
+}
+
+fn v_format(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let mut o = String::new();
+    for e in resolve(t, &a.pos)?.1 {
+        o.push_str(&read(t, &e.path("format"))?);
+    }
+    say(&o)
+}
+
+fn v_enable(c: &Ctx, a: &Args) -> Result<()> {
+    let (all, evs) = resolve(c.t(), &a.pos)?;
+    events::enable_in(c.t(), &all, &evs, true).map_err(Error::Fail)
+}
+
+fn v_disable(c: &Ctx, a: &Args) -> Result<()> {
+    let (all, evs) = resolve(c.t(), &a.pos)?;
+    events::enable_in(c.t(), &all, &evs, false).map_err(Error::Fail)
+}
+
+fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let expr = a.pos[1..].join(" ");
+    let clear = a.has("--clear");
+    if clear != expr.is_empty() {
+        usage_err!("filter: give either an expression or --clear");
+    }
+    let evs = resolve(t, &a.pos[..1])?.1;
+    // "0" is the kernel's way to drop a filter.
+    let data = if clear { "0" } else { expr.as_str() };
+    for e in &evs {
+        write(t, &e.path("filter"), data)?;
+    }
+    Ok(())
+}
+
+fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let trig = a.pos[1..].join(" ");
+    let (clear, remove) = (a.has("--clear"), a.val("--remove"));
+    if clear as u8 + remove.is_some() as u8 + !trig.is_empty() as u8 != 1 {
+        usage_err!("trigger: give one of TRIGGER, --remove TRIGGER or --clear");
+    }
+    let evs = resolve(t, &a.pos[..1])?.1;
+    for e in &evs {
+        let f = e.path("trigger");
+        let r = if clear {
+            state::clear_triggers(t, &f)
+        } else if let Some(r) = remove {
+            t.append(&f, state::trigger_removal(r.strip_prefix('!').unwrap_or(r)).as_bytes())
+        } else {
+            t.append(&f, trig.as_bytes())
+        };
+        if let Err(err) = r {
+            // The kernel logs nothing for an unknown trigger command; the
+            // trigger file's header lists the ones it knows.
+            let known = (err.errno == Errno::INVAL && err.log.is_none())
+                .then(|| t.read_str(&f).ok())
+                .flatten()
+                .and_then(|h| h.lines().nth(1).and_then(|l| l.strip_prefix("# ")).map(String::from));
+            let mut e = fs(err);
+            if let (Error::Fail(m), Some(k)) = (&mut e, known) {
+                m.push_str("\n  triggers this kernel knows: ");
+                m.push_str(&k);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The function filter files, with the option that sets each.
+const FUNC_FILES: &[(&str, &str)] = &[
+    ("set_ftrace_filter", "--filter"),
+    ("set_ftrace_notrace", "--notrace"),
+    ("set_graph_function", "--graph"),
+    ("set_graph_notrace", "--graph-notrace"),
+];
+
+fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    if a.opts.is_empty() {
+        let mut o = String::new();
+        for f in FUNC_FILES.iter().map(|x| x.0).chain(["max_graph_depth"]) {
+            if !t.exists(f) {
+                continue;
+            }
+            let text = read(t, f)?;
+            line(&mut o, &format!("{f}:"));
+            for l in text.lines().filter(|l| !l.starts_with("####")) {
+                line(&mut o, &format!("  {l}"));
+            }
+        }
+        return say(&o);
+    }
+    let depth = match a.val("--depth") {
+        Some(d) => match d.parse::<u32>() {
+            Ok(n) => Some(n),
+            Err(_) => usage_err!("--depth: '{d}' is not a number"),
+        },
+        None => None,
+    };
+    let clear = a.has("--clear");
+    for &(f, opt) in FUNC_FILES {
+        let globs = a.vals(opt);
+        if globs.is_empty() && !clear {
+            continue;
+        }
+        if !t.exists(f) {
+            if globs.is_empty() {
+                continue;
+            }
+            fail!("{opt}: this kernel has no {f} (no function graph tracer)");
+        }
+        // Opening with O_TRUNC empties the list; then each glob is added in
+        // its own write so a glob that matches nothing is named.
+        t.write(f, b"").map_err(fs)?;
+        for g in globs {
+            t.append(f, g.as_bytes()).map_err(|e| {
+                if e.errno == Errno::INVAL {
+                    Error::Fail(format!("{}: no function matches '{g}'", t.path_of(f)))
+                } else {
+                    fs(e)
+                }
+            })?;
+        }
+    }
+    if let Some(d) = depth.or(clear.then_some(0)) {
+        if t.exists("max_graph_depth") {
+            write(t, "max_graph_depth", &d.to_string())?;
+        } else if depth.is_some() {
+            fail!("--depth: this kernel has no max_graph_depth (no function graph tracer)");
+        }
+    }
+    Ok(())
+}
+
+/// A control file a kernel may refuse (function tracing) or lack.
+fn refused(e: &tracefs::Error) -> bool {
+    e.errno == Errno::PERM || e.errno == Errno::NOENT
+}
+
+fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let (clear, follow) = (a.has("--clear"), a.has("--follow"));
+    if a.pos.is_empty() && a.opts.is_empty() {
+        let mut o = String::new();
+        for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
+            let v = match t.read_str(f) {
+                Ok(s) => s.split_whitespace().collect::<Vec<_>>().join(" "),
+                Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
+                Err(e) => return Err(fs(e)),
+            };
+            line(&mut o, &format!("{f}: {v}"));
+        }
+        for f in ["event-fork", "function-fork"] {
+            if let Ok(s) = t.read_str(&format!("options/{f}")) {
+                line(&mut o, &format!("{f}: {}", on_off(s.trim() == "1")));
+            }
+        }
+        return say(&o);
+    }
+    for p in &a.pos {
+        if p.parse::<u32>().is_err() {
+            usage_err!("pid: '{p}' is not a process id");
+        }
+    }
+    let list = a.pos.join(" ");
+    if clear || !a.pos.is_empty() {
+        // Truncating replaces the list; the kernel parses all pids of one write.
+        write(t, "set_event_pid", &list)?;
+        // Function pid filtering only where the kernel permits it.
+        match t.write("set_ftrace_pid", list.as_bytes()) {
+            Err(e) if refused(&e) => {
+                if !a.pos.is_empty() {
+                    note(&format!("set_ftrace_pid: {} (events are still filtered)", tracefs::errno_str(e.errno)));
+                }
+            }
+            r => r.map_err(fs)?,
+        }
+    }
+    if follow || clear {
+        let v = if follow { "1" } else { "0" };
+        write(t, "options/event-fork", v)?;
+        match t.write("options/function-fork", v.as_bytes()) {
+            Err(e) if refused(&e) => {}
+            r => r.map_err(fs)?,
+        }
+    }
+    Ok(())
+}
+
+fn show_or_set(t: &Tracefs, file: &str, a: &Args) -> Result<()> {
+    match a.pos.first() {
+        Some(v) => write(t, file, &kb(v)?.to_string()),
+        None => say(&read(t, file)?),
+    }
+}
+
+fn v_buffer(c: &Ctx, a: &Args) -> Result<()> {
+    show_or_set(c.t(), "buffer_size_kb", a)
+}
+
+fn v_subbuf(c: &Ctx, a: &Args) -> Result<()> {
+    show_or_set(c.t(), "buffer_subbuf_size_kb", a)
+}
+
+fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let list = read(t, "trace_clock")?;
+    let Some(n) = a.pos.first() else {
+        return say(&format!("{}\n", state::current_clock(&list)));
+    };
+    if !state::clocks(&list).contains(&n.as_str()) {
+        fail!("unknown clock '{n}' (available: {})", state::clocks(&list).join(" "));
+    }
+    write(t, "trace_clock", n)
+}
+
+fn v_option(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let Some(name) = a.pos.first() else {
+        let mut o = String::new();
+        for (n, on) in state::options(t).map_err(fs)? {
+            let changed = if on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
+            line(&mut o, &format!("{n} {}{changed}", on_off(on)));
+        }
+        return say(&o);
+    };
+    tracefs::check_name("option", name).map_err(Error::Fail)?;
+    let f = format!("options/{name}");
+    if !t.exists(&f) {
+        fail!("unknown option '{name}' (see 'ftctl list options')");
+    }
+    match a.pos.get(1).map(String::as_str) {
+        None => say(&format!("{}\n", on_off(read(t, &f)?.trim() == "1"))),
+        Some("on" | "1") => write(t, &f, "1"),
+        Some("off" | "0") => write(t, &f, "0"),
+        Some(v) => usage_err!("option: '{v}' is not on or off"),
+    }
+}
+
+fn v_mark(c: &Ctx, a: &Args) -> Result<()> {
+    // One write is one marker event; end it with a newline like echo does
+    // so the text file shows one line per mark.
+    write(c.t(), "trace_marker", &format!("{}\n", a.pos.join(" ")))
+}
+
+fn v_show(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    let (pipe, snap) = (a.has("--pipe"), a.has("--snapshot"));
+    if pipe && snap {
+        usage_err!("show: --pipe and --snapshot do not go together (a snapshot is not consumed)");
+    }
+    let base = if pipe {
+        "trace_pipe"
+    } else if snap {
+        "snapshot"
+    } else {
+        "trace"
+    };
+    let file = match a.val("--cpu") {
+        Some(n) => match n.parse::<u32>() {
+            Ok(n) => format!("per_cpu/cpu{n}/{base}"),
+            Err(_) => usage_err!("--cpu: '{n}' is not a CPU number"),
+        },
+        None => String::from(base),
+    };
+    if !t.exists(&file) {
+        if snap {
+            fail!("this kernel has no snapshot buffer (CONFIG_TRACER_SNAPSHOT is off)");
+        }
+        fail!("{}: no such CPU", t.path_of(&file));
+    }
+    let fd = t.open_file(&file, rustix::fs::OFlags::RDONLY).map_err(fs)?;
+    let mut o = io::stdout().lock();
+    let mut buf = std::vec![0u8; 65536];
+    loop {
+        match rustix::io::read(&fd, &mut buf) {
+            Ok(0) => return Ok(()),
+            // trace_pipe hands out what it has; write it through at once so
+            // `ftctl show --pipe | grep` sees lines as they happen.
+            Ok(n) => {
+                o.write_all(&buf[..n])?;
+                o.flush()?;
+            }
+            Err(Errno::INTR) => {}
+            Err(errno) => return Err(fs(tracefs::Error { file: t.path_of(&file), errno, log: None })),
+        }
+    }
+}
+
+fn v_snapshot(c: &Ctx, a: &Args) -> Result<()> {
+    let t = c.t();
+    // Writing 1 allocates (if needed) and swaps, 2 clears, 0 frees.
+    let v = match a.pos[0].as_str() {
+        "take" => "1",
+        "clear" => "2",
+        "free" => "0",
+        x => usage_err!("snapshot: '{x}' is not take, clear or free"),
+    };
+    if !t.exists("snapshot") {
+        fail!("this kernel has no snapshot buffer (CONFIG_TRACER_SNAPSHOT is off)");
+    }
+    write(t, "snapshot", v)
+}
+
+fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
+    // -B and the name were checked before tracefs was opened.
+    let name = a.pos[1].as_str();
+    let rel = format!("instances/{name}");
+    let dir = c.top.dir();
+    let r = match a.pos[0].as_str() {
+        "add" => rustix::fs::mkdirat(dir, rel.as_str(), rustix::fs::Mode::from_raw_mode(0o755)),
+        "rm" => rustix::fs::unlinkat(dir, rel.as_str(), rustix::fs::AtFlags::REMOVEDIR),
+        x => usage_err!("instance: '{x}' is not add or rm"),
+    };
+    r.map_err(|errno| {
+        let why = match errno {
+            Errno::EXIST => String::from("it already exists"),
+            Errno::NOENT => String::from("no such instance"),
+            Errno::BUSY => String::from("it is in use (a reader has a file of it open)"),
+            e => tracefs::errno_str(e),
+        };
+        Error::Fail(format!("instance {} '{name}': {why}", a.pos[0]))
+    })
+}
+
+fn v_mount(c: &Ctx, _: &Args) -> Result<()> {
+    say(&format!("{}\n", c.top.mount))
 }

@@ -1,12 +1,840 @@
-//! ftrec: not yet implemented; prints its usage and exits 2 until its issue lands.
+//! ftrec: record the per-CPU ring buffers into a trace.dat file that ftcat,
+//! `trace-cmd report` and KernelShark read.
+//!
+//! Flow: check the output (before touching tracing) → configure the tracefs,
+//! remembering every old value (restore.rs) → one splice reader per CPU
+//! (engine.rs) → run a command (child.rs) or wait for SIGINT/SIGTERM/-d →
+//! tracing off, drain → put every setting back → write the file
+//! (assemble.rs + tracedat::write) → print bytes and lost events per CPU.
 
+mod assemble;
+mod child;
+mod engine;
+mod restore;
+
+use crate::cli::{self, Error, Result};
+use crate::tracefs::events::{resolve_in, all_events, EventRef};
+use crate::tracefs::Tracefs;
+use crate::{fail, usage_err};
+use assemble::{CpuData, Recorded};
+use engine::{Mode, Reader};
+use restore::{Saver, Target};
+use rustix::fd::{AsRawFd, OwnedFd};
+use rustix::fs::{Mode as FMode, OFlags};
+use rustix::io::Errno;
 use std::ffi::OsString;
+use std::format;
 use std::io::Write;
+use std::string::{String, ToString};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::vec::Vec;
 
-const USAGE: &str = "Usage: ftrec [OPTIONS]\n\n(not implemented yet)\n";
+const USAGE: &str = "\
+Usage: ftrec [OPTIONS] [--] [COMMAND [ARGS...]]
+       ftrec extract [-o FILE] [-B INSTANCE]
 
-pub fn main(_args: Vec<OsString>) -> i32 {
-    let _ = std::io::stderr().write_all(USAGE.as_bytes());
-    2
+Record the kernel's per-CPU trace buffers into a trace.dat file. With a
+COMMAND, trace it (and only it) until it exits; without one, record until
+SIGINT/SIGTERM or -d. Every setting changed is put back on exit.
+
+  -e EVENT          enable events: all, SYSTEM, SYSTEM:EVENT, globs (repeatable)
+  -f FILTER         filter for the preceding -e
+  -R TRIGGER        trigger for the preceding -e
+  -p TRACER         set the tracer (function, function_graph, ...)
+  -l FUNC           function filter          -n FUNC   function notrace
+  -g FUNC           graph function           --max-graph-depth N
+  -O OPT[=0|1]      set a trace option (noOPT clears it)
+  -P PID[,PID...]   trace only these pids    -c        follow their children
+  -b KB             per-CPU buffer size      -C CLOCK  trace clock
+  -B INSTANCE       record this instance (created and removed if missing)
+  --private         record in a temporary instance of our own
+  -o FILE           output (default trace.dat)
+  --file-version N  6 or 7 (default 7, uncompressed)
+  -d SECONDS        stop after this long     -m KB     keep the newest KB per CPU
+  --no-splice       read() instead of splice
+  -q                quiet: no per-CPU summary
+  -h, --help        this help
+";
+
+struct EventArg {
+    spec: String,
+    filter: Option<String>,
+    triggers: Vec<String>,
+}
+
+#[derive(Default)]
+struct Args {
+    extract: bool,
+    events: Vec<EventArg>,
+    tracer: Option<String>,
+    ftrace_filter: Vec<String>,
+    ftrace_notrace: Vec<String>,
+    graph_funcs: Vec<String>,
+    graph_depth: Option<u32>,
+    options: Vec<(String, bool)>,
+    pids: Vec<u32>,
+    follow: bool,
+    buffer_kb: Option<u64>,
+    clock: Option<String>,
+    instance: Option<String>,
+    private: bool,
+    output: Option<String>,
+    version: u32,
+    /// -d as milliseconds.
+    duration: Option<u64>,
+    max_kb: Option<u64>,
+    quiet: bool,
+    no_splice: bool,
+    command: Vec<String>,
+}
+
+fn str_of(v: OsString) -> Result<String> {
+    v.into_string().map_err(|v| Error::Usage(format!("argument is not UTF-8: {}", cli::lossy(&v))))
+}
+
+/// The value of the current option, as UTF-8 (one copy, not one per option).
+#[inline(never)]
+fn val(p: &mut lexopt::Parser) -> Result<String> {
+    str_of(p.value()?)
+}
+
+fn num<T: core::str::FromStr>(what: &str, v: &str) -> Result<T> {
+    v.trim().parse().map_err(|_| Error::Usage(format!("{what}: invalid number '{v}'")))
+}
+
+/// "1", "0.5", "2.25" seconds as milliseconds (no float parsing: it would
+/// pull ~15 KB of dec2flt into the binary for one option).
+fn parse_ms(v: &str) -> Option<u64> {
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    if (int.is_empty() && frac.is_empty()) || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut ms = 0u64;
+    for (i, b) in frac.bytes().take(3).enumerate() {
+        ms += u64::from(b - b'0') * [100, 10, 1][i];
+    }
+    secs.checked_mul(1000)?.checked_add(ms)
+}
+
+#[inline(never)]
+fn parse_args(args: Vec<OsString>) -> Result<Args> {
+    use lexopt::prelude::*;
+    let mut a = Args { version: 7, ..Args::default() };
+    let mut p = lexopt::Parser::from_args(args);
+    let mut first = true;
+    while let Some(arg) = p.next()? {
+        let was_first = first;
+        first = false;
+        match arg {
+            Short('h') | Long("help") => return Err(cli::help(USAGE).unwrap_err()),
+            Short('e') => a.events.push(EventArg { spec: val(&mut p)?, filter: None, triggers: Vec::new() }),
+            Short('f') => {
+                let f = val(&mut p)?;
+                match a.events.last_mut() {
+                    Some(e) => e.filter = Some(f),
+                    None => usage_err!("-f needs a preceding -e"),
+                }
+            }
+            Short('R') => {
+                let t = val(&mut p)?;
+                match a.events.last_mut() {
+                    Some(e) => e.triggers.push(t),
+                    None => usage_err!("-R needs a preceding -e"),
+                }
+            }
+            Short('p') => a.tracer = Some(val(&mut p)?),
+            Short('l') => a.ftrace_filter.push(val(&mut p)?),
+            Short('n') => a.ftrace_notrace.push(val(&mut p)?),
+            Short('g') => a.graph_funcs.push(val(&mut p)?),
+            Long("max-graph-depth") => a.graph_depth = Some(num("--max-graph-depth", &val(&mut p)?)?),
+            Short('O') => {
+                let o = val(&mut p)?;
+                let (name, on) = match o.split_once('=') {
+                    Some((n, "1")) => (n.to_string(), true),
+                    Some((n, "0")) => (n.to_string(), false),
+                    Some(_) => usage_err!("-O {o}: the value must be 0 or 1"),
+                    None => match o.strip_prefix("no") {
+                        Some(n) => (n.to_string(), false),
+                        None => (o.clone(), true),
+                    },
+                };
+                crate::tracefs::check_name("option", &name).map_err(Error::Usage)?;
+                a.options.push((name, on));
+            }
+            Short('P') => {
+                for s in val(&mut p)?.split(',').filter(|s| !s.is_empty()) {
+                    a.pids.push(num("-P", s)?);
+                }
+            }
+            Short('c') => a.follow = true,
+            Short('b') => a.buffer_kb = Some(num("-b", &val(&mut p)?)?),
+            Short('C') => a.clock = Some(val(&mut p)?),
+            Short('B') => a.instance = Some(val(&mut p)?),
+            Long("private") => a.private = true,
+            Short('o') => a.output = Some(val(&mut p)?),
+            Long("file-version") => {
+                a.version = num("--file-version", &val(&mut p)?)?;
+                if a.version != 6 && a.version != 7 {
+                    usage_err!("--file-version must be 6 or 7");
+                }
+            }
+            Short('d') => {
+                let v = val(&mut p)?;
+                a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?);
+            }
+            Short('m') => a.max_kb = Some(num("-m", &val(&mut p)?)?),
+            Short('q') => a.quiet = true,
+            Long("no-splice") => a.no_splice = true,
+            Value(v) => {
+                let v = str_of(v)?;
+                if was_first && v == "extract" {
+                    a.extract = true;
+                    continue;
+                }
+                if a.extract {
+                    usage_err!("extract takes no command");
+                }
+                a.command.push(v);
+                for r in p.raw_args()? {
+                    a.command.push(str_of(r)?);
+                }
+            }
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    if a.private && a.instance.is_some() {
+        usage_err!("--private and -B exclude each other");
+    }
+    if let Some(i) = &a.instance {
+        crate::tracefs::check_name("instance", i).map_err(Error::Usage)?;
+    }
+    if a.extract && (!a.events.is_empty() || a.tracer.is_some() || a.private || !a.pids.is_empty()) {
+        usage_err!("extract saves the buffer as it is: it takes only -o, -B and -q");
+    }
+    Ok(a)
+}
+
+// ---- signals: a self-pipe the main loop polls ----
+
+static SIG_FD: AtomicI32 = AtomicI32::new(-1);
+static SIG_NUM: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIG_NUM.store(sig, Ordering::SeqCst);
+    let fd = SIG_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write(2) on a pipe is async-signal-safe; the byte is static.
+        unsafe { libc::write(fd, b"s".as_ptr().cast(), 1) };
+    }
+}
+
+#[inline(never)]
+fn install_signals() -> Result<OwnedFd> {
+    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
+        .map_err(|e| Error::Fail(format!("pipe: {e}")))?;
+    SIG_FD.store(w.as_raw_fd(), Ordering::SeqCst);
+    core::mem::forget(w); // lives as long as the process
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a plain handler is valid; on_signal
+        // only does async-signal-safe work.
+        unsafe {
+            let mut sa: libc::sigaction = core::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, core::ptr::null_mut());
+        }
+    }
+    Ok(r)
+}
+
+// ---- output and temp files ----
+
+fn dir_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) => "/",
+        Some(i) => &path[..i],
+        None => ".",
+    }
+}
+
+/// Opened up front so an unwritable output fails before tracing is touched,
+/// but not truncated until the new file is written: an error on the way
+/// leaves an existing file as it was, and removes one we created.
+struct Output {
+    fd: OwnedFd,
+    dir: OwnedFd,
+    path: String,
+    created: bool,
+    started: core::cell::Cell<bool>,
+}
+
+#[inline(never)]
+fn open_output(path: &str) -> Result<Output> {
+    let err = |e: Errno| Error::Fail(format!("{path}: {}", crate::tracefs::errno_str(e)));
+    let mode = FMode::from_raw_mode(0o644);
+    let (fd, created) = match rustix::fs::open(path, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC, mode) {
+        Ok(fd) => (fd, true),
+        Err(Errno::EXIST) => (rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, mode).map_err(err)?, false),
+        Err(e) => return Err(err(e)),
+    };
+    let d = dir_of(path);
+    let dir = rustix::fs::open(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
+        .map_err(|e| Error::Fail(format!("{d}: {}", crate::tracefs::errno_str(e))))?;
+    Ok(Output { fd, dir, path: String::from(path), created, started: core::cell::Cell::new(false) })
+}
+
+impl Output {
+    fn started(&self) -> bool {
+        self.started.get()
+    }
+    fn begin(&self) -> Result<()> {
+        self.started.set(true);
+        rustix::fs::ftruncate(&self.fd, 0)
+            .and_then(|()| rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)).map(|_| ()))
+            .map_err(|e| Error::Fail(format!("{}: {}", self.path, crate::tracefs::errno_str(e))))
+    }
+    /// Nothing was written: remove the file if it is ours.
+    fn abandon(&self) {
+        if self.created {
+            let _ = rustix::fs::unlink(self.path.as_str());
+        }
+    }
+}
+
+/// A temp file beside the output: unnamed (O_TMPFILE) where the filesystem
+/// allows, else a fresh O_EXCL|O_NOFOLLOW name unlinked at once — either way
+/// nothing is left behind, even after a crash.
+#[inline(never)]
+fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
+    let mode = FMode::from_raw_mode(0o600);
+    match rustix::fs::openat(dir, ".", OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode) {
+        Ok(f) => return Ok(f),
+        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {}
+        Err(e) => fail!("creating a temp file beside the output: {}", crate::tracefs::errno_str(e)),
+    }
+    for n in 0..100 {
+        let name = format!(".ftrec.{}.cpu{cpu}.{n}", std::process::id());
+        let flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC;
+        match rustix::fs::openat(dir, name.as_str(), flags, mode) {
+            Ok(f) => {
+                let _ = rustix::fs::unlinkat(dir, name.as_str(), rustix::fs::AtFlags::empty());
+                return Ok(f);
+            }
+            Err(Errno::EXIST) => continue,
+            Err(e) => fail!("creating a temp file beside the output: {}", crate::tracefs::errno_str(e)),
+        }
+    }
+    fail!("creating a temp file beside the output: too many leftovers")
+}
+
+// ---- the tracefs side ----
+
+fn cpu_count(t: &Tracefs) -> usize {
+    let mut n = 0;
+    while t.exists(&format!("per_cpu/cpu{n}")) {
+        n += 1;
+    }
+    n
+}
+
+fn sub_buffer_size(t: &Tracefs) -> usize {
+    t.read_str("buffer_subbuf_size_kb")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or_else(rustix::param::page_size)
+}
+
+fn read_stats(t: &Tracefs, cpus: usize) -> Vec<String> {
+    (0..cpus).map(|c| t.read_str(&format!("per_cpu/cpu{c}/stats")).unwrap_or_default()).collect()
+}
+
+fn is_refused(e: Errno) -> bool {
+    e == Errno::PERM || e == Errno::ACCESS || e == Errno::NODEV || e == Errno::OPNOTSUPP
+}
+
+fn warn(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "ftrec: {msg}");
+}
+
+fn tf(e: crate::tracefs::Error) -> Error {
+    Error::Fail(e.to_string())
+}
+
+struct Session {
+    top: Tracefs,
+    rec: Tracefs,
+    target: Target,
+    saver: Saver,
+    systems: Vec<String>,
+}
+
+/// Apply the command line to the recorded tracefs, saving old values.
+/// Function tracing refused by the kernel (this machine): say so, go on.
+#[inline(never)]
+fn refused(what: &str, e: crate::tracefs::Error) -> Result<()> {
+    if is_refused(e.errno) {
+        warn(&format!("the kernel refused function tracing ({e}); {what} ignored, events still record"));
+        Ok(())
+    } else {
+        Err(tf(e))
+    }
+}
+
+#[inline(never)]
+fn configure(s: &mut Session, a: &Args) -> Result<()> {
+    let (t, tg) = (&s.rec, s.target);
+    s.saver.set(t, tg, "tracing_on", "0").map_err(tf)?;
+    if let Some(kb) = a.buffer_kb {
+        s.saver.set(t, tg, "buffer_size_kb", &kb.to_string()).map_err(tf)?;
+    }
+    if let Some(c) = &a.clock {
+        s.saver.set(t, tg, "trace_clock", c).map_err(tf)?;
+    }
+    // Function tracing: this kernel may refuse it; say so and record events.
+    for (file, list) in [("set_ftrace_filter", &a.ftrace_filter), ("set_ftrace_notrace", &a.ftrace_notrace), ("set_graph_function", &a.graph_funcs)] {
+        if list.is_empty() {
+            continue;
+        }
+        if let Err(e) = s.saver.save_lines(t, tg, file).and_then(|()| t.write(file, b"")) {
+            refused(file, e)?;
+            continue;
+        }
+        for f in list {
+            if let Err(e) = t.append(file, f.as_bytes()) {
+                refused(file, e)?;
+                break;
+            }
+        }
+    }
+    if let Some(d) = a.graph_depth {
+        if let Err(e) = s.saver.set(t, tg, "max_graph_depth", &d.to_string()) {
+            refused("--max-graph-depth", e)?;
+        }
+    }
+    let mut opts = a.options.clone();
+    if a.follow {
+        opts.push((String::from("event-fork"), true));
+        if a.tracer.as_deref().is_some_and(|p| p != "nop") {
+            opts.push((String::from("function-fork"), true));
+        }
+    }
+    for (name, on) in &opts {
+        let f = format!("options/{name}");
+        if !t.exists(&f) {
+            fail!("unknown trace option '{name}' (no {})", t.path_of(&f));
+        }
+        if let Err(e) = s.saver.set(t, tg, &f, if *on { "1" } else { "0" }) {
+            if name.starts_with("func") && is_refused(e.errno) {
+                refused(&f, e)?;
+            } else {
+                return Err(tf(e));
+            }
+        }
+    }
+    if let Some(p) = &a.tracer {
+        if let Err(e) = s.saver.set(t, tg, "current_tracer", p) {
+            if e.errno == Errno::INVAL {
+                fail!("unknown tracer '{p}' (see {})", t.path_of("available_tracers"));
+            }
+            refused("-p", e)?;
+        }
+    }
+    // Events, then their filters and triggers.
+    if !a.events.is_empty() {
+        let all = all_events(t).map_err(Error::Fail)?;
+        let mut enabled: Vec<EventRef> = Vec::new();
+        let mut per: Vec<Vec<EventRef>> = Vec::new();
+        for e in &a.events {
+            let evs = resolve_in(&all, &e.spec).map_err(Error::Fail)?;
+            for ev in &evs {
+                if !s.systems.contains(&ev.system) {
+                    s.systems.push(ev.system.clone());
+                }
+                if let Err(at) = enabled.binary_search(ev) {
+                    enabled.insert(at, ev.clone());
+                }
+            }
+            per.push(evs);
+        }
+        for (e, evs) in a.events.iter().zip(&per) {
+            if let Some(f) = &e.filter {
+                // Like a system filter: events without the fields are left
+                // unfiltered; only when no event takes it is it an error.
+                let mut first_err = None;
+                let mut ok = 0;
+                for ev in evs {
+                    match s.saver.set(t, tg, &ev.path("filter"), f) {
+                        Ok(()) => ok += 1,
+                        Err(e) if e.errno == Errno::INVAL && evs.len() > 1 => {
+                            let _ = t.write(&ev.path("filter"), b"0");
+                            first_err.get_or_insert(e);
+                        }
+                        Err(e) => return Err(tf(e)),
+                    }
+                }
+                if ok == 0 {
+                    if let Some(e) = first_err {
+                        return Err(tf(e));
+                    }
+                }
+            }
+            for ev in evs {
+                for tr in &e.triggers {
+                    let undo = format!("!{tr}");
+                    s.saver.append(t, tg, &ev.path("trigger"), tr, &undo).map_err(tf)?;
+                }
+            }
+        }
+        s.saver.enable(t, tg, &enabled).map_err(Error::Fail)?;
+    }
+    Ok(())
+}
+
+#[inline(never)]
+fn pid_files(s: &mut Session) -> Result<Vec<(OwnedFd, bool)>> {
+    let mut v = Vec::new();
+    for (file, required) in [("set_event_pid", true), ("set_ftrace_pid", false)] {
+        if !s.rec.exists(file) {
+            continue;
+        }
+        if let Err(e) = s.saver.save_lines(&s.rec, s.target, file) {
+            if required {
+                return Err(tf(e));
+            }
+            continue;
+        }
+        match s.rec.open_file(file, OFlags::WRONLY | OFlags::TRUNC) {
+            Ok(fd) => v.push((fd, required)),
+            Err(_) if !required => {}
+            Err(e) => return Err(tf(e)),
+        }
+    }
+    Ok(v)
+}
+
+#[inline(never)]
+fn set_pids(s: &mut Session, pids: &[u32]) -> Result<()> {
+    let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
+    let text = list.join(" ");
+    for (file, required) in [("set_event_pid", true), ("set_ftrace_pid", false)] {
+        if !s.rec.exists(file) {
+            continue;
+        }
+        let r = s.saver.save_lines(&s.rec, s.target, file).and_then(|()| s.rec.write(file, text.as_bytes()));
+        match r {
+            Err(e) if required => return Err(tf(e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+// ---- main ----
+
+pub fn main(args: Vec<OsString>) -> i32 {
+    cli::run("ftrec", USAGE, || {
+        let a = parse_args(args)?;
+        if a.extract {
+            extract(&a)
+        } else {
+            record(&a)
+        }
+    })
+}
+
+fn open_tracefs() -> Result<Tracefs> {
+    Tracefs::open().map_err(Error::Fail)
+}
+
+fn readers_for(rec: &Tracefs, dir: &OwnedFd, cpus: usize, ps: usize, mode: Mode, a: &Args, limit: Option<u64>) -> Result<Vec<Reader>> {
+    let mut v = Vec::new();
+    for cpu in 0..cpus {
+        let f = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
+        let trace = rec.open_file(&f, OFlags::RDONLY | OFlags::NONBLOCK).map_err(|e| {
+            if e.errno == Errno::BUSY {
+                Error::Fail(format!("CPU {cpu}: {} is busy (another reader has it open)", e.file))
+            } else {
+                tf(e)
+            }
+        })?;
+        let file = temp_file(dir, cpu)?;
+        let max_bytes = a.max_kb.map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
+        v.push(Reader { cpu, trace, file, page_size: ps, mode, max_bytes, limit });
+    }
+    Ok(v)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    s: &Session,
+    out: &Output,
+    name: &str,
+    ps: usize,
+    files: Vec<(OwnedFd, Option<u64>)>,
+    outcomes: Vec<engine::Outcome>,
+    stats: Vec<String>,
+    clock: String,
+    a: &Args,
+    full: bool,
+) -> Result<()> {
+    let cpus = files
+        .into_iter()
+        .zip(&outcomes)
+        .map(|((file, max_bytes), o)| {
+            let start = match max_bytes {
+                Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
+                _ => o.start,
+            };
+            CpuData { file: Some(file), start, end: o.bytes }
+        })
+        .collect();
+    out.begin()?;
+    let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock };
+    let sum = assemble::assemble(&s.top, &out.fd, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
+    if !a.quiet {
+        let mut e = std::io::stderr().lock();
+        for l in &sum.lines {
+            let _ = writeln!(e, "{l}");
+        }
+    }
+    Ok(())
+}
+
+fn extract(a: &Args) -> Result<()> {
+    let path = a.output.clone().unwrap_or_else(|| String::from("trace.dat"));
+    let out = open_output(&path)?;
+    let r = extract_to(a, &out);
+    if r.is_err() && !out.started() {
+        out.abandon();
+    }
+    r
+}
+
+#[inline(never)]
+fn extract_to(a: &Args, out: &Output) -> Result<()> {
+    let top = open_tracefs()?;
+    let rec = match &a.instance {
+        Some(i) => top.instance(i).map_err(Error::Fail)?,
+        None => open_tracefs()?,
+    };
+    let cpus = cpu_count(&rec);
+    let ps = sub_buffer_size(&rec);
+    // Never chase a live buffer forever: at most its size (plus slack) per CPU.
+    let kb: u64 = rec.read_str("buffer_size_kb").ok().map(|s| restore::current_value("buffer_size_kb", &s)).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
+    let limit = Some(kb * 1024 * 2 + 64 * ps as u64);
+    let readers = readers_for(&rec, &out.dir, cpus, ps, Mode::Read, a, limit)?;
+    let outcomes: Vec<engine::Outcome> = readers.iter().map(engine::drain).collect();
+    if let Some(e) = outcomes.iter().find_map(|o| o.err.clone()) {
+        fail!("{e}");
+    }
+    let stats = read_stats(&rec, cpus);
+    let clock = rec.read_str("trace_clock").unwrap_or_default();
+    let s = Session { top, rec, target: Target::Rec, saver: Saver::default(), systems: Vec::new() };
+    let name = a.instance.clone().unwrap_or_default();
+    let files = readers.into_iter().map(|r| (r.file, r.max_bytes)).collect();
+    finish(&s, out, &name, ps, files, outcomes, stats, clock, a, false)
+}
+
+fn record(a: &Args) -> Result<()> {
+    let sig = install_signals()?;
+    let path = a.output.clone().unwrap_or_else(|| String::from("trace.dat"));
+    // The output must be writable before tracing is touched.
+    let out = open_output(&path)?;
+    let r = record_to(a, &sig, &out);
+    if r.is_err() && !out.started() {
+        out.abandon();
+    }
+    r
+}
+
+#[inline(never)]
+fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
+    let top = open_tracefs()?;
+    let mut saver = Saver::default();
+    let (rec, target, name) = if a.private || a.instance.is_some() {
+        let (name, private) = match &a.instance {
+            Some(i) => (i.clone(), false),
+            None => {
+                let mut n = 0u32;
+                loop {
+                    let cand = format!("ftrec-{}-{n}", std::process::id());
+                    if !top.exists(&format!("instances/{cand}")) {
+                        break (cand, true);
+                    }
+                    n += 1;
+                }
+            }
+        };
+        let rel = format!("instances/{name}");
+        if !top.exists(&rel) {
+            rustix::fs::mkdirat(top.dir(), rel.as_str(), FMode::from_raw_mode(0o755))
+                .map_err(|e| Error::Fail(format!("{}: {}", top.path_of(&rel), crate::tracefs::errno_str(e))))?;
+            saver.created_instance(&name);
+        }
+        let inst = match top.instance(&name) {
+            Ok(i) => i,
+            Err(e) => {
+                saver.restore(&top, &top);
+                fail!("{e}");
+            }
+        };
+        (inst, Target::Rec, if private { String::new() } else { name })
+    } else {
+        (open_tracefs()?, Target::Top, String::new())
+    };
+    let mut s = Session { top, rec, target, saver, systems: Vec::new() };
+    let r = record_in(&mut s, a, sig, out, &name);
+    // Anything not yet restored (errors on the way) is put back here.
+    let errs = s.saver.restore(&s.top, &s.rec);
+    for e in &errs {
+        warn(&format!("restoring {e}"));
+    }
+    let status = r?;
+    if !errs.is_empty() {
+        return Err(Error::Exit(1));
+    }
+    if let Some(st) = status {
+        if st != 0 {
+            return Err(Error::Exit(st));
+        }
+    }
+    Ok(())
+}
+
+/// Record; returns the traced command's exit status, if any.
+fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str) -> Result<Option<i32>> {
+    configure(s, a)?;
+    if !a.pids.is_empty() {
+        set_pids(s, &a.pids)?;
+    }
+    // Start from an empty buffer (this also zeroes the per-CPU stats).
+    s.rec.write("trace", b"").map_err(tf)?;
+    let cpus = cpu_count(&s.rec);
+    let ps = sub_buffer_size(&s.rec);
+    let mode = if a.no_splice { Mode::Read } else { Mode::Splice };
+    let readers = readers_for(&s.rec, &out.dir, cpus, ps, mode, a, None)?;
+    let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
+        .map_err(|e| Error::Fail(format!("eventfd: {}", crate::tracefs::errno_str(e))))?;
+    let (fail_r, fail_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
+        .map_err(|e| Error::Fail(format!("pipe: {}", crate::tracefs::errno_str(e))))?;
+
+    let mut workers = Vec::new();
+    let mut run = Ok(None);
+    for r in &readers {
+        match engine::spawn(r, &stop, &fail_w) {
+            Ok(w) => workers.push(w),
+            Err(e) => {
+                run = Err(Error::Fail(e));
+                break;
+            }
+        }
+    }
+    drop(fail_w);
+    if run.is_ok() {
+        run = run_until_done(s, a, sig, &fail_r);
+    }
+    // Stop: tracing off first so the drain ends, then wake the readers.
+    let _ = s.rec.write("tracing_on", b"0");
+    let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
+    let outcomes: Vec<engine::Outcome> = workers.into_iter().map(engine::collect).collect();
+    let child_status = run?;
+    // Numbers and names that restoring would reset, read now.
+    let stats = read_stats(&s.rec, cpus);
+    let clock = s.rec.read_str("trace_clock").unwrap_or_default();
+    let full = outcomes.iter().any(|o| o.full);
+    let err = outcomes.iter().find_map(|o| o.err.clone());
+    if let Some(e) = &err {
+        if !full {
+            fail!("{e}");
+        }
+    }
+    // Close the trace files (an instance cannot be removed while they are
+    // open), then put the system back before the (possibly long) assembly.
+    let files = readers.into_iter().map(|r| (r.file, r.max_bytes)).collect();
+    let errs = s.saver.restore(&s.top, &s.rec);
+    for e in &errs {
+        warn(&format!("restoring {e}"));
+    }
+    drop(stop);
+    finish(s, out, name, ps, files, outcomes, stats, clock, a, full)?;
+    if let Some(e) = err {
+        fail!("{e}: recording stopped; {} keeps what was recorded", out.path);
+    }
+    if !errs.is_empty() {
+        return Err(Error::Exit(1));
+    }
+    if let Some(pid) = child_status {
+        return Ok(Some(child::wait(pid)));
+    }
+    Ok(None)
+}
+
+/// Start tracing (or the command) and wait for the end: command exit,
+/// SIGINT/SIGTERM, -d, or a reader failing. Returns the child's pid.
+#[inline(never)]
+fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) -> Result<Option<i32>> {
+    let mut child = None;
+    if a.command.is_empty() {
+        s.rec.write("tracing_on", b"1").map_err(tf)?;
+    } else {
+        let files = pid_files(s)?;
+        let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
+        child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
+    }
+    let deadline = a.duration.map(|d| std::time::Instant::now() + std::time::Duration::from_millis(d));
+    loop {
+        if SIG_NUM.load(Ordering::SeqCst) != 0 {
+            break;
+        }
+        let timeout = deadline.map(|d| {
+            let left = d.saturating_duration_since(std::time::Instant::now());
+            rustix::event::Timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos() as i64 }
+        });
+        if timeout.is_some_and(|t| t.tv_sec == 0 && t.tv_nsec == 0) {
+            break;
+        }
+        use rustix::event::{poll, PollFd, PollFlags};
+        let pidfd = child.as_ref().and_then(|c: &child::Child| c.pidfd.as_ref());
+        let mut fds = Vec::with_capacity(3);
+        fds.push(PollFd::new(sig, PollFlags::IN));
+        fds.push(PollFd::new(fail_r, PollFlags::IN));
+        if let Some(p) = pidfd {
+            fds.push(PollFd::new(p, PollFlags::IN));
+        }
+        // Without a pidfd (old kernel) check the child every 100 ms.
+        let short = rustix::event::Timespec { tv_sec: 0, tv_nsec: 100_000_000 };
+        let t = match (child.is_some() && pidfd.is_none(), timeout.as_ref()) {
+            (true, _) => Some(&short),
+            (false, t) => t,
+        };
+        let _ = poll(&mut fds, t);
+        if fds[1].revents().contains(PollFlags::IN) {
+            break; // a reader failed (disk full, ...)
+        }
+        if fds.len() > 2 && fds[2].revents().contains(PollFlags::IN) {
+            break;
+        }
+        if let Some(c) = &child {
+            if c.pidfd.is_none() {
+                // SAFETY: WNOWAIT peeks at our own child without reaping it.
+                let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
+                // SAFETY: valid pointers; WNOHANG|WNOWAIT never blocks or reaps.
+                let r = unsafe { libc::waitid(libc::P_PID, c.pid as u32, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
+                // SAFETY: reading si_pid of a siginfo filled by waitid.
+                if r == 0 && unsafe { info.si_pid() } == c.pid {
+                    break;
+                }
+            }
+        }
+    }
+    // A signal with a command running: pass it on, the command ends too.
+    let sn = SIG_NUM.load(Ordering::SeqCst);
+    if let (Some(c), true) = (&child, sn != 0) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(c.pid, sn) };
+    }
+    Ok(child.map(|c| c.pid))
 }

@@ -2,3 +2,391 @@
 //! expressions once per event, then evaluates them over each record.
 //!
 //! OWNER: the `fmt` work.
+//!
+//! # API (stable names)
+//! ```text
+//! Env::new(endian, long_size)           // + .ksyms, .printk, .enums, .hz (pub fields)
+//! Program::compile(&Event) -> Result<Program, CompileError>
+//! program.render(&Event, rec, &Env, &mut dyn fmt::Write) -> Result<(), RenderError>
+//! render_fields(&Event, rec, &Env, &mut dyn fmt::Write) -> Result<(), RenderError>
+//! bprint(fmt: &[u8], args: &[u8], &Env, &mut dyn fmt::Write) -> Result<(), RenderError>
+//! ```
+//! `rec` is the event payload starting at `common_type`. `render` prints the
+//! event-specific text (what the kernel prints after `NAME: `), without a
+//! newline. It builds the whole line first and writes nothing on error, so a
+//! caller can count the failure and print `render_fields` instead. Any
+//! record, however corrupt, gives text or an error, never a panic.
+//!
+//! # Matching the kernel's `trace` file
+//! The kernel prints events with its own vsnprintf(), so this module mirrors
+//! lib/vsprintf.c, not glibc (see printf.rs). Known limits:
+//! - plain `%p`: the kernel hashes pointers unless the instance's `hash-ptr`
+//!   option is 0 (then `%p` becomes `%px`). A hash cannot be reproduced
+//!   offline, so we always print the raw value zero-padded like `%px`; this
+//!   matches the kernel exactly when hash-ptr was 0 (the differential test
+//!   sets it so). `%pK` prints the same way.
+//! - `%s` of a kernel pointer (not a string in the record) and `%p`
+//!   extensions that dereference such a pointer are errors: the data is not
+//!   in the record.
+//! - identifiers the kernel did not resolve in the format (enum names without
+//!   TRACE_DEFINE_ENUM) are errors only if evaluation reaches them.
+//! - output goes through `core::fmt::Write`, so bytes that are not UTF-8
+//!   (binary junk in a string field) come out as U+FFFD.
+
+mod eval;
+mod parse;
+mod printf;
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::cursor::{read_uint, Endian};
+use crate::format::{Event, FieldKind};
+use crate::ksyms::{Enums, Ksyms, Printk};
+use eval::{Args, Ctx, EResult, Val};
+use parse::{Expr, Parser};
+use printf::{Piece, Spec};
+
+/// What a recording says about the machine that wrote it, plus the tables
+/// printing needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Env<'a> {
+    pub endian: Endian,
+    /// Size of the recording kernel's `long` (4 or 8).
+    pub long_size: usize,
+    /// For `%pS` and friends; without it addresses print as `0x...`, like a
+    /// kernel lookup that finds nothing.
+    pub ksyms: Option<&'a Ksyms>,
+    /// printk_formats: the formats of `bprint` records and the strings
+    /// tracepoint_string() exports, which `%s` of a pointer prints.
+    pub printk: Option<&'a Printk>,
+    /// Enumerator values (from the kernel's BTF) for identifiers a format
+    /// leaves unresolved; without them such events fail to evaluate.
+    pub enums: Option<&'a Enums>,
+    /// The kernel's CONFIG_HZ for `jiffies_to_msecs()`; 0 = unknown (an error).
+    pub hz: u32,
+}
+
+impl<'a> Env<'a> {
+    pub fn new(endian: Endian, long_size: usize) -> Self {
+        Env { endian, long_size, ksyms: None, printk: None, enums: None, hz: 0 }
+    }
+}
+
+/// The print fmt cannot be compiled; the caller prints fields instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileError {
+    pub what: &'static str,
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.what)
+    }
+}
+
+/// A record could not be printed with its print fmt (nothing was written).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenderError {
+    pub what: &'static str,
+}
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.what)
+    }
+}
+
+impl From<&'static str> for RenderError {
+    fn from(what: &'static str) -> Self {
+        RenderError { what }
+    }
+}
+
+/// A compiled print fmt.
+#[derive(Clone, Debug)]
+pub struct Program {
+    fmt: Vec<u8>,
+    pieces: Vec<Piece>,
+    args: Vec<Expr>,
+}
+
+impl Program {
+    pub fn compile(ev: &Event) -> Result<Program, CompileError> {
+        let e = |what| CompileError { what };
+        let toks = parse::lex(ev.print_fmt.as_bytes()).map_err(|(_, w)| e(w))?;
+        let mut p = Parser::new(toks, ev);
+        let fmt = p.fmt_string().map_err(e)?;
+        let args = p.args().map_err(e)?;
+        let pieces = printf::parse_format(&fmt).map_err(e)?;
+        let need: usize = pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Conv(s) => {
+                    1 + (s.width == printf::Num::Star) as usize + (s.prec == printf::Num::Star) as usize
+                }
+                _ => 0,
+            })
+            .sum();
+        if need > args.len() {
+            return Err(e("fewer arguments than conversions"));
+        }
+        Ok(Program { fmt, pieces, args })
+    }
+
+    /// Print one record. On error nothing has been written to `out`.
+    pub fn render(&self, ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<(), RenderError> {
+        let mut buf = Vec::new();
+        self.render_bytes(ev, rec, env, &mut buf)?;
+        write_bytes(out, &buf)
+    }
+
+    /// Like `render`, appending raw bytes to `buf` (no UTF-8 round trip).
+    pub fn render_bytes(&self, ev: &Event, rec: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
+        let mut ctx = Ctx { ev, rec, env, scratch: Vec::new() };
+        let mut args = ExprArgs { exprs: &self.args, next: 0 };
+        let start = buf.len();
+        let r = eval::format(&mut ctx, &self.fmt, &self.pieces, &mut args, buf);
+        if r.is_err() {
+            buf.truncate(start);
+        }
+        Ok(r?)
+    }
+}
+
+struct ExprArgs<'a> {
+    exprs: &'a [Expr],
+    next: usize,
+}
+
+impl<'a> ExprArgs<'a> {
+    fn next_expr(&mut self) -> EResult<&'a Expr> {
+        let e = self.exprs.get(self.next).ok_or("fewer arguments than conversions")?;
+        self.next += 1;
+        Ok(e)
+    }
+}
+
+impl<'a> Args<'a> for ExprArgs<'a> {
+    fn int(&mut self, ctx: &mut Ctx<'a, '_>, _size: usize, _signed: bool) -> EResult<u64> {
+        let e = self.next_expr()?;
+        Ok(ctx.int(e)?.0)
+    }
+    fn val(&mut self, ctx: &mut Ctx<'a, '_>, _spec: &Spec, _ext: &[u8]) -> EResult<Val<'a>> {
+        let e = self.next_expr()?;
+        ctx.eval(e)
+    }
+}
+
+/// Arguments packed by the kernel's vbin_printf() (trace_printk → bprint):
+/// integers at their natural alignment (8-byte ones at 4), strings inline
+/// with their NUL, and `%p` extensions that dereference already formatted
+/// into strings at record time.
+struct BinArgs<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> BinArgs<'a> {
+    fn get(&mut self, size: usize, env: &Env) -> EResult<u64> {
+        let align = if size == 8 { 4 } else { size.max(1) };
+        self.pos = self.pos.div_ceil(align) * align;
+        let v = read_uint(self.buf, self.pos, size, env.endian).map_err(|_| "bprint arguments end early")?;
+        self.pos += size;
+        Ok(v)
+    }
+    fn cstr(&mut self) -> EResult<&'a [u8]> {
+        let rest = self.buf.get(self.pos..).ok_or("bprint arguments end early")?;
+        let n = rest.iter().position(|&b| b == 0).ok_or("bprint string without NUL")?;
+        self.pos += n + 1;
+        Ok(&rest[..n])
+    }
+}
+
+/// `%p` extensions vbin_printf() leaves as pointers; all others it formats at
+/// record time.
+fn bin_keeps_pointer(ext: &[u8]) -> bool {
+    matches!(ext.first(), None | Some(b'S' | b's' | b'x' | b'K' | b'e' | b'F' | b'f' | b'B'))
+}
+
+impl<'a> Args<'a> for BinArgs<'a> {
+    fn int(&mut self, ctx: &mut Ctx<'a, '_>, size: usize, _signed: bool) -> EResult<u64> {
+        self.get(size, ctx.env)
+    }
+    fn val(&mut self, ctx: &mut Ctx<'a, '_>, spec: &Spec, ext: &[u8]) -> EResult<Val<'a>> {
+        if spec.conv == b's' {
+            return Ok(Val::Bytes(self.cstr()?));
+        }
+        if bin_keeps_pointer(ext) {
+            let v = self.get(ctx.env.long_size, ctx.env)?;
+            return Ok(Val::Int(v, parse::Ty::PTR));
+        }
+        Ok(Val::Bytes(self.cstr()?))
+    }
+}
+
+/// Format a `bprint` record: `fmt` from printk_formats, `args` the record's
+/// `buf` (vbin_printf layout). Prints what trace_seq_bprintf() prints.
+pub fn bprint(fmt: &[u8], args: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<(), RenderError> {
+    let mut buf = Vec::new();
+    bprint_bytes(fmt, args, env, &mut buf)?;
+    write_bytes(out, &buf)
+}
+
+/// `bprint` into bytes; nothing is appended on error.
+pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
+    let pieces = printf::parse_format(fmt)?;
+    let ev = Event {
+        id: 0,
+        system: Default::default(),
+        name: Default::default(),
+        fields: Vec::new(),
+        print_fmt: Default::default(),
+        ncommon: 0,
+    };
+    let mut ctx = Ctx { ev: &ev, rec: &[], env, scratch: Vec::new() };
+    let start = buf.len();
+    let mut a = BinArgs { buf: args, pos: 0 };
+    let mut pre = Vec::new();
+    // Pre-formatted %p strings are copied verbatim (bstr_printf), so split
+    // those conversions off from the generic path.
+    let r = (|| -> EResult<()> {
+        for p in &pieces {
+            if let Piece::Conv(s) = p {
+                let ext = fmt.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"");
+                if s.conv == b'p' && !bin_keeps_pointer(ext) {
+                    if s.width == printf::Num::Star {
+                        a.get(4, env)?;
+                    }
+                    if s.prec == printf::Num::Star {
+                        a.get(4, env)?;
+                    }
+                    pre.clear();
+                    pre.extend_from_slice(a.cstr()?);
+                    buf.extend_from_slice(&pre);
+                    continue;
+                }
+            }
+            eval::format(&mut ctx, fmt, core::slice::from_ref(p), &mut a, buf)?;
+        }
+        Ok(())
+    })();
+    if r.is_err() {
+        buf.truncate(start);
+    }
+    Ok(r?)
+}
+
+/// Every non-common field as `name=value`, separated by spaces, the way the
+/// kernel's `fields` option prints them (print_fields() in trace_output.c):
+/// strings as text, dynamic non-string arrays as comma-separated hex bytes,
+/// 1-byte integers as `'c'(N)`, 2- and 4-byte ones as `0xH (N)`, long-sized
+/// ones as `%pS (N)` (a symbol when one holds the value, else `0x...`).
+pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<(), RenderError> {
+    let mut b: Vec<u8> = Vec::new();
+    let mut first = true;
+    for f in ev.fields.iter().skip(ev.ncommon) {
+        if !first {
+            b.push(b' ');
+        }
+        first = false;
+        b.extend_from_slice(f.name.as_bytes());
+        b.push(b'=');
+        if f.offset + f.size > rec.len() {
+            b.extend_from_slice(b"<OVERFLOW>");
+            continue;
+        }
+        let dynamic = matches!(f.kind, FieldKind::DataLoc | FieldKind::RelLoc);
+        if f.is_char && (dynamic || matches!(f.kind, FieldKind::Array(_))) {
+            match f.data(rec, env.endian) {
+                Some(d) => printf::string(&mut b, d, 0, -1, -1),
+                None => b.extend_from_slice(b"<OVERFLOW>"),
+            }
+            continue;
+        }
+        if dynamic {
+            match f.data(rec, env.endian) {
+                Some(d) => {
+                    for (i, x) in d.iter().enumerate() {
+                        if i > 0 {
+                            b.push(b',');
+                        }
+                        printf::number(&mut b, *x as u64, 16, false, false, printf::ZEROPAD, 2, -1);
+                    }
+                }
+                None => b.extend_from_slice(b"<OVERFLOW>"),
+            }
+            continue;
+        }
+        if f.is_ptr && f.ctype.contains("char") {
+            // FILTER_PTR_STRING: the kernel reads the string from its memory; we cannot.
+            let v = read_uint(rec, f.offset, f.size, env.endian).unwrap_or(0);
+            b.extend_from_slice(b"(0x");
+            printf::pointer_string(&mut b, v, 0, -1, env.long_size);
+            b.push(b')');
+            continue;
+        }
+        let v = match read_uint(rec, f.offset, f.size, env.endian) {
+            Ok(v) if !matches!(f.kind, FieldKind::Array(_)) || f.size <= 8 => v,
+            _ => {
+                b.extend_from_slice(b"<INVALID-SIZE>");
+                continue;
+            }
+        };
+        match f.size {
+            1 => {
+                if (0x20..0x7f).contains(&v) {
+                    b.push(b'\'');
+                    b.push(v as u8);
+                    b.push(b'\'');
+                }
+                b.push(b'(');
+                printf::number(&mut b, v, 10, false, false, 0, -1, -1);
+                b.push(b')');
+            }
+            2 | 4 if !(f.size == 4 && env.long_size == 4) => {
+                b.extend_from_slice(b"0x");
+                printf::number(&mut b, v, 16, false, false, 0, -1, -1);
+                b.extend_from_slice(b" (");
+                printf::number(&mut b, v, 10, false, false, 0, -1, -1);
+                b.push(b')');
+            }
+            4 | 8 if f.size == env.long_size => {
+                printf::symbol(&mut b, env.ksyms, v, true, false);
+                b.extend_from_slice(b" (");
+                let sv = crate::format::sext(v, f.size);
+                printf::number(&mut b, sv, 10, true, false, 0, -1, -1);
+                b.push(b')');
+            }
+            8 => {
+                b.extend_from_slice(b"0x");
+                printf::number(&mut b, v, 16, false, false, 0, -1, -1);
+                b.extend_from_slice(b" (");
+                printf::number(&mut b, v, 10, true, false, 0, -1, -1);
+                b.push(b')');
+            }
+            _ => b.extend_from_slice(b"<INVALID-SIZE>"),
+        }
+    }
+    write_bytes(out, &b)
+}
+
+/// Write bytes through `fmt::Write`; invalid UTF-8 becomes U+FFFD.
+pub fn write_bytes(out: &mut dyn fmt::Write, mut b: &[u8]) -> Result<(), RenderError> {
+    let werr = |_| RenderError { what: "output write failed" };
+    loop {
+        match core::str::from_utf8(b) {
+            Ok(s) => return out.write_str(s).map_err(werr),
+            Err(e) => {
+                let (ok, rest) = b.split_at(e.valid_up_to());
+                out.write_str(core::str::from_utf8(ok).unwrap_or("")).map_err(werr)?;
+                out.write_char('\u{fffd}').map_err(werr)?;
+                let skip = e.error_len().unwrap_or(rest.len()).max(1);
+                b = &rest[skip.min(rest.len())..];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

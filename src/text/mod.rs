@@ -1,4 +1,142 @@
-//! Text output. `kernel`: what the kernel's own `trace` file prints.
-//! `tracecmd`: what `trace-cmd report` prints.
+//! Text output. `kernel`: exactly what the kernel's own `trace` file prints
+//! for the same ring buffer (header block, context columns, the tracers' own
+//! printers, syscalls, function_graph). A `tracecmd` style is another issue.
 //!
-//! OWNER: the `text` work.
+//! Decoders write into `core::fmt::Write`, which only takes `str`. Ring
+//! buffer text (trace_marker, comm) is bytes, not always UTF-8: a byte that
+//! is not part of valid UTF-8 goes out as the private-use char
+//! U+F700+byte, and the std edge ([`raw_byte`]) turns it back into the byte,
+//! so the output stays byte-identical to the kernel's.
+
+pub mod cmdlines;
+pub mod env;
+pub mod funcgraph;
+pub mod kernel;
+pub mod opts;
+pub mod syscalls;
+pub mod tracecmd;
+#[cfg(test)]
+mod tests;
+
+use core::fmt::{self, Write};
+
+pub use cmdlines::Cmdlines;
+pub use kernel::{Classes, HeaderInfo, Kernel};
+pub use opts::Opts;
+
+/// One record of the merged stream: the CPU it came from, its absolute
+/// timestamp in trace-clock units, and the event payload (starting at
+/// `common_type`; may carry the ring's up-to-3-byte padding at the end).
+#[derive(Clone, Copy)]
+pub struct Rec<'a> {
+    pub cpu: u32,
+    pub ts: u64,
+    pub data: &'a [u8],
+}
+
+/// A kernel symbol for an address: what `kallsyms_lookup()` answers.
+#[derive(Clone, Copy)]
+pub struct Sym<'a> {
+    pub name: &'a str,
+    /// Start address of the symbol.
+    pub addr: u64,
+    /// Size as kallsyms reckons it (distance to the next symbol); 0 if unknown.
+    pub size: u64,
+    pub module: Option<&'a str>,
+}
+
+/// How the generic (print fmt) rendering of one record went.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Rendered {
+    /// Printed with the event's print fmt.
+    Ok,
+    /// The interpreter could not evaluate it; `name=value` fields were
+    /// printed instead (counted in `ftcat --stat`).
+    Fallback,
+}
+
+/// What the printers need from the rest of the decoding core: symbols, the
+/// print fmt interpreter and trace_printk formats. ftcat implements it over
+/// the `format`/`printfmt`/`ksyms` modules; tests implement it by hand.
+pub trait Env {
+    fn sym(&self, addr: u64) -> Option<Sym<'_>>;
+    /// Render the body of event `id` (what follows `name: `) with its
+    /// print fmt, newline not included.
+    fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error>;
+    /// trace_printk's binary form: `fmt` is the kernel address of the format
+    /// string (printk_formats), `args` the packed argument words.
+    fn bprint(&self, fmt_addr: u64, args: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error>;
+    /// A string in kernel memory named by address (bputs, `const char *`
+    /// fields): known only through printk_formats.
+    fn kstr(&self, addr: u64) -> Option<&str>;
+}
+
+/// Private-use base for bytes that are not valid UTF-8 (see module docs).
+pub const RAW_BASE: u32 = 0xF700;
+
+/// Write bytes as the kernel would (`%s` of a buffer), up to the first NUL.
+pub fn put_bytes(out: &mut dyn Write, b: &[u8]) -> fmt::Result {
+    let b = match b.iter().position(|&c| c == 0) {
+        Some(n) => &b[..n],
+        None => b,
+    };
+    put_all(out, b)
+}
+
+/// Like [`put_bytes`] but NULs included (they are not string ends here).
+pub fn put_all(out: &mut dyn Write, mut b: &[u8]) -> fmt::Result {
+    while !b.is_empty() {
+        match core::str::from_utf8(b) {
+            Ok(s) => return out.write_str(s),
+            Err(e) => {
+                let good = e.valid_up_to();
+                // SAFETY-free: from_utf8 vouched for the first `good` bytes.
+                if let Ok(s) = core::str::from_utf8(&b[..good]) {
+                    out.write_str(s)?;
+                }
+                let bad = e.error_len().unwrap_or(b.len() - good);
+                for &c in &b[good..good + bad] {
+                    out.write_char(char::from_u32(RAW_BASE + c as u32).unwrap_or('?'))?;
+                }
+                b = &b[good + bad..];
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The byte a char stands for at the std edge: Some(byte) for the
+/// private-use escapes of [`put_all`], None for an ordinary char.
+#[inline]
+pub fn raw_byte(c: char) -> Option<u8> {
+    let v = c as u32;
+    if (RAW_BASE + 0x80..=RAW_BASE + 0xff).contains(&v) {
+        Some((v - RAW_BASE) as u8)
+    } else {
+        None
+    }
+}
+
+/// Spaces, without a format string.
+pub fn pad(out: &mut dyn Write, n: usize) -> fmt::Result {
+    const SP: &str = "                                                                ";
+    let mut n = n;
+    while n > 0 {
+        let k = n.min(SP.len());
+        out.write_str(&SP[..k])?;
+        n -= k;
+    }
+    Ok(())
+}
+
+/// Does a clock count nanoseconds (TRACE_FILE_TIME_IN_NS)? Counter-style
+/// clocks print raw counts instead of `secs.usecs`.
+pub fn clock_in_ns(clock: &str) -> bool {
+    !matches!(clock, "counter" | "uptime" | "x86-tsc" | "ppc-tb" | "arm64-cntvct" | "arch-counter")
+}
+
+/// `ns2usecs()` rounds to the nearest microsecond before splitting.
+#[inline]
+pub fn ns2usecs(ns: u64) -> u64 {
+    ns.wrapping_add(500) / 1000
+}

@@ -1,4 +1,883 @@
 //! trace.dat files (trace-cmd's format, versions 6 and 7): reader (OWNER: the
 //! `dat` work) and writer (`write.rs`, OWNER: the `rec` work).
+//!
+//! The reader follows trace-cmd's Documentation/trace-cmd/trace-cmd.dat.v6.5
+//! and .v7.5 texts (lib/trace-cmd/trace-input.c settles the details):
+//!
+//! ```text
+//! "\x17\x08\x44tracing" "6\0"|"7\0" endian:u8 long_size:u8 page_size:u32
+//! v6: header_page, header_event, ftrace formats, event formats, kallsyms,
+//!     printk formats, cmdlines, cpus:u32, ["options  \0" options... 0:u16],
+//!     "flyrecord\0" { offset:u64 size:u64 } per CPU
+//! v7: "zstd\0" "version\0" options_offset:u64, then sections anywhere, each
+//!     { id:u16 flags:u16 string:u32 size:u64 } (flag 1 = compressed); the
+//!     OPTIONS sections chain through their DONE option; HEADER_INFO etc.
+//!     options point at the other sections; each BUFFER option names a
+//!     flyrecord section and its per-CPU data (compressed in chunks).
+//! ```
+//! All numbers are in the file's endianness; the kernel's `long` comes from
+//! header_page's commit field, not from the host.
+//!
+//! Metadata (formats, kallsyms, cmdlines) is loaded at open; trace data is
+//! never loaded whole: [`CpuPages`] reads one page (or one compressed chunk)
+//! at a time through [`ReadAt`], so memory stays flat however large the file.
 
+pub mod pages;
 pub mod write;
+#[cfg(test)]
+mod tests;
+#[cfg(feature = "zstd")]
+mod zstd;
+
+use crate::cursor::{Cursor, Endian, Eof};
+use crate::ring::{self, PageLayout};
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+pub use pages::CpuPages;
+
+/// Positional reads at the edge: a file via pread, a buffer in memory.
+/// `read_at` may return fewer bytes than asked only at the end of the data.
+pub trait ReadAt {
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize, IoError>;
+}
+
+/// An I/O failure below the reader, as an errno (0 when there is none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoError(pub i32);
+
+impl ReadAt for [u8] {
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize, IoError> {
+        let Ok(off) = usize::try_from(off) else { return Ok(0) };
+        let Some(src) = self.get(off..) else { return Ok(0) };
+        let n = src.len().min(buf.len());
+        buf[..n].copy_from_slice(&src[..n]);
+        Ok(n)
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize, IoError> {
+        self.as_slice().read_at(off, buf)
+    }
+}
+
+/// Why reading failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// The read-at source failed with this errno.
+    Io(i32),
+    /// The data ends early: `want` bytes at `at`, the file has fewer.
+    Truncated { at: u64, want: u64 },
+    /// Not a trace.dat file.
+    BadMagic,
+    /// A version this reader does not know.
+    Version(u32),
+    /// A compression algorithm this build cannot decode.
+    Compression(String),
+    /// A compressed block did not decompress to its stated size.
+    Decompress,
+    /// Something inconsistent, described.
+    Corrupt(&'static str),
+    /// A ring-buffer page could not be decoded.
+    Page(ring::Error),
+}
+
+/// A reading error: which part of the file, where, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub section: &'static str,
+    pub offset: u64,
+    pub reason: Reason,
+}
+
+impl Error {
+    pub(crate) fn new(section: &'static str, offset: u64, reason: Reason) -> Error {
+        Error { section, offset, reason }
+    }
+    fn corrupt(section: &'static str, offset: u64, what: &'static str) -> Error {
+        Error { section, offset, reason: Reason::Corrupt(what) }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at offset {}: ", self.section, self.offset)?;
+        match &self.reason {
+            Reason::Io(e) => write!(f, "read error (errno {})", e),
+            Reason::Truncated { at, want } => write!(f, "file truncated (need {} bytes at offset {})", want, at),
+            Reason::BadMagic => f.write_str("not a trace.dat file (bad magic)"),
+            Reason::Version(v) => write!(f, "unsupported trace.dat version {}", v),
+            Reason::Compression(c) => write!(f, "unsupported compression '{}'", c),
+            Reason::Decompress => f.write_str("compressed data is corrupt"),
+            Reason::Corrupt(w) => f.write_str(w),
+            Reason::Page(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+/// Read exactly `buf.len()` bytes at `off`, or say where the data ended.
+pub(crate) fn read_exact(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> Result<(), Error> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = file
+            .read_at(off + done as u64, &mut buf[done..])
+            .map_err(|e| Error::new(section, off + done as u64, Reason::Io(e.0)))?;
+        if n == 0 {
+            return Err(Error::new(section, off, Reason::Truncated { at: off, want: buf.len() as u64 }));
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// Largest single metadata block we agree to allocate (kallsyms of a
+/// distribution kernel is ~15 MB): a corrupt size fails, it does not OOM.
+const MAX_BLOCK: u64 = 1 << 30;
+
+fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> Result<Vec<u8>, Error> {
+    if len > MAX_BLOCK {
+        return Err(Error::corrupt(section, off, "implausible size"));
+    }
+    let mut v = vec![0u8; len as usize];
+    read_exact(file, section, off, &mut v)?;
+    Ok(v)
+}
+
+fn text(b: &[u8]) -> String {
+    // Format files and kallsyms are ASCII; a stray byte must not lose the rest.
+    let b = match b.iter().position(|&c| c == 0) {
+        Some(n) if b[n..].iter().all(|&c| c == 0) => &b[..n],
+        _ => b,
+    };
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// One event format file, in file order (the `ftrace` system first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Format {
+    pub system: String,
+    pub text: String,
+}
+
+/// Where one CPU's raw data sits in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuData {
+    pub cpu: u32,
+    pub offset: u64,
+    /// Bytes in the file (for compressed data: the compressed size).
+    pub size: u64,
+}
+
+/// One ring buffer: the top level (name "") or an instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    pub name: String,
+    /// The trace clock of this buffer (v7; v6 files have only the global one).
+    pub clock: Option<String>,
+    pub page_size: u32,
+    /// Data is in zstd chunks (v7 with compression).
+    pub compressed: bool,
+    /// A latency-format (text) buffer: no pages to read.
+    pub latency: bool,
+    pub cpus: Vec<CpuData>,
+}
+
+/// The options a recording carries (unknown ones are skipped).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// CPUCOUNT: CPUs of the traced system.
+    pub cpu_count: Option<u32>,
+    /// TRACECLOCK: the `trace_clock` file, e.g. `[local] global counter ...`.
+    pub trace_clock: Option<String>,
+    pub uname: Option<String>,
+    /// VERSION: the recorder's version string.
+    pub version: Option<String>,
+    /// CPUSTAT: one `per_cpu/cpuN/stats` text per CPU, in file order.
+    pub cpustat: Vec<String>,
+    /// DATE: offset between trace time and wall time, as recorded.
+    pub date: Option<String>,
+    /// OFFSET: a fixed offset added to each timestamp, as recorded.
+    pub offset: Option<String>,
+    /// TSC2NSEC: (mult, shift, offset).
+    pub tsc2nsec: Option<(u32, u32, u64)>,
+    pub trace_id: Option<u64>,
+    /// PROCMAPS text.
+    pub procmaps: Option<String>,
+    /// SAVED_TGIDS-style pid→tgid text when a recorder stored one (the
+    /// options trace-cmd knows have no such table; kept for writers that add it).
+    pub tgids: Option<String>,
+}
+
+impl Options {
+    /// The selected clock of `trace_clock` text (`[local] global` → `local`).
+    pub fn clock(&self) -> Option<&str> {
+        let t = self.trace_clock.as_deref()?;
+        let s = t.find('[')?;
+        let e = t[s..].find(']')?;
+        Some(&t[s + 1..s + e])
+    }
+}
+
+// Option ids (trace-cmd-private.h, enum tracecmd_option_id).
+const OPT_DONE: u16 = 0;
+const OPT_DATE: u16 = 1;
+const OPT_CPUSTAT: u16 = 2;
+const OPT_BUFFER: u16 = 3;
+const OPT_TRACECLOCK: u16 = 4;
+const OPT_UNAME: u16 = 5;
+const OPT_OFFSET: u16 = 7;
+const OPT_CPUCOUNT: u16 = 8;
+const OPT_VERSION: u16 = 9;
+const OPT_PROCMAPS: u16 = 10;
+const OPT_TRACEID: u16 = 11;
+const OPT_TSC2NSEC: u16 = 14;
+const OPT_HEADER_INFO: u16 = 16;
+const OPT_FTRACE_EVENTS: u16 = 17;
+const OPT_EVENT_FORMATS: u16 = 18;
+const OPT_KALLSYMS: u16 = 19;
+const OPT_PRINTK: u16 = 20;
+const OPT_CMDLINES: u16 = 21;
+const OPT_BUFFER_TEXT: u16 = 22;
+/// Not a trace-cmd option: ftbox's own pid→tgid table (saved_tgids text).
+pub const OPT_SAVED_TGIDS: u16 = 0x4654; // "FT"
+
+const SEC_FL_COMPRESS: u16 = 1;
+
+/// An open trace.dat: metadata in memory, trace data read on demand.
+pub struct TraceDat<'f> {
+    file: &'f dyn ReadAt,
+    pub version: u32,
+    pub endian: Endian,
+    /// The user-space long size written in the file header.
+    pub long_size: u8,
+    /// The host page size written in the file header.
+    pub page_size: u32,
+    /// v7: compression algorithm name and version ("none" when not compressed).
+    pub compression: String,
+    pub compression_version: String,
+    pub header_page: String,
+    pub header_event: String,
+    pub formats: Vec<Format>,
+    pub kallsyms: String,
+    pub printk: String,
+    pub cmdlines: String,
+    pub options: Options,
+    /// The top-level buffer first (when the file has one), then instances.
+    pub buffers: Vec<Buffer>,
+    /// The file is damaged past its metadata (a v7 file cut before its
+    /// trailing options): what could be read is here, the buffers may have
+    /// been recovered; report this after the records.
+    pub damage: Option<Error>,
+    layout: PageLayout,
+}
+
+struct Parser<'f> {
+    file: &'f dyn ReadAt,
+    endian: Endian,
+    /// v6 walks the file sequentially from here.
+    pos: u64,
+}
+
+impl<'f> Parser<'f> {
+    fn bytes(&mut self, section: &'static str, n: usize) -> Result<Vec<u8>, Error> {
+        let v = read_vec(self.file, section, self.pos, n as u64)?;
+        self.pos += n as u64;
+        Ok(v)
+    }
+    fn u16(&mut self, s: &'static str) -> Result<u16, Error> {
+        let b = self.bytes(s, 2)?;
+        Ok(self.endian.u16([b[0], b[1]]))
+    }
+    fn u32(&mut self, s: &'static str) -> Result<u32, Error> {
+        let b = self.bytes(s, 4)?;
+        Ok(self.endian.u32([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self, s: &'static str) -> Result<u64, Error> {
+        let b = self.bytes(s, 8)?;
+        Ok(self.endian.u64([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+    }
+    /// A NUL-terminated string, read in small steps.
+    fn cstr(&mut self, s: &'static str) -> Result<String, Error> {
+        let start = self.pos;
+        let mut out = Vec::new();
+        let mut buf = [0u8; 64];
+        loop {
+            let n = self.file.read_at(self.pos, &mut buf).map_err(|e| Error::new(s, self.pos, Reason::Io(e.0)))?;
+            if n == 0 {
+                return Err(Error::new(s, start, Reason::Truncated { at: self.pos, want: 1 }));
+            }
+            if let Some(z) = buf[..n].iter().position(|&c| c == 0) {
+                out.extend_from_slice(&buf[..z]);
+                self.pos += z as u64 + 1;
+                return Ok(text(&out));
+            }
+            out.extend_from_slice(&buf[..n]);
+            self.pos += n as u64;
+            if out.len() > 4096 {
+                return Err(Error::corrupt(s, start, "unterminated string"));
+            }
+        }
+    }
+}
+
+/// Errors from a cursor over an in-memory section, mapped to the section
+/// and its file offset.
+fn eof(section: &'static str, base: u64) -> impl Fn(Eof) -> Error {
+    move |e| Error::new(section, base + e.at as u64, Reason::Truncated { at: base + e.at as u64, want: e.want as u64 })
+}
+
+fn cstring(c: &mut Cursor, section: &'static str, base: u64) -> Result<String, Error> {
+    c.cstr().map(text).map_err(eof(section, base))
+}
+
+impl<'f> TraceDat<'f> {
+    /// Read the header and all metadata of a trace.dat file.
+    pub fn open(file: &'f dyn ReadAt) -> Result<TraceDat<'f>, Error> {
+        let mut head = [0u8; 10];
+        read_exact(file, "file header", 0, &mut head)?;
+        if &head != b"\x17\x08\x44tracing" {
+            return Err(Error::new("file header", 0, Reason::BadMagic));
+        }
+        let mut p = Parser { file, endian: Endian::Little, pos: 10 };
+        let vs = p.cstr("file header")?;
+        let version: u32 = vs.parse().map_err(|_| Error::corrupt("file header", 10, "bad version string"))?;
+        if version != 6 && version != 7 {
+            return Err(Error::new("file header", 10, Reason::Version(version)));
+        }
+        let eb = p.bytes("file header", 2)?;
+        let endian = match eb[0] {
+            0 => Endian::Little,
+            1 => Endian::Big,
+            _ => return Err(Error::corrupt("file header", p.pos - 2, "bad endianness byte")),
+        };
+        p.endian = endian;
+        let long_size = eb[1];
+        if long_size != 4 && long_size != 8 {
+            return Err(Error::corrupt("file header", p.pos - 1, "long size is neither 4 nor 8"));
+        }
+        let page_size = p.u32("file header")?;
+        if !(256..=(1 << 24)).contains(&page_size) {
+            return Err(Error::corrupt("file header", p.pos - 4, "implausible page size"));
+        }
+        let mut td = TraceDat {
+            file,
+            version,
+            endian,
+            long_size,
+            page_size,
+            compression: String::from("none"),
+            compression_version: String::new(),
+            header_page: String::new(),
+            header_event: String::new(),
+            formats: Vec::new(),
+            kallsyms: String::new(),
+            printk: String::new(),
+            cmdlines: String::new(),
+            options: Options::default(),
+            buffers: Vec::new(),
+            damage: None,
+            layout: PageLayout::new(endian, long_size, page_size),
+        };
+        if version == 6 {
+            td.read_v6(&mut p)?;
+        } else {
+            td.read_v7(&mut p)?;
+        }
+        td.layout = PageLayout::parse(&td.header_page, &td.header_event, endian, page_size)
+            .map_err(|e| Error::new("header info", 0, Reason::Page(e)))?;
+        Ok(td)
+    }
+
+    /// The page layout of `buffer` (its own sub-buffer size).
+    pub fn layout(&self, buffer: &Buffer) -> PageLayout {
+        let mut l = self.layout;
+        if buffer.page_size != 0 {
+            l.page_size = buffer.page_size;
+        }
+        l
+    }
+
+    /// The top-level buffer, if the file has one.
+    pub fn top(&self) -> Option<&Buffer> {
+        self.buffers.iter().find(|b| b.name.is_empty())
+    }
+
+    /// A buffer by instance name ("" = top level).
+    pub fn buffer(&self, name: &str) -> Option<&Buffer> {
+        self.buffers.iter().find(|b| b.name == name)
+    }
+
+    /// One page at a time of one CPU of `buffer`.
+    pub fn cpu_pages(&self, buffer: &Buffer, cpu: &CpuData) -> CpuPages<'f> {
+        CpuPages::new(self.file, self.endian, self.layout(buffer).page_size, buffer.compressed, *cpu)
+    }
+
+    /// Page streams for every CPU of `buffer`, in file order.
+    pub fn all_cpu_pages(&self, buffer: &Buffer) -> Vec<CpuPages<'f>> {
+        buffer.cpus.iter().map(|c| self.cpu_pages(buffer, c)).collect()
+    }
+
+    // ---- v6 ----
+
+    fn read_v6(&mut self, p: &mut Parser) -> Result<(), Error> {
+        let start = p.pos;
+        let hdr = read_header_info(p.file, p.endian, start, None)?;
+        p.pos = start + hdr.2;
+        self.header_page = hdr.0;
+        self.header_event = hdr.1;
+        let start = p.pos;
+        let (f, used) = read_ftrace_formats(p.file, p.endian, start)?;
+        self.formats = f;
+        p.pos = start + used;
+        let start = p.pos;
+        let used = read_event_formats(p.file, p.endian, start, &mut self.formats)?;
+        p.pos = start + used;
+        let n = p.u32("kallsyms")?;
+        self.kallsyms = text(&p.bytes("kallsyms", n as usize)?);
+        let n = p.u32("printk formats")?;
+        self.printk = text(&p.bytes("printk formats", n as usize)?);
+        let n = p.u64("cmdlines")?;
+        if n > MAX_BLOCK {
+            return Err(Error::corrupt("cmdlines", p.pos, "implausible size"));
+        }
+        self.cmdlines = text(&p.bytes("cmdlines", n as usize)?);
+        let cpus = p.u32("cpu count")?;
+        let mut instances: Vec<(String, u64)> = Vec::new();
+        let kind = p.bytes("options", 10)?;
+        let kind = if kind.starts_with(b"options") {
+            self.read_options_v6(p, &mut instances)?;
+            p.bytes("options", 10)?
+        } else {
+            kind
+        };
+        let cpus = self.options.cpu_count.unwrap_or(cpus);
+        let top = read_flyrecord_v6(p, &kind, cpus, self.page_size, String::new())?;
+        self.buffers.push(top);
+        for (name, off) in instances {
+            let mut q = Parser { file: p.file, endian: p.endian, pos: off };
+            let mut kind = q.bytes("buffer", 10)?;
+            if kind.starts_with(b"options") {
+                // Instance headers may carry their own options; skip them.
+                let mut skip = Vec::new();
+                let mut sink = Options::default();
+                read_options_v6_into(&mut q, &mut sink, &mut skip)?;
+                kind = q.bytes("buffer", 10)?;
+            }
+            self.buffers.push(read_flyrecord_v6(&mut q, &kind, cpus, self.page_size, name)?);
+        }
+        Ok(())
+    }
+
+    fn read_options_v6(&mut self, p: &mut Parser, instances: &mut Vec<(String, u64)>) -> Result<(), Error> {
+        read_options_v6_into(p, &mut self.options, instances)
+    }
+
+    // ---- v7 ----
+
+    fn read_v7(&mut self, p: &mut Parser) -> Result<(), Error> {
+        self.compression = p.cstr("compression header")?;
+        self.compression_version = p.cstr("compression header")?;
+        let mut next = p.u64("file header")?;
+        let mut sections: Vec<(u16, u64)> = Vec::new();
+        let mut seen = 0;
+        // End of the first options section: trace-cmd writes the flyrecord
+        // section right after it, which recovery relies on.
+        let mut first_end = 0;
+        while next != 0 {
+            seen += 1;
+            let r = if seen > 1024 {
+                Err(Error::corrupt("options", next, "options sections loop"))
+            } else {
+                self.section(next, "options").and_then(|(id, data, base)| {
+                    if id != OPT_DONE {
+                        return Err(Error::corrupt("options", next, "section is not an options section"));
+                    }
+                    if first_end == 0 {
+                        first_end = next + 16 + data_len_in_file(self.file, self.endian, next);
+                    }
+                    self.parse_options_v7(&data, base, &mut sections)
+                })
+            };
+            match r {
+                Ok(n) => next = n,
+                // The first section carries the metadata: without it there is nothing.
+                Err(e) if seen == 1 => return Err(e),
+                // A later one (trace-cmd writes the BUFFER options after the
+                // data) is lost when the file is cut: keep what was read.
+                Err(e) => {
+                    self.damage = Some(e);
+                    break;
+                }
+            }
+        }
+        for &(id, off) in &sections {
+            match id {
+                OPT_HEADER_INFO => {
+                    let (_, data, base) = self.section(off, "header info")?;
+                    let h = read_header_info(&data, self.endian, 0, Some(base))?;
+                    self.header_page = h.0;
+                    self.header_event = h.1;
+                }
+                OPT_FTRACE_EVENTS => {
+                    let (_, data, base) = self.section(off, "ftrace formats")?;
+                    let (f, _) = read_ftrace_formats(&data, self.endian, 0).map_err(|e| rebase(e, base))?;
+                    let mut f = f;
+                    f.append(&mut self.formats);
+                    self.formats = f;
+                }
+                OPT_EVENT_FORMATS => {
+                    let (_, data, base) = self.section(off, "event formats")?;
+                    read_event_formats(&data, self.endian, 0, &mut self.formats).map_err(|e| rebase(e, base))?;
+                }
+                OPT_KALLSYMS | OPT_PRINTK => {
+                    let name = if id == OPT_KALLSYMS { "kallsyms" } else { "printk formats" };
+                    let (_, data, base) = self.section(off, name)?;
+                    let mut c = Cursor::new(&data, self.endian);
+                    let n = c.u32().map_err(eof(name, base))?;
+                    let t = text(c.bytes(n as usize).map_err(eof(name, base))?);
+                    if id == OPT_KALLSYMS {
+                        self.kallsyms = t;
+                    } else {
+                        self.printk = t;
+                    }
+                }
+                OPT_CMDLINES => {
+                    let (_, data, base) = self.section(off, "cmdlines")?;
+                    let mut c = Cursor::new(&data, self.endian);
+                    let n = c.u64().map_err(eof("cmdlines", base))?;
+                    let b = usize::try_from(n).ok().and_then(|n| c.bytes(n).ok());
+                    let b = b.ok_or_else(|| Error::new("cmdlines", base, Reason::Truncated { at: base + 8, want: n }))?;
+                    self.cmdlines = text(b);
+                }
+                _ => {}
+            }
+        }
+        if self.header_page.is_empty() {
+            return Err(Error::corrupt("header info", 0, "file has no HEADER_INFO section"));
+        }
+        if self.buffers.is_empty() && self.damage.is_some() {
+            if let Some(b) = self.recover_buffer(first_end) {
+                self.buffers.push(b);
+            }
+        }
+        // The top-level buffer first: callers default to it.
+        if let Some(i) = self.buffers.iter().position(|b| b.name.is_empty()) {
+            let b = self.buffers.remove(i);
+            self.buffers.insert(0, b);
+        }
+        Ok(())
+    }
+
+    /// A cut file lost its BUFFER option: find the top-level flyrecord
+    /// section after the first options section and walk its per-CPU zstd
+    /// chunk lists, which say where each CPU's data ends (each CPU starts on
+    /// a page boundary). Uncompressed data does not say where a CPU ends, so
+    /// only a single-CPU file is recovered then.
+    fn recover_buffer(&self, at: u64) -> Option<Buffer> {
+        let mut p = Parser { file: self.file, endian: self.endian, pos: at };
+        let id = p.u16("buffer section").ok()?;
+        let flags = p.u16("buffer section").ok()?;
+        let _ = p.u32("buffer section").ok()?;
+        let size = p.u64("buffer section").ok()?;
+        if id != OPT_BUFFER {
+            return None;
+        }
+        let ncpu = self.options.cpu_count?;
+        let ps = self.page_size as u64;
+        let align = |v: u64| v.div_ceil(ps) * ps;
+        let compressed = flags & SEC_FL_COMPRESS != 0;
+        let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, cpus: Vec::new() };
+        let mut off = align(p.pos);
+        if !compressed {
+            if ncpu == 1 {
+                b.cpus.push(CpuData { cpu: 0, offset: off, size: (p.pos + size).saturating_sub(off) });
+                return Some(b);
+            }
+            return None;
+        }
+        for cpu in 0..ncpu.min(1 << 12) {
+            let mut q = Parser { file: self.file, endian: self.endian, pos: off };
+            let mut end = Some(());
+            if let Ok(n) = q.u32("cpu data") {
+                for _ in 0..n {
+                    match q.u32("cpu data").and_then(|z| q.u32("cpu data").map(|_| z)) {
+                        Ok(z) => q.pos += z as u64,
+                        Err(_) => {
+                            end = None;
+                            break;
+                        }
+                    }
+                }
+            } else {
+                end = None;
+            }
+            match end {
+                Some(()) => {
+                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off });
+                    off = align(q.pos);
+                }
+                None => {
+                    // Cut inside this CPU: read what is there, then report the cut.
+                    b.cpus.push(CpuData { cpu, offset: off, size: u64::MAX - off });
+                    break;
+                }
+            }
+        }
+        Some(b)
+    }
+
+    /// Read a v7 section at `off`: its id, its (decompressed) data and the
+    /// file offset of the data (for error messages).
+    fn section(&self, off: u64, name: &'static str) -> Result<(u16, Vec<u8>, u64), Error> {
+        let mut p = Parser { file: self.file, endian: self.endian, pos: off };
+        let id = p.u16(name)?;
+        let flags = p.u16(name)?;
+        let _desc = p.u32(name)?;
+        let size = p.u64(name)?;
+        let base = p.pos;
+        if flags & SEC_FL_COMPRESS == 0 {
+            return Ok((id, read_vec(self.file, name, base, size)?, base));
+        }
+        let zsize = p.u32(name)?;
+        let usize_ = p.u32(name)?;
+        let z = read_vec(self.file, name, p.pos, zsize as u64)?;
+        let data = self.decompress(name, base, &z, usize_ as usize)?;
+        Ok((id, data, base))
+    }
+
+    fn decompress(&self, name: &'static str, off: u64, z: &[u8], size: usize) -> Result<Vec<u8>, Error> {
+        decompress(&self.compression, name, off, z, size)
+    }
+
+    /// One v7 options section; returns the offset of the next one (0 = last).
+    fn parse_options_v7(&mut self, data: &[u8], base: u64, sections: &mut Vec<(u16, u64)>) -> Result<u64, Error> {
+        let s = "options";
+        let mut c = Cursor::new(data, self.endian);
+        loop {
+            let at = base + c.pos() as u64;
+            let id = c.u16().map_err(eof(s, base))?;
+            let size = c.u32().map_err(eof(s, base))?;
+            let d = c.bytes(size as usize).map_err(eof(s, base))?;
+            let mut oc = Cursor::new(d, self.endian);
+            match id {
+                OPT_DONE => return oc.u64().map_err(eof(s, at)),
+                OPT_BUFFER | OPT_BUFFER_TEXT => {
+                    let off = oc.u64().map_err(eof(s, at))?;
+                    let name = cstring(&mut oc, s, at)?;
+                    let clock = cstring(&mut oc, s, at)?;
+                    let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, cpus: Vec::new() };
+                    if id == OPT_BUFFER {
+                        b.page_size = oc.u32().map_err(eof(s, at))?;
+                        if !(256..=(1 << 24)).contains(&b.page_size) {
+                            return Err(Error::corrupt("BUFFER option", at, "implausible sub-buffer size"));
+                        }
+                        let n = oc.u32().map_err(eof(s, at))?;
+                        if n as usize > d.len() / 20 {
+                            return Err(Error::corrupt("BUFFER option", at, "CPU count larger than the option"));
+                        }
+                        for _ in 0..n {
+                            let cpu = oc.u32().map_err(eof(s, at))?;
+                            let offset = oc.u64().map_err(eof(s, at))?;
+                            let size = oc.u64().map_err(eof(s, at))?;
+                            b.cpus.push(CpuData { cpu, offset, size });
+                        }
+                    }
+                    // The flyrecord section header says whether the data is compressed.
+                    let mut p = Parser { file: self.file, endian: self.endian, pos: off };
+                    let _id = p.u16("buffer section")?;
+                    let flags = p.u16("buffer section")?;
+                    b.compressed = flags & SEC_FL_COMPRESS != 0;
+                    if b.compressed {
+                        check_compression(&self.compression, "buffer section", off)?;
+                    }
+                    self.buffers.push(b);
+                }
+                OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS | OPT_PRINTK | OPT_CMDLINES => {
+                    sections.push((id, oc.u64().map_err(eof(s, at))?));
+                }
+                _ => apply_common_option(&mut self.options, id, d, self.endian),
+            }
+        }
+    }
+}
+
+/// The size field of the section header at `off` (0 when unreadable).
+fn data_len_in_file(file: &dyn ReadAt, e: Endian, off: u64) -> u64 {
+    let mut p = Parser { file, endian: e, pos: off + 8 };
+    p.u64("options").unwrap_or(0)
+}
+
+fn rebase(mut e: Error, base: u64) -> Error {
+    e.offset += base;
+    if let Reason::Truncated { at, .. } = &mut e.reason {
+        *at += base;
+    }
+    e
+}
+
+/// Options with the same meaning in v6 and v7.
+fn apply_common_option(o: &mut Options, id: u16, d: &[u8], e: Endian) {
+    let mut c = Cursor::new(d, e);
+    match id {
+        OPT_DATE => o.date = Some(text(d)),
+        OPT_CPUSTAT => o.cpustat.push(text(d)),
+        OPT_TRACECLOCK => o.trace_clock = Some(text(d)),
+        OPT_UNAME => o.uname = Some(text(d)),
+        OPT_OFFSET => o.offset = Some(text(d)),
+        OPT_CPUCOUNT => o.cpu_count = c.u32().ok(),
+        OPT_VERSION => o.version = Some(text(d)),
+        OPT_PROCMAPS => o.procmaps = Some(text(d)),
+        OPT_TRACEID => o.trace_id = c.u64().ok(),
+        OPT_TSC2NSEC => {
+            if let (Ok(m), Ok(s), Ok(off)) = (c.u32(), c.u32(), c.u64()) {
+                o.tsc2nsec = Some((m, s, off));
+            }
+        }
+        OPT_SAVED_TGIDS => o.tgids = Some(text(d)),
+        _ => {}
+    }
+}
+
+fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(String, u64)>) -> Result<(), Error> {
+    let mut n = 0;
+    loop {
+        let at = p.pos;
+        let id = p.u16("options")?;
+        if id == OPT_DONE {
+            return Ok(());
+        }
+        n += 1;
+        if n > 1 << 20 {
+            return Err(Error::corrupt("options", at, "too many options"));
+        }
+        let size = p.u32("options")?;
+        let d = p.bytes("options", size as usize)?;
+        if id == OPT_BUFFER {
+            let mut c = Cursor::new(&d, p.endian);
+            let off = c.u64().map_err(eof("BUFFER option", at))?;
+            let name = cstring(&mut c, "BUFFER option", at)?;
+            instances.push((name, off));
+        } else {
+            apply_common_option(o, id, &d, p.endian);
+        }
+    }
+}
+
+/// After "flyrecord\0" (or "latency  \0"): the per-CPU offsets and sizes.
+fn read_flyrecord_v6(p: &mut Parser, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Result<Buffer, Error> {
+    let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, cpus: Vec::new() };
+    if kind.starts_with(b"latency") {
+        b.latency = true;
+        return Ok(b);
+    }
+    if !kind.starts_with(b"flyrecord") {
+        return Err(Error::corrupt("flyrecord", p.pos - 10, "expected \"flyrecord\" or \"latency\""));
+    }
+    if cpus > 1 << 16 {
+        return Err(Error::corrupt("flyrecord", p.pos, "implausible CPU count"));
+    }
+    for cpu in 0..cpus {
+        let offset = p.u64("flyrecord")?;
+        let size = p.u64("flyrecord")?;
+        b.cpus.push(CpuData { cpu, offset, size });
+    }
+    Ok(b)
+}
+
+/// "header_page\0" size:u64 text "header_event\0" size:u64 text; returns
+/// both texts and the bytes used. `base` rebases offsets for in-memory data.
+fn read_header_info(file: &dyn ReadAt, e: Endian, start: u64, base: Option<u64>) -> Result<(String, String, u64), Error> {
+    let s = "header info";
+    let mut p = Parser { file, endian: e, pos: start };
+    let re = |err: Error| match base {
+        Some(b) => rebase(err, b),
+        None => err,
+    };
+    let tag = p.bytes(s, 12).map_err(re)?;
+    if &tag[..] != b"header_page\0" {
+        return Err(re(Error::corrupt(s, start, "missing \"header_page\"")));
+    }
+    let n = p.u64(s).map_err(re)?;
+    if n > 1 << 20 {
+        return Err(re(Error::corrupt(s, p.pos, "implausible header_page size")));
+    }
+    let hp = text(&p.bytes(s, n as usize).map_err(re)?);
+    let at = p.pos;
+    let tag = p.bytes(s, 13).map_err(re)?;
+    if &tag[..] != b"header_event\0" {
+        return Err(re(Error::corrupt(s, at, "missing \"header_event\"")));
+    }
+    let n = p.u64(s).map_err(re)?;
+    if n > 1 << 20 {
+        return Err(re(Error::corrupt(s, p.pos, "implausible header_event size")));
+    }
+    let he = text(&p.bytes(s, n as usize).map_err(re)?);
+    Ok((hp, he, p.pos - start))
+}
+
+/// count:u32 then { size:u64 text } — the `ftrace` system's formats.
+fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> Result<(Vec<Format>, u64), Error> {
+    let s = "ftrace formats";
+    let mut p = Parser { file, endian: e, pos: start };
+    let n = p.u32(s)?;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let len = p.u64(s)?;
+        if len > 1 << 24 {
+            return Err(Error::corrupt(s, p.pos, "implausible format size"));
+        }
+        v.push(Format { system: String::from("ftrace"), text: text(&p.bytes(s, len as usize)?) });
+    }
+    Ok((v, p.pos - start))
+}
+
+/// systems:u32 then { name\0 count:u32 { size:u64 text } }.
+fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Format>) -> Result<u64, Error> {
+    let s = "event formats";
+    let mut p = Parser { file, endian: e, pos: start };
+    let systems = p.u32(s)?;
+    for _ in 0..systems {
+        let system = p.cstr(s)?;
+        let n = p.u32(s)?;
+        for _ in 0..n {
+            let len = p.u64(s)?;
+            if len > 1 << 24 {
+                return Err(Error::corrupt(s, p.pos, "implausible format size"));
+            }
+            out.push(Format { system: system.clone(), text: text(&p.bytes(s, len as usize)?) });
+        }
+    }
+    Ok(p.pos - start)
+}
+
+fn check_compression(name: &str, section: &'static str, off: u64) -> Result<(), Error> {
+    if name == "zstd" && cfg!(feature = "zstd") {
+        Ok(())
+    } else {
+        Err(Error::new(section, off, Reason::Compression(String::from(name))))
+    }
+}
+
+/// Decompress one block of the file's algorithm to exactly `size` bytes.
+pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> Result<Vec<u8>, Error> {
+    check_compression(algo, section, off)?;
+    if size as u64 > MAX_BLOCK {
+        return Err(Error::corrupt(section, off, "implausible uncompressed size"));
+    }
+    #[cfg(feature = "zstd")]
+    {
+        let mut out = vec![0u8; size];
+        match zstd::decode(z, &mut out) {
+            Some(n) if n == size => Ok(out),
+            _ => Err(Error::new(section, off, Reason::Decompress)),
+        }
+    }
+    #[cfg(not(feature = "zstd"))]
+    {
+        let _ = z;
+        Err(Error::new(section, off, Reason::Compression(String::from(algo))))
+    }
+}

@@ -1,1 +1,759 @@
 //! trace.dat writer (versions 6 and 7, uncompressed). OWNER: the `rec` work.
+//!
+//! No I/O here: [`layout`] turns the collected metadata and the size of each
+//! CPU's raw data into a list of [`Seg`]ments. Concatenated in order they are
+//! the file: byte runs built here, and holes of known length that the caller
+//! fills with the raw ring-buffer pages it recorded (from temp files, with
+//! `copy_file_range`, without ever holding them in memory).
+//!
+//! Layout (the order trace-cmd 3.x writes, so its reader and ours agree):
+//! - v6: header, header_page/header_event, ftrace formats, event formats,
+//!   kallsyms, printk_formats, saved_cmdlines, CPU count, `options  `,
+//!   `flyrecord` with per-CPU (offset, size) and `[clock]`, page-aligned data;
+//!   each instance adds its own `flyrecord` block after, found by a BUFFER option.
+//! - v7: header with the offset of the first options section, then sections
+//!   (id, flags, description string id, size) back to back to the end of the
+//!   file — readers walk them in order to find the strings section, so every
+//!   byte after the header belongs to some section, padding included.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// Option and section ids (trace-cmd's `enum tracecmd_file_options`).
+pub mod opt {
+    pub const DONE: u16 = 0;
+    pub const DATE: u16 = 1;
+    pub const CPUSTAT: u16 = 2;
+    pub const BUFFER: u16 = 3;
+    pub const TRACECLOCK: u16 = 4;
+    pub const UNAME: u16 = 5;
+    pub const HOOK: u16 = 6;
+    pub const OFFSET: u16 = 7;
+    pub const CPUCOUNT: u16 = 8;
+    pub const VERSION: u16 = 9;
+    pub const PROCMAPS: u16 = 10;
+    pub const TRACEID: u16 = 11;
+    pub const STRINGS: u16 = 15;
+    pub const HEADER_INFO: u16 = 16;
+    pub const FTRACE_EVENTS: u16 = 17;
+    pub const EVENT_FORMATS: u16 = 18;
+    pub const KALLSYMS: u16 = 19;
+    pub const PRINTK: u16 = 20;
+    pub const CMDLINES: u16 = 21;
+}
+
+/// One recorded ring buffer: the top level (`name` empty) or an instance.
+pub struct Buffer {
+    pub name: String,
+    /// The selected trace clock, without brackets ("local", "mono", ...).
+    pub clock: String,
+    /// Sub-buffer ("page") size of this buffer's raw data.
+    pub page_size: u32,
+    /// Byte length of each CPU's raw data, indexed by CPU (0 = nothing recorded).
+    pub cpu_sizes: Vec<u64>,
+}
+
+/// Everything that goes into the file besides the raw pages.
+pub struct Meta {
+    /// 6 or 7.
+    pub version: u32,
+    pub big_endian: bool,
+    /// Size of a user-space `long` on the recording machine (4 or 8).
+    pub long_size: u8,
+    /// The host page size, written in the file header.
+    pub page_size: u32,
+    pub header_page: Vec<u8>,
+    pub header_event: Vec<u8>,
+    /// events/ftrace/*/format contents.
+    pub ftrace_formats: Vec<Vec<u8>>,
+    /// (system name, format files of its events).
+    pub systems: Vec<(String, Vec<Vec<u8>>)>,
+    pub kallsyms: Vec<u8>,
+    pub printk_formats: Vec<u8>,
+    pub cmdlines: Vec<u8>,
+    /// Number of CPUs of the machine.
+    pub cpus: u32,
+    /// Plain options written as they are (TRACECLOCK, UNAME, VERSION, CPUSTAT, ...).
+    /// The writer adds CPUCOUNT, BUFFER and the section offsets itself.
+    pub options: Vec<(u16, Vec<u8>)>,
+    /// `buffers[0]` is the top level (name ""), the rest instances.
+    pub buffers: Vec<Buffer>,
+}
+
+/// A piece of the output file.
+pub enum Seg {
+    Bytes(Vec<u8>),
+    /// The raw data of `buffers[buffer]`, CPU `cpu`: exactly `len` bytes.
+    Data { buffer: usize, cpu: usize, len: u64 },
+}
+
+/// Appends numbers in the file's byte order and tracks the absolute offset.
+struct Out {
+    segs: Vec<Seg>,
+    cur: Vec<u8>,
+    /// Offset of `cur[0]` in the file.
+    base: u64,
+    be: bool,
+}
+
+impl Out {
+    fn pos(&self) -> u64 {
+        self.base + self.cur.len() as u64
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.cur.extend_from_slice(b);
+    }
+    fn u16(&mut self, v: u16) {
+        self.bytes(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+    }
+    fn u32(&mut self, v: u32) {
+        self.bytes(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+    }
+    fn u64(&mut self, v: u64) {
+        self.bytes(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+    }
+    fn cstr(&mut self, s: &[u8]) {
+        self.bytes(s);
+        self.cur.push(0);
+    }
+    fn enc64(&self, v: u64) -> [u8; 8] {
+        if self.be {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    /// Overwrite 8 bytes written earlier (still in `cur`) at absolute offset `at`.
+    fn patch64(&mut self, at: u64, v: u64) {
+        let b = self.enc64(v);
+        let i = (at - self.base) as usize;
+        self.cur[i..i + 8].copy_from_slice(&b);
+    }
+    fn pad_to(&mut self, align: u64) {
+        let p = self.pos();
+        let n = (align - p % align) % align;
+        self.cur.resize(self.cur.len() + n as usize, 0);
+    }
+    fn data(&mut self, buffer: usize, cpu: usize, len: u64) {
+        let cur = core::mem::take(&mut self.cur);
+        self.base += cur.len() as u64;
+        if !cur.is_empty() {
+            self.segs.push(Seg::Bytes(cur));
+        }
+        self.segs.push(Seg::Data { buffer, cpu, len });
+        self.base += len;
+    }
+    fn finish(mut self) -> Vec<Seg> {
+        if !self.cur.is_empty() {
+            self.segs.push(Seg::Bytes(self.cur));
+        }
+        self.segs
+    }
+}
+
+/// v7 sections: the header with a size placeholder, patched by `end`.
+struct Sections {
+    strings: Vec<u8>,
+}
+
+impl Sections {
+    fn begin(&mut self, o: &mut Out, id: u16, desc: &str) -> u64 {
+        let sid = self.strings.len() as u32;
+        self.strings.extend_from_slice(desc.as_bytes());
+        self.strings.push(0);
+        o.u16(id);
+        o.u16(0); // flags: not compressed
+        o.u32(sid);
+        let at = o.pos();
+        o.u64(0);
+        at
+    }
+    /// Sizes of sections holding CPU data are computed, not patched (the
+    /// placeholder may already be in an emitted segment).
+    fn end(o: &mut Out, at: u64) {
+        let size = o.pos() - at - 8;
+        o.patch64(at, size);
+    }
+}
+
+fn header(o: &mut Out, m: &Meta) {
+    o.bytes(&[0x17, 0x08, 0x44]);
+    o.bytes(b"tracing");
+    if m.version >= 7 {
+        o.bytes(b"7\0");
+    } else {
+        o.bytes(b"6\0");
+    }
+    o.bytes(&[m.big_endian as u8, m.long_size]);
+    o.u32(m.page_size);
+}
+
+fn headers_body(o: &mut Out, m: &Meta) {
+    o.cstr(b"header_page");
+    o.u64(m.header_page.len() as u64);
+    o.bytes(&m.header_page);
+    o.cstr(b"header_event");
+    o.u64(m.header_event.len() as u64);
+    o.bytes(&m.header_event);
+}
+
+fn ftrace_body(o: &mut Out, m: &Meta) {
+    o.u32(m.ftrace_formats.len() as u32);
+    for f in &m.ftrace_formats {
+        o.u64(f.len() as u64);
+        o.bytes(f);
+    }
+}
+
+fn events_body(o: &mut Out, m: &Meta) {
+    o.u32(m.systems.len() as u32);
+    for (name, evs) in &m.systems {
+        o.cstr(name.as_bytes());
+        o.u32(evs.len() as u32);
+        for f in evs {
+            o.u64(f.len() as u64);
+            o.bytes(f);
+        }
+    }
+}
+
+fn sized32(o: &mut Out, b: &[u8]) {
+    o.u32(b.len() as u32);
+    o.bytes(b);
+}
+
+fn option(o: &mut Out, id: u16, data: &[u8]) {
+    o.u16(id);
+    o.u32(data.len() as u32);
+    o.bytes(data);
+}
+
+/// The file as segments. `buffers[i].cpu_sizes[c]` must equal the number of
+/// bytes the caller will supply for `Seg::Data { buffer: i, cpu: c }`.
+pub fn layout(m: &Meta) -> Vec<Seg> {
+    let mut o = Out { segs: Vec::new(), cur: Vec::new(), base: 0, be: m.big_endian };
+    header(&mut o, m);
+    if m.version >= 7 {
+        layout_v7(&mut o, m);
+    } else {
+        layout_v6(&mut o, m);
+    }
+    o.finish()
+}
+
+fn layout_v6(o: &mut Out, m: &Meta) {
+    headers_body(o, m);
+    ftrace_body(o, m);
+    events_body(o, m);
+    sized32(o, &m.kallsyms);
+    sized32(o, &m.printk_formats);
+    o.u64(m.cmdlines.len() as u64);
+    o.bytes(&m.cmdlines);
+    o.u32(m.cpus);
+    o.bytes(b"options  \0");
+    for (id, data) in &m.options {
+        option(o, *id, data);
+    }
+    // Instances: BUFFER option = offset of its "flyrecord" block + name,
+    // patched once the block's place is known.
+    let mut patch = Vec::new();
+    for b in m.buffers.iter().skip(1) {
+        o.u16(opt::BUFFER);
+        o.u32(8 + b.name.len() as u32 + 1);
+        patch.push(o.pos());
+        o.u64(0);
+        o.cstr(b.name.as_bytes());
+        let n = b.cpu_sizes.len() as u32;
+        if n != m.cpus {
+            option(o, opt::CPUCOUNT, &if m.big_endian { n.to_be_bytes() } else { n.to_le_bytes() });
+        }
+    }
+    o.u16(opt::DONE);
+    // Each block's place follows from the sizes: patch the instances' BUFFER
+    // options (still in the unemitted run) before any data goes out.
+    let mut at = o.pos();
+    for (i, b) in m.buffers.iter().enumerate() {
+        if i > 0 {
+            o.patch64(patch[i - 1], at);
+        }
+        at = flyrecord_v6_plan(b, at).1;
+    }
+    for (i, b) in m.buffers.iter().enumerate() {
+        flyrecord_v6(o, b, i);
+    }
+}
+
+fn clock_v6(b: &Buffer) -> Vec<u8> {
+    let mut s = Vec::new();
+    s.push(b'[');
+    s.extend_from_slice(b.clock.as_bytes());
+    s.push(b']');
+    s
+}
+
+/// Offsets of each CPU's data and the end of a v6 block starting at `start`.
+fn flyrecord_v6_plan(b: &Buffer, start: u64) -> (Vec<u64>, u64) {
+    let ps = u64::from(b.page_size.max(1));
+    let mut off = start + 10 + 16 * b.cpu_sizes.len() as u64 + 8 + clock_v6(b).len() as u64;
+    let mut offs = Vec::with_capacity(b.cpu_sizes.len());
+    for &len in &b.cpu_sizes {
+        off = off.div_ceil(ps) * ps;
+        offs.push(off);
+        off += len;
+    }
+    (offs, off)
+}
+
+/// v6 `flyrecord` block: offsets are known in advance because sizes are.
+fn flyrecord_v6(o: &mut Out, b: &Buffer, index: usize) {
+    let (offs, _) = flyrecord_v6_plan(b, o.pos());
+    o.bytes(b"flyrecord\0");
+    for (c, &len) in b.cpu_sizes.iter().enumerate() {
+        o.u64(offs[c]);
+        o.u64(len);
+    }
+    let clock = clock_v6(b);
+    o.u64(clock.len() as u64);
+    o.bytes(&clock);
+    let ps = u64::from(b.page_size.max(1));
+    for (c, &len) in b.cpu_sizes.iter().enumerate() {
+        o.pad_to(ps);
+        if len > 0 {
+            o.data(index, c, len);
+        }
+    }
+}
+
+fn layout_v7(o: &mut Out, m: &Meta) {
+    o.cstr(b"none");
+    o.cstr(b"");
+    let opts_at = o.pos();
+    o.u64(0);
+    let mut s = Sections { strings: Vec::new() };
+    let mut refs: Vec<(u16, u64)> = Vec::new();
+
+    let at = s.begin(o, opt::HEADER_INFO, "headers");
+    refs.push((opt::HEADER_INFO, at - 8));
+    headers_body(o, m);
+    Sections::end(o, at);
+
+    let at = s.begin(o, opt::FTRACE_EVENTS, "ftrace events");
+    refs.push((opt::FTRACE_EVENTS, at - 8));
+    ftrace_body(o, m);
+    Sections::end(o, at);
+
+    let at = s.begin(o, opt::EVENT_FORMATS, "events format");
+    refs.push((opt::EVENT_FORMATS, at - 8));
+    events_body(o, m);
+    Sections::end(o, at);
+
+    let at = s.begin(o, opt::KALLSYMS, "kallsyms");
+    refs.push((opt::KALLSYMS, at - 8));
+    sized32(o, &m.kallsyms);
+    Sections::end(o, at);
+
+    let at = s.begin(o, opt::PRINTK, "printk");
+    refs.push((opt::PRINTK, at - 8));
+    sized32(o, &m.printk_formats);
+    Sections::end(o, at);
+
+    let at = s.begin(o, opt::CMDLINES, "command lines");
+    refs.push((opt::CMDLINES, at - 8));
+    o.u64(m.cmdlines.len() as u64);
+    o.bytes(&m.cmdlines);
+    Sections::end(o, at);
+
+    // The options section is written before the data, so its offsets into
+    // the data sections are computed from the sizes.
+    let opt_start = o.pos();
+    o.patch64(opts_at, opt_start);
+    let at = s.begin(o, opt::DONE, "options");
+    for &(id, off) in &refs {
+        option(o, id, &o.enc64(off));
+    }
+    let cpus = if m.big_endian { m.cpus.to_be_bytes() } else { m.cpus.to_le_bytes() };
+    option(o, opt::CPUCOUNT, &cpus);
+    for (id, data) in &m.options {
+        option(o, *id, data);
+    }
+    // BUFFER options need the data offsets: compute the whole data layout
+    // first. Each buffer section header is 16 bytes and starts where the
+    // previous one ended; the description id is allocated now.
+    let mut descs = Vec::new();
+    for b in &m.buffers {
+        let mut d = String::from("buffer flyrecord ");
+        d.push_str(&b.name);
+        descs.push(d);
+    }
+    let buffer_opt_len = |b: &Buffer| -> u64 {
+        let k = b.cpu_sizes.iter().filter(|&&l| l > 0).count() as u64;
+        8 + b.name.len() as u64 + 1 + b.clock.len() as u64 + 1 + 4 + 4 + 20 * k
+    };
+    let opts_len: u64 = m.buffers.iter().map(|b| 6 + buffer_opt_len(b)).sum::<u64>() + 6 + 8;
+    let mut pos = o.pos() + opts_len;
+    let mut plans = Vec::new();
+    for b in &m.buffers {
+        let sec = pos;
+        let ps = u64::from(b.page_size.max(1));
+        let mut p = sec + 16;
+        let mut offs = Vec::new();
+        for &len in &b.cpu_sizes {
+            p = p.div_ceil(ps) * ps;
+            offs.push(p);
+            p += len;
+        }
+        plans.push((sec, offs, p));
+        pos = p;
+    }
+    for (b, (sec, offs, _)) in m.buffers.iter().zip(&plans) {
+        let mut d = Vec::new();
+        d.extend_from_slice(&o.enc64(*sec));
+        d.extend_from_slice(b.name.as_bytes());
+        d.push(0);
+        d.extend_from_slice(b.clock.as_bytes());
+        d.push(0);
+        let e32 = |v: u32| if m.big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+        d.extend_from_slice(&e32(b.page_size));
+        let k = b.cpu_sizes.iter().filter(|&&l| l > 0).count() as u32;
+        d.extend_from_slice(&e32(k));
+        for (c, &len) in b.cpu_sizes.iter().enumerate() {
+            if len > 0 {
+                d.extend_from_slice(&e32(c as u32));
+                d.extend_from_slice(&o.enc64(offs[c]));
+                d.extend_from_slice(&o.enc64(len));
+            }
+        }
+        option(o, opt::BUFFER, &d);
+    }
+    // DONE: no further options section.
+    option(o, opt::DONE, &o.enc64(0));
+    Sections::end(o, at);
+
+    for (i, (b, (_, _, end))) in m.buffers.iter().zip(&plans).enumerate() {
+        let sid = s.strings.len() as u32;
+        s.strings.extend_from_slice(descs[i].as_bytes());
+        s.strings.push(0);
+        let sec = o.pos();
+        o.u16(opt::BUFFER);
+        o.u16(0);
+        o.u32(sid);
+        o.u64(end - sec - 16);
+        let ps = u64::from(b.page_size.max(1));
+        for (c, &len) in b.cpu_sizes.iter().enumerate() {
+            o.pad_to(ps);
+            if len > 0 {
+                o.data(i, c, len);
+            }
+        }
+    }
+
+    // Strings last: the description of the strings section itself included.
+    let sid = s.strings.len() as u32;
+    s.strings.extend_from_slice(b"strings\0");
+    o.u16(opt::STRINGS);
+    o.u16(0);
+    o.u32(sid);
+    o.u64(s.strings.len() as u64);
+    o.bytes(&s.strings);
+}
+
+/// What a scan of raw ring-buffer pages found.
+#[derive(Default)]
+pub struct PageStats {
+    pub pages: u64,
+    /// Data events (not padding or time stamps).
+    pub events: u64,
+    /// Pages whose header says events were lost before them.
+    pub lost_flags: u64,
+    /// Sum of the lost-event counts stored on pages (when the kernel stored one).
+    pub lost_events: u64,
+    /// Pages that could not be walked (bad commit or event length).
+    pub bad_pages: u64,
+}
+
+const MISSED_EVENTS: u64 = 1 << 31;
+const MISSED_STORED: u64 = 1 << 30;
+
+/// Walk raw pages (`page_size` each, header = u64 timestamp + `long_size`
+/// commit) and call `seen(type_id)` for every data event's `common_type`.
+/// Never panics on bad data: a page that does not parse is counted and skipped.
+pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, mut seen: impl FnMut(u16)) -> PageStats {
+    let mut st = PageStats::default();
+    if page_size == 0 || !(long_size == 4 || long_size == 8) {
+        return st;
+    }
+    let rd = |b: &[u8], at: usize, n: usize| -> Option<u64> {
+        let s = b.get(at..at.checked_add(n)?)?;
+        let mut v = 0u64;
+        for i in 0..n {
+            let byte = if be { s[i] } else { s[n - 1 - i] };
+            v = (v << 8) | u64::from(byte);
+        }
+        Some(v)
+    };
+    let hdr = 8 + long_size;
+    for page in data.chunks(page_size) {
+        st.pages += 1;
+        let Some(commit) = rd(page, 8, long_size) else {
+            st.bad_pages += 1;
+            continue;
+        };
+        let flags = commit & (MISSED_EVENTS | MISSED_STORED);
+        let len = (commit & 0x3fff_ffff) as usize;
+        if flags & MISSED_EVENTS != 0 {
+            st.lost_flags += 1;
+            if flags & MISSED_STORED != 0 {
+                st.lost_events += rd(page, hdr + len, long_size).unwrap_or(0);
+            }
+        }
+        let Some(body) = page.get(hdr..hdr.saturating_add(len)) else {
+            st.bad_pages += 1;
+            continue;
+        };
+        let mut i = 0usize;
+        while i + 4 <= body.len() {
+            let Some(h) = rd(body, i, 4) else { break };
+            let type_len = (if be { h >> 27 } else { h & 0x1f }) as u32;
+            let delta = if be { h & 0x07ff_ffff } else { h >> 5 };
+            let size = match type_len {
+                29 => {
+                    if delta == 0 {
+                        break; // the rest of the page is padding
+                    }
+                    match rd(body, i + 4, 4) {
+                        Some(l) => 4 + l as usize,
+                        None => break,
+                    }
+                }
+                30 | 31 => 8,
+                0 => match rd(body, i + 4, 4) {
+                    Some(l) if l >= 4 => {
+                        if let Some(id) = rd(body, i + 8, 2) {
+                            st.events += 1;
+                            seen(id as u16);
+                        }
+                        4 + l as usize
+                    }
+                    _ => {
+                        st.bad_pages += 1;
+                        break;
+                    }
+                },
+                n => {
+                    if let Some(id) = rd(body, i + 4, 2) {
+                        st.events += 1;
+                        seen(id as u16);
+                    }
+                    4 + 4 * n as usize
+                }
+            };
+            i += (size + 3) & !3;
+        }
+    }
+    st
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn meta(version: u32, sizes: Vec<Vec<u64>>) -> Meta {
+        let names = ["", "inst"];
+        Meta {
+            version,
+            big_endian: false,
+            long_size: 8,
+            page_size: 4096,
+            header_page: b"hp".to_vec(),
+            header_event: b"he".to_vec(),
+            ftrace_formats: vec![b"f1".to_vec(), b"f22".to_vec()],
+            systems: vec![(String::from("sched"), vec![b"s1".to_vec()])],
+            kallsyms: b"k".to_vec(),
+            printk_formats: b"p".to_vec(),
+            cmdlines: b"1 init\n".to_vec(),
+            cpus: 2,
+            options: vec![(opt::UNAME, b"Linux\0".to_vec())],
+            buffers: sizes
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| Buffer { name: String::from(names[i]), clock: String::from("local"), page_size: 4096, cpu_sizes: s })
+                .collect(),
+        }
+    }
+
+    /// The file, with CPU data filled with a byte naming (buffer, cpu).
+    fn render(m: &Meta) -> Vec<u8> {
+        let mut f = Vec::new();
+        for s in layout(m) {
+            match s {
+                Seg::Bytes(b) => f.extend_from_slice(&b),
+                Seg::Data { buffer, cpu, len } => {
+                    assert_eq!(len, m.buffers[buffer].cpu_sizes[cpu]);
+                    f.resize(f.len() + len as usize, (0x10 * (buffer + 1) + cpu) as u8);
+                }
+            }
+        }
+        f
+    }
+
+    fn u16_at(f: &[u8], i: usize) -> u16 {
+        u16::from_le_bytes([f[i], f[i + 1]])
+    }
+    fn u32_at(f: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(f[i..i + 4].try_into().unwrap())
+    }
+    fn u64_at(f: &[u8], i: usize) -> u64 {
+        u64::from_le_bytes(f[i..i + 8].try_into().unwrap())
+    }
+
+    #[test]
+    fn v7_sections_tile_the_file_and_buffers_point_at_the_data() {
+        let m = meta(7, vec![vec![8192, 0], vec![4096, 12288]]);
+        let f = render(&m);
+        assert_eq!(&f[..12], b"\x17\x08\x44tracing7\0");
+        assert_eq!((f[12], f[13], u32_at(&f, 14)), (0, 8, 4096));
+        assert_eq!(&f[18..24], b"none\0\0");
+        let opts = u64_at(&f, 24) as usize;
+        // Sections back to back up to the end: what trace-cmd's string
+        // lookup walks.
+        let mut at = 32;
+        let mut ids = Vec::new();
+        while at < f.len() {
+            ids.push((u16_at(&f, at), at));
+            at += 16 + u64_at(&f, at + 8) as usize;
+        }
+        assert_eq!(at, f.len());
+        let id_list: Vec<u16> = ids.iter().map(|x| x.0).collect();
+        assert_eq!(id_list, [16, 17, 18, 19, 20, 21, 0, 3, 3, 15]);
+        assert_eq!(ids[6].1, opts);
+        // Walk the options; check each BUFFER's CPU entries.
+        let mut i = opts + 16;
+        let mut buffers = 0;
+        loop {
+            let (id, size) = (u16_at(&f, i), u32_at(&f, i + 2) as usize);
+            let d = &f[i + 6..i + 6 + size];
+            match id {
+                0 => {
+                    assert_eq!(u64_at(d, 0), 0);
+                    break;
+                }
+                16..=21 => assert_eq!(u16_at(&f, u64_at(d, 0) as usize), id),
+                3 => {
+                    let sec = u64_at(d, 0) as usize;
+                    assert_eq!(u16_at(&f, sec), 3);
+                    let name_end = 8 + d[8..].iter().position(|&c| c == 0).unwrap();
+                    let clock_end = name_end + 1 + d[name_end + 1..].iter().position(|&c| c == 0).unwrap();
+                    assert_eq!(&d[name_end + 1..clock_end], b"local");
+                    let mut p = clock_end + 1;
+                    assert_eq!(u32_at(d, p), 4096);
+                    let n = u32_at(d, p + 4) as usize;
+                    p += 8;
+                    for _ in 0..n {
+                        let (cpu, off, len) = (u32_at(d, p) as usize, u64_at(d, p + 4) as usize, u64_at(d, p + 12) as usize);
+                        assert_eq!(off % 4096, 0);
+                        assert_eq!(len as u64, m.buffers[buffers].cpu_sizes[cpu]);
+                        let want = (0x10 * (buffers + 1) + cpu) as u8;
+                        assert!(f[off..off + len].iter().all(|&b| b == want));
+                        p += 20;
+                    }
+                    buffers += 1;
+                }
+                _ => {}
+            }
+            i += 6 + size;
+        }
+        assert_eq!(buffers, 2);
+    }
+
+    #[test]
+    fn v6_offsets_are_aligned_and_instances_found() {
+        let m = meta(6, vec![vec![4096, 8192], vec![0, 4096]]);
+        let f = render(&m);
+        assert_eq!(&f[..12], b"\x17\x08\x44tracing6\0");
+        let mut i = 18;
+        assert_eq!(&f[i..i + 12], b"header_page\0");
+        i += 12 + 8 + 2;
+        assert_eq!(&f[i..i + 13], b"header_event\0");
+        i += 13 + 8 + 2;
+        assert_eq!(u32_at(&f, i), 2);
+        i += 4 + 8 + 2 + 8 + 3;
+        assert_eq!(u32_at(&f, i), 1);
+        i += 4 + 6 + 4 + 8 + 2;
+        assert_eq!(u32_at(&f, i), 1); // kallsyms
+        i += 4 + 1;
+        i += 4 + 1; // printk
+        i += 8 + 7; // cmdlines
+        assert_eq!(u32_at(&f, i), 2);
+        i += 4;
+        assert_eq!(&f[i..i + 10], b"options  \0");
+        i += 10;
+        let mut inst_at = 0;
+        loop {
+            let id = u16_at(&f, i);
+            if id == 0 {
+                i += 2;
+                break;
+            }
+            let size = u32_at(&f, i + 2) as usize;
+            if id == opt::BUFFER {
+                inst_at = u64_at(&f, i + 6) as usize;
+                assert_eq!(&f[i + 14..i + 6 + size], b"inst\0");
+            }
+            i += 6 + size;
+        }
+        for (b, start) in [(0usize, i), (1, inst_at)] {
+            assert_eq!(&f[start..start + 10], b"flyrecord\0");
+            for cpu in 0..2 {
+                let off = u64_at(&f, start + 10 + 16 * cpu) as usize;
+                let len = u64_at(&f, start + 18 + 16 * cpu) as usize;
+                assert_eq!(off % 4096, 0);
+                assert_eq!(len as u64, m.buffers[b].cpu_sizes[cpu]);
+                assert!(f[off..off + len].iter().all(|&x| x == (0x10 * (b + 1) + cpu) as u8));
+            }
+            let clock_len = u64_at(&f, start + 42) as usize;
+            assert_eq!(&f[start + 50..start + 50 + clock_len], b"[local]");
+        }
+    }
+
+    fn page(commit: u64, body: &[u8], lost: Option<u64>) -> Vec<u8> {
+        let mut p = vec![0u8; 256];
+        p[8..16].copy_from_slice(&commit.to_le_bytes());
+        p[16..16 + body.len()].copy_from_slice(body);
+        if let Some(n) = lost {
+            let at = 16 + body.len();
+            p[at..at + 8].copy_from_slice(&n.to_le_bytes());
+        }
+        p
+    }
+
+    #[test]
+    fn scan_counts_events_ids_and_lost_flags() {
+        let mut body = Vec::new();
+        // type_len 2: 8 bytes payload, id 7.
+        body.extend_from_slice(&(2u32 | (5 << 5)).to_le_bytes());
+        body.extend_from_slice(&[7, 0, 0, 0, 0, 0, 0, 0]);
+        // time extend (8 bytes total).
+        body.extend_from_slice(&30u32.to_le_bytes());
+        body.extend_from_slice(&0u32.to_le_bytes());
+        // type_len 0: length word 12 (itself + 8 payload), id 9.
+        body.extend_from_slice(&0u32.to_le_bytes());
+        body.extend_from_slice(&12u32.to_le_bytes());
+        body.extend_from_slice(&[9, 0, 0, 0, 0, 0, 0, 0]);
+        // padding with a length.
+        body.extend_from_slice(&(29u32 | (1 << 5)).to_le_bytes());
+        body.extend_from_slice(&4u32.to_le_bytes());
+        let len = body.len() as u64;
+        let mut data = page(len, &body, None);
+        data.extend(page(len | MISSED_EVENTS | MISSED_STORED, &body, Some(42)));
+        data.extend(page(0x3fff_ffff, &[], None)); // commit beyond the page
+        let mut ids = Vec::new();
+        let st = scan_pages(&data, 256, 8, false, |id| ids.push(id));
+        assert_eq!(ids, [7, 9, 7, 9]);
+        assert_eq!((st.pages, st.events, st.lost_flags, st.lost_events, st.bad_pages), (3, 4, 1, 42, 1));
+        // Truncated input never panics.
+        for n in 0..data.len() {
+            scan_pages(&data[..n], 256, 8, false, |_| {});
+        }
+    }
+}

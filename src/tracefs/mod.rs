@@ -3,6 +3,10 @@
 //! from users (events, systems, instances) are validated before any path is
 //! built, so `..` or `/` can never walk out of the tree.
 
+pub mod events;
+pub mod glob;
+pub mod state;
+
 use rustix::fd::OwnedFd;
 use rustix::fs::{openat, Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -30,7 +34,7 @@ pub struct Error {
 
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.file, io::Error::from_raw_os_error(self.errno.raw_os_error()))?;
+        write!(f, "{}: {}", self.file, errno_str(self.errno))?;
         if let Some(log) = &self.log {
             for line in log.lines() {
                 write!(f, "\n  {line}")?;
@@ -47,14 +51,21 @@ pub type Result<T> = core::result::Result<T, Error>;
 pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
     let bad = name.is_empty()
         || name == "."
-        || name == ".."
         || name.contains("..")
         || name.bytes().any(|b| b == b'/' || b < 0x20 || b == 0x7f);
-    if bad {
-        Err(format!("invalid {kind} name '{}': no '/', '..', NUL or control characters allowed", name.escape_debug()))
-    } else {
-        Ok(())
+    if !bad {
+        return Ok(());
     }
+    // Show control characters as \xNN so the message itself stays one clean line.
+    let mut shown = String::new();
+    for c in name.chars() {
+        if (c as u32) < 0x20 || c as u32 == 0x7f {
+            shown.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            shown.push(c);
+        }
+    }
+    Err(format!("invalid {kind} name '{shown}': no '/', '..', NUL or control characters allowed"))
 }
 
 const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
@@ -69,7 +80,11 @@ fn is_tracefs(fd: &OwnedFd) -> bool {
 
 /// tracefs mount points listed in /proc/mounts.
 fn from_proc_mounts() -> Vec<String> {
-    let text = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let Ok(fd) = openat(CWD, "/proc/mounts", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else {
+        return Vec::new();
+    };
+    let text = read_fd(&fd).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
     text.lines()
         .filter_map(|l| {
             let mut it = l.split_whitespace();
@@ -79,29 +94,54 @@ fn from_proc_mounts() -> Vec<String> {
         .collect()
 }
 
+/// Read an open file to its end.
+fn read_fd(fd: &OwnedFd) -> core::result::Result<Vec<u8>, Errno> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match rustix::io::read(fd, &mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 impl Tracefs {
     /// Find the tracefs mount; mount it on /sys/kernel/tracing when absent and permitted.
     pub fn open() -> core::result::Result<Tracefs, String> {
-        Self::find().or_else(|_| {
-            let target = CANDIDATES[0];
-            rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
-                .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", io::Error::from(e)))?;
-            Self::find()
-        })
+        match Self::search() {
+            Ok(t) => Ok(t),
+            // Mounted but not ours to read: mounting again would not help.
+            Err((msg, true)) => Err(msg),
+            Err((_, false)) => {
+                let target = CANDIDATES[0];
+                rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
+                    .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", errno_str(e)))?;
+                Self::find()
+            }
+        }
     }
 
     /// Find the tracefs mount without trying to mount it.
     pub fn find() -> core::result::Result<Tracefs, String> {
+        Self::search().map_err(|(msg, _)| msg)
+    }
+
+    /// The search behind `find`; the flag says "exists but permission denied".
+    fn search() -> core::result::Result<Tracefs, (String, bool)> {
         let mut seen = Vec::new();
         for p in CANDIDATES.iter().map(|s| String::from(*s)).chain(from_proc_mounts()) {
-            if let Ok(fd) = open_dir(&p) {
-                if is_tracefs(&fd) {
-                    return Ok(Tracefs { dir: fd, mount: p, instance: None });
+            match open_dir(&p) {
+                Ok(fd) if is_tracefs(&fd) => return Ok(Tracefs { dir: fd, mount: p, instance: None }),
+                Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
+                    return Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true));
                 }
+                _ => seen.push(p),
             }
-            seen.push(p);
         }
-        Err(format!("tracefs not found (tried {})", seen.join(", ")))
+        Err((format!("tracefs not found (tried {})", seen.join(", ")), false))
     }
 
     /// The directory fd, for `openat` by other modules.
@@ -138,16 +178,7 @@ impl Tracefs {
     /// Read a whole control file.
     pub fn read(&self, name: &str) -> Result<Vec<u8>> {
         let fd = self.open_file(name, OFlags::RDONLY)?;
-        let mut out = Vec::new();
-        let mut buf = [0u8; 8192];
-        loop {
-            match rustix::io::read(&fd, &mut buf) {
-                Ok(0) => return Ok(out),
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(Errno::INTR) => {}
-                Err(errno) => return Err(Error { file: self.path_of(name), errno, log: None }),
-            }
-        }
+        read_fd(&fd).map_err(|errno| Error { file: self.path_of(name), errno, log: None })
     }
 
     /// Read a control file as text.
@@ -160,7 +191,7 @@ impl Tracefs {
     pub fn write_with(&self, name: &str, data: &[u8], append: bool) -> Result<()> {
         let flags = OFlags::WRONLY | if append { OFlags::APPEND } else { OFlags::TRUNC };
         let fd = self.open_file(name, flags)?;
-        let before = self.error_log_len();
+        let mark = if logs_errors(name) { self.error_log_mark() } else { None };
         let r = loop {
             match rustix::io::write(&fd, data) {
                 Err(Errno::INTR) => continue,
@@ -170,7 +201,7 @@ impl Tracefs {
         match r {
             Ok(_) => Ok(()),
             Err(errno) => {
-                let log = if errno == Errno::INVAL { self.error_log_since(before) } else { None };
+                let log = if errno == Errno::INVAL && logs_errors(name) { self.error_log_since(mark.as_deref()) } else { None };
                 Err(Error { file: self.path_of(name), errno, log })
             }
         }
@@ -184,24 +215,126 @@ impl Tracefs {
         self.write_with(name, data, true)
     }
 
-    /// error_log lives at the top level only; instances share it. Reading it
-    /// through the instance fd works because instances have their own copy
-    /// on recent kernels; fall back to nothing when absent.
-    fn error_log_len(&self) -> usize {
-        self.read("error_log").map(|b| b.len()).unwrap_or(0)
+    /// The last entry header of `error_log` (each entry starts with a
+    /// `[timestamp]` line), so that after a failed write we can show only the
+    /// entries that came after it. Every instance has its own error_log.
+    fn error_log_mark(&self) -> Option<String> {
+        let text = self.read_str("error_log").ok()?;
+        text.lines().rev().find(|l| l.starts_with('[')).map(String::from)
     }
 
-    fn error_log_since(&self, before: usize) -> Option<String> {
-        let all = self.read("error_log").ok()?;
-        let new = all.get(before..).filter(|s| !s.is_empty()).unwrap_or(&all[..]);
-        let text = String::from_utf8_lossy(new);
-        // The last entry: a header line "[ts] subsys: error: ...", then
-        // "  Command: ..." and a caret line. Keep the last few lines.
-        let lines: Vec<&str> = text.lines().collect();
-        if lines.is_empty() {
-            return None;
+    /// The entries appended to `error_log` since `mark`; `None` when the
+    /// kernel logged nothing for this write (many triggers fail silently).
+    fn error_log_since(&self, mark: Option<&str>) -> Option<String> {
+        let all = self.read_str("error_log").ok()?;
+        log_since(&all, mark).map(String::from)
+    }
+
+    /// Names in a directory relative to this tracefs, with "is a directory",
+    /// sorted by name. `.` and `..` are left out.
+    pub fn list_dir(&self, rel: &str) -> Result<Vec<(String, bool)>> {
+        let err = |errno| Error { file: self.path_of(rel), errno, log: None };
+        let fd = self.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY)?;
+        // getdents64 into a stack buffer: no allocation per directory.
+        let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let mut dir = rustix::fs::RawDir::new(&fd, &mut buf);
+        let mut out = Vec::new();
+        while let Some(ent) = dir.next() {
+            let ent = ent.map_err(err)?;
+            let name = ent.file_name().to_string_lossy();
+            if name == "." || name == ".." {
+                continue;
+            }
+            let is_dir = match ent.file_type() {
+                rustix::fs::FileType::Directory => true,
+                // Filesystems without d_type: ask.
+                rustix::fs::FileType::Unknown => rustix::fs::statat(&fd, ent.file_name(), rustix::fs::AtFlags::empty())
+                    .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory),
+                _ => false,
+            };
+            out.push((name.into_owned(), is_dir));
         }
-        let start = lines.len().saturating_sub(3);
-        Some(lines[start..].join("\n"))
+        // Insertion sort: directories here are small, and one hand-written
+        // loop is far smaller than the generic std sort.
+        for i in 1..out.len() {
+            let mut j = i;
+            while j > 0 && out[j - 1].0 > out[j].0 {
+                out.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Does a control file exist here? (Kernels differ in what they build in:
+    /// no `snapshot` without CONFIG_TRACER_SNAPSHOT, no `set_graph_function`
+    /// without the graph tracer.)
+    pub fn exists(&self, name: &str) -> bool {
+        rustix::fs::accessat(&self.dir, name, rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
+    }
+}
+
+/// The entries of an `error_log` text after the one whose header is `mark`.
+fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
+    let new = match mark {
+        // The log keeps a bounded number of entries, so the old mark may
+        // have rotated out; then everything present is newer.
+        Some(m) => match all.rfind(m) {
+            Some(at) => &all[at + m.len()..],
+            None => all,
+        },
+        None => all,
+    };
+    // Keep only entries (from a header line on), never a stray tail of
+    // the old entry (whose command may itself contain '[').
+    let at = if new.starts_with('[') { 0 } else { new.find("\n[")? + 1 };
+    let new = new[at..].trim_end();
+    (!new.is_empty()).then_some(new)
+}
+
+/// Files whose writes the kernel may explain in `error_log`.
+fn logs_errors(name: &str) -> bool {
+    name.ends_with("filter") || name.ends_with("trigger") || name.ends_with("_events")
+}
+
+/// An errno as words, without std's " (os error N)" suffix.
+pub fn errno_str(e: Errno) -> String {
+    let mut s = std::string::ToString::to_string(&io::Error::from_raw_os_error(e.raw_os_error()));
+    if let Some(at) = s.find(" (os error") {
+        s.truncate(at);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const E1: &str = "[  1.000000] event filter parse error: error: Field not found\n  Command: a [x] == 1\n          ^\n";
+    const E2: &str = "[  2.000000] event filter parse error: error: Invalid value\n  Command: b >< 3\n          ^\n";
+
+    #[test]
+    fn error_log_tail() {
+        let both = std::format!("{E1}{E2}");
+        assert_eq!(log_since(&both, Some("[  1.000000] event filter parse error: error: Field not found")), Some(E2.trim_end()));
+        assert_eq!(log_since(E1, Some("[  1.000000] event filter parse error: error: Field not found")), None);
+        assert_eq!(log_since(E1, None), Some(E1.trim_end()));
+        assert_eq!(log_since("", None), None);
+        // The mark rotated out: everything is new.
+        assert_eq!(log_since(E2, Some("[  0.5] gone")), Some(E2.trim_end()));
+    }
+
+    #[test]
+    fn names() {
+        for ok in ["sched", "sched_switch", "my-inst.1", "*", "sched_*"] {
+            assert!(check_name("event", ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "x..y", "a\0b", "a\nb", "a\x7fb"] {
+            assert!(check_name("event", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            check_name("instance", "a\nb").unwrap_err(),
+            "invalid instance name 'a\\x0ab': no '/', '..', NUL or control characters allowed"
+        );
     }
 }

@@ -1,0 +1,138 @@
+//! `ftctl reset`: put one tracefs directory back to boot defaults, as
+//! `trace-cmd reset` does. Every step is tried even when an earlier one
+//! fails; function-tracing files the kernel refuses (EPERM) or lacks are
+//! skipped, since there is nothing to undo in them.
+
+use super::{fs, kb, note, Args, Ctx};
+use crate::cli::{Error, Result};
+use crate::tracefs::{events, state, Tracefs};
+use rustix::io::Errno;
+use std::format;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
+    let all = a.has("-a");
+    if all && c.inst.is_some() {
+        crate::usage_err!("reset: -a removes every instance; it does not go with -B");
+    }
+    let buf = a.val("-b").map(kb).transpose()?;
+    let mut errs: Vec<String> = Vec::new();
+    reset(c.t(), c.inst.is_some(), buf, &mut errs);
+    if all {
+        match c.top.list_dir("instances") {
+            Ok(list) => {
+                for (name, _) in list.into_iter().filter(|(_, d)| *d) {
+                    let rel = format!("instances/{name}");
+                    if let Err(e) = rustix::fs::unlinkat(c.top.dir(), rel.as_str(), rustix::fs::AtFlags::REMOVEDIR) {
+                        errs.push(format!("removing instance '{name}': {}", crate::tracefs::errno_str(e)));
+                    }
+                }
+            }
+            Err(e) => errs.push(fs(e).to_string()),
+        }
+    }
+    match errs.pop() {
+        None => Ok(()),
+        Some(last) => {
+            for e in &errs {
+                note(e);
+            }
+            Err(Error::Fail(last))
+        }
+    }
+}
+
+/// Reset one directory, collecting failures in `errs`.
+pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut Vec<String>) {
+    // Stop first so nothing is recorded half-way through.
+    step(errs, t.write("tracing_on", b"0"));
+    step(errs, t.write("current_tracer", b"nop"));
+    step(errs, t.write("events/enable", b"0"));
+    match events::all_events(t) {
+        Ok(all) => {
+            // "0" in a system's filter drops the filters of all its events.
+            let mut last = "";
+            for e in &all {
+                if e.system != last {
+                    last = &e.system;
+                    optional(errs, t.write(&format!("events/{last}/filter"), b"0"));
+                }
+                let f = e.path("trigger");
+                match t.read_str(&f) {
+                    Ok(s) if !state::trigger_lines(&s).is_empty() => step(errs, state::clear_triggers(t, &f)),
+                    Ok(_) => {}
+                    Err(e) => optional(errs, Err(e)),
+                }
+            }
+        }
+        Err(e) => errs.push(e),
+    }
+    for f in ["set_event_pid", "set_event_notrace_pid"] {
+        step(errs, t.write(f, b""));
+    }
+    // Function tracing files: absent or refused on many kernels.
+    for f in [
+        "set_ftrace_pid",
+        "set_ftrace_notrace_pid",
+        "set_ftrace_filter",
+        "set_ftrace_notrace",
+        "set_graph_function",
+        "set_graph_notrace",
+    ] {
+        optional(errs, t.write(f, b""));
+    }
+    optional(errs, t.write("max_graph_depth", b"0"));
+    step(errs, t.write("trace_clock", b"local"));
+    match state::cpus(t) {
+        Ok(cpus) if !cpus.is_empty() => {
+            let mask = state::cpumask(&cpus);
+            if !t.read_str("tracing_cpumask").is_ok_and(|m| state::same_cpumask(&m, &mask)) {
+                step(errs, t.write("tracing_cpumask", mask.as_bytes()));
+            }
+        }
+        Ok(_) => {}
+        Err(e) => step(errs, Err(e)),
+    }
+    match state::options(t) {
+        Ok(opts) => {
+            for (name, on) in opts {
+                let def = state::option_default(&name, instance);
+                if on != def {
+                    let r = t.write(&format!("options/{name}"), if def { b"1" } else { b"0" });
+                    if name.starts_with("func") {
+                        optional(errs, r);
+                    } else {
+                        step(errs, r);
+                    }
+                }
+            }
+        }
+        Err(e) => step(errs, Err(e)),
+    }
+    if let Some(kb) = buf_kb {
+        step(errs, t.write("buffer_size_kb", kb.to_string().as_bytes()));
+    }
+    if t.exists("snapshot") {
+        step(errs, t.write("snapshot", b"0"));
+    }
+    // Opening `trace` for writing with O_TRUNC empties every CPU's buffer.
+    step(errs, t.write("trace", b""));
+    // An old error would otherwise show in every later status.
+    optional(errs, t.write("error_log", b""));
+    step(errs, t.write("tracing_on", b"1"));
+}
+
+fn step(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
+    if let Err(e) = r {
+        errs.push(fs(e).to_string());
+    }
+}
+
+/// A step the kernel may not support or permit.
+fn optional(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
+    match r {
+        Err(e) if e.errno == Errno::PERM || e.errno == Errno::NOENT => {}
+        r => step(errs, r),
+    }
+}

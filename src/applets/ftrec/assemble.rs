@@ -1,0 +1,402 @@
+//! Turn the per-CPU temp files into a trace.dat: collect the metadata
+//! (headers, the formats of every system that appears in the data, kallsyms,
+//! printk formats, saved_cmdlines, per-CPU stats), lay the file out with
+//! `tracedat::write`, then write it, copying the raw pages with
+//! copy_file_range and punching them out of the temp files as they go, so a
+//! nearly full disk still has room for the result.
+
+use crate::tracedat::write::{self, opt, Buffer, Meta, Seg};
+use crate::tracefs::Tracefs;
+use rustix::fd::OwnedFd;
+use rustix::io::Errno;
+use std::format;
+use std::string::String;
+use std::vec;
+use std::vec::Vec;
+
+/// One CPU's recorded data: `file[start..end]`.
+pub struct CpuData {
+    pub file: Option<OwnedFd>,
+    pub start: u64,
+    pub end: u64,
+}
+
+impl CpuData {
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+}
+
+pub struct Recorded {
+    /// Instance name for the BUFFER option; "" for the top level (and --private).
+    pub name: String,
+    pub page_size: usize,
+    pub cpus: Vec<CpuData>,
+    /// per_cpu/cpuN/stats, read before anything was restored.
+    pub stats: Vec<String>,
+    /// Events enabled for this recording (their systems' formats are kept
+    /// even when no record of them made it).
+    pub systems: Vec<String>,
+    pub clock_file: String,
+}
+
+fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
+    t.read(f).unwrap_or_default()
+}
+
+fn uname() -> String {
+    // SAFETY: utsname is plain data; uname fills it.
+    let mut u: libc::utsname = unsafe { core::mem::zeroed() };
+    // SAFETY: u is a valid utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::new();
+    }
+    let f = |a: &[libc::c_char]| {
+        let b: Vec<u8> = a.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        String::from_utf8_lossy(&b).into_owned()
+    };
+    format!("{} {} {} {}", f(&u.sysname), f(&u.nodename), f(&u.release), f(&u.machine))
+}
+
+fn cstr(s: &str) -> Vec<u8> {
+    let mut v = Vec::from(s.as_bytes());
+    v.push(0);
+    v
+}
+
+/// Read a temp file region into memory-free chunks for the page scan.
+fn scan_cpu(d: &CpuData, ps: usize, ids: &mut Vec<u16>) -> write::PageStats {
+    let mut total = write::PageStats::default();
+    let Some(f) = &d.file else { return total };
+    let mut buf = vec![0u8; ps * 256];
+    let mut off = d.start;
+    while off < d.end {
+        let want = ((d.end - off) as usize).min(buf.len());
+        let n = match rustix::io::pread(f, &mut buf[..want], off) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let st = write::scan_pages(&buf[..n], ps, 8, cfg!(target_endian = "big"), |id| {
+            if let Err(at) = ids.binary_search(&id) {
+                ids.insert(at, id);
+            }
+        });
+        total.pages += st.pages;
+        total.events += st.events;
+        total.lost_flags += st.lost_flags;
+        total.lost_events += st.lost_events;
+        total.bad_pages += st.bad_pages;
+        off += n as u64;
+    }
+    total
+}
+
+/// Systems whose events occur in the data, by reading every event's id.
+fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
+    if ids.is_empty() {
+        return;
+    }
+    let Ok(systems) = top.list_dir("events") else { return };
+    for (sys, is_dir) in systems {
+        if !is_dir || sys == "ftrace" || out.binary_search(&sys).is_ok() {
+            continue;
+        }
+        let Ok(evs) = top.list_dir(&format!("events/{sys}")) else { continue };
+        for (ev, is_dir) in evs {
+            if !is_dir {
+                continue;
+            }
+            let id = top.read_str(&format!("events/{sys}/{ev}/id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
+            if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
+                if let Err(at) = out.binary_search(&sys) {
+                    out.insert(at, sys);
+                }
+                break;
+            }
+        }
+    }
+}
+
+fn formats_of(top: &Tracefs, sys: &str) -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    if let Ok(evs) = top.list_dir(&format!("events/{sys}")) {
+        for (ev, is_dir) in evs {
+            if is_dir {
+                if let Ok(f) = top.read(&format!("events/{sys}/{ev}/format")) {
+                    v.push(f);
+                }
+            }
+        }
+    }
+    v
+}
+
+pub struct Summary {
+    pub lines: Vec<String>,
+}
+
+fn is_full(e: Errno) -> bool {
+    e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG
+}
+
+fn write_all(out: &OwnedFd, mut b: &[u8]) -> Result<(), Errno> {
+    while !b.is_empty() {
+        match rustix::io::write(out, b) {
+            Ok(n) => b = &b[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Copy `len` bytes at `off` of `src` to the end of `out`, punching copied
+/// chunks out of `src` so the disk never holds the data twice.
+const CHUNK: u64 = 1 << 20;
+
+/// Can holes be punched in `f` (tmpfs, ext4, xfs, btrfs: yes)? Tried past
+/// the end of the data, where it changes nothing.
+fn can_punch(f: &OwnedFd) -> bool {
+    let end = rustix::fs::fstat(f).map(|s| s.st_size as u64).unwrap_or(0);
+    let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+    rustix::fs::fallocate(f, flags, end, 4096).is_ok()
+}
+
+fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd) -> Result<(), Errno> {
+    let end = off + len;
+    let mut fallback = false;
+    let mut buf = Vec::new();
+    while off < end {
+        let want = (end - off).min(CHUNK) as usize;
+        let chunk_start = off;
+        if !fallback {
+            let mut o = off;
+            match rustix::fs::copy_file_range(src, Some(&mut o), out, None, want) {
+                Ok(0) => fallback = true,
+                Ok(n) => off += n as u64,
+                Err(Errno::INTR) => {}
+                Err(Errno::XDEV | Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => fallback = true,
+                Err(e) => return Err(e),
+            }
+        } else {
+            buf.resize(want, 0);
+            let n = rustix::io::pread(src, &mut buf[..], off)?;
+            if n == 0 {
+                return Err(Errno::IO);
+            }
+            write_all(out, &buf[..n])?;
+            off += n as u64;
+        }
+        if off > chunk_start {
+            let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+            let _ = rustix::fs::fallocate(src, flags, chunk_start, off - chunk_start);
+        }
+    }
+    Ok(())
+}
+
+/// Free bytes on the filesystem of `fd`.
+fn free_space(fd: &OwnedFd) -> u64 {
+    rustix::fs::fstatvfs(fd).map(|s| s.f_bavail.saturating_mul(s.f_frsize)).unwrap_or(u64::MAX)
+}
+
+/// Build and write the file. `full`: the disk filled during recording —
+/// first drop the newest pages until the metadata and a copy chunk fit.
+#[inline(never)]
+pub fn assemble(
+    top: &Tracefs,
+    out: &OwnedFd,
+    mut recs: Vec<Recorded>,
+    version: u32,
+    full: bool,
+    quiet: bool,
+) -> Result<Summary, String> {
+    let mut lines = Vec::new();
+    // Which systems: those enabled plus those whose ids occur in the data.
+    let mut ids = Vec::new();
+    let mut systems: Vec<String> = Vec::new();
+    let mut page_stats = Vec::new();
+    for r in &recs {
+        for s in &r.systems {
+            if let (Err(at), false) = (systems.binary_search(s), s == "ftrace") {
+                systems.insert(at, s.clone());
+            }
+        }
+        let per: Vec<write::PageStats> = r.cpus.iter().map(|d| scan_cpu(d, r.page_size, &mut ids)).collect();
+        page_stats.push(per);
+    }
+    systems_for(top, &ids, &mut systems);
+
+    let host_page = rustix::param::page_size() as u32;
+    let mut meta = Meta {
+        version,
+        big_endian: cfg!(target_endian = "big"),
+        long_size: core::mem::size_of::<libc::c_long>() as u8,
+        page_size: recs.first().map(|r| r.page_size as u32).unwrap_or(host_page),
+        header_page: read_or_empty(top, "events/header_page"),
+        header_event: read_or_empty(top, "events/header_event"),
+        ftrace_formats: formats_of(top, "ftrace"),
+        systems: systems.iter().map(|s| (s.clone(), formats_of(top, s))).collect(),
+        kallsyms: std::fs::read("/proc/kallsyms").unwrap_or_default(),
+        printk_formats: read_or_empty(top, "printk_formats"),
+        cmdlines: read_or_empty(top, "saved_cmdlines"),
+        cpus: recs.first().map(|r| r.cpus.len() as u32).unwrap_or(0),
+        options: Vec::new(),
+        buffers: Vec::new(),
+    };
+    let clock = recs.first().map(|r| r.clock_file.clone()).unwrap_or_default();
+    meta.options.push((opt::TRACECLOCK, cstr(&clock)));
+    meta.options.push((opt::UNAME, cstr(&uname())));
+    meta.options.push((opt::VERSION, cstr(concat!("ftbox ", env!("CARGO_PKG_VERSION")))));
+    for r in &recs {
+        if !r.name.is_empty() {
+            meta.options.push((opt::CPUSTAT, cstr(&format!("\nBuffer: {}\n\n", r.name))));
+        }
+        for (c, s) in r.stats.iter().enumerate() {
+            meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
+        }
+    }
+    // The top level comes first; an instance-only recording still has an
+    // (empty) top-level buffer, as trace-cmd writes it.
+    let synthetic = version < 7 && recs.first().is_some_and(|r| !r.name.is_empty());
+    if synthetic {
+        let n = recs[0].cpus.len();
+        meta.buffers.push(Buffer {
+            name: String::new(),
+            clock: clock_name(&clock),
+            page_size: recs[0].page_size as u32,
+            cpu_sizes: vec![0; n],
+        });
+    }
+
+    let sizes = |recs: &[Recorded], meta: &mut Meta| {
+        meta.buffers.truncate(synthetic as usize);
+        for r in recs {
+            meta.buffers.push(Buffer {
+                name: r.name.clone(),
+                clock: clock_name(&r.clock_file),
+                page_size: r.page_size as u32,
+                cpu_sizes: r.cpus.iter().map(|d| d.len()).collect(),
+            });
+        }
+    };
+    sizes(&recs, &mut meta);
+    let mut segs = write::layout(&meta);
+
+    if full {
+        // Room for the metadata and one copy chunk (or, where holes cannot
+        // be punched, for a second copy of the data), taken from the newest
+        // pages of the biggest CPUs.
+        let metabytes: u64 = segs.iter().map(|s| if let Seg::Bytes(b) = s { b.len() as u64 } else { 0 }).sum();
+        let punch = recs.iter().flat_map(|r| &r.cpus).find_map(|d| d.file.as_ref()).is_some_and(can_punch);
+        let data: u64 = recs.iter().flat_map(|r| &r.cpus).map(|d| d.len()).sum();
+        let need = metabytes + 64 * 1024 + if punch { CHUNK } else { data };
+        let free = free_space(out);
+        if free < need {
+            let mut short = need - free;
+            while short > 0 {
+                let Some((ri, ci)) = biggest(&recs) else { break };
+                let r = &mut recs[ri];
+                let ps = r.page_size as u64;
+                let d = &mut r.cpus[ci];
+                let cut = short.min(d.len()).min(256 << 10).div_ceil(ps) * ps;
+                let cut = cut.min(d.len());
+                if cut == 0 {
+                    break;
+                }
+                d.end -= cut;
+                if let Some(f) = &d.file {
+                    let _ = rustix::fs::ftruncate(f, d.end);
+                }
+                short = short.saturating_sub(if punch { cut } else { 2 * cut });
+            }
+            lines.push(String::from("disk full: the newest pages that did not fit were dropped"));
+            sizes(&recs, &mut meta);
+            segs = write::layout(&meta);
+        }
+    }
+
+    let mut pos = 0u64;
+    for s in &segs {
+        let r = match s {
+            Seg::Bytes(b) => write_all(out, b).map(|()| b.len() as u64),
+            Seg::Data { buffer, cpu, len } => {
+                // buffers may start with the synthetic empty top level.
+                let ri = buffer - (meta.buffers.len() - recs.len());
+                let d = &recs[ri].cpus[*cpu];
+                match &d.file {
+                    Some(f) => copy_data(f, d.start, *len, out).map(|()| *len),
+                    None => Err(Errno::IO),
+                }
+            }
+        };
+        match r {
+            Ok(n) => pos += n,
+            Err(e) => {
+                return Err(format!(
+                    "writing the output at offset {pos}: {}{}",
+                    crate::tracefs::errno_str(e),
+                    if is_full(e) { " (the file is incomplete)" } else { "" }
+                ))
+            }
+        }
+    }
+
+    if !quiet {
+        for (ri, r) in recs.iter().enumerate() {
+            if !r.name.is_empty() {
+                lines.push(format!("\nBuffer: {}\n", r.name));
+            }
+            for (c, d) in r.cpus.iter().enumerate() {
+                let st = r.stats.get(c).map(String::as_str).unwrap_or("");
+                let num = |key: &str| -> u64 {
+                    st.lines()
+                        .find_map(|l| l.strip_prefix(key))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0)
+                };
+                let ps = &page_stats[ri][c];
+                lines.push(format!("CPU{c}: {} bytes, {} events recorded", d.len(), ps.events));
+                let (over, commit, dropped) = (num("overrun:"), num("commit overrun:"), num("dropped events:"));
+                if over > 0 {
+                    lines.push(format!("CPU {c}: {over} events lost"));
+                }
+                if commit > 0 {
+                    lines.push(format!("CPU {c}: {commit} events lost due to commit overrun"));
+                }
+                if dropped > 0 {
+                    lines.push(format!("CPU {c}: {dropped} events dropped"));
+                }
+                if ps.lost_flags > 0 {
+                    lines.push(format!(
+                        "CPU {c}: {} pages follow lost events ({} events counted on the pages)",
+                        ps.lost_flags, ps.lost_events
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Summary { lines })
+}
+
+fn biggest(recs: &[Recorded]) -> Option<(usize, usize)> {
+    let mut best = None;
+    let mut size = 0;
+    for (ri, r) in recs.iter().enumerate() {
+        for (ci, d) in r.cpus.iter().enumerate() {
+            if d.len() > size {
+                size = d.len();
+                best = Some((ri, ci));
+            }
+        }
+    }
+    best
+}
+
+/// "[local] global ..." → "local".
+pub fn clock_name(file: &str) -> String {
+    match (file.find('['), file.find(']')) {
+        (Some(a), Some(b)) if a < b => String::from(&file[a + 1..b]),
+        _ => String::from(file.split_whitespace().next().unwrap_or("local")),
+    }
+}

@@ -1,0 +1,156 @@
+//! Tracing a command: fork; the child puts its own pid into the pid filters
+//! and turns tracing on itself, then execs — so the first event of the
+//! command is already recorded and nothing of ftrec's own setup is.
+//!
+//! Between fork and exec only async-signal-safe work is allowed (the reader
+//! threads may hold the allocator lock), so everything — the resolved program
+//! path, argv, the open control files — is prepared before fork, and the
+//! child only formats a number on the stack and calls write/execv/_exit.
+
+use rustix::fd::{AsRawFd, OwnedFd};
+use std::ffi::CString;
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+pub struct Child {
+    pub pid: i32,
+    pub pidfd: Option<OwnedFd>,
+}
+
+/// Find `cmd` in PATH the way a shell would (only for names without '/').
+fn resolve(cmd: &str) -> Option<String> {
+    if cmd.contains('/') {
+        return Some(String::from(cmd));
+    }
+    let path = std::env::var("PATH").unwrap_or_else(|_| String::from("/usr/local/bin:/usr/bin:/bin"));
+    for dir in path.split(':') {
+        let p = format!("{}/{}", if dir.is_empty() { "." } else { dir }, cmd);
+        if rustix::fs::access(p.as_str(), rustix::fs::Access::EXEC_OK).is_ok()
+            && std::fs::metadata(&p).map(|m| m.is_file()).unwrap_or(false)
+        {
+            return Some(p);
+        }
+    }
+    None
+}
+
+fn write_all(fd: i32, b: &[u8]) -> bool {
+    // SAFETY: fd is an open descriptor inherited from the parent, b a valid slice.
+    let n = unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
+    n == b.len() as isize
+}
+
+/// Fork and exec `argv`. `pid_files`: opened (truncated) pid filter files the
+/// child writes its pid to (`required`: a failure aborts the child);
+/// `tracing_on`: written "1" just before exec.
+#[inline(never)]
+pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedFd) -> Result<Child, String> {
+    let prog = resolve(&argv[0]).ok_or_else(|| format!("{}: command not found", argv[0]))?;
+    let cprog = CString::new(prog.clone()).map_err(|_| format!("{prog}: bad name"))?;
+    let cargs: Vec<CString> = argv
+        .iter()
+        .map(|a| CString::new(a.as_bytes()).map_err(|_| format!("{a}: argument contains NUL")))
+        .collect::<Result<_, _>>()?;
+    let mut ptrs: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
+    ptrs.push(core::ptr::null());
+    let (st_r, st_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
+    let fds: Vec<(i32, bool)> = pid_files.iter().map(|(f, req)| (f.as_raw_fd(), *req)).collect();
+    let on = tracing_on.as_raw_fd();
+    let stw = st_w.as_raw_fd();
+
+    // SAFETY: fork has no memory-safety preconditions; the child below only
+    // makes async-signal-safe calls on data prepared before the fork.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // Child.
+        // SAFETY: getpid is always safe.
+        let me = unsafe { libc::getpid() };
+        let mut num = [0u8; 16];
+        let mut i = num.len();
+        let mut v = me as u32;
+        loop {
+            i -= 1;
+            num[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        let mut stage = 1u8;
+        let mut ok = true;
+        for &(fd, req) in &fds {
+            if !write_all(fd, &num[i..]) && req {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            stage = 2;
+            ok = write_all(on, b"1");
+        }
+        if ok {
+            stage = 3;
+            // SAFETY: cprog and ptrs (NUL-terminated array of C strings) outlive the call.
+            unsafe { libc::execv(cprog.as_ptr(), ptrs.as_ptr()) };
+        }
+        // SAFETY: errno location is valid in this thread.
+        let err = unsafe { *libc::__errno_location() };
+        let mut msg = [0u8; 5];
+        msg[0] = stage;
+        msg[1..].copy_from_slice(&err.to_ne_bytes());
+        write_all(stw, &msg);
+        // SAFETY: _exit is async-signal-safe and never returns.
+        unsafe { libc::_exit(127) };
+    }
+    drop(st_w);
+    let mut msg = [0u8; 5];
+    let mut got = 0;
+    while got < msg.len() {
+        match rustix::io::read(&st_r, &mut msg[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => break,
+        }
+    }
+    if got == msg.len() {
+        let err = std::io::Error::from_raw_os_error(i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]]));
+        let mut st = 0;
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(pid, &mut st, 0) };
+        return Err(match msg[0] {
+            1 => format!("setting the pid filter for {}: {err}", argv[0]),
+            2 => format!("turning tracing on for {}: {err}", argv[0]),
+            _ => format!("{prog}: {err}"),
+        });
+    }
+    let pidfd = rustix::process::Pid::from_raw(pid)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    Ok(Child { pid, pidfd })
+}
+
+/// Wait for the child; its exit status as a shell would report it.
+pub fn wait(pid: i32) -> i32 {
+    let mut st = 0;
+    loop {
+        // SAFETY: reaping our own child.
+        let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+        if r == pid {
+            break;
+        }
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return 1;
+        }
+    }
+    if libc::WIFEXITED(st) {
+        libc::WEXITSTATUS(st)
+    } else if libc::WIFSIGNALED(st) {
+        128 + libc::WTERMSIG(st)
+    } else {
+        1
+    }
+}

@@ -1,0 +1,369 @@
+//! The per-CPU readers. One process per CPU: splice moves whole sub-buffers
+//! from `trace_pipe_raw` into a pipe and from the pipe into the CPU's temp
+//! file, so the data never enters user space and a reader costs a few
+//! syscalls per sub-buffer. Processes rather than threads: measured, both
+//! cost the same per page (the work is in the kernel; see
+//! scripts/bench-record.sh), but std::thread adds ~15 KB to the static
+//! binary (pthread, TLS destructors, the stack-overflow guard map) and a
+//! forked reader needs only an inherited eventfd to stop and a pipe to send
+//! back a few numbers. PR_SET_PDEATHSIG keeps a killed ftrec from leaving
+//! readers behind.
+//!
+//! Waking: each reader sleeps in poll() on its trace_pipe_raw (the kernel
+//! wakes it when the buffer is `buffer_percent` full) and on the shared stop
+//! eventfd. Stop: the main thread turns tracing off and signals the eventfd;
+//! readers then drain — splice until no full page is left, then read() the
+//! partial pages until the buffer is empty.
+
+use rustix::event::{poll, PollFd, PollFlags};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::io::Errno;
+use rustix::pipe::{splice, SpliceFlags};
+use std::format;
+use std::string::String;
+use std::vec;
+use std::vec::Vec;
+
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Mode {
+    Splice,
+    Read,
+}
+
+pub struct Reader {
+    pub cpu: usize,
+    pub trace: OwnedFd,
+    pub file: OwnedFd,
+    pub page_size: usize,
+    pub mode: Mode,
+    /// Keep only the newest this-many bytes (`-m`), page aligned.
+    pub max_bytes: Option<u64>,
+    /// Stop after this many bytes (extract: never chase a live buffer).
+    pub limit: Option<u64>,
+}
+
+#[derive(Default)]
+pub struct Outcome {
+    /// Bytes in the temp file (end offset).
+    pub bytes: u64,
+    /// Data before this offset was dropped (`-m`): punched out of the file.
+    pub start: u64,
+    pub err: Option<String>,
+    /// The temp file's filesystem is full (disk full, quota, file size).
+    pub full: bool,
+}
+
+fn is_full(e: Errno) -> bool {
+    e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG
+}
+
+struct Run<'a> {
+    r: &'a Reader,
+    stop: BorrowedFd<'a>,
+    out: Outcome,
+    stopping: bool,
+}
+
+/// Wait until the trace file has data or stop is signalled. `timed`: the last
+/// wake found nothing to move (buffer_percent 0 with only a partial page), so
+/// wait a little instead of spinning.
+fn wait(trace: BorrowedFd, stop: BorrowedFd, timed: bool) -> bool {
+    let mut fds = [PollFd::new(&trace, PollFlags::IN), PollFd::new(&stop, PollFlags::IN)];
+    let ts = rustix::event::Timespec { tv_sec: 0, tv_nsec: 100_000_000 };
+    let _ = poll(&mut fds, if timed { Some(&ts) } else { None });
+    fds[1].revents().contains(PollFlags::IN)
+}
+
+impl Run<'_> {
+    fn fail(&mut self, e: Errno, what: &str) {
+        if is_full(e) {
+            self.out.full = true;
+        }
+        if self.out.err.is_none() {
+            let msg = if e == Errno::BUSY {
+                format!("CPU {}: trace_pipe_raw is busy (another reader has it open)", self.r.cpu)
+            } else {
+                format!("CPU {}: {what}: {}", self.r.cpu, crate::tracefs::errno_str(e))
+            };
+            self.out.err = Some(msg);
+        }
+    }
+
+    /// After the file grew: with `-m`, punch out what is older than the limit.
+    fn trim(&mut self) {
+        let Some(max) = self.r.max_bytes else { return };
+        let ps = self.r.page_size as u64;
+        let slack = 256 * ps;
+        if self.out.bytes - self.out.start > max + slack {
+            let new = (self.out.bytes - max) / ps * ps;
+            let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+            // Without hole punching the file just grows; the assembly still
+            // copies only the newest `max` bytes.
+            let _ = rustix::fs::fallocate(&self.r.file, flags, self.out.start, new - self.out.start);
+            self.out.start = new;
+        }
+    }
+
+    fn limit_reached(&self) -> bool {
+        self.r.limit.is_some_and(|l| self.out.bytes >= l)
+    }
+
+    /// Write a whole number of pages; on a short write cut back to the last
+    /// whole page so the file stays readable.
+    fn write_pages(&mut self, data: &[u8]) -> bool {
+        let mut done = 0;
+        while done < data.len() {
+            match rustix::io::write(&self.r.file, &data[done..]) {
+                Ok(n) => done += n,
+                Err(Errno::INTR) => {}
+                Err(e) => {
+                    let keep = (self.out.bytes + done as u64) / self.r.page_size as u64 * self.r.page_size as u64;
+                    let _ = rustix::fs::ftruncate(&self.r.file, keep);
+                    let _ = rustix::fs::seek(&self.r.file, rustix::fs::SeekFrom::Start(keep));
+                    self.out.bytes = keep;
+                    self.fail(e, "writing the temp file");
+                    return false;
+                }
+            }
+        }
+        self.out.bytes += data.len() as u64;
+        self.trim();
+        true
+    }
+
+    fn splice_loop(&mut self) -> bool {
+        let (pr, pw) = match rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
+            Ok(p) => p,
+            Err(e) => {
+                self.fail(e, "pipe");
+                return false;
+            }
+        };
+        let ps = self.r.page_size;
+        // A bigger pipe moves more sub-buffers per syscall pair; fall back
+        // to whatever the system allows.
+        let mut cap = ps;
+        for want in [1usize << 20, 256 << 10, 64 << 10] {
+            if let Ok(n) = rustix::pipe::fcntl_setpipe_size(&pw, want.max(ps)) {
+                cap = n;
+                break;
+            }
+        }
+        let cap = (cap / ps).max(1) * ps;
+        let mut timed = false;
+        loop {
+            if self.limit_reached() {
+                return true;
+            }
+            match splice(&self.r.trace, None, &pw, None, cap, SpliceFlags::MOVE | SpliceFlags::NONBLOCK) {
+                Ok(0) => {
+                    if self.stopping {
+                        return true;
+                    }
+                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
+                    timed = true;
+                }
+                Ok(n) => {
+                    timed = false;
+                    if !self.pipe_to_file(&pr, n) {
+                        return true;
+                    }
+                }
+                Err(Errno::AGAIN) => {
+                    if self.stopping {
+                        return true;
+                    }
+                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
+                    timed = true;
+                }
+                Err(Errno::INTR) => {}
+                Err(e) if self.out.bytes == 0 && (e == Errno::INVAL || e == Errno::NOSYS || e == Errno::OPNOTSUPP) => {
+                    return false; // splice refused: use read()
+                }
+                Err(e) => {
+                    self.fail(e, "splice from trace_pipe_raw");
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Move `n` bytes from the pipe into the file. False after a write error.
+    fn pipe_to_file(&mut self, pr: &OwnedFd, n: usize) -> bool {
+        let mut left = n;
+        while left > 0 {
+            match splice(pr, None, &self.r.file, None, left, SpliceFlags::MOVE) {
+                Ok(0) => break,
+                Ok(m) => {
+                    left -= m;
+                    self.out.bytes += m as u64;
+                }
+                Err(Errno::INTR) => {}
+                Err(e) => {
+                    let ps = self.r.page_size as u64;
+                    let keep = self.out.bytes / ps * ps;
+                    let _ = rustix::fs::ftruncate(&self.r.file, keep);
+                    self.out.bytes = keep;
+                    self.fail(e, "writing the temp file");
+                    return false;
+                }
+            }
+        }
+        self.trim();
+        true
+    }
+
+    /// read() one sub-buffer at a time (the kernel hands out at most one per
+    /// call), batching writes. `drain`: stop at the first EAGAIN.
+    fn read_loop(&mut self, drain: bool) {
+        let ps = self.r.page_size;
+        let batch = 64;
+        let mut buf = vec![0u8; ps * batch];
+        let mut used = 0;
+        let mut timed = false;
+        loop {
+            if self.limit_reached() {
+                break;
+            }
+            let full = used == buf.len();
+            let r = if full { Err(Errno::AGAIN) } else { rustix::io::read(&self.r.trace, &mut buf[used..used + ps]) };
+            match r {
+                Ok(0) => {
+                    if drain || self.stopping {
+                        break;
+                    }
+                    // Nothing at all: flush and wait.
+                    if used > 0 && !self.write_pages(&buf[..used]) {
+                        return;
+                    }
+                    used = 0;
+                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
+                    timed = true;
+                }
+                Ok(n) => {
+                    timed = false;
+                    // A short read is the rest of a page read before: keep
+                    // page alignment by padding (the page header says how
+                    // much is data).
+                    buf[used + n..used + ps].fill(0);
+                    used += ps;
+                }
+                Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) => {
+                    if used > 0 {
+                        if !self.write_pages(&buf[..used]) {
+                            return;
+                        }
+                        used = 0;
+                    }
+                    if full {
+                        continue;
+                    }
+                    if drain || self.stopping {
+                        break;
+                    }
+                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
+                    timed = true;
+                }
+                Err(e) => {
+                    self.fail(e, "reading trace_pipe_raw");
+                    break;
+                }
+            }
+        }
+        if used > 0 {
+            self.write_pages(&buf[..used]);
+        }
+    }
+}
+
+/// Record one CPU until `stop` is signalled, then drain it.
+#[inline(never)]
+pub fn run(r: &Reader, stop: BorrowedFd) -> Outcome {
+    let mut run = Run { r, stop, out: Outcome::default(), stopping: false };
+    let spliced = r.mode == Mode::Splice && run.splice_loop();
+    if run.out.err.is_none() {
+        // Either splice was refused (read() from here on) or stop came and
+        // the full pages are in: the partial ones need read().
+        run.read_loop(spliced || r.limit.is_some());
+    }
+    run.out
+}
+
+/// A reader running in its own process.
+pub struct Worker {
+    pid: i32,
+    result: OwnedFd,
+}
+
+/// Fork a reader for `r`. It reports failure at once by writing to `fail`
+/// (so the main loop can stop), and its outcome on its result pipe at exit.
+#[inline(never)]
+pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, String> {
+    let (rd, wr) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {}", crate::tracefs::errno_str(e)))?;
+    // SAFETY: the parent is single-threaded here, so the child may use the
+    // allocator and everything else freely; it leaves through _exit only.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        drop(rd);
+        let o = run(r, stop.as_fd());
+        if o.err.is_some() {
+            let _ = rustix::io::write(fail, b"x");
+        }
+        let mut msg = Vec::with_capacity(32);
+        msg.extend_from_slice(&o.bytes.to_ne_bytes());
+        msg.extend_from_slice(&o.start.to_ne_bytes());
+        msg.push(o.full as u8);
+        if let Some(e) = &o.err {
+            msg.extend_from_slice(&e.as_bytes()[..e.len().min(1000)]);
+        }
+        let _ = rustix::io::write(&wr, &msg);
+        // SAFETY: _exit skips the parent's atexit handlers and buffers.
+        unsafe { libc::_exit(0) };
+    }
+    Ok(Worker { pid, result: rd })
+}
+
+/// Wait for a reader to finish and read its outcome.
+pub fn collect(w: Worker) -> Outcome {
+    let mut msg = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        match rustix::io::read(&w.result, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => msg.extend_from_slice(&buf[..n]),
+            Err(Errno::INTR) => {}
+            Err(_) => break,
+        }
+    }
+    let mut st = 0;
+    // SAFETY: reaping our own child.
+    while unsafe { libc::waitpid(w.pid, &mut st, 0) } < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {}
+    let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
+    match (u64_at(0), u64_at(8), msg.get(16)) {
+        (Some(bytes), Some(start), Some(&full)) => Outcome {
+            bytes,
+            start,
+            full: full != 0,
+            err: (msg.len() > 17).then(|| String::from_utf8_lossy(&msg[17..]).into_owned()),
+        },
+        _ => Outcome { err: Some(String::from("a reader process died")), ..Outcome::default() },
+    }
+}
+
+/// Drain one CPU without waiting (extract).
+pub fn drain(r: &Reader) -> Outcome {
+    let dummy = match rustix::event::eventfd(1, rustix::event::EventfdFlags::CLOEXEC) {
+        Ok(fd) => fd,
+        Err(e) => return Outcome { err: Some(format!("eventfd: {}", crate::tracefs::errno_str(e))), ..Outcome::default() },
+    };
+    let mut run = Run { r, stop: dummy.as_fd(), out: Outcome::default(), stopping: true };
+    run.read_loop(true);
+    run.out
+}

@@ -1,0 +1,143 @@
+//! Leave the system as found: every tracefs write ftrec makes goes through
+//! [`Saver`], which first reads the old value and records how to put it back.
+//! `restore` undoes in reverse order (tracing_on first, the instance last),
+//! keeps going past failures and reports them all.
+
+use crate::tracefs::events::{enable_events, EventRef};
+use crate::tracefs::{Error, Tracefs};
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+/// Which tracefs an undo step applies to.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Target {
+    Top,
+    Rec,
+}
+
+enum Undo {
+    /// Write the old value back in one truncating write.
+    Write(String, Vec<u8>),
+    /// Truncate, then append each old line (pid lists, function filters).
+    Lines(String, Vec<String>),
+    /// Append (e.g. `!trigger` to remove a trigger we added).
+    Append(String, Vec<u8>),
+    /// Disable events we enabled that were off.
+    Events(Vec<EventRef>),
+    /// Remove an instance we created.
+    Rmdir(String),
+}
+
+#[derive(Default)]
+pub struct Saver {
+    undo: Vec<(Target, Undo)>,
+}
+
+/// A control file's value as it would be written back: trace_clock's
+/// selected `[clock]`, buffer_size_kb without "(expanded: ...)", a filter's
+/// "none" as the "0" that clears it.
+pub fn current_value(file: &str, raw: &str) -> String {
+    let s = raw.trim_end();
+    if file.ends_with("trace_clock") {
+        if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
+            return String::from(&s[a + 1..b]);
+        }
+    }
+    if file.ends_with("filter") && s == "none" {
+        return String::from("0");
+    }
+    if file.ends_with("buffer_size_kb") {
+        if let Some(at) = s.find("(expanded: ") {
+            return String::from(s[at + 11..].trim_end_matches(')'));
+        }
+    }
+    String::from(s)
+}
+
+impl Saver {
+    /// Set `file` to `val` unless it already holds it; remember the old value.
+    pub fn set(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str) -> Result<(), Error> {
+        let old = t.read_str(file)?;
+        let old_v = current_value(file, &old);
+        if old_v == val.trim_end() {
+            return Ok(());
+        }
+        // Undo first: a refused write may still have changed the file (a
+        // filter keeps the error text).
+        self.undo.push((tgt, Undo::Write(String::from(file), old_v.into_bytes())));
+        t.write(file, val.as_bytes())
+    }
+
+    /// Remember a list file (pids, function filters) before changing it.
+    pub fn save_lines(&mut self, t: &Tracefs, tgt: Target, file: &str) -> Result<(), Error> {
+        let old = t.read_str(file)?;
+        let lines = old
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && *l != "no pid")
+            .map(String::from)
+            .collect();
+        self.undo.push((tgt, Undo::Lines(String::from(file), lines)));
+        Ok(())
+    }
+
+    /// Append to a file, with the text that undoes it.
+    pub fn append(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str, undo: &str) -> Result<(), Error> {
+        t.append(file, val.as_bytes())?;
+        self.undo.push((tgt, Undo::Append(String::from(file), Vec::from(undo.as_bytes()))));
+        Ok(())
+    }
+
+    /// Enable events; remember those that were off.
+    pub fn enable(&mut self, t: &Tracefs, tgt: Target, evs: &[EventRef]) -> Result<(), String> {
+        let on = t.read_str("set_event").map_err(|e| format!("{e}"))?;
+        // `evs` is sorted, and so stays `off`.
+        let off: Vec<EventRef> = evs
+            .iter()
+            .filter(|e| !on.lines().any(|l| l == format!("{}:{}", e.system, e.name)))
+            .cloned()
+            .collect();
+        // Record first: a failure halfway through still disables what got on.
+        self.undo.push((tgt, Undo::Events(off.clone())));
+        enable_events(t, &off, true)
+    }
+
+    pub fn created_instance(&mut self, name: &str) {
+        self.undo.push((Target::Top, Undo::Rmdir(String::from(name))));
+    }
+
+    /// Undo everything, newest first. Returns the failures, one per line.
+    pub fn restore(&mut self, top: &Tracefs, rec: &Tracefs) -> Vec<String> {
+        let mut errs = Vec::new();
+        while let Some((tgt, u)) = self.undo.pop() {
+            let t = if tgt == Target::Top { top } else { rec };
+            let r: Result<(), String> = match &u {
+                Undo::Write(f, v) => t.write(f, v).map_err(|e| format!("{e}")),
+                Undo::Append(f, v) => t.append(f, v).map_err(|e| format!("{e}")),
+                Undo::Lines(f, lines) => t.write(f, b"").map_err(|e| format!("{e}")).and_then(|()| {
+                    lines.iter().try_for_each(|l| t.append(f, l.as_bytes()).map_err(|e| format!("{e}")))
+                }),
+                Undo::Events(evs) => enable_events(t, evs, false),
+                Undo::Rmdir(name) => {
+                    let p = format!("instances/{name}");
+                    // Readers are closed by now, but a just-closed file may
+                    // still hold a reference for a moment: retry briefly.
+                    let mut r = Ok(());
+                    for _ in 0..50 {
+                        r = rustix::fs::unlinkat(top.dir(), p.as_str(), rustix::fs::AtFlags::REMOVEDIR);
+                        if r != Err(rustix::io::Errno::BUSY) {
+                            break;
+                        }
+                        std::thread::sleep(core::time::Duration::from_millis(20));
+                    }
+                    r.map_err(|e| format!("{}: {}", top.path_of(&p), crate::tracefs::errno_str(e)))
+                }
+            };
+            if let Err(e) = r {
+                errs.push(e);
+            }
+        }
+        errs
+    }
+}

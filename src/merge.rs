@@ -1,0 +1,378 @@
+//! k-way merge of per-CPU page streams by timestamp, in bounded memory: one
+//! page per CPU (plus a decompressed chunk for zstd files), however long
+//! the recording.
+//!
+//! Ties go to the lower CPU, as both the kernel (`__find_next_entry` takes
+//! a later CPU only when its timestamp is strictly smaller) and trace-cmd
+//! (`tracecmd_read_next_data`) do. Within one CPU, records keep ring order.
+//!
+//! A page that says events were lost before it yields an [`Item::Lost`]
+//! right before that CPU's next record, which is where the kernel prints
+//! its `[LOST n EVENTS]` line. A corrupt page yields an [`Item::Error`] and
+//! the merge goes on with that CPU's next page.
+//!
+//! Sources may be live: [`Fill::Empty`] means "nothing now". Such a CPU sits
+//! out until it has data again (like `trace_pipe`, which merges what is
+//! there); `next` returns None when no CPU has anything, and
+//! [`Merge::finished`] tells whether every source has ended.
+//!
+//! OWNER: the `dat` work.
+
+use crate::ring::{Page, PageLayout, RecordCursor};
+use crate::tracedat::{CpuPages, Error, Reason};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+/// What a page source had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// A page was put in the buffer.
+    Page,
+    /// Nothing right now (a live buffer that is empty); ask again later.
+    Empty,
+    /// No more pages, ever.
+    End,
+}
+
+/// Where one CPU's pages come from: a trace.dat stream, a live
+/// `trace_pipe_raw`, a test vector.
+pub trait PageSource {
+    /// The CPU these pages belong to.
+    fn cpu(&self) -> u32;
+    /// Put the next page into `page` (resized to the page).
+    fn fill(&mut self, page: &mut Vec<u8>) -> Result<Fill, Error>;
+}
+
+impl PageSource for CpuPages<'_> {
+    fn cpu(&self) -> u32 {
+        self.cpu.cpu
+    }
+    fn fill(&mut self, page: &mut Vec<u8>) -> Result<Fill, Error> {
+        match self.next_page() {
+            None => Ok(Fill::End),
+            Some(Err(e)) => Err(e),
+            Some(Ok(p)) => {
+                page.clear();
+                page.extend_from_slice(p);
+                Ok(Fill::Page)
+            }
+        }
+    }
+}
+
+/// One step of the merge.
+#[derive(Debug)]
+pub enum Item<'a> {
+    /// A record: its CPU, absolute timestamp and payload (from common_type on).
+    Record { cpu: u32, ts: u64, data: &'a [u8] },
+    /// Events were lost on `cpu` before the record that comes next from it
+    /// (at `ts`); `count` when the kernel stored it.
+    Lost { cpu: u32, ts: u64, count: Option<u64> },
+    /// A page or the file could not be read; the merge goes on.
+    Error { cpu: u32, error: Error },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Needs the next record (from the cursor, or a new page).
+    Need,
+    /// `head` holds the next record.
+    Has,
+    /// The source is empty for now.
+    Waiting,
+    Ended,
+}
+
+struct Cpu<'s> {
+    src: Box<dyn PageSource + 's>,
+    cpu: u32,
+    page: Vec<u8>,
+    cur: RecordCursor,
+    /// Pending record: timestamp, start and length of its data in `page`.
+    head: (u64, u32, u32),
+    state: State,
+    /// A lost-events marker to emit before the next record: (count known?).
+    lost: Option<Option<u64>>,
+    pages: u64,
+}
+
+pub struct Merge<'s> {
+    cpus: Vec<Cpu<'s>>,
+    layout: PageLayout,
+    /// Index of the CPU whose record was returned last (to advance lazily:
+    /// the returned slice borrows its page).
+    last: Option<usize>,
+    /// Errors waiting to be returned.
+    errors: Vec<(u32, Error)>,
+}
+
+impl<'s> Merge<'s> {
+    /// Merge `sources` (any order; they are sorted by CPU for tie-breaking).
+    pub fn new(layout: PageLayout, sources: Vec<Box<dyn PageSource + 's>>) -> Merge<'s> {
+        let mut cpus: Vec<Cpu<'s>> = sources
+            .into_iter()
+            .map(|src| Cpu { cpu: src.cpu(), src, page: Vec::new(), cur: RecordCursor::default(), head: (0, 0, 0), state: State::Need, lost: None, pages: 0 })
+            .collect();
+        cpus.sort_by_key(|c| c.cpu);
+        Merge { cpus, layout, last: None, errors: Vec::new() }
+    }
+
+    /// Merge the page streams of a trace.dat buffer.
+    pub fn from_pages(layout: PageLayout, streams: Vec<CpuPages<'s>>) -> Merge<'s> {
+        let v: Vec<Box<dyn PageSource + 's>> = streams.into_iter().map(|s| Box::new(s) as Box<dyn PageSource + 's>).collect();
+        Merge::new(layout, v)
+    }
+
+    /// The CPUs being merged.
+    pub fn cpus(&self) -> impl Iterator<Item = u32> + '_ {
+        self.cpus.iter().map(|c| c.cpu)
+    }
+
+    /// Every source has ended (a None from `next` with this false means
+    /// live sources are empty for now).
+    pub fn finished(&self) -> bool {
+        self.errors.is_empty() && self.cpus.iter().all(|c| c.state == State::Ended)
+    }
+
+    /// Pages read so far on all CPUs.
+    pub fn pages_read(&self) -> u64 {
+        self.cpus.iter().map(|c| c.pages).sum()
+    }
+
+    /// Make CPUs that were empty ask their source again on the next call.
+    pub fn retry_waiting(&mut self) {
+        for c in &mut self.cpus {
+            if c.state == State::Waiting {
+                c.state = State::Need;
+            }
+        }
+    }
+
+    /// The next record, lost marker or error, in timestamp order.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Item<'_>> {
+        if let Some(i) = self.last.take() {
+            self.cpus[i].state = State::Need;
+        }
+        for i in 0..self.cpus.len() {
+            if self.cpus[i].state == State::Need {
+                self.refill(i);
+            }
+        }
+        if !self.errors.is_empty() {
+            let (cpu, error) = self.errors.remove(0);
+            return Some(Item::Error { cpu, error });
+        }
+        let mut best: Option<usize> = None;
+        for (i, c) in self.cpus.iter().enumerate() {
+            if c.state == State::Has && best.map_or(true, |b| c.head.0 < self.cpus[b].head.0) {
+                best = Some(i);
+            }
+        }
+        let i = best?;
+        let c = &mut self.cpus[i];
+        if let Some(count) = c.lost.take() {
+            return Some(Item::Lost { cpu: c.cpu, ts: c.head.0, count });
+        }
+        self.last = Some(i);
+        let c = &self.cpus[i];
+        let (ts, s, n) = c.head;
+        Some(Item::Record { cpu: c.cpu, ts, data: &c.page[s as usize..(s + n) as usize] })
+    }
+
+    /// Find CPU `i`'s next record, reading pages as needed.
+    fn refill(&mut self, i: usize) {
+        let layout = self.layout;
+        let c = &mut self.cpus[i];
+        loop {
+            if !c.page.is_empty() {
+                match c.cur.next(&layout, &c.page) {
+                    Some(Ok(r)) => {
+                        let start = r.data.as_ptr() as usize - c.page.as_ptr() as usize;
+                        c.head = (r.ts, start as u32, r.data.len() as u32);
+                        c.state = State::Has;
+                        return;
+                    }
+                    Some(Err(e)) => {
+                        self.errors.push((c.cpu, Error::new("ring page", c.pages.saturating_sub(1), Reason::Page(e))));
+                        c.page.clear();
+                        continue;
+                    }
+                    None => c.page.clear(),
+                }
+            }
+            match c.src.fill(&mut c.page) {
+                Ok(Fill::Page) => {
+                    c.pages += 1;
+                    match Page::parse(&layout, &c.page) {
+                        Ok(p) => {
+                            if p.missed {
+                                c.lost = Some(match c.lost {
+                                    // Two lossy pages before one record: add up what is known.
+                                    Some(prev) => prev.and_then(|a| p.lost.map(|b| a + b)),
+                                    None => p.lost,
+                                });
+                            }
+                            c.cur = p.cursor();
+                        }
+                        Err(e) => {
+                            self.errors.push((c.cpu, Error::new("ring page", c.pages - 1, Reason::Page(e))));
+                            c.page.clear();
+                        }
+                    }
+                }
+                Ok(Fill::Empty) => {
+                    c.page.clear();
+                    c.state = State::Waiting;
+                    return;
+                }
+                Ok(Fill::End) => {
+                    c.page.clear();
+                    c.state = State::Ended;
+                    return;
+                }
+                Err(e) => {
+                    self.errors.push((c.cpu, e));
+                    c.page.clear();
+                    // The source decides whether it can go on (a file
+                    // stream ends after an error; its next fill says End).
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cursor::Endian;
+    use alloc::vec;
+
+    /// Pages from memory; `empty_after` makes it report Empty once, like a
+    /// live buffer momentarily drained.
+    struct VecSource {
+        cpu: u32,
+        pages: Vec<Vec<u8>>,
+        at: usize,
+    }
+
+    impl PageSource for VecSource {
+        fn cpu(&self) -> u32 {
+            self.cpu
+        }
+        fn fill(&mut self, page: &mut Vec<u8>) -> Result<Fill, Error> {
+            match self.pages.get(self.at) {
+                None => Ok(Fill::End),
+                Some(p) if p.is_empty() => {
+                    self.at += 1;
+                    Ok(Fill::Empty)
+                }
+                Some(p) => {
+                    self.at += 1;
+                    page.clear();
+                    page.extend_from_slice(p);
+                    Ok(Fill::Page)
+                }
+            }
+        }
+    }
+
+    /// A little-endian 64-bit page with one 4-byte record per delta.
+    fn page(ts: u64, deltas: &[u32], tag: u8, lost: Option<Option<u64>>) -> Vec<u8> {
+        let mut p = vec![0u8; 256];
+        p[..8].copy_from_slice(&ts.to_le_bytes());
+        let mut pos = 16;
+        for (k, d) in deltas.iter().enumerate() {
+            p[pos..pos + 4].copy_from_slice(&((d << 5) | 1).to_le_bytes());
+            p[pos + 4] = tag;
+            p[pos + 5] = k as u8;
+            pos += 8;
+        }
+        let mut commit = (pos - 16) as u64;
+        match lost {
+            Some(Some(n)) => {
+                commit |= crate::ring::MISSED_EVENTS | crate::ring::MISSED_STORED;
+                p[pos..pos + 8].copy_from_slice(&n.to_le_bytes());
+            }
+            Some(None) => commit |= crate::ring::MISSED_EVENTS,
+            None => {}
+        }
+        p[8..16].copy_from_slice(&commit.to_le_bytes());
+        p
+    }
+
+    fn src(cpu: u32, pages: Vec<Vec<u8>>) -> Box<dyn PageSource> {
+        Box::new(VecSource { cpu, pages, at: 0 })
+    }
+
+    fn drain(m: &mut Merge) -> Vec<(u32, u64, i32)> {
+        let mut out = Vec::new();
+        while let Some(it) = m.next() {
+            out.push(match it {
+                Item::Record { cpu, ts, data } => (cpu, ts, data[0] as i32 * 100 + data[1] as i32),
+                Item::Lost { cpu, ts, count } => (cpu, ts, -(count.unwrap_or(0) as i32) - 1),
+                Item::Error { cpu, .. } => (cpu, 0, -1000),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn merges_by_time_lower_cpu_first_on_ties() {
+        let l = PageLayout::new(Endian::Little, 8, 256);
+        // CPU given out of order: sorted internally.
+        let mut m = Merge::new(
+            l,
+            vec![
+                src(1, vec![page(10, &[0, 5, 5], 1, None), page(40, &[0], 1, None)]),
+                src(0, vec![page(10, &[0, 1], 0, None), page(30, &[0, 10], 0, None)]),
+            ],
+        );
+        let got = drain(&mut m);
+        assert_eq!(
+            got,
+            vec![(0, 10, 0), (1, 10, 100), (0, 11, 1), (1, 15, 101), (1, 20, 102), (0, 30, 0), (0, 40, 1), (1, 40, 100)]
+        );
+        assert!(m.finished());
+        assert_eq!(m.pages_read(), 4);
+    }
+
+    #[test]
+    fn lost_markers_come_before_the_next_record_of_that_cpu() {
+        let l = PageLayout::new(Endian::Little, 8, 256);
+        let mut m = Merge::new(
+            l,
+            vec![
+                src(0, vec![page(1, &[0], 0, None), page(50, &[0], 0, Some(Some(7)))]),
+                src(1, vec![page(20, &[0], 1, Some(None)), page(30, &[], 1, Some(Some(3))), page(60, &[0], 1, Some(Some(4)))]),
+            ],
+        );
+        let got = drain(&mut m);
+        // CPU1: unknown count, then 3 + 4 folded before the record at 60.
+        assert_eq!(got, vec![(0, 1, 0), (1, 20, -1), (1, 20, 100), (0, 50, -8), (0, 50, 0), (1, 60, -8), (1, 60, 100)]);
+    }
+
+    #[test]
+    fn corrupt_page_is_reported_and_skipped() {
+        let l = PageLayout::new(Endian::Little, 8, 256);
+        let mut bad = page(5, &[0], 0, None);
+        bad[8..16].copy_from_slice(&5000u64.to_le_bytes());
+        let mut m = Merge::new(l, vec![src(0, vec![page(1, &[0], 0, None), bad, page(9, &[0], 0, None)])]);
+        let got = drain(&mut m);
+        assert_eq!(got, vec![(0, 1, 0), (0, 0, -1000), (0, 9, 0)]);
+    }
+
+    #[test]
+    fn live_sources_wait_when_empty() {
+        let l = PageLayout::new(Endian::Little, 8, 256);
+        let mut m = Merge::new(
+            l,
+            vec![src(0, vec![page(1, &[0], 0, None), vec![], page(9, &[0], 0, None)]), src(1, vec![vec![], page(5, &[0], 1, None)])],
+        );
+        assert_eq!(drain(&mut m), vec![(0, 1, 0)]);
+        assert!(!m.finished());
+        m.retry_waiting();
+        assert_eq!(drain(&mut m), vec![(1, 5, 100), (0, 9, 0)]);
+        assert!(m.finished());
+    }
+}

@@ -1,0 +1,585 @@
+//! Evaluating compiled argument expressions over one record, and printing
+//! them through the parsed format.
+
+use alloc::vec::Vec;
+
+use super::parse::{Expr, Func, Ty};
+use super::printf::{self, Num, Piece, Spec};
+use super::Env;
+use crate::format::{sext, Event, FieldKind};
+
+/// A value during evaluation: an integer with its C type, bytes in the
+/// record or the program (a `char *` or array), or a string a helper built
+/// in the scratch buffer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Val<'a> {
+    Int(u64, Ty),
+    Bytes(&'a [u8]),
+    Scratch(usize, usize),
+}
+
+pub(crate) type EResult<T> = Result<T, &'static str>;
+
+pub(crate) struct Ctx<'a, 'e> {
+    pub ev: &'a Event,
+    pub rec: &'a [u8],
+    pub env: &'a Env<'e>,
+    /// Strings built by helpers (`__print_flags`, ...), referenced by `Val::Scratch`.
+    pub scratch: Vec<u8>,
+}
+
+fn tsize(t: Ty, env: &Env) -> usize {
+    if t.size == 0 || t.ptr {
+        env.long_size
+    } else {
+        t.size as usize
+    }
+}
+
+/// Truncate `v` to the type's width and extend it back to 64 bits.
+fn norm(v: u64, t: Ty, env: &Env) -> u64 {
+    let s = tsize(t, env);
+    if s >= 8 {
+        return v;
+    }
+    let v = v & ((1u64 << (8 * s)) - 1);
+    if t.signed {
+        sext(v, s)
+    } else {
+        v
+    }
+}
+
+/// C's usual arithmetic conversions, simplified to the widths that matter:
+/// everything is at least int; the wider type wins; at equal width unsigned wins.
+fn common(a: Ty, b: Ty, env: &Env) -> Ty {
+    let sa = tsize(a, env).max(4);
+    let sb = tsize(b, env).max(4);
+    let ua = !a.signed && tsize(a, env) >= 4;
+    let ub = !b.signed && tsize(b, env) >= 4;
+    if sa > sb {
+        Ty { size: sa as u8, signed: !ua, ptr: false }
+    } else if sb > sa {
+        Ty { size: sb as u8, signed: !ub, ptr: false }
+    } else {
+        Ty { size: sa as u8, signed: !(ua || ub), ptr: false }
+    }
+}
+
+fn promote(t: Ty, env: &Env) -> Ty {
+    if tsize(t, env) < 4 {
+        Ty::INT
+    } else {
+        Ty { size: tsize(t, env) as u8, signed: t.signed, ptr: false }
+    }
+}
+
+impl<'a, 'e> Ctx<'a, 'e> {
+    pub fn bytes(&self, v: &Val<'a>) -> Option<&[u8]> {
+        match *v {
+            Val::Bytes(b) => Some(b),
+            Val::Scratch(s, e) => self.scratch.get(s..e),
+            Val::Int(..) => None,
+        }
+    }
+
+    pub fn int(&mut self, e: &'a Expr) -> EResult<(u64, Ty)> {
+        match self.eval(e)? {
+            Val::Int(v, t) => Ok((v, t)),
+            _ => Err("a pointer where a number was expected"),
+        }
+    }
+
+    fn truth(&mut self, e: &'a Expr) -> EResult<bool> {
+        Ok(match self.eval(e)? {
+            Val::Int(v, _) => v != 0,
+            _ => true,
+        })
+    }
+
+    pub fn eval(&mut self, e: &'a Expr) -> EResult<Val<'a>> {
+        let env = self.env;
+        Ok(match e {
+            Expr::Num(v, t) => Val::Int(norm(*v, *t, env), *t),
+            Expr::LongSize => Val::Int(env.long_size as u64, Ty::ULONG),
+            Expr::Str(s) => Val::Bytes(s),
+            Expr::Unknown(name) => {
+                let v = env.enums.and_then(|e| e.get(name)).ok_or("an identifier the format does not define (unresolved enum)")?;
+                // An enumerator is an int unless its value needs more.
+                let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
+                Val::Int(v, t)
+            }
+            Expr::Field(i) => {
+                let f = self.ev.fields.get(*i).ok_or("REC used without ->field")?;
+                match f.kind {
+                    FieldKind::Array(_) => Val::Bytes(f.data(self.rec, env.endian).ok_or("field beyond the record")?),
+                    _ => {
+                        let v = f.int(self.rec, env.endian).ok_or("field beyond the record")?;
+                        let size = if f.size == env.long_size && (f.is_ptr || f.ctype.contains("long") && !f.ctype.contains("long long")) {
+                            0
+                        } else {
+                            f.size.min(8) as u8
+                        };
+                        Val::Int(v, Ty { size, signed: f.signed, ptr: f.is_ptr })
+                    }
+                }
+            }
+            Expr::AddrOf(i) => {
+                let f = self.ev.fields.get(*i).ok_or("bad field")?;
+                let d = self.rec.get(f.offset..f.offset + f.size).ok_or("field beyond the record")?;
+                Val::Bytes(d)
+            }
+            Expr::Dyn(i) => {
+                let f = &self.ev.fields[*i];
+                Val::Bytes(f.data(self.rec, env.endian).ok_or("dynamic array beyond the record")?)
+            }
+            Expr::DynLen(i) => {
+                let f = &self.ev.fields[*i];
+                let w = f.int(self.rec, env.endian).ok_or("field beyond the record")? as u32;
+                Val::Int((w >> 16) as u64, Ty::UINT)
+            }
+            Expr::Bitmask(i) => {
+                let f = &self.ev.fields[*i];
+                let d = f.data(self.rec, env.endian).ok_or("bitmask beyond the record")?;
+                let s = self.scratch.len();
+                printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
+                Val::Scratch(s, self.scratch.len())
+            }
+            Expr::Unary(op, a) => {
+                if *op == "!" {
+                    return Ok(Val::Int(!self.truth(a)? as u64, Ty::INT));
+                }
+                let (v, t) = self.int(a)?;
+                let t = promote(t, env);
+                let r = match *op {
+                    "-" => v.wrapping_neg(),
+                    "~" => !v,
+                    _ => return Err("unsupported unary operator"),
+                };
+                Val::Int(norm(r, t, env), t)
+            }
+            Expr::Bin(op, a, b) => {
+                match *op {
+                    "&&" => return Ok(Val::Int((self.truth(a)? && self.truth(b)?) as u64, Ty::INT)),
+                    "||" => return Ok(Val::Int((self.truth(a)? || self.truth(b)?) as u64, Ty::INT)),
+                    _ => {}
+                }
+                let (x, tx) = self.int(a)?;
+                let (y, ty) = self.int(b)?;
+                if matches!(*op, "<<" | ">>") {
+                    let t = promote(tx, env);
+                    let sh = (y & 63) as u32;
+                    let r = if *op == "<<" {
+                        x.wrapping_shl(sh)
+                    } else if t.signed {
+                        ((x as i64) >> sh) as u64
+                    } else {
+                        x >> sh
+                    };
+                    return Ok(Val::Int(norm(r, t, env), t));
+                }
+                let t = common(tx, ty, env);
+                let (x, y) = (norm(x, t, env), norm(y, t, env));
+                let cmp = |lt: bool| Val::Int(lt as u64, Ty::INT);
+                let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
+                let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
+                let r = match *op {
+                    "+" => x.wrapping_add(y),
+                    "-" => x.wrapping_sub(y),
+                    "*" => x.wrapping_mul(y),
+                    "/" | "%" => {
+                        if y == 0 {
+                            return Err("division by zero");
+                        }
+                        match (*op, t.signed) {
+                            ("/", true) => (x as i64).wrapping_div(y as i64) as u64,
+                            ("/", false) => x / y,
+                            (_, true) => (x as i64).wrapping_rem(y as i64) as u64,
+                            _ => x % y,
+                        }
+                    }
+                    "&" => x & y,
+                    "|" => x | y,
+                    "^" => x ^ y,
+                    "==" => return Ok(cmp(x == y)),
+                    "!=" => return Ok(cmp(x != y)),
+                    "<" => return Ok(cmp(slt)),
+                    ">" => return Ok(cmp(sgt)),
+                    "<=" => return Ok(cmp(!sgt)),
+                    ">=" => return Ok(cmp(!slt)),
+                    _ => return Err("unsupported operator"),
+                };
+                Val::Int(norm(r, t, env), t)
+            }
+            Expr::Cond(c, a, b) => {
+                if self.truth(c)? {
+                    self.eval(a)?
+                } else {
+                    self.eval(b)?
+                }
+            }
+            Expr::Cast(t, a) => match self.eval(a)? {
+                Val::Int(v, _) => Val::Int(norm(v, *t, env), *t),
+                // (char *)__get_dynamic_array(x), (void *)REC->buf: still the bytes.
+                other if t.ptr => other,
+                _ => return Err("cast of a pointer to an integer"),
+            },
+            Expr::Index(a, i) => {
+                let (i, _) = self.int(i)?;
+                // REC->args[i] of a fixed array: an element of its own type.
+                if let Expr::Field(fi) = **a {
+                    if let Some(f) = self.ev.fields.get(fi) {
+                        if matches!(f.kind, FieldKind::Array(_)) && !f.is_char {
+                            let el = f.elem_size(env.long_size);
+                            let off = (i as usize).checked_mul(el).ok_or("index beyond the array")?;
+                            if off + el > f.size && f.size != 0 {
+                                return Err("index beyond the array");
+                            }
+                            let v = crate::cursor::read_uint(self.rec, f.offset + off, el, env.endian)
+                                .map_err(|_| "index beyond the record")?;
+                            let v = if f.signed { sext(v, el) } else { v };
+                            return Ok(Val::Int(v, Ty { size: el as u8, signed: f.signed, ptr: false }));
+                        }
+                    }
+                }
+                let v = self.eval(a)?;
+                let d = self.bytes(&v).ok_or("index into a number")?;
+                let c = *d.get(i as usize).ok_or("index beyond the array")?;
+                // Only byte arrays (strings) are indexed in practice.
+                Val::Int(c as i8 as i64 as u64, Ty { size: 1, signed: true, ptr: false })
+            }
+            Expr::List(_) => return Err("{ } outside a helper"),
+            Expr::Call(f, args) => self.call(*f, args)?,
+        })
+    }
+
+    fn call(&mut self, f: Func, args: &'a [Expr]) -> EResult<Val<'a>> {
+        let env = self.env;
+        let long_mask = |v: u64| if env.long_size >= 8 { v } else { v & 0xffff_ffff };
+        match f {
+            Func::Expect => self.eval(&args[0]),
+            Func::JiffiesToMsecs => {
+                let (j, _) = self.int(&args[0])?;
+                let hz = env.hz as u64;
+                if hz == 0 {
+                    return Err("jiffies_to_msecs() needs the kernel's HZ");
+                }
+                let ms = if 1000 % hz == 0 { j.wrapping_mul(1000 / hz) } else { j.wrapping_mul(1000).div_ceil(hz) };
+                Ok(Val::Int(ms & 0xffff_ffff, Ty::UINT))
+            }
+            Func::McEventErrorType => {
+                let (v, _) = self.int(&args[0])?;
+                // include/ras/ras_event.h mc_event_error_type(): enum hw_event_mc_err_type.
+                let s: &'static [u8] = match v as u32 {
+                    0 => b"Corrected",
+                    1 => b"Uncorrected",
+                    2 => b"Deferred",
+                    3 => b"Fatal",
+                    _ => b"Info",
+                };
+                Ok(Val::Bytes(s))
+            }
+            Func::PrintFlags | Func::PrintFlagsU64 => {
+                let (v, _) = self.int(&args[0])?;
+                let mut flags = if f == Func::PrintFlags { long_mask(v) } else { v };
+                let delim = self.eval(&args[1])?;
+                let delim: Vec<u8> = match self.bytes(&delim) {
+                    Some(d) => d.iter().take_while(|&&b| b != 0).copied().collect(),
+                    None => Vec::new(),
+                };
+                let start = self.scratch.len();
+                let mut first = true;
+                // trace_print_flags_seq(): stop when no flags are left.
+                for ent in &args[2..] {
+                    if flags == 0 {
+                        break;
+                    }
+                    let Expr::List(l) = ent else { return Err("bad flag entry") };
+                    if l.len() != 2 {
+                        break;
+                    }
+                    let name = self.eval(&l[1])?;
+                    if matches!(name, Val::Int(0, _)) {
+                        break; // a NULL name ends the table, as in the kernel's loop
+                    }
+                    let (m, _) = self.int(&l[0])?;
+                    let m = if f == Func::PrintFlags { long_mask(m) } else { m };
+                    if flags & m != m {
+                        continue;
+                    }
+                    flags &= !m;
+                    if !first {
+                        self.scratch.extend_from_slice(&delim);
+                    }
+                    first = false;
+                    let name: Vec<u8> = self.bytes(&name).ok_or("flag name is not a string")?.to_vec();
+                    self.scratch.extend(name.iter().take_while(|&&b| b != 0));
+                }
+                if flags != 0 {
+                    if !first {
+                        self.scratch.extend_from_slice(&delim);
+                    }
+                    self.scratch.extend_from_slice(b"0x");
+                    printf::number(&mut self.scratch, flags, 16, false, false, 0, -1, -1);
+                }
+                Ok(Val::Scratch(start, self.scratch.len()))
+            }
+            Func::PrintSymbolic | Func::PrintSymbolicU64 => {
+                let (v, _) = self.int(&args[0])?;
+                let v = if f == Func::PrintSymbolic { long_mask(v) } else { v };
+                for ent in &args[1..] {
+                    let Expr::List(l) = ent else { return Err("bad symbol entry") };
+                    if l.len() != 2 {
+                        break;
+                    }
+                    let name = self.eval(&l[1])?;
+                    if matches!(name, Val::Int(0, _)) {
+                        break; // a NULL name ends the table
+                    }
+                    let (m, _) = self.int(&l[0])?;
+                    let m = if f == Func::PrintSymbolic { long_mask(m) } else { m };
+                    if m == v {
+                        if matches!(name, Val::Int(..)) {
+                            return Err("symbol name is not a string");
+                        }
+                        return Ok(name);
+                    }
+                }
+                let start = self.scratch.len();
+                self.scratch.extend_from_slice(b"0x");
+                printf::number(&mut self.scratch, v, 16, false, false, 0, -1, -1);
+                Ok(Val::Scratch(start, self.scratch.len()))
+            }
+            Func::PrintHex | Func::PrintHexStr => {
+                let b = self.eval(&args[0])?;
+                let (n, _) = self.int(&args[1])?;
+                let d = self.bytes(&b).ok_or("__print_hex of a number")?;
+                let n = (n as i64).max(0) as usize;
+                let d: Vec<u8> = d.get(..n).ok_or("__print_hex beyond the array")?.to_vec();
+                let start = self.scratch.len();
+                // trace_print_hex_seq(): 16-byte chunks of %*ph (spaced) or %*phN.
+                for (k, c) in d.chunks(16).enumerate() {
+                    if f == Func::PrintHex && k > 0 {
+                        self.scratch.push(b' ');
+                    }
+                    printf::hex_string(&mut self.scratch, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" });
+                }
+                Ok(Val::Scratch(start, self.scratch.len()))
+            }
+            Func::PrintArray => {
+                let b = self.eval(&args[0])?;
+                let (count, _) = self.int(&args[1])?;
+                let (el, _) = self.int(&args[2])?;
+                let d = self.bytes(&b).ok_or("__print_array of a number")?;
+                let el = el as usize;
+                let len = (count as usize).checked_mul(el.max(1)).ok_or("__print_array too long")?;
+                let d: Vec<u8> = d.get(..len).ok_or("__print_array beyond the array")?.to_vec();
+                let start = self.scratch.len();
+                self.scratch.push(b'{');
+                // trace_print_array_seq()
+                let mut p = 0;
+                let mut el = el;
+                while p < d.len() {
+                    if p > 0 {
+                        self.scratch.push(b',');
+                    }
+                    match el {
+                        1 | 2 | 4 | 8 => {
+                            let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| "short array")?;
+                            self.scratch.extend_from_slice(b"0x");
+                            printf::number(&mut self.scratch, v, 16, false, false, 0, -1, -1);
+                        }
+                        _ => {
+                            self.scratch.extend_from_slice(b"BAD SIZE:");
+                            printf::number(&mut self.scratch, el as u64, 10, false, false, 0, -1, -1);
+                            self.scratch.extend_from_slice(b" 0x");
+                            printf::number(&mut self.scratch, d[p] as u64, 16, false, false, 0, -1, -1);
+                            el = 1;
+                        }
+                    }
+                    p += el;
+                }
+                self.scratch.push(b'}');
+                Ok(Val::Scratch(start, self.scratch.len()))
+            }
+        }
+    }
+}
+
+/// Where a conversion's argument comes from: the print fmt's expressions,
+/// or a vbin_printf buffer.
+pub(crate) trait Args<'a> {
+    /// Next argument as an integer of `size` bytes (for `*`, %d, %c...).
+    fn int(&mut self, ctx: &mut Ctx<'a, '_>, size: usize, signed: bool) -> EResult<u64>;
+    /// Next argument for %s / %p: integer or bytes.
+    fn val(&mut self, ctx: &mut Ctx<'a, '_>, spec: &Spec, ext: &[u8]) -> EResult<Val<'a>>;
+}
+
+/// Widths and precisions are capped here (a trace_seq page holds 4096 bytes).
+const MAX_WIDTH: i32 = 4096;
+
+/// Print `pieces` of format `f` with `args` into `out`.
+pub(crate) fn format<'a>(
+    ctx: &mut Ctx<'a, '_>,
+    f: &[u8],
+    pieces: &[Piece],
+    args: &mut dyn Args<'a>,
+    out: &mut Vec<u8>,
+) -> EResult<()> {
+    let env = ctx.env;
+    for p in pieces {
+        let s = match p {
+            Piece::Lit(a, b) => {
+                out.extend_from_slice(f.get(*a as usize..*b as usize).unwrap_or(b""));
+                continue;
+            }
+            Piece::Conv(s) => s,
+        };
+        let mut flags = s.flags;
+        let width = match s.width {
+            Num::None => -1,
+            Num::N(n) => n,
+            Num::Star => {
+                let w = args.int(ctx, 4, true)? as i64 as i32;
+                if w < 0 {
+                    flags |= printf::LEFT;
+                    w.saturating_neg()
+                } else {
+                    w
+                }
+            }
+        };
+        let prec = match s.prec {
+            Num::None => -1,
+            Num::N(n) => n,
+            Num::Star => (args.int(ctx, 4, true)? as i64 as i32).max(0),
+        };
+        // The kernel prints into a one-page trace_seq; a width from a corrupt
+        // record must not make us pad gigabytes.
+        let width = width.min(MAX_WIDTH);
+        let prec = prec.min(MAX_WIDTH);
+        let ext = f.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"");
+        match s.conv {
+            b'd' | b'i' | b'u' | b'o' | b'x' | b'X' => {
+                let signed = matches!(s.conv, b'd' | b'i');
+                let size = printf::qual_size(s.qual, s.conv, env.long_size);
+                let v = args.int(ctx, size, signed)?;
+                let v = if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) };
+                let v = if signed { sext(v, size) } else { v };
+                let base = match s.conv {
+                    b'o' => 8,
+                    b'x' | b'X' => 16,
+                    _ => 10,
+                };
+                printf::number(out, v, base, signed, s.conv == b'X', flags, width, prec);
+            }
+            b'c' => {
+                let c = args.int(ctx, 4, false)? as u8;
+                let pad = (width.max(1) - 1) as usize;
+                if flags & printf::LEFT == 0 {
+                    out.extend(core::iter::repeat_n(b' ', pad));
+                }
+                out.push(c);
+                if flags & printf::LEFT != 0 {
+                    out.extend(core::iter::repeat_n(b' ', pad));
+                }
+            }
+            b's' => {
+                let v = args.val(ctx, s, ext)?;
+                match v {
+                    Val::Int(0, _) => printf::string(out, b"(null)", flags, width, prec),
+                    // tracepoint_string()s and trace_printk formats are listed
+                    // in printk_formats: the kernel's text for the pointer.
+                    Val::Int(a, _) => match env.printk.and_then(|p| p.lookup(a)) {
+                        Some(s) => printf::string(out, s.as_bytes(), flags, width, prec),
+                        None => return Err("%s of a kernel pointer (its text is not in the record)"),
+                    },
+                    v => {
+                        let d = ctx.bytes(&v).unwrap_or(b"");
+                        printf::string(out, d, flags, width, prec)
+                    }
+                }
+            }
+            b'p' => {
+                let v = args.val(ctx, s, ext)?;
+                pointer(ctx, out, v, ext, flags, width, prec)?;
+            }
+            _ => return Err("unsupported conversion"),
+        }
+    }
+    Ok(())
+}
+
+/// One `%p` conversion with extension `ext` (the alphanumerics after `p`).
+pub(crate) fn pointer<'a>(
+    ctx: &Ctx<'a, '_>,
+    out: &mut Vec<u8>,
+    v: Val<'a>,
+    ext: &[u8],
+    flags: u8,
+    width: i32,
+    prec: i32,
+) -> EResult<()> {
+    let env = ctx.env;
+    let first = ext.first().copied().unwrap_or(0);
+    // Extensions that print the pointer value itself.
+    if matches!(first, 0 | b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K') {
+        let addr = match v {
+            Val::Int(a, _) => a,
+            _ => return Err("%p of data inside the record (its address is unknown)"),
+        };
+        let addr = if env.long_size < 8 { addr & 0xffff_ffff } else { addr };
+        if matches!(first, b'S' | b's' | b'B' | b'F' | b'f') {
+            let mut sym = Vec::new();
+            let offset = !matches!(first, b's' | b'f');
+            printf::symbol(&mut sym, env.ksyms, addr, offset, first == b'B');
+            printf::string(out, &sym, flags, width, prec);
+        } else {
+            // Plain %p, %px, %pK: the raw value (see the module docs on hash-ptr).
+            printf::pointer_string(out, addr, flags, width, env.long_size);
+        }
+        return Ok(());
+    }
+    // Everything else dereferences: it needs the bytes, not an address.
+    let d: &[u8] = match v {
+        Val::Int(0, _) => {
+            printf::string(out, b"(null)", flags, width, prec);
+            return Ok(());
+        }
+        Val::Int(..) => return Err("%p extension of a kernel pointer (the data is not in the record)"),
+        ref v => ctx.bytes(v).unwrap_or(b""),
+    };
+    let mut tmp = Vec::new();
+    match first {
+        b'h' => {
+            printf::hex_string(out, d, width, ext);
+            return Ok(());
+        }
+        b'b' => {
+            // Never past the bytes we have (the kernel would read on in memory).
+            let nbits = (width.max(0) as usize).min(d.len() * 8);
+            if ext.get(1) == Some(&b'l') {
+                printf::bitmap_list(out, d, nbits, env);
+            } else {
+                printf::bitmap_hex(out, d, nbits, env);
+            }
+            return Ok(());
+        }
+        b'M' | b'm' => printf::mac(&mut tmp, d, ext)?,
+        b'I' | b'i' => match ext.get(1) {
+            Some(b'4') => printf::ip4(&mut tmp, d.get(..4).ok_or("short IPv4 address")?, first == b'i'),
+            Some(b'6') => {
+                if d.len() < 16 {
+                    return Err("short IPv6 address");
+                }
+                printf::ip6(&mut tmp, d, first == b'I', first == b'I' && ext.get(2) == Some(&b'c'))
+            }
+            Some(b'S') => printf::sockaddr(&mut tmp, d, ext, env)?,
+            _ => return Err("unsupported %pI variant"),
+        },
+        b'U' => printf::uuid(&mut tmp, d, ext)?,
+        _ => return Err("unsupported %p extension"),
+    }
+    printf::string(out, &tmp, flags, width, -1);
+    Ok(())
+}

@@ -1,0 +1,660 @@
+//! Lexer and parser for the `print fmt:` line: a C string literal followed
+//! by comma-separated C argument expressions over `REC->field`.
+//!
+//! The grammar is the C expression subset TP_printk() arguments use after
+//! the kernel's macros are expanded: arithmetic, bit ops, comparisons,
+//! logic, ternary, casts, sizeof, indexing, `&`, calls of the tracing
+//! helpers (`__print_flags`, `__get_str`, ...) and brace pairs `{ v, "s" }`.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::format::{type_size, Event};
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Tok {
+    /// value, has an unsigned suffix, has a long/long long suffix (`ll` = 8 bytes)
+    Num(u64, bool, u8),
+    Str(Vec<u8>),
+    Chr(u8),
+    Id(String),
+    P(&'static str),
+}
+
+const PUNCT: [&str; 38] = [
+    "<<=", ">>=", "...", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "--", "(", ")",
+    "[", "]", "{", "}", ",", "?", ":", ";", ".", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^",
+    "!", "~", "=",
+];
+
+/// Decode the C escape after a backslash at `s[i]` (i points past the `\`).
+fn escape(s: &[u8], i: &mut usize) -> u8 {
+    let c = s.get(*i).copied().unwrap_or(b'\\');
+    *i += 1;
+    match c {
+        b'n' => b'\n',
+        b't' => b'\t',
+        b'r' => b'\r',
+        b'a' => 7,
+        b'b' => 8,
+        b'f' => 12,
+        b'v' => 11,
+        b'e' => 27,
+        b'x' => {
+            let mut v = 0u32;
+            while let Some(d) = s.get(*i).and_then(|&c| (c as char).to_digit(16)) {
+                v = v.wrapping_mul(16).wrapping_add(d);
+                *i += 1;
+            }
+            v as u8
+        }
+        b'0'..=b'7' => {
+            let mut v = (c - b'0') as u32;
+            let mut n = 1;
+            while n < 3 {
+                match s.get(*i) {
+                    Some(&d @ b'0'..=b'7') => {
+                        v = v * 8 + (d - b'0') as u32;
+                        *i += 1;
+                        n += 1;
+                    }
+                    _ => break,
+                }
+            }
+            v as u8
+        }
+        other => other,
+    }
+}
+
+pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok>, (usize, &'static str)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == b'"' {
+            let start = i;
+            i += 1;
+            let mut v = Vec::new();
+            loop {
+                match s.get(i) {
+                    None => return Err((start, "unterminated string")),
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b'\\') => {
+                        i += 1;
+                        v.push(escape(s, &mut i));
+                    }
+                    Some(&b) => {
+                        v.push(b);
+                        i += 1;
+                    }
+                }
+            }
+            // Adjacent literals concatenate, as in C.
+            if let Some(Tok::Str(prev)) = out.last_mut() {
+                prev.extend_from_slice(&v);
+            } else {
+                out.push(Tok::Str(v));
+            }
+        } else if c == b'\'' {
+            let start = i;
+            i += 1;
+            let v = match s.get(i) {
+                Some(b'\\') => {
+                    i += 1;
+                    escape(s, &mut i)
+                }
+                Some(&b) => {
+                    i += 1;
+                    b
+                }
+                None => return Err((start, "unterminated char")),
+            };
+            if s.get(i) != Some(&b'\'') {
+                return Err((start, "bad char literal"));
+            }
+            i += 1;
+            out.push(Tok::Chr(v));
+        } else if c.is_ascii_digit() {
+            let start = i;
+            let (base, mut j) = if c == b'0' && matches!(s.get(i + 1), Some(b'x' | b'X')) {
+                (16, i + 2)
+            } else if c == b'0' {
+                (8, i)
+            } else {
+                (10, i)
+            };
+            let mut v: u64 = 0;
+            while let Some(d) = s.get(j).and_then(|&c| (c as char).to_digit(base)) {
+                v = v.wrapping_mul(base as u64).wrapping_add(d as u64);
+                j += 1;
+            }
+            let (mut uns, mut long) = (false, 0u8);
+            while let Some(&c) = s.get(j) {
+                match c {
+                    b'u' | b'U' => uns = true,
+                    b'l' | b'L' => long += 1,
+                    _ => break,
+                }
+                j += 1;
+            }
+            if s.get(j).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.') {
+                return Err((start, "bad number"));
+            }
+            i = j;
+            out.push(Tok::Num(v, uns || base != 10 && v > i64::MAX as u64, long));
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
+                i += 1;
+            }
+            out.push(Tok::Id(String::from_utf8_lossy(&s[start..i]).into_owned()));
+        } else {
+            let p = PUNCT.iter().find(|p| s[i..].starts_with(p.as_bytes())).ok_or((i, "unexpected character"))?;
+            i += p.len();
+            out.push(Tok::P(p));
+        }
+    }
+    Ok(out)
+}
+
+/// A C type in a cast: `size` 0 = as wide as the recording's `long`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ty {
+    pub size: u8,
+    pub signed: bool,
+    pub ptr: bool,
+}
+
+impl Ty {
+    pub const INT: Ty = Ty { size: 4, signed: true, ptr: false };
+    pub const UINT: Ty = Ty { size: 4, signed: false, ptr: false };
+    pub const ULONG: Ty = Ty { size: 0, signed: false, ptr: false };
+    pub const PTR: Ty = Ty { size: 0, signed: false, ptr: true };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Func {
+    PrintFlags,
+    PrintFlagsU64,
+    PrintSymbolic,
+    PrintSymbolicU64,
+    PrintHex,
+    PrintHexStr,
+    PrintArray,
+    Expect,
+    JiffiesToMsecs,
+    McEventErrorType,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Expr {
+    /// An integer constant with its C type.
+    Num(u64, Ty),
+    /// `sizeof(long)` and friends: the recording decides.
+    LongSize,
+    Str(Vec<u8>),
+    /// `REC->field` (index into Event::fields).
+    Field(usize),
+    /// `&REC->field`: the field's own bytes.
+    AddrOf(usize),
+    /// `__get_str(f)`, `__get_dynamic_array(f)`, `__get_sockaddr(f)` and the rel variants.
+    Dyn(usize),
+    /// `__get_dynamic_array_len(f)`.
+    DynLen(usize),
+    /// `__get_bitmask(f)` / `__get_cpumask(f)`: printed like the kernel's `%*pb`.
+    Bitmask(usize),
+    Unary(&'static str, Box<Expr>),
+    Bin(&'static str, Box<Expr>, Box<Expr>),
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    Cast(Ty, Box<Expr>),
+    Index(Box<Expr>, Box<Expr>),
+    Call(Func, Vec<Expr>),
+    /// `{ a, b }` in a helper's argument list.
+    List(Vec<Expr>),
+    /// An identifier the format leaves unresolved (an enum constant without
+    /// TRACE_DEFINE_ENUM): looked up in `Env::enums`, an error if evaluation
+    /// reaches it and it is not there.
+    Unknown(String),
+}
+
+pub(crate) struct Parser<'e> {
+    toks: Vec<Tok>,
+    pos: usize,
+    ev: &'e Event,
+    /// Variables of GNU statement expressions (`({ int x = e; ... })`, what
+    /// the kernel's min()/max() expand to), substituted where used.
+    locals: Vec<(String, Expr)>,
+}
+
+type PResult<T> = Result<T, &'static str>;
+
+/// The C binary operators by precedence, loosest first.
+const LEVELS: [&[&str]; 10] = [
+    &["||"],
+    &["&&"],
+    &["|"],
+    &["^"],
+    &["&"],
+    &["==", "!="],
+    &["<", ">", "<=", ">="],
+    &["<<", ">>"],
+    &["+", "-"],
+    &["*", "/", "%"],
+];
+
+impl<'e> Parser<'e> {
+    pub fn new(toks: Vec<Tok>, ev: &'e Event) -> Self {
+        Parser { toks, pos: 0, ev, locals: Vec::new() }
+    }
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.toks.len()
+    }
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos)
+    }
+    fn peek_at(&self, n: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + n)
+    }
+    fn is_p(&self, p: &str) -> bool {
+        matches!(self.peek(), Some(Tok::P(q)) if *q == p)
+    }
+    fn eat(&mut self, p: &str) -> bool {
+        if self.is_p(p) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, p: &str, what: &'static str) -> PResult<()> {
+        if self.eat(p) {
+            Ok(())
+        } else {
+            Err(what)
+        }
+    }
+    /// The format string: the first token.
+    pub fn fmt_string(&mut self) -> PResult<Vec<u8>> {
+        match self.toks.get(self.pos) {
+            Some(Tok::Str(s)) => {
+                self.pos += 1;
+                Ok(s.clone())
+            }
+            _ => Err("print fmt does not start with a string"),
+        }
+    }
+    /// `, arg, arg ...` to the end.
+    pub fn args(&mut self) -> PResult<Vec<Expr>> {
+        let mut v = Vec::new();
+        while self.eat(",") {
+            v.push(self.expr()?);
+        }
+        if !self.at_end() {
+            return Err("unexpected token after argument");
+        }
+        Ok(v)
+    }
+
+    pub fn expr(&mut self) -> PResult<Expr> {
+        let c = self.binary(0)?;
+        if self.eat("?") {
+            let a = self.expr()?;
+            self.expect(":", "expected ':' in ?:")?;
+            let b = self.expr()?;
+            return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
+        }
+        Ok(c)
+    }
+
+    fn binary(&mut self, level: usize) -> PResult<Expr> {
+        if level >= LEVELS.len() {
+            return self.unary();
+        }
+        let mut l = self.binary(level + 1)?;
+        loop {
+            let op = match self.peek() {
+                Some(Tok::P(p)) => LEVELS[level].iter().find(|o| **o == *p).copied(),
+                _ => None,
+            };
+            let Some(op) = op else { break };
+            self.pos += 1;
+            let r = self.binary(level + 1)?;
+            l = Expr::Bin(op, Box::new(l), Box::new(r));
+        }
+        Ok(l)
+    }
+
+    /// Is the token at `pos + n` the start of a type name?
+    fn type_start(&self, n: usize) -> bool {
+        match self.peek_at(n) {
+            Some(Tok::Id(s)) => is_type_word(s),
+            _ => false,
+        }
+    }
+
+    /// Parse a type name up to (not including) the closing `)`.
+    fn type_name(&mut self) -> PResult<Ty> {
+        let mut words: Vec<String> = Vec::new();
+        let mut ptr = false;
+        let mut tagged = false;
+        loop {
+            match self.peek() {
+                // A typedef name may only start a type; after that only type
+                // words (or a struct tag) continue it: `int x = ...` stops at x.
+                Some(Tok::Id(s)) if !ptr && (words.is_empty() || tagged && words.len() == 1 || is_type_word(s)) => {
+                    if matches!(s.as_str(), "struct" | "union" | "enum") {
+                        tagged = true;
+                    }
+                    if !matches!(s.as_str(), "const" | "volatile") {
+                        words.push(s.clone());
+                    }
+                    self.pos += 1;
+                }
+                Some(Tok::P("*")) => {
+                    ptr = true;
+                    self.pos += 1;
+                }
+                Some(Tok::Id(s)) if ptr && matches!(s.as_str(), "const" | "volatile") => self.pos += 1,
+                _ => break,
+            }
+        }
+        if ptr {
+            return Ok(Ty::PTR);
+        }
+        if tagged {
+            if words.first().map(|s| s.as_str()) == Some("enum") {
+                return Ok(Ty::INT);
+            }
+            return Err("cast to a struct");
+        }
+        let name = words.join(" ");
+        let n = name.as_str();
+        let signed = !(n.contains("unsigned") || n.starts_with('u') || n.starts_with("__u") || n.starts_with("__be")
+            || n.starts_with("__le") || n == "bool" || n == "_Bool" || n == "size_t" || n == "gfp_t"
+            || n == "dma_addr_t" || n == "phys_addr_t" || n == "pgoff_t" || n == "sector_t"
+            || n == "dev_t" || n == "umode_t" || n == "resource_size_t");
+        let size = match n {
+            "long" | "unsigned long" | "long int" | "unsigned long int" | "signed long" | "size_t" | "ssize_t"
+            | "pgoff_t" | "uintptr_t" | "intptr_t" | "ptrdiff_t" | "time64_t" => 0,
+            "dma_addr_t" | "phys_addr_t" | "resource_size_t" => 8,
+            "void" => return Ok(Ty { size: 4, signed: true, ptr: false }),
+            _ => match type_size(n, false) {
+                0 => return Err("cast to an unknown type"),
+                s => s as u8,
+            },
+        };
+        Ok(Ty { size, signed, ptr: false })
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        let op = match self.peek() {
+            Some(Tok::P(p)) if matches!(*p, "!" | "~" | "-" | "+" | "*" | "&") => Some(*p),
+            _ => None,
+        };
+        if let Some(op) = op {
+            self.pos += 1;
+            let e = self.unary()?;
+            return Ok(match (op, e) {
+                ("&", Expr::Field(i)) => Expr::AddrOf(i),
+                ("&", _) => return Err("& of something other than a field"),
+                ("+", e) => e,
+                (op, e) => Expr::Unary(op, Box::new(e)),
+            });
+        }
+        if matches!(self.peek(), Some(Tok::Id(s)) if s == "sizeof") {
+            self.pos += 1;
+            self.expect("(", "expected ( after sizeof")?;
+            let e = if self.type_start(0) {
+                let t = self.type_name()?;
+                if t.ptr || t.size == 0 {
+                    Expr::LongSize
+                } else {
+                    Expr::Num(t.size as u64, Ty::ULONG)
+                }
+            } else {
+                match self.expr()? {
+                    Expr::Field(i) => Expr::Num(self.ev.fields[i].size as u64, Ty::ULONG),
+                    _ => return Err("sizeof of an expression"),
+                }
+            };
+            self.expect(")", "expected ) after sizeof")?;
+            return Ok(e);
+        }
+        if self.is_p("(") && self.type_start(1) {
+            self.pos += 1;
+            let t = self.type_name()?;
+            self.expect(")", "expected ) after cast type")?;
+            let e = self.unary()?;
+            return Ok(Expr::Cast(t, Box::new(e)));
+        }
+        self.postfix()
+    }
+
+    fn postfix(&mut self) -> PResult<Expr> {
+        let mut e = self.primary()?;
+        loop {
+            if self.eat("[") {
+                let i = self.expr()?;
+                self.expect("]", "expected ]")?;
+                e = Expr::Index(Box::new(e), Box::new(i));
+            } else if self.is_p("->") || self.is_p(".") {
+                self.pos += 1;
+                let name = match self.peek() {
+                    Some(Tok::Id(s)) => s.clone(),
+                    _ => return Err("expected field name"),
+                };
+                self.pos += 1;
+                match e {
+                    Expr::Field(usize::MAX) => {
+                        let i = self.ev.field_index(&name).ok_or("REC-> names no field of this event")?;
+                        e = Expr::Field(i);
+                    }
+                    _ => return Err("member access on something other than REC"),
+                }
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    /// `({ TYPE NAME = EXPR; ... EXPR; })` after the `(`: declarations of
+    /// scalar locals, then the value. Anything else (calls with side
+    /// effects, struct locals) is not an expression over the record.
+    fn statement_expr(&mut self) -> PResult<Expr> {
+        self.expect("{", "expected {")?;
+        let depth = self.locals.len();
+        let mut last = None;
+        loop {
+            if self.eat("}") {
+                break;
+            }
+            if self.type_start(0) {
+                let t = self.type_name()?;
+                let name = match self.peek() {
+                    Some(Tok::Id(s)) => s.clone(),
+                    _ => return Err("expected a variable name"),
+                };
+                self.pos += 1;
+                self.expect("=", "statement expression variable without initializer")?;
+                let e = self.expr()?;
+                self.expect(";", "expected ; after declaration")?;
+                self.locals.push((name, Expr::Cast(t, Box::new(e))));
+            } else {
+                let e = self.expr()?;
+                self.expect(";", "expected ; in statement expression")?;
+                last = Some(e);
+            }
+        }
+        self.expect(")", "expected ) after statement expression")?;
+        self.locals.truncate(depth);
+        last.ok_or("statement expression without a value")
+    }
+
+    /// A bare field name as helper argument (`__get_str(name)`).
+    fn field_arg(&mut self) -> PResult<usize> {
+        let r = match self.peek() {
+            Some(Tok::Id(s)) => self.ev.field_index(s).ok_or("helper names no field of this event"),
+            _ => Err("helper expects a field name"),
+        };
+        self.pos += 1;
+        r
+    }
+
+    fn call_args(&mut self) -> PResult<Vec<Expr>> {
+        let mut v = Vec::new();
+        if self.eat(")") {
+            return Ok(v);
+        }
+        loop {
+            v.push(self.arg()?);
+            if self.eat(")") {
+                return Ok(v);
+            }
+            self.expect(",", "expected , or ) in call")?;
+        }
+    }
+
+    fn arg(&mut self) -> PResult<Expr> {
+        if self.eat("{") {
+            let mut v = Vec::new();
+            loop {
+                if self.eat("}") {
+                    break;
+                }
+                v.push(self.expr()?);
+                if self.eat("}") {
+                    break;
+                }
+                self.expect(",", "expected , in { }")?;
+            }
+            return Ok(Expr::List(v));
+        }
+        self.expr()
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let t = self.peek().cloned().ok_or("unexpected end of expression")?;
+        self.pos += 1;
+        match t {
+            Tok::Num(v, uns, long) => {
+                // C's rules, simplified: int if it fits, else 64 bits.
+                let size = match long {
+                    0 if v <= i32::MAX as u64 || (uns && v <= u32::MAX as u64) => 4,
+                    1 => 0,
+                    _ => 8,
+                };
+                Ok(Expr::Num(v, Ty { size, signed: !uns, ptr: false }))
+            }
+            Tok::Chr(c) => Ok(Expr::Num(c as i8 as i64 as u64, Ty::INT)),
+            Tok::Str(s) => Ok(Expr::Str(s)),
+            Tok::P("(") if self.is_p("{") => self.statement_expr(),
+            Tok::P("(") => {
+                let e = self.expr()?;
+                self.expect(")", "expected )")?;
+                Ok(e)
+            }
+            Tok::Id(name) => {
+                if name == "REC" {
+                    return Ok(Expr::Field(usize::MAX));
+                }
+                if let Some((_, e)) = self.locals.iter().rev().find(|(n, _)| *n == name) {
+                    return Ok(e.clone());
+                }
+                if !self.is_p("(") {
+                    return Ok(match name.as_str() {
+                        "true" => Expr::Num(1, Ty::INT),
+                        "false" | "NULL" => Expr::Num(0, Ty::INT),
+                        _ => Expr::Unknown(name),
+                    });
+                }
+                self.pos += 1;
+                let one_field = |p: &mut Self| -> PResult<usize> {
+                    let i = p.field_arg()?;
+                    p.expect(")", "expected ) after field name")?;
+                    Ok(i)
+                };
+                let f = match name.as_str() {
+                    "__get_str" | "__get_rel_str" | "__get_dynamic_array" | "__get_rel_dynamic_array"
+                    | "__get_sockaddr" | "__get_rel_sockaddr" => return Ok(Expr::Dyn(one_field(self)?)),
+                    "__get_dynamic_array_len" | "__get_rel_dynamic_array_len" => {
+                        return Ok(Expr::DynLen(one_field(self)?))
+                    }
+                    "__get_bitmask" | "__get_rel_bitmask" | "__get_cpumask" | "__get_rel_cpumask" => {
+                        return Ok(Expr::Bitmask(one_field(self)?))
+                    }
+                    "__print_flags" => Func::PrintFlags,
+                    "__print_flags_u64" => Func::PrintFlagsU64,
+                    "__print_symbolic" => Func::PrintSymbolic,
+                    "__print_symbolic_u64" => Func::PrintSymbolicU64,
+                    "__print_hex" => Func::PrintHex,
+                    "__print_hex_str" => Func::PrintHexStr,
+                    "__print_array" => Func::PrintArray,
+                    "__builtin_expect" => Func::Expect,
+                    "jiffies_to_msecs" => Func::JiffiesToMsecs,
+                    "mc_event_error_type" => Func::McEventErrorType,
+                    _ => return Err("call of an unknown function"),
+                };
+                let args = self.call_args()?;
+                let want = match f {
+                    Func::PrintHex | Func::PrintHexStr | Func::Expect => 2,
+                    Func::PrintArray => 3,
+                    Func::JiffiesToMsecs | Func::McEventErrorType => 1,
+                    Func::PrintFlags | Func::PrintFlagsU64 => 2,
+                    Func::PrintSymbolic | Func::PrintSymbolicU64 => 1,
+                };
+                let variadic = matches!(f, Func::PrintFlags | Func::PrintFlagsU64 | Func::PrintSymbolic | Func::PrintSymbolicU64);
+                if args.len() < want || (!variadic && args.len() != want) {
+                    return Err("wrong number of helper arguments");
+                }
+                if variadic {
+                    for a in &args[want..] {
+                        match a {
+                            // `{ }` is an entry with a NULL name: it ends the table.
+                            Expr::List(l) if l.len() == 2 || l.is_empty() => {}
+                            _ => return Err("flag/symbol table entry is not { value, name }"),
+                        }
+                    }
+                }
+                Ok(Expr::Call(f, args))
+            }
+            _ => Err("unexpected token in expression"),
+        }
+    }
+}
+
+/// Words that start a type name in a cast or sizeof.
+fn is_type_word(s: &str) -> bool {
+    matches!(
+        s,
+        "unsigned" | "signed" | "int" | "long" | "short" | "char" | "void" | "const" | "volatile" | "struct"
+            | "union" | "enum" | "bool" | "_Bool"
+    ) || type_size(s, false) != 0
+        || (s.ends_with("_t") && s != "REC")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexes_literals_and_operators() {
+        let t = lex(br#""a\n" "b" , 0x10ULL<<2, 'x', '\'', 017 REC->f"#).unwrap();
+        assert_eq!(t[0], Tok::Str(b"a\nb".to_vec()));
+        assert_eq!(t[2], Tok::Num(16, true, 2));
+        assert_eq!(t[3], Tok::P("<<"));
+        assert_eq!(t[6], Tok::Chr(b'x'));
+        assert_eq!(t[8], Tok::Chr(b'\''));
+        assert_eq!(t[10], Tok::Num(15, false, 0));
+        assert_eq!(t[12], Tok::P("->"));
+        assert!(lex(b"\"abc").is_err());
+        assert!(lex(b"12abc").is_err());
+        assert!(lex(b"@").is_err());
+    }
+}

@@ -1,0 +1,681 @@
+//! The kernel's printf (lib/vsprintf.c), as far as trace output needs it:
+//! format_decode() into `Piece`s, number() with the kernel's rules (which are
+//! not glibc's: `%#x` of 0 is `0x0`, `%.0d` of 0 is `0`, `0` flag survives a
+//! precision), string(), and the `%p` extensions.
+
+use alloc::vec::Vec;
+
+use super::Env;
+use crate::cursor::read_uint;
+use crate::ksyms::Ksyms;
+
+pub(crate) const LEFT: u8 = 1;
+pub(crate) const PLUS: u8 = 2;
+pub(crate) const SPACE: u8 = 4;
+pub(crate) const SPECIAL: u8 = 8;
+pub(crate) const ZEROPAD: u8 = 16;
+
+/// Width or precision: none, a number, or `*` (taken from the arguments).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Num {
+    None,
+    N(i32),
+    Star,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Spec {
+    pub flags: u8,
+    pub width: Num,
+    pub prec: Num,
+    /// Length qualifier: 0, b'H' (hh), b'h', b'l', b'L' (ll), b'z', b't'.
+    pub qual: u8,
+    /// Conversion: d i u o x X c s p %.
+    pub conv: u8,
+    /// For %p: the alphanumeric run after `p` (start, len) in the format.
+    pub ext: (u32, u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// Literal bytes fmt[start..end].
+    Lit(u32, u32),
+    Conv(Spec),
+}
+
+/// Split a format string into literals and conversions. An unknown
+/// conversion is an error: the kernel stops printing there, and so cannot we
+/// pretend to know what follows.
+pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, &'static str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut lit = 0;
+    while i < f.len() {
+        if f[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        if lit < i {
+            out.push(Piece::Lit(lit as u32, i as u32));
+        }
+        i += 1;
+        let mut flags = 0;
+        while let Some(&c) = f.get(i) {
+            flags |= match c {
+                b'-' => LEFT,
+                b'+' => PLUS,
+                b' ' => SPACE,
+                b'#' => SPECIAL,
+                b'0' => ZEROPAD,
+                _ => break,
+            };
+            i += 1;
+        }
+        let num = |i: &mut usize| -> Num {
+            if f.get(*i) == Some(&b'*') {
+                *i += 1;
+                return Num::Star;
+            }
+            let s = *i;
+            let mut v: i32 = 0;
+            while let Some(d) = f.get(*i).filter(|c| c.is_ascii_digit()) {
+                v = v.saturating_mul(10).saturating_add((d - b'0') as i32);
+                *i += 1;
+            }
+            if *i > s {
+                Num::N(v)
+            } else {
+                Num::None
+            }
+        };
+        let width = num(&mut i);
+        let mut prec = Num::None;
+        if f.get(i) == Some(&b'.') {
+            i += 1;
+            prec = match num(&mut i) {
+                Num::None => Num::N(0),
+                n => n,
+            };
+        }
+        let mut qual = 0;
+        match f.get(i) {
+            Some(&c @ (b'h' | b'l')) => {
+                i += 1;
+                qual = c;
+                if f.get(i) == Some(&c) {
+                    i += 1;
+                    qual = if c == b'h' { b'H' } else { b'L' };
+                }
+            }
+            Some(b'L' | b'j' | b'q') => {
+                i += 1;
+                qual = b'L';
+            }
+            Some(&c @ (b'z' | b'Z' | b't')) => {
+                i += 1;
+                qual = if c == b't' { b't' } else { b'z' };
+            }
+            _ => {}
+        }
+        let conv = *f.get(i).ok_or("format ends inside a conversion")?;
+        i += 1;
+        let mut ext = (i as u32, 0);
+        match conv {
+            b'd' | b'i' | b'u' | b'o' | b'x' | b'X' | b'c' | b's' | b'%' => {}
+            b'p' => {
+                while f.get(i).is_some_and(|c| c.is_ascii_alphanumeric()) {
+                    i += 1;
+                }
+                ext.1 = i as u32 - ext.0;
+            }
+            _ => return Err("unsupported printf conversion"),
+        }
+        if conv == b'%' {
+            out.push(Piece::Lit(i as u32 - 1, i as u32));
+        } else {
+            out.push(Piece::Conv(Spec { flags, width, prec, qual, conv, ext }));
+        }
+        lit = i;
+    }
+    if lit < f.len() {
+        out.push(Piece::Lit(lit as u32, f.len() as u32));
+    }
+    Ok(out)
+}
+
+/// Size in bytes of the integer a conversion reads (before promotion).
+pub(crate) fn qual_size(qual: u8, conv: u8, long_size: usize) -> usize {
+    match qual {
+        b'H' => 1,
+        b'h' => 2,
+        b'l' | b'z' | b't' => long_size,
+        b'L' => 8,
+        _ if conv == b'c' => 1,
+        _ => 4,
+    }
+}
+
+/// The kernel's number(): `num` already truncated/sign-extended to 64 bits.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper: bool, flags: u8, width: i32, prec: i32) {
+    let mut flags = flags;
+    let mut width = width;
+    let mut num = num;
+    if flags & LEFT != 0 {
+        flags &= !ZEROPAD;
+    }
+    let mut sign = 0u8;
+    if signed {
+        if (num as i64) < 0 {
+            sign = b'-';
+            num = (num as i64).wrapping_neg() as u64;
+            width -= 1;
+        } else if flags & PLUS != 0 {
+            sign = b'+';
+            width -= 1;
+        } else if flags & SPACE != 0 {
+            sign = b' ';
+            width -= 1;
+        }
+    }
+    let need_pfx = flags & SPECIAL != 0 && base != 10;
+    let is_zero = num == 0;
+    if need_pfx {
+        if base == 16 {
+            width -= 2;
+        } else if !is_zero {
+            width -= 1;
+        }
+    }
+    let mut tmp = [0u8; 24];
+    let mut n = 0;
+    let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+    loop {
+        tmp[n] = digits[(num % base) as usize];
+        n += 1;
+        num /= base;
+        if num == 0 {
+            break;
+        }
+    }
+    let mut prec = prec.max(n as i32);
+    width -= prec;
+    if flags & (ZEROPAD | LEFT) == 0 {
+        while width > 0 {
+            out.push(b' ');
+            width -= 1;
+        }
+    }
+    if sign != 0 {
+        out.push(sign);
+    }
+    if need_pfx {
+        if base == 16 || !is_zero {
+            out.push(b'0');
+        }
+        if base == 16 {
+            out.push(if upper { b'X' } else { b'x' });
+        }
+    }
+    if flags & LEFT == 0 {
+        let c = if flags & ZEROPAD != 0 { b'0' } else { b' ' };
+        while width > 0 {
+            out.push(c);
+            width -= 1;
+        }
+    }
+    while prec > n as i32 {
+        out.push(b'0');
+        prec -= 1;
+    }
+    while n > 0 {
+        n -= 1;
+        out.push(tmp[n]);
+    }
+    while width > 0 {
+        out.push(b' ');
+        width -= 1;
+    }
+}
+
+/// The kernel's string(): at most `prec` bytes, stopping at NUL, padded with
+/// spaces to `width`.
+pub(crate) fn string(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32, prec: i32) {
+    let mut len = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    if prec >= 0 {
+        len = len.min(prec as usize);
+    }
+    let pad = (width.max(0) as usize).saturating_sub(len);
+    if flags & LEFT == 0 {
+        out.extend(core::iter::repeat_n(b' ', pad));
+    }
+    out.extend_from_slice(&s[..len]);
+    if flags & LEFT != 0 {
+        out.extend(core::iter::repeat_n(b' ', pad));
+    }
+}
+
+/// `%p` without extension as the trace file prints it with hash-ptr off
+/// (`%px`): the raw value, zero-padded to the pointer width unless a width
+/// was given.
+pub(crate) fn pointer_string(out: &mut Vec<u8>, v: u64, flags: u8, width: i32, long_size: usize) {
+    if width < 0 {
+        number(out, v, 16, false, false, flags | ZEROPAD, 2 * long_size as i32, -1);
+    } else {
+        number(out, v, 16, false, false, flags, width, -1);
+    }
+}
+
+/// sprint_symbol() and friends: `name+0xoff/0xsize [module]`, or `0xaddr`
+/// when no symbol holds the address.
+pub(crate) fn symbol(out: &mut Vec<u8>, ksyms: Option<&Ksyms>, addr: u64, offset: bool, backtrace: bool) {
+    let look = if backtrace { addr.wrapping_sub(1) } else { addr };
+    match ksyms.and_then(|k| k.lookup(look)) {
+        Some(s) => {
+            out.extend_from_slice(s.name.as_bytes());
+            if offset {
+                let off = s.offset + backtrace as u64;
+                out.extend_from_slice(b"+0x");
+                number(out, off, 16, false, false, 0, -1, -1);
+                out.extend_from_slice(b"/0x");
+                number(out, s.size.unwrap_or(0), 16, false, false, 0, -1, -1);
+            }
+            if let Some(m) = s.module {
+                out.extend_from_slice(b" [");
+                out.extend_from_slice(m.as_bytes());
+                out.push(b']');
+            }
+        }
+        None => {
+            out.extend_from_slice(b"0x");
+            number(out, addr, 16, false, false, 0, -1, -1);
+        }
+    }
+}
+
+fn hex2(out: &mut Vec<u8>, b: u8, upper: bool) {
+    let d: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+    out.push(d[(b >> 4) as usize]);
+    out.push(d[(b & 15) as usize]);
+}
+
+/// `%*ph` and variants: up to 64 bytes, separated by ' ' (C: ':', D: '-', N: none).
+pub(crate) fn hex_string(out: &mut Vec<u8>, data: &[u8], width: i32, ext: &[u8]) {
+    if width == 0 {
+        return;
+    }
+    let len = if width > 0 { (width as usize).min(64) } else { 1 };
+    let sep = match ext.get(1) {
+        Some(b'C') => Some(b':'),
+        Some(b'D') => Some(b'-'),
+        Some(b'N') => None,
+        _ => Some(b' '),
+    };
+    for (i, &b) in data.iter().take(len).enumerate() {
+        if i > 0 {
+            if let Some(s) = sep {
+                out.push(s);
+            }
+        }
+        hex2(out, b, false);
+    }
+}
+
+/// `%pM` (colons), `%pm` (none), `R` reversed, `F` dashes.
+pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'static str> {
+    let d = d.get(..6).ok_or("MAC address shorter than 6 bytes")?;
+    let sep = if ext[0] == b'm' { None } else if ext.get(1) == Some(&b'F') { Some(b'-') } else { Some(b':') };
+    let rev = ext.get(1) == Some(&b'R');
+    for i in 0..6 {
+        if i > 0 {
+            if let Some(s) = sep {
+                out.push(s);
+            }
+        }
+        hex2(out, d[if rev { 5 - i } else { i }], false);
+    }
+    Ok(())
+}
+
+fn dec(out: &mut Vec<u8>, v: u64) {
+    number(out, v, 10, false, false, 0, -1, -1);
+}
+
+pub(crate) fn ip4(out: &mut Vec<u8>, d: &[u8], leading_zeros: bool) {
+    for (i, &b) in d.iter().take(4).enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        if leading_zeros {
+            number(out, b as u64, 10, false, false, ZEROPAD, 3, -1);
+        } else {
+            dec(out, b as u64);
+        }
+    }
+}
+
+/// IPv6: full (`%pI6`: 8 groups of 4 hex digits), no colons (`%pi6`), or
+/// compressed per RFC 5952 (`%pI6c`: longest run of ≥2 zero groups becomes
+/// `::`, leading zeros dropped, IPv4-mapped/compatible tails dotted).
+pub(crate) fn ip6(out: &mut Vec<u8>, d: &[u8], colons: bool, compressed: bool) {
+    let d = match d.get(..16) {
+        Some(d) => d,
+        None => return,
+    };
+    if !compressed {
+        for i in 0..8 {
+            if i > 0 && colons {
+                out.push(b':');
+            }
+            hex2(out, d[2 * i], false);
+            hex2(out, d[2 * i + 1], false);
+        }
+        return;
+    }
+    let w = |i: usize| ((d[2 * i] as u16) << 8) | d[2 * i + 1] as u16;
+    // ip6_compressed_string(): v4-mapped (::ffff:a.b.c.d) and ISATAP tails print dotted.
+    let mapped = d[..10].iter().all(|&b| b == 0) && d[10] == 0xff && d[11] == 0xff;
+    let isatap = w(5) == 0x5efe && (w(4) & !0x0200) == 0;
+    let useipv4 = mapped || isatap;
+    let range = if useipv4 { 6 } else { 8 };
+    // The longest run of zero words (first one wins), only if longer than 1.
+    let (mut longest, mut colonpos) = (1, usize::MAX);
+    let mut i = 0;
+    while i < range {
+        let mut j = i;
+        while j < range && w(j) == 0 {
+            j += 1;
+        }
+        if j - i > longest {
+            longest = j - i;
+            colonpos = i;
+        }
+        i = j.max(i + 1);
+    }
+    if longest == 1 {
+        colonpos = usize::MAX;
+    }
+    let mut needcolon = false;
+    let mut i = 0;
+    while i < range {
+        if i == colonpos {
+            if needcolon || i == 0 {
+                out.push(b':');
+            }
+            out.push(b':');
+            needcolon = false;
+            i += longest;
+            continue;
+        }
+        if needcolon {
+            out.push(b':');
+        }
+        let v = w(i);
+        let hi = (v >> 8) as u8;
+        let lo = v as u8;
+        if hi != 0 {
+            if hi > 0x0f {
+                hex2(out, hi, false);
+            } else {
+                out.push(b"0123456789abcdef"[hi as usize]);
+            }
+            hex2(out, lo, false);
+        } else if lo > 0x0f {
+            hex2(out, lo, false);
+        } else {
+            out.push(b"0123456789abcdef"[lo as usize]);
+        }
+        needcolon = true;
+        i += 1;
+    }
+    if useipv4 {
+        if needcolon {
+            out.push(b':');
+        }
+        ip4(out, &d[12..16], false);
+    }
+}
+
+/// `%pISpc` & co: a struct sockaddr (family in the recording's byte order,
+/// port big endian).
+pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Result<(), &'static str> {
+    let fam = read_uint(d, 0, 2, env.endian).map_err(|_| "short sockaddr")?;
+    let opts = &ext[2.min(ext.len())..];
+    let port = |d: &[u8]| d.get(2..4).map(|p| ((p[0] as u64) << 8) | p[1] as u64).unwrap_or(0);
+    match fam {
+        2 => {
+            let a = d.get(4..8).ok_or("short sockaddr_in")?;
+            ip4(out, a, ext[0] == b'i');
+            if opts.contains(&b'p') {
+                out.push(b':');
+                dec(out, port(d));
+            }
+        }
+        10 => {
+            let a = d.get(8..24).ok_or("short sockaddr_in6")?;
+            let p = opts.contains(&b'p');
+            if p {
+                out.push(b'[');
+            }
+            if ext[0] == b'i' {
+                ip6(out, a, false, false);
+            } else {
+                ip6(out, a, true, opts.contains(&b'c'));
+            }
+            if p {
+                out.push(b']');
+                out.push(b':');
+                dec(out, port(d));
+            }
+            if opts.contains(&b'f') {
+                out.extend_from_slice(b"/");
+                let fl = d.get(4..8).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(0) & 0x000f_ffff;
+                number(out, fl as u64, 16, false, false, SPECIAL, -1, -1);
+            }
+            if opts.contains(&b's') {
+                out.extend_from_slice(b"%");
+                dec(out, read_uint(d, 24, 4, env.endian).unwrap_or(0));
+            }
+        }
+        _ => out.extend_from_slice(b"(invalid address)"),
+    }
+    Ok(())
+}
+
+/// `%pU[bBlL]`: 16 bytes as a UUID; `l`/`L` little-endian field order, upper case for `B`/`L`.
+pub(crate) fn uuid(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'static str> {
+    let d = d.get(..16).ok_or("UUID shorter than 16 bytes")?;
+    const BE: [usize; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+    const LE: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
+    let (idx, upper) = match ext.get(1) {
+        Some(b'L') => (&LE, true),
+        Some(b'l') => (&LE, false),
+        Some(b'B') => (&BE, true),
+        _ => (&BE, false),
+    };
+    for (i, &k) in idx.iter().enumerate() {
+        hex2(out, d[k], upper);
+        if matches!(i, 3 | 5 | 7 | 9) {
+            out.push(b'-');
+        }
+    }
+    Ok(())
+}
+
+/// Bit `i` of a bitmap stored as the recording's `unsigned long` words.
+fn bit(d: &[u8], i: usize, env: &Env) -> bool {
+    let ls = env.long_size;
+    let word = read_uint(d, (i / (8 * ls)) * ls, ls, env.endian).unwrap_or(0);
+    (word >> (i % (8 * ls))) & 1 != 0
+}
+
+/// `%*pb`: 32-bit chunks in hex from the most significant, comma-separated,
+/// each zero-padded (bitmap_string()).
+pub(crate) fn bitmap_hex(out: &mut Vec<u8>, d: &[u8], nbits: usize, env: &Env) {
+    let mut chunksz = nbits & 31;
+    if chunksz == 0 {
+        chunksz = 32;
+    }
+    let mut i = nbits.div_ceil(32) as isize * 32 - 32;
+    let mut first = true;
+    while i >= 0 {
+        let mut val: u64 = 0;
+        for b in 0..chunksz {
+            if bit(d, i as usize + b, env) {
+                val |= 1 << b;
+            }
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        number(out, val, 16, false, false, ZEROPAD, chunksz.div_ceil(4) as i32, -1);
+        chunksz = 32;
+        i -= 32;
+    }
+}
+
+/// `%*pbl`: ranges like `0-3,8,10-11` (bitmap_list_string()).
+pub(crate) fn bitmap_list(out: &mut Vec<u8>, d: &[u8], nbits: usize, env: &Env) {
+    let mut first = true;
+    let mut i = 0;
+    while i < nbits {
+        if !bit(d, i, env) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i + 1 < nbits && bit(d, i + 1, env) {
+            i += 1;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        dec(out, start as u64);
+        if i > start {
+            out.push(b'-');
+            dec(out, i as u64);
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    fn num(v: i64, base: u64, signed: bool, flags: u8, w: i32, p: i32) -> String {
+        let mut o = Vec::new();
+        number(&mut o, v as u64, base, signed, false, flags, w, p);
+        String::from_utf8(o).unwrap()
+    }
+
+    #[test]
+    fn numbers_follow_the_kernel() {
+        assert_eq!(num(-42, 10, true, 0, 6, -1), "   -42");
+        assert_eq!(num(-42, 10, true, ZEROPAD, 6, -1), "-00042");
+        assert_eq!(num(42, 10, true, LEFT, 5, -1), "42   ");
+        assert_eq!(num(42, 10, true, PLUS, -1, -1), "+42");
+        assert_eq!(num(42, 10, true, SPACE, -1, -1), " 42");
+        assert_eq!(num(0, 16, false, SPECIAL, -1, -1), "0x0");
+        assert_eq!(num(0, 8, false, SPECIAL, -1, -1), "0");
+        assert_eq!(num(8, 8, false, SPECIAL, -1, -1), "010");
+        assert_eq!(num(255, 16, false, SPECIAL | ZEROPAD, 8, -1), "0x0000ff");
+        assert_eq!(num(0, 10, false, 0, -1, 0), "0");
+        assert_eq!(num(5, 10, false, 0, 6, 3), "   005");
+        assert_eq!(num(5, 10, false, ZEROPAD, 6, 3), "000005");
+        assert_eq!(num(100, 10, false, 0, 2, -1), "100");
+    }
+
+    #[test]
+    fn format_pieces() {
+        let p = parse_format(b"a=%-08.3llx %% %*ph %pISpc: %s").unwrap();
+        assert_eq!(p[0], Piece::Lit(0, 2));
+        assert_eq!(p[3], Piece::Lit(13, 14));
+        let c: Vec<Spec> = p.iter().filter_map(|x| if let Piece::Conv(s) = x { Some(*s) } else { None }).collect();
+        assert_eq!(c.len(), 4);
+        assert_eq!((c[0].flags, c[0].width, c[0].prec, c[0].qual, c[0].conv), (LEFT | ZEROPAD, Num::N(8), Num::N(3), b'L', b'x'));
+        assert_eq!((c[1].width, c[1].conv, c[1].ext), (Num::Star, b'p', (18, 1)));
+        assert_eq!(c[2].ext, (22, 4));
+        assert_eq!(c[3].conv, b's');
+        assert!(parse_format(b"%k").is_err());
+        assert!(parse_format(b"%").is_err());
+    }
+
+    #[test]
+    fn ip_and_uuid_and_mac() {
+        let mut o = Vec::new();
+        let mut a = [0u8; 16];
+        a[0] = 0x20;
+        a[1] = 0x01;
+        a[2] = 0x0d;
+        a[3] = 0xb8;
+        a[15] = 1;
+        ip6(&mut o, &a, true, true);
+        assert_eq!(o, b"2001:db8::1");
+        o.clear();
+        ip6(&mut o, &[0; 16], true, true);
+        assert_eq!(o, b"::");
+        o.clear();
+        let mut m = [0u8; 16];
+        m[10] = 0xff;
+        m[11] = 0xff;
+        m[12..].copy_from_slice(&[10, 0, 0, 1]);
+        ip6(&mut o, &m, true, true);
+        assert_eq!(o, b"::ffff:10.0.0.1");
+        o.clear();
+        ip6(&mut o, &a, true, false);
+        assert_eq!(o, b"2001:0db8:0000:0000:0000:0000:0000:0001");
+        o.clear();
+        ip6(&mut o, &a, false, false);
+        assert_eq!(o, b"20010db8000000000000000000000001");
+        o.clear();
+        ip4(&mut o, &[192, 168, 0, 7], true);
+        assert_eq!(o, b"192.168.000.007");
+        o.clear();
+        let u: Vec<u8> = (0u8..16).collect();
+        uuid(&mut o, &u, b"U").unwrap();
+        assert_eq!(o, b"00010203-0405-0607-0809-0a0b0c0d0e0f");
+        o.clear();
+        uuid(&mut o, &u, b"UL").unwrap();
+        assert_eq!(o, b"03020100-0504-0706-0809-0A0B0C0D0E0F");
+        o.clear();
+        mac(&mut o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"M").unwrap();
+        assert_eq!(o, b"00:1b:21:aa:bb:cc");
+        o.clear();
+        mac(&mut o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"m").unwrap();
+        assert_eq!(o, b"001b21aabbcc");
+        o.clear();
+        mac(&mut o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"MR").unwrap();
+        assert_eq!(o, b"cc:bb:aa:21:1b:00");
+        assert!(mac(&mut o, &[1, 2], b"M").is_err());
+    }
+
+    #[test]
+    fn bitmaps() {
+        let env = Env::new(crate::cursor::Endian::Little, 8);
+        let mut d = [0u8; 16];
+        d[0] = 0b1011_0111;
+        d[8] = 1; // bit 64
+        let mut o = Vec::new();
+        bitmap_list(&mut o, &d, 128, &env);
+        assert_eq!(o, b"0-2,4-5,7,64");
+        o.clear();
+        bitmap_hex(&mut o, &d, 72, &env);
+        assert_eq!(o, b"01,00000000,000000b7");
+        o.clear();
+        bitmap_hex(&mut o, &d, 8, &env);
+        assert_eq!(o, b"b7");
+        o.clear();
+        hex_string(&mut o, &[1, 0xab, 3], 3, b"h");
+        assert_eq!(o, b"01 ab 03");
+        o.clear();
+        hex_string(&mut o, &[1, 0xab, 3], 2, b"hC");
+        assert_eq!(o, b"01:ab");
+        o.clear();
+        hex_string(&mut o, &[1, 0xab, 3], -1, b"hN");
+        assert_eq!(o, b"01");
+    }
+}

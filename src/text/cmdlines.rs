@@ -1,0 +1,120 @@
+//! pid → comm (from `saved_cmdlines` or the trace.dat CMDLINES section) and
+//! pid → tgid (`saved_tgids`): sorted vectors with binary search, the way
+//! the kernel's own `trace_find_cmdline()` answers `<...>` when it has no
+//! name and `<idle>` for pid 0.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+#[derive(Default)]
+pub struct Cmdlines {
+    /// (pid, start, end) into `names`, sorted by pid.
+    pids: Vec<(i32, u32, u32)>,
+    names: String,
+    /// (pid, tgid) sorted by pid.
+    tgids: Vec<(i32, i32)>,
+}
+
+impl Cmdlines {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parse `PID COMM` lines. Malformed lines are skipped: the file is a
+    /// cache the kernel fills best-effort, not a contract.
+    pub fn parse(text: &[u8]) -> Self {
+        let mut c = Cmdlines::new();
+        c.add_cmdlines(text);
+        c
+    }
+
+    pub fn add_cmdlines(&mut self, text: &[u8]) {
+        for line in text.split(|&b| b == b'\n') {
+            let mut it = line.splitn(2, |&b| b == b' ');
+            let (Some(p), Some(name)) = (it.next(), it.next()) else { continue };
+            let Some(pid) = parse_i32(p) else { continue };
+            self.insert(pid, name);
+        }
+    }
+
+    /// Record one name; a later one for the same pid wins (a newer comm).
+    pub fn insert(&mut self, pid: i32, name: &[u8]) {
+        let start = self.names.len() as u32;
+        // Names are bytes; keep non-UTF-8 ones exact (see text::put_all).
+        let _ = super::put_all(&mut self.names, name);
+        let end = self.names.len() as u32;
+        match self.pids.binary_search_by_key(&pid, |e| e.0) {
+            Ok(i) => self.pids[i] = (pid, start, end),
+            Err(i) => self.pids.insert(i, (pid, start, end)),
+        }
+    }
+
+    pub fn add_tgids(&mut self, text: &[u8]) {
+        for line in text.split(|&b| b == b'\n') {
+            let mut it = line.split(|&b| b == b' ').filter(|s| !s.is_empty());
+            let (Some(p), Some(t)) = (it.next(), it.next()) else { continue };
+            let (Some(pid), Some(tgid)) = (parse_i32(p), parse_i32(t)) else { continue };
+            match self.tgids.binary_search_by_key(&pid, |e| e.0) {
+                Ok(i) => self.tgids[i].1 = tgid,
+                Err(i) => self.tgids.insert(i, (pid, tgid)),
+            }
+        }
+    }
+
+    /// The recorded name, without the kernel's placeholders.
+    pub fn get(&self, pid: i32) -> Option<&str> {
+        let i = self.pids.binary_search_by_key(&pid, |e| e.0).ok()?;
+        let (_, s, e) = self.pids[i];
+        self.names.get(s as usize..e as usize)
+    }
+
+    /// What the kernel prints for `pid`: `<idle>` for 0, `<XXX>` for a
+    /// negative pid, `<...>` when no name was saved.
+    pub fn comm(&self, pid: i32) -> &str {
+        if pid == 0 {
+            return "<idle>";
+        }
+        if pid < 0 {
+            return "<XXX>";
+        }
+        self.get(pid).unwrap_or("<...>")
+    }
+
+    /// 0 when unknown, as `trace_find_tgid()`.
+    pub fn tgid(&self, pid: i32) -> i32 {
+        match self.tgids.binary_search_by_key(&pid, |e| e.0) {
+            Ok(i) => self.tgids[i].1,
+            Err(_) => 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.pids.is_empty()
+    }
+}
+
+fn parse_i32(s: &[u8]) -> Option<i32> {
+    let s = core::str::from_utf8(s).ok()?;
+    s.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups() {
+        let mut c = Cmdlines::parse(b"143 sh\n238 trace-cmd\nbad line\n18 rcu_preempt\n143 bash\n");
+        assert_eq!(c.comm(143), "bash");
+        assert_eq!(c.comm(18), "rcu_preempt");
+        assert_eq!(c.comm(0), "<idle>");
+        assert_eq!(c.comm(-3), "<XXX>");
+        assert_eq!(c.comm(99), "<...>");
+        c.add_tgids(b"143 143\n150 143\n");
+        assert_eq!(c.tgid(150), 143);
+        assert_eq!(c.tgid(7), 0);
+    }
+}

@@ -1,0 +1,107 @@
+//! The [`Env`] the printers use, built from the recording's formats,
+//! kallsyms and printk_formats over the `format`, `printfmt` and `ksyms`
+//! modules: print fmts compiled once per event, rendered per record; a
+//! record the interpreter cannot evaluate gets its fields as `name=value`.
+
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use core::fmt::{self, Write};
+
+use super::{put_all, Env, Rendered, Sym};
+use crate::cursor::Endian;
+use crate::format::Event;
+use crate::ksyms::{Ksyms, Printk};
+use crate::printfmt::{self, Program};
+
+pub struct Decoder {
+    /// Sorted by id, with the compiled print fmt (None: could not compile).
+    events: Vec<(Event, Option<Program>)>,
+    pub ksyms: Ksyms,
+    pub printk: Printk,
+    pub endian: Endian,
+    pub long_size: usize,
+    pub hz: u32,
+    scratch: RefCell<Vec<u8>>,
+}
+
+impl Decoder {
+    pub fn new(events: Vec<Event>, ksyms: Ksyms, printk: Printk, endian: Endian, long_size: usize) -> Decoder {
+        let mut events: Vec<(Event, Option<Program>)> = events
+            .into_iter()
+            .map(|e| {
+                let p = Program::compile(&e).ok();
+                (e, p)
+            })
+            .collect();
+        events.sort_by_key(|e| e.0.id);
+        Decoder { events, ksyms, printk, endian, long_size, hz: 0, scratch: RefCell::new(Vec::new()) }
+    }
+
+    pub fn events(&self) -> impl Iterator<Item = &Event> {
+        self.events.iter().map(|e| &e.0)
+    }
+
+    pub fn event(&self, id: u16) -> Option<&Event> {
+        self.get(id).map(|e| &e.0)
+    }
+
+    fn get(&self, id: u16) -> Option<&(Event, Option<Program>)> {
+        self.events.binary_search_by_key(&id, |e| e.0.id).ok().map(|i| &self.events[i])
+    }
+
+    fn penv(&self) -> printfmt::Env<'_> {
+        let mut e = printfmt::Env::new(self.endian, self.long_size);
+        e.ksyms = Some(&self.ksyms);
+        e.printk = Some(&self.printk);
+        e.hz = self.hz;
+        e
+    }
+}
+
+impl Env for Decoder {
+    fn sym(&self, addr: u64) -> Option<Sym<'_>> {
+        let k = self.ksyms.lookup(addr)?;
+        Some(Sym { name: k.name, addr: addr.wrapping_sub(k.offset), size: k.size.unwrap_or(0), module: k.module })
+    }
+
+    fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
+        let Some((ev, prog)) = self.get(id) else { return Ok(Rendered::Fallback) };
+        let env = self.penv();
+        let mut buf = self.scratch.borrow_mut();
+        buf.clear();
+        if let Some(p) = prog {
+            if p.render_bytes(ev, data, &env, &mut buf).is_ok() {
+                put_all(out, &buf)?;
+                return Ok(Rendered::Ok);
+            }
+            buf.clear();
+        }
+        drop(buf);
+        printfmt::render_fields(ev, data, &env, out).map_err(|_| fmt::Error)?;
+        Ok(Rendered::Fallback)
+    }
+
+    fn bprint(&self, fmt_addr: u64, args: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
+        let Some(f) = self.printk.lookup(fmt_addr) else {
+            write!(out, "(bprint fmt 0x{:x} unknown)", fmt_addr)?;
+            return Ok(Rendered::Fallback);
+        };
+        let env = self.penv();
+        let mut buf = self.scratch.borrow_mut();
+        buf.clear();
+        match printfmt::bprint_bytes(f.as_bytes(), args, &env, &mut buf) {
+            Ok(()) => {
+                put_all(out, &buf)?;
+                Ok(Rendered::Ok)
+            }
+            Err(_) => {
+                out.write_str(f)?;
+                Ok(Rendered::Fallback)
+            }
+        }
+    }
+
+    fn kstr(&self, addr: u64) -> Option<&str> {
+        self.printk.lookup(addr)
+    }
+}

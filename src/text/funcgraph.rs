@@ -1,0 +1,526 @@
+//! trace_functions_graph.c's output: the CPU column, durations with their
+//! overhead marks, nesting by depth, an entry and its exit folded into
+//! `func();` when the exit is the next record of that CPU, `} /* func */`
+//! (funcgraph-tail, or when the entry was lost), irq arrows, the
+//! context-switch separator, other events as `/* comments */`, and return
+//! values as 6.5–6.12 print them (`} /* func = 0x0 */`, `func(); /* = 0x0 */`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write};
+
+use super::kernel::{Class, Kernel, Kind, F};
+use super::opts::{self, Opts};
+use super::{pad, put_bytes, Env, Rec};
+
+const INDENT: usize = 2;
+/// FTRACE_RETFUNC_DEPTH: how deep the kernel remembers entered functions.
+const RETFUNC_DEPTH: usize = 50;
+const PROCINFO_LEN: usize = 14;
+
+struct CpuData {
+    last_pid: i32,
+    depth: i32,
+    depth_irq: i32,
+    enter: [u64; RETFUNC_DEPTH],
+}
+
+pub struct Graph {
+    cpus: Vec<CpuData>,
+    /// Digits of the highest CPU number (`max_bytes_for_cpu`).
+    width: usize,
+    /// [__irqentry_text_start, __irqentry_text_end); (0, 0) when unknown.
+    pub irq: (u64, u64),
+    scratch: String,
+}
+
+pub enum Done {
+    /// Printed; true when the next record of the CPU was folded in.
+    Handled(bool),
+    /// Not the graph printer's (function, kernel_stack): print_trace_fmt().
+    Unhandled,
+}
+
+impl Graph {
+    pub fn new<E: Env + ?Sized>(ncpus: u32, _env: &E) -> Graph {
+        let mut width = 1;
+        let mut v = ncpus.saturating_sub(1);
+        while v >= 10 {
+            v /= 10;
+            width += 1;
+        }
+        Graph { cpus: Vec::new(), width, irq: (0, 0), scratch: String::new() }
+    }
+
+    fn cpu(&mut self, cpu: u32) -> &mut CpuData {
+        let i = cpu as usize;
+        while self.cpus.len() <= i {
+            self.cpus.push(CpuData { last_pid: -1, depth: 0, depth_irq: -1, enter: [0; RETFUNC_DEPTH] });
+        }
+        &mut self.cpus[i]
+    }
+
+    fn in_irq_text(&self, addr: u64) -> bool {
+        self.irq.0 != 0 && addr >= self.irq.0 && addr < self.irq.1
+    }
+}
+
+/// __print_graph_headers_flags() (without latency-format's extra block).
+pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
+    let lat = o.has(opts::LATENCY_FMT);
+    out.write_char('#')?;
+    if o.g(opts::G_ABS_TIME) {
+        out.write_str("     TIME       ")?;
+    }
+    if o.g(opts::G_CPU) {
+        out.write_str(" CPU")?;
+    }
+    if o.g(opts::G_PROC) {
+        out.write_str("  TASK/PID       ")?;
+    }
+    if lat {
+        out.write_str("||||   ")?;
+    }
+    if o.g(opts::G_DURATION) {
+        out.write_str("  DURATION   ")?;
+    }
+    out.write_str("               FUNCTION CALLS\n#")?;
+    if o.g(opts::G_ABS_TIME) {
+        out.write_str("      |         ")?;
+    }
+    if o.g(opts::G_CPU) {
+        out.write_str(" |  ")?;
+    }
+    if o.g(opts::G_PROC) {
+        out.write_str("   |    |        ")?;
+    }
+    if lat {
+        out.write_str("||||   ")?;
+    }
+    if o.g(opts::G_DURATION) {
+        out.write_str("   |   |      ")?;
+    }
+    out.write_str("               |   |   |   |\n")
+}
+
+/// print_graph_function_flags() with the tracer's private data.
+pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<Done, fmt::Error> {
+    let Some(c) = class else { return Ok(Done::Unhandled) };
+    match &c.kind {
+        Kind::GraphEnt { func, depth } => entry(k, out, r, *func, *depth, next, true).map(Done::Handled),
+        Kind::GraphRet { .. } => ret(k, out, r, c, true).map(|_| Done::Handled(false)),
+        Kind::Function { .. } | Kind::KStack { .. } => Ok(Done::Unhandled),
+        _ => comment(k, out, r, c).map(|_| Done::Handled(false)),
+    }
+}
+
+/// A graph record printed while another tracer is current: the event's
+/// trace function runs without the tracer's per-CPU data.
+pub fn event_alone<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+    match &c.kind {
+        Kind::GraphEnt { func, depth } => entry(k, out, r, *func, *depth, next, false),
+        _ => ret(k, out, r, c, false).map(|_| false),
+    }
+}
+
+fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, func: F, depth: F, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
+    let e = k.endian;
+    let fnc = func.get(r.data, e);
+    let dep = depth.get(r.data, e) as i32;
+    if data && check_irq_entry(k, r.cpu, fnc, dep) {
+        return Ok(false);
+    }
+    prologue(k, out, r, Some((fnc, true)), data)?;
+    // get_return_for_leaf(): the next record of this CPU is this
+    // function's exit, by the same task.
+    let pid = k.pid(r.data);
+    let leaf = next.filter(|n| {
+        let ty = crate::cursor::read_uint(n.data, 0, 2, e).unwrap_or(0) as u16;
+        match k.cls.get(ty).map(|c| &c.kind) {
+            Some(Kind::GraphRet { func: rf, .. }) => k.pid(n.data) == pid && rf.get(n.data, e) == fnc,
+            _ => false,
+        }
+    });
+    if let Some(n) = leaf {
+        let ty = crate::cursor::read_uint(n.data, 0, 2, e).unwrap_or(0) as u16;
+        let cls = k.cls;
+        let Some(Kind::GraphRet { func: rf, calltime, rettime, retval, .. }) = cls.get(ty).map(|c| &c.kind) else { return Ok(false) };
+        let dur = rettime.get(n.data, e).wrapping_sub(calltime.get(n.data, e));
+        if data {
+            let cd = k.graph.cpu(r.cpu);
+            cd.depth = dep - 1;
+            if (0..RETFUNC_DEPTH as i32).contains(&dep) {
+                cd.enter[dep as usize] = 0;
+            }
+        }
+        duration(k, out, dur, Fill::No)?;
+        pad(out, dep.max(0) as usize * INDENT)?;
+        match retval.filter(|_| print_retval(k)) {
+            Some(rv) => retval_line(k, out, rv.get(n.data, e), true, fnc)?,
+            None => {
+                k.ps(out, fnc)?;
+                out.write_str("();\n")?;
+            }
+        }
+        irq(k, out, r, rf.get(n.data, e), false)?;
+        return Ok(true);
+    }
+    // print_graph_entry_nested()
+    if data {
+        let cd = k.graph.cpu(r.cpu);
+        cd.depth = dep;
+        if (0..RETFUNC_DEPTH as i32).contains(&dep) {
+            cd.enter[dep as usize] = fnc;
+        }
+    }
+    duration(k, out, 0, Fill::Full)?;
+    pad(out, dep.max(0) as usize * INDENT)?;
+    k.ps(out, fnc)?;
+    out.write_str("() {\n")?;
+    Ok(false)
+}
+
+fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, data: bool) -> fmt::Result {
+    let Kind::GraphRet { func, depth, overrun, calltime, rettime, retval } = &c.kind else { return Ok(()) };
+    let e = k.endian;
+    let d = r.data;
+    let fnc = func.get(d, e);
+    let dep = depth.get(d, e) as i32;
+    let dur = rettime.get(d, e).wrapping_sub(calltime.get(d, e));
+    let mut func_match = true;
+    if data {
+        if check_irq_return(k, r.cpu, dep) {
+            return Ok(());
+        }
+        let cd = k.graph.cpu(r.cpu);
+        cd.depth = dep - 1;
+        if (0..RETFUNC_DEPTH as i32).contains(&dep) {
+            if cd.enter[dep as usize] != fnc {
+                func_match = false;
+            }
+            cd.enter[dep as usize] = 0;
+        }
+    }
+    prologue(k, out, r, None, data)?;
+    duration(k, out, dur, Fill::No)?;
+    pad(out, dep.max(0) as usize * INDENT)?;
+    match retval.filter(|_| print_retval(k)) {
+        Some(rv) => retval_line(k, out, rv.get(d, e), false, fnc)?,
+        None => {
+            if func_match && !k.opts.g(opts::G_TAIL) {
+                out.write_str("}\n")?;
+            } else {
+                out.write_str("} /* ")?;
+                k.ps(out, fnc)?;
+                out.write_str(" */\n")?;
+            }
+        }
+    }
+    if k.opts.g(opts::G_OVERRUN) {
+        write!(out, " (Overruns: {})\n", overrun.get(d, e) as u32)?;
+    }
+    irq(k, out, r, fnc, false)
+}
+
+/// print_graph_comment(): any other event, as `/* ... */` at the depth.
+fn comment<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
+    let depth = k.graph.cpu(r.cpu).depth;
+    prologue(k, out, r, None, true)?;
+    duration(k, out, 0, Fill::Full)?;
+    if depth > 0 {
+        pad(out, (depth as usize + 1) * INDENT)?;
+    }
+    out.write_str("/* ")?;
+    let mut s = core::mem::take(&mut k.graph.scratch);
+    s.clear();
+    let e = k.endian;
+    let d = r.data;
+    let res = match &c.kind {
+        Kind::Print { buf, .. } => put_bytes(&mut s, d.get(*buf as usize..).unwrap_or(&[])),
+        Kind::Bprint { fmt, buf, .. } => k.bprint(&mut s, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[])),
+        Kind::Bputs { str, .. } => k.kstr(&mut s, str.get(d, e)),
+        _ => k.event(&mut s, r, c, None).map(|_| ()),
+    };
+    if s.ends_with('\n') {
+        s.pop();
+    }
+    let w = res.and_then(|_| out.write_str(&s)).and_then(|_| out.write_str(" */\n"));
+    k.graph.scratch = s;
+    w
+}
+
+/// print_graph_prologue(): the separator on a task switch, the irq arrow
+/// for an entry, then abstime / CPU / proc / latency columns.
+fn prologue<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, irq_entry: Option<(u64, bool)>, data: bool) -> fmt::Result {
+    let pid = k.pid(r.data);
+    if data {
+        verif_pid(k, out, r.cpu, pid)?;
+    }
+    if let Some((addr, _)) = irq_entry {
+        irq(k, out, r, addr, true)?;
+    }
+    if !k.opts.has(opts::CONTEXT_INFO) {
+        return Ok(());
+    }
+    columns(k, out, r, pid)
+}
+
+fn columns<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, pid: i32) -> fmt::Result {
+    if k.opts.g(opts::G_ABS_TIME) {
+        write!(out, "{:>5}.{:06} |  ", r.ts / 1_000_000_000, (r.ts % 1_000_000_000) / 1000)?;
+    }
+    if k.opts.g(opts::G_CPU) {
+        cpu_col(k, out, r.cpu)?;
+    }
+    if k.opts.g(opts::G_PROC) {
+        proc_col(k, out, pid)?;
+        out.write_str(" | ")?;
+    }
+    if k.opts.has(opts::LATENCY_FMT) {
+        out.write_char(' ')?;
+        k.lat_fmt(out, r.data)?;
+        out.write_str(" | ")?;
+    }
+    Ok(())
+}
+
+fn cpu_col<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, cpu: u32) -> fmt::Result {
+    write!(out, " {:>w$}) ", cpu, w = k.graph.width)
+}
+
+/// print_graph_proc(): `comm-pid` centred in 14 columns, comm cut to 7.
+fn proc_col<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, pid: i32) -> fmt::Result {
+    let comm = k.cmd.comm(pid);
+    let mut end = 0;
+    let mut bytes = 0;
+    for (i, ch) in comm.char_indices() {
+        let w = if super::raw_byte(ch).is_some() { 1 } else { ch.len_utf8() };
+        if bytes + w > 7 {
+            break;
+        }
+        bytes += w;
+        end = i + ch.len_utf8();
+    }
+    let comm = &comm[..end];
+    let mut digits = if pid < 0 { 2 } else { 1 };
+    let mut v = pid.unsigned_abs();
+    while v >= 10 {
+        v /= 10;
+        digits += 1;
+    }
+    let len = bytes + digits + 1;
+    let spaces = PROCINFO_LEN.saturating_sub(len);
+    pad(out, spaces / 2)?;
+    write!(out, "{}-{}", comm, pid)?;
+    pad(out, spaces - spaces / 2)
+}
+
+fn verif_pid<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, cpu: u32, pid: i32) -> fmt::Result {
+    let cd = k.graph.cpu(cpu);
+    if cd.last_pid == pid {
+        return Ok(());
+    }
+    let prev = cd.last_pid;
+    cd.last_pid = pid;
+    if prev == -1 {
+        return Ok(());
+    }
+    out.write_str(" ------------------------------------------\n")?;
+    cpu_col(k, out, cpu)?;
+    proc_col(k, out, prev)?;
+    out.write_str(" => ")?;
+    proc_col(k, out, pid)?;
+    out.write_str("\n ------------------------------------------\n\n")
+}
+
+/// print_graph_irq(): `==========>` before an irq handler's entry,
+/// `<==========` after its exit.
+fn irq<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, addr: u64, enter: bool) -> fmt::Result {
+    if !k.graph.in_irq_text(addr) {
+        return Ok(());
+    }
+    if k.opts.has(opts::CONTEXT_INFO) {
+        let pid = k.pid(r.data);
+        columns(k, out, r, pid)?;
+    }
+    duration(k, out, 0, Fill::Start)?;
+    out.write_str(if enter { "==========>" } else { "<==========" })?;
+    duration(k, out, 0, Fill::End)?;
+    out.write_char('\n')
+}
+
+fn check_irq_entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, cpu: u32, addr: u64, depth: i32) -> bool {
+    if k.opts.g(opts::G_IRQS) {
+        return false;
+    }
+    let inside = k.graph.in_irq_text(addr);
+    let cd = k.graph.cpu(cpu);
+    if cd.depth_irq >= 0 {
+        return true;
+    }
+    if !inside {
+        return false;
+    }
+    cd.depth_irq = depth;
+    true
+}
+
+fn check_irq_return<E: Env + ?Sized>(k: &mut Kernel<'_, E>, cpu: u32, depth: i32) -> bool {
+    if k.opts.g(opts::G_IRQS) {
+        return false;
+    }
+    let cd = k.graph.cpu(cpu);
+    if cd.depth_irq == -1 {
+        return false;
+    }
+    if cd.depth_irq >= depth {
+        cd.depth_irq = -1;
+    }
+    true
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fill {
+    No,
+    Full,
+    Start,
+    End,
+}
+
+/// print_graph_duration().
+fn duration<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, dur: u64, fill: Fill) -> fmt::Result {
+    if !k.opts.g(opts::G_DURATION) || !k.opts.has(opts::CONTEXT_INFO) {
+        return Ok(());
+    }
+    match fill {
+        Fill::Full => return out.write_str("              |  "),
+        Fill::Start => return out.write_str("  "),
+        Fill::End => return out.write_str(" |"),
+        Fill::No => {}
+    }
+    if k.opts.g(opts::G_OVERHEAD) {
+        out.write_char(mark(dur))?;
+        out.write_char(' ')?;
+    } else {
+        out.write_str("  ")?;
+    }
+    print_duration(out, dur)?;
+    out.write_str("|  ")
+}
+
+/// trace_find_mark(): the overhead mark for a duration in ns.
+pub fn mark(d: u64) -> char {
+    const MARKS: [(u64, char); 6] =
+        [(1_000_000_000, '$'), (100_000_000, '@'), (10_000_000, '*'), (1_000_000, '#'), (100_000, '!'), (10_000, '+')];
+    for (v, c) in MARKS {
+        if d > v {
+            return c;
+        }
+    }
+    ' '
+}
+
+/// trace_print_graph_duration(): usecs with up to 3 decimals, 7 digits
+/// total, padded to 8 columns after ` us `.
+pub fn print_duration(out: &mut dyn Write, dur: u64) -> fmt::Result {
+    let usecs = dur / 1000;
+    let nsecs = dur % 1000;
+    let mut buf = [0u8; 24];
+    let ulen = fmt_u64(&mut buf, usecs);
+    let mut len = ulen;
+    out.write_str(core::str::from_utf8(&buf[..ulen]).unwrap_or("0"))?;
+    if len < 7 {
+        // snprintf(nsecs_str, min(5, 8 - len), "%03lu"): keeps 7 - len digits at most.
+        let keep = (8 - len).min(5) - 1;
+        let mut ns = [b'0'; 3];
+        ns[0] = b'0' + (nsecs / 100) as u8;
+        ns[1] = b'0' + (nsecs / 10 % 10) as u8;
+        ns[2] = b'0' + (nsecs % 10) as u8;
+        let keep = keep.min(3);
+        out.write_char('.')?;
+        out.write_str(core::str::from_utf8(&ns[..keep]).unwrap_or(""))?;
+        len += keep + 1;
+    }
+    out.write_str(" us ")?;
+    pad(out, 8usize.saturating_sub(len))
+}
+
+fn fmt_u64(buf: &mut [u8; 24], mut v: u64) -> usize {
+    let mut tmp = [0u8; 24];
+    let mut n = 0;
+    loop {
+        tmp[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in 0..n {
+        buf[i] = tmp[n - 1 - i];
+    }
+    n
+}
+
+fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {
+    !k.opts.retval_known || k.opts.g(opts::G_RETVAL)
+}
+
+/// print_graph_retval() as in 6.5–6.12: errors (-MAX_ERRNO..-1, also as a
+/// sign-extended 32-bit int) in decimal, everything else in hex.
+fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64, leaf: bool, func: u64) -> fmt::Result {
+    let retval = k.ulong(retval);
+    let hex = k.opts.g(opts::G_RETVAL_HEX);
+    let mut err: i64 = 0;
+    if retval != 0 && !hex {
+        let v = if k.long == 8 && retval & (1 << 31) != 0 && retval >> 32 == 0 {
+            retval as u32 as i32 as i64
+        } else if k.long == 4 {
+            retval as u32 as i32 as i64
+        } else {
+            retval as i64
+        };
+        // IS_ERR_VALUE: the top 4095 values of unsigned long.
+        if (-4095..0).contains(&v) {
+            err = v;
+        }
+    }
+    if leaf {
+        k.ps(out, func)?;
+        out.write_str("(); /* = ")?;
+    } else {
+        out.write_str("} /* ")?;
+        k.ps(out, func)?;
+        out.write_str(" = ")?;
+    }
+    if hex || err == 0 {
+        write!(out, "0x{:x} */\n", retval)
+    } else {
+        write!(out, "{} */\n", err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dur(d: u64) -> String {
+        let mut s = String::new();
+        print_duration(&mut s, d).unwrap();
+        s
+    }
+
+    #[test]
+    fn durations_as_the_kernel() {
+        assert_eq!(dur(2654), "2.654 us    ");
+        assert_eq!(dur(16545), "16.545 us   ");
+        assert_eq!(dur(194533), "194.533 us  ");
+        assert_eq!(dur(12345678), "12345.67 us ");
+        assert_eq!(dur(123456789), "123456.7 us ");
+        assert_eq!(dur(1234567890), "1234567 us  ");
+        assert_eq!(mark(10_000), ' ');
+        assert_eq!(mark(10_001), '+');
+        assert_eq!(mark(194_533), '!');
+        assert_eq!(mark(2_000_000_000), '$');
+    }
+}

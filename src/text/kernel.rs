@@ -1,0 +1,786 @@
+//! What `cat /sys/kernel/tracing/trace` prints, rebuilt from raw records:
+//! trace.c's header block and print_trace_line(), trace_output.c's context
+//! columns and the printers of the ftrace-internal events (function, print,
+//! bprint, bputs, stacks, func_repeats, raw_data), trace_syscalls.c for
+//! syscalls, trace_functions_graph.c (in `funcgraph`) for function_graph.
+//! Everything else goes through the event's print fmt ([`Env::render`]).
+//!
+//! Layouts are never assumed: the ftrace events are recognised by their
+//! system/name and their fields located by name in their format files.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write};
+
+use super::funcgraph::{self, Graph};
+use super::opts::{self, Opts};
+use super::{clock_in_ns, ns2usecs, pad, put_bytes, Cmdlines, Env, Rec, Rendered};
+use crate::cursor::{read_uint, Endian};
+use crate::format::{Event, Field, FieldKind};
+
+/// Where a field sits in a record.
+#[derive(Clone, Copy, Default)]
+pub struct F {
+    pub off: u16,
+    pub size: u8,
+    pub signed: bool,
+}
+
+impl F {
+    fn of(f: &Field) -> F {
+        F { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed }
+    }
+    /// The value, sign-extended when the field is signed; 0 when the
+    /// record is too short (a corrupt record prints zeros, never panics).
+    #[inline]
+    pub fn get(self, d: &[u8], e: Endian) -> u64 {
+        let v = read_uint(d, self.off as usize, self.size as usize, e).unwrap_or(0);
+        if self.signed && self.size < 8 && self.size > 0 {
+            let sh = 64 - 8 * self.size as u32;
+            (((v << sh) as i64) >> sh) as u64
+        } else {
+            v
+        }
+    }
+}
+
+/// How a record type prints: the kernel's own printers for ftrace's
+/// internal events and syscalls, the print fmt for everything else.
+#[derive(Clone)]
+pub enum Kind {
+    Function { ip: F, parent: F },
+    GraphEnt { func: F, depth: F },
+    GraphRet { func: F, depth: F, overrun: F, calltime: F, rettime: F, retval: Option<F> },
+    Print { ip: F, buf: u16 },
+    Bprint { ip: F, fmt: F, buf: u16 },
+    Bputs { ip: F, str: F },
+    KStack { caller: u16 },
+    UStack { caller: u16 },
+    FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
+    RawData { id: F, buf: u16 },
+    /// `sys_enter_*`: the syscall's name (`sys_openat`) and its arguments.
+    SysEnter { name: String, args: Vec<(String, String, F)> },
+    SysExit { name: String, ret: F },
+    Generic,
+}
+
+pub struct Class {
+    pub id: u16,
+    pub name: String,
+    pub kind: Kind,
+    /// Non-common fields, for the `fields` option (ftcat --raw).
+    pub fields: Vec<(String, String, F, FieldKind)>,
+}
+
+/// Every event of the recording, classified once, sorted by id.
+#[derive(Default)]
+pub struct Classes {
+    pub list: Vec<Class>,
+}
+
+fn field<'a>(e: &'a Event, name: &str) -> Option<&'a Field> {
+    e.fields.iter().find(|f| f.name == name)
+}
+
+fn fld(e: &Event, name: &str) -> Option<F> {
+    field(e, name).map(F::of)
+}
+
+fn off(e: &Event, name: &str) -> Option<u16> {
+    field(e, name).map(|f| f.offset.min(u16::MAX as usize) as u16)
+}
+
+impl Classes {
+    pub fn new(events: &[Event]) -> Classes {
+        let mut list: Vec<Class> = events.iter().map(classify).collect();
+        list.sort_by_key(|c| c.id);
+        list.dedup_by_key(|c| c.id);
+        Classes { list }
+    }
+
+    #[inline]
+    pub fn get(&self, id: u16) -> Option<&Class> {
+        self.list.binary_search_by_key(&id, |c| c.id).ok().map(|i| &self.list[i])
+    }
+
+    /// Does the recording have function_graph records' format with `retval`?
+    pub fn graph_has_retval(&self) -> bool {
+        self.list.iter().any(|c| matches!(c.kind, Kind::GraphRet { retval: Some(_), .. }))
+    }
+}
+
+fn classify(e: &Event) -> Class {
+    let kind = classify_kind(e).unwrap_or(Kind::Generic);
+    let fields = e
+        .fields
+        .iter()
+        .filter(|f| !f.name.starts_with("common_"))
+        .map(|f| (f.name.clone(), f.ctype.clone(), F::of(f), f.kind.clone()))
+        .collect();
+    Class { id: e.id, name: e.name.clone(), kind, fields }
+}
+
+fn classify_kind(e: &Event) -> Option<Kind> {
+    if e.system == "ftrace" {
+        return Some(match e.name.as_str() {
+            "function" => Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? },
+            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")? },
+            "funcgraph_exit" => Kind::GraphRet {
+                func: fld(e, "func")?,
+                depth: fld(e, "depth")?,
+                overrun: fld(e, "overrun").unwrap_or_default(),
+                calltime: fld(e, "calltime")?,
+                rettime: fld(e, "rettime")?,
+                retval: fld(e, "retval"),
+            },
+            "print" => Kind::Print { ip: fld(e, "ip")?, buf: off(e, "buf")? },
+            "bprint" => Kind::Bprint { ip: fld(e, "ip")?, fmt: fld(e, "fmt")?, buf: off(e, "buf")? },
+            "bputs" => Kind::Bputs { ip: fld(e, "ip")?, str: fld(e, "str")? },
+            "kernel_stack" => Kind::KStack { caller: off(e, "caller")? },
+            "user_stack" => Kind::UStack { caller: off(e, "caller")? },
+            "func_repeats" => Kind::FuncRepeats {
+                ip: fld(e, "ip")?,
+                parent: fld(e, "parent_ip")?,
+                count: fld(e, "count")?,
+                top: fld(e, "top_delta_ts")?,
+                bottom: fld(e, "bottom_delta_ts")?,
+            },
+            "raw_data" => Kind::RawData { id: fld(e, "id")?, buf: off(e, "buf")? },
+            _ => return None,
+        });
+    }
+    if e.system == "syscalls" {
+        if let Some(n) = e.name.strip_prefix("sys_enter_") {
+            let mut args = Vec::new();
+            let mut seen_nr = false;
+            for f in &e.fields {
+                if f.name == "__syscall_nr" {
+                    seen_nr = true;
+                } else if seen_nr {
+                    args.push((f.name.clone(), f.ctype.clone(), F::of(f)));
+                }
+            }
+            let mut name = String::from("sys_");
+            name.push_str(n);
+            return Some(Kind::SysEnter { name, args });
+        }
+        if let Some(n) = e.name.strip_prefix("sys_exit_") {
+            let mut name = String::from("sys_");
+            name.push_str(n);
+            return Some(Kind::SysExit { name, ret: fld(e, "ret")? });
+        }
+    }
+    None
+}
+
+/// The first line of the file and the event-info line.
+pub struct HeaderInfo<'a> {
+    /// `current_tracer` at record time (`nop`, `function`, `function_graph`).
+    pub tracer: &'a str,
+    /// entries-in-buffer / entries-written (written = entries + overrun).
+    pub entries: u64,
+    pub written: u64,
+    /// `#P:` — online CPUs.
+    pub cpus: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Tracer {
+    Other,
+    Graph,
+}
+
+/// Counters for `ftcat --stat`.
+#[derive(Default, Clone, Copy)]
+pub struct Counts {
+    /// Records the print fmt interpreter could not format (fields printed instead).
+    pub fallback: u64,
+    /// Records of a type no format describes.
+    pub unknown: u64,
+}
+
+pub struct Kernel<'a, E: Env + ?Sized> {
+    pub env: &'a E,
+    pub cmd: &'a Cmdlines,
+    pub cls: &'a Classes,
+    pub opts: Opts,
+    pub endian: Endian,
+    /// sizeof(long) of the recording: addresses print with 8 or 16 digits.
+    pub long: usize,
+    pub in_ns: bool,
+    /// Kernel version as major*1000+minor (0 = unknown: newest behaviour).
+    pub kver: u32,
+    pub tracer: Tracer,
+    pub graph: Graph,
+    /// annotate: the ring buffer overran, print `##### CPU N buffer started ####`.
+    pub annotate: bool,
+    started: Vec<bool>,
+    idx: u64,
+    pub counts: Counts,
+}
+
+impl<'a, E: Env + ?Sized> Kernel<'a, E> {
+    pub fn new(env: &'a E, cmd: &'a Cmdlines, cls: &'a Classes, opts: Opts, ncpus: u32) -> Self {
+        Kernel {
+            env,
+            cmd,
+            cls,
+            opts,
+            endian: Endian::Little,
+            long: 8,
+            in_ns: true,
+            kver: 0,
+            tracer: Tracer::Other,
+            graph: Graph::new(ncpus, env),
+            annotate: false,
+            started: Vec::new(),
+            idx: 0,
+            counts: Counts::default(),
+        }
+    }
+
+    pub fn set_clock(&mut self, clock: &str) {
+        self.in_ns = clock_in_ns(clock);
+    }
+
+    /// Parse `6.12.117+deb12-amd64` (or a whole `uname -a`) into major*1000+minor.
+    pub fn set_release(&mut self, rel: &str) {
+        self.kver = parse_release(rel);
+    }
+
+    pub fn set_tracer(&mut self, name: &str) {
+        self.tracer = if name == "function_graph" { Tracer::Graph } else { Tracer::Other };
+    }
+
+    // ---- header -----------------------------------------------------------
+
+    /// trace.c s_show() for the header: `# tracer:`, then the tracer's own
+    /// header or trace_default_header().
+    pub fn header(&self, out: &mut dyn Write, h: &HeaderInfo) -> fmt::Result {
+        write!(out, "# tracer: {}\n#\n", h.tracer)?;
+        let o = &self.opts;
+        if !o.has(opts::CONTEXT_INFO) {
+            return Ok(());
+        }
+        if self.tracer == Tracer::Graph {
+            return funcgraph::header(out, o);
+        }
+        if o.has(opts::LATENCY_FMT) {
+            // print_trace_header() needs the latency snapshot data a
+            // recording does not carry; the help header is what we can give.
+            return out.write_str(LAT_HELP);
+        }
+        if o.has(opts::VERBOSE) {
+            return Ok(());
+        }
+        write!(out, "# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n", h.entries, h.written, h.cpus)?;
+        let tgid = o.has(opts::RECORD_TGID);
+        if o.has(opts::IRQ_INFO) {
+            let prec = if tgid { 12 } else { 2 };
+            for l in [
+                "  _-----=> irqs-off/BH-disabled\n",
+                " / _----=> need-resched\n",
+                "| / _---=> hardirq/softirq\n",
+                "|| / _--=> preempt-depth\n",
+                "||| / _-=> migrate-disable\n",
+                "|||| /     delay\n",
+            ] {
+                out.write_str("#                            ")?;
+                pad(out, prec)?;
+                out.write_str(l)?;
+            }
+            write!(out, "#           TASK-PID  {} CPU#  |||||  TIMESTAMP  FUNCTION\n", &"     TGID     "[..prec])?;
+            write!(out, "#              | |    {}   |   |||||     |         |\n", &"       |    "[..prec])?;
+        } else {
+            write!(out, "#           TASK-PID    {} CPU#     TIMESTAMP  FUNCTION\n", if tgid { "   TGID   " } else { "" })?;
+            write!(out, "#              | |      {}   |         |         |\n", if tgid { "     |    " } else { "" })?;
+        }
+        Ok(())
+    }
+
+    // ---- lines ------------------------------------------------------------
+
+    /// print_trace_line()'s lost-events line, where the loss happened.
+    pub fn lost(&mut self, out: &mut dyn Write, cpu: u32, n: Option<u64>) -> fmt::Result {
+        match n {
+            Some(n) => write!(out, "CPU:{} [LOST {} EVENTS]\n", cpu, n),
+            None => write!(out, "CPU:{} [LOST EVENTS]\n", cpu),
+        }
+    }
+
+    /// Print one record. `next` is the next record *of the same CPU* (the
+    /// graph tracer folds an entry and its exit into `func();`); returns
+    /// true when it was consumed that way and must not be printed.
+    pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+        self.idx += 1;
+        let ty = read_uint(r.data, 0, 2, self.endian).unwrap_or(0) as u16;
+        let cls = self.cls;
+        let class = cls.get(ty);
+        if self.tracer == Tracer::Graph {
+            match funcgraph::line(self, out, r, class, next)? {
+                funcgraph::Done::Handled(consumed) => return Ok(consumed),
+                funcgraph::Done::Unhandled => {}
+            }
+        }
+        if self.opts.has(opts::PRINTK) && self.opts.has(opts::PRINTK_MSGONLY) {
+            if let Some(c) = class {
+                if matches!(c.kind, Kind::Print { .. } | Kind::Bprint { .. } | Kind::Bputs { .. }) {
+                    self.msg_only(out, r, c)?;
+                    return Ok(false);
+                }
+            }
+        }
+        self.trace_fmt(out, r, class, next)
+    }
+
+    /// print_trace_fmt(): annotation, context columns, the event.
+    fn trace_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+        self.cpu_buff_start(out, r.cpu)?;
+        if self.opts.has(opts::CONTEXT_INFO) {
+            self.context(out, r)?;
+        }
+        let Some(c) = class else {
+            self.counts.unknown += 1;
+            let ty = read_uint(r.data, 0, 2, self.endian).unwrap_or(0);
+            return write!(out, "Unknown type {}\n", ty).map(|_| false);
+        };
+        if self.opts.has(opts::FIELDS) {
+            self.fields(out, r, c)?;
+            return Ok(false);
+        }
+        self.event(out, r, c, next)
+    }
+
+    fn cpu_buff_start(&mut self, out: &mut dyn Write, cpu: u32) -> fmt::Result {
+        if !self.annotate || !self.opts.has(opts::ANNOTATE) {
+            return Ok(());
+        }
+        let i = cpu as usize;
+        if self.started.len() <= i {
+            self.started.resize(i + 1, false);
+        }
+        if self.started[i] {
+            return Ok(());
+        }
+        self.started[i] = true;
+        if self.idx > 1 {
+            write!(out, "##### CPU {} buffer started ####\n", cpu)?;
+        }
+        Ok(())
+    }
+
+    /// event->funcs->trace(): the body after the context columns.
+    pub(crate) fn event(&mut self, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+        let d = r.data;
+        let e = self.endian;
+        let sf = self.opts.flags;
+        match &c.kind {
+            Kind::Function { ip, parent } => {
+                self.fn_trace(out, ip.get(d, e), parent.get(d, e), sf)?;
+                out.write_char('\n')?;
+            }
+            Kind::Print { ip, buf } => {
+                self.ip_sym(out, ip.get(d, e), sf)?;
+                out.write_str(": ")?;
+                put_bytes(out, d.get(*buf as usize..).unwrap_or(&[]))?;
+            }
+            Kind::Bprint { ip, fmt, buf } => {
+                self.ip_sym(out, ip.get(d, e), sf)?;
+                out.write_str(": ")?;
+                self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[]))?;
+            }
+            Kind::Bputs { ip, str } => {
+                self.ip_sym(out, ip.get(d, e), sf)?;
+                out.write_str(": ")?;
+                self.kstr(out, str.get(d, e))?;
+            }
+            Kind::KStack { caller } => {
+                out.write_str("<stack trace>\n")?;
+                let mut p = *caller as usize;
+                while p + self.long <= d.len() {
+                    let a = read_uint(d, p, self.long, e).unwrap_or(0);
+                    if a == self.ulong_max() {
+                        break;
+                    }
+                    out.write_str(" => ")?;
+                    self.ip_sym(out, a, sf)?;
+                    out.write_char('\n')?;
+                    p += self.long;
+                }
+            }
+            Kind::UStack { caller } => {
+                out.write_str("<user stack trace>\n")?;
+                // FTRACE_STACK_ENTRIES slots; without the task's mm (gone by
+                // now) the kernel prints the bare address.
+                let mut p = *caller as usize;
+                for _ in 0..8 {
+                    let Ok(a) = read_uint(d, p, self.long, e) else { break };
+                    if a == 0 {
+                        break;
+                    }
+                    out.write_str(" =>  <")?;
+                    self.hex_ip(out, a)?;
+                    out.write_str(">\n")?;
+                    p += self.long;
+                }
+            }
+            Kind::FuncRepeats { ip, parent, count, top, bottom } => {
+                self.fn_trace(out, ip.get(d, e), parent.get(d, e), sf)?;
+                write!(out, " (repeats: {}, last_ts:", count.get(d, e))?;
+                let delta = (top.get(d, e) << 32) | bottom.get(d, e);
+                self.time(out, r.ts.wrapping_sub(delta))?;
+                out.write_str(")\n")?;
+            }
+            Kind::RawData { id, buf } => {
+                write!(out, "# {:x} buf:", id.get(d, e) as u32)?;
+                for b in d.get(*buf as usize..).unwrap_or(&[]) {
+                    write!(out, " {:02x}", b)?;
+                }
+                out.write_char('\n')?;
+            }
+            Kind::SysEnter { name, args } => {
+                super::syscalls::enter(out, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE))?;
+            }
+            Kind::SysExit { name, ret } => {
+                write!(out, "{} -> 0x{:x}\n", name, self.ulong(ret.get(d, e)))?;
+            }
+            Kind::GraphEnt { .. } | Kind::GraphRet { .. } => {
+                // A graph record while another tracer is current: the
+                // graph printer without its per-CPU state, as the kernel.
+                return funcgraph::event_alone(self, out, r, c, next);
+            }
+            Kind::Generic => {
+                out.write_str(&c.name)?;
+                out.write_str(": ")?;
+                if self.env.render(c.id, d, out)? == Rendered::Fallback {
+                    self.counts.fallback += 1;
+                }
+                out.write_char('\n')?;
+            }
+        }
+        Ok(false)
+    }
+
+    /// trace_print_*_msg_only(): printk-msg-only.
+    fn msg_only(&mut self, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
+        let d = r.data;
+        let e = self.endian;
+        match &c.kind {
+            Kind::Print { buf, .. } => put_bytes(out, d.get(*buf as usize..).unwrap_or(&[])),
+            Kind::Bprint { fmt, buf, .. } => self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[])),
+            Kind::Bputs { str, .. } => self.kstr(out, str.get(d, e)),
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn bprint(&mut self, out: &mut dyn Write, fmt_addr: u64, args: &[u8]) -> fmt::Result {
+        if self.env.bprint(fmt_addr, args, out)? == Rendered::Fallback {
+            self.counts.fallback += 1;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn kstr(&mut self, out: &mut dyn Write, addr: u64) -> fmt::Result {
+        match self.env.kstr(addr) {
+            Some(s) => out.write_str(s),
+            None => {
+                self.counts.fallback += 1;
+                write!(out, "(0x{:x})", addr)
+            }
+        }
+    }
+
+    /// The `fields` option (print_event_fields): every field as name=value.
+    pub fn fields(&mut self, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
+        let d = r.data;
+        let e = self.endian;
+        write!(out, "{}:", c.name)?;
+        if c.fields.is_empty() {
+            return out.write_str("No fields found\n");
+        }
+        for (name, ctype, f, kind) in &c.fields {
+            write!(out, " {}=", name)?;
+            let (o, sz) = (f.off as usize, f.size as usize);
+            if o + sz > d.len() {
+                out.write_str("<OVERFLOW>")?;
+                continue;
+            }
+            let is_char = ctype.contains("char");
+            let loc = matches!(kind, FieldKind::DataLoc | FieldKind::RelLoc);
+            if loc && is_char {
+                match dyn_range(d, o, *kind == FieldKind::RelLoc, e) {
+                    Some((s, n)) => put_bytes(out, &d[s..s + n])?,
+                    None => out.write_str("<OVERFLOW>")?,
+                }
+            } else if is_char && ctype.contains('[') {
+                put_bytes(out, &d[o..o + sz])?;
+            } else if ctype == "char *" || ctype == "const char *" {
+                // FILTER_PTR_STRING: the kernel reads the string from its
+                // memory; we only have the pointer.
+                write!(out, "(0x{:016x})", f.get(d, e))?;
+            } else {
+                match sz {
+                    1 => {
+                        let b = d[o];
+                        if (0x20..0x7f).contains(&b) {
+                            write!(out, "'{}'", b as char)?;
+                        }
+                        write!(out, "({})", b)?;
+                    }
+                    2 => {
+                        let v = read_uint(d, o, 2, e).unwrap_or(0);
+                        write!(out, "0x{:x} ({})", v, v)?;
+                    }
+                    4 if loc => match dyn_range(d, o, *kind == FieldKind::RelLoc, e) {
+                        Some((s, n)) => {
+                            for (i, b) in d[s..s + n].iter().enumerate() {
+                                if i > 0 {
+                                    out.write_char(',')?;
+                                }
+                                write!(out, "{:02x}", b)?;
+                            }
+                        }
+                        None => out.write_str("<OVERFLOW>")?,
+                    },
+                    4 => {
+                        let v = read_uint(d, o, 4, e).unwrap_or(0) as u32;
+                        write!(out, "0x{:x} ({})", v, v as i32)?;
+                    }
+                    8 => {
+                        let v = read_uint(d, o, 8, e).unwrap_or(0);
+                        write!(out, "0x{:x} ({})", v, v as i64)?;
+                    }
+                    _ => out.write_str("<INVALID-SIZE>")?,
+                }
+            }
+        }
+        out.write_char('\n')
+    }
+
+    // ---- pieces -----------------------------------------------------------
+
+    /// trace_print_context(): `%16s-%-7d [%03d] flags  secs.usecs: `.
+    pub fn context(&mut self, out: &mut dyn Write, r: &Rec) -> fmt::Result {
+        let pid = self.pid(r.data);
+        let comm = self.cmd.comm(pid);
+        pad(out, 16usize.saturating_sub(kwidth(comm)))?;
+        out.write_str(comm)?;
+        write!(out, "-{:<7} ", pid)?;
+        if self.opts.has(opts::RECORD_TGID) {
+            match self.cmd.tgid(pid) {
+                0 => out.write_str("(-------) ")?,
+                t => write!(out, "({:>7}) ", t)?,
+            }
+        }
+        write!(out, "[{:03}] ", r.cpu)?;
+        if self.opts.has(opts::IRQ_INFO) {
+            self.lat_fmt(out, r.data)?;
+        }
+        self.time(out, r.ts)?;
+        out.write_str(": ")
+    }
+
+    #[inline]
+    pub fn pid(&self, d: &[u8]) -> i32 {
+        read_uint(d, 4, 4, self.endian).unwrap_or(0) as u32 as i32
+    }
+
+    /// trace_print_time(): ` %5lu.%06lu` for ns clocks, ` %12llu` otherwise.
+    pub fn time(&self, out: &mut dyn Write, ts: u64) -> fmt::Result {
+        if self.in_ns {
+            let t = ns2usecs(ts);
+            write!(out, " {:>5}.{:06}", t / 1_000_000, t % 1_000_000)
+        } else {
+            write!(out, " {:>12}", ts)
+        }
+    }
+
+    /// trace_print_lat_fmt(): irqs-off, need-resched, hard/softirq,
+    /// preempt depth, migrate-disable.
+    pub fn lat_fmt(&self, out: &mut dyn Write, d: &[u8]) -> fmt::Result {
+        let flags = d.get(2).copied().unwrap_or(0);
+        let pc = d.get(3).copied().unwrap_or(0);
+        let (irqs_off, lazy, nr, hard, soft, pr, nmi, bh) =
+            (flags & 0x01 != 0, flags & 0x02 != 0, flags & 0x04 != 0, flags & 0x08 != 0, flags & 0x10 != 0, flags & 0x20 != 0, flags & 0x40 != 0, flags & 0x80 != 0);
+        let a = if irqs_off && bh {
+            'D'
+        } else if irqs_off {
+            'd'
+        } else if bh {
+            'b'
+        } else {
+            '.'
+        };
+        let b = match (nr, lazy, pr) {
+            (true, true, true) => 'B',
+            (true, false, true) => 'N',
+            (false, true, true) => 'L',
+            (true, true, false) => 'b',
+            (true, false, false) => 'n',
+            (false, true, false) => 'l',
+            (false, false, true) => 'p',
+            _ => '.',
+        };
+        let c = if nmi && hard {
+            'Z'
+        } else if nmi {
+            'z'
+        } else if hard && soft {
+            'H'
+        } else if hard {
+            'h'
+        } else if soft {
+            's'
+        } else {
+            '.'
+        };
+        out.write_char(a)?;
+        out.write_char(b)?;
+        out.write_char(c)?;
+        if pc & 0xf != 0 {
+            write!(out, "{:x}", pc & 0xf)?;
+        } else {
+            out.write_char('.')?;
+        }
+        if pc & 0xf0 != 0 {
+            write!(out, "{:x}", pc >> 4)
+        } else {
+            out.write_char('.')
+        }
+    }
+
+    /// print_fn_trace(): `func <-parent` with the sym flags.
+    fn fn_trace(&self, out: &mut dyn Write, ip: u64, parent: u64, flags: u32) -> fmt::Result {
+        self.ip_sym(out, ip, flags)?;
+        if flags & opts::PRINT_PARENT != 0 && parent != 0 {
+            out.write_str(" <-")?;
+            self.ip_sym(out, parent, flags)?;
+        }
+        Ok(())
+    }
+
+    /// seq_print_ip_sym().
+    pub fn ip_sym(&self, out: &mut dyn Write, ip: u64, flags: u32) -> fmt::Result {
+        if ip == 0 {
+            return out.write_char('0');
+        }
+        match self.env.sym(ip) {
+            Some(s) if !s.name.is_empty() => {
+                if is_kretprobe_tramp(s.name) {
+                    out.write_str("[unknown/kretprobe'd]")?;
+                } else if flags & opts::SYM_OFFSET != 0 {
+                    write!(out, "{}+0x{:x}/0x{:x}", s.name, ip - s.addr, s.size)?;
+                    if let Some(m) = s.module {
+                        write!(out, " [{}]", m)?;
+                    }
+                } else {
+                    out.write_str(s.name)?;
+                }
+            }
+            _ => {
+                if flags & opts::SYM_OFFSET != 0 {
+                    write!(out, "0x{:x}", ip)?;
+                } else {
+                    write!(out, "0x{:08x}", ip)?;
+                }
+            }
+        }
+        if flags & opts::SYM_ADDR != 0 {
+            out.write_str(" <")?;
+            self.hex_ip(out, ip)?;
+            out.write_char('>')?;
+        }
+        Ok(())
+    }
+
+    /// `%ps`: the name, ` [module]` for module symbols, `0x...` if unknown.
+    pub fn ps(&self, out: &mut dyn Write, ip: u64) -> fmt::Result {
+        match self.env.sym(ip) {
+            Some(s) if !s.name.is_empty() => {
+                out.write_str(s.name)?;
+                if let Some(m) = s.module {
+                    write!(out, " [{}]", m)?;
+                }
+                Ok(())
+            }
+            _ => write!(out, "0x{:x}", ip),
+        }
+    }
+
+    /// IP_FMT: `%016lx` on 64-bit, `%08lx` on 32-bit.
+    fn hex_ip(&self, out: &mut dyn Write, ip: u64) -> fmt::Result {
+        if self.long == 4 {
+            write!(out, "{:08x}", ip as u32)
+        } else {
+            write!(out, "{:016x}", ip)
+        }
+    }
+
+    #[inline]
+    fn ulong_max(&self) -> u64 {
+        if self.long == 4 {
+            u32::MAX as u64
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// A value as C `unsigned long` of the recording.
+    #[inline]
+    pub fn ulong(&self, v: u64) -> u64 {
+        if self.long == 4 {
+            v & 0xffff_ffff
+        } else {
+            v
+        }
+    }
+}
+
+fn is_kretprobe_tramp(name: &str) -> bool {
+    name == "__kretprobe_trampoline" || name == "kretprobe_trampoline"
+}
+
+/// (start, len) of a `__data_loc`/`__rel_loc` payload, checked against the record.
+fn dyn_range(d: &[u8], o: usize, rel: bool, e: Endian) -> Option<(usize, usize)> {
+    let v = read_uint(d, o, 4, e).ok()? as usize;
+    let mut s = v & 0xffff;
+    let n = v >> 16;
+    if rel {
+        s += o + 4;
+    }
+    if s + n > d.len() {
+        return None;
+    }
+    Some((s, n))
+}
+
+/// Printed width of a name the way the kernel's `%16s` counts: bytes, with
+/// a raw-byte escape counting as the one byte it stands for.
+pub fn kwidth(s: &str) -> usize {
+    s.chars().map(|c| if super::raw_byte(c).is_some() { 1 } else { c.len_utf8() }).sum()
+}
+
+/// `6.12.117+deb12-amd64`, or a uname line containing it, → 6012.
+pub fn parse_release(rel: &str) -> u32 {
+    for word in rel.split_whitespace() {
+        let mut it = word.split('.');
+        let (Some(a), Some(b)) = (it.next(), it.next()) else { continue };
+        let b: &str = &b[..b.find(|c: char| !c.is_ascii_digit()).unwrap_or(b.len())];
+        if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+            if (2..=20).contains(&a) {
+                return a * 1000 + b;
+            }
+        }
+    }
+    0
+}
+
+const LAT_HELP: &str = "#                    _------=> CPU#            \n\
+#                   / _-----=> irqs-off/BH-disabled\n\
+#                  | / _----=> need-resched    \n\
+#                  || / _---=> hardirq/softirq \n\
+#                  ||| / _--=> preempt-depth   \n\
+#                  |||| / _-=> migrate-disable \n\
+#                  ||||| /     delay           \n\
+#  cmd     pid     |||||| time  |   caller     \n\
+#     \\   /        ||||||  \\    |    /       \n";

@@ -1,0 +1,155 @@
+//! The tracer options that change the text, by the names tracefs gives them
+//! in `options/` and `trace_options`. The kernel keeps two sets: the trace
+//! array's flags (`print-parent`, `sym-offset`, ...) and the function_graph
+//! tracer's own (`funcgraph-*`); one table serves both so `-O NAME` and
+//! `-O noNAME` work for either, as `echo noNAME > trace_options` does.
+
+/// Bits of [`Opts::flags`].
+pub const PRINT_PARENT: u32 = 1 << 0;
+pub const SYM_OFFSET: u32 = 1 << 1;
+pub const SYM_ADDR: u32 = 1 << 2;
+pub const VERBOSE: u32 = 1 << 3;
+pub const FIELDS: u32 = 1 << 4;
+pub const ANNOTATE: u32 = 1 << 5;
+pub const PRINTK_MSGONLY: u32 = 1 << 6;
+pub const CONTEXT_INFO: u32 = 1 << 7;
+pub const LATENCY_FMT: u32 = 1 << 8;
+pub const RECORD_TGID: u32 = 1 << 9;
+pub const IRQ_INFO: u32 = 1 << 10;
+pub const HASH_PTR: u32 = 1 << 11;
+pub const PRINTK: u32 = 1 << 12;
+
+/// Bits of [`Opts::graph`] (function_graph's tracer flags).
+pub const G_OVERRUN: u32 = 1 << 0;
+pub const G_CPU: u32 = 1 << 1;
+pub const G_OVERHEAD: u32 = 1 << 2;
+pub const G_PROC: u32 = 1 << 3;
+pub const G_DURATION: u32 = 1 << 4;
+pub const G_ABS_TIME: u32 = 1 << 5;
+pub const G_IRQS: u32 = 1 << 6;
+pub const G_TAIL: u32 = 1 << 7;
+pub const G_RETVAL: u32 = 1 << 8;
+pub const G_RETVAL_HEX: u32 = 1 << 9;
+
+/// (name, is_graph_flag, bit). Only options that change the text are here;
+/// others (`overwrite`, `record-cmd`, ...) are accepted and ignored.
+const TABLE: &[(&str, bool, u32)] = &[
+    ("print-parent", false, PRINT_PARENT),
+    ("sym-offset", false, SYM_OFFSET),
+    ("sym-addr", false, SYM_ADDR),
+    ("verbose", false, VERBOSE),
+    ("fields", false, FIELDS),
+    ("annotate", false, ANNOTATE),
+    ("printk-msg-only", false, PRINTK_MSGONLY),
+    ("context-info", false, CONTEXT_INFO),
+    ("latency-format", false, LATENCY_FMT),
+    ("record-tgid", false, RECORD_TGID),
+    ("irq-info", false, IRQ_INFO),
+    ("hash-ptr", false, HASH_PTR),
+    ("trace_printk", false, PRINTK),
+    ("funcgraph-overrun", true, G_OVERRUN),
+    ("funcgraph-cpu", true, G_CPU),
+    ("funcgraph-overhead", true, G_OVERHEAD),
+    ("funcgraph-proc", true, G_PROC),
+    ("funcgraph-duration", true, G_DURATION),
+    ("funcgraph-abstime", true, G_ABS_TIME),
+    ("funcgraph-irqs", true, G_IRQS),
+    ("funcgraph-tail", true, G_TAIL),
+    ("funcgraph-retval", true, G_RETVAL),
+    ("funcgraph-retval-hex", true, G_RETVAL_HEX),
+];
+
+/// Options known to tracefs that do not change the text: accepted so a
+/// recording's whole `options/` directory can be replayed.
+const IGNORED: &[&str] = &[
+    "raw", "hex", "bin", "block", "userstacktrace", "sym-userobj", "record-cmd", "overwrite",
+    "disable_on_free", "markers", "event-fork", "pause-on-trace", "function-trace", "function-fork",
+    "display-graph", "stacktrace", "func_stack_trace", "func-no-repeats", "trace_printk_dest",
+    "copy_trace_marker", "test_nop_accept", "test_nop_refuse", "sleep-time", "graph-time",
+    "funcgraph-retaddr", "funcgraph-args", "func-args",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Opts {
+    pub flags: u32,
+    pub graph: u32,
+    /// funcgraph-retval as recorded; `None` = not known, print return values
+    /// whenever the funcgraph_exit format carries them.
+    pub retval_known: bool,
+}
+
+impl Default for Opts {
+    /// The kernel's defaults (TRACE_DEFAULT_FLAGS and the graph tracer's).
+    fn default() -> Self {
+        Opts {
+            flags: PRINT_PARENT | ANNOTATE | CONTEXT_INFO | IRQ_INFO | HASH_PTR | PRINTK,
+            graph: G_CPU | G_OVERHEAD | G_DURATION | G_IRQS,
+            retval_known: false,
+        }
+    }
+}
+
+impl Opts {
+    #[inline]
+    pub fn has(&self, bit: u32) -> bool {
+        self.flags & bit != 0
+    }
+    #[inline]
+    pub fn g(&self, bit: u32) -> bool {
+        self.graph & bit != 0
+    }
+
+    /// Apply `NAME` or `noNAME` (also `NAME=0|1`). Err(()) for a name tracefs
+    /// does not have.
+    pub fn set(&mut self, spec: &str) -> Result<(), ()> {
+        let (name, on) = match spec.split_once('=') {
+            Some((n, v)) => (n, v.trim() != "0"),
+            None => match spec.strip_prefix("no") {
+                Some(n) if lookup(n).is_some() || IGNORED.contains(&n) => (n, false),
+                _ => (spec, true),
+            },
+        };
+        match lookup(name) {
+            Some((graph, bit)) => {
+                let set = if graph { &mut self.graph } else { &mut self.flags };
+                if on {
+                    *set |= bit
+                } else {
+                    *set &= !bit
+                }
+                if graph && bit == G_RETVAL {
+                    self.retval_known = true;
+                }
+                Ok(())
+            }
+            None if IGNORED.contains(&name) => Ok(()),
+            None => Err(()),
+        }
+    }
+}
+
+fn lookup(name: &str) -> Option<(bool, u32)> {
+    TABLE.iter().find(|t| t.0 == name).map(|t| (t.1, t.2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_and_clear() {
+        let mut o = Opts::default();
+        assert!(o.has(PRINT_PARENT));
+        o.set("noprint-parent").unwrap();
+        assert!(!o.has(PRINT_PARENT));
+        o.set("funcgraph-tail").unwrap();
+        assert!(o.g(G_TAIL));
+        o.set("funcgraph-tail=0").unwrap();
+        assert!(!o.g(G_TAIL));
+        o.set("nooverwrite").unwrap();
+        assert!(o.set("bogus").is_err());
+        assert!(o.set("nobogus").is_err());
+        o.set("funcgraph-retval=0").unwrap();
+        assert!(o.retval_known && !o.g(G_RETVAL));
+    }
+}

@@ -1,0 +1,319 @@
+//! Event names as users write them — `all`, `SYSTEM`, `SYSTEM:EVENT`,
+//! `SYSTEM/EVENT`, a bare event name, globs of these, comma lists — resolved
+//! against the `events/` directory of one tracefs (top level or instance).
+//! Shared by `ftctl enable/disable/filter/trigger/format` and `ftrec -e`.
+
+use super::{check_name, glob, Tracefs};
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+/// One trace event, by system and name.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub struct EventRef {
+    pub system: String,
+    pub name: String,
+}
+
+impl EventRef {
+    /// Relative path of a file in the event's directory, e.g. `format`.
+    pub fn path(&self, file: &str) -> String {
+        format!("events/{}/{}/{}", self.system, self.name, file)
+    }
+}
+
+impl core::fmt::Display for EventRef {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}:{}", self.system, self.name)
+    }
+}
+
+/// Every event of a tracefs, sorted by (system, name) (directory listings
+/// come back sorted).
+pub fn all_events(t: &Tracefs) -> Result<Vec<EventRef>, String> {
+    let mut out = Vec::new();
+    for (sys, is_dir) in t.list_dir("events").map_err(|e| format!("{e}"))? {
+        if !is_dir {
+            continue;
+        }
+        let names = t.list_dir(&format!("events/{sys}")).map_err(|e| format!("{e}"))?;
+        for (name, is_dir) in names {
+            if is_dir {
+                out.push(EventRef { system: sys.clone(), name });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Resolve one user spec (see module docs) to the events it names, sorted
+/// and without duplicates. An unknown name is an error that names it and
+/// suggests close names.
+pub fn resolve_events(t: &Tracefs, spec: &str) -> Result<Vec<EventRef>, String> {
+    let all = all_events(t)?;
+    resolve_in(&all, spec)
+}
+
+/// One comma-separated part of a spec: a system pattern and an event
+/// pattern; `either` for a bare word, which names a system or an event.
+struct Part<'a> {
+    text: &'a str,
+    sys: &'a str,
+    ev: &'a str,
+    either: bool,
+    hit: bool,
+}
+
+/// `resolve_events` against an already listed catalog (sorted as
+/// `all_events` gives it). One pass over the catalog keeps its order and
+/// never yields an event twice.
+pub fn resolve_in(all: &[EventRef], spec: &str) -> Result<Vec<EventRef>, String> {
+    let mut parts = Vec::new();
+    for text in spec.split(',') {
+        if text.is_empty() {
+            return Err(format!("empty event name in '{spec}'"));
+        }
+        let p = match text.find([':', '/']) {
+            _ if text == "all" => Part { text, sys: "*", ev: "*", either: false, hit: false },
+            Some(at) => {
+                let (sys, ev) = (&text[..at], &text[at + 1..]);
+                check_pat("system", sys)?;
+                check_pat("event", ev)?;
+                let ev = if ev.is_empty() { "*" } else { ev };
+                Part { text, sys, ev, either: false, hit: false }
+            }
+            // Like the kernel's set_event: a bare word matches systems and events.
+            None => {
+                check_pat("event", text)?;
+                Part { text, sys: text, ev: text, either: true, hit: false }
+            }
+        };
+        parts.push(p);
+    }
+    let mut out = Vec::new();
+    for e in all {
+        let mut any = false;
+        for p in parts.iter_mut() {
+            let m = if p.either {
+                glob::matches(p.sys, &e.system) || glob::matches(p.ev, &e.name)
+            } else {
+                glob::matches(p.sys, &e.system) && glob::matches(p.ev, &e.name)
+            };
+            p.hit |= m;
+            any |= m;
+        }
+        if any {
+            out.push(e.clone());
+        }
+    }
+    match parts.iter().find(|p| !p.hit) {
+        Some(p) => Err(unknown(all, p.text)),
+        None => Ok(out),
+    }
+}
+
+/// Names may carry glob characters, but nothing that leaves the directory.
+fn check_pat(kind: &str, s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    check_name(kind, s)
+}
+
+fn unknown(all: &[EventRef], what: &str) -> String {
+    let mut msg = format!("unknown event '{what}'");
+    let sugg = suggest(all, what);
+    if !sugg.is_empty() {
+        msg.push_str(" (did you mean ");
+        msg.push_str(&sugg.join(", "));
+        msg.push_str("?)");
+    }
+    msg
+}
+
+/// Up to three catalog names closest to `what` by edit distance, among
+/// systems, bare event names and `system:event`; nearest first.
+fn suggest(all: &[EventRef], what: &str) -> Vec<String> {
+    let what = what.replace('/', ":");
+    let limit = 2 + what.len() / 5;
+    // Kept ordered by distance by inserting in place; never more than 3.
+    let mut best: Vec<(usize, String)> = Vec::new();
+    let mut last_sys = "";
+    for e in all {
+        let mut d = distance(&what, &e.name).min(distance(&what, &format!("{e}")));
+        let mut cand = None;
+        if e.system != last_sys {
+            last_sys = &e.system;
+            let ds = distance(&what, &e.system);
+            if ds < d {
+                d = ds;
+                cand = Some(e.system.clone());
+            }
+        }
+        if d > limit {
+            continue;
+        }
+        let cand = cand.unwrap_or_else(|| format!("{e}"));
+        if best.iter().any(|b| b.1 == cand) {
+            continue;
+        }
+        let at = best.iter().position(|b| b.0 > d).unwrap_or(best.len());
+        if at < 3 {
+            best.insert(at, (d, cand));
+            best.truncate(3);
+        }
+    }
+    best.into_iter().map(|(_, s)| s).collect()
+}
+
+/// Levenshtein distance over bytes, one row of memory.
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = (diag + (ca != cb) as usize).min(up + 1).min(row[j] + 1);
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
+/// Turn a resolved set of events on or off. Where the set covers a whole
+/// system, its `events/SYSTEM/enable` is written once instead of one file per
+/// event (and `events/enable` when it covers everything).
+pub fn enable_events(t: &Tracefs, evs: &[EventRef], on: bool) -> Result<(), String> {
+    let all = all_events(t)?;
+    enable_in(t, &all, evs, on)
+}
+
+/// `enable_events` with the catalog already listed; `evs` in catalog order.
+pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> Result<(), String> {
+    let val: &[u8] = if on { b"1" } else { b"0" };
+    if !evs.is_empty() && evs.len() == all.len() && evs.iter().zip(all).all(|(a, b)| a == b) {
+        return t.write("events/enable", val).map_err(|e| format!("{e}"));
+    }
+    let mut done = 0;
+    let mut i = 0;
+    while i < evs.len() {
+        let sys = &evs[i].system;
+        let n = evs[i..].iter().take_while(|e| &e.system == sys).count();
+        let total = all.iter().filter(|e| &e.system == sys).count();
+        let sys_enable = format!("events/{sys}/enable");
+        if n == total && n > 1 && t.exists(&sys_enable) {
+            t.write(&sys_enable, val).map_err(|e| format!("{e}"))?;
+            done += n;
+        } else {
+            for e in &evs[i..i + n] {
+                let f = e.path("enable");
+                // The ftrace system's events (print, function, ...) are
+                // written by the tracers themselves and have no switch;
+                // they are skipped inside a larger set.
+                if t.exists(&f) {
+                    t.write(&f, val).map_err(|e| format!("{e}"))?;
+                    done += 1;
+                }
+            }
+        }
+        i += n;
+    }
+    match evs.first() {
+        Some(e) if done == 0 => Err(format!("event {e} cannot be enabled or disabled (no enable file)")),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+
+    fn ev(s: &str, n: &str) -> EventRef {
+        EventRef { system: s.into(), name: n.into() }
+    }
+
+    fn cat() -> Vec<EventRef> {
+        let v = vec![
+            ev("sched", "sched_switch"),
+            ev("sched", "sched_wakeup"),
+            ev("sched", "sched_waking"),
+            ev("irq", "irq_handler_entry"),
+            ev("irq", "irq_handler_exit"),
+            ev("ftrace", "print"),
+            ev("syscalls", "sys_enter_read"),
+        ];
+        let mut v = v;
+        v.sort_by(|a, b| (&a.system, &a.name).cmp(&(&b.system, &b.name)));
+        v
+    }
+
+    fn names(v: &[EventRef]) -> Vec<String> {
+        v.iter().map(|e| format!("{e}")).collect()
+    }
+
+    #[test]
+    fn resolve_forms() {
+        let c = cat();
+        assert_eq!(resolve_in(&c, "all").unwrap().len(), c.len());
+        assert_eq!(names(&resolve_in(&c, "sched").unwrap()), ["sched:sched_switch", "sched:sched_wakeup", "sched:sched_waking"]);
+        assert_eq!(names(&resolve_in(&c, "sched:sched_switch").unwrap()), ["sched:sched_switch"]);
+        assert_eq!(names(&resolve_in(&c, "sched/sched_switch").unwrap()), ["sched:sched_switch"]);
+        assert_eq!(names(&resolve_in(&c, "sched_switch").unwrap()), ["sched:sched_switch"]);
+        assert_eq!(names(&resolve_in(&c, "sched:sched_wak*").unwrap()), ["sched:sched_wakeup", "sched:sched_waking"]);
+        assert_eq!(names(&resolve_in(&c, "*:print").unwrap()), ["ftrace:print"]);
+        assert_eq!(names(&resolve_in(&c, "irq:").unwrap()), ["irq:irq_handler_entry", "irq:irq_handler_exit"]);
+        assert_eq!(names(&resolve_in(&c, "print,sched_switch").unwrap()), ["ftrace:print", "sched:sched_switch"]);
+        assert_eq!(resolve_in(&c, "*").unwrap().len(), c.len());
+    }
+
+    #[test]
+    fn unknown_suggests() {
+        let c = cat();
+        let e = resolve_in(&c, "sched_swich").unwrap_err();
+        assert!(e.contains("unknown event 'sched_swich'") && e.contains("sched:sched_switch"), "{e}");
+        let e = resolve_in(&c, "shed").unwrap_err();
+        assert!(e.contains("did you mean sched"), "{e}");
+        let e = resolve_in(&c, "zzzzzzzzzzzz").unwrap_err();
+        assert_eq!(e, "unknown event 'zzzzzzzzzzzz'");
+        assert!(resolve_in(&c, "sched:nope*").is_err());
+    }
+
+    #[test]
+    fn refuses_paths() {
+        let c = cat();
+        assert!(resolve_in(&c, "../sched").unwrap_err().contains("invalid"));
+        assert!(resolve_in(&c, "sched:..").unwrap_err().contains("invalid"));
+        assert!(resolve_in(&c, "a/b/c").unwrap_err().contains("invalid"));
+        assert!(resolve_in(&c, "sched\n").is_err());
+    }
+
+    #[test]
+    fn distances() {
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("same", "same"), 0);
+    }
+
+    /// Against the running kernel, when there is one we may read.
+    #[test]
+    fn live_catalog() {
+        let Ok(t) = Tracefs::find() else {
+            std::println!("skipped: no tracefs");
+            return;
+        };
+        let all = match all_events(&t) {
+            Ok(a) => a,
+            Err(e) => {
+                std::println!("skipped: {e}");
+                return;
+            }
+        };
+        assert!(all.iter().any(|e| e.system == "sched" && e.name == "sched_switch"));
+        assert!(all.windows(2).all(|w| (&w[0].system, &w[0].name) < (&w[1].system, &w[1].name)));
+        assert_eq!(resolve_events(&t, "sched/sched_switch").unwrap(), [ev("sched", "sched_switch")]);
+        assert!(resolve_events(&t, "no_such_event_x").unwrap_err().contains("no_such_event_x"));
+    }
+}

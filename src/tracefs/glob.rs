@@ -1,0 +1,114 @@
+//! Shell-style globs (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`) as the kernel and
+//! trace-cmd accept them for event and function names. Iterative with one
+//! backtrack point, so no pattern can blow up.
+
+/// Does `pat` contain a glob metacharacter?
+pub fn is_glob(pat: &str) -> bool {
+    pat.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
+}
+
+/// Match `name` against `pat` (whole string).
+pub fn matches(pat: &str, name: &str) -> bool {
+    let (p, n) = (pat.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0, 0);
+    // Where to resume after the last `*`: (pattern index after it, name index).
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        let step = match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi + 1, ni));
+                pi += 1;
+                continue;
+            }
+            Some(b'?') => Some(1),
+            Some(b'[') => class(&p[pi..], n[ni]),
+            Some(&c) => (c == n[ni]).then_some(1),
+            None => None,
+        };
+        match step {
+            Some(_) => {
+                pi += match p.get(pi) {
+                    Some(b'[') => class_len(&p[pi..]),
+                    _ => 1,
+                };
+                ni += 1;
+            }
+            None => match star {
+                Some((sp, sn)) => {
+                    pi = sp;
+                    ni = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&b| b == b'*')
+}
+
+/// Length of a `[...]` class at the start of `p`; an unclosed `[` is a literal.
+fn class_len(p: &[u8]) -> usize {
+    let mut i = 1;
+    if matches!(p.get(i), Some(b'!') | Some(b'^')) {
+        i += 1;
+    }
+    if p.get(i) == Some(&b']') {
+        i += 1;
+    }
+    while i < p.len() {
+        if p[i] == b']' {
+            return i + 1;
+        }
+        i += 1;
+    }
+    1
+}
+
+/// Does the class at the start of `p` match `c`? `Some(1)` for yes.
+fn class(p: &[u8], c: u8) -> Option<usize> {
+    let len = class_len(p);
+    if len == 1 {
+        return (c == b'[').then_some(1);
+    }
+    let body = &p[1..len - 1];
+    let (neg, body) = match body.first() {
+        Some(b'!') | Some(b'^') => (true, &body[1..]),
+        _ => (false, body),
+    };
+    let mut hit = false;
+    let mut i = 0;
+    while i < body.len() {
+        if i + 2 < body.len() && body[i + 1] == b'-' {
+            hit |= body[i] <= c && c <= body[i + 2];
+            i += 3;
+        } else {
+            hit |= body[i] == c;
+            i += 1;
+        }
+    }
+    (hit != neg).then_some(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(matches("sched_*", "sched_switch"));
+        assert!(matches("*switch", "sched_switch"));
+        assert!(matches("*", ""));
+        assert!(matches("s?hed", "sched"));
+        assert!(!matches("s?hed", "shed"));
+        assert!(matches("sched_[sw]*", "sched_wakeup"));
+        assert!(!matches("sched_[!sw]*", "sched_wakeup"));
+        assert!(matches("irq_handler_[a-f]*", "irq_handler_entry"));
+        assert!(matches("a*b*c", "axxbyyc"));
+        assert!(!matches("a*b*c", "axxbyy"));
+        assert!(matches("[", "["));
+        assert!(!matches("abc", "abcd"));
+        assert!(matches("*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaab"));
+        assert!(!matches("*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaa"));
+        assert!(is_glob("a*") && !is_glob("abc"));
+    }
+}

@@ -1,0 +1,212 @@
+//! Reading and restoring tracefs state: option defaults, trigger removal,
+//! clocks, CPUs. Shared by `ftctl status/reset` and by `ftrec` when it puts
+//! things back the way it found them.
+
+use super::{Result, Tracefs};
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+/// Options that are on in a freshly booted kernel. Everything in `options/`
+/// not listed here defaults to off. From the kernel's TRACE_DEFAULT_FLAGS
+/// (kernel/trace/trace.c, with FUNCTION_DEFAULT_FLAGS = function-trace) and
+/// the function_graph tracer's default tracer_flags
+/// (kernel/trace/trace_functions_graph.c).
+const DEFAULT_ON: &[&str] = &[
+    "annotate",
+    "context-info",
+    "copy_trace_marker",
+    "function-trace",
+    "hash-ptr",
+    "irq-info",
+    "markers",
+    "overwrite",
+    "print-parent",
+    "record-cmd",
+    "trace_printk",
+    "trace_printk_dest",
+    // function_graph tracer options
+    "funcgraph-cpu",
+    "funcgraph-duration",
+    "funcgraph-irqs",
+    "funcgraph-overhead",
+    "graph-time",
+    "sleep-time",
+];
+
+/// Flags a new instance starts with cleared (ZEROED_TRACE_FLAGS): printk
+/// output and trace_marker copies belong to the top level only.
+const INSTANCE_OFF: &[&str] = &["copy_trace_marker", "trace_printk_dest", "event-fork", "function-fork"];
+
+/// The default value of option `name` at the top level or in an instance.
+pub fn option_default(name: &str, instance: bool) -> bool {
+    DEFAULT_ON.contains(&name) && !(instance && INSTANCE_OFF.contains(&name))
+}
+
+/// Every option in `options/` with its current value, sorted by name.
+pub fn options(t: &Tracefs) -> Result<Vec<(String, bool)>> {
+    let mut out = Vec::new();
+    for (name, is_dir) in t.list_dir("options")? {
+        if is_dir {
+            continue;
+        }
+        let v = t.read_str(&format!("options/{name}"))?;
+        out.push((name, v.trim() == "1"));
+    }
+    Ok(out)
+}
+
+/// The selected clock in a `trace_clock` listing (`local [global] ...`).
+pub fn current_clock(list: &str) -> &str {
+    list.split_whitespace()
+        .find_map(|c| c.strip_prefix('[').and_then(|c| c.strip_suffix(']')))
+        .unwrap_or("")
+}
+
+/// All names in a `trace_clock` listing, brackets removed.
+pub fn clocks(list: &str) -> Vec<&str> {
+    list.split_whitespace().map(|c| c.trim_start_matches('[').trim_end_matches(']')).collect()
+}
+
+/// The trigger lines of an event's `trigger` file (its `#` help header dropped).
+pub fn trigger_lines(text: &str) -> Vec<&str> {
+    text.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
+}
+
+/// The command that removes a trigger as the kernel lists it. The listing
+/// adds a count (`:unlimited`, `:count=N`) and a state (` [active]`) that the
+/// removal syntax does not take; hist triggers are matched on their keys, so
+/// they are given back whole.
+pub fn trigger_removal(line: &str) -> String {
+    let mut s = line.trim();
+    for tail in [" [active]", " [paused]"] {
+        s = s.strip_suffix(tail).unwrap_or(s);
+    }
+    if !s.starts_with("hist") {
+        if let Some(at) = s.find(" if ") {
+            s = &s[..at];
+        }
+        if let Some(rest) = s.strip_suffix(":unlimited") {
+            s = rest;
+        } else if let Some(at) = s.rfind(":count=") {
+            s = &s[..at];
+        }
+    }
+    format!("!{s}")
+}
+
+/// Remove every trigger of one event. Triggers can depend on each other
+/// (hist `onmatch` actions), so removal is repeated while it makes progress.
+pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
+    let mut last = usize::MAX;
+    loop {
+        let text = t.read_str(trigger_file)?;
+        let lines = trigger_lines(&text);
+        if lines.is_empty() || lines.len() >= last {
+            // Nothing left, or no progress: report the first refusal.
+            if let Some(l) = lines.first() {
+                t.append(trigger_file, trigger_removal(l).as_bytes())?;
+            }
+            return Ok(());
+        }
+        last = lines.len();
+        for l in lines.iter().rev() {
+            let _ = t.append(trigger_file, trigger_removal(l).as_bytes());
+        }
+    }
+}
+
+/// CPU numbers that have a `per_cpu/cpuN` directory (in name order).
+pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {
+    Ok(t.list_dir("per_cpu")?
+        .into_iter()
+        .filter_map(|(n, d)| if d { n.strip_prefix("cpu")?.parse().ok() } else { None })
+        .collect())
+}
+
+/// A `tracing_cpumask` value selecting `cpus`: hex, 32-bit groups separated
+/// by commas, most significant first, as the kernel prints it.
+pub fn cpumask(cpus: &[u32]) -> String {
+    let max = cpus.iter().copied().max().unwrap_or(0);
+    let groups = max / 32 + 1;
+    let mut out = String::new();
+    for g in (0..groups).rev() {
+        let mut w = 0u32;
+        for &c in cpus {
+            if c / 32 == g {
+                w |= 1 << (c % 32);
+            }
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if g == groups - 1 {
+            out.push_str(&format!("{w:x}"));
+        } else {
+            out.push_str(&format!("{w:08x}"));
+        }
+    }
+    out
+}
+
+/// Is this `tracing_cpumask` text the same set as `mask`? (Kernels pad the
+/// leading group differently.)
+pub fn same_cpumask(a: &str, b: &str) -> bool {
+    let norm = |s: &str| -> Vec<u32> {
+        let mut v: Vec<u32> = s.trim().split(',').map(|g| u32::from_str_radix(g, 16).unwrap_or(u32::MAX)).collect();
+        v.reverse();
+        while v.len() > 1 && v.last() == Some(&0) {
+            v.pop();
+        }
+        v
+    };
+    norm(a) == norm(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults() {
+        assert!(option_default("overwrite", false));
+        assert!(option_default("overwrite", true));
+        assert!(option_default("copy_trace_marker", false));
+        assert!(!option_default("copy_trace_marker", true));
+        assert!(!option_default("event-fork", false));
+        assert!(!option_default("raw", false));
+    }
+
+    #[test]
+    fn clock_parse() {
+        let l = "local [global] counter uptime perf\n";
+        assert_eq!(current_clock(l), "global");
+        assert_eq!(clocks(l), ["local", "global", "counter", "uptime", "perf"]);
+    }
+
+    #[test]
+    fn removal() {
+        assert_eq!(trigger_removal("traceoff:unlimited"), "!traceoff");
+        assert_eq!(trigger_removal("traceoff:count=3"), "!traceoff");
+        assert_eq!(trigger_removal("traceon:unlimited if prev_pid == 1"), "!traceon");
+        assert_eq!(trigger_removal("enable_event:irq:irq_handler_entry:unlimited"), "!enable_event:irq:irq_handler_entry");
+        assert_eq!(trigger_removal("stacktrace:count=2 if prev_pid == 1"), "!stacktrace");
+        assert_eq!(
+            trigger_removal("hist:keys=pid:vals=hitcount:sort=hitcount:size=2048 [active]"),
+            "!hist:keys=pid:vals=hitcount:sort=hitcount:size=2048"
+        );
+        let t = "# Available triggers:\n# traceon traceoff\ntraceoff:unlimited\n\n";
+        assert_eq!(trigger_lines(t), ["traceoff:unlimited"]);
+    }
+
+    #[test]
+    fn masks() {
+        assert_eq!(cpumask(&[0, 1]), "3");
+        assert_eq!(cpumask(&[0, 1, 2, 3, 4, 5, 6, 7]), "ff");
+        assert_eq!(cpumask(&[0, 33]), "2,00000001");
+        assert!(same_cpumask("3\n", "3"));
+        assert!(same_cpumask("00000003", "3"));
+        assert!(same_cpumask("00000000,00000003", "3"));
+        assert!(!same_cpumask("1", "3"));
+    }
+}
