@@ -64,9 +64,11 @@ fill() { # [INSTANCE-DIR]
 #   ext:  ftrec extract; ftcat FILE       == trace; --style trace-cmd == report
 #   tc:   trace-cmd extract; ftcat FILE   == trace; --style trace-cmd == report
 # (plus: trace-cmd report reads ftrec's file). Tracer options are not part of
-# a trace.dat, so a scenario that sets one passes it to ftcat for the files in
-# FTCAT_FILE_OPTS (-O funcgraph-tail), as a user would; an instance's file is
-# read with -B NAME, the buffer the kernel's text is of.
+# a trace.dat, so a scenario that sets one passes it to ftcat's kernel style
+# for the files in FTCAT_FILE_OPTS (-O funcgraph-tail), as a user would;
+# trace-cmd report is run plain, and so is ftcat --style trace-cmd. A file
+# of an instance is read plainly too: ftcat has -B only for --live, and
+# the file holds that instance's buffer.
 three_readers() { # [INSTANCE]
     _i=$1
     _b=${_i:+-B $_i}
@@ -77,19 +79,19 @@ three_readers() { # [INSTANCE]
 
     fill $_i; cat "$_d/trace" >"$S/ext.trace.txt"
     run ext.ftrec ftrec extract $_b -o ext.dat
-    run ext.ftcat ftcat $_b ${FTCAT_FILE_OPTS:-} ext.dat
+    run ext.ftcat ftcat ${FTCAT_FILE_OPTS:-} ext.dat
     same "ftcat of ftrec extract vs kernel trace" ext.trace.txt ext.ftcat - ext.ftrec
     run ext.report trace-cmd report -i ext.dat
     need "trace-cmd report reads ftrec extract's file" ext.report
-    run ext.tcstyle ftcat --style trace-cmd ${FTCAT_FILE_OPTS:-} ext.dat
+    run ext.tcstyle ftcat --style trace-cmd ext.dat
     same "ftcat --style trace-cmd vs trace-cmd report (ftrec extract)" ext.report ext.tcstyle - ext.ftrec
 
     fill $_i; cat "$_d/trace" >"$S/tc.trace.txt"
     run tc.extract trace-cmd extract $_b -o tc.dat
-    run tc.ftcat ftcat $_b ${FTCAT_FILE_OPTS:-} tc.dat
+    run tc.ftcat ftcat ${FTCAT_FILE_OPTS:-} tc.dat
     same "ftcat of trace-cmd extract vs kernel trace" tc.trace.txt tc.ftcat
     run tc.report trace-cmd report -i tc.dat
-    run tc.tcstyle ftcat --style trace-cmd ${FTCAT_FILE_OPTS:-} tc.dat
+    run tc.tcstyle ftcat --style trace-cmd tc.dat
     same "ftcat --style trace-cmd vs trace-cmd report (trace-cmd extract)" tc.report tc.tcstyle
     # (trace-cmd extract -B removes the instance it read.)
     [ -d "$_d" ] && { : >"$_d/trace"; echo 1 >"$_d/tracing_on"; }
