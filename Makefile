@@ -9,6 +9,12 @@ PREFIX  ?= /usr/local
 CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-unknown-linux-gnu
 SRC     := $(shell find src -name '*.rs') Cargo.toml
 
+# Plain static executables, not static-pie: no run-time relocations to carry
+# (measured: 29 KB smaller). Target-scoped so host builds are unaffected.
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
+export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
+
 .PHONY: all build test test-cross unit demo tiny cross size install clean setup
 all: build
 
@@ -38,15 +44,19 @@ test-cross:
 	@sh scripts/setup.sh cross
 	sh scripts/test-cross.sh $(CROSS_TARGETS)
 
+# About a second of scheduler events, recorded in a private instance (the
+# top level is left alone) and printed back with ftcat.
+DEMO_DAT ?= trace.dat
 demo: build
 	@mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
-	./bin/ftctl status
+	./bin/ftrec --private -e sched -d 1 -o $(DEMO_DAT)
+	./bin/ftcat $(DEMO_DAT)
 
 # Nightly rebuilds std for size and aborts on panic with no unwinding or
 # message machinery: the smallest binary we can ship.
 tiny:
 	@sh scripts/setup.sh tiny
-	RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort" \
+	RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort -Crelocation-model=static" \
 	$(CARGO) +nightly build --release --target $(TARGET) --target-dir target/tiny \
 		-Zbuild-std=std,panic_abort --no-default-features --features std
 

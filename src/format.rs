@@ -54,6 +54,24 @@ pub struct Field {
 }
 
 impl Field {
+    /// A field as a format line would describe it; the derived members
+    /// (`elem`, `is_char`, `is_ptr`) come from `ctype` and `kind`. For code
+    /// that builds events by hand (tests) instead of parsing a format.
+    pub fn new(name: &str, ctype: &str, offset: usize, size: usize, signed: bool, kind: FieldKind) -> Field {
+        let is_ptr = ctype.contains('*');
+        let base = base_type(ctype);
+        let is_char = !is_ptr && matches!(base, "char" | "unsigned char" | "signed char");
+        let elem = match kind {
+            FieldKind::Scalar => size,
+            FieldKind::Array(n) if n > 0 && size % n == 0 => size / n,
+            _ => match type_size(base, is_ptr) {
+                0 if matches!(kind, FieldKind::Array(_)) => 1,
+                t => t,
+            },
+        };
+        Field { name: name.into(), ctype: ctype.into(), offset, size, signed, kind, elem, is_char, is_ptr }
+    }
+
     /// Element size, resolving `long`-sized types with the recording's long size.
     pub fn elem_size(&self, long_size: usize) -> usize {
         if self.elem == 0 {
@@ -113,6 +131,12 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event built by hand; `ncommon` counts the leading `common_*` fields.
+    pub fn new(id: u16, system: &str, name: &str, fields: Vec<Field>, print_fmt: &str) -> Event {
+        let ncommon = fields.iter().take_while(|f| f.name.starts_with("common_")).count();
+        Event { id, system: system.into(), name: name.into(), fields, print_fmt: print_fmt.into(), ncommon }
+    }
+
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -174,7 +198,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         None
     };
     if let Some(k) = dyn_loc {
-        let sp = decl.rfind(|c: char| c == ' ' || c == '\t' || c == ']' || c == '*').ok_or("bad field declaration")?;
+        let sp = decl.rfind([' ', '\t', ']', '*']).ok_or("bad field declaration")?;
         name = decl[sp + 1..].trim();
         ctype = decl[..sp + 1].trim();
         kind = k;
@@ -182,7 +206,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         let lb = decl.find('[').ok_or("bad array declaration")?;
         let inner = &decl[lb + 1..decl.len() - 1];
         let head = decl[..lb].trim_end();
-        let sp = head.rfind(|c: char| c == ' ' || c == '\t' || c == '*').ok_or("bad array declaration")?;
+        let sp = head.rfind([' ', '\t', '*']).ok_or("bad array declaration")?;
         name = head[sp + 1..].trim();
         ctype = head[..sp + 1].trim();
         // The count may be a number or (older kernels) a symbolic constant;
@@ -190,36 +214,21 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         let n = if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) };
         kind = FieldKind::Array(n);
     } else {
-        let sp = decl.rfind(|c: char| c == ' ' || c == '\t' || c == '*').ok_or("bad field declaration")?;
+        let sp = decl.rfind([' ', '\t', '*']).ok_or("bad field declaration")?;
         name = decl[sp + 1..].trim();
         ctype = decl[..sp + 1].trim();
     }
     if name.is_empty() {
         return Err("field without a name");
     }
-    let is_ptr = ctype.contains('*');
-    let base = base_type(ctype);
-    let is_char = !is_ptr && matches!(base, "char" | "unsigned char" | "signed char");
-    let elem = match kind {
-        FieldKind::Scalar => size,
-        FieldKind::Array(n) => {
-            let t = type_size(base, is_ptr);
-            if n > 0 && size % n == 0 {
-                size / n
-            } else if t != 0 {
-                t
-            } else {
-                1
-            }
-        }
-        _ => type_size(base, is_ptr),
-    };
-    if let FieldKind::Array(0) = kind {
-        if size > 0 && elem > 0 {
-            kind = FieldKind::Array(size / elem);
+    let mut f = Field::new(name, ctype, offset, size, signed, kind);
+    // `type name[]` with a size: the count follows from the element size.
+    if let FieldKind::Array(0) = f.kind {
+        if size > 0 && f.elem > 0 {
+            f.kind = FieldKind::Array(size / f.elem);
         }
     }
-    Ok(Field { name: name.into(), ctype: ctype.into(), offset, size, signed, kind, elem, is_char, is_ptr })
+    Ok(f)
 }
 
 /// The type without `__data_loc`/`__rel_loc`, `const`, `volatile` and `[]`.
@@ -423,6 +432,18 @@ print fmt: \"prev_comm=%s prev_pid=%d\", REC->prev_comm, REC->prev_pid
         assert!(parse_event("x", "name: a\nformat:\n").is_err());
         let bad = parse_event("x", "name: a\nID: 1\n\tfield:int x;\tsize:4;\n").unwrap_err();
         assert_eq!(bad.line, 3);
+    }
+
+    #[test]
+    fn constructors_match_the_parser() {
+        let e = parse_event("sched", SWITCH).unwrap();
+        let f = Field::new("prev_comm", "char", 8, 16, false, FieldKind::Array(16));
+        let g = e.field("prev_comm").unwrap();
+        assert_eq!((f.elem, f.is_char, f.is_ptr), (g.elem, g.is_char, g.is_ptr));
+        let p = Field::new("fmt", "const char *", 40, 8, false, FieldKind::Scalar);
+        assert!(p.is_ptr && !p.is_char);
+        let h = Event::new(1, "s", "n", e.fields.clone(), "\"x\"");
+        assert_eq!(h.ncommon, 4);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::cursor::{read_uint, Endian};
 use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
 use crate::merge::{Item, Merge};
-use crate::text::{self, env::Decoder, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
+use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
 use crate::{fail, usage_err};
@@ -79,6 +79,9 @@ pub struct Args {
     pub live: bool,
     pub instance: Option<String>,
     pub once: bool,
+    /// `--style trace-cmd` and its options (`-t`, `-l`, `-O` plugin options).
+    pub tc: bool,
+    pub tc_flags: u32,
 }
 
 pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
@@ -99,14 +102,18 @@ pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
             Short('O') | Long("option") => a.options.push(p.value()?.string()?),
             Long("tracer") => a.tracer = Some(p.value()?.string()?),
             Long("stat") => a.stat = true,
-            Long("raw") => a.raw = true,
+            Short('R') | Long("raw") => a.raw = true,
+            Short('t') => a.tc_flags |= text::tracecmd::NSEC,
+            Short('l') => a.tc_flags |= text::tracecmd::LAT,
             Long("live") => a.live = true,
             Short('B') | Long("instance") => a.instance = Some(p.value()?.string()?),
             Long("once") => a.once = true,
             Long("style") => {
                 let v = p.value()?.string()?;
-                if v != "kernel" {
-                    usage_err!("--style {}: only the kernel style is implemented", v);
+                match v.as_str() {
+                    "kernel" => a.tc = false,
+                    "trace-cmd" => a.tc = true,
+                    _ => usage_err!("--style {}: kernel or trace-cmd", v),
                 }
             }
             Value(v) if a.file.is_none() => a.file = Some(v.string()?),
@@ -369,6 +376,8 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
 struct Lookahead {
     graph_ent: Vec<u16>,
     endian: Endian,
+    /// trace-cmd folds only with the very next record of the merge.
+    global: bool,
 }
 
 impl Lookahead {
@@ -407,6 +416,7 @@ impl Held {
 /// Filters, statistics and the printer.
 struct Sink<'k, 'a, W: Write> {
     k: Kernel<'a, Decoder>,
+    tc: Option<TraceCmd<'a>>,
     out: &'k mut Out<W>,
     a: &'k Args,
     name: String,
@@ -425,6 +435,9 @@ struct Sink<'k, 'a, W: Write> {
 impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
     fn record(&mut self, r: &Rec, next: Option<&Rec>) -> bool {
         let d = r.data;
+        if let Some(t) = &mut self.tc {
+            t.arm(r.cpu);
+        }
         if let Some(f) = self.a.from {
             if r.ts < f {
                 return false;
@@ -481,6 +494,9 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
             let mut null = Null;
             return self.k.line(&mut null, r, next).unwrap_or(false);
         }
+        if let Some(t) = &mut self.tc {
+            return t.line(self.out, r, next).unwrap_or(false);
+        }
         self.k.line(self.out, r, next).unwrap_or(false)
     }
 
@@ -493,7 +509,9 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
             Some(n) => self.lost[i].0 += n,
             None => self.lost[i].1 += 1,
         }
-        if !self.a.stat && self.a.cpus.as_ref().map_or(true, |c| in_list(c, cpu)) {
+        if let Some(t) = &mut self.tc {
+            t.lost(cpu, count);
+        } else if !self.a.stat && self.a.cpus.as_ref().map_or(true, |c| in_list(c, cpu)) {
             let _ = self.k.lost(self.out, cpu, count);
         }
     }
@@ -562,7 +580,10 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                         }
                     }
                 }
-                let idx = q.iter().position(|h| h.cpu() == cpu);
+                let mut idx = q.iter().position(|h| h.cpu() == cpu);
+                if la.global && idx != q.iter().position(|h| matches!(h, Held::Rec { .. })) {
+                    idx = None;
+                }
                 let consumed = match idx.and_then(|i| q.get(i)) {
                     Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
                         let n = Rec { cpu: *nc, ts: *nts, data: nd };
@@ -667,8 +688,13 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
     let events: Vec<Event> = rec.dec.events().cloned().collect();
     let cls = Classes::new(&events);
     let mut opts = rec.opts;
+    let mut tc_flags = a.tc_flags | text::tracecmd::INDENT;
     for o in &a.options {
-        if opts.set(o).is_err() {
+        if a.tc {
+            if text::tracecmd::set_opt(&mut tc_flags, o).is_err() {
+                usage_err!("unknown trace-cmd option: {}", o);
+            }
+        } else if opts.set(o).is_err() {
             usage_err!("unknown option: {}", o);
         }
     }
@@ -701,13 +727,23 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         Some(v)
     };
     let (entries, written) = rec.counts.unwrap_or((0, 0));
-    if !a.stat {
+    let mut tc = None;
+    if a.tc {
+        let mut t = TraceCmd::new(&rec.dec, &rec.cmd, &events);
+        t.flags = tc_flags | if a.raw { text::tracecmd::RAW } else { 0 };
+        t.endian = rec.dec.endian;
+        t.long = rec.dec.long_size;
+        t.in_ns = text::clock_in_ns(&rec.clock);
+        let _ = core::fmt::Write::write_fmt(out, format_args!("cpus={}\n", rec.ncpus));
+        tc = Some(t);
+    } else if !a.stat {
         let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus };
         let _ = k.header(out, &h);
     }
-    let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian };
+    let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
     let mut s = Sink {
         k,
+        tc,
         out,
         a,
         name: name.to_string(),

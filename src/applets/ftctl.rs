@@ -234,10 +234,12 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
         || file.starts_with("set_graph")
         || file.starts_with("available_filter_functions")
         || file == "max_graph_depth"
-        || file.starts_with("function");
+        || file == "current_tracer"
+        || file.starts_with("func");
+    let root = rustix::process::geteuid().is_root();
     if e.errno == Errno::PERM && func {
         msg.push_str("\n  the kernel refuses function tracing here (EPERM: lockdown, or ftrace disabled)");
-    } else if e.errno == Errno::PERM || e.errno == Errno::ACCESS {
+    } else if (e.errno == Errno::PERM || e.errno == Errno::ACCESS) && !root {
         msg.push_str("\n  tracefs needs root (or CAP_SYS_ADMIN)");
     } else if e.errno == Errno::NOENT {
         msg.push_str("\n  this kernel does not have that control file");

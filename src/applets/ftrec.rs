@@ -19,7 +19,7 @@ use crate::{fail, usage_err};
 use assemble::{CpuData, Recorded};
 use engine::{Mode, Reader};
 use restore::{Saver, Target};
-use rustix::fd::{AsFd, AsRawFd, OwnedFd};
+use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{Mode as FMode, OFlags};
 use rustix::io::Errno;
 use std::ffi::OsString;
@@ -80,7 +80,8 @@ struct Args {
     private: bool,
     output: Option<String>,
     version: u32,
-    duration: Option<f64>,
+    /// -d as milliseconds.
+    duration: Option<u64>,
     max_kb: Option<u64>,
     quiet: bool,
     no_splice: bool,
@@ -91,10 +92,32 @@ fn str_of(v: OsString) -> Result<String> {
     v.into_string().map_err(|v| Error::Usage(format!("argument is not UTF-8: {}", cli::lossy(&v))))
 }
 
+/// The value of the current option, as UTF-8 (one copy, not one per option).
+#[inline(never)]
+fn val(p: &mut lexopt::Parser) -> Result<String> {
+    str_of(p.value()?)
+}
+
 fn num<T: core::str::FromStr>(what: &str, v: &str) -> Result<T> {
     v.trim().parse().map_err(|_| Error::Usage(format!("{what}: invalid number '{v}'")))
 }
 
+/// "1", "0.5", "2.25" seconds as milliseconds (no float parsing: it would
+/// pull ~15 KB of dec2flt into the binary for one option).
+fn parse_ms(v: &str) -> Option<u64> {
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    if (int.is_empty() && frac.is_empty()) || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut ms = 0u64;
+    for (i, b) in frac.bytes().take(3).enumerate() {
+        ms += u64::from(b - b'0') * [100, 10, 1][i];
+    }
+    secs.checked_mul(1000)?.checked_add(ms)
+}
+
+#[inline(never)]
 fn parse_args(args: Vec<OsString>) -> Result<Args> {
     use lexopt::prelude::*;
     let mut a = Args { version: 7, ..Args::default() };
@@ -105,28 +128,28 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
         first = false;
         match arg {
             Short('h') | Long("help") => return Err(cli::help(USAGE).unwrap_err()),
-            Short('e') => a.events.push(EventArg { spec: str_of(p.value()?)?, filter: None, triggers: Vec::new() }),
+            Short('e') => a.events.push(EventArg { spec: val(&mut p)?, filter: None, triggers: Vec::new() }),
             Short('f') => {
-                let f = str_of(p.value()?)?;
+                let f = val(&mut p)?;
                 match a.events.last_mut() {
                     Some(e) => e.filter = Some(f),
                     None => usage_err!("-f needs a preceding -e"),
                 }
             }
             Short('R') => {
-                let t = str_of(p.value()?)?;
+                let t = val(&mut p)?;
                 match a.events.last_mut() {
                     Some(e) => e.triggers.push(t),
                     None => usage_err!("-R needs a preceding -e"),
                 }
             }
-            Short('p') => a.tracer = Some(str_of(p.value()?)?),
-            Short('l') => a.ftrace_filter.push(str_of(p.value()?)?),
-            Short('n') => a.ftrace_notrace.push(str_of(p.value()?)?),
-            Short('g') => a.graph_funcs.push(str_of(p.value()?)?),
-            Long("max-graph-depth") => a.graph_depth = Some(num("--max-graph-depth", &str_of(p.value()?)?)?),
+            Short('p') => a.tracer = Some(val(&mut p)?),
+            Short('l') => a.ftrace_filter.push(val(&mut p)?),
+            Short('n') => a.ftrace_notrace.push(val(&mut p)?),
+            Short('g') => a.graph_funcs.push(val(&mut p)?),
+            Long("max-graph-depth") => a.graph_depth = Some(num("--max-graph-depth", &val(&mut p)?)?),
             Short('O') => {
-                let o = str_of(p.value()?)?;
+                let o = val(&mut p)?;
                 let (name, on) = match o.split_once('=') {
                     Some((n, "1")) => (n.to_string(), true),
                     Some((n, "0")) => (n.to_string(), false),
@@ -140,30 +163,27 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
                 a.options.push((name, on));
             }
             Short('P') => {
-                for s in str_of(p.value()?)?.split(',').filter(|s| !s.is_empty()) {
+                for s in val(&mut p)?.split(',').filter(|s| !s.is_empty()) {
                     a.pids.push(num("-P", s)?);
                 }
             }
             Short('c') => a.follow = true,
-            Short('b') => a.buffer_kb = Some(num("-b", &str_of(p.value()?)?)?),
-            Short('C') => a.clock = Some(str_of(p.value()?)?),
-            Short('B') => a.instance = Some(str_of(p.value()?)?),
+            Short('b') => a.buffer_kb = Some(num("-b", &val(&mut p)?)?),
+            Short('C') => a.clock = Some(val(&mut p)?),
+            Short('B') => a.instance = Some(val(&mut p)?),
             Long("private") => a.private = true,
-            Short('o') => a.output = Some(str_of(p.value()?)?),
+            Short('o') => a.output = Some(val(&mut p)?),
             Long("file-version") => {
-                a.version = num("--file-version", &str_of(p.value()?)?)?;
+                a.version = num("--file-version", &val(&mut p)?)?;
                 if a.version != 6 && a.version != 7 {
                     usage_err!("--file-version must be 6 or 7");
                 }
             }
             Short('d') => {
-                let d: f64 = num("-d", &str_of(p.value()?)?)?;
-                if !(d >= 0.0 && d < 1e9) {
-                    usage_err!("-d: invalid duration");
-                }
-                a.duration = Some(d);
+                let v = val(&mut p)?;
+                a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?);
             }
-            Short('m') => a.max_kb = Some(num("-m", &str_of(p.value()?)?)?),
+            Short('m') => a.max_kb = Some(num("-m", &val(&mut p)?)?),
             Short('q') => a.quiet = true,
             Long("no-splice") => a.no_splice = true,
             Value(v) => {
@@ -209,6 +229,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+#[inline(never)]
 fn install_signals() -> Result<OwnedFd> {
     let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
         .map_err(|e| Error::Fail(format!("pipe: {e}")))?;
@@ -249,6 +270,7 @@ struct Output {
     started: core::cell::Cell<bool>,
 }
 
+#[inline(never)]
 fn open_output(path: &str) -> Result<Output> {
     let err = |e: Errno| Error::Fail(format!("{path}: {}", crate::tracefs::errno_str(e)));
     let mode = FMode::from_raw_mode(0o644);
@@ -284,6 +306,7 @@ impl Output {
 /// A temp file beside the output: unnamed (O_TMPFILE) where the filesystem
 /// allows, else a fresh O_EXCL|O_NOFOLLOW name unlinked at once — either way
 /// nothing is left behind, even after a crash.
+#[inline(never)]
 fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
     let mode = FMode::from_raw_mode(0o600);
     match rustix::fs::openat(dir, ".", OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode) {
@@ -349,6 +372,18 @@ struct Session {
 }
 
 /// Apply the command line to the recorded tracefs, saving old values.
+/// Function tracing refused by the kernel (this machine): say so, go on.
+#[inline(never)]
+fn refused(what: &str, e: crate::tracefs::Error) -> Result<()> {
+    if is_refused(e.errno) {
+        warn(&format!("the kernel refused function tracing ({e}); {what} ignored, events still record"));
+        Ok(())
+    } else {
+        Err(tf(e))
+    }
+}
+
+#[inline(never)]
 fn configure(s: &mut Session, a: &Args) -> Result<()> {
     let (t, tg) = (&s.rec, s.target);
     s.saver.set(t, tg, "tracing_on", "0").map_err(tf)?;
@@ -359,32 +394,24 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
         s.saver.set(t, tg, "trace_clock", c).map_err(tf)?;
     }
     // Function tracing: this kernel may refuse it; say so and record events.
-    let refused = |what: &str, e: &crate::tracefs::Error| {
-        if is_refused(e.errno) {
-            warn(&format!("the kernel refused function tracing ({e}); {what} ignored, events still record"));
-            Ok(())
-        } else {
-            Err(tf(crate::tracefs::Error { file: e.file.clone(), errno: e.errno, log: e.log.clone() }))
-        }
-    };
     for (file, list) in [("set_ftrace_filter", &a.ftrace_filter), ("set_ftrace_notrace", &a.ftrace_notrace), ("set_graph_function", &a.graph_funcs)] {
         if list.is_empty() {
             continue;
         }
         if let Err(e) = s.saver.save_lines(t, tg, file).and_then(|()| t.write(file, b"")) {
-            refused(file, &e)?;
+            refused(file, e)?;
             continue;
         }
         for f in list {
             if let Err(e) = t.append(file, f.as_bytes()) {
-                refused(file, &e)?;
+                refused(file, e)?;
                 break;
             }
         }
     }
     if let Some(d) = a.graph_depth {
         if let Err(e) = s.saver.set(t, tg, "max_graph_depth", &d.to_string()) {
-            refused("--max-graph-depth", &e)?;
+            refused("--max-graph-depth", e)?;
         }
     }
     let mut opts = a.options.clone();
@@ -401,7 +428,7 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
         }
         if let Err(e) = s.saver.set(t, tg, &f, if *on { "1" } else { "0" }) {
             if name.starts_with("func") && is_refused(e.errno) {
-                refused(&f, &e)?;
+                refused(&f, e)?;
             } else {
                 return Err(tf(e));
             }
@@ -412,7 +439,7 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
             if e.errno == Errno::INVAL {
                 fail!("unknown tracer '{p}' (see {})", t.path_of("available_tracers"));
             }
-            refused("-p", &e)?;
+            refused("-p", e)?;
         }
     }
     // Events, then their filters and triggers.
@@ -426,8 +453,8 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
                 if !s.systems.contains(&ev.system) {
                     s.systems.push(ev.system.clone());
                 }
-                if !enabled.contains(ev) {
-                    enabled.push(ev.clone());
+                if let Err(at) = enabled.binary_search(ev) {
+                    enabled.insert(at, ev.clone());
                 }
             }
             per.push(evs);
@@ -461,13 +488,13 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
                 }
             }
         }
-        enabled.sort();
         s.saver.enable(t, tg, &enabled).map_err(Error::Fail)?;
     }
     Ok(())
 }
 
-fn pid_files(s: &mut Session, a: &Args) -> Result<Vec<(OwnedFd, bool)>> {
+#[inline(never)]
+fn pid_files(s: &mut Session) -> Result<Vec<(OwnedFd, bool)>> {
     let mut v = Vec::new();
     for (file, required) in [("set_event_pid", true), ("set_ftrace_pid", false)] {
         if !s.rec.exists(file) {
@@ -481,16 +508,14 @@ fn pid_files(s: &mut Session, a: &Args) -> Result<Vec<(OwnedFd, bool)>> {
         }
         match s.rec.open_file(file, OFlags::WRONLY | OFlags::TRUNC) {
             Ok(fd) => v.push((fd, required)),
-            Err(e) if !required => {
-                let _ = e;
-            }
+            Err(_) if !required => {}
             Err(e) => return Err(tf(e)),
         }
     }
-    let _ = a;
     Ok(v)
 }
 
+#[inline(never)]
 fn set_pids(s: &mut Session, pids: &[u32]) -> Result<()> {
     let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
     let text = list.join(" ");
@@ -542,6 +567,7 @@ fn readers_for(rec: &Tracefs, dir: &OwnedFd, cpus: usize, ps: usize, mode: Mode,
     Ok(v)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn finish(
     s: &Session,
     out: &Output,
@@ -567,7 +593,7 @@ fn finish(
         .collect();
     out.begin()?;
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock };
-    let sum = assemble::assemble(&s.top, &s.rec, &out.fd, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
+    let sum = assemble::assemble(&s.top, &out.fd, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
     if !a.quiet {
         let mut e = std::io::stderr().lock();
         for l in &sum.lines {
@@ -587,6 +613,7 @@ fn extract(a: &Args) -> Result<()> {
     r
 }
 
+#[inline(never)]
 fn extract_to(a: &Args, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let rec = match &a.instance {
@@ -623,6 +650,7 @@ fn record(a: &Args) -> Result<()> {
     r
 }
 
+#[inline(never)]
 fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let mut saver = Saver::default();
@@ -689,38 +717,30 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     let mode = if a.no_splice { Mode::Read } else { Mode::Splice };
     let readers = readers_for(&s.rec, &out.dir, cpus, ps, mode, a, None)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("eventfd: {e}")))?;
+        .map_err(|e| Error::Fail(format!("eventfd: {}", crate::tracefs::errno_str(e))))?;
     let (fail_r, fail_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("pipe: {e}")))?;
+        .map_err(|e| Error::Fail(format!("pipe: {}", crate::tracefs::errno_str(e))))?;
 
-    let mut child_status = None;
-    let outcomes: Vec<engine::Outcome> = std::thread::scope(|sc| -> Result<Vec<engine::Outcome>> {
-        let handles: Vec<_> = readers
-            .iter()
-            .map(|r| {
-                let (stop, fw) = (stop.as_fd(), fail_w.as_fd());
-                sc.spawn(move || {
-                    let o = engine::run(r, stop);
-                    if o.err.is_some() {
-                        let _ = rustix::io::write(fw, b"x");
-                    }
-                    o
-                })
-            })
-            .collect();
-        let run = run_until_done(s, a, sig, &fail_r);
-        // Stop: tracing off first so the drain ends, then wake the readers.
-        let _ = s.rec.write("tracing_on", b"0");
-        let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
-        let outs: Vec<engine::Outcome> = handles.into_iter().map(|h| h.join().unwrap_or_default()).collect();
-        match run {
-            Ok(c) => {
-                child_status = c;
-                Ok(outs)
+    let mut workers = Vec::new();
+    let mut run = Ok(None);
+    for r in &readers {
+        match engine::spawn(r, &stop, &fail_w) {
+            Ok(w) => workers.push(w),
+            Err(e) => {
+                run = Err(Error::Fail(e));
+                break;
             }
-            Err(e) => Err(e),
         }
-    })?;
+    }
+    drop(fail_w);
+    if run.is_ok() {
+        run = run_until_done(s, a, sig, &fail_r);
+    }
+    // Stop: tracing off first so the drain ends, then wake the readers.
+    let _ = s.rec.write("tracing_on", b"0");
+    let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
+    let outcomes: Vec<engine::Outcome> = workers.into_iter().map(engine::collect).collect();
+    let child_status = run?;
     // Numbers and names that restoring would reset, read now.
     let stats = read_stats(&s.rec, cpus);
     let clock = s.rec.read_str("trace_clock").unwrap_or_default();
@@ -754,16 +774,17 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
 
 /// Start tracing (or the command) and wait for the end: command exit,
 /// SIGINT/SIGTERM, -d, or a reader failing. Returns the child's pid.
+#[inline(never)]
 fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) -> Result<Option<i32>> {
     let mut child = None;
     if a.command.is_empty() {
         s.rec.write("tracing_on", b"1").map_err(tf)?;
     } else {
-        let files = pid_files(s, a)?;
+        let files = pid_files(s)?;
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
-    let deadline = a.duration.map(|d| std::time::Instant::now() + std::time::Duration::from_secs_f64(d));
+    let deadline = a.duration.map(|d| std::time::Instant::now() + std::time::Duration::from_millis(d));
     loop {
         if SIG_NUM.load(Ordering::SeqCst) != 0 {
             break;
@@ -798,7 +819,6 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
         }
         if let Some(c) = &child {
             if c.pidfd.is_none() {
-                let mut st = 0;
                 // SAFETY: WNOWAIT peeks at our own child without reaping it.
                 let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
                 // SAFETY: valid pointers; WNOHANG|WNOWAIT never blocks or reaps.
@@ -807,7 +827,6 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
                 if r == 0 && unsafe { info.si_pid() } == c.pid {
                     break;
                 }
-                let _ = &mut st;
             }
         }
     }

@@ -264,7 +264,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 if hz == 0 {
                     return Err("jiffies_to_msecs() needs the kernel's HZ");
                 }
-                let ms = if 1000 % hz == 0 { j.wrapping_mul(1000 / hz) } else { (j.wrapping_mul(1000) + hz - 1) / hz };
+                let ms = if 1000 % hz == 0 { j.wrapping_mul(1000 / hz) } else { j.wrapping_mul(1000).div_ceil(hz) };
                 Ok(Val::Int(ms & 0xffff_ffff, Ty::UINT))
             }
             Func::McEventErrorType => {
@@ -415,6 +415,9 @@ pub(crate) trait Args<'a> {
     fn val(&mut self, ctx: &mut Ctx<'a, '_>, spec: &Spec, ext: &[u8]) -> EResult<Val<'a>>;
 }
 
+/// Widths and precisions are capped here (a trace_seq page holds 4096 bytes).
+const MAX_WIDTH: i32 = 4096;
+
 /// Print `pieces` of format `f` with `args` into `out`.
 pub(crate) fn format<'a>(
     ctx: &mut Ctx<'a, '_>,
@@ -451,6 +454,10 @@ pub(crate) fn format<'a>(
             Num::N(n) => n,
             Num::Star => (args.int(ctx, 4, true)? as i64 as i32).max(0),
         };
+        // The kernel prints into a one-page trace_seq; a width from a corrupt
+        // record must not make us pad gigabytes.
+        let width = width.min(MAX_WIDTH);
+        let prec = prec.min(MAX_WIDTH);
         let ext = f.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"");
         match s.conv {
             b'd' | b'i' | b'u' | b'o' | b'x' | b'X' => {
@@ -470,11 +477,11 @@ pub(crate) fn format<'a>(
                 let c = args.int(ctx, 4, false)? as u8;
                 let pad = (width.max(1) - 1) as usize;
                 if flags & printf::LEFT == 0 {
-                    out.extend(core::iter::repeat(b' ').take(pad));
+                    out.extend(core::iter::repeat_n(b' ', pad));
                 }
                 out.push(c);
                 if flags & printf::LEFT != 0 {
-                    out.extend(core::iter::repeat(b' ').take(pad));
+                    out.extend(core::iter::repeat_n(b' ', pad));
                 }
             }
             b's' => {
@@ -549,7 +556,8 @@ pub(crate) fn pointer<'a>(
             return Ok(());
         }
         b'b' => {
-            let nbits = width.max(0) as usize;
+            // Never past the bytes we have (the kernel would read on in memory).
+            let nbits = (width.max(0) as usize).min(d.len() * 8);
             if ext.get(1) == Some(&b'l') {
                 printf::bitmap_list(out, d, nbits, env);
             } else {

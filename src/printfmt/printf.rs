@@ -156,6 +156,7 @@ pub(crate) fn qual_size(qual: u8, conv: u8, long_size: usize) -> usize {
 }
 
 /// The kernel's number(): `num` already truncated/sign-extended to 64 bits.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper: bool, flags: u8, width: i32, prec: i32) {
     let mut flags = flags;
     let mut width = width;
@@ -246,11 +247,11 @@ pub(crate) fn string(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32, prec: i
     }
     let pad = (width.max(0) as usize).saturating_sub(len);
     if flags & LEFT == 0 {
-        out.extend(core::iter::repeat(b' ').take(pad));
+        out.extend(core::iter::repeat_n(b' ', pad));
     }
     out.extend_from_slice(&s[..len]);
     if flags & LEFT != 0 {
-        out.extend(core::iter::repeat(b' ').take(pad));
+        out.extend(core::iter::repeat_n(b' ', pad));
     }
 }
 

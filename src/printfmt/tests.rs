@@ -317,3 +317,108 @@ fn bprint_vbin_layout() {
     assert!(bprint(b"%d %d", &b[..4], &e, &mut s).is_err());
     assert_eq!(s, "");
 }
+
+#[test]
+fn more_helpers() {
+    let ev = event(
+        &[
+            ("__data_loc unsigned long[] mask", 4, false),
+            ("__rel_loc u16[] rv", 4, false),
+            ("__data_loc char[] sa", 4, false),
+            ("u64 big", 8, false),
+            ("u8 raw[20]", 20, false),
+        ],
+        r#""%s|%d|%s|%s|%s|%s|%pISpc|%d|%s", __get_bitmask(mask), __get_rel_dynamic_array_len(rv), __print_array(__get_rel_dynamic_array(rv), 2, 2), __print_symbolic_u64(REC->big, { 0x100000000ULL, "four-G" }), __print_flags_u64(REC->big | 1, ",", { 1, "one" }, { 0x100000000ULL, "4G" }), __print_hex(REC->raw, 18), __get_sockaddr(sa), sizeof(REC->raw), __print_hex_str(REC->raw, 2)"#,
+    );
+    // mask@8 rv@12 sa@16 big@20 raw@28; dynamic data from 48.
+    let mut p = Vec::new();
+    p.extend_from_slice(&((8u32 << 16) | 48).to_le_bytes());
+    p.extend_from_slice(&((4u32 << 16) | (56 - 16)).to_le_bytes()); // rel: end of field (16) + 40 = 56
+    p.extend_from_slice(&((16u32 << 16) | 60).to_le_bytes());
+    p.extend_from_slice(&0x1_0000_0000u64.to_le_bytes());
+    p.extend((0u8..20).map(|x| x + 0xa0));
+    p.extend_from_slice(&0x8000_0001u64.to_le_bytes()); // mask @48
+    p.extend_from_slice(&[7, 0, 9, 0]); // rv @56
+    let mut sa = [0u8; 16]; // sa @60: AF_INET 10.1.2.3:443
+    sa[0] = 2;
+    sa[2] = 1;
+    sa[3] = 0xbb;
+    sa[4..8].copy_from_slice(&[10, 1, 2, 3]);
+    p.extend_from_slice(&sa);
+    assert_eq!(
+        run(&ev, &rec(&p)),
+        "00000000,80000001|4|{0x7,0x9}|four-G|one,4G|a0 a1 a2 a3 a4 a5 a6 a7 a8 a9 aa ab ac ad ae af b0 b1|10.1.2.3:443|20|a0a1"
+    );
+}
+
+#[test]
+fn conversions_and_literals() {
+    let ev = event(
+        &[("unsigned int v", 4, false), ("size_t z", 8, false), ("signed char c", 1, true)],
+        r#""%o %#o %X %#x %zu %zd %hhd %hhu %5.3x|%-6u|%c%c %3c|%-3c| %s %s", REC->v, REC->v, REC->v, REC->v, REC->z, REC->z, REC->c, REC->c, REC->v, REC->v, 'a', '\n' == 10 ? 'y' : 'n', 'b', 'c', REC->v > 100 ? REC->v > 1000 ? "big" : "mid" : "small", "lit\x41\101""#,
+    );
+    let mut p = 255u32.to_le_bytes().to_vec();
+    p.extend_from_slice(&u64::MAX.to_le_bytes());
+    p.push(0xfe);
+    assert_eq!(run(&ev, &rec(&p)), "377 0377 FF 0xff 18446744073709551615 -1 -2 254   0ff|255   |ay   b|c  | mid litAA");
+}
+
+#[test]
+fn enums_printk_and_pointer_strings() {
+    let mut en = crate::ksyms::Enums::new();
+    en.push("MODE_ABS", 0);
+    en.push("MODE_REL", 1);
+    en.finish();
+    let pk = crate::ksyms::Printk::parse(b"0xffffffff82000000 : \"Start tick\"\n");
+    let mut e = env();
+    e.enums = Some(&en);
+    e.printk = Some(&pk);
+    let ev = event(
+        &[("int mode", 4, true), ("const char * s", 8, false)],
+        r#""mode=%s s=%s", __print_symbolic(REC->mode, { MODE_ABS, "ABS" }, { MODE_REL, "REL" }), REC->s"#,
+    );
+    let mut p = 1i32.to_le_bytes().to_vec();
+    p.extend_from_slice(&0xffffffff82000000u64.to_le_bytes());
+    assert_eq!(run_env(&ev, &rec(&p), &e).unwrap(), "mode=REL s=Start tick");
+    // Without the tables both are errors, never guesses.
+    assert!(run_env(&ev, &rec(&p), &env()).is_err());
+}
+
+#[test]
+fn statement_expression_min() {
+    let ev = event(
+        &[("int n", 4, true)],
+        r#""%d", ({ int __UNIQUE_ID_x_1 = (REC->n); int __UNIQUE_ID_y_2 = (128); ((__UNIQUE_ID_x_1) < (__UNIQUE_ID_y_2) ? (__UNIQUE_ID_x_1) : (__UNIQUE_ID_y_2)); })"#,
+    );
+    assert_eq!(run(&ev, &rec(&500i32.to_le_bytes())), "128");
+    assert_eq!(run(&ev, &rec(&5i32.to_le_bytes())), "5");
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    // Every format helper over garbage records: errors are fine, panics are not.
+    let fmts = [
+        r#""%s %d %pS %pI6c %pU %*ph", __get_str(d), REC->a[3], REC->p, REC->arr, REC->arr, REC->a[0], REC->arr"#,
+        r#""%s", __print_array(__get_dynamic_array(d), __get_dynamic_array_len(d) / 4, 4)"#,
+        r#""%s %s", __print_hex(__get_dynamic_array(d), __get_dynamic_array_len(d)), __get_bitmask(d)"#,
+        r#""%*pbl %pISpc", REC->a[1], REC->arr, __get_dynamic_array(d)"#,
+    ];
+    let mut seed = 0x1234_5678_9abc_def0u64;
+    for f in fmts {
+        let ev = event(&[("__data_loc char[] d", 4, false), ("int a[4]", 16, true), ("void * p", 8, false), ("u8 arr[16]", 16, false)], f);
+        let p = Program::compile(&ev).unwrap();
+        for len in 0..80 {
+            let mut r = Vec::new();
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                r.push(seed as u8);
+            }
+            let mut s = String::new();
+            let _ = p.render(&ev, &r, &env(), &mut s);
+            let _ = render_fields(&ev, &r, &env(), &mut s);
+            let _ = bprint(b"%d %s %pS %pI4 %*d %llx", &r, &env(), &mut s);
+        }
+    }
+}

@@ -14,6 +14,7 @@ pub mod funcgraph;
 pub mod kernel;
 pub mod opts;
 pub mod syscalls;
+pub mod tracecmd;
 #[cfg(test)]
 mod tests;
 

@@ -24,6 +24,8 @@
 
 pub mod pages;
 pub mod write;
+#[cfg(test)]
+mod tests;
 #[cfg(feature = "zstd")]
 mod zstd;
 
@@ -265,6 +267,10 @@ pub struct TraceDat<'f> {
     pub options: Options,
     /// The top-level buffer first (when the file has one), then instances.
     pub buffers: Vec<Buffer>,
+    /// The file is damaged past its metadata (a v7 file cut before its
+    /// trailing options): what could be read is here, the buffers may have
+    /// been recovered; report this after the records.
+    pub damage: Option<Error>,
     layout: PageLayout,
 }
 
@@ -372,6 +378,7 @@ impl<'f> TraceDat<'f> {
             cmdlines: String::new(),
             options: Options::default(),
             buffers: Vec::new(),
+            damage: None,
             layout: PageLayout::new(endian, long_size, page_size),
         };
         if version == 6 {
@@ -476,16 +483,35 @@ impl<'f> TraceDat<'f> {
         let mut next = p.u64("file header")?;
         let mut sections: Vec<(u16, u64)> = Vec::new();
         let mut seen = 0;
+        // End of the first options section: trace-cmd writes the flyrecord
+        // section right after it, which recovery relies on.
+        let mut first_end = 0;
         while next != 0 {
             seen += 1;
-            if seen > 1024 {
-                return Err(Error::corrupt("options", next, "options sections loop"));
+            let r = if seen > 1024 {
+                Err(Error::corrupt("options", next, "options sections loop"))
+            } else {
+                self.section(next, "options").and_then(|(id, data, base)| {
+                    if id != OPT_DONE {
+                        return Err(Error::corrupt("options", next, "section is not an options section"));
+                    }
+                    if first_end == 0 {
+                        first_end = next + 16 + data_len_in_file(self.file, self.endian, next);
+                    }
+                    self.parse_options_v7(&data, base, &mut sections)
+                })
+            };
+            match r {
+                Ok(n) => next = n,
+                // The first section carries the metadata: without it there is nothing.
+                Err(e) if seen == 1 => return Err(e),
+                // A later one (trace-cmd writes the BUFFER options after the
+                // data) is lost when the file is cut: keep what was read.
+                Err(e) => {
+                    self.damage = Some(e);
+                    break;
+                }
             }
-            let (id, data, base) = self.section(next, "options")?;
-            if id != OPT_DONE {
-                return Err(Error::corrupt("options", next, "section is not an options section"));
-            }
-            next = self.parse_options_v7(&data, base, &mut sections)?;
         }
         for &(id, off) in &sections {
             match id {
@@ -532,12 +558,75 @@ impl<'f> TraceDat<'f> {
         if self.header_page.is_empty() {
             return Err(Error::corrupt("header info", 0, "file has no HEADER_INFO section"));
         }
+        if self.buffers.is_empty() && self.damage.is_some() {
+            if let Some(b) = self.recover_buffer(first_end) {
+                self.buffers.push(b);
+            }
+        }
         // The top-level buffer first: callers default to it.
         if let Some(i) = self.buffers.iter().position(|b| b.name.is_empty()) {
             let b = self.buffers.remove(i);
             self.buffers.insert(0, b);
         }
         Ok(())
+    }
+
+    /// A cut file lost its BUFFER option: find the top-level flyrecord
+    /// section after the first options section and walk its per-CPU zstd
+    /// chunk lists, which say where each CPU's data ends (each CPU starts on
+    /// a page boundary). Uncompressed data does not say where a CPU ends, so
+    /// only a single-CPU file is recovered then.
+    fn recover_buffer(&self, at: u64) -> Option<Buffer> {
+        let mut p = Parser { file: self.file, endian: self.endian, pos: at };
+        let id = p.u16("buffer section").ok()?;
+        let flags = p.u16("buffer section").ok()?;
+        let _ = p.u32("buffer section").ok()?;
+        let size = p.u64("buffer section").ok()?;
+        if id != OPT_BUFFER {
+            return None;
+        }
+        let ncpu = self.options.cpu_count?;
+        let ps = self.page_size as u64;
+        let align = |v: u64| v.div_ceil(ps) * ps;
+        let compressed = flags & SEC_FL_COMPRESS != 0;
+        let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, cpus: Vec::new() };
+        let mut off = align(p.pos);
+        if !compressed {
+            if ncpu == 1 {
+                b.cpus.push(CpuData { cpu: 0, offset: off, size: (p.pos + size).saturating_sub(off) });
+                return Some(b);
+            }
+            return None;
+        }
+        for cpu in 0..ncpu.min(1 << 12) {
+            let mut q = Parser { file: self.file, endian: self.endian, pos: off };
+            let mut end = Some(());
+            if let Ok(n) = q.u32("cpu data") {
+                for _ in 0..n {
+                    match q.u32("cpu data").and_then(|z| q.u32("cpu data").map(|_| z)) {
+                        Ok(z) => q.pos += z as u64,
+                        Err(_) => {
+                            end = None;
+                            break;
+                        }
+                    }
+                }
+            } else {
+                end = None;
+            }
+            match end {
+                Some(()) => {
+                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off });
+                    off = align(q.pos);
+                }
+                None => {
+                    // Cut inside this CPU: read what is there, then report the cut.
+                    b.cpus.push(CpuData { cpu, offset: off, size: u64::MAX - off });
+                    break;
+                }
+            }
+        }
+        Some(b)
     }
 
     /// Read a v7 section at `off`: its id, its (decompressed) data and the
@@ -613,6 +702,12 @@ impl<'f> TraceDat<'f> {
             }
         }
     }
+}
+
+/// The size field of the section header at `off` (0 when unreadable).
+fn data_len_in_file(file: &dyn ReadAt, e: Endian, off: u64) -> u64 {
+    let mut p = Parser { file, endian: e, pos: off + 8 };
+    p.u64("options").unwrap_or(0)
 }
 
 fn rebase(mut e: Error, base: u64) -> Error {

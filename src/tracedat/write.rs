@@ -552,3 +552,208 @@ pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, mut
     }
     st
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn meta(version: u32, sizes: Vec<Vec<u64>>) -> Meta {
+        let names = ["", "inst"];
+        Meta {
+            version,
+            big_endian: false,
+            long_size: 8,
+            page_size: 4096,
+            header_page: b"hp".to_vec(),
+            header_event: b"he".to_vec(),
+            ftrace_formats: vec![b"f1".to_vec(), b"f22".to_vec()],
+            systems: vec![(String::from("sched"), vec![b"s1".to_vec()])],
+            kallsyms: b"k".to_vec(),
+            printk_formats: b"p".to_vec(),
+            cmdlines: b"1 init\n".to_vec(),
+            cpus: 2,
+            options: vec![(opt::UNAME, b"Linux\0".to_vec())],
+            buffers: sizes
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| Buffer { name: String::from(names[i]), clock: String::from("local"), page_size: 4096, cpu_sizes: s })
+                .collect(),
+        }
+    }
+
+    /// The file, with CPU data filled with a byte naming (buffer, cpu).
+    fn render(m: &Meta) -> Vec<u8> {
+        let mut f = Vec::new();
+        for s in layout(m) {
+            match s {
+                Seg::Bytes(b) => f.extend_from_slice(&b),
+                Seg::Data { buffer, cpu, len } => {
+                    assert_eq!(len, m.buffers[buffer].cpu_sizes[cpu]);
+                    f.resize(f.len() + len as usize, (0x10 * (buffer + 1) + cpu) as u8);
+                }
+            }
+        }
+        f
+    }
+
+    fn u16_at(f: &[u8], i: usize) -> u16 {
+        u16::from_le_bytes([f[i], f[i + 1]])
+    }
+    fn u32_at(f: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(f[i..i + 4].try_into().unwrap())
+    }
+    fn u64_at(f: &[u8], i: usize) -> u64 {
+        u64::from_le_bytes(f[i..i + 8].try_into().unwrap())
+    }
+
+    #[test]
+    fn v7_sections_tile_the_file_and_buffers_point_at_the_data() {
+        let m = meta(7, vec![vec![8192, 0], vec![4096, 12288]]);
+        let f = render(&m);
+        assert_eq!(&f[..12], b"\x17\x08\x44tracing7\0");
+        assert_eq!((f[12], f[13], u32_at(&f, 14)), (0, 8, 4096));
+        assert_eq!(&f[18..24], b"none\0\0");
+        let opts = u64_at(&f, 24) as usize;
+        // Sections back to back up to the end: what trace-cmd's string
+        // lookup walks.
+        let mut at = 32;
+        let mut ids = Vec::new();
+        while at < f.len() {
+            ids.push((u16_at(&f, at), at));
+            at += 16 + u64_at(&f, at + 8) as usize;
+        }
+        assert_eq!(at, f.len());
+        let id_list: Vec<u16> = ids.iter().map(|x| x.0).collect();
+        assert_eq!(id_list, [16, 17, 18, 19, 20, 21, 0, 3, 3, 15]);
+        assert_eq!(ids[6].1, opts);
+        // Walk the options; check each BUFFER's CPU entries.
+        let mut i = opts + 16;
+        let mut buffers = 0;
+        loop {
+            let (id, size) = (u16_at(&f, i), u32_at(&f, i + 2) as usize);
+            let d = &f[i + 6..i + 6 + size];
+            match id {
+                0 => {
+                    assert_eq!(u64_at(d, 0), 0);
+                    break;
+                }
+                16..=21 => assert_eq!(u16_at(&f, u64_at(d, 0) as usize), id),
+                3 => {
+                    let sec = u64_at(d, 0) as usize;
+                    assert_eq!(u16_at(&f, sec), 3);
+                    let name_end = 8 + d[8..].iter().position(|&c| c == 0).unwrap();
+                    let clock_end = name_end + 1 + d[name_end + 1..].iter().position(|&c| c == 0).unwrap();
+                    assert_eq!(&d[name_end + 1..clock_end], b"local");
+                    let mut p = clock_end + 1;
+                    assert_eq!(u32_at(d, p), 4096);
+                    let n = u32_at(d, p + 4) as usize;
+                    p += 8;
+                    for _ in 0..n {
+                        let (cpu, off, len) = (u32_at(d, p) as usize, u64_at(d, p + 4) as usize, u64_at(d, p + 12) as usize);
+                        assert_eq!(off % 4096, 0);
+                        assert_eq!(len as u64, m.buffers[buffers].cpu_sizes[cpu]);
+                        let want = (0x10 * (buffers + 1) + cpu) as u8;
+                        assert!(f[off..off + len].iter().all(|&b| b == want));
+                        p += 20;
+                    }
+                    buffers += 1;
+                }
+                _ => {}
+            }
+            i += 6 + size;
+        }
+        assert_eq!(buffers, 2);
+    }
+
+    #[test]
+    fn v6_offsets_are_aligned_and_instances_found() {
+        let m = meta(6, vec![vec![4096, 8192], vec![0, 4096]]);
+        let f = render(&m);
+        assert_eq!(&f[..12], b"\x17\x08\x44tracing6\0");
+        let mut i = 18;
+        assert_eq!(&f[i..i + 12], b"header_page\0");
+        i += 12 + 8 + 2;
+        assert_eq!(&f[i..i + 13], b"header_event\0");
+        i += 13 + 8 + 2;
+        assert_eq!(u32_at(&f, i), 2);
+        i += 4 + 8 + 2 + 8 + 3;
+        assert_eq!(u32_at(&f, i), 1);
+        i += 4 + 6 + 4 + 8 + 2;
+        assert_eq!(u32_at(&f, i), 1); // kallsyms
+        i += 4 + 1;
+        i += 4 + 1; // printk
+        i += 8 + 7; // cmdlines
+        assert_eq!(u32_at(&f, i), 2);
+        i += 4;
+        assert_eq!(&f[i..i + 10], b"options  \0");
+        i += 10;
+        let mut inst_at = 0;
+        loop {
+            let id = u16_at(&f, i);
+            if id == 0 {
+                i += 2;
+                break;
+            }
+            let size = u32_at(&f, i + 2) as usize;
+            if id == opt::BUFFER {
+                inst_at = u64_at(&f, i + 6) as usize;
+                assert_eq!(&f[i + 14..i + 6 + size], b"inst\0");
+            }
+            i += 6 + size;
+        }
+        for (b, start) in [(0usize, i), (1, inst_at)] {
+            assert_eq!(&f[start..start + 10], b"flyrecord\0");
+            for cpu in 0..2 {
+                let off = u64_at(&f, start + 10 + 16 * cpu) as usize;
+                let len = u64_at(&f, start + 18 + 16 * cpu) as usize;
+                assert_eq!(off % 4096, 0);
+                assert_eq!(len as u64, m.buffers[b].cpu_sizes[cpu]);
+                assert!(f[off..off + len].iter().all(|&x| x == (0x10 * (b + 1) + cpu) as u8));
+            }
+            let clock_len = u64_at(&f, start + 42) as usize;
+            assert_eq!(&f[start + 50..start + 50 + clock_len], b"[local]");
+        }
+    }
+
+    fn page(commit: u64, body: &[u8], lost: Option<u64>) -> Vec<u8> {
+        let mut p = vec![0u8; 256];
+        p[8..16].copy_from_slice(&commit.to_le_bytes());
+        p[16..16 + body.len()].copy_from_slice(body);
+        if let Some(n) = lost {
+            let at = 16 + body.len();
+            p[at..at + 8].copy_from_slice(&n.to_le_bytes());
+        }
+        p
+    }
+
+    #[test]
+    fn scan_counts_events_ids_and_lost_flags() {
+        let mut body = Vec::new();
+        // type_len 2: 8 bytes payload, id 7.
+        body.extend_from_slice(&(2u32 | (5 << 5)).to_le_bytes());
+        body.extend_from_slice(&[7, 0, 0, 0, 0, 0, 0, 0]);
+        // time extend (8 bytes total).
+        body.extend_from_slice(&30u32.to_le_bytes());
+        body.extend_from_slice(&0u32.to_le_bytes());
+        // type_len 0: length word 12 (itself + 8 payload), id 9.
+        body.extend_from_slice(&0u32.to_le_bytes());
+        body.extend_from_slice(&12u32.to_le_bytes());
+        body.extend_from_slice(&[9, 0, 0, 0, 0, 0, 0, 0]);
+        // padding with a length.
+        body.extend_from_slice(&(29u32 | (1 << 5)).to_le_bytes());
+        body.extend_from_slice(&4u32.to_le_bytes());
+        let len = body.len() as u64;
+        let mut data = page(len, &body, None);
+        data.extend(page(len | MISSED_EVENTS | MISSED_STORED, &body, Some(42)));
+        data.extend(page(0x3fff_ffff, &[], None)); // commit beyond the page
+        let mut ids = Vec::new();
+        let st = scan_pages(&data, 256, 8, false, |id| ids.push(id));
+        assert_eq!(ids, [7, 9, 7, 9]);
+        assert_eq!((st.pages, st.events, st.lost_flags, st.lost_events, st.bad_pages), (3, 4, 1, 42, 1));
+        // Truncated input never panics.
+        for n in 0..data.len() {
+            scan_pages(&data[..n], 256, 8, false, |_| {});
+        }
+    }
+}

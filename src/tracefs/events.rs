@@ -196,6 +196,7 @@ pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> R
     if !evs.is_empty() && evs.len() == all.len() && evs.iter().zip(all).all(|(a, b)| a == b) {
         return t.write("events/enable", val).map_err(|e| format!("{e}"));
     }
+    let mut done = 0;
     let mut i = 0;
     while i < evs.len() {
         let sys = &evs[i].system;
@@ -204,23 +205,25 @@ pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> R
         let sys_enable = format!("events/{sys}/enable");
         if n == total && n > 1 && t.exists(&sys_enable) {
             t.write(&sys_enable, val).map_err(|e| format!("{e}"))?;
+            done += n;
         } else {
             for e in &evs[i..i + n] {
                 let f = e.path("enable");
                 // The ftrace system's events (print, function, ...) are
-                // written by the tracers themselves and have no switch.
-                if !t.exists(&f) {
-                    if evs.len() == 1 {
-                        return Err(format!("event {e} cannot be enabled or disabled (it has no enable file)"));
-                    }
-                    continue;
+                // written by the tracers themselves and have no switch;
+                // they are skipped inside a larger set.
+                if t.exists(&f) {
+                    t.write(&f, val).map_err(|e| format!("{e}"))?;
+                    done += 1;
                 }
-                t.write(&f, val).map_err(|e| format!("{e}"))?;
             }
         }
         i += n;
     }
-    Ok(())
+    match evs.first() {
+        Some(e) if done == 0 => Err(format!("event {e} cannot be enabled or disabled (no enable file)")),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -111,26 +111,37 @@ fn read_fd(fd: &OwnedFd) -> core::result::Result<Vec<u8>, Errno> {
 impl Tracefs {
     /// Find the tracefs mount; mount it on /sys/kernel/tracing when absent and permitted.
     pub fn open() -> core::result::Result<Tracefs, String> {
-        Self::find().or_else(|_| {
-            let target = CANDIDATES[0];
-            rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
-                .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", io::Error::from(e)))?;
-            Self::find()
-        })
+        match Self::search() {
+            Ok(t) => Ok(t),
+            // Mounted but not ours to read: mounting again would not help.
+            Err((msg, true)) => Err(msg),
+            Err((_, false)) => {
+                let target = CANDIDATES[0];
+                rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
+                    .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", errno_str(e)))?;
+                Self::find()
+            }
+        }
     }
 
     /// Find the tracefs mount without trying to mount it.
     pub fn find() -> core::result::Result<Tracefs, String> {
+        Self::search().map_err(|(msg, _)| msg)
+    }
+
+    /// The search behind `find`; the flag says "exists but permission denied".
+    fn search() -> core::result::Result<Tracefs, (String, bool)> {
         let mut seen = Vec::new();
         for p in CANDIDATES.iter().map(|s| String::from(*s)).chain(from_proc_mounts()) {
-            if let Ok(fd) = open_dir(&p) {
-                if is_tracefs(&fd) {
-                    return Ok(Tracefs { dir: fd, mount: p, instance: None });
+            match open_dir(&p) {
+                Ok(fd) if is_tracefs(&fd) => return Ok(Tracefs { dir: fd, mount: p, instance: None }),
+                Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
+                    return Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true));
                 }
+                _ => seen.push(p),
             }
-            seen.push(p);
         }
-        Err(format!("tracefs not found (tried {})", seen.join(", ")))
+        Err((format!("tracefs not found (tried {})", seen.join(", ")), false))
     }
 
     /// The directory fd, for `openat` by other modules.
@@ -216,20 +227,7 @@ impl Tracefs {
     /// kernel logged nothing for this write (many triggers fail silently).
     fn error_log_since(&self, mark: Option<&str>) -> Option<String> {
         let all = self.read_str("error_log").ok()?;
-        let new = match mark {
-            // The log keeps a bounded number of entries, so the old mark may
-            // have rotated out; then everything present is newer.
-            Some(m) => match all.rfind(m) {
-                Some(at) => all[at + m.len()..].trim_start_matches('\n'),
-                None => all.as_str(),
-            },
-            None => all.as_str(),
-        };
-        // Keep only entries (from a header line on), never a stray tail of
-        // the old entry.
-        let at = new.find('[')?;
-        let new = new[at..].trim_end();
-        (!new.is_empty()).then(|| String::from(new))
+        log_since(&all, mark).map(String::from)
     }
 
     /// Names in a directory relative to this tracefs, with "is a directory",
@@ -237,9 +235,11 @@ impl Tracefs {
     pub fn list_dir(&self, rel: &str) -> Result<Vec<(String, bool)>> {
         let err = |errno| Error { file: self.path_of(rel), errno, log: None };
         let fd = self.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY)?;
-        let mut dir = rustix::fs::Dir::new(fd).map_err(err)?;
+        // getdents64 into a stack buffer: no allocation per directory.
+        let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let mut dir = rustix::fs::RawDir::new(&fd, &mut buf);
         let mut out = Vec::new();
-        while let Some(ent) = dir.read() {
+        while let Some(ent) = dir.next() {
             let ent = ent.map_err(err)?;
             let name = ent.file_name().to_string_lossy();
             if name == "." || name == ".." {
@@ -247,12 +247,9 @@ impl Tracefs {
             }
             let is_dir = match ent.file_type() {
                 rustix::fs::FileType::Directory => true,
-                rustix::fs::FileType::Unknown => {
-                    let p = format!("{rel}/{name}");
-                    rustix::fs::statat(&self.dir, p.as_str(), rustix::fs::AtFlags::empty())
-                        .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory)
-                        .unwrap_or(false)
-                }
+                // Filesystems without d_type: ask.
+                rustix::fs::FileType::Unknown => rustix::fs::statat(&fd, ent.file_name(), rustix::fs::AtFlags::empty())
+                    .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory),
                 _ => false,
             };
             out.push((name.into_owned(), is_dir));
@@ -277,6 +274,24 @@ impl Tracefs {
     }
 }
 
+/// The entries of an `error_log` text after the one whose header is `mark`.
+fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
+    let new = match mark {
+        // The log keeps a bounded number of entries, so the old mark may
+        // have rotated out; then everything present is newer.
+        Some(m) => match all.rfind(m) {
+            Some(at) => &all[at + m.len()..],
+            None => all,
+        },
+        None => all,
+    };
+    // Keep only entries (from a header line on), never a stray tail of
+    // the old entry (whose command may itself contain '[').
+    let at = if new.starts_with('[') { 0 } else { new.find("\n[")? + 1 };
+    let new = new[at..].trim_end();
+    (!new.is_empty()).then_some(new)
+}
+
 /// Files whose writes the kernel may explain in `error_log`.
 fn logs_errors(name: &str) -> bool {
     name.ends_with("filter") || name.ends_with("trigger") || name.ends_with("_events")
@@ -291,3 +306,35 @@ pub fn errno_str(e: Errno) -> String {
     s
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const E1: &str = "[  1.000000] event filter parse error: error: Field not found\n  Command: a [x] == 1\n          ^\n";
+    const E2: &str = "[  2.000000] event filter parse error: error: Invalid value\n  Command: b >< 3\n          ^\n";
+
+    #[test]
+    fn error_log_tail() {
+        let both = std::format!("{E1}{E2}");
+        assert_eq!(log_since(&both, Some("[  1.000000] event filter parse error: error: Field not found")), Some(E2.trim_end()));
+        assert_eq!(log_since(E1, Some("[  1.000000] event filter parse error: error: Field not found")), None);
+        assert_eq!(log_since(E1, None), Some(E1.trim_end()));
+        assert_eq!(log_since("", None), None);
+        // The mark rotated out: everything is new.
+        assert_eq!(log_since(E2, Some("[  0.5] gone")), Some(E2.trim_end()));
+    }
+
+    #[test]
+    fn names() {
+        for ok in ["sched", "sched_switch", "my-inst.1", "*", "sched_*"] {
+            assert!(check_name("event", ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "x..y", "a\0b", "a\nb", "a\x7fb"] {
+            assert!(check_name("event", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            check_name("instance", "a\nb").unwrap_err(),
+            "invalid instance name 'a\\x0ab': no '/', '..', NUL or control characters allowed"
+        );
+    }
+}

@@ -14,107 +14,144 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     let t = c.t();
     let mut o = String::new();
     if let Some(i) = &t.instance {
-        line(&mut o, &format!("Instance: {i}"));
+        kv(&mut o, "Instance", i);
     }
-    line(&mut o, &format!("Tracer: {}", read(t, "current_tracer")?.trim()));
-    line(&mut o, &format!("Tracing: {}", on_off(read(t, "tracing_on")?.trim() == "1")));
+    kv(&mut o, "Tracer", read(t, "current_tracer")?.trim());
+    kv(&mut o, "Tracing", on_off(read(t, "tracing_on")?.trim() == "1"));
 
     let all = events::all_events(t).map_err(Error::Fail)?;
-    let enabled = read(t, "set_event")?;
-    section(&mut o, "Events", &collapse(&all, &enabled));
+    let mut sec = collapse(&all, &read(t, "set_event")?);
+    section(&mut o, "Events", &mut sec);
 
     // Every event's filter and trigger file, as trace-cmd stat does.
-    let (mut filters, mut triggers) = (Vec::new(), Vec::new());
+    let mut trig = String::new();
     for e in &all {
         // Events of the ftrace system have no filter (some no trigger).
         if let Lines::Text(f) = optional(t, &e.path("filter"))? {
             let f = f.trim();
-            if f != "none" && !f.is_empty() {
-                filters.push(format!("{e}: {}", f.replace('\n', " ")));
+            // After a rejected write the file shows the parse error, and the
+            // event has no filter.
+            if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
+                item2(&mut sec, &format!("{e}"), &f.replace('\n', " "));
             }
         }
         if let Lines::Text(tr) = optional(t, &e.path("trigger"))? {
             for l in state::trigger_lines(&tr) {
-                triggers.push(format!("{e}: {l}"));
+                item2(&mut trig, &format!("{e}"), l);
             }
         }
     }
-    section(&mut o, "Event filters", &filters);
-    section(&mut o, "Event triggers", &triggers);
+    section(&mut o, "Event filters", &mut sec);
+    section(&mut o, "Event triggers", &mut trig);
 
     for (file, title) in [
         ("set_ftrace_filter", "Function filter"),
         ("set_ftrace_notrace", "Function notrace"),
         ("set_graph_function", "Graph functions"),
         ("set_graph_notrace", "Graph notrace"),
+        ("max_graph_depth", "Graph depth"),
     ] {
         match optional(t, file)? {
             Lines::Absent => {}
-            Lines::Refused(e) => line(&mut o, &format!("{title}: ({e})")),
+            Lines::Refused(e) => kv(&mut o, title, &e),
             Lines::Text(s) => {
-                let v: Vec<String> = s.lines().filter(|l| !l.starts_with('#')).map(String::from).collect();
-                section(&mut o, title, &v);
+                for l in s.lines().filter(|l| !l.starts_with('#') && *l != "0") {
+                    item(&mut sec, l);
+                }
+                section(&mut o, title, &mut sec);
             }
         }
     }
-    if let Lines::Text(d) = optional(t, "max_graph_depth")? {
-        if d.trim() != "0" {
-            line(&mut o, &format!("Graph depth: {}", d.trim()));
-        }
-    }
 
-    let mut pids = Vec::new();
     for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
         if let Lines::Text(s) = optional(t, f)? {
-            let v: Vec<&str> = s.split_whitespace().collect();
             // set_ftrace_pid says "no pid" when empty.
-            if !v.is_empty() && s.trim() != "no pid" {
-                pids.push(format!("{f}: {}", v.join(" ")));
+            let v = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !v.is_empty() && v != "no pid" {
+                item2(&mut sec, f, &v);
             }
         }
     }
-    section(&mut o, "Pid filters", &pids);
+    section(&mut o, "Pid filters", &mut sec);
 
-    line(&mut o, &format!("Buffer size per CPU (KiB): {}", read(t, "buffer_size_kb")?.trim()));
-    line(&mut o, &format!("Buffer total size (KiB): {}", read(t, "buffer_total_size_kb")?.trim()));
-    if let Lines::Text(s) = optional(t, "buffer_subbuf_size_kb")? {
-        line(&mut o, &format!("Sub-buffer size (KiB): {}", s.trim()));
+    for (file, title) in [
+        ("buffer_size_kb", "Buffer size per CPU (KiB)"),
+        ("buffer_total_size_kb", "Buffer total size (KiB)"),
+        ("buffer_subbuf_size_kb", "Sub-buffer size (KiB)"),
+    ] {
+        if let Lines::Text(v) = optional(t, file)? {
+            kv(&mut o, title, v.trim());
+        }
     }
-    line(&mut o, &format!("Clock: {}", state::current_clock(&read(t, "trace_clock")?)));
+    kv(&mut o, "Clock", state::current_clock(&read(t, "trace_clock")?));
     if let Lines::Text(m) = optional(t, "tracing_cpumask")? {
-        let cpus = state::cpus(t).map_err(fs)?;
-        if !state::same_cpumask(&m, &state::cpumask(&cpus)) {
-            line(&mut o, &format!("CPU mask: {}", m.trim()));
+        if !state::same_cpumask(&m, &state::cpumask(&state::cpus(t).map_err(fs)?)) {
+            kv(&mut o, "CPU mask", m.trim());
         }
     }
 
-    let changed: Vec<String> = state::options(t)
-        .map_err(fs)?
-        .into_iter()
-        .filter(|(n, on)| *on != state::option_default(n, c.inst.is_some()))
-        .map(|(n, on)| format!("{n} {}", on_off(on)))
-        .collect();
-    section(&mut o, "Options changed from defaults", &changed);
+    for (n, on) in state::options(t).map_err(fs)? {
+        if on != state::option_default(&n, c.inst.is_some()) {
+            o_push(&mut sec, &["  ", &n, " ", on_off(on), "\n"]);
+        }
+    }
+    section(&mut o, "Options changed from defaults", &mut sec);
 
     if c.inst.is_none() {
-        let v: Vec<String> =
-            c.top.list_dir("instances").map_err(fs)?.into_iter().filter(|(_, d)| *d).map(|(n, _)| n).collect();
-        section(&mut o, "Instances", &v);
+        for (n, d) in c.top.list_dir("instances").map_err(fs)? {
+            if d {
+                item(&mut sec, &n);
+            }
+        }
+        section(&mut o, "Instances", &mut sec);
     }
 
     if let Lines::Text(log) = optional(t, "error_log")? {
-        let lines: Vec<&str> = log.lines().collect();
-        // The last entry: from its "[timestamp]" header to the end.
-        let start = lines.iter().rposition(|l| l.starts_with('[')).unwrap_or(lines.len());
-        let v: Vec<String> = lines[start..].iter().map(|l| String::from(*l)).collect();
-        section(&mut o, "Last error_log entry", &v);
+        // The last entry: from its "[timestamp]" header line to the end.
+        let start = if log.starts_with('[') { 0 } else { log.rfind("\n[").map_or(log.len(), |i| i + 1) };
+        for l in log[start..].lines() {
+            item(&mut sec, l);
+        }
+        section(&mut o, "Last error_log entry", &mut sec);
     }
     say(&o)
 }
 
-/// Enabled events, one system per line when all of it is on (`sched:*`),
-/// `all` when everything is. `all` is the catalog in its (sorted) order.
-fn collapse(all: &[events::EventRef], set_event: &str) -> Vec<String> {
+/// `Title: value`
+fn kv(o: &mut String, title: &str, v: &str) {
+    o.push_str(title);
+    o.push_str(": ");
+    line(o, v);
+}
+
+/// One indented line of a section.
+fn item(sec: &mut String, s: &str) {
+    o_push(sec, &["  ", s, "\n"]);
+}
+
+/// One indented `name: value` line of a section.
+fn item2(sec: &mut String, name: &str, v: &str) {
+    o_push(sec, &["  ", name, ": ", v, "\n"]);
+}
+
+fn o_push(o: &mut String, parts: &[&str]) {
+    for p in parts {
+        o.push_str(p);
+    }
+}
+
+/// Emit a titled section when it has lines, and empty it for the next.
+fn section(o: &mut String, title: &str, sec: &mut String) {
+    if !sec.is_empty() {
+        o_push(o, &[title, ":\n", sec]);
+        sec.clear();
+    }
+}
+
+/// Enabled events as section lines, one system per line when all of it is
+/// on (`sched:*`), `all` when everything is. `all` is the catalog in its
+/// (sorted) order.
+fn collapse(all: &[events::EventRef], set_event: &str) -> String {
     let mut on = std::vec![false; all.len()];
     for l in set_event.lines() {
         if let Some((s, n)) = l.trim().split_once(':') {
@@ -123,34 +160,25 @@ fn collapse(all: &[events::EventRef], set_event: &str) -> Vec<String> {
             }
         }
     }
+    let mut out = String::new();
     if !all.is_empty() && on.iter().all(|&x| x) {
-        return std::vec![String::from("all")];
+        item(&mut out, "all");
+        return out;
     }
-    let mut out = Vec::new();
     let mut i = 0;
     while i < all.len() {
         let sys = &all[i].system;
         let n = all[i..].iter().take_while(|e| &e.system == sys).count();
-        let group = &on[i..i + n];
-        if n > 1 && group.iter().all(|&x| x) {
-            out.push(format!("{sys}:*"));
+        if n > 1 && on[i..i + n].iter().all(|&x| x) {
+            o_push(&mut out, &["  ", sys, ":*\n"]);
         } else {
-            out.extend((i..i + n).filter(|&k| on[k]).map(|k| format!("{}", all[k])));
+            for e in (i..i + n).filter(|&k| on[k]).map(|k| &all[k]) {
+                o_push(&mut out, &["  ", &e.system, ":", &e.name, "\n"]);
+            }
         }
         i += n;
     }
     out
-}
-
-fn section(o: &mut String, title: &str, lines: &[String]) {
-    if lines.is_empty() {
-        return;
-    }
-    line(o, &format!("{title}:"));
-    for l in lines {
-        o.push_str("  ");
-        line(o, l);
-    }
 }
 
 enum Lines {
@@ -177,9 +205,9 @@ mod tests {
     fn collapses_systems() {
         let ev = |s: &str, n: &str| events::EventRef { system: s.into(), name: n.into() };
         let all = [ev("irq", "a"), ev("irq", "b"), ev("sched", "x"), ev("sched", "y"), ev("solo", "z")];
-        assert_eq!(collapse(&all, "sched:x\nsched:y\nirq:a\n"), ["irq:a", "sched:*"]);
-        assert_eq!(collapse(&all, "solo:z\n"), ["solo:z"]);
-        assert_eq!(collapse(&all, "irq:a\nirq:b\nsched:x\nsched:y\nsolo:z\n"), ["all"]);
+        assert_eq!(collapse(&all, "sched:x\nsched:y\nirq:a\n"), "  irq:a\n  sched:*\n");
+        assert_eq!(collapse(&all, "solo:z\n"), "  solo:z\n");
+        assert_eq!(collapse(&all, "irq:a\nirq:b\nsched:x\nsched:y\nsolo:z\n"), "  all\n");
         assert!(collapse(&all, "").is_empty());
     }
 }

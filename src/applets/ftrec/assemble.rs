@@ -98,7 +98,7 @@ fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
     }
     let Ok(systems) = top.list_dir("events") else { return };
     for (sys, is_dir) in systems {
-        if !is_dir || sys == "ftrace" || out.contains(&sys) {
+        if !is_dir || sys == "ftrace" || out.binary_search(&sys).is_ok() {
             continue;
         }
         let Ok(evs) = top.list_dir(&format!("events/{sys}")) else { continue };
@@ -108,7 +108,9 @@ fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
             }
             let id = top.read_str(&format!("events/{sys}/{ev}/id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
             if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
-                out.push(sys);
+                if let Err(at) = out.binary_search(&sys) {
+                    out.insert(at, sys);
+                }
                 break;
             }
         }
@@ -200,10 +202,9 @@ fn free_space(fd: &OwnedFd) -> u64 {
 
 /// Build and write the file. `full`: the disk filled during recording —
 /// first drop the newest pages until the metadata and a copy chunk fit.
-#[allow(clippy::too_many_arguments)]
+#[inline(never)]
 pub fn assemble(
     top: &Tracefs,
-    rec: &Tracefs,
     out: &OwnedFd,
     mut recs: Vec<Recorded>,
     version: u32,
@@ -217,15 +218,14 @@ pub fn assemble(
     let mut page_stats = Vec::new();
     for r in &recs {
         for s in &r.systems {
-            if !systems.contains(s) && s != "ftrace" {
-                systems.push(s.clone());
+            if let (Err(at), false) = (systems.binary_search(s), s == "ftrace") {
+                systems.insert(at, s.clone());
             }
         }
         let per: Vec<write::PageStats> = r.cpus.iter().map(|d| scan_cpu(d, r.page_size, &mut ids)).collect();
         page_stats.push(per);
     }
     systems_for(top, &ids, &mut systems);
-    systems.sort();
 
     let host_page = rustix::param::page_size() as u32;
     let mut meta = Meta {
@@ -256,10 +256,9 @@ pub fn assemble(
             meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
         }
     }
-    let _ = rec;
     // The top level comes first; an instance-only recording still has an
     // (empty) top-level buffer, as trace-cmd writes it.
-    let synthetic = recs.first().is_some_and(|r| !r.name.is_empty());
+    let synthetic = version < 7 && recs.first().is_some_and(|r| !r.name.is_empty());
     if synthetic {
         let n = recs[0].cpus.len();
         meta.buffers.push(Buffer {

@@ -44,6 +44,7 @@ fn write_all(fd: i32, b: &[u8]) -> bool {
 /// Fork and exec `argv`. `pid_files`: opened (truncated) pid filter files the
 /// child writes its pid to (`required`: a failure aborts the child);
 /// `tracing_on`: written "1" just before exec.
+#[inline(never)]
 pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedFd) -> Result<Child, String> {
     let prog = resolve(&argv[0]).ok_or_else(|| format!("{}: command not found", argv[0]))?;
     let cprog = CString::new(prog.clone()).map_err(|_| format!("{prog}: bad name"))?;

@@ -1,10 +1,13 @@
-//! The per-CPU readers. One thread per CPU: splice moves whole sub-buffers
+//! The per-CPU readers. One process per CPU: splice moves whole sub-buffers
 //! from `trace_pipe_raw` into a pipe and from the pipe into the CPU's temp
-//! file, so the data never enters user space and the thread costs a few
-//! syscalls per sub-buffer. Threads rather than processes: both cost the same
-//! per page (the work is in the kernel), but threads share the stop eventfd,
-//! the error reporting and the result structs without any IPC, and a
-//! SIGINT'd parent never leaves orphan readers behind.
+//! file, so the data never enters user space and a reader costs a few
+//! syscalls per sub-buffer. Processes rather than threads: measured, both
+//! cost the same per page (the work is in the kernel; see
+//! scripts/bench-record.sh), but std::thread adds ~15 KB to the static
+//! binary (pthread, TLS destructors, the stack-overflow guard map) and a
+//! forked reader needs only an inherited eventfd to stop and a pipe to send
+//! back a few numbers. PR_SET_PDEATHSIG keeps a killed ftrec from leaving
+//! readers behind.
 //!
 //! Waking: each reader sleeps in poll() on its trace_pipe_raw (the kernel
 //! wakes it when the buffer is `buffer_percent` full) and on the shared stop
@@ -19,6 +22,7 @@ use rustix::pipe::{splice, SpliceFlags};
 use std::format;
 use std::string::String;
 use std::vec;
+use std::vec::Vec;
 
 
 #[derive(Clone, Copy, PartialEq)]
@@ -275,6 +279,7 @@ impl Run<'_> {
 }
 
 /// Record one CPU until `stop` is signalled, then drain it.
+#[inline(never)]
 pub fn run(r: &Reader, stop: BorrowedFd) -> Outcome {
     let mut run = Run { r, stop, out: Outcome::default(), stopping: false };
     let spliced = r.mode == Mode::Splice && run.splice_loop();
@@ -284,6 +289,72 @@ pub fn run(r: &Reader, stop: BorrowedFd) -> Outcome {
         run.read_loop(spliced || r.limit.is_some());
     }
     run.out
+}
+
+/// A reader running in its own process.
+pub struct Worker {
+    pid: i32,
+    result: OwnedFd,
+}
+
+/// Fork a reader for `r`. It reports failure at once by writing to `fail`
+/// (so the main loop can stop), and its outcome on its result pipe at exit.
+#[inline(never)]
+pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, String> {
+    let (rd, wr) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {}", crate::tracefs::errno_str(e)))?;
+    // SAFETY: the parent is single-threaded here, so the child may use the
+    // allocator and everything else freely; it leaves through _exit only.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        drop(rd);
+        let o = run(r, stop.as_fd());
+        if o.err.is_some() {
+            let _ = rustix::io::write(fail, b"x");
+        }
+        let mut msg = Vec::with_capacity(32);
+        msg.extend_from_slice(&o.bytes.to_ne_bytes());
+        msg.extend_from_slice(&o.start.to_ne_bytes());
+        msg.push(o.full as u8);
+        if let Some(e) = &o.err {
+            msg.extend_from_slice(&e.as_bytes()[..e.len().min(1000)]);
+        }
+        let _ = rustix::io::write(&wr, &msg);
+        // SAFETY: _exit skips the parent's atexit handlers and buffers.
+        unsafe { libc::_exit(0) };
+    }
+    Ok(Worker { pid, result: rd })
+}
+
+/// Wait for a reader to finish and read its outcome.
+pub fn collect(w: Worker) -> Outcome {
+    let mut msg = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        match rustix::io::read(&w.result, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => msg.extend_from_slice(&buf[..n]),
+            Err(Errno::INTR) => {}
+            Err(_) => break,
+        }
+    }
+    let mut st = 0;
+    // SAFETY: reaping our own child.
+    while unsafe { libc::waitpid(w.pid, &mut st, 0) } < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {}
+    let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
+    match (u64_at(0), u64_at(8), msg.get(16)) {
+        (Some(bytes), Some(start), Some(&full)) => Outcome {
+            bytes,
+            start,
+            full: full != 0,
+            err: (msg.len() > 17).then(|| String::from_utf8_lossy(&msg[17..]).into_owned()),
+        },
+        _ => Outcome { err: Some(String::from("a reader process died")), ..Outcome::default() },
+    }
 }
 
 /// Drain one CPU without waiting (extract).

@@ -92,12 +92,12 @@ impl Saver {
     /// Enable events; remember those that were off.
     pub fn enable(&mut self, t: &Tracefs, tgt: Target, evs: &[EventRef]) -> Result<(), String> {
         let on = t.read_str("set_event").map_err(|e| format!("{e}"))?;
-        let mut off: Vec<EventRef> = evs
+        // `evs` is sorted, and so stays `off`.
+        let off: Vec<EventRef> = evs
             .iter()
             .filter(|e| !on.lines().any(|l| l == format!("{}:{}", e.system, e.name)))
             .cloned()
             .collect();
-        off.sort();
         // Record first: a failure halfway through still disables what got on.
         self.undo.push((tgt, Undo::Events(off.clone())));
         enable_events(t, &off, true)

@@ -1,0 +1,821 @@
+//! What `trace-cmd report` (3.1.6, with libtraceevent 1.7's plugins)
+//! prints for a recording: trace-read.c's trace_show_data() line
+//! (`%16s-%-5d [%03d] %5lu.%06lu: name: ` and the event name padded to 20),
+//! the handlers trace-cmd registers itself (trace-ftrace.c: function_graph
+//! with leaf folding, retval as trace-cmd 3.2+ prints it) and the plugins
+//! Debian ships (function with its parent-stack indentation, kernel_stack,
+//! func_repeats, raw_data, sched_switch/sched_wakeup, hrtimer, kmem
+//! call_site). Every other event goes through its print fmt.
+//!
+//! libtraceevent keeps state across records that changes later output, and
+//! it is kept here too: the function plugin's per-CPU parent stacks, and
+//! the comms sched_switch/sched_wakeup teach it (used for pids that the
+//! saved cmdlines do not name).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write};
+
+use super::kernel::{kwidth, F};
+use super::{pad, put_bytes, Cmdlines, Env, Rec, Rendered};
+use crate::cursor::{read_uint, Endian};
+use crate::format::{Event, FieldKind};
+
+// Option bits (`-t`, `-l`, `-R`, `-O ...`).
+/// `-t`: nanosecond timestamps.
+pub const NSEC: u32 = 1 << 0;
+/// `-l`: latency columns.
+pub const LAT: u32 = 1 << 1;
+/// `-R`: raw field values instead of the print formats.
+pub const RAW: u32 = 1 << 2;
+/// `-O tailprint` / `fgraph:tailprint`: `} /* func */`.
+pub const TAIL: u32 = 1 << 3;
+/// `-O depth`: ` (depth)` after graph lines.
+pub const DEPTH: u32 = 1 << 4;
+pub const RETVAL_SKIP: u32 = 1 << 5;
+pub const RETVAL_DEC: u32 = 1 << 6;
+pub const RETVAL_HEX: u32 = 1 << 7;
+/// `-O parent` (ftrace:parent): ` <-- parent` after function lines.
+pub const PARENT: u32 = 1 << 8;
+/// `-O indent=0` clears it: function lines indented by parent stack.
+pub const INDENT: u32 = 1 << 9;
+/// `-O offset`: `func+0x1c` in function and stack lines.
+pub const OFFSET: u32 = 1 << 10;
+
+/// The plugin options trace-cmd knows, with the plugin alias each can be
+/// given with (`-O fgraph:tailprint`).
+const OPTS: &[(&str, &str, u32)] = &[
+    ("tailprint", "fgraph", TAIL),
+    ("depth", "fgraph", DEPTH),
+    ("retval-skip", "fgraph", RETVAL_SKIP),
+    ("retval-dec", "fgraph", RETVAL_DEC),
+    ("retval-hex", "fgraph", RETVAL_HEX),
+    ("parent", "ftrace", PARENT),
+    ("indent", "ftrace", INDENT),
+    ("offset", "ftrace", OFFSET),
+];
+
+/// Parse one `-O [plugin:]name[=0|1]` into the flags.
+pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
+    let (name, val) = match spec.split_once('=') {
+        Some((n, v)) => (n, !matches!(v, "0" | "false" | "no")),
+        None => (spec, true),
+    };
+    let (alias, name) = match name.split_once(':') {
+        Some((a, n)) => (Some(a), n),
+        None => (None, name),
+    };
+    for &(n, a, bit) in OPTS {
+        if n == name && alias.map_or(true, |x| x == a || x == "ftrace") {
+            if val {
+                *flags |= bit;
+            } else {
+                *flags &= !bit;
+            }
+            return Ok(());
+        }
+    }
+    Err(())
+}
+
+fn fld(e: &Event, name: &str) -> Option<F> {
+    e.field(name).map(|f| F { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed })
+}
+
+/// A fixed `char[N]` field: (offset, size).
+fn arr(e: &Event, name: &str) -> Option<(u16, u16)> {
+    e.field(name).map(|f| (f.offset.min(u16::MAX as usize) as u16, f.size.min(u16::MAX as usize) as u16))
+}
+
+/// How one event type prints in trace-cmd.
+enum Kind {
+    Function { ip: F, parent: F },
+    GraphEnt { func: F, depth: F },
+    GraphRet { func: F, depth: F, calltime: F, rettime: F, retval: Option<F> },
+    KStack { caller: u16 },
+    FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
+    RawData { id: F, buf: u16 },
+    Switch { pcomm: Option<(u16, u16)>, ppid: F, pprio: Option<F>, pstate: Option<F>, ncomm: Option<(u16, u16)>, npid: F, nprio: Option<F>, states: String },
+    Wakeup { comm: Option<(u16, u16)>, pid: F, prio: Option<F>, success: Option<F>, cpu: Option<F> },
+    HrtExpire { timer: F, now: F, func: Option<F> },
+    HrtStart { timer: F, func: Option<F>, expires: F, soft: F },
+    /// kmem's `(caller+0x1c) ` before the print fmt.
+    CallSite { site: F },
+    Generic,
+}
+
+struct Class {
+    id: u16,
+    name: String,
+    kind: Kind,
+    /// Non-common fields for `-R`: name, location, kind, char array.
+    fields: Vec<(String, F, FieldKind, bool, bool)>,
+}
+
+fn classify(e: &Event) -> Kind {
+    let k = match (e.system.as_str(), e.name.as_str()) {
+        ("ftrace", "function") => (|| Some(Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? }))(),
+        ("ftrace", "funcgraph_entry") => (|| Some(Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")? }))(),
+        ("ftrace", "funcgraph_exit") => (|| {
+            Some(Kind::GraphRet { func: fld(e, "func")?, depth: fld(e, "depth")?, calltime: fld(e, "calltime")?, rettime: fld(e, "rettime")?, retval: fld(e, "retval") })
+        })(),
+        ("ftrace", "kernel_stack") => arr(e, "caller").map(|c| Kind::KStack { caller: c.0 }),
+        ("ftrace", "func_repeats") => (|| {
+            Some(Kind::FuncRepeats { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")?, count: fld(e, "count")?, top: fld(e, "top_delta_ts")?, bottom: fld(e, "bottom_delta_ts")? })
+        })(),
+        ("ftrace", "raw_data") => (|| Some(Kind::RawData { id: fld(e, "id")?, buf: arr(e, "buf")?.0 }))(),
+        ("sched", "sched_switch") => (|| {
+            Some(Kind::Switch {
+                pcomm: arr(e, "prev_comm"),
+                ppid: fld(e, "prev_pid")?,
+                pprio: fld(e, "prev_prio"),
+                pstate: fld(e, "prev_state"),
+                ncomm: arr(e, "next_comm"),
+                npid: fld(e, "next_pid")?,
+                nprio: fld(e, "next_prio"),
+                states: states(&e.print_fmt),
+            })
+        })(),
+        ("sched", "sched_wakeup" | "sched_wakeup_new") => (|| {
+            Some(Kind::Wakeup { comm: arr(e, "comm"), pid: fld(e, "pid")?, prio: fld(e, "prio"), success: fld(e, "success"), cpu: fld(e, "target_cpu") })
+        })(),
+        ("timer", "hrtimer_expire_entry") => (|| {
+            Some(Kind::HrtExpire { timer: fld(e, "timer").or_else(|| fld(e, "hrtimer"))?, now: fld(e, "now")?, func: fld(e, "function") })
+        })(),
+        ("timer", "hrtimer_start") => (|| {
+            Some(Kind::HrtStart {
+                timer: fld(e, "timer").or_else(|| fld(e, "hrtimer"))?,
+                func: fld(e, "function"),
+                expires: fld(e, "expires")?,
+                soft: fld(e, "softexpires")?,
+            })
+        })(),
+        ("kmem", "kfree" | "kmalloc" | "kmalloc_node" | "kmem_cache_alloc" | "kmem_cache_alloc_node" | "kmem_cache_free") => {
+            fld(e, "call_site").map(|site| Kind::CallSite { site })
+        }
+        _ => None,
+    };
+    k.unwrap_or(Kind::Generic)
+}
+
+/// The state letters of sched_switch's `__print_flags(prev_state, "|",
+/// { 0x01, "S" }, ...)` in bit order, as the plugin's get_states() reads
+/// them from the print fmt; its built-in default otherwise.
+fn states(pf: &str) -> String {
+    let mut s = String::new();
+    if let Some(i) = pf.find("__print_flags(") {
+        let rest = &pf[i..];
+        let rest = &rest[..rest.find(" : ").unwrap_or(rest.len())];
+        // Skip the delimiter string, then take each `"X"` literal.
+        let mut it = rest.split('"').skip(3);
+        while let Some(lit) = it.next() {
+            if let Some(c) = lit.chars().next() {
+                s.push(c);
+            }
+            it.next();
+        }
+    }
+    if s.is_empty() {
+        s.push_str("SDTtXZPI");
+    }
+    s
+}
+
+/// The trace-cmd printer. One per recording.
+pub struct TraceCmd<'a> {
+    env: &'a dyn Env,
+    cmd: &'a Cmdlines,
+    cls: Vec<Class>,
+    pub flags: u32,
+    pub endian: Endian,
+    pub long: usize,
+    pub in_ns: bool,
+    ret_id: Option<u16>,
+    /// The function plugin's per-CPU stacks of function names.
+    fstack: Vec<Vec<Option<&'a str>>>,
+    /// Comms learnt from sched_switch/sched_wakeup (sorted by pid).
+    learnt: Vec<(i32, String)>,
+    /// Lost events waiting for the next record of their CPU.
+    lost: Vec<Option<Option<u64>>>,
+    armed: Option<(u32, Option<u64>)>,
+    buf: String,
+    /// Records the print fmt interpreter could not format.
+    pub fallback: u64,
+}
+
+impl<'a> TraceCmd<'a> {
+    pub fn new(env: &'a dyn Env, cmd: &'a Cmdlines, events: &[Event]) -> Self {
+        let mut cls: Vec<Class> = events
+            .iter()
+            .map(|e| Class {
+                id: e.id,
+                name: e.name.clone(),
+                kind: classify(e),
+                fields: e
+                    .fields
+                    .iter()
+                    .filter(|f| !f.name.starts_with("common_"))
+                    .map(|f| (f.name.clone(), fld(e, &f.name).unwrap_or_default(), f.kind.clone(), f.is_char, f.ctype.contains('*')))
+                    .collect(),
+            })
+            .collect();
+        cls.sort_by_key(|c| c.id);
+        let ret_id = events.iter().find(|e| e.system == "ftrace" && e.name == "funcgraph_exit").map(|e| e.id);
+        TraceCmd {
+            env,
+            cmd,
+            cls,
+            flags: INDENT,
+            endian: Endian::Little,
+            long: 8,
+            in_ns: true,
+            ret_id,
+            fstack: Vec::new(),
+            learnt: Vec::new(),
+            lost: Vec::new(),
+            armed: None,
+            buf: String::new(),
+            fallback: 0,
+        }
+    }
+
+    fn class(&self, id: u16) -> Option<&Class> {
+        self.cls.binary_search_by_key(&id, |c| c.id).ok().map(|i| &self.cls[i])
+    }
+
+    #[inline]
+    fn ty(&self, d: &[u8]) -> u16 {
+        read_uint(d, 0, 2, self.endian).unwrap_or(0) as u16
+    }
+
+    #[inline]
+    fn pid(&self, d: &[u8]) -> i32 {
+        read_uint(d, 4, 4, self.endian).unwrap_or(0) as u32 as i32
+    }
+
+    /// find_cmdline(): `<idle>` for 0, the saved or learnt comm, `<...>`.
+    pub fn comm(&self, pid: i32) -> &str {
+        if pid == 0 {
+            return "<idle>";
+        }
+        if let Some(c) = self.cmd.get(pid) {
+            return c;
+        }
+        match self.learnt.binary_search_by_key(&pid, |l| l.0) {
+            Ok(i) => &self.learnt[i].1,
+            Err(_) => "<...>",
+        }
+    }
+
+    /// tep_register_comm(): a pid already known keeps its comm.
+    fn learn(&mut self, pid: i32, comm: &[u8]) {
+        if pid == 0 || self.cmd.get(pid).is_some() {
+            return;
+        }
+        if let Err(i) = self.learnt.binary_search_by_key(&pid, |l| l.0) {
+            let mut s = String::new();
+            let _ = put_bytes(&mut s, comm);
+            self.learnt.insert(i, (pid, s));
+        }
+    }
+
+    /// Events were lost on `cpu`: the next record of that CPU says so.
+    pub fn lost(&mut self, cpu: u32, count: Option<u64>) {
+        let i = cpu as usize;
+        if self.lost.len() <= i {
+            self.lost.resize(i + 1, None);
+        }
+        self.lost[i] = Some(count);
+    }
+
+    /// A record of `cpu` comes next (printed or filtered out): it carries
+    /// that CPU's pending loss, which only a printed record shows.
+    pub fn arm(&mut self, cpu: u32) {
+        self.armed = self.lost.get_mut(cpu as usize).and_then(|l| l.take()).map(|c| (cpu, c));
+    }
+
+    /// Print one record. `next` is the record that follows it in the merged
+    /// stream (any CPU), as tracecmd_peek_next_data() sees it: a graph
+    /// entry folds with its exit only when that is the very next record.
+    /// Returns true when `next` was consumed.
+    pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+        let mut s = core::mem::take(&mut self.buf);
+        s.clear();
+        let res = self.line_into(&mut s, r, next);
+        // trace_show_data() drops one trailing newline of the event text.
+        if s.ends_with('\n') {
+            s.pop();
+        }
+        s.push('\n');
+        let w = out.write_str(&s);
+        self.buf = s;
+        let consumed = res?;
+        w.map(|_| consumed)
+    }
+
+    fn line_into(&mut self, s: &mut String, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+        if let Some((cpu, c)) = self.armed.take() {
+            if cpu == r.cpu {
+                match c {
+                    Some(n) => write!(s, "CPU:{} [{} EVENTS DROPPED]\n", cpu, n)?,
+                    None => write!(s, "CPU:{} [EVENTS DROPPED]\n", cpu)?,
+                }
+            }
+        }
+        let d = r.data;
+        let pid = self.pid(d);
+        let comm = self.comm(pid);
+        if self.flags & LAT != 0 {
+            // `%8.8s`: at most 8 bytes, right-aligned.
+            let mut n = 0;
+            let mut cut = comm.len();
+            for (i, c) in comm.char_indices() {
+                let w = if super::raw_byte(c).is_some() { 1 } else { c.len_utf8() };
+                if n + w > 8 {
+                    cut = i;
+                    break;
+                }
+                n += w;
+            }
+            pad(s, 8 - n)?;
+            s.push_str(&comm[..cut]);
+            write!(s, "-{:<5} {:>3}", pid, r.cpu)?;
+            lat_fmt(s, d)?;
+        } else {
+            pad(s, 16usize.saturating_sub(kwidth(comm)))?;
+            s.push_str(comm);
+            write!(s, "-{:<5} [{:03}]", pid, r.cpu)?;
+        }
+        self.time(s, r.ts)?;
+        s.push(':');
+        let ty = self.ty(d);
+        let Some(c) = self.class(ty) else {
+            s.push_str(" [UNKNOWN EVENT]");
+            return Ok(false);
+        };
+        s.push(' ');
+        s.push_str(&c.name);
+        s.push_str(": ");
+        pad(s, 20usize.saturating_sub(c.name.len()))?;
+        self.body(s, r, ty, next)
+    }
+
+    /// TEP_PRINT_TIME with trace-cmd's formats: ` %6.1000d` (usecs,
+    /// rounded), ` %9.1d` with -t, `%12d` for counter clocks.
+    fn time(&self, s: &mut String, ts: u64) -> fmt::Result {
+        if !self.in_ns {
+            // "%12d" reads as precision 12, no divisor.
+            let p = 1_000_000_000_000u64;
+            return write!(s, "{:>5}.{:012}", ts / p, ts % p);
+        }
+        s.push(' ');
+        if self.flags & NSEC != 0 {
+            write!(s, "{:>5}.{:09}", ts / 1_000_000_000, ts % 1_000_000_000)
+        } else {
+            let t = ts.wrapping_add(500) / 1000;
+            write!(s, "{:>5}.{:06}", t / 1_000_000, t % 1_000_000)
+        }
+    }
+
+    fn body(&mut self, s: &mut String, r: &Rec, ty: u16, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+        let Some(ci) = self.cls.binary_search_by_key(&ty, |c| c.id).ok() else { return Ok(false) };
+        let d = r.data;
+        let e = self.endian;
+        if self.flags & RAW != 0 {
+            self.raw_fields(s, d, ci)?;
+            return Ok(false);
+        }
+        let c = &self.cls[ci];
+        match &c.kind {
+            Kind::Function { ip, parent } => {
+                let (ip, parent) = (ip.get(d, e), parent.get(d, e));
+                self.function(s, r.cpu, ip, parent)?;
+            }
+            Kind::GraphEnt { func, depth } => {
+                let (f, dep) = (func.get(d, e), depth.get(d, e) as i64);
+                let pid = self.pid(d);
+                // get_return_for_leaf(): the next record, same CPU, is the
+                // exit of this pid and function.
+                let leaf = next.filter(|n| {
+                    n.cpu == r.cpu
+                        && Some(self.ty(n.data)) == self.ret_id
+                        && self.pid(n.data) == pid
+                        && self.ret_func(n.data) == Some(f)
+                });
+                match leaf {
+                    Some(n) => {
+                        self.graph_leaf(s, f, dep, n.data)?;
+                        return Ok(true);
+                    }
+                    None => {
+                        s.push_str("             |  ");
+                        indent(s, dep)?;
+                        self.func_name(s, f)?;
+                        s.push_str("() {");
+                        if self.flags & DEPTH != 0 {
+                            write!(s, " ({})", dep)?;
+                        }
+                    }
+                }
+            }
+            Kind::GraphRet { func, depth, calltime, rettime, retval } => {
+                let dur = rettime.get(d, e).wrapping_sub(calltime.get(d, e));
+                let dep = depth.get(d, e) as i64;
+                let (f, rv) = (func.get(d, e), retval.map(|x| x.get(d, e)));
+                duration(s, dur)?;
+                indent(s, dep)?;
+                s.push('}');
+                if self.flags & TAIL != 0 {
+                    if let Some(sym) = self.env.sym(f) {
+                        write!(s, " /* {} */", sym.name)?;
+                    }
+                }
+                if self.flags & DEPTH != 0 {
+                    write!(s, " ({})", dep)?;
+                }
+                self.retval(s, rv)?;
+            }
+            Kind::KStack { caller } => {
+                s.push_str("<stack trace >\n");
+                let mut p = *caller as usize;
+                let l = self.long;
+                while p + l <= d.len() {
+                    let a = read_uint(d, p, l, e).unwrap_or(0);
+                    if (l == 8 && a == u64::MAX) || a as u32 == u32::MAX {
+                        break;
+                    }
+                    match self.env.sym(a) {
+                        Some(sym) => {
+                            s.push_str("=> ");
+                            self.show_function(s, sym.name, sym.addr, a)?;
+                            write!(s, " ({:x})\n", a)?;
+                        }
+                        None => write!(s, "=> {:x}\n", a)?,
+                    }
+                    p += l;
+                }
+            }
+            Kind::FuncRepeats { ip, parent, count, top, bottom } => {
+                let (ip, parent, count) = (ip.get(d, e), parent.get(d, e), count.get(d, e));
+                let delta = (top.get(d, e) << 32) | bottom.get(d, e);
+                self.function(s, r.cpu, ip, parent)?;
+                write!(s, " (count: {}  last_ts: ", count)?;
+                // tep_func_repeat_format "%6.1000d".
+                let t = r.ts.wrapping_sub(delta).wrapping_add(500) / 1000;
+                write!(s, "{:>5}.{:06})", t / 1_000_000, t % 1_000_000)?;
+            }
+            Kind::RawData { id, buf } => {
+                write!(s, "# {:x}", id.get(d, e))?;
+                for b in d.get(*buf as usize..).unwrap_or(&[]) {
+                    write!(s, " {:02x}", b)?;
+                }
+            }
+            Kind::Switch { pcomm, ppid, pprio, pstate, ncomm, npid, nprio, states } => {
+                let (pp, np) = (ppid.get(d, e) as i64, npid.get(d, e) as i64);
+                let (pc, nc) = (*pcomm, *ncomm);
+                let pprio = pprio.map(|f| f.get(d, e) as i32);
+                let nprio = nprio.map(|f| f.get(d, e) as i32);
+                let st = pstate.map(|f| f.get(d, e));
+                let states = states.clone();
+                self.comm_field(s, d, pc, pp)?;
+                write!(s, "{} ", pp)?;
+                if let Some(p) = pprio {
+                    write!(s, "[{}] ", p)?;
+                }
+                if let Some(v) = st {
+                    let mut found = false;
+                    for (i, ch) in states.chars().enumerate() {
+                        if i < 64 && v & (1 << i) != 0 {
+                            if found {
+                                s.push('|');
+                            }
+                            found = true;
+                            s.push(ch);
+                        }
+                    }
+                    if !found {
+                        s.push('R');
+                    }
+                }
+                s.push_str(" ==> ");
+                self.comm_field(s, d, nc, np)?;
+                write!(s, "{}", np)?;
+                if let Some(p) = nprio {
+                    write!(s, " [{}]", p)?;
+                }
+            }
+            Kind::Wakeup { comm, pid, prio, success, cpu } => {
+                let p = pid.get(d, e) as i64;
+                let (comm, prio, success, cpu) = (*comm, prio.map(|f| f.get(d, e) as i64), success.map(|f| f.get(d, e) as i64), cpu.map(|f| f.get(d, e)));
+                self.comm_field(s, d, comm, p)?;
+                write!(s, "{}", p)?;
+                if let Some(v) = prio {
+                    write!(s, " [{}]", v)?;
+                }
+                if let Some(v) = success {
+                    write!(s, " success={}", v)?;
+                }
+                if let Some(v) = cpu {
+                    write!(s, " CPU:{:03}", v)?;
+                }
+            }
+            Kind::HrtExpire { timer, now, func } => {
+                let (t, n, f) = (timer.get(d, e), now.get(d, e), func.map(|f| f.get(d, e)));
+                write!(s, "hrtimer=0x{:x} now={}", t, n)?;
+                self.func_field(s, f)?;
+            }
+            Kind::HrtStart { timer, func, expires, soft } => {
+                let (t, f, x, so) = (timer.get(d, e), func.map(|f| f.get(d, e)), expires.get(d, e), soft.get(d, e));
+                write!(s, "hrtimer=0x{:x}", t)?;
+                self.func_field(s, f)?;
+                write!(s, " expires={} softexpires={}", x, so)?;
+            }
+            Kind::CallSite { site } => {
+                let v = site.get(d, e);
+                if let Some(sym) = self.env.sym(v) {
+                    write!(s, "({}+0x{:x}) ", sym.name, v.wrapping_sub(sym.addr) as u32)?;
+                }
+                self.render(s, ty, d)?;
+            }
+            Kind::Generic => self.render(s, ty, d)?,
+        }
+        Ok(false)
+    }
+
+    fn render(&mut self, s: &mut String, ty: u16, d: &[u8]) -> fmt::Result {
+        if self.env.render(ty, d, s)? == Rendered::Fallback {
+            self.fallback += 1;
+        }
+        Ok(())
+    }
+
+    /// The plugins' write_and_save_comm(): `comm:` and remember it.
+    fn comm_field(&mut self, s: &mut String, d: &[u8], f: Option<(u16, u16)>, pid: i64) -> fmt::Result {
+        let Some((o, n)) = f else { return Ok(()) };
+        let b = d.get(o as usize..(o as usize + n as usize).min(d.len())).unwrap_or(&[]);
+        put_bytes(s, b)?;
+        s.push(':');
+        self.learn(pid as i32, b);
+        Ok(())
+    }
+
+    /// tep_print_func_field(" function=%s"): `name/0x<start - addr>`.
+    fn func_field(&self, s: &mut String, f: Option<u64>) -> fmt::Result {
+        let Some(v) = f else { return Ok(()) };
+        match self.env.sym(v) {
+            Some(sym) => write!(s, " function={}/0x{:x}", sym.name, sym.addr.wrapping_sub(v)),
+            None => write!(s, " function=0x{:08x}", v),
+        }
+    }
+
+    fn func_name(&self, s: &mut String, f: u64) -> fmt::Result {
+        match self.env.sym(f) {
+            Some(sym) => s.write_str(sym.name),
+            None => write!(s, "{:x}", f),
+        }
+    }
+
+    fn ret_func(&self, d: &[u8]) -> Option<u64> {
+        let c = self.class(self.ty(d))?;
+        match &c.kind {
+            Kind::GraphRet { func, .. } => Some(func.get(d, self.endian)),
+            _ => None,
+        }
+    }
+
+    /// print_graph_entry_leaf(): the entry folded with its exit.
+    fn graph_leaf(&self, s: &mut String, f: u64, dep: i64, rd: &[u8]) -> fmt::Result {
+        let Some(Kind::GraphRet { calltime, rettime, retval, .. }) = self.class(self.ty(rd)).map(|c| &c.kind) else { return Ok(()) };
+        let e = self.endian;
+        let dur = rettime.get(rd, e).wrapping_sub(calltime.get(rd, e));
+        duration(s, dur)?;
+        indent(s, dep)?;
+        self.func_name(s, f)?;
+        s.push_str("();");
+        if self.flags & DEPTH != 0 {
+            write!(s, " ({})", dep)?;
+        }
+        self.retval(s, retval.map(|x| x.get(rd, e)))
+    }
+
+    /// trace-cmd 3.2+: ` (ret=0x1f)`, errno values in decimal.
+    fn retval(&self, s: &mut String, rv: Option<u64>) -> fmt::Result {
+        let Some(v) = rv else { return Ok(()) };
+        if self.flags & RETVAL_SKIP != 0 {
+            return Ok(());
+        }
+        let dec = if self.flags & RETVAL_DEC != 0 {
+            true
+        } else if self.flags & RETVAL_HEX != 0 {
+            false
+        } else {
+            v >= (-4095i64) as u64
+        };
+        if dec {
+            write!(s, " (ret={})", v as i64)
+        } else {
+            write!(s, " (ret=0x{:x})", v)
+        }
+    }
+
+    /// plugin_function's function_handler(): indented by where the parent
+    /// sits in this CPU's stack of recent callers.
+    fn function(&mut self, s: &mut String, cpu: u32, ip: u64, parent: u64) -> fmt::Result {
+        let env = self.env;
+        let func = env.sym(ip);
+        let par = env.sym(parent);
+        let mut index = 0;
+        if let Some(p) = &par {
+            if self.flags & INDENT != 0 {
+                index = self.add_and_get_index(p.name, func.map(|f| f.name), cpu);
+            }
+        }
+        pad(s, index * 3)?;
+        match func {
+            Some(f) => self.show_function(s, f.name, f.addr, ip)?,
+            None => write!(s, "0x{:x}", ip)?,
+        }
+        if self.flags & PARENT != 0 {
+            s.push_str(" <-- ");
+            match par {
+                Some(p) => self.show_function(s, p.name, p.addr, parent)?,
+                None => write!(s, "0x{:x}", parent)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn show_function(&self, s: &mut String, name: &str, start: u64, addr: u64) -> fmt::Result {
+        s.push_str(name);
+        if self.flags & OFFSET != 0 {
+            write!(s, "+0x{:x} ", addr.wrapping_sub(start) as u32)?;
+        }
+        Ok(())
+    }
+
+    /// add_and_get_index(): find the parent in the stack and put the child
+    /// above it; else restart the stack with parent, child. Entries above
+    /// are not cleared (later lookups may still find them), as in the plugin.
+    fn add_and_get_index(&mut self, parent: &'a str, child: Option<&'a str>, cpu: u32) -> usize {
+        let c = cpu as usize;
+        if self.fstack.len() <= c {
+            self.fstack.resize(c + 1, Vec::new());
+        }
+        let st = &mut self.fstack[c];
+        let mut i = 0;
+        while i < st.len() {
+            match st[i] {
+                Some(n) if n == parent => {
+                    add_child(st, child, i + 1);
+                    return i;
+                }
+                Some(_) => i += 1,
+                None => break,
+            }
+        }
+        add_child(st, Some(parent), 0);
+        add_child(st, child, 1);
+        0
+    }
+
+    /// `-R`: print_selected_fields() with each field's raw value.
+    fn raw_fields(&self, s: &mut String, d: &[u8], ci: usize) -> fmt::Result {
+        let e = self.endian;
+        for (name, f, kind, is_char, ptr) in &self.cls[ci].fields {
+            write!(s, " {}=", name)?;
+            let (o, n) = match kind {
+                FieldKind::DataLoc | FieldKind::RelLoc => {
+                    let v = read_uint(d, f.off as usize, 4, e).unwrap_or(0) as usize;
+                    let mut st = v & 0xffff;
+                    if *kind == FieldKind::RelLoc {
+                        st += f.off as usize + 4;
+                    }
+                    (st, v >> 16)
+                }
+                FieldKind::Array(_) => (f.off as usize, f.size as usize),
+                _ => {
+                    let v = f.get(d, e);
+                    let long = f.size as usize == self.long && !f.signed;
+                    if *ptr || long {
+                        write!(s, "0x{:x}", v)?;
+                    } else if f.signed {
+                        match f.size {
+                            4 | 2 | 1 => write!(s, "{}", v as i64 as i32)?,
+                            _ => write!(s, "{}", v as i64)?,
+                        }
+                    } else {
+                        write!(s, "{}", v)?;
+                    }
+                    continue;
+                }
+            };
+            let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
+            if *is_char && printable(b) {
+                put_bytes(s, b)?;
+            } else {
+                s.push_str("ARRAY[");
+                for (i, x) in b.iter().enumerate() {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    write!(s, "{:02x}", x)?;
+                }
+                s.push(']');
+            }
+        }
+        Ok(())
+    }
+}
+
+/// is_printable_array(): printable or NUL-padded.
+fn printable(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() && b[i] != 0 {
+        if !(b[i].is_ascii_graphic() || b[i].is_ascii_whitespace()) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+fn add_child<'a>(st: &mut Vec<Option<&'a str>>, child: Option<&'a str>, pos: usize) {
+    let Some(c) = child else { return };
+    if pos >= st.len() {
+        // STK_BLK: the plugin grows its stack ten slots at a time.
+        st.resize(st.len() + 10, None);
+    }
+    if let Some(slot) = st.get_mut(pos) {
+        *slot = Some(c);
+    }
+}
+
+fn indent(s: &mut String, depth: i64) -> fmt::Result {
+    if depth > 0 {
+        pad(s, (depth as usize).saturating_mul(2).min(4096))?;
+    }
+    Ok(())
+}
+
+/// print_graph_overhead() then print_graph_duration(): the mark, the
+/// microseconds with three decimals while they fit in 7 digits, ` us `
+/// padded to the column, `|  `.
+pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
+    s.push_str(if dur > 1_000_000_000 {
+        "$ "
+    } else if dur > 1_000_000 {
+        "# "
+    } else if dur > 100_000 {
+        "! "
+    } else if dur > 10_000 {
+        "+ "
+    } else {
+        "  "
+    });
+    let start = s.len();
+    write!(s, "{}", dur / 1000)?;
+    if s.len() - start < 7 {
+        write!(s, ".{:03}", dur % 1000)?;
+    }
+    let len = s.len() - start;
+    s.push_str(" us ");
+    pad(s, 7usize.saturating_sub(len))?;
+    s.push_str("|  ");
+    Ok(())
+}
+
+/// data_latency_format(): irqs-off, need-resched, hard/softirq, preempt
+/// depth (low nibble) and the migrate-disable nibble, libtraceevent's way.
+fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
+    let f = d.get(2).copied().unwrap_or(0);
+    let pc = d.get(3).copied().unwrap_or(0);
+    s.push(if f & 0x01 != 0 {
+        'd'
+    } else if f & 0x02 != 0 {
+        'X'
+    } else {
+        '.'
+    });
+    s.push(if f & 0x04 != 0 { 'N' } else { '.' });
+    let (h, so) = (f & 0x08 != 0, f & 0x10 != 0);
+    s.push(if h && so {
+        'H'
+    } else if h {
+        'h'
+    } else if so {
+        's'
+    } else {
+        '.'
+    });
+    if pc & 0xf != 0 {
+        write!(s, "{:x}", pc & 0xf)?;
+    } else {
+        s.push('.');
+    }
+    if pc & 0xf0 != 0 {
+        write!(s, "{:x}", pc >> 4)
+    } else {
+        s.push('.');
+        Ok(())
+    }
+}

@@ -1,0 +1,348 @@
+//! Hand-built trace.dat files: what the fixtures cannot show (big endian,
+//! a 32-bit kernel long, instance buffers in v6 and v7, 8 KiB sub-buffers,
+//! zstd sections and chunks), read back through the public API.
+
+use super::*;
+use crate::merge::{Item, Merge};
+use alloc::string::ToString;
+use alloc::vec;
+
+const HEADER_PAGE_32: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:4;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:12;\tsize:4084;\tsigned:0;\n";
+const HEADER_PAGE_64: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+const HEADER_EVENT: &str = "# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+const FTRACE_FMT: &str = "name: function\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n";
+const SCHED_FMT: &str = "name: sched_switch\nID: 300\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n";
+
+struct W {
+    e: Endian,
+    b: Vec<u8>,
+}
+
+impl W {
+    fn new(e: Endian) -> W {
+        W { e, b: Vec::new() }
+    }
+    fn n(&mut self, v: u64, size: usize) -> &mut Self {
+        for i in 0..size {
+            let shift = match self.e {
+                Endian::Little => 8 * i,
+                Endian::Big => 8 * (size - 1 - i),
+            };
+            self.b.push((v >> shift) as u8);
+        }
+        self
+    }
+    fn u16(&mut self, v: u16) -> &mut Self {
+        self.n(v as u64, 2)
+    }
+    fn u32(&mut self, v: u32) -> &mut Self {
+        self.n(v as u64, 4)
+    }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.n(v, 8)
+    }
+    fn raw(&mut self, s: &[u8]) -> &mut Self {
+        self.b.extend_from_slice(s);
+        self
+    }
+    fn cstr(&mut self, s: &str) -> &mut Self {
+        self.raw(s.as_bytes()).raw(b"\0")
+    }
+    fn pos(&self) -> u64 {
+        self.b.len() as u64
+    }
+    fn align(&mut self, a: usize) {
+        while self.b.len() % a != 0 {
+            self.b.push(0);
+        }
+    }
+    fn patch_u64(&mut self, at: u64, v: u64) {
+        let mut t = W::new(self.e);
+        t.u64(v);
+        self.b[at as usize..at as usize + 8].copy_from_slice(&t.b);
+    }
+}
+
+/// A page of `n` 8-byte records (type_len 2), deltas of 10, each tagged.
+fn page(e: Endian, commit_size: usize, page_size: usize, ts: u64, n: usize, tag: u8) -> Vec<u8> {
+    let mut w = W::new(e);
+    w.u64(ts);
+    w.n((n * 12) as u64, commit_size);
+    for i in 0..n {
+        let hdr = match e {
+            Endian::Little => (10 << 5) | 2,
+            Endian::Big => (2 << 27) | 10,
+        };
+        w.u32(hdr).raw(&[tag, i as u8, 0, 0, 0, 0, 0, 0]);
+    }
+    w.b.resize(page_size, 0);
+    w.b
+}
+
+fn headers(w: &mut W, long: u8) {
+    let hp = if long == 4 { HEADER_PAGE_32 } else { HEADER_PAGE_64 };
+    w.raw(b"header_page\0").u64(hp.len() as u64).raw(hp.as_bytes());
+    w.raw(b"header_event\0").u64(HEADER_EVENT.len() as u64).raw(HEADER_EVENT.as_bytes());
+}
+
+fn formats(w: &mut W) {
+    w.u32(1).u64(FTRACE_FMT.len() as u64).raw(FTRACE_FMT.as_bytes());
+}
+
+fn events(w: &mut W) {
+    w.u32(1).cstr("sched").u32(1).u64(SCHED_FMT.len() as u64).raw(SCHED_FMT.as_bytes());
+}
+
+const KALLSYMS: &str = "ffffffff81000000 T _stext\n";
+const PRINTK: &str = "0xffffffff82000000 : \"hello %d\\n\"\n";
+const CMDLINES: &str = "1 init\n42 worker\n";
+
+/// A v6 file: top buffer with 2 CPUs, an instance "inst" with 2 CPUs.
+fn v6(e: Endian, long: u8) -> Vec<u8> {
+    let cs = long as usize;
+    let ps = 4096;
+    let mut w = W::new(e);
+    w.raw(b"\x17\x08\x44tracing6\0").raw(&[(e == Endian::Big) as u8, long]).u32(ps as u32);
+    headers(&mut w, long);
+    formats(&mut w);
+    events(&mut w);
+    w.u32(KALLSYMS.len() as u32).raw(KALLSYMS.as_bytes());
+    w.u32(PRINTK.len() as u32).raw(PRINTK.as_bytes());
+    w.u64(CMDLINES.len() as u64).raw(CMDLINES.as_bytes());
+    w.u32(2);
+    w.raw(b"options  \0");
+    let clock = "[local] global counter\0";
+    w.u16(OPT_TRACECLOCK).u32(clock.len() as u32).raw(clock.as_bytes());
+    w.u16(OPT_UNAME).u32(6).raw(b"Linux\0");
+    w.u16(OPT_BUFFER).u32(8 + 5);
+    let inst_off_at = w.pos();
+    w.u64(0).cstr("inst");
+    w.u16(OPT_DONE);
+    w.raw(b"flyrecord\0");
+    let top_at = w.pos();
+    w.u64(0).u64(0).u64(0).u64(0);
+    let inst_at = w.pos();
+    w.patch_u64(inst_off_at, inst_at);
+    w.raw(b"flyrecord\0");
+    let inst_cpus_at = w.pos();
+    w.u64(0).u64(0).u64(0).u64(0);
+    // Data: top cpu0 two pages, cpu1 one; instance cpu0 none, cpu1 one.
+    w.align(ps);
+    let layout = [(top_at, 0, vec![page(e, cs, ps, 100, 3, 0), page(e, cs, ps, 1000, 2, 0)]), (top_at, 1, vec![page(e, cs, ps, 105, 4, 1)]), (inst_cpus_at, 0, vec![]), (inst_cpus_at, 1, vec![page(e, cs, ps, 7, 1, 9)])];
+    for (table, cpu, pages) in layout {
+        let off = w.pos();
+        for p in &pages {
+            w.raw(p);
+        }
+        w.patch_u64(table + cpu * 16, if pages.is_empty() { 0 } else { off });
+        w.patch_u64(table + cpu * 16 + 8, (pages.len() * ps) as u64);
+    }
+    w.b
+}
+
+fn section(w: &mut W, id: u16, body: &[u8], compress: bool) -> u64 {
+    let at = w.pos();
+    if compress {
+        let z = zstd_frame(body);
+        w.u16(id).u16(SEC_FL_COMPRESS).u32(0).u64(8 + z.len() as u64).u32(z.len() as u32).u32(body.len() as u32).raw(&z);
+    } else {
+        w.u16(id).u16(0).u32(0).u64(body.len() as u64).raw(body);
+    }
+    at
+}
+
+#[cfg(feature = "zstd")]
+fn zstd_frame(b: &[u8]) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(b, ruzstd::encoding::CompressionLevel::Fastest)
+}
+#[cfg(not(feature = "zstd"))]
+fn zstd_frame(_: &[u8]) -> Vec<u8> {
+    Vec::new()
+}
+
+/// A v7 file: top buffer (4 KiB pages, 2 CPUs) and instance "big" with
+/// 8 KiB sub-buffers (1 CPU, id 3), options split over two chained sections.
+fn v7(e: Endian, long: u8, compress: bool) -> Vec<u8> {
+    let cs = long as usize;
+    let mut w = W::new(e);
+    w.raw(b"\x17\x08\x44tracing7\0").raw(&[(e == Endian::Big) as u8, long]).u32(4096);
+    if compress {
+        w.cstr("zstd").cstr("1.5.5");
+    } else {
+        w.cstr("none").cstr("");
+    }
+    let opt_at = w.pos();
+    w.u64(0);
+    let mut b = W::new(e);
+    headers(&mut b, long);
+    let hdr = section(&mut w, OPT_HEADER_INFO, &b.b, compress);
+    let mut b = W::new(e);
+    formats(&mut b);
+    let ftr = section(&mut w, OPT_FTRACE_EVENTS, &b.b, compress);
+    let mut b = W::new(e);
+    events(&mut b);
+    let evs = section(&mut w, OPT_EVENT_FORMATS, &b.b, compress);
+    let mut b = W::new(e);
+    b.u32(KALLSYMS.len() as u32).raw(KALLSYMS.as_bytes());
+    let ksy = section(&mut w, OPT_KALLSYMS, &b.b, compress);
+    let mut b = W::new(e);
+    b.u32(PRINTK.len() as u32).raw(PRINTK.as_bytes());
+    let prk = section(&mut w, OPT_PRINTK, &b.b, compress);
+    let mut b = W::new(e);
+    b.u64(CMDLINES.len() as u64).raw(CMDLINES.as_bytes());
+    let cmd = section(&mut w, OPT_CMDLINES, &b.b, compress);
+    // First options section: metadata pointers, CPUCOUNT; DONE → second.
+    let mut o = W::new(e);
+    for (id, off) in [(OPT_HEADER_INFO, hdr), (OPT_FTRACE_EVENTS, ftr), (OPT_EVENT_FORMATS, evs), (OPT_KALLSYMS, ksy), (OPT_PRINTK, prk), (OPT_CMDLINES, cmd)] {
+        o.u16(id).u32(8).u64(off);
+    }
+    o.u16(OPT_CPUCOUNT).u32(4).u32(4);
+    o.u16(OPT_DONE).u32(8);
+    let next_at_in_body = o.pos();
+    o.u64(0);
+    let first = w.pos();
+    w.patch_u64(opt_at, first);
+    section(&mut w, OPT_DONE, &o.b, false);
+    let next_patch = first + 16 + next_at_in_body;
+    // Flyrecord sections and their data.
+    let mut bufs: Vec<(String, u32, Vec<(u32, u64, u64)>)> = Vec::new();
+    for (name, ps, cpus) in [("", 4096usize, vec![(0u32, 2usize, 50u64), (1, 1, 40)]), ("big", 8192, vec![(3, 2, 5)])] {
+        let sec = w.pos();
+        w.u16(OPT_BUFFER).u16(if compress { SEC_FL_COMPRESS } else { 0 }).u32(0).u64(0);
+        let mut table = Vec::new();
+        for (cpu, npages, ts) in cpus {
+            w.align(4096);
+            let off = w.pos();
+            let mut data = Vec::new();
+            for k in 0..npages {
+                data.extend(page(e, cs, ps, ts + 1000 * k as u64, 3 + k, cpu as u8));
+            }
+            if compress {
+                // Two chunks: a page each at most.
+                let chunks: Vec<&[u8]> = data.chunks(ps).collect();
+                w.u32(chunks.len() as u32);
+                for c in chunks {
+                    let z = zstd_frame(c);
+                    w.u32(z.len() as u32).u32(c.len() as u32).raw(&z);
+                }
+            } else {
+                w.raw(&data);
+            }
+            table.push((cpu, off, w.pos() - off));
+        }
+        let end = w.pos();
+        w.patch_u64(sec + 8, end - sec - 16);
+        bufs.push((String::from(name), ps as u32, table));
+        bufs.last_mut().unwrap().2.insert(0, (u32::MAX, sec, 0));
+    }
+    // Second options section: clocks and BUFFER options (as trace-cmd writes them last).
+    let mut o = W::new(e);
+    let clock = "[global] local\0";
+    o.u16(OPT_TRACECLOCK).u32(clock.len() as u32).raw(clock.as_bytes());
+    for (name, ps, table) in &bufs {
+        let mut d = W::new(e);
+        d.u64(table[0].1).cstr(name).cstr(if name.is_empty() { "global" } else { "mono" }).u32(*ps).u32(table.len() as u32 - 1);
+        for &(cpu, off, size) in &table[1..] {
+            d.u32(cpu).u64(off).u64(size);
+        }
+        o.u16(OPT_BUFFER).u32(d.b.len() as u32).raw(&d.b);
+    }
+    o.u16(OPT_CPUSTAT).u32(7).raw(b"CPU: 0\0");
+    o.u16(OPT_DONE).u32(8).u64(0);
+    let second = w.pos();
+    section(&mut w, OPT_DONE, &o.b, compress);
+    w.patch_u64(next_patch, second);
+    w.b
+}
+
+fn records(td: &TraceDat, b: &Buffer) -> Vec<(u32, u64, u8, u8)> {
+    let mut m = Merge::from_pages(td.layout(b), td.all_cpu_pages(b));
+    let mut v = Vec::new();
+    while let Some(it) = m.next() {
+        match it {
+            Item::Record { cpu, ts, data } => v.push((cpu, ts, data[0], data[1])),
+            Item::Lost { .. } => panic!("lost"),
+            Item::Error { error, .. } => panic!("{}", error),
+        }
+    }
+    v
+}
+
+#[test]
+fn v6_both_endians_both_longs_with_an_instance() {
+    for e in [Endian::Little, Endian::Big] {
+        for long in [4u8, 8] {
+            let f = v6(e, long);
+            let td = TraceDat::open(&f).unwrap_or_else(|err| panic!("{:?} {}: {}", e, long, err));
+            assert_eq!((td.version, td.endian, td.long_size), (6, e, long));
+            assert_eq!(td.layout(td.top().unwrap()).commit_size, long);
+            assert_eq!(td.formats, vec![Format { system: "ftrace".to_string(), text: FTRACE_FMT.to_string() }, Format { system: "sched".to_string(), text: SCHED_FMT.to_string() }]);
+            assert_eq!((td.kallsyms.as_str(), td.printk.as_str(), td.cmdlines.as_str()), (KALLSYMS, PRINTK, CMDLINES));
+            assert_eq!(td.options.clock(), Some("local"));
+            assert_eq!(td.options.uname.as_deref(), Some("Linux"));
+            assert_eq!(td.buffers.len(), 2);
+            let top = td.top().unwrap();
+            let r = records(&td, top);
+            // CPU0 page@100: 110,120,130; CPU1 page@105: 115..145; CPU0 page@1000: 1010,1020.
+            let ts: Vec<(u32, u64)> = r.iter().map(|r| (r.0, r.1)).collect();
+            assert_eq!(ts, vec![(0, 110), (1, 115), (0, 120), (1, 125), (0, 130), (1, 135), (1, 145), (0, 1010), (0, 1020)]);
+            let inst = td.buffer("inst").unwrap();
+            assert_eq!(inst.cpus.len(), 2);
+            assert_eq!(records(&td, inst), vec![(1, 17, 9, 0)]);
+        }
+    }
+}
+
+#[test]
+fn v7_plain_and_zstd_both_endians_with_a_big_sub_buffer_instance() {
+    let modes: &[bool] = if cfg!(feature = "zstd") { &[false, true] } else { &[false] };
+    for &compress in modes {
+        for e in [Endian::Little, Endian::Big] {
+            for long in [4u8, 8] {
+                let f = v7(e, long, compress);
+                let what = alloc::format!("{:?} long {} zstd {}", e, long, compress);
+                let td = TraceDat::open(&f).unwrap_or_else(|err| panic!("{what}: {err}"));
+                assert_eq!(td.version, 7);
+                assert_eq!(td.compression, if compress { "zstd" } else { "none" });
+                assert_eq!(td.formats.len(), 2, "{what}");
+                assert_eq!(td.formats[0].system, "ftrace");
+                assert_eq!((td.kallsyms.as_str(), td.printk.as_str(), td.cmdlines.as_str()), (KALLSYMS, PRINTK, CMDLINES), "{what}");
+                assert_eq!(td.options.cpu_count, Some(4));
+                assert_eq!(td.options.clock(), Some("global"));
+                assert_eq!(td.options.cpustat, vec!["CPU: 0".to_string()]);
+                assert_eq!(td.buffers.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), vec!["", "big"]);
+                let top = td.top().unwrap();
+                assert_eq!((top.clock.as_deref(), top.page_size, top.compressed), (Some("global"), 4096, compress));
+                let r = records(&td, top);
+                assert_eq!(r.len(), 3 + 4 + 3, "{what}");
+                assert_eq!(&r[..3], &[(1, 50, 1, 0), (0, 60, 0, 0), (1, 60, 1, 1)], "{what}");
+                let big = td.buffer("big").unwrap();
+                assert_eq!((big.page_size, big.clock.as_deref()), (8192, Some("mono")));
+                assert_eq!(td.layout(big).page_size, 8192);
+                let r = records(&td, big);
+                let want: Vec<(u32, u64, u8, u8)> = vec![(3, 15, 3, 0), (3, 25, 3, 1), (3, 35, 3, 2), (3, 1015, 3, 0), (3, 1025, 3, 1), (3, 1035, 3, 2), (3, 1045, 3, 3)];
+                assert_eq!(r, want, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_headers_are_named_errors() {
+    let e = TraceDat::open(&b"not a trace file at all".to_vec()).err().unwrap();
+    assert_eq!(e.reason, Reason::BadMagic);
+    assert!(e.to_string().contains("not a trace.dat file"));
+    let mut f = v6(Endian::Little, 8);
+    f[10] = b'9';
+    assert_eq!(TraceDat::open(&f).err().unwrap().reason, Reason::Version(9));
+    let f = v6(Endian::Little, 8);
+    for cut in [5, 20, 100, 400, 700] {
+        let e = TraceDat::open(&f[..cut].to_vec()).err().unwrap();
+        assert!(matches!(e.reason, Reason::Truncated { .. }), "{cut}: {e}");
+    }
+    // zstd named in a build without it, or an algorithm nobody has.
+    let mut f = v7(Endian::Little, 8, false);
+    let at = f.windows(5).position(|w| w == b"none\0").unwrap();
+    f[at..at + 4].copy_from_slice(b"lz4x");
+    assert!(TraceDat::open(&f).is_ok(), "uncompressed sections need no decoder");
+}
