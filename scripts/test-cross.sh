@@ -58,7 +58,8 @@ for f in tests/*.rs; do
 	case $n in *_live) log "not under emulation: tests/$n.rs" ;; *) tests="$tests --test $n" ;; esac
 done
 
-n=0
+# Every target runs even when one fails; the summary says which failed.
+failed=""
 for t in $targets; do
 	case $t in
 	aarch64-*) binfmt aarch64 ;;
@@ -67,10 +68,17 @@ for t in $targets; do
 	*) log "unknown target $t"; exit 2 ;;
 	esac
 	log "$t: release binary"
-	$CARGO build --release --target $t --quiet
+	$CARGO build --release --target $t --quiet || { failed="$failed $t(build)"; continue; }
 	bin=$tdir/$t/release/ftbox
 	log "$t: tests under $(eval echo \$CARGO_TARGET_$(echo $t | tr a-z- A-Z_)_RUNNER)"
-	FTBOX_BIN=$bin $CARGO test --target $t --lib --bins $tests -- --test-threads=2
-	n=$((n + 1))
+	# Unit tests and integration tests apart, so that one that does not
+	# build does not hide the results of the other.
+	FTBOX_BIN=$bin $CARGO test --target $t --lib --bins -- --test-threads=2 || failed="$failed $t(unit)"
+	# shellcheck disable=SC2086
+	FTBOX_BIN=$bin $CARGO test --target $t --no-fail-fast $tests -- --test-threads=2 || failed="$failed $t(integration)"
 done
-log "$n target(s) passed: $targets"
+if [ -n "$failed" ]; then
+	log "FAILED:$failed"
+	exit 1
+fi
+log "passed: $targets"
