@@ -36,7 +36,7 @@ test: build
 	@sh scripts/setup.sh test
 	@file $(BIN) | grep -q 'statically linked' || { echo "$(BIN) is not static"; file $(BIN); exit 1; }
 	$(CARGO) check --lib --no-default-features --quiet
-	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) -- --test-threads=2
+	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) --no-fail-fast -- --test-threads=2
 	@$(MAKE) --no-print-directory test-cross
 
 # The same tests for every cross target, under qemu-user (scripts/test-cross.sh).

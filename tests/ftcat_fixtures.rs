@@ -222,7 +222,7 @@ fn help_and_usage_errors() {
     let (code, out, _) = run(&["-h"]);
     assert_eq!(code, Some(0));
     assert!(String::from_utf8_lossy(&out).starts_with("Usage: ftcat"));
-    let (code, _, err) = run(&["--style", "trace-cmd", "x.dat"]);
+    let (code, _, err) = run(&["--style", "nonsense", "x.dat"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--style"), "{err}");
     let (code, _, err) = run(&["--bogus"]);

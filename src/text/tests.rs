@@ -1,7 +1,7 @@
 //! Hand-built records through the kernel printer: formats written as the
 //! kernel's format files give them, records laid out by those formats.
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
@@ -33,7 +33,7 @@ impl Env for TestEnv {
 }
 
 fn f(name: &str, ctype: &str, offset: usize, size: usize, signed: bool) -> Field {
-    Field { name: name.to_string(), ctype: ctype.to_string(), offset, size, signed, kind: FieldKind::Scalar }
+    Field::new(name, ctype, offset, size, signed, FieldKind::Scalar)
 }
 
 fn common() -> Vec<Field> {
@@ -48,7 +48,7 @@ fn common() -> Vec<Field> {
 fn ev(id: u16, system: &str, name: &str, fields: &[Field]) -> Event {
     let mut all = common();
     all.extend_from_slice(fields);
-    Event { id, system: system.to_string(), name: name.to_string(), fields: all, print_fmt: String::new() }
+    Event::new(id, system, name, all, "")
 }
 
 /// funcgraph_entry / funcgraph_exit as 6.5+ kernels with
