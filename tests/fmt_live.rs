@@ -218,7 +218,10 @@ fn differential(fields: bool) {
     w("tracing_on", "1");
     let sh = "for i in 1 2 3; do ls -la /usr/bin >/dev/null; cat /proc/self/status >/dev/null; done; \
               dd if=/dev/zero of=/tmp/ftbox-fmt-$$ bs=64k count=8 conv=fsync 2>/dev/null; rm -f /tmp/ftbox-fmt-$$; \
-              sleep 0.05; (sleep 1 & kill $!); wait; true";
+              sleep 0.05; (sleep 1 & kill $!); wait; sync; ping -c 1 -W 1 127.0.0.1 >/dev/null 2>&1; \
+              ping -6 -c 1 -W 1 ::1 >/dev/null 2>&1; (trap '' USR1; kill -USR1 $$ 2>/dev/null); \
+              mkdir -p /tmp/ftbox-fmt-d-$$ && touch /tmp/ftbox-fmt-d-$$/a && mv /tmp/ftbox-fmt-d-$$/a /tmp/ftbox-fmt-d-$$/b; \
+              rm -rf /tmp/ftbox-fmt-d-$$; true";
     std::process::Command::new("sh").arg("-c").arg(sh).status().unwrap();
     // Loopback TCP over IPv4 and IPv6 for the sock/tcp/skb/net events
     // (%pI4, %pI6c, %pISpc, MAC and hex helpers).

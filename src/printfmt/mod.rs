@@ -246,18 +246,10 @@ pub fn bprint(fmt: &[u8], args: &[u8], env: &Env, out: &mut dyn fmt::Write) -> R
 /// `bprint` into bytes; nothing is appended on error.
 pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
     let pieces = printf::parse_format(fmt)?;
-    let ev = Event {
-        id: 0,
-        system: Default::default(),
-        name: Default::default(),
-        fields: Vec::new(),
-        print_fmt: Default::default(),
-        ncommon: 0,
-    };
+    let ev = Event::new(0, "", "", Vec::new(), "");
     let mut ctx = Ctx { ev: &ev, rec: &[], env, scratch: Vec::new() };
     let start = buf.len();
     let mut a = BinArgs { buf: args, pos: 0 };
-    let mut pre = Vec::new();
     // Pre-formatted %p strings are copied verbatim (bstr_printf), so split
     // those conversions off from the generic path.
     let r = (|| -> EResult<()> {
@@ -271,9 +263,7 @@ pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Re
                     if s.prec == printf::Num::Star {
                         a.get(4, env)?;
                     }
-                    pre.clear();
-                    pre.extend_from_slice(a.cstr()?);
-                    buf.extend_from_slice(&pre);
+                    buf.extend_from_slice(a.cstr()?);
                     continue;
                 }
             }

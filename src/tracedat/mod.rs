@@ -165,6 +165,13 @@ fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> Res
     if len > MAX_BLOCK {
         return Err(Error::corrupt(section, off, "implausible size"));
     }
+    // Probe the last byte first: a corrupt size fails here, before the
+    // allocation, not after zeroing megabytes.
+    if len > 4096 {
+        let mut last = [0u8; 1];
+        read_exact(file, section, off + len - 1, &mut last)
+            .map_err(|_| Error::new(section, off, Reason::Truncated { at: off, want: len }))?;
+    }
     let mut v = vec![0u8; len as usize];
     read_exact(file, section, off, &mut v)?;
     Ok(v)
@@ -718,7 +725,8 @@ impl<'f> TraceDat<'f> {
             }
             match end {
                 Some(()) => {
-                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off });
+                    // trace-cmd's convention: the size leaves out the chunk count.
+                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off - 4 });
                     off = align(q.pos);
                 }
                 None => {
@@ -971,15 +979,33 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], 
     }
     #[cfg(feature = "zstd")]
     {
-        let mut out = vec![0u8; size];
-        match zstd::decode(z, &mut out) {
-            Some(n) if n == size => Ok(out),
+        zstd::decode_vec(z, size).ok_or_else(|| Error::new(section, off, Reason::Decompress))
+    }
+    #[cfg(not(feature = "zstd"))]
+    {
+        let _ = z;
+        Err(Error::new(section, off, Reason::Compression(String::from(algo))))
+    }
+}
+
+/// Like `decompress`, into `out` (resized to `size`; its old bytes are
+/// overwritten, not zeroed first, so a reused buffer costs nothing).
+pub(crate) fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+    check_compression(algo, section, off)?;
+    if size as u64 > MAX_BLOCK {
+        return Err(Error::corrupt(section, off, "implausible uncompressed size"));
+    }
+    #[cfg(feature = "zstd")]
+    {
+        out.resize(size, 0);
+        match zstd::decode(z, out) {
+            Some(n) if n == size => Ok(()),
             _ => Err(Error::new(section, off, Reason::Decompress)),
         }
     }
     #[cfg(not(feature = "zstd"))]
     {
-        let _ = z;
+        let _ = (z, out);
         Err(Error::new(section, off, Reason::Compression(String::from(algo))))
     }
 }
