@@ -260,3 +260,13 @@ fn filters_and_stat() {
     assert!(out.contains("syscalls:sys_exit_newfstatat"), "{out}");
     assert!(out.contains("lost events: 0"), "{out}");
 }
+
+#[test]
+fn stdin_input() {
+    let Some(dir) = fixtures() else { return };
+    let f = std::fs::File::open(dir.join("x-func.extract.dat")).unwrap();
+    let o = Command::new(ftcat()).arg("-").stdin(f).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read(dir.join("x-func.trace.txt")).unwrap();
+    assert!(o.stdout == want, "ftcat - differs from the kernel's text");
+}

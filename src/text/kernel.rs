@@ -67,6 +67,8 @@ pub enum Kind {
 pub struct Class {
     pub id: u16,
     pub name: String,
+    /// One of ftrace's own record types (system `ftrace`).
+    pub ftrace: bool,
     pub kind: Kind,
     /// Non-common fields, for the `fields` option (ftcat --raw).
     pub fields: Vec<(String, String, F, FieldKind)>,
@@ -129,7 +131,7 @@ fn classify(e: &Event) -> Class {
         .filter(|f| !f.name.starts_with("common_"))
         .map(|f| (f.name.clone(), f.ctype.clone(), F::of(f), f.kind.clone()))
         .collect();
-    Class { id: e.id, name: e.name.clone(), kind, fields }
+    Class { id: e.id, name: e.name.clone(), ftrace: e.system == "ftrace", kind, fields }
 }
 
 fn classify_kind(e: &Event) -> Option<Kind> {
@@ -328,7 +330,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// true when it was consumed that way and must not be printed.
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.idx += 1;
-        let ty = read_uint(r.data, 0, 2, self.endian).unwrap_or(0) as u16;
+        let ty = rec_type(r.data, self.endian);
         let cls = self.cls;
         let class = cls.get(ty);
         if self.tracer == Tracer::Graph {
@@ -345,7 +347,45 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 }
             }
         }
+        if self.opts.has(opts::RAW) {
+            self.raw_fmt(out, r, class)?;
+            return Ok(false);
+        }
         self.trace_fmt(out, r, class, next)
+    }
+
+    /// print_raw_fmt(): the `raw` option: `pid cpu ts ` and each type's raw
+    /// printer; types without one print `type: N` (trace_nop_print).
+    fn raw_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>) -> fmt::Result {
+        let d = r.data;
+        let e = self.endian;
+        if self.opts.has(opts::CONTEXT_INFO) {
+            write!(out, "{} {} {} ", self.pid(d), r.cpu, r.ts)?;
+        }
+        let Some(c) = class else {
+            return write!(out, "{} ?\n", rec_type(d, e));
+        };
+        match &c.kind {
+            Kind::Function { ip, parent } => write!(out, "{:x} {:x}\n", ip.get(d, e), parent.get(d, e)),
+            Kind::Print { ip, buf } => {
+                write!(out, "# {:x} ", ip.get(d, e))?;
+                put_bytes(out, d.get(*buf as usize..).unwrap_or(&[]))
+            }
+            Kind::Bprint { ip, fmt, buf } => {
+                write!(out, ": {:x} : ", ip.get(d, e))?;
+                self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[]))
+            }
+            Kind::Bputs { ip, str } => {
+                write!(out, ": {:x} : ", ip.get(d, e))?;
+                self.kstr(out, str.get(d, e))
+            }
+            Kind::FuncRepeats { ip, parent, count, top, bottom } => {
+                let delta = (top.get(d, e) << 32) | bottom.get(d, e);
+                write!(out, "{} {} {} {}\n", ip.get(d, e), parent.get(d, e), count.get(d, e), delta)
+            }
+            Kind::RawData { .. } => self.event(out, r, c, None).map(|_| ()),
+            _ => write!(out, "type: {}\n", c.id),
+        }
     }
 
     /// print_trace_fmt(): annotation, context columns, the event.
@@ -356,7 +396,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if let Some(c) = class {
             if !self.opts.has(opts::FIELDS) {
                 let mut lb = core::mem::take(&mut self.lbuf);
-                lb.resize(LINE_MAX, 0);
+                if lb.len() != LINE_MAX {
+                    lb.resize(LINE_MAX, 0);
+                }
                 let mut b = Line::on(&mut lb);
                 if ctx {
                     self.context_into(&mut b, r);
@@ -564,12 +606,28 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     pub fn fields(&mut self, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
         let d = r.data;
         let e = self.endian;
+        if c.ftrace {
+            // print_event_fields() looks ftrace's own types up among the
+            // trace events and does not find them.
+            return write!(out, "UNKNOWN TYPE {}\n", c.id);
+        }
         write!(out, "{}:", c.name)?;
         if c.fields.is_empty() {
             return out.write_str("No fields found\n");
         }
-        for (name, ctype, f, kind) in &c.fields {
-            write!(out, " {}=", name)?;
+        // printfmt's fields printer follows print_fields() of this kernel
+        // (symbols for long-sized values, ...); ours below is the fallback.
+        out.write_char(' ')?;
+        let mut s = String::new();
+        if self.env.fields(c.id, d, &mut s)? {
+            out.write_str(&s)?;
+            return out.write_char('\n');
+        }
+        for (i, (name, ctype, f, kind)) in c.fields.iter().enumerate() {
+            if i > 0 {
+                out.write_char(' ')?;
+            }
+            write!(out, "{}=", name)?;
             let (o, sz) = (f.off as usize, f.size as usize);
             if o + sz > d.len() {
                 out.write_str("<OVERFLOW>")?;
@@ -582,7 +640,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                     Some((s, n)) => put_bytes(out, &d[s..s + n])?,
                     None => out.write_str("<OVERFLOW>")?,
                 }
-            } else if is_char && ctype.contains('[') {
+            } else if is_char && matches!(kind, FieldKind::Array(_)) {
                 put_bytes(out, &d[o..o + sz])?;
             } else if ctype == "char *" || ctype == "const char *" {
                 // FILTER_PTR_STRING: the kernel reads the string from its
@@ -681,7 +739,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     #[inline]
     pub fn pid(&self, d: &[u8]) -> i32 {
-        read_uint(d, 4, 4, self.endian).unwrap_or(0) as u32 as i32
+        match d.get(4..8) {
+            Some(b) => self.endian.u32([b[0], b[1], b[2], b[3]]) as i32,
+            None => 0,
+        }
     }
 
     /// trace_print_time(): ` %5lu.%06lu` for ns clocks, ` %12llu` otherwise.
@@ -789,10 +850,26 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 }
 
+/// "00" .. "99".
+const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// A record's `common_type` (0 for a record too short to have one).
+#[inline(always)]
+pub fn rec_type(d: &[u8], e: Endian) -> u16 {
+    match d.get(0..2) {
+        Some(b) => e.u16([b[0], b[1]]),
+        None => 0,
+    }
+}
+
 /// Copy a short slice (dst and src of equal length) with fixed-size moves:
 /// musl's memcpy starts every call with `rep movsq`, whose start-up cost is
 /// far above that of the few bytes most of a line's pieces are.
-#[inline]
+#[inline(always)]
 fn copy_small(dst: &mut [u8], src: &[u8]) {
     let n = src.len().min(dst.len());
     let (d, s) = (&mut dst[..n], &src[..n]);
@@ -893,7 +970,7 @@ impl<'a> Line<'a> {
     pub fn clear(&mut self) {
         self.n = 0;
     }
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, c: u8) {
         if self.n < self.b.len() && c.is_ascii() {
             self.b[self.n] = c;
@@ -901,7 +978,7 @@ impl<'a> Line<'a> {
         }
     }
     /// ASCII bytes; anything else becomes `?` (keeps the UTF-8 invariant).
-    #[inline]
+    #[inline(always)]
     pub fn extend(&mut self, s: &[u8]) {
         let end = (self.n + s.len()).min(self.b.len());
         let k = end - self.n;
@@ -916,7 +993,7 @@ impl<'a> Line<'a> {
         self.n = end;
     }
     /// A whole str, or nothing if it does not fit (a char is never cut).
-    #[inline]
+    #[inline(always)]
     pub fn extend_str(&mut self, s: &str) -> bool {
         let end = self.n + s.len();
         if end > self.b.len() {
@@ -931,7 +1008,7 @@ impl<'a> Line<'a> {
     pub fn room(&self) -> usize {
         self.b.len() - self.n
     }
-    #[inline]
+    #[inline(always)]
     pub fn pad(&mut self, k: usize) {
         const SP: [u8; 16] = [b' '; 16];
         let mut k = k;
@@ -976,26 +1053,29 @@ impl<'a> Line<'a> {
     /// multiply per digit instead of the 64-bit divide a size-optimised
     /// build emits; digits go straight into place.
     pub fn uint(&mut self, v: u64) -> usize {
-        let mut n = 1;
-        let mut p = 10u64;
-        while n < 20 && v >= p {
-            n += 1;
-            p = p.wrapping_mul(10);
-        }
+        let n = Self::width(v);
         if self.n + n > self.b.len() {
             return 0;
         }
         let mut i = self.n + n;
         if v <= u32::MAX as u64 {
+            // Two digits per step, a multiply instead of a divide.
             let mut x = v as u32;
-            loop {
-                let q = ((x as u64 * 0xCCCC_CCCD) >> 35) as u32;
-                i -= 1;
-                self.b[i] = b'0' + (x - q * 10) as u8;
+            while x >= 100 {
+                let q = ((x as u64 * 0x51EB_851F) >> 37) as u32;
+                let r = (x - q * 100) as usize;
+                i -= 2;
+                self.b[i] = DIGITS2[2 * r];
+                self.b[i + 1] = DIGITS2[2 * r + 1];
                 x = q;
-                if x == 0 {
-                    break;
-                }
+            }
+            if x >= 10 {
+                i -= 2;
+                self.b[i] = DIGITS2[2 * x as usize];
+                self.b[i + 1] = DIGITS2[2 * x as usize + 1];
+            } else {
+                i -= 1;
+                self.b[i] = b'0' + x as u8;
             }
         } else {
             let mut x = v;
@@ -1012,6 +1092,7 @@ impl<'a> Line<'a> {
         n
     }
     /// Width of `%u` of `v`.
+    #[inline(always)]
     fn width(v: u64) -> usize {
         let mut n = 1;
         let mut p = 10u64;
@@ -1039,13 +1120,14 @@ impl<'a> Line<'a> {
         self.uint(v);
     }
     /// `%0*u`.
+    #[inline(always)]
     pub fn zeros(&mut self, v: u64, w: usize) {
         for _ in Self::width(v)..w {
             self.push(b'0');
         }
         self.uint(v);
     }
-    #[inline]
+    #[inline(always)]
     pub fn as_str(&self) -> &str {
         // SAFETY: every byte in b[..n] was copied from a &str (extend_str,
         // whole strs only) or checked to be ASCII (push, extend, pad, digits),

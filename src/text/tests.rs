@@ -156,6 +156,15 @@ fn funcgraph_retval_as_in_the_issue() {
 ";
     assert_eq!(out, want);
 
+    // 6.13+ kernels write the value as `ret=`.
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    k.set_tracer("function_graph");
+    k.set_release("6.18.0");
+    let out = run(&mut k, &recs);
+    assert!(out.contains(" 0)   0.244 us    |      inet_send_prepare(); /* ret=0x0 */\n"), "{out}");
+    assert!(out.contains("|          _raw_spin_lock_bh(); /* ret=-16 */\n"), "{out}");
+    assert!(out.contains("|  } /* __sys_sendto ret=0x7 */\n"), "{out}");
+
     // Recorded with funcgraph-retval off: plain braces; with -tail: names.
     let mut o = Opts::default();
     o.set("funcgraph-retval=0").unwrap();
@@ -256,6 +265,22 @@ fn one(k: &mut Kernel<'_, TestEnv>, d: &[u8], cpu: u32, ts: u64) -> String {
     let mut out = String::new();
     k.line(&mut out, &Rec { cpu, ts, data: d }, None).unwrap();
     out
+}
+
+#[test]
+fn line_numbers() {
+    let mut buf = [0u8; super::kernel::LINE_MAX];
+    for (v, want) in [(0u64, "0"), (9, "9"), (10, "10"), (99, "99"), (100, "100"), (4_294_967_295, "4294967295"), (4_294_967_296, "4294967296"), (u64::MAX, "18446744073709551615")] {
+        let mut l = super::kernel::Line::on(&mut buf);
+        l.uint(v);
+        assert_eq!(l.as_str(), want);
+    }
+    let mut l = super::kernel::Line::on(&mut buf);
+    l.int_right(-42, 6);
+    l.zeros(7, 3);
+    l.hex(0xdead);
+    l.int(-9);
+    assert_eq!(l.as_str(), "   -42007dead-9");
 }
 
 #[test]
@@ -388,4 +413,33 @@ fn flags_columns_lost_and_annotate() {
     assert!(!a.starts_with("#####"));
     assert!(b.starts_with("##### CPU 0 buffer started ####\n"));
     assert!(!c.starts_with("#####"));
+}
+
+#[test]
+fn funcgraph_irq_arrows_and_comments() {
+    let env = TestEnv { syms: alloc::vec![(0x9100, 0x80, "sysvec_apic_timer_interrupt"), (0x1000, 0x100, "do_work")] };
+    let mut evs = graph_events();
+    evs.push(ev(5, "ftrace", "print", &[f("unsigned long ip", 8, 8, false), f("char buf[]", 16, 0, false)]));
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::new();
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    k.set_tracer("function_graph");
+    k.graph.irq = (0x9000, 0xa000);
+    let mut p = hdr(5, 100);
+    u64s(&mut p, &[0]);
+    p.extend_from_slice(b"hello\n\0\0");
+    let recs = [ent(0x1000, 0), p, ent(0x9100, 1), ret(0x9100, 1, 0, 1000), ret(0x1000, 0, 0, 5000)];
+    let mut o = Opts::default();
+    o.set("funcgraph-retval=0").unwrap();
+    k.opts = o;
+    let out = run(&mut k, &recs);
+    assert_eq!(
+        out,
+        " 0)               |  do_work() {\n\
+         \x200)               |  /* hello */\n\
+         \x200)   ==========> |\n\
+         \x200)   1.000 us    |    sysvec_apic_timer_interrupt();\n\
+         \x200)   <========== |\n\
+         \x200)   5.000 us    |  }\n"
+    );
 }

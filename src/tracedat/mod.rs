@@ -165,6 +165,13 @@ fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> Res
     if len > MAX_BLOCK {
         return Err(Error::corrupt(section, off, "implausible size"));
     }
+    // Probe the last byte first: a corrupt size fails here, before the
+    // allocation, not after zeroing megabytes.
+    if len > 4096 {
+        let mut last = [0u8; 1];
+        read_exact(file, section, off + len - 1, &mut last)
+            .map_err(|_| Error::new(section, off, Reason::Truncated { at: off, want: len }))?;
+    }
     let mut v = vec![0u8; len as usize];
     read_exact(file, section, off, &mut v)?;
     Ok(v)
@@ -215,8 +222,11 @@ pub struct Buffer {
     pub page_size: u32,
     /// Data is in zstd chunks (v7 with compression).
     pub compressed: bool,
-    /// A latency-format (text) buffer: no pages to read.
+    /// A latency-format (text) buffer: no pages, see [`TraceDat::latency_text`].
     pub latency: bool,
+    /// Latency buffers: where the text is (v6: the text itself, to the end
+    /// of the file; v7: its BUFFER TEXT section).
+    pub text_at: u64,
     pub cpus: Vec<CpuData>,
 }
 
@@ -459,6 +469,55 @@ impl<'f> TraceDat<'f> {
         buffer.cpus.iter().map(|c| self.cpu_pages(buffer, c)).collect()
     }
 
+    /// The text of a latency-format buffer (what `trace` showed when
+    /// trace-cmd recorded a latency tracer), decompressed when needed.
+    pub fn latency_text(&self, b: &Buffer) -> Result<Vec<u8>, Error> {
+        let s = "latency text";
+        if !b.latency {
+            return Err(Error::corrupt(s, 0, "buffer is not a latency buffer"));
+        }
+        if self.version == 6 {
+            // The rest of the file, read in steps (its size is not recorded).
+            let mut v = Vec::new();
+            let mut buf = [0u8; 4096];
+            let mut off = b.text_at;
+            loop {
+                let n = self.file.read_at(off, &mut buf).map_err(|e| Error::new(s, off, Reason::Io(e.0)))?;
+                if n == 0 {
+                    return Ok(v);
+                }
+                if v.len() as u64 + n as u64 > MAX_BLOCK {
+                    return Err(Error::corrupt(s, off, "implausible size"));
+                }
+                v.extend_from_slice(&buf[..n]);
+                off += n as u64;
+            }
+        }
+        let mut p = Parser { file: self.file, endian: self.endian, pos: b.text_at };
+        let _id = p.u16(s)?;
+        let flags = p.u16(s)?;
+        let _ = p.u32(s)?;
+        let size = p.u64(s)?;
+        if flags & SEC_FL_COMPRESS == 0 {
+            return read_vec(self.file, s, p.pos, size);
+        }
+        // Compressed like trace data: a chunk count, then chunks.
+        let mut out = Vec::new();
+        let n = p.u32(s)?;
+        for _ in 0..n {
+            let at = p.pos;
+            let z = p.u32(s)?;
+            let u = p.u32(s)?;
+            let data = read_vec(self.file, s, p.pos, z as u64)?;
+            p.pos += z as u64;
+            if out.len() as u64 + u as u64 > MAX_BLOCK {
+                return Err(Error::corrupt(s, at, "implausible size"));
+            }
+            out.extend_from_slice(&decompress(&self.compression, s, at, &data, u as usize)?);
+        }
+        Ok(out)
+    }
+
     // ---- v6 ----
 
     fn read_v6(&mut self, p: &mut Parser) -> Result<(), Error> {
@@ -497,15 +556,23 @@ impl<'f> TraceDat<'f> {
         self.buffers.push(top);
         for (name, off) in instances {
             let mut q = Parser { file: p.file, endian: p.endian, pos: off };
-            let mut kind = q.bytes("buffer", 10)?;
-            if kind.starts_with(b"options") {
-                // Instance headers may carry their own options; skip them.
-                let mut skip = Vec::new();
-                let mut sink = Options::default();
-                read_options_v6_into(&mut q, &mut sink, &mut skip)?;
-                kind = q.bytes("buffer", 10)?;
+            let r = q.bytes("instance buffer", 10).and_then(|mut kind| {
+                if kind.starts_with(b"options") {
+                    // Instance headers may carry their own options; skip them.
+                    let mut skip = Vec::new();
+                    let mut sink = Options::default();
+                    read_options_v6_into(&mut q, &mut sink, &mut skip)?;
+                    kind = q.bytes("instance buffer", 10)?;
+                }
+                read_flyrecord_v6(&mut q, &kind, cpus, self.page_size, name)
+            });
+            // A broken instance does not hide the top-level buffer.
+            match r {
+                Ok(b) => self.buffers.push(b),
+                Err(e) => {
+                    self.damage.get_or_insert(e);
+                }
             }
-            self.buffers.push(read_flyrecord_v6(&mut q, &kind, cpus, self.page_size, name)?);
         }
         Ok(())
     }
@@ -631,7 +698,7 @@ impl<'f> TraceDat<'f> {
         let ps = self.page_size as u64;
         let align = |v: u64| v.div_ceil(ps) * ps;
         let compressed = flags & SEC_FL_COMPRESS != 0;
-        let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, cpus: Vec::new() };
+        let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, text_at: 0, cpus: Vec::new() };
         let mut off = align(p.pos);
         if !compressed {
             if ncpu == 1 {
@@ -658,7 +725,8 @@ impl<'f> TraceDat<'f> {
             }
             match end {
                 Some(()) => {
-                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off });
+                    // trace-cmd's convention: the size leaves out the chunk count.
+                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off - 4 });
                     off = align(q.pos);
                 }
                 None => {
@@ -710,7 +778,7 @@ impl<'f> TraceDat<'f> {
                     let off = oc.u64().map_err(eof(s, at))?;
                     let name = cstring(&mut oc, s, at)?;
                     let clock = cstring(&mut oc, s, at)?;
-                    let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, cpus: Vec::new() };
+                    let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, text_at: off, cpus: Vec::new() };
                     if id == OPT_BUFFER {
                         b.page_size = oc.u32().map_err(eof(s, at))?;
                         if !(256..=(1 << 24)).contains(&b.page_size) {
@@ -810,7 +878,7 @@ fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(St
 
 /// After "flyrecord\0" (or "latency  \0"): the per-CPU offsets and sizes.
 fn read_flyrecord_v6(p: &mut Parser, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Result<Buffer, Error> {
-    let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, cpus: Vec::new() };
+    let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, text_at: p.pos, cpus: Vec::new() };
     if kind.starts_with(b"latency") {
         b.latency = true;
         return Ok(b);
@@ -911,15 +979,33 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], 
     }
     #[cfg(feature = "zstd")]
     {
-        let mut out = vec![0u8; size];
-        match zstd::decode(z, &mut out) {
-            Some(n) if n == size => Ok(out),
+        zstd::decode_vec(z, size).ok_or_else(|| Error::new(section, off, Reason::Decompress))
+    }
+    #[cfg(not(feature = "zstd"))]
+    {
+        let _ = z;
+        Err(Error::new(section, off, Reason::Compression(String::from(algo))))
+    }
+}
+
+/// Like `decompress`, into `out` (resized to `size`; its old bytes are
+/// overwritten, not zeroed first, so a reused buffer costs nothing).
+pub(crate) fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+    check_compression(algo, section, off)?;
+    if size as u64 > MAX_BLOCK {
+        return Err(Error::corrupt(section, off, "implausible uncompressed size"));
+    }
+    #[cfg(feature = "zstd")]
+    {
+        out.resize(size, 0);
+        match zstd::decode(z, out) {
+            Some(n) if n == size => Ok(()),
             _ => Err(Error::new(section, off, Reason::Decompress)),
         }
     }
     #[cfg(not(feature = "zstd"))]
     {
-        let _ = z;
+        let _ = (z, out);
         Err(Error::new(section, off, Reason::Compression(String::from(algo))))
     }
 }

@@ -7,7 +7,7 @@ use crate::cursor::Endian;
 use alloc::vec::Vec;
 
 /// Largest decompressed chunk we accept (trace-cmd writes ~10 pages).
-const MAX_CHUNK: u32 = 64 << 20;
+const MAX_CHUNK: u32 = 16 << 20;
 
 pub struct CpuPages<'f> {
     file: &'f dyn ReadAt,
@@ -23,6 +23,8 @@ pub struct CpuPages<'f> {
     /// Compressed: the current decompressed chunk and the read position in it.
     chunk: Vec<u8>,
     chunk_pos: usize,
+    /// Compressed: the current chunk's compressed bytes (reused).
+    z: Vec<u8>,
     /// The buffer `next_page` lends out.
     page: Vec<u8>,
     done: bool,
@@ -36,11 +38,13 @@ impl<'f> CpuPages<'f> {
             page_size: page_size as usize,
             cpu,
             off: cpu.offset,
-            end: cpu.offset.saturating_add(cpu.size),
+            // trace-cmd's size for compressed data leaves out the 4-byte chunk count.
+            end: cpu.offset.saturating_add(cpu.size).saturating_add(if compressed { 4 } else { 0 }),
             compressed,
             chunks_left: None,
             chunk: Vec::new(),
             chunk_pos: 0,
+            z: Vec::new(),
             page: Vec::new(),
             done: cpu.size == 0 || page_size == 0,
         }
@@ -96,6 +100,10 @@ impl<'f> CpuPages<'f> {
         // A short tail (size not a page multiple) is read as a short page:
         // the page header's commit says how much of it matters.
         let n = (self.end - self.off).min(self.page_size as u64) as usize;
+        if n > 65536 {
+            // A huge sub-buffer size from a corrupt header: probe before allocating.
+            read_exact(self.file, "cpu data", self.off + n as u64 - 1, &mut [0u8; 1])?;
+        }
         page.resize(n, 0);
         read_exact(self.file, "cpu data", self.off, page)?;
         self.off += n as u64;
@@ -127,13 +135,15 @@ impl<'f> CpuPages<'f> {
             read_exact(self.file, "cpu data chunk", at, &mut h)?;
             let zsize = self.endian.u32([h[0], h[1], h[2], h[3]]);
             let size = self.endian.u32([h[4], h[5], h[6], h[7]]);
-            if size > MAX_CHUNK || zsize > MAX_CHUNK {
+            // Sizes must fit the limits and this CPU's data (a recovered
+            // buffer's end is unknown: u64::MAX).
+            if size > MAX_CHUNK || zsize > MAX_CHUNK || at + 8 + zsize as u64 > self.end {
                 return Err(Error::new("cpu data chunk", at, Reason::Corrupt("implausible chunk size")));
             }
-            let mut z = alloc::vec![0u8; zsize as usize];
-            read_exact(self.file, "cpu data chunk", at + 8, &mut z)?;
+            self.z.resize(zsize as usize, 0);
+            read_exact(self.file, "cpu data chunk", at + 8, &mut self.z)?;
             self.off = at + 8 + zsize as u64;
-            self.chunk = super::decompress("zstd", "cpu data chunk", at, &z, size as usize)?;
+            super::decompress_into("zstd", "cpu data chunk", at, &self.z, size as usize, &mut self.chunk)?;
             // Chunks hold whole pages (sizes are page-aligned); drop a ragged tail.
             let whole = self.chunk.len() / self.page_size * self.page_size;
             self.chunk.truncate(whole);
