@@ -142,14 +142,16 @@ fn repo_fixtures_match_trace_cmd_report() {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut files = Vec::new();
-    for sub in ["vm-6.12", "tracecmd"] {
+    // vm-6.12: function tracer with func_repeats, kprobes, stack triggers;
+    // foreign: 32-bit, big-endian, 8 KiB sub-buffers.
+    for sub in ["vm-6.12", "foreign"] {
         if let Ok(rd) = std::fs::read_dir(root.join(sub)) {
             files.extend(rd.flatten().map(|e| e.path()).filter(|p| p.extension().map_or(false, |x| x == "dat")));
         }
     }
     files.sort();
     let mut t = Tally::default();
-    for opts in SETS {
+    for opts in SETS.iter().chain(&MORE[..3]) {
         for f in &files {
             compare(&mut t, f, opts);
         }

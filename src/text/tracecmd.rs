@@ -112,8 +112,9 @@ struct Class {
     id: u16,
     name: String,
     kind: Kind,
-    /// Non-common fields for `-R`: name, location, kind, char array, pointer.
-    fields: Vec<(String, F, FieldKind, bool, bool)>,
+    /// Non-common fields for `-R`: name, location, kind, char array,
+    /// 2 = pointer, 1 = a `long` type, 0 = other.
+    fields: Vec<(String, F, FieldKind, bool, u8)>,
     /// The print fmt as libtraceevent's print cache: literals (does it end
     /// in `0x`?) and conversions with the field they print, if a bare one.
     pieces: Vec<Piece>,
@@ -303,7 +304,11 @@ impl<'a> TraceCmd<'a> {
                     .fields
                     .iter()
                     .filter(|f| !f.name.starts_with("common_"))
-                    .map(|f| (f.name.clone(), fld(e, &f.name).unwrap_or_default(), f.kind.clone(), f.is_char, f.ctype.contains('*')))
+                    .map(|f| {
+                        // TEP_FIELD_IS_POINTER / TEP_FIELD_IS_LONG ("long" anywhere).
+                        let how = if f.ctype.contains('*') { 2 } else { f.ctype.contains("long") as u8 };
+                        (f.name.clone(), fld(e, &f.name).unwrap_or_default(), f.kind.clone(), f.is_char, how)
+                    })
                     .collect(),
                 pieces: pieces(&e.print_fmt, e),
             })
@@ -838,17 +843,16 @@ impl<'a> TraceCmd<'a> {
                 FieldKind::Array(_) if f.size == 0 => (f.off as usize, d.len().saturating_sub(f.off as usize)),
                 FieldKind::Array(_) => (f.off as usize, f.size as usize),
                 _ => {
-                    let v = f.get(d, e);
-                    let long = f.size as usize == self.long && !f.signed;
-                    if *ptr || long {
-                        write!(s, "0x{:x}", v)?;
-                    } else if f.signed {
-                        match f.size {
-                            4 | 2 | 1 => write!(s, "{}", v as i64 as i32)?,
-                            _ => write!(s, "{}", v as i64)?,
-                        }
-                    } else {
-                        write!(s, "{}", v)?;
+                    // print_field_raw().
+                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
+                    match (*ptr, f.signed, f.size) {
+                        (2, ..) | (1, false, _) => write!(s, "0x{:x}", v)?,
+                        (1, true, 4) => write!(s, "0x{:x}", v as u32)?,
+                        (_, true, 4) => write!(s, "{}", v as u32 as i32)?,
+                        (_, true, 2) => write!(s, "{:2}", v as u16 as i16)?,
+                        (_, true, 1) => write!(s, "{}", v as u8 as i8)?,
+                        (_, true, _) => write!(s, "{}", v as i64)?,
+                        _ => write!(s, "{}", v)?,
                     }
                     continue;
                 }
