@@ -278,6 +278,7 @@ fn v6_both_endians_both_longs_with_an_instance() {
             let td = TraceDat::open(&f).unwrap_or_else(|err| panic!("{:?} {}: {}", e, long, err));
             assert_eq!((td.version, td.endian, td.long_size), (6, e, long));
             assert_eq!(td.layout(td.top().unwrap()).commit_size, long);
+            assert_eq!(td.kernel_long_size(), long);
             assert_eq!(td.formats, vec![Format { system: "ftrace".to_string(), text: FTRACE_FMT.to_string() }, Format { system: "sched".to_string(), text: SCHED_FMT.to_string() }]);
             assert_eq!((td.kallsyms.as_str(), td.printk.as_str(), td.cmdlines.as_str()), (KALLSYMS, PRINTK, CMDLINES));
             assert_eq!(td.options.clock(), Some("local"));
