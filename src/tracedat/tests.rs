@@ -454,3 +454,13 @@ fn flipped_bytes_never_panic() {
     }
     assert!(opened > 1000, "{opened}");
 }
+
+/// A build without the `zstd` feature names the algorithm it cannot read.
+#[cfg(not(feature = "zstd"))]
+#[test]
+fn zstd_file_without_the_feature_is_a_clear_error() {
+    let f = v7(Endian::Little, 8, true);
+    let e = TraceDat::open(&f).err().unwrap();
+    assert_eq!(e.reason, Reason::Compression("zstd".to_string()));
+    assert!(e.to_string().contains("unsupported compression 'zstd'"), "{e}");
+}
