@@ -15,7 +15,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 
-.PHONY: all build test test-cross unit demo tiny cross size install clean setup
+.PHONY: all build test test-cross unit demo tiny cross size install clean setup vmtest
 all: build
 
 setup:
@@ -36,8 +36,14 @@ test: build
 	@sh scripts/setup.sh test
 	@file $(BIN) | grep -q 'statically linked' || { echo "$(BIN) is not static"; file $(BIN); exit 1; }
 	$(CARGO) check --lib --no-default-features --quiet
-	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) -- --test-threads=2
+	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) --no-fail-fast -- --test-threads=2
 	@$(MAKE) --no-print-directory test-cross
+	@if [ "$${CI:-}" = true ] || [ "$${VMTEST:-}" = 1 ]; then $(MAKE) --no-print-directory vmtest; fi
+
+# Function tracers, kprobes and the rescue-shell use on real Debian kernels
+# under QEMU (this host refuses function tracing): see scripts/vmtest.sh.
+vmtest: build
+	FTBOX_BIN=$(CURDIR)/$(BIN) sh scripts/vmtest.sh
 
 # The same tests for every cross target, under qemu-user (scripts/test-cross.sh).
 test-cross:

@@ -57,7 +57,12 @@ macro_rules! usage_err {
 
 /// Run an applet body and turn its result into an exit status.
 pub fn run(applet: &str, usage: &str, body: impl FnOnce() -> Result<()>) -> i32 {
-    let r = body();
+    finish(applet, usage, body())
+}
+
+/// The non-generic half of `run`: one copy for all applets.
+#[inline(never)]
+fn finish(applet: &str, usage: &str, r: Result<()>) -> i32 {
     let r = r.and_then(|()| io::stdout().flush().map_err(Error::Io));
     match r {
         Ok(()) => 0,

@@ -63,7 +63,7 @@ impl Field {
         let is_char = !is_ptr && matches!(base, "char" | "unsigned char" | "signed char");
         let elem = match kind {
             FieldKind::Scalar => size,
-            FieldKind::Array(n) if n > 0 && size % n == 0 => size / n,
+            FieldKind::Array(n) if n > 0 && size.is_multiple_of(n) => size / n,
             _ => match type_size(base, is_ptr) {
                 0 if matches!(kind, FieldKind::Array(_)) => 1,
                 t => t,

@@ -17,6 +17,8 @@ struct Sym {
     len: u16,
     /// 0 = core kernel, else 1 + index into `mods`.
     module: u16,
+    /// The kallsyms type letter (`T`, `t`, `D`, ...).
+    kind: u8,
 }
 
 /// A symbol table sorted by address.
@@ -25,6 +27,11 @@ pub struct Ksyms {
     names: String,
     syms: Vec<Sym>,
     mods: Vec<String>,
+    /// The table has static data symbols (`d`, `b`, `r`): the kernel was
+    /// built with CONFIG_KALLSYMS_ALL and looks up data addresses too.
+    /// Without it only text addresses have symbols; the few global data
+    /// symbols /proc/kallsyms still lists (`__start_init_stack`) hold none.
+    all: bool,
 }
 
 /// The answer of `Ksyms::lookup`.
@@ -67,14 +74,22 @@ impl Ksyms {
                 continue;
             }
             let module = it.next().and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
-            k.push(addr, name, module);
+            k.push_kind(addr, name, module, t.as_bytes()[0]);
         }
         k.finish();
         k
     }
 
-    /// Add one symbol; call `finish()` after the last.
+    /// Add one text symbol; call `finish()` after the last.
     pub fn push(&mut self, addr: u64, name: &str, module: Option<&str>) {
+        self.push_kind(addr, name, module, b'T')
+    }
+
+    /// Add one symbol with its kallsyms type letter.
+    pub fn push_kind(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
+        if module.is_none() && matches!(kind, b'd' | b'b' | b'r') {
+            self.all = true;
+        }
         let len = name.len().min(u16::MAX as usize);
         let m = match module {
             None => 0,
@@ -88,7 +103,7 @@ impl Ksyms {
         };
         let off = self.names.len() as u32;
         self.names.push_str(&name[..len]);
-        self.syms.push(Sym { addr, name: off, len: len as u16, module: m.min(u16::MAX as usize) as u16 });
+        self.syms.push(Sym { addr, name: off, len: len as u16, module: m.min(u16::MAX as usize) as u16, kind });
     }
 
     /// Sort by address. Stable, so of several names at one address the first
@@ -127,6 +142,9 @@ impl Ksyms {
         let size = next.map(|a| a - s.addr);
         let offset = addr - s.addr;
         if offset > 0 && (is_end_marker(name) || size.is_none()) {
+            return None;
+        }
+        if !self.all && s.module == 0 && matches!(s.kind, b'D' | b'B' | b'R' | b'd' | b'b' | b'r') {
             return None;
         }
         let module = if s.module == 0 { None } else { self.mods.get(s.module as usize - 1).map(|m| m.as_str()) };
@@ -265,7 +283,8 @@ impl Enums {
         else {
             return out;
         };
-        let strs = match b.get(hdr_len + str_off..hdr_len + str_off + str_len) {
+        let s0 = hdr_len.saturating_add(str_off);
+        let strs = match b.get(s0..s0.saturating_add(str_len)) {
             Some(s) => s,
             None => return out,
         };
@@ -274,8 +293,8 @@ impl Enums {
             let n = s.iter().position(|&c| c == 0)?;
             core::str::from_utf8(&s[..n]).ok()
         };
-        let mut p = hdr_len + type_off;
-        let end = (hdr_len + type_off + type_len).min(b.len());
+        let mut p = hdr_len.saturating_add(type_off);
+        let end = p.saturating_add(type_len).min(b.len());
         while p + 12 <= end {
             let (Some(info), Some(_size)) = (u32at(p + 4), u32at(p + 8)) else { break };
             let vlen = info & 0xffff;
@@ -364,6 +383,12 @@ ffffffffc0002000 t other\t[om]
         assert!(k.lookup(0xffffffffc0001044).is_none(), "last symbol of its module");
         assert_eq!(k.lookup(0xffffffffc0002000).unwrap().module, Some("om"));
         assert!(Ksyms::parse(b"0000000000000000 T x\n").is_empty());
+        // Without static data symbols (no CONFIG_KALLSYMS_ALL) a data address
+        // has no symbol; with them it does.
+        let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff82000000 D __start_init_stack\nffffffff83000000 T _sinittext\n");
+        assert!(k.lookup(0xffffffff82000010).is_none());
+        let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff82000000 D __start_init_stack\nffffffff82000008 d x\nffffffff83000000 T _sinittext\n");
+        assert_eq!(k.lookup(0xffffffff82000004).unwrap().name, "__start_init_stack");
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::cursor::{read_uint, Endian};
 use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
 use crate::merge::{Item, Merge};
+use crate::ring::Page;
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
@@ -49,7 +50,7 @@ own `trace` file would print it.
                      records the print fmt interpreter could not format
       --raw          every field as name=value (the `fields` option)
       --live         read the live buffers' trace_pipe_raw (consuming)
-  -B INSTANCE        with --live: that instance's buffers
+  -B INSTANCE        the instance's buffers (live, or a buffer of FILE)
       --once         with --live: stop when the buffers are empty
   -h, --help         this help
 ";
@@ -123,8 +124,8 @@ pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
     if a.live && a.file.is_some() {
         usage_err!("--live reads the live buffers, not a FILE");
     }
-    if !a.live && (a.instance.is_some() || a.once) {
-        usage_err!("-B and --once go with --live");
+    if !a.live && a.once {
+        usage_err!("--once goes with --live");
     }
     Ok(a)
 }
@@ -208,12 +209,6 @@ impl<W: Write> Out<W> {
     pub fn new(w: W) -> Self {
         Out { w, buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
     }
-    #[inline]
-    fn maybe_flush(&mut self) {
-        if self.buf.len() >= OUT_BUF {
-            self.flush_now();
-        }
-    }
     pub fn flush_now(&mut self) {
         if self.err.is_none() && !self.buf.is_empty() {
             if let Err(e) = self.w.write_all(&self.buf) {
@@ -237,10 +232,9 @@ impl<W: Write> Out<W> {
 impl<W: Write> core::fmt::Write for Out<W> {
     #[inline]
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        // The escapes live in U+F780..U+F7FF: 3-byte UTF-8 starting 0xEF 0x9E/0x9F.
-        let b = s.as_bytes();
-        if !b.contains(&0xEF) {
-            self.buf.extend_from_slice(b);
+        // Escapes (U+F780..U+F7FF) exist only once put_all made one.
+        if !crate::text::raw_used() {
+            self.buf.extend_from_slice(s.as_bytes());
         } else {
             for c in s.chars() {
                 match crate::text::raw_byte(c) {
@@ -252,11 +246,22 @@ impl<W: Write> core::fmt::Write for Out<W> {
                 }
             }
         }
-        self.maybe_flush();
-        if self.err.is_some() {
-            return Err(core::fmt::Error);
+        if self.buf.len() >= OUT_BUF {
+            self.flush_now();
+            if self.err.is_some() {
+                return Err(core::fmt::Error);
+            }
         }
         Ok(())
+    }
+    #[inline]
+    fn write_char(&mut self, c: char) -> core::fmt::Result {
+        if c.is_ascii() {
+            self.buf.push(c as u8);
+            return Ok(());
+        }
+        let mut t = [0u8; 4];
+        self.write_str(c.encode_utf8(&mut t))
     }
 }
 
@@ -307,7 +312,7 @@ fn stat_num(text: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn live_recording(a: &Args, top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
+fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
     let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
     let mut formats = Vec::new();
     for sys in dir_names(top, "events") {
@@ -339,7 +344,6 @@ fn live_recording(a: &Args, top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<
         overrun += stat_num(&st, "overrun:");
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let _ = a;
     Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
 
@@ -386,8 +390,7 @@ impl Lookahead {
         if self.graph_ent.is_empty() {
             return false;
         }
-        let ty = read_uint(d, 0, 2, self.endian).unwrap_or(0) as u16;
-        self.graph_ent.contains(&ty)
+        self.graph_ent.contains(&text::kernel::rec_type(d, self.endian))
     }
 }
 
@@ -470,7 +473,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
                 return false;
             }
         }
-        let ty = read_uint(d, 0, 2, self.k.endian).unwrap_or(0) as u16;
+        let ty = text::kernel::rec_type(d, self.k.endian);
         if let Some(al) = &self.allowed {
             if al.binary_search(&ty).is_err() {
                 return false;
@@ -530,16 +533,59 @@ impl core::fmt::Write for Null {
     }
 }
 
+/// How many merge items a graph entry may hold back while waiting for its
+/// CPU's next record. A CPU that stops right after an entry (idle) would
+/// otherwise make the whole rest of the trace wait in memory; past this the
+/// entry prints unfolded (`func() {`), the one place ftcat trades exactness
+/// for flat memory.
+const HOLD_MAX: usize = 1 << 16;
+
+/// The items held back, with a count per CPU so "does CPU c have one?" is
+/// a lookup, not a scan.
+struct HoldQ {
+    q: VecDeque<Held>,
+    per_cpu: Vec<u32>,
+}
+
+impl HoldQ {
+    fn push(&mut self, h: Held) {
+        let c = h.cpu() as usize;
+        if self.per_cpu.len() <= c {
+            self.per_cpu.resize(c + 1, 0);
+        }
+        self.per_cpu[c] += 1;
+        self.q.push_back(h);
+    }
+    fn pop(&mut self) -> Option<Held> {
+        let h = self.q.pop_front()?;
+        self.uncount(h.cpu());
+        Some(h)
+    }
+    fn remove(&mut self, i: usize) {
+        if let Some(h) = self.q.remove(i) {
+            self.uncount(h.cpu());
+        }
+    }
+    fn uncount(&mut self, cpu: u32) {
+        if let Some(n) = self.per_cpu.get_mut(cpu as usize) {
+            *n = n.saturating_sub(1);
+        }
+    }
+    fn has(&self, cpu: u32) -> bool {
+        self.per_cpu.get(cpu as usize).is_some_and(|&n| n > 0)
+    }
+}
+
 /// Drive the merge: records go straight to the sink, except a graph entry,
 /// which waits (with whatever the merge yields meanwhile) until its CPU's
 /// next record is known.
 fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool) {
-    let mut q: VecDeque<Held> = VecDeque::new();
+    let mut q = HoldQ { q: VecDeque::new(), per_cpu: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
             return;
         }
-        if q.is_empty() {
+        if q.q.is_empty() {
             match m.next() {
                 None => {
                     if live && !m.finished() {
@@ -555,7 +601,7 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                         s.record(&Rec { cpu, ts, data }, None);
                         continue;
                     }
-                    q.push_back(Held::Rec { cpu, ts, data: data.to_vec() });
+                    q.push(Held::Rec { cpu, ts, data: data.to_vec() });
                 }
                 Some(Item::Lost { cpu, count, .. }) => {
                     s.lost(cpu, count);
@@ -567,24 +613,24 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                 }
             }
         }
-        let Some(front) = q.pop_front() else { continue };
+        let Some(front) = q.pop() else { continue };
         match front {
             Held::Lost { cpu, count } => s.lost(cpu, count),
             Held::Err { cpu, msg } => s.error(cpu, &msg),
             Held::Rec { cpu, ts, data } => {
                 if la.wants(&data) {
-                    while !q.iter().any(|h| h.cpu() == cpu) {
+                    while !q.has(cpu) && q.q.len() < HOLD_MAX {
                         match m.next() {
-                            Some(it) => q.push_back(Held::of(it)),
+                            Some(it) => q.push(Held::of(it)),
                             None => break,
                         }
                     }
                 }
-                let mut idx = q.iter().position(|h| h.cpu() == cpu);
-                if la.global && idx != q.iter().position(|h| matches!(h, Held::Rec { .. })) {
+                let mut idx = if q.has(cpu) { q.q.iter().position(|h| h.cpu() == cpu) } else { None };
+                if la.global && idx != q.q.iter().position(|h| matches!(h, Held::Rec { .. })) {
                     idx = None;
                 }
-                let consumed = match idx.and_then(|i| q.get(i)) {
+                let consumed = match idx.and_then(|i| q.q.get(i)) {
                     Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
                         let n = Rec { cpu: *nc, ts: *nts, data: nd };
                         s.record(&Rec { cpu, ts, data: &data }, Some(&n))
@@ -612,10 +658,10 @@ fn run(a: Args) -> Result<()> {
         };
         let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
         let ncpus = live.sources.len() as u32;
-        let rec = live_recording(&a, &top, &tfs, ncpus)?;
+        let rec = live_recording(&top, &tfs, ncpus)?;
         let name = tfs.path_of("per_cpu");
         let mut m = Merge::new(live.layout, live.sources);
-        let res = decode(&a, &rec, &mut m, &mut out, &name, None, true);
+        let res = decode(&a, &rec, &mut m, &mut out, &name, true);
         out_finish(out)?;
         return res;
     }
@@ -625,7 +671,16 @@ fn run(a: Args) -> Result<()> {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
     };
-    let Some(buf) = td.top().or_else(|| td.buffers.first()) else { fail!("{}: no trace data", path) };
+    let buf = match &a.instance {
+        Some(n) => match td.buffer(n) {
+            Some(b) => b,
+            None => fail!("{}: no buffer named '{}'", path, n),
+        },
+        None => match td.top().or_else(|| td.buffers.first()) {
+            Some(b) => b,
+            None => fail!("{}: no trace data", path),
+        },
+    };
     let layout = td.layout(buf);
     let rec = file_recording(&td, buf);
     // A first pass over the records: the header's entry count, and which
@@ -634,15 +689,19 @@ fn run(a: Args) -> Result<()> {
     let mut seen = (0u64, false, false);
     if !a.stat {
         let (ent, ret, func) = graph_ids(&rec.dec);
-        let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
-        while let Some(it) = m.next() {
-            if let Item::Record { data, .. } = it {
-                seen.0 += 1;
-                let ty = read_uint(data, 0, 2, td.endian).unwrap_or(0) as u16;
-                if ent.contains(&ty) || ret.contains(&ty) {
-                    seen.1 = true;
-                } else if func.contains(&ty) {
-                    seen.2 = true;
+        // CPU by CPU, no merge: only counting and looking at types.
+        for mut cp in td.all_cpu_pages(buf) {
+            while let Some(Ok(page)) = cp.next_page() {
+                let Ok(p) = Page::parse(&layout, page) else { continue };
+                for r in p.records() {
+                    let Ok(r) = r else { break };
+                    seen.0 += 1;
+                    let ty = read_uint(r.data, 0, 2, td.endian).unwrap_or(0) as u16;
+                    if ent.contains(&ty) || ret.contains(&ty) {
+                        seen.1 = true;
+                    } else if func.contains(&ty) {
+                        seen.2 = true;
+                    }
                 }
             }
         }
@@ -659,7 +718,7 @@ fn run(a: Args) -> Result<()> {
     rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
     rec.counts = Some((seen.0, seen.0 + rec.overrun));
     let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
-    let res = decode(&a, &rec, &mut m, &mut out, &path, None, false);
+    let res = decode(&a, &rec, &mut m, &mut out, &path, false);
     out_finish(out)?;
     res
 }
@@ -684,7 +743,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     r
 }
 
-fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, _x: Option<()>, live: bool) -> Result<()> {
+fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, live: bool) -> Result<()> {
     let events: Vec<Event> = rec.dec.events().cloned().collect();
     let cls = Classes::new(&events);
     let mut opts = rec.opts;

@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 
-use super::parse::{Expr, Func, Ty};
+use super::parse::{Expr, Func, Op, Ty, UnOp};
 use super::printf::{self, Num, Piece, Spec};
 use super::Env;
 use crate::format::{sext, Event, FieldKind};
@@ -83,6 +83,41 @@ impl<'a, 'e> Ctx<'a, 'e> {
         }
     }
 
+    /// Append a string value (up to its NUL) to the scratch buffer; a
+    /// number (a NULL delimiter) appends nothing.
+    fn push_str(&mut self, v: &Val<'a>) {
+        let (s, e) = match *v {
+            Val::Bytes(b) => {
+                let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                self.scratch.extend_from_slice(&b[..n]);
+                return;
+            }
+            Val::Scratch(s, e) => (s, e),
+            Val::Int(..) => return,
+        };
+        let n = self.scratch.get(s..e).and_then(|b| b.iter().position(|&c| c == 0)).unwrap_or(e - s);
+        if e <= self.scratch.len() {
+            self.scratch.extend_from_within(s..s + n);
+        }
+    }
+
+    /// A flag/symbol table entry: (value, name), or None for the NULL-name
+    /// entry that ends the table.
+    fn entry(&mut self, e: &'a Expr) -> EResult<Option<(u64, Val<'a>)>> {
+        match e {
+            Expr::Entry(v, n) => Ok(Some((*v, Val::Bytes(n)))),
+            Expr::List(l) if l.len() == 2 => {
+                let name = self.eval(&l[1])?;
+                if matches!(name, Val::Int(0, _)) {
+                    return Ok(None);
+                }
+                Ok(Some((self.int(&l[0])?.0, name)))
+            }
+            Expr::List(_) => Ok(None),
+            _ => Err("bad flag/symbol entry"),
+        }
+    }
+
     pub fn int(&mut self, e: &'a Expr) -> EResult<(u64, Ty)> {
         match self.eval(e)? {
             Val::Int(v, t) => Ok((v, t)),
@@ -115,61 +150,56 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     FieldKind::Array(_) => Val::Bytes(f.data(self.rec, env.endian).ok_or("field beyond the record")?),
                     _ => {
                         let v = f.int(self.rec, env.endian).ok_or("field beyond the record")?;
-                        let size = if f.size == env.long_size && (f.is_ptr || f.ctype.contains("long") && !f.ctype.contains("long long")) {
-                            0
-                        } else {
-                            f.size.min(8) as u8
-                        };
-                        Val::Int(v, Ty { size, signed: f.signed, ptr: f.is_ptr })
+                        Val::Int(v, Ty { size: f.size.min(8) as u8, signed: f.signed, ptr: f.is_ptr })
                     }
                 }
             }
             Expr::AddrOf(i) => {
                 let f = self.ev.fields.get(*i).ok_or("bad field")?;
-                let d = self.rec.get(f.offset..f.offset + f.size).ok_or("field beyond the record")?;
+                let d = self.rec.get(f.offset..f.offset.saturating_add(f.size)).ok_or("field beyond the record")?;
                 Val::Bytes(d)
             }
             Expr::Dyn(i) => {
-                let f = &self.ev.fields[*i];
+                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
                 Val::Bytes(f.data(self.rec, env.endian).ok_or("dynamic array beyond the record")?)
             }
             Expr::DynLen(i) => {
-                let f = &self.ev.fields[*i];
+                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
                 let w = f.int(self.rec, env.endian).ok_or("field beyond the record")? as u32;
                 Val::Int((w >> 16) as u64, Ty::UINT)
             }
             Expr::Bitmask(i) => {
-                let f = &self.ev.fields[*i];
+                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
                 let d = f.data(self.rec, env.endian).ok_or("bitmask beyond the record")?;
                 let s = self.scratch.len();
                 printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
                 Val::Scratch(s, self.scratch.len())
             }
             Expr::Unary(op, a) => {
-                if *op == "!" {
+                if *op == UnOp::Not {
                     return Ok(Val::Int(!self.truth(a)? as u64, Ty::INT));
                 }
                 let (v, t) = self.int(a)?;
                 let t = promote(t, env);
-                let r = match *op {
-                    "-" => v.wrapping_neg(),
-                    "~" => !v,
+                let r = match op {
+                    UnOp::Neg => v.wrapping_neg(),
+                    UnOp::BitNot => !v,
                     _ => return Err("unsupported unary operator"),
                 };
                 Val::Int(norm(r, t, env), t)
             }
             Expr::Bin(op, a, b) => {
-                match *op {
-                    "&&" => return Ok(Val::Int((self.truth(a)? && self.truth(b)?) as u64, Ty::INT)),
-                    "||" => return Ok(Val::Int((self.truth(a)? || self.truth(b)?) as u64, Ty::INT)),
+                match op {
+                    Op::AndAnd => return Ok(Val::Int((self.truth(a)? && self.truth(b)?) as u64, Ty::INT)),
+                    Op::OrOr => return Ok(Val::Int((self.truth(a)? || self.truth(b)?) as u64, Ty::INT)),
                     _ => {}
                 }
                 let (x, tx) = self.int(a)?;
                 let (y, ty) = self.int(b)?;
-                if matches!(*op, "<<" | ">>") {
+                if matches!(op, Op::Shl | Op::Shr) {
                     let t = promote(tx, env);
                     let sh = (y & 63) as u32;
-                    let r = if *op == "<<" {
+                    let r = if *op == Op::Shl {
                         x.wrapping_shl(sh)
                     } else if t.signed {
                         ((x as i64) >> sh) as u64
@@ -183,30 +213,30 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let cmp = |lt: bool| Val::Int(lt as u64, Ty::INT);
                 let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
                 let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
-                let r = match *op {
-                    "+" => x.wrapping_add(y),
-                    "-" => x.wrapping_sub(y),
-                    "*" => x.wrapping_mul(y),
-                    "/" | "%" => {
+                let r = match op {
+                    Op::Add => x.wrapping_add(y),
+                    Op::Sub => x.wrapping_sub(y),
+                    Op::Mul => x.wrapping_mul(y),
+                    Op::Div | Op::Rem => {
                         if y == 0 {
                             return Err("division by zero");
                         }
                         match (*op, t.signed) {
-                            ("/", true) => (x as i64).wrapping_div(y as i64) as u64,
-                            ("/", false) => x / y,
+                            (Op::Div, true) => (x as i64).wrapping_div(y as i64) as u64,
+                            (Op::Div, false) => x / y,
                             (_, true) => (x as i64).wrapping_rem(y as i64) as u64,
                             _ => x % y,
                         }
                     }
-                    "&" => x & y,
-                    "|" => x | y,
-                    "^" => x ^ y,
-                    "==" => return Ok(cmp(x == y)),
-                    "!=" => return Ok(cmp(x != y)),
-                    "<" => return Ok(cmp(slt)),
-                    ">" => return Ok(cmp(sgt)),
-                    "<=" => return Ok(cmp(!sgt)),
-                    ">=" => return Ok(cmp(!slt)),
+                    Op::And => x & y,
+                    Op::Or => x | y,
+                    Op::Xor => x ^ y,
+                    Op::Eq => return Ok(cmp(x == y)),
+                    Op::Ne => return Ok(cmp(x != y)),
+                    Op::Lt => return Ok(cmp(slt)),
+                    Op::Gt => return Ok(cmp(sgt)),
+                    Op::Le => return Ok(cmp(!sgt)),
+                    Op::Ge => return Ok(cmp(!slt)),
                     _ => return Err("unsupported operator"),
                 };
                 Val::Int(norm(r, t, env), t)
@@ -232,10 +262,10 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         if matches!(f.kind, FieldKind::Array(_)) && !f.is_char {
                             let el = f.elem_size(env.long_size);
                             let off = (i as usize).checked_mul(el).ok_or("index beyond the array")?;
-                            if off + el > f.size && f.size != 0 {
+                            if off.saturating_add(el) > f.size && f.size != 0 {
                                 return Err("index beyond the array");
                             }
-                            let v = crate::cursor::read_uint(self.rec, f.offset + off, el, env.endian)
+                            let v = crate::cursor::read_uint(self.rec, f.offset.saturating_add(off), el, env.endian)
                                 .map_err(|_| "index beyond the record")?;
                             let v = if f.signed { sext(v, el) } else { v };
                             return Ok(Val::Int(v, Ty { size: el as u8, signed: f.signed, ptr: false }));
@@ -248,7 +278,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 // Only byte arrays (strings) are indexed in practice.
                 Val::Int(c as i8 as i64 as u64, Ty { size: 1, signed: true, ptr: false })
             }
-            Expr::List(_) => return Err("{ } outside a helper"),
+            Expr::List(_) | Expr::Entry(..) => return Err("{ } outside a helper"),
             Expr::Call(f, args) => self.call(*f, args)?,
         })
     }
@@ -283,10 +313,6 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let (v, _) = self.int(&args[0])?;
                 let mut flags = if f == Func::PrintFlags { long_mask(v) } else { v };
                 let delim = self.eval(&args[1])?;
-                let delim: Vec<u8> = match self.bytes(&delim) {
-                    Some(d) => d.iter().take_while(|&&b| b != 0).copied().collect(),
-                    None => Vec::new(),
-                };
                 let start = self.scratch.len();
                 let mut first = true;
                 // trace_print_flags_seq(): stop when no flags are left.
@@ -294,30 +320,27 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if flags == 0 {
                         break;
                     }
-                    let Expr::List(l) = ent else { return Err("bad flag entry") };
-                    if l.len() != 2 {
-                        break;
-                    }
-                    let name = self.eval(&l[1])?;
-                    if matches!(name, Val::Int(0, _)) {
-                        break; // a NULL name ends the table, as in the kernel's loop
-                    }
-                    let (m, _) = self.int(&l[0])?;
+                    let (m, name) = match self.entry(ent)? {
+                        Some(e) => e,
+                        None => break, // a NULL name ends the table, as in the kernel's loop
+                    };
                     let m = if f == Func::PrintFlags { long_mask(m) } else { m };
                     if flags & m != m {
                         continue;
                     }
                     flags &= !m;
                     if !first {
-                        self.scratch.extend_from_slice(&delim);
+                        self.push_str(&delim);
                     }
                     first = false;
-                    let name: Vec<u8> = self.bytes(&name).ok_or("flag name is not a string")?.to_vec();
-                    self.scratch.extend(name.iter().take_while(|&&b| b != 0));
+                    if matches!(name, Val::Int(..)) {
+                        return Err("flag name is not a string");
+                    }
+                    self.push_str(&name);
                 }
                 if flags != 0 {
                     if !first {
-                        self.scratch.extend_from_slice(&delim);
+                        self.push_str(&delim);
                     }
                     self.scratch.extend_from_slice(b"0x");
                     printf::number(&mut self.scratch, flags, 16, false, false, 0, -1, -1);
@@ -328,15 +351,10 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let (v, _) = self.int(&args[0])?;
                 let v = if f == Func::PrintSymbolic { long_mask(v) } else { v };
                 for ent in &args[1..] {
-                    let Expr::List(l) = ent else { return Err("bad symbol entry") };
-                    if l.len() != 2 {
-                        break;
-                    }
-                    let name = self.eval(&l[1])?;
-                    if matches!(name, Val::Int(0, _)) {
-                        break; // a NULL name ends the table
-                    }
-                    let (m, _) = self.int(&l[0])?;
+                    let (m, name) = match self.entry(ent)? {
+                        Some(e) => e,
+                        None => break, // a NULL name ends the table
+                    };
                     let m = if f == Func::PrintSymbolic { long_mask(m) } else { m };
                     if m == v {
                         if matches!(name, Val::Int(..)) {
@@ -403,6 +421,31 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
         }
+    }
+}
+
+/// Fold an operator or cast whose operands are constants of a fixed width
+/// (not `long`, whose width only the recording knows) into a constant:
+/// sched_switch's state mask is ~30 operations on literals per record.
+pub(crate) fn fold(e: Expr) -> Expr {
+    fn fixed(e: &Expr) -> bool {
+        matches!(e, Expr::Num(_, t) if t.size != 0 && !t.ptr)
+    }
+    let ok = match &e {
+        Expr::Bin(_, a, b) => fixed(a) && fixed(b),
+        Expr::Unary(_, a) => fixed(a),
+        Expr::Cast(t, a) => fixed(a) && t.size != 0 && !t.ptr,
+        _ => false,
+    };
+    if !ok {
+        return e;
+    }
+    let ev = Event::new(0, "", "", Vec::new(), "");
+    let env = Env::new(crate::cursor::Endian::Little, 8);
+    let mut ctx = Ctx { ev: &ev, rec: &[], env: &env, scratch: Vec::new() };
+    match ctx.eval(&e) {
+        Ok(Val::Int(v, t)) if t.size != 0 && !t.ptr => Expr::Num(v, t),
+        _ => e,
     }
 }
 

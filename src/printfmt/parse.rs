@@ -210,14 +210,17 @@ pub(crate) enum Expr {
     DynLen(usize),
     /// `__get_bitmask(f)` / `__get_cpumask(f)`: printed like the kernel's `%*pb`.
     Bitmask(usize),
-    Unary(&'static str, Box<Expr>),
-    Bin(&'static str, Box<Expr>, Box<Expr>),
+    Unary(UnOp, Box<Expr>),
+    Bin(Op, Box<Expr>, Box<Expr>),
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     Cast(Ty, Box<Expr>),
     Index(Box<Expr>, Box<Expr>),
     Call(Func, Vec<Expr>),
     /// `{ a, b }` in a helper's argument list.
     List(Vec<Expr>),
+    /// A flag/symbol table entry `{ CONSTANT, "name" }` resolved at compile
+    /// time (the value already extended to 64 bits).
+    Entry(u64, Vec<u8>),
     /// An identifier the format leaves unresolved (an enum constant without
     /// TRACE_DEFINE_ENUM): looked up in `Env::enums`, an error if evaluation
     /// reaches it and it is not there.
@@ -231,27 +234,63 @@ pub(crate) struct Parser<'e> {
     /// Variables of GNU statement expressions (`({ int x = e; ... })`, what
     /// the kernel's min()/max() expand to), substituted where used.
     locals: Vec<(String, Expr)>,
+    depth: u32,
 }
 
 type PResult<T> = Result<T, &'static str>;
 
+/// Nesting limit (counting expressions and unary operators); every format of
+/// a 6.18 kernel fits in 40 (24 is too few for some).
+const MAX_DEPTH: u32 = 64;
+
+/// Binary operators, resolved at compile time so evaluation does not compare strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    OrOr,
+    AndAnd,
+    Or,
+    Xor,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Shl,
+    Shr,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UnOp {
+    Not,
+    BitNot,
+    Neg,
+    Deref,
+}
+
 /// The C binary operators by precedence, loosest first.
-const LEVELS: [&[&str]; 10] = [
-    &["||"],
-    &["&&"],
-    &["|"],
-    &["^"],
-    &["&"],
-    &["==", "!="],
-    &["<", ">", "<=", ">="],
-    &["<<", ">>"],
-    &["+", "-"],
-    &["*", "/", "%"],
+const LEVELS: [&[(&str, Op)]; 10] = [
+    &[("||", Op::OrOr)],
+    &[("&&", Op::AndAnd)],
+    &[("|", Op::Or)],
+    &[("^", Op::Xor)],
+    &[("&", Op::And)],
+    &[("==", Op::Eq), ("!=", Op::Ne)],
+    &[("<", Op::Lt), (">", Op::Gt), ("<=", Op::Le), (">=", Op::Ge)],
+    &[("<<", Op::Shl), (">>", Op::Shr)],
+    &[("+", Op::Add), ("-", Op::Sub)],
+    &[("*", Op::Mul), ("/", Op::Div), ("%", Op::Rem)],
 ];
 
 impl<'e> Parser<'e> {
     pub fn new(toks: Vec<Tok>, ev: &'e Event) -> Self {
-        Parser { toks, pos: 0, ev, locals: Vec::new() }
+        Parser { toks, pos: 0, ev, locals: Vec::new(), depth: 0 }
     }
     pub fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
@@ -303,6 +342,17 @@ impl<'e> Parser<'e> {
     }
 
     pub fn expr(&mut self) -> PResult<Expr> {
+        // A hostile format must not exhaust the stack: real ones nest < 40 deep.
+        if self.depth >= MAX_DEPTH {
+            return Err("expression nested too deeply");
+        }
+        self.depth += 1;
+        let r = self.expr_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self) -> PResult<Expr> {
         let c = self.binary(0)?;
         if self.eat("?") {
             let a = self.expr()?;
@@ -320,13 +370,13 @@ impl<'e> Parser<'e> {
         let mut l = self.binary(level + 1)?;
         loop {
             let op = match self.peek() {
-                Some(Tok::P(p)) => LEVELS[level].iter().find(|o| **o == *p).copied(),
+                Some(Tok::P(p)) => LEVELS[level].iter().find(|o| o.0 == *p).map(|o| o.1),
                 _ => None,
             };
             let Some(op) = op else { break };
             self.pos += 1;
             let r = self.binary(level + 1)?;
-            l = Expr::Bin(op, Box::new(l), Box::new(r));
+            l = super::eval::fold(Expr::Bin(op, Box::new(l), Box::new(r)));
         }
         Ok(l)
     }
@@ -394,6 +444,16 @@ impl<'e> Parser<'e> {
     }
 
     fn unary(&mut self) -> PResult<Expr> {
+        if self.depth >= MAX_DEPTH {
+            return Err("expression nested too deeply");
+        }
+        self.depth += 1;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> PResult<Expr> {
         let op = match self.peek() {
             Some(Tok::P(p)) if matches!(*p, "!" | "~" | "-" | "+" | "*" | "&") => Some(*p),
             _ => None,
@@ -405,7 +465,15 @@ impl<'e> Parser<'e> {
                 ("&", Expr::Field(i)) => Expr::AddrOf(i),
                 ("&", _) => return Err("& of something other than a field"),
                 ("+", e) => e,
-                (op, e) => Expr::Unary(op, Box::new(e)),
+                (op, e) => {
+                    let u = match op {
+                        "!" => UnOp::Not,
+                        "~" => UnOp::BitNot,
+                        "-" => UnOp::Neg,
+                        _ => UnOp::Deref,
+                    };
+                    super::eval::fold(Expr::Unary(u, Box::new(e)))
+                }
             });
         }
         if matches!(self.peek(), Some(Tok::Id(s)) if s == "sizeof") {
@@ -432,7 +500,7 @@ impl<'e> Parser<'e> {
             let t = self.type_name()?;
             self.expect(")", "expected ) after cast type")?;
             let e = self.unary()?;
-            return Ok(Expr::Cast(t, Box::new(e)));
+            return Ok(super::eval::fold(Expr::Cast(t, Box::new(e))));
         }
         self.postfix()
     }
@@ -613,11 +681,20 @@ impl<'e> Parser<'e> {
                 if args.len() < want || (!variadic && args.len() != want) {
                     return Err("wrong number of helper arguments");
                 }
+                let mut args = args;
                 if variadic {
-                    for a in &args[want..] {
+                    for a in &mut args[want..] {
                         match a {
+                            Expr::List(l) if l.len() == 2 => {
+                                if let (Expr::Num(v, t), Expr::Str(n)) = (&l[0], &l[1]) {
+                                    if t.size != 0 && !t.ptr {
+                                        let v = if t.signed { crate::format::sext(*v, t.size as usize) } else { *v };
+                                        *a = Expr::Entry(v, n.clone());
+                                    }
+                                }
+                            }
                             // `{ }` is an entry with a NULL name: it ends the table.
-                            Expr::List(l) if l.len() == 2 || l.is_empty() => {}
+                            Expr::List(l) if l.is_empty() => {}
                             _ => return Err("flag/symbol table entry is not { value, name }"),
                         }
                     }

@@ -505,6 +505,9 @@ pub(crate) fn uuid(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'stat
 /// Bit `i` of a bitmap stored as the recording's `unsigned long` words.
 fn bit(d: &[u8], i: usize, env: &Env) -> bool {
     let ls = env.long_size;
+    if ls == 0 {
+        return false;
+    }
     let word = read_uint(d, (i / (8 * ls)) * ls, ls, env.endian).unwrap_or(0);
     (word >> (i % (8 * ls))) & 1 != 0
 }

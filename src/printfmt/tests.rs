@@ -289,7 +289,7 @@ fn fields_fallback() {
     p.extend_from_slice(&[0xab, 1]);
     let mut s = String::new();
     render_fields(&ev, &rec(&p), &env(), &mut s).unwrap();
-    assert_eq!(s, "comm=bash c='A'(65) s=0x10 (16) i=0xffffff9c (4294967196) l=0xffff888100000000 (-131387344551936) n=hi d=ab,01");
+    assert_eq!(s, "comm=bash c='A'(65) s=0x10 (16) i=0xffffff9c (-100) l=0xffff888100000000 (-131387344551936) n=hi d=ab,01");
 }
 
 #[test]
@@ -421,4 +421,52 @@ fn random_bytes_never_panic() {
             let _ = bprint(b"%d %s %pS %pI4 %*d %llx", &r, &env(), &mut s);
         }
     }
+}
+
+#[test]
+fn constant_subexpressions_fold() {
+    let ev = event(&[("long s", 8, true)], r#""%d %lu", REC->s & ((((0x0 | 0x1 | 0x2) + 1) << 1) - 1), sizeof(long) * 2"#);
+    let p = Program::compile(&ev).unwrap();
+    let d = alloc::format!("{:?}", p.args[0]);
+    assert!(d.starts_with("Bin(And, Field(4), Num(7,"), "{d}");
+    // `long` depends on the recording: not folded.
+    assert!(matches!(p.args[1], Expr::Bin(..)));
+    assert_eq!(run(&ev, &rec(&0xffu64.to_le_bytes())), "7 16");
+}
+
+#[test]
+fn hostile_formats_never_panic() {
+    let base = [
+        r#""prev_comm=%s prev_state=%s%s", REC->a, (REC->a & ((((0x0 | 0x1) + 1) << 1) - 1)) ? __print_flags(REC->a & 3, "|", { 0x1, "S" }, { 0x2, "D" }) : "R", REC->a ? "+" : """#,
+        r#""%s %*pbl %pISpc %.*s", __print_symbolic(REC->a, { 1, "x" }, { }), (1 << 7), REC->a, __get_str(d), 3, __get_str(d)"#,
+        r#""%d", ({ int x = (REC->a); int y = (128); ((x) < (y) ? (x) : (y)); })"#,
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for b in base {
+        for cut in 0..b.len() {
+            for flip in [None, Some(b'('), Some(b'"'), Some(b'%'), Some(b'{'), Some(b'\\')] {
+                let mut f = b.as_bytes()[..cut].to_vec();
+                if let Some(c) = flip {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let at = (seed as usize) % (f.len() + 1);
+                    f.insert(at, c);
+                }
+                let Ok(text) = core::str::from_utf8(&f) else { continue };
+                let ev = event(&[("int a", 4, true), ("__data_loc char[] d", 4, false)], text);
+                if let Ok(p) = Program::compile(&ev) {
+                    let mut s = String::new();
+                    let _ = p.render(&ev, &rec(&[1, 0, 0, 0, 0, 0, 0, 0]), &env(), &mut s);
+                }
+            }
+        }
+    }
+    // Deep nesting is refused, not a stack overflow.
+    let deep = alloc::format!("\"%d\", {}1{}", "(".repeat(100_000), ")".repeat(100_000));
+    let ev = event(&[("int a", 4, true)], &deep);
+    assert!(Program::compile(&ev).is_err());
+    let deep = alloc::format!("\"%d\", {}1", "-".repeat(100_000));
+    let ev = event(&[("int a", 4, true)], &deep);
+    assert!(Program::compile(&ev).is_err());
 }

@@ -104,4 +104,10 @@ impl Env for Decoder {
     fn kstr(&self, addr: u64) -> Option<&str> {
         self.printk.lookup(addr)
     }
+
+    fn fields(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<bool, fmt::Error> {
+        let Some((ev, _)) = self.get(id) else { return Ok(false) };
+        printfmt::render_fields(ev, data, &self.penv(), out).map_err(|_| fmt::Error)?;
+        Ok(true)
+    }
 }

@@ -466,24 +466,32 @@ fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {
     !k.opts.retval_known || k.opts.g(opts::G_RETVAL)
 }
 
-/// print_graph_retval() as in 6.5–6.12: errors (-MAX_ERRNO..-1, also as a
-/// sign-extended 32-bit int) in decimal, everything else in hex.
+/// print_graph_retval(): errors (-MAX_ERRNO..-1, also as a sign-extended
+/// 32-bit int) in decimal, everything else in hex; `= 0x0` as 6.5–6.12
+/// print it (and when the kernel is unknown), ` ret=0x0` from 6.13.
 fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64, leaf: bool, func: u64) -> fmt::Result {
     let retval = k.ulong(retval);
     let hex = k.opts.g(opts::G_RETVAL_HEX);
     let mut err: i64 = 0;
     if retval != 0 && !hex {
-        let v = if k.long == 8 && retval & (1 << 31) != 0 && retval >> 32 == 0 {
-            retval as u32 as i32 as i64
-        } else if k.long == 4 {
-            retval as u32 as i32 as i64
-        } else {
-            retval as i64
-        };
+        // A 32-bit int error returned in a 64-bit register is sign-extended.
+        let as_int = k.long == 4 || (retval & (1 << 31) != 0 && retval >> 32 == 0);
+        let v = if as_int { retval as u32 as i32 as i64 } else { retval as i64 };
         // IS_ERR_VALUE: the top 4095 values of unsigned long.
         if (-4095..0).contains(&v) {
             err = v;
         }
+    }
+    if k.kver >= 6013 {
+        // 6.13 reworked the comment for funcgraph-retaddr: ` ret=` inside it.
+        if leaf {
+            k.ps(out, func)?;
+            out.write_str("(); /*")?;
+        } else {
+            out.write_str("} /* ")?;
+            k.ps(out, func)?;
+        }
+        return if hex || err == 0 { write!(out, " ret=0x{:x} */\n", retval) } else { write!(out, " ret={} */\n", err) };
     }
     if leaf {
         k.ps(out, func)?;

@@ -19,6 +19,7 @@ pub mod tracecmd;
 mod tests;
 
 use core::fmt::{self, Write};
+use core::sync::atomic::{AtomicBool, Ordering};
 
 pub use cmdlines::Cmdlines;
 pub use kernel::{Classes, HeaderInfo, Kernel};
@@ -69,10 +70,25 @@ pub trait Env {
     /// A string in kernel memory named by address (bputs, `const char *`
     /// fields): known only through printk_formats.
     fn kstr(&self, addr: u64) -> Option<&str>;
+    /// The event's own fields as the `fields` option prints them (after
+    /// `name: `); false when this environment has no such printer.
+    fn fields(&self, _id: u16, _data: &[u8], _out: &mut dyn Write) -> Result<bool, fmt::Error> {
+        Ok(false)
+    }
 }
 
 /// Private-use base for bytes that are not valid UTF-8 (see module docs).
 pub const RAW_BASE: u32 = 0xF700;
+
+/// Set once any raw-byte escape has been written: until then the std edge
+/// need not look for escapes at all (the common case is plain text).
+pub static RAW_USED: AtomicBool = AtomicBool::new(false);
+
+/// Has [`put_all`] ever escaped a byte?
+#[inline]
+pub fn raw_used() -> bool {
+    RAW_USED.load(Ordering::Relaxed)
+}
 
 /// Write bytes as the kernel would (`%s` of a buffer), up to the first NUL.
 pub fn put_bytes(out: &mut dyn Write, b: &[u8]) -> fmt::Result {
@@ -95,6 +111,7 @@ pub fn put_all(out: &mut dyn Write, mut b: &[u8]) -> fmt::Result {
                     out.write_str(s)?;
                 }
                 let bad = e.error_len().unwrap_or(b.len() - good);
+                RAW_USED.store(true, Ordering::Relaxed);
                 for &c in &b[good..good + bad] {
                     out.write_char(char::from_u32(RAW_BASE + c as u32).unwrap_or('?'))?;
                 }
