@@ -53,7 +53,8 @@ impl Graph {
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuData {
-        let i = cpu as usize;
+        // Out-of-range CPU numbers (a corrupt file) share the last slot.
+        let i = (cpu as usize).min(super::kernel::MAX_CPUS);
         while self.cpus.len() <= i {
             self.cpus.push(CpuData { last_pid: -1, depth: 0, depth_irq: -1, enter: [0; RETFUNC_DEPTH] });
         }
