@@ -24,7 +24,7 @@
 //!
 //! Use (the std edge supplies the `ReadAt`: `applets::source::Input`):
 //!
-//! ```ignore
+//! ```text
 //! let td = TraceDat::open(input.read_at())?;          // Error names section + offset
 //! for f in &td.formats { parse(&f.system, &f.text) }  // ftrace first, file order
 //! let top = td.top().ok_or(..)?;                      // or td.buffer("instance")
