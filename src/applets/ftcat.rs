@@ -739,7 +739,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     for e in dec.events() {
         if e.system == "ftrace" {
             match e.name.as_str() {
-                "funcgraph_entry" => r.0.push(e.id),
+                "funcgraph_entry" | "fgraph_retaddr_entry" => r.0.push(e.id),
                 "funcgraph_exit" => r.1.push(e.id),
                 "function" => r.2.push(e.id),
                 _ => {}

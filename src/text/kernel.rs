@@ -49,7 +49,9 @@ impl F {
 #[derive(Clone)]
 pub enum Kind {
     Function { ip: F, parent: F },
-    GraphEnt { func: F, depth: F },
+    /// funcgraph_entry, or (6.13+, funcgraph-retaddr) fgraph_retaddr_entry
+    /// with the caller's return address.
+    GraphEnt { func: F, depth: F, retaddr: Option<F> },
     GraphRet { func: F, depth: F, overrun: F, calltime: F, rettime: F, retval: Option<F> },
     Print { ip: F, buf: u16 },
     Bprint { ip: F, fmt: F, buf: u16 },
@@ -138,7 +140,8 @@ fn classify_kind(e: &Event) -> Option<Kind> {
     if e.system == "ftrace" {
         return Some(match e.name.as_str() {
             "function" => Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? },
-            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")? },
+            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: None },
+            "fgraph_retaddr_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: fld(e, "retaddr") },
             "funcgraph_exit" => Kind::GraphRet {
                 func: fld(e, "func")?,
                 depth: fld(e, "depth")?,
