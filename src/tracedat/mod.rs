@@ -449,6 +449,13 @@ impl<'f> TraceDat<'f> {
         l
     }
 
+    /// The traced kernel's `long` size (from header_page's commit field):
+    /// what `long`, pointers and `%lx` in event records use. The header's
+    /// `long_size` is user space's and may differ (32-bit user on 64-bit).
+    pub fn kernel_long_size(&self) -> u8 {
+        self.layout.commit_size
+    }
+
     /// The top-level buffer, if the file has one.
     pub fn top(&self) -> Option<&Buffer> {
         self.buffers.iter().find(|b| b.name.is_empty())
