@@ -136,14 +136,20 @@ fn capture(tag: &str, opts: &[(&str, &str)], systems: &[&str]) -> Option<(Vec<u8
 }
 
 /// Context and format options are read from the instance's `options/`:
-/// record-tgid, no irq-info, no context-info, verbose, and `fields` (what
-/// `ftcat --raw` prints). Exclusions as in the main test, plus: with
+/// record-tgid, no irq-info, no context-info, verbose, `fields` (what
+/// `ftcat --raw` prints) and `raw`. Exclusions as in the main test, plus: with
 /// `fields`, a `char *` field prints as `(0x%px)` of the kernel's own copy
 /// of the record (a kernel heap address, not in the recording).
 #[test]
 fn live_options() {
-    let sets: [&[(&str, &str)]; 5] =
-        [&[("record-tgid", "1")], &[("irq-info", "0")], &[("context-info", "0")], &[("verbose", "1")], &[("fields", "1")]];
+    let sets: [&[(&str, &str)]; 6] = [
+        &[("record-tgid", "1")],
+        &[("irq-info", "0")],
+        &[("context-info", "0")],
+        &[("verbose", "1")],
+        &[("fields", "1")],
+        &[("raw", "1")],
+    ];
     for set in sets {
         let Some((kernel, ours)) = capture("opt", set, &["sched", "syscalls", "irq", "timer", "signal", "task"]) else { return };
         let a: Vec<&[u8]> = ours.split(|&c| c == b'\n').collect();

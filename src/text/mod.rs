@@ -1,6 +1,16 @@
 //! Text output. `kernel`: exactly what the kernel's own `trace` file prints
 //! for the same ring buffer (header block, context columns, the tracers' own
-//! printers, syscalls, function_graph). A `tracecmd` style is another issue.
+//! printers, syscalls, function_graph). `tracecmd`: `trace-cmd report`'s.
+//!
+//! Use (see applets/ftcat.rs): classify the recording's events once
+//! ([`Classes::new`]), build an [`Env`] ([`env::Decoder`] over the format,
+//! printfmt and ksyms modules), make a [`Kernel`] with the recording's
+//! [`Opts`], clock (`set_clock`), kernel release (`set_release`: printers
+//! changed between versions) and tracer (`set_tracer`), print the
+//! [`Kernel::header`], then feed records in merged order to [`Kernel::line`]
+//! with the next record *of the same CPU* (function_graph folds an entry and
+//! its exit into one line, and reports when it used it), and lost-event
+//! markers to [`Kernel::lost`].
 //!
 //! Decoders write into `core::fmt::Write`, which only takes `str`. Ring
 //! buffer text (trace_marker, comm) is bytes, not always UTF-8: a byte that
