@@ -95,10 +95,11 @@ pub struct PageLayout {
     /// The sub-buffer size in bytes (4096 unless buffer_subbuf_size_kb was raised).
     pub page_size: u32,
     /// Whether a padding record's (discarded event's) delta advances time.
-    /// The writer computes the next delta from the discarded event's time,
-    /// and kbuffer/trace-cmd add it; the kernel's own readers (the `trace`
-    /// and `trace_pipe` files) skip it. Default true; set false to print
-    /// the kernel's own timestamps.
+    /// The writer computes the next record's delta from the discarded
+    /// event's time, and kbuffer (trace-cmd report) adds it; the kernel's
+    /// own readers (`trace`, `trace_pipe`: rb_update_read_stamp and
+    /// rb_update_iter_read_stamp return early on padding) do not. Default
+    /// false, the kernel's text; set true for trace-cmd's timestamps.
     pub padding_delta: bool,
 }
 
@@ -153,7 +154,7 @@ impl PageLayout {
             commit_size,
             data_offset: 8 + commit_size as u16,
             page_size,
-            padding_delta: true,
+            padding_delta: false,
         }
     }
 
@@ -197,7 +198,7 @@ impl PageLayout {
             commit_size: c_size as u8,
             data_offset: d_off as u16,
             page_size,
-            padding_delta: true,
+            padding_delta: false,
         })
     }
 }
@@ -613,11 +614,13 @@ mod tests {
         b.hdr(29, 0); // null padding: the rest is ignored
         b.small(3, &[3; 4]);
         let page = b.finish(0, None);
-        let ts: Vec<u64> = collect(&l, &page).iter().map(|r| r.0).collect();
-        assert_eq!(ts, vec![1, 10]);
-        l.padding_delta = false;
+        // The kernel's readers skip the discarded event's delta...
         let ts: Vec<u64> = collect(&l, &page).iter().map(|r| r.0).collect();
         assert_eq!(ts, vec![1, 3]);
+        // ...kbuffer (trace-cmd) adds it.
+        l.padding_delta = true;
+        let ts: Vec<u64> = collect(&l, &page).iter().map(|r| r.0).collect();
+        assert_eq!(ts, vec![1, 10]);
         // Padding whose length runs past the commit ends the page quietly.
         let mut b = PageBuilder::new(Endian::Little, 8, 4096, 0);
         b.small(1, &[1; 4]);

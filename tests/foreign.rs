@@ -249,8 +249,10 @@ fn ftcat(args: &[&str]) -> (i32, String, String) {
     let d = std::env::temp_dir().join(format!("ftbox-foreign-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let l = d.join("ftcat");
-    if std::fs::read_link(&l).is_err() {
-        std::os::unix::fs::symlink(ftbox(), &l).unwrap();
+    // Tests run in parallel: another one may make the link first.
+    match std::os::unix::fs::symlink(ftbox(), &l) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => panic!("{}: {e}", l.display()),
+        _ => {}
     }
     let o = Command::new(&l).args(args).output().unwrap();
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())

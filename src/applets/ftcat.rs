@@ -523,7 +523,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
         }
         self.last = r.ts;
         if self.a.stat {
-            let i = r.cpu as usize;
+            let i = slot(r.cpu);
             if self.per_cpu.len() <= i {
                 self.per_cpu.resize(i + 1, 0);
             }
@@ -542,7 +542,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
     }
 
     fn lost(&mut self, cpu: u32, count: Option<u64>) {
-        let i = cpu as usize;
+        let i = slot(cpu);
         if self.lost.len() <= i {
             self.lost.resize(i + 1, (0, 0));
         }
@@ -562,6 +562,12 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
         self.out.flush_now();
         let _ = writeln!(io::stderr(), "ftcat: {}: CPU {}: {}", self.name, cpu, msg);
     }
+}
+
+/// Index of a CPU's per-CPU counters: corrupt CPU numbers share one slot
+/// instead of growing a table to their size.
+fn slot(cpu: u32) -> usize {
+    (cpu as usize).min(text::kernel::MAX_CPUS)
 }
 
 struct Null;
@@ -587,7 +593,7 @@ struct HoldQ {
 
 impl HoldQ {
     fn push(&mut self, h: Held) {
-        let c = h.cpu() as usize;
+        let c = slot(h.cpu());
         if self.per_cpu.len() <= c {
             self.per_cpu.resize(c + 1, 0);
         }
@@ -605,12 +611,12 @@ impl HoldQ {
         }
     }
     fn uncount(&mut self, cpu: u32) {
-        if let Some(n) = self.per_cpu.get_mut(cpu as usize) {
+        if let Some(n) = self.per_cpu.get_mut(slot(cpu)) {
             *n = n.saturating_sub(1);
         }
     }
     fn has(&self, cpu: u32) -> bool {
-        self.per_cpu.get(cpu as usize).is_some_and(|&n| n > 0)
+        self.per_cpu.get(slot(cpu)).is_some_and(|&n| n > 0)
     }
 }
 
@@ -883,7 +889,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     for e in dec.events() {
         if e.system == "ftrace" {
             match e.name.as_str() {
-                "funcgraph_entry" => r.0.push(e.id),
+                "funcgraph_entry" | "fgraph_retaddr_entry" => r.0.push(e.id),
                 "funcgraph_exit" => r.1.push(e.id),
                 "function" => r.2.push(e.id),
                 _ => {}

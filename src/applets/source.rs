@@ -130,9 +130,7 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
     };
     let page_size = if subbuf != 0 { subbuf } else { rustix::param::page_size() as u32 };
     let endian = if cfg!(target_endian = "big") { crate::cursor::Endian::Big } else { crate::cursor::Endian::Little };
-    let mut layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
-    // Live output is compared with the kernel's own `trace` file.
-    layout.padding_delta = false;
+    let layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
 
     let dir = tfs
         .open_file("per_cpu", OFlags::RDONLY | OFlags::DIRECTORY)

@@ -49,7 +49,9 @@ impl F {
 #[derive(Clone)]
 pub enum Kind {
     Function { ip: F, parent: F },
-    GraphEnt { func: F, depth: F },
+    /// funcgraph_entry, or (6.13+, funcgraph-retaddr) fgraph_retaddr_entry
+    /// with the caller's return address.
+    GraphEnt { func: F, depth: F, retaddr: Option<F> },
     GraphRet { func: F, depth: F, overrun: F, calltime: F, rettime: F, retval: Option<F> },
     Print { ip: F, buf: u16 },
     Bprint { ip: F, fmt: F, buf: u16 },
@@ -138,7 +140,8 @@ fn classify_kind(e: &Event) -> Option<Kind> {
     if e.system == "ftrace" {
         return Some(match e.name.as_str() {
             "function" => Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? },
-            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")? },
+            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: None },
+            "fgraph_retaddr_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: fld(e, "retaddr") },
             "funcgraph_exit" => Kind::GraphRet {
                 func: fld(e, "func")?,
                 depth: fld(e, "depth")?,
@@ -229,6 +232,8 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     /// annotate: the ring buffer overran, print `##### CPU N buffer started ####`.
     pub annotate: bool,
     started: Vec<bool>,
+    /// CPUs that have had a record printed.
+    seen: Vec<bool>,
     idx: u64,
     /// The buffer of the per-record [`Line`].
     lbuf: Vec<u8>,
@@ -250,6 +255,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             graph: Graph::new(ncpus, env),
             annotate: false,
             started: Vec::new(),
+            seen: Vec::new(),
             idx: 0,
             lbuf: Vec::new(),
             counts: Counts::default(),
@@ -318,7 +324,18 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     // ---- lines ------------------------------------------------------------
 
     /// print_trace_line()'s lost-events line, where the loss happened.
+    ///
+    /// Events lost before a CPU's first record are the overwritten start of
+    /// an overrun buffer: `cat trace` shows that as `##### CPU N buffer
+    /// started ####` (annotate), not as a lost line, and so do we when the
+    /// buffer overran. Losses after a CPU's first record (a reader that fell
+    /// behind) print as trace_pipe prints them.
     pub fn lost(&mut self, out: &mut dyn Write, cpu: u32, n: Option<u64>) -> fmt::Result {
+        let i = cpu as usize;
+        let started = self.started.get(i).copied().unwrap_or(false) || self.seen.get(i).copied().unwrap_or(false);
+        if !started && self.annotate && self.opts.has(opts::ANNOTATE) {
+            return Ok(());
+        }
         match n {
             Some(n) => write!(out, "CPU:{} [LOST {} EVENTS]\n", cpu, n),
             None => write!(out, "CPU:{} [LOST EVENTS]\n", cpu),
@@ -330,6 +347,13 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// true when it was consumed that way and must not be printed.
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.idx += 1;
+        let c = r.cpu as usize;
+        if c < MAX_CPUS {
+            if self.seen.len() <= c {
+                self.seen.resize(c + 1, false);
+            }
+            self.seen[c] = true;
+        }
         let ty = rec_type(r.data, self.endian);
         let cls = self.cls;
         let class = cls.get(ty);
@@ -433,6 +457,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             return Ok(());
         }
         let i = cpu as usize;
+        if i >= MAX_CPUS {
+            return Ok(());
+        }
         if self.started.len() <= i {
             self.started.resize(i + 1, false);
         }
@@ -849,6 +876,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
     }
 }
+
+/// Per-CPU state is kept for CPU numbers below this (NR_CPUS tops out at
+/// 8192); a corrupt CPU number must not make us allocate for billions.
+pub const MAX_CPUS: usize = 8192;
 
 /// "00" .. "99".
 const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\

@@ -31,6 +31,7 @@ pub const G_IRQS: u32 = 1 << 6;
 pub const G_TAIL: u32 = 1 << 7;
 pub const G_RETVAL: u32 = 1 << 8;
 pub const G_RETVAL_HEX: u32 = 1 << 9;
+pub const G_RETADDR: u32 = 1 << 10;
 
 /// (name, is_graph_flag, bit). Only options that change the text are here;
 /// others (`overwrite`, `record-cmd`, ...) are accepted and ignored.
@@ -59,6 +60,7 @@ const TABLE: &[(&str, bool, u32)] = &[
     ("funcgraph-tail", true, G_TAIL),
     ("funcgraph-retval", true, G_RETVAL),
     ("funcgraph-retval-hex", true, G_RETVAL_HEX),
+    ("funcgraph-retaddr", true, G_RETADDR),
 ];
 
 /// Options known to tracefs that do not change the text: accepted so a
@@ -68,7 +70,7 @@ const IGNORED: &[&str] = &[
     "disable_on_free", "markers", "event-fork", "pause-on-trace", "function-trace", "function-fork",
     "display-graph", "stacktrace", "func_stack_trace", "func-no-repeats", "trace_printk_dest",
     "copy_trace_marker", "test_nop_accept", "test_nop_refuse", "sleep-time", "graph-time",
-    "funcgraph-retaddr", "funcgraph-args", "func-args",
+    "funcgraph-args", "func-args",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -443,3 +443,39 @@ fn funcgraph_irq_arrows_and_comments() {
          \x200)   5.000 us    |  }\n"
     );
 }
+
+#[test]
+fn funcgraph_retaddr_entries() {
+    let env = TestEnv { syms: alloc::vec![(0x1000, 0x100, "do_work"), (0x2000, 0x100, "helper"), (0x5000, 0x80, "caller")] };
+    let mut evs = graph_events();
+    evs.push(ev(
+        12,
+        "ftrace",
+        "fgraph_retaddr_entry",
+        &[f("unsigned long func", 8, 8, false), f("int depth", 16, 4, true), f("unsigned long retaddr", 24, 8, false)],
+    ));
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::new();
+    let rent = |func: u64, depth: i32, ra: u64| {
+        let mut v = hdr(12, 100);
+        v.extend_from_slice(&func.to_le_bytes());
+        v.extend_from_slice(&depth.to_le_bytes());
+        v.extend_from_slice(&[0; 4]);
+        v.extend_from_slice(&ra.to_le_bytes());
+        v
+    };
+    let mut o = Opts::default();
+    o.set("funcgraph-retaddr").unwrap();
+    o.set("funcgraph-retval").unwrap();
+    let mut k = Kernel::new(&env, &cmd, &cls, o, 2);
+    k.set_tracer("function_graph");
+    k.set_release("6.13.0");
+    let recs = [rent(0x1000, 0, 0x5010), rent(0x2000, 1, 0x1020), ret(0x2000, 1, 3, 1000), ret(0x1000, 0, 0, 3000)];
+    let out = run(&mut k, &recs);
+    assert_eq!(
+        out,
+        " 0)               |  do_work() { /* <-caller+0x10/0x80 */\n\
+         \x200)   1.000 us    |    helper(); /* <-do_work+0x20/0x100 ret=0x3 */\n\
+         \x200)   3.000 us    |  } /* do_work ret=0x0 */\n"
+    );
+}

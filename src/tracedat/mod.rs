@@ -24,7 +24,7 @@
 //!
 //! Use (the std edge supplies the `ReadAt`: `applets::source::Input`):
 //!
-//! ```ignore
+//! ```text
 //! let td = TraceDat::open(input.read_at())?;          // Error names section + offset
 //! for f in &td.formats { parse(&f.system, &f.text) }  // ftrace first, file order
 //! let top = td.top().ok_or(..)?;                      // or td.buffer("instance")
@@ -447,6 +447,13 @@ impl<'f> TraceDat<'f> {
             l.page_size = buffer.page_size;
         }
         l
+    }
+
+    /// The traced kernel's `long` size (from header_page's commit field):
+    /// what `long`, pointers and `%lx` in event records use. The header's
+    /// `long_size` is user space's and may differ (32-bit user on 64-bit).
+    pub fn kernel_long_size(&self) -> u8 {
+        self.layout.commit_size
     }
 
     /// The top-level buffer, if the file has one.

@@ -278,6 +278,7 @@ fn v6_both_endians_both_longs_with_an_instance() {
             let td = TraceDat::open(&f).unwrap_or_else(|err| panic!("{:?} {}: {}", e, long, err));
             assert_eq!((td.version, td.endian, td.long_size), (6, e, long));
             assert_eq!(td.layout(td.top().unwrap()).commit_size, long);
+            assert_eq!(td.kernel_long_size(), long);
             assert_eq!(td.formats, vec![Format { system: "ftrace".to_string(), text: FTRACE_FMT.to_string() }, Format { system: "sched".to_string(), text: SCHED_FMT.to_string() }]);
             assert_eq!((td.kallsyms.as_str(), td.printk.as_str(), td.cmdlines.as_str()), (KALLSYMS, PRINTK, CMDLINES));
             assert_eq!(td.options.clock(), Some("local"));
@@ -452,4 +453,14 @@ fn flipped_bytes_never_panic() {
         }
     }
     assert!(opened > 1000, "{opened}");
+}
+
+/// A build without the `zstd` feature names the algorithm it cannot read.
+#[cfg(not(feature = "zstd"))]
+#[test]
+fn zstd_file_without_the_feature_is_a_clear_error() {
+    let f = v7(Endian::Little, 8, true);
+    let e = TraceDat::open(&f).err().unwrap();
+    assert_eq!(e.reason, Reason::Compression("zstd".to_string()));
+    assert!(e.to_string().contains("unsupported compression 'zstd'"), "{e}");
 }
