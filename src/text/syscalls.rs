@@ -11,6 +11,19 @@ use core::fmt::{self, Write};
 use super::kernel::{Line, F};
 use crate::cursor::{read_uint, Endian};
 
+/// `: VALUE` of one argument, in the style of the recording's kernel.
+fn value(b: &mut Line, v: u64, new_style: bool) {
+    b.extend(b": ");
+    if new_style && v < 10 {
+        b.push(b'0' + v as u8);
+    } else {
+        if new_style {
+            b.extend(b"0x");
+        }
+        b.hex(v);
+    }
+}
+
 /// The same into a line buffer; false when it does not fit.
 pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
     let new_style = kver == 0 || kver >= 6018;
@@ -30,16 +43,7 @@ pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], d: &[u
             b.push(b' ');
         }
         b.extend_str(arg);
-        let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
-        b.extend(b": ");
-        if new_style && v < 10 {
-            b.push(b'0' + v as u8);
-        } else {
-            if new_style {
-                b.extend(b"0x");
-            }
-            b.hex(v);
-        }
+        value(b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
     }
     if b.room() < 2 {
         return false;
@@ -64,17 +68,8 @@ pub fn enter(out: &mut dyn Write, name: &str, args: &[(String, String, F)], d: &
         }
         out.write_str(arg)?;
         // Arguments are `unsigned long` whatever type the field claims.
-        let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
         b.clear();
-        b.extend(b": ");
-        if new_style && v < 10 {
-            b.push(b'0' + v as u8);
-        } else {
-            if new_style {
-                b.extend(b"0x");
-            }
-            b.hex(v);
-        }
+        value(&mut b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
         out.write_str(b.as_str())?;
     }
     out.write_str(")\n")
