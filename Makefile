@@ -39,7 +39,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 
-.PHONY: all build test test-cross unit demo tiny cross size install clean setup
+.PHONY: all build test test-cross unit demo tiny cross size install clean setup vmtest
 all: build
 
 setup:
@@ -63,6 +63,14 @@ test: build
 	$(CARGO) check --lib --no-default-features --quiet
 	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) --no-fail-fast -- --test-threads=2
 	@$(MAKE) --no-print-directory test-cross
+	@# The VM lab (16 min) joins CI once its remaining ftcat checks pass
+	@# (issue 6 is open: kprobe printer, instance buffers); VMTEST=1 runs it now.
+	@if [ "$${VMTEST:-}" = 1 ]; then $(MAKE) --no-print-directory vmtest; else echo "vmtest: not run (VMTEST=1 runs it)"; fi
+
+# Function tracers, kprobes and the rescue-shell use on real Debian kernels
+# under QEMU (this host refuses function tracing): see scripts/vmtest.sh.
+vmtest: build
+	FTBOX_BIN=$(CURDIR)/$(BIN) sh scripts/vmtest.sh
 
 # The same tests for every cross target, under qemu-user (scripts/test-cross.sh).
 test-cross:

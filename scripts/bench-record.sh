@@ -73,13 +73,22 @@ run_ftrec() { # name extra-args...
 	sleep 1
 	n=$(taskset -c 0 "$W/storm" "$SECS")
 	sleep 0.5
-	kill -INT $(pgrep -P $pid 2>/dev/null || true) $pid 2>/dev/null || true
+	# $pid is /usr/bin/time (or ftrec itself); its readers are ftrec's children.
+	main=$pid
+	[ -n "$TIME" ] && main=$(pgrep -P $pid | head -1)
+	rd=0
+	for r in $(pgrep -P "$main"); do
+		rd=$((rd + $(awk '{print $14 + $15}' /proc/$r/stat)))
+	done
+	kill -INT "$main" 2>/dev/null || true
 	wait $pid || true
 	# Summary lines: "CPU0: B bytes, E events recorded" and "CPU 0: L events lost".
 	rec=$(awk '/events recorded/ {s += $4} END {print s+0}' "$W/$name.err")
 	lost=$(awk '/events lost|events dropped/ {s += $3} END {print s+0}' "$W/$name.err")
 	cpu=$(awk '{print $1 + $2}' "$W/$name.time" 2>/dev/null || echo 0)
 	report "$name" $((n * 2)) "$lost" "$cpu" "$rec"
+	# How much of that the per-CPU readers used; the rest is writing trace.dat.
+	awk -v t=$rd -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%-22s of which the readers %.2fs\n", "", t / hz}'
 	rm -f "$out"
 }
 

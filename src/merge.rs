@@ -48,14 +48,10 @@ impl PageSource for CpuPages<'_> {
         self.cpu.cpu
     }
     fn fill(&mut self, page: &mut Vec<u8>) -> Result<Fill, Error> {
-        match self.next_page() {
+        match self.next_into(page) {
             None => Ok(Fill::End),
             Some(Err(e)) => Err(e),
-            Some(Ok(p)) => {
-                page.clear();
-                page.extend_from_slice(p);
-                Ok(Fill::Page)
-            }
+            Some(Ok(())) => Ok(Fill::Page),
         }
     }
 }
@@ -104,6 +100,11 @@ pub struct Merge<'s> {
     last: Option<usize>,
     /// Errors waiting to be returned.
     errors: Vec<(u32, Error)>,
+    /// CPUs to ask for their next record on the next call.
+    need: Vec<usize>,
+    /// Min-heap of (timestamp, index) of the CPUs holding a record: lower
+    /// index = lower CPU wins ties. O(log k) per record for many-CPU boxes.
+    heap: Vec<(u64, usize)>,
 }
 
 impl<'s> Merge<'s> {
@@ -114,7 +115,8 @@ impl<'s> Merge<'s> {
             .map(|src| Cpu { cpu: src.cpu(), src, page: Vec::new(), cur: RecordCursor::default(), head: (0, 0, 0), state: State::Need, lost: None, pages: 0 })
             .collect();
         cpus.sort_by_key(|c| c.cpu);
-        Merge { cpus, layout, last: None, errors: Vec::new() }
+        let need = (0..cpus.len()).collect();
+        Merge { cpus, layout, last: None, errors: Vec::new(), need, heap: Vec::new() }
     }
 
     /// Merge the page streams of a trace.dat buffer.
@@ -141,9 +143,10 @@ impl<'s> Merge<'s> {
 
     /// Make CPUs that were empty ask their source again on the next call.
     pub fn retry_waiting(&mut self) {
-        for c in &mut self.cpus {
+        for (i, c) in self.cpus.iter_mut().enumerate() {
             if c.state == State::Waiting {
                 c.state = State::Need;
+                self.need.push(i);
             }
         }
     }
@@ -153,31 +156,69 @@ impl<'s> Merge<'s> {
     pub fn next(&mut self) -> Option<Item<'_>> {
         if let Some(i) = self.last.take() {
             self.cpus[i].state = State::Need;
+            self.need.push(i);
         }
-        for i in 0..self.cpus.len() {
+        while let Some(i) = self.need.pop() {
             if self.cpus[i].state == State::Need {
                 self.refill(i);
+                if self.cpus[i].state == State::Has {
+                    self.push(self.cpus[i].head.0, i);
+                }
             }
         }
         if !self.errors.is_empty() {
             let (cpu, error) = self.errors.remove(0);
             return Some(Item::Error { cpu, error });
         }
-        let mut best: Option<usize> = None;
-        for (i, c) in self.cpus.iter().enumerate() {
-            if c.state == State::Has && best.map_or(true, |b| c.head.0 < self.cpus[b].head.0) {
-                best = Some(i);
-            }
-        }
-        let i = best?;
+        let &(_, i) = self.heap.first()?;
         let c = &mut self.cpus[i];
         if let Some(count) = c.lost.take() {
             return Some(Item::Lost { cpu: c.cpu, ts: c.head.0, count });
         }
+        self.pop();
         self.last = Some(i);
         let c = &self.cpus[i];
         let (ts, s, n) = c.head;
         Some(Item::Record { cpu: c.cpu, ts, data: &c.page[s as usize..(s + n) as usize] })
+    }
+
+    fn push(&mut self, ts: u64, i: usize) {
+        let h = &mut self.heap;
+        h.push((ts, i));
+        let mut k = h.len() - 1;
+        while k > 0 {
+            let p = (k - 1) / 2;
+            if h[p] <= h[k] {
+                break;
+            }
+            h.swap(p, k);
+            k = p;
+        }
+    }
+
+    fn pop(&mut self) {
+        let h = &mut self.heap;
+        let Some(last) = h.pop() else { return };
+        if h.is_empty() {
+            return;
+        }
+        h[0] = last;
+        let mut k = 0;
+        loop {
+            let (l, r) = (2 * k + 1, 2 * k + 2);
+            let mut m = k;
+            if l < h.len() && h[l] < h[m] {
+                m = l;
+            }
+            if r < h.len() && h[r] < h[m] {
+                m = r;
+            }
+            if m == k {
+                break;
+            }
+            h.swap(k, m);
+            k = m;
+        }
     }
 
     /// Find CPU `i`'s next record, reading pages as needed.
@@ -335,6 +376,24 @@ mod tests {
         );
         assert!(m.finished());
         assert_eq!(m.pages_read(), 4);
+    }
+
+    #[test]
+    fn many_cpus_merge_in_order() {
+        let l = PageLayout::new(Endian::Little, 8, 256);
+        let mut srcs = Vec::new();
+        // 40 CPUs, each with pages at interleaved times and many ties.
+        for cpu in (0..40u32).rev() {
+            let pages = (0..3u64).map(|k| page(100 * k + (cpu as u64 % 7), &[0, 3, 3, 0, 1], cpu as u8, None)).collect();
+            srcs.push(src(cpu, pages));
+        }
+        let mut m = Merge::new(l, srcs);
+        let got = drain(&mut m);
+        assert_eq!(got.len(), 40 * 3 * 5);
+        let mut want = got.clone();
+        // Stable by (ts, cpu): per-CPU order is kept since each CPU's times never go back.
+        want.sort_by_key(|r| (r.1, r.0));
+        assert_eq!(got, want);
     }
 
     #[test]

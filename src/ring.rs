@@ -95,10 +95,11 @@ pub struct PageLayout {
     /// The sub-buffer size in bytes (4096 unless buffer_subbuf_size_kb was raised).
     pub page_size: u32,
     /// Whether a padding record's (discarded event's) delta advances time.
-    /// The writer computes the next delta from the discarded event's time,
-    /// and kbuffer/trace-cmd add it; the kernel's own readers (the `trace`
-    /// and `trace_pipe` files) skip it. Default true; set false to print
-    /// the kernel's own timestamps.
+    /// The writer computes the next record's delta from the discarded
+    /// event's time, and kbuffer (trace-cmd report) adds it; the kernel's
+    /// own readers (`trace`, `trace_pipe`: rb_update_read_stamp and
+    /// rb_update_iter_read_stamp return early on padding) do not. Default
+    /// false, the kernel's text; set true for trace-cmd's timestamps.
     pub padding_delta: bool,
 }
 
@@ -108,7 +109,7 @@ fn header_field(text: &str, name: &str) -> Option<(u32, u32)> {
         let line = line.trim();
         let Some(rest) = line.strip_prefix("field:") else { continue };
         let Some((decl, attrs)) = rest.split_once(';') else { continue };
-        let fname = decl.trim().rsplit(|c: char| c == ' ' || c == '\t' || c == '*').next().unwrap_or("");
+        let fname = decl.trim().rsplit([' ', '\t', '*']).next().unwrap_or("");
         // `char data[4080]`-style declarations: drop the array suffix.
         let fname = fname.split('[').next().unwrap_or("");
         if fname != name {
@@ -153,7 +154,7 @@ impl PageLayout {
             commit_size,
             data_offset: 8 + commit_size as u16,
             page_size,
-            padding_delta: true,
+            padding_delta: false,
         }
     }
 
@@ -183,9 +184,9 @@ impl PageLayout {
         if !header_event.trim().is_empty() {
             let ok = header_event_num(header_event, "type_len") == Some(5)
                 && header_event_num(header_event, "time_delta") == Some(27)
-                && header_event_num(header_event, "padding").map_or(true, |v| v == TYPE_PADDING)
-                && header_event_num(header_event, "time_extend").map_or(true, |v| v == TYPE_TIME_EXTEND)
-                && header_event_num(header_event, "time_stamp").map_or(true, |v| v == TYPE_TIME_STAMP);
+                && header_event_num(header_event, "padding").is_none_or(|v| v == TYPE_PADDING)
+                && header_event_num(header_event, "time_extend").is_none_or(|v| v == TYPE_TIME_EXTEND)
+                && header_event_num(header_event, "time_stamp").is_none_or(|v| v == TYPE_TIME_STAMP);
             if !ok {
                 return Err(bad_event);
             }
@@ -197,7 +198,7 @@ impl PageLayout {
             commit_size: c_size as u8,
             data_offset: d_off as u16,
             page_size,
-            padding_delta: true,
+            padding_delta: false,
         })
     }
 }
@@ -465,14 +466,14 @@ mod tests {
         }
         /// A small record: type_len = words.
         fn small(&mut self, delta: u32, payload: &[u8]) {
-            let words = (payload.len() + 3) / 4;
+            let words = payload.len().div_ceil(4);
             self.hdr(words as u32, delta);
             self.page[self.pos..self.pos + payload.len()].copy_from_slice(payload);
             self.pos += words * 4;
         }
         /// A type_len 0 record, aligned to `align` as RB_FORCE_8BYTE_ALIGNMENT does.
         fn big(&mut self, delta: u32, payload: &[u8], align: usize) {
-            let total = (4 + 4 + payload.len() + align - 1) / align * align;
+            let total = (4 + 4 + payload.len()).div_ceil(align) * align;
             self.hdr(0, delta);
             self.word((total - 4) as u32);
             self.page[self.pos..self.pos + payload.len()].copy_from_slice(payload);
@@ -613,11 +614,13 @@ mod tests {
         b.hdr(29, 0); // null padding: the rest is ignored
         b.small(3, &[3; 4]);
         let page = b.finish(0, None);
-        let ts: Vec<u64> = collect(&l, &page).iter().map(|r| r.0).collect();
-        assert_eq!(ts, vec![1, 10]);
-        l.padding_delta = false;
+        // The kernel's readers skip the discarded event's delta...
         let ts: Vec<u64> = collect(&l, &page).iter().map(|r| r.0).collect();
         assert_eq!(ts, vec![1, 3]);
+        // ...kbuffer (trace-cmd) adds it.
+        l.padding_delta = true;
+        let ts: Vec<u64> = collect(&l, &page).iter().map(|r| r.0).collect();
+        assert_eq!(ts, vec![1, 10]);
         // Padding whose length runs past the commit ends the page quietly.
         let mut b = PageBuilder::new(Endian::Little, 8, 4096, 0);
         b.small(1, &[1; 4]);

@@ -25,7 +25,7 @@ fn dat_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().map_or(false, |e| e == "dat"))
+        .filter(|p| p.extension().is_some_and(|e| e == "dat"))
         .collect();
     v.sort();
     v
@@ -66,7 +66,10 @@ struct Decoded {
 fn decode(file: &dyn ReadAt) -> Result<Decoded, String> {
     let td = TraceDat::open(file).map_err(|e| e.to_string())?;
     let top = td.top().ok_or("no top buffer")?;
-    let mut m = Merge::from_pages(td.layout(top), td.all_cpu_pages(top));
+    // Compared with trace-cmd report: time as kbuffer reads it.
+    let mut layout = td.layout(top);
+    layout.padding_delta = true;
+    let mut m = Merge::from_pages(layout, td.all_cpu_pages(top));
     let mut d = Decoded { records: Vec::new(), errors: Vec::new(), lost: 0, short: 0 };
     if let Some(e) = &td.damage {
         d.errors.push(e.to_string());
@@ -248,9 +251,8 @@ fn merged_order_matches_the_kernel_trace_text() {
         let f = FileAt::open(path.as_os_str()).unwrap();
         let td = TraceDat::open(&f).unwrap();
         let top = td.top().unwrap();
-        let mut layout = td.layout(top);
-        layout.padding_delta = false;
-        let mut m = Merge::from_pages(layout, td.all_cpu_pages(top));
+        // The default layout reads time as the kernel's own readers do.
+        let mut m = Merge::from_pages(td.layout(top), td.all_cpu_pages(top));
         let mut got = Vec::new();
         while let Some(it) = m.next() {
             if let Item::Record { cpu, ts, .. } = it {

@@ -222,7 +222,7 @@ fn help_and_usage_errors() {
     let (code, out, _) = run(&["-h"]);
     assert_eq!(code, Some(0));
     assert!(String::from_utf8_lossy(&out).starts_with("Usage: ftcat"));
-    let (code, _, err) = run(&["--style", "nonsense", "x.dat"]);
+    let (code, _, err) = run(&["--style", "bogus", "x.dat"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--style"), "{err}");
     let (code, _, err) = run(&["--bogus"]);
@@ -259,4 +259,14 @@ fn filters_and_stat() {
     assert!(out.contains(&format!("records: {n}\n")), "{out}");
     assert!(out.contains("syscalls:sys_exit_newfstatat"), "{out}");
     assert!(out.contains("lost events: 0"), "{out}");
+}
+
+#[test]
+fn stdin_input() {
+    let Some(dir) = fixtures() else { return };
+    let f = std::fs::File::open(dir.join("x-func.extract.dat")).unwrap();
+    let o = Command::new(ftcat()).arg("-").stdin(f).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read(dir.join("x-func.trace.txt")).unwrap();
+    assert!(o.stdout == want, "ftcat - differs from the kernel's text");
 }

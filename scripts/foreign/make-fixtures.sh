@@ -2,10 +2,12 @@
 # Regenerate fixtures/foreign/ from scratch: boot each foreign Debian kernel
 # (run-vm.sh, one VM at a time), capture on this machine with an 8 KiB
 # sub-buffer (capture-live.sh), and pack every capture into NAME.dat (pack.py)
-# beside the kernel's own text NAME.trace.txt and NAME.info (where it came from).
+# beside the kernel's own text NAME.trace.txt and NAME.info (where it came
+# from). The trace-cmd oracle is not stored: tests run `trace-cmd report`.
 #
 #   scripts/foreign/make-fixtures.sh [NAME...]   default: all of them
-# NAME: i686 s390x malta loongson3 subbuf8k. Timestamps, pids and addresses
+# NAME: i686 s390x malta loongson3 subbuf8k. REPACK=1 skips the captures and
+# packs again what $WORK/capture/NAME holds. Timestamps, pids and addresses
 # differ from run to run: the tests compare each .dat with its own
 # .trace.txt, so regenerate both together (and re-bless golden outputs).
 set -eu
@@ -16,7 +18,8 @@ export WORK=${WORK:-/tmp/ftbox-foreign}
 mkdir -p "$dest" "$WORK/capture"
 for name in ${*:-i686 s390x malta loongson3 subbuf8k}; do
 	cap=$WORK/capture/$name
-	case $name in
+	case ${REPACK:-}$name in
+	1*) ;;
 	subbuf8k) sh "$here/capture-live.sh" "$cap" 8 ;;
 	*) sh "$here/run-vm.sh" "$name" "$cap" ;;
 	esac

@@ -11,6 +11,8 @@ copied unchanged.
 capture-live.sh, who know the machine); --long (the *userspace* long size, which is
 what the v6 header records) defaults from header_page's `commit` size.
 
+saved_cmdlines: only the entries the trace text uses (see trimmed_cmdlines).
+
 kallsyms: the guest's /proc/kallsyms is far too large for a fixture, so only
 the symbols whose names occur in the kernel's own trace text are kept, each
 with the symbol that follows it in address order (so the containing symbol
@@ -77,12 +79,29 @@ def main(argv):
     b += u32(len(ks)) + ks
     pf = rd("printk_formats") if os.path.exists(os.path.join(cap, "printk_formats")) else b""
     b += u32(len(pf)) + pf
-    cl = rd("saved_cmdlines")
+    cl = trimmed_cmdlines(cap)
     b += u64(len(cl)) + cl
     cpus = sorted(int(f[3:-4]) for f in os.listdir(cap) if re.fullmatch(r"cpu\d+\.raw", f))
     ncpu = cpus[-1] + 1 if cpus else 0
     b += u32(ncpu)
-    b += b"options  \0" + u16(0)
+    # Options, as trace-cmd writes them in a v6 file: UNAME (5), which tells
+    # a reader the kernel release (its text printers changed over time), and
+    # CPUSTAT (2), one per CPU: "CPU: N" and that CPU's stats file.
+    b += b"options  \0"
+    if os.path.exists(os.path.join(cap, "uname")):
+        # busybox `uname -a` ends with the OS name; trace-cmd records
+        # "sysname nodename release version machine".
+        un = rd("uname", "r").strip()
+        if un.endswith(" GNU/Linux"):
+            un = un[: -len(" GNU/Linux")]
+        d = un.encode() + b"\0"
+        b += u16(5) + u32(len(d)) + d
+    for c in range(ncpu):
+        p = os.path.join(cap, "cpu%d.stats" % c)
+        if os.path.exists(p):
+            d = ("CPU: %d\n" % c).encode() + open(p, "rb").read() + b"\0"
+            b += u16(2) + u32(len(d)) + d
+    b += u16(0)
     b += b"flyrecord\0"
     table = len(b)
     b += bytes(16 * ncpu)
@@ -100,6 +119,18 @@ def main(argv):
             b += bytes(off - len(b)) + d
             off = (len(b) + page - 1) // page * page
     open(out, "wb").write(bytes(b))
+
+def trimmed_cmdlines(cap):
+    """saved_cmdlines, less the pids the trace never names. A busy machine's
+    list is tens of KB; the kernel's text shows `comm-pid` for every pid it
+    found there, so an entry whose `comm-pid` is not in trace.txt was not used."""
+    text = open(os.path.join(cap, "trace.txt")).read()
+    keep = []
+    for ln in open(os.path.join(cap, "saved_cmdlines")).read().splitlines():
+        pid, _, comm = ln.partition(" ")
+        if "%s-%s " % (comm, pid) in text or "%s-%s\t" % (comm, pid) in text:
+            keep.append(ln + "\n")
+    return "".join(keep).encode()
 
 def trimmed_kallsyms(cap):
     p = os.path.join(cap, "kallsyms.gz")

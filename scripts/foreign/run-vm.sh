@@ -10,10 +10,11 @@
 #   s390x      linux-image-s390x:s390x       qemu-system-s390x -M s390-ccw-virtio, 2 CPUs
 #   malta      linux-image-5kc-malta:mips64el qemu-system-mips64el -M malta -cpu 5KEc, 1 CPU
 #   loongson3  linux-image-loongson-3:mips64el qemu-system-mips64el -M loongson3-virt, 1 CPU
-# Needs: apt (foreign architectures are added with dpkg --add-architecture,
-# packages are only downloaded, never installed), qemu-system-x86,
-# qemu-system-misc, qemu-system-mips, cpio, gzip. One VM at a time, and a
-# hard time limit on each boot (VM_TIMEOUT seconds, default 600).
+# Needs: apt (the guest's architecture is added with dpkg --add-architecture
+# for the download and removed again; packages are only downloaded, never
+# installed), the qemu-system package of the guest (installed if missing:
+# qemu-system-x86, qemu-system-misc, qemu-system-mips), cpio, gzip. One VM
+# at a time, and a hard time limit on each boot (VM_TIMEOUT seconds, default 600).
 set -eu
 name=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,13 +31,18 @@ loongson3) arch=mips64el kpkg=linux-image-loongson-3 endian=little bufkb=128 ;;
 *) echo "run-vm.sh: unknown NAME $name" >&2; exit 2 ;;
 esac
 
-dpkg --print-foreign-architectures | grep -qx $arch || { dpkg --add-architecture $arch; apt-get update -qq || true; }
+qemu=$(case $arch in i386) echo qemu-system-i386:qemu-system-x86;; s390x) echo qemu-system-s390x:qemu-system-misc;; *) echo qemu-system-mips64el:qemu-system-mips;; esac)
+command -v ${qemu%%:*} >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${qemu#*:} >&2
+added=""
+dpkg --print-foreign-architectures | grep -qx $arch || { dpkg --add-architecture $arch; added=1; apt-get update -qq || true; }
 cd "$work"
 # The meta package names the current versioned image package: fetch that.
 kver=$(apt-cache depends $kpkg:$arch | sed -n 's/.*Depends: \(linux-image-[0-9][^:]*\).*/\1/p' | head -1)
 [ -n "$kver" ] || { echo "run-vm.sh: cannot resolve $kpkg:$arch" >&2; exit 1; }
 ls ${kver}_*.deb >/dev/null 2>&1 || apt-get download $kver:$arch
 ls busybox-static_*_$arch.deb >/dev/null 2>&1 || apt-get download busybox-static:$arch
+# Only downloads were wanted: leave dpkg's architectures as they were.
+[ -z "$added" ] || { dpkg --remove-architecture $arch; apt-get update -qq || true; }
 rm -rf k bb initrd && mkdir -p k bb initrd/bin initrd/proc initrd/sys initrd/dev initrd/tmp
 dpkg-deb -x ${kver}_*.deb k
 dpkg-deb -x busybox-static_*_$arch.deb bb

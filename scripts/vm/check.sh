@@ -69,7 +69,7 @@ file_status() {
 
 compare() { # LABEL A B IGNORE DEP
     label=$1 a=$2 b=$3 ign=$4 dep=$5
-    for x in $dep $a $b; do
+    for x in $(echo "$dep" | tr , ' ') $a $b; do
         st=$(file_status "$x")
         case $st in
         pending:*) verdict pending "$label: ${st#pending:}"; return ;;
@@ -113,10 +113,17 @@ for s in $SCEN; do
     while IFS="$TAB" read -r kind f1 f2 f3 f4 f5; do
         case $kind in
         note) printf '  note     %s\n' "$f1" ;;
+        need)
+            st=$(run_status "$f2")
+            case $st in
+            ok) verdict ok "$f1: exit 0, $(wc -l <"$S/$f2") lines" ;;
+            pending:*) verdict pending "$f1: ${st#pending:}" ;;
+            fail:*) verdict fail "$f1: ${st#fail:}" ;;
+            esac ;;
         same)
             [ "$f4" = - ] && f4=
             [ "$f5" = - ] && f5=
-            compare "$f1" "$f2" "$f3" "$f4" "$f5"; used="$used$f2 $f3 $f5 " ;;
+            compare "$f1" "$f2" "$f3" "$f4" "$f5"; used="$used$f2 $f3 $(echo "$f5" | tr , ' ') " ;;
         esac
     done <"$S/manifest"
     # Runs no comparison looked at still have to succeed.

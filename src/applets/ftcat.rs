@@ -23,6 +23,8 @@ use crate::cursor::{read_uint, Endian};
 use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
 use crate::merge::{Item, Merge};
+use crate::ring::Page;
+use crate::text::tracecmd::filter::{EventFilter, GraphFilter, Verdict};
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
@@ -47,9 +49,18 @@ own `trace` file would print it.
       --tracer NAME  the tracer that recorded (default: guessed)
       --stat         records per event and CPU, lost events, time span,
                      records the print fmt interpreter could not format
-      --raw          every field as name=value (the `fields` option)
+  -R, --raw          every field as name=value (the `fields` option)
+  -F 'SYS/EVENT: EXPR'  only these events, where EXPR holds (==, !=, <, >,
+                     &, =~ regex, ~ glob, &&, ||, !, COMM; repeatable)
+      --max-depth N  function_graph: hide calls N deep and deeper
+      --graph FUNC   function_graph: only the calls under FUNC
+      --style S      kernel (default) or trace-cmd: as `trace-cmd report`;
+                     then -t (ns timestamps), -l (latency columns),
+                     -O [fgraph:]tailprint|retval-dec|retval-hex|
+                     retval-skip|depth, -O [ftrace:]parent|indent=0|offset,
+                     --stat, --first-event, --last-event as trace-cmd's
       --live         read the live buffers' trace_pipe_raw (consuming)
-  -B INSTANCE        with --live: that instance's buffers
+  -B INSTANCE        the instance's buffers (live, or a buffer of FILE)
       --once         with --live: stop when the buffers are empty
   -h, --help         this help
 ";
@@ -82,6 +93,14 @@ pub struct Args {
     /// `--style trace-cmd` and its options (`-t`, `-l`, `-O` plugin options).
     pub tc: bool,
     pub tc_flags: u32,
+    /// `--max-depth N`, `--graph FUNC`: function_graph subtrees to show.
+    pub max_depth: Option<u32>,
+    pub graph: Option<String>,
+    /// `-F 'SYSTEM/EVENT: FILTER'` (trace-cmd's event filters).
+    pub filters: Vec<String>,
+    /// `--first-event` / `--last-event`: per-CPU first/last timestamps.
+    pub first_ev: bool,
+    pub last_ev: bool,
 }
 
 pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
@@ -105,6 +124,14 @@ pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
             Short('R') | Long("raw") => a.raw = true,
             Short('t') => a.tc_flags |= text::tracecmd::NSEC,
             Short('l') => a.tc_flags |= text::tracecmd::LAT,
+            Short('F') => a.filters.push(p.value()?.string()?),
+            Long("first-event") => a.first_ev = true,
+            Long("last-event") => a.last_ev = true,
+            Long("graph") => a.graph = Some(p.value()?.string()?),
+            Long("max-depth") => match p.value()?.string()?.parse() {
+                Ok(n) => a.max_depth = Some(n),
+                Err(_) => usage_err!("--max-depth wants a number"),
+            },
             Long("live") => a.live = true,
             Short('B') | Long("instance") => a.instance = Some(p.value()?.string()?),
             Long("once") => a.once = true,
@@ -123,8 +150,8 @@ pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
     if a.live && a.file.is_some() {
         usage_err!("--live reads the live buffers, not a FILE");
     }
-    if !a.live && (a.instance.is_some() || a.once) {
-        usage_err!("-B and --once go with --live");
+    if !a.live && a.once {
+        usage_err!("--once goes with --live");
     }
     Ok(a)
 }
@@ -208,12 +235,6 @@ impl<W: Write> Out<W> {
     pub fn new(w: W) -> Self {
         Out { w, buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
     }
-    #[inline]
-    fn maybe_flush(&mut self) {
-        if self.buf.len() >= OUT_BUF {
-            self.flush_now();
-        }
-    }
     pub fn flush_now(&mut self) {
         if self.err.is_none() && !self.buf.is_empty() {
             if let Err(e) = self.w.write_all(&self.buf) {
@@ -237,10 +258,9 @@ impl<W: Write> Out<W> {
 impl<W: Write> core::fmt::Write for Out<W> {
     #[inline]
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        // The escapes live in U+F780..U+F7FF: 3-byte UTF-8 starting 0xEF 0x9E/0x9F.
-        let b = s.as_bytes();
-        if !b.contains(&0xEF) {
-            self.buf.extend_from_slice(b);
+        // Escapes (U+F780..U+F7FF) exist only once put_all made one.
+        if !crate::text::raw_used() {
+            self.buf.extend_from_slice(s.as_bytes());
         } else {
             for c in s.chars() {
                 match crate::text::raw_byte(c) {
@@ -252,11 +272,22 @@ impl<W: Write> core::fmt::Write for Out<W> {
                 }
             }
         }
-        self.maybe_flush();
-        if self.err.is_some() {
-            return Err(core::fmt::Error);
+        if self.buf.len() >= OUT_BUF {
+            self.flush_now();
+            if self.err.is_some() {
+                return Err(core::fmt::Error);
+            }
         }
         Ok(())
+    }
+    #[inline]
+    fn write_char(&mut self, c: char) -> core::fmt::Result {
+        if c.is_ascii() {
+            self.buf.push(c as u8);
+            return Ok(());
+        }
+        let mut t = [0u8; 4];
+        self.write_str(c.encode_utf8(&mut t))
     }
 }
 
@@ -307,7 +338,7 @@ fn stat_num(text: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn live_recording(a: &Args, top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
+fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
     let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
     let mut formats = Vec::new();
     for sys in dir_names(top, "events") {
@@ -339,7 +370,6 @@ fn live_recording(a: &Args, top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<
         overrun += stat_num(&st, "overrun:");
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let _ = a;
     Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
 
@@ -386,8 +416,7 @@ impl Lookahead {
         if self.graph_ent.is_empty() {
             return false;
         }
-        let ty = read_uint(d, 0, 2, self.endian).unwrap_or(0) as u16;
-        self.graph_ent.contains(&ty)
+        self.graph_ent.contains(&text::kernel::rec_type(d, self.endian))
     }
 }
 
@@ -417,6 +446,7 @@ impl Held {
 struct Sink<'k, 'a, W: Write> {
     k: Kernel<'a, Decoder>,
     tc: Option<TraceCmd<'a>>,
+    ef: EventFilter,
     out: &'k mut Out<W>,
     a: &'k Args,
     name: String,
@@ -437,6 +467,17 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
         let d = r.data;
         if let Some(t) = &mut self.tc {
             t.arm(r.cpu);
+        }
+        // trace-cmd tests -F in its library, before --cpu, -I, -S.
+        if !self.ef.is_empty() {
+            let pid = self.k.pid(d);
+            let comm = match &self.tc {
+                Some(t) => t.comm(pid),
+                None => self.k.cmd.comm(pid),
+            };
+            if !self.ef.pass(r.cpu, d, comm, self.k.endian) {
+                return false;
+            }
         }
         if let Some(f) = self.a.from {
             if r.ts < f {
@@ -470,7 +511,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
                 return false;
             }
         }
-        let ty = read_uint(d, 0, 2, self.k.endian).unwrap_or(0) as u16;
+        let ty = text::kernel::rec_type(d, self.k.endian);
         if let Some(al) = &self.allowed {
             if al.binary_search(&ty).is_err() {
                 return false;
@@ -482,7 +523,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
         }
         self.last = r.ts;
         if self.a.stat {
-            let i = r.cpu as usize;
+            let i = slot(r.cpu);
             if self.per_cpu.len() <= i {
                 self.per_cpu.resize(i + 1, 0);
             }
@@ -501,7 +542,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
     }
 
     fn lost(&mut self, cpu: u32, count: Option<u64>) {
-        let i = cpu as usize;
+        let i = slot(cpu);
         if self.lost.len() <= i {
             self.lost.resize(i + 1, (0, 0));
         }
@@ -523,6 +564,12 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
     }
 }
 
+/// Index of a CPU's per-CPU counters: corrupt CPU numbers share one slot
+/// instead of growing a table to their size.
+fn slot(cpu: u32) -> usize {
+    (cpu as usize).min(text::kernel::MAX_CPUS)
+}
+
 struct Null;
 impl core::fmt::Write for Null {
     fn write_str(&mut self, _: &str) -> core::fmt::Result {
@@ -530,16 +577,75 @@ impl core::fmt::Write for Null {
     }
 }
 
+/// How many merge items a graph entry may hold back while waiting for its
+/// CPU's next record. A CPU that stops right after an entry (idle) would
+/// otherwise make the whole rest of the trace wait in memory; past this the
+/// entry prints unfolded (`func() {`), the one place ftcat trades exactness
+/// for flat memory.
+const HOLD_MAX: usize = 1 << 16;
+
+/// The items held back, with a count per CPU so "does CPU c have one?" is
+/// a lookup, not a scan.
+struct HoldQ {
+    q: VecDeque<Held>,
+    per_cpu: Vec<u32>,
+}
+
+impl HoldQ {
+    fn push(&mut self, h: Held) {
+        let c = slot(h.cpu());
+        if self.per_cpu.len() <= c {
+            self.per_cpu.resize(c + 1, 0);
+        }
+        self.per_cpu[c] += 1;
+        self.q.push_back(h);
+    }
+    fn pop(&mut self) -> Option<Held> {
+        let h = self.q.pop_front()?;
+        self.uncount(h.cpu());
+        Some(h)
+    }
+    fn remove(&mut self, i: usize) {
+        if let Some(h) = self.q.remove(i) {
+            self.uncount(h.cpu());
+        }
+    }
+    fn uncount(&mut self, cpu: u32) {
+        if let Some(n) = self.per_cpu.get_mut(slot(cpu)) {
+            *n = n.saturating_sub(1);
+        }
+    }
+    fn has(&self, cpu: u32) -> bool {
+        self.per_cpu.get(slot(cpu)).is_some_and(|&n| n > 0)
+    }
+}
+
 /// Drive the merge: records go straight to the sink, except a graph entry,
 /// which waits (with whatever the merge yields meanwhile) until its CPU's
 /// next record is known.
-fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool) {
-    let mut q: VecDeque<Held> = VecDeque::new();
+/// A merge item through `--max-depth`/`--graph` (None: hidden).
+fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
+    if let (Some(g), Item::Record { cpu, ts, data }) = (gf.as_mut(), &it) {
+        match g.check(data) {
+            Verdict::Hide => return None,
+            Verdict::Keep => {}
+            Verdict::Rebase(b) => {
+                let mut d = data.to_vec();
+                g.rebase(&mut d, b);
+                return Some(Held::Rec { cpu: *cpu, ts: *ts, data: d });
+            }
+        }
+    }
+    Some(Held::of(it))
+}
+
+fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
+    let mut q = HoldQ { q: VecDeque::new(), per_cpu: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
             return;
         }
-        if q.is_empty() {
+        if q.q.is_empty() {
             match m.next() {
                 None => {
                     if live && !m.finished() {
@@ -550,12 +656,22 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                     }
                     return;
                 }
+                Some(it @ Item::Record { .. }) if gf.is_some() => {
+                    if let Some(h) = admit(gf, it) {
+                        q.push(h);
+                    }
+                }
+                Some(it @ Item::Record { .. }) if gf.is_some() => {
+                    if let Some(h) = admit(gf, it) {
+                        q.push(h);
+                    }
+                }
                 Some(Item::Record { cpu, ts, data }) => {
                     if !la.wants(data) {
                         s.record(&Rec { cpu, ts, data }, None);
                         continue;
                     }
-                    q.push_back(Held::Rec { cpu, ts, data: data.to_vec() });
+                    q.push(Held::Rec { cpu, ts, data: data.to_vec() });
                 }
                 Some(Item::Lost { cpu, count, .. }) => {
                     s.lost(cpu, count);
@@ -567,24 +683,28 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                 }
             }
         }
-        let Some(front) = q.pop_front() else { continue };
+        let Some(front) = q.pop() else { continue };
         match front {
             Held::Lost { cpu, count } => s.lost(cpu, count),
             Held::Err { cpu, msg } => s.error(cpu, &msg),
             Held::Rec { cpu, ts, data } => {
                 if la.wants(&data) {
-                    while !q.iter().any(|h| h.cpu() == cpu) {
+                    while !q.has(cpu) && q.q.len() < HOLD_MAX {
                         match m.next() {
-                            Some(it) => q.push_back(Held::of(it)),
+                            Some(it) => {
+                                if let Some(h) = admit(gf, it) {
+                                    q.push(h);
+                                }
+                            }
                             None => break,
                         }
                     }
                 }
-                let mut idx = q.iter().position(|h| h.cpu() == cpu);
-                if la.global && idx != q.iter().position(|h| matches!(h, Held::Rec { .. })) {
+                let mut idx = if q.has(cpu) { q.q.iter().position(|h| h.cpu() == cpu) } else { None };
+                if la.global && idx != q.q.iter().position(|h| matches!(h, Held::Rec { .. })) {
                     idx = None;
                 }
-                let consumed = match idx.and_then(|i| q.get(i)) {
+                let consumed = match idx.and_then(|i| q.q.get(i)) {
                     Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
                         let n = Rec { cpu: *nc, ts: *nts, data: nd };
                         s.record(&Rec { cpu, ts, data: &data }, Some(&n))
@@ -612,10 +732,11 @@ fn run(a: Args) -> Result<()> {
         };
         let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
         let ncpus = live.sources.len() as u32;
-        let rec = live_recording(&a, &top, &tfs, ncpus)?;
+        let mut rec = live_recording(&top, &tfs, ncpus)?;
+        rec.dec.tep = a.tc;
         let name = tfs.path_of("per_cpu");
         let mut m = Merge::new(live.layout, live.sources);
-        let res = decode(&a, &rec, &mut m, &mut out, &name, None, true);
+        let res = decode(&a, &rec, &mut m, &mut out, &name, true);
         out_finish(out)?;
         return res;
     }
@@ -625,24 +746,42 @@ fn run(a: Args) -> Result<()> {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
     };
-    let Some(buf) = td.top().or_else(|| td.buffers.first()) else { fail!("{}: no trace data", path) };
+    let buf = match &a.instance {
+        Some(n) => match td.buffer(n) {
+            Some(b) => b,
+            None => fail!("{}: no buffer named '{}'", path, n),
+        },
+        None => match td.top().or_else(|| td.buffers.first()) {
+            Some(b) => b,
+            None => fail!("{}: no trace data", path),
+        },
+    };
     let layout = td.layout(buf);
+    if a.tc && (a.stat || a.first_ev || a.last_ev) {
+        tc_info(&a, &td, buf, &path, &mut out);
+        return out_finish(out);
+    }
     let rec = file_recording(&td, buf);
     // A first pass over the records: the header's entry count, and which
     // tracer recorded (trace.dat does not say) when -O/--tracer don't.
     let graph_ent: Vec<u16> = graph_ids(&rec.dec).0;
     let mut seen = (0u64, false, false);
-    if !a.stat {
+    // (trace-cmd style needs neither: no header block.)
+    if !a.stat && !a.tc {
         let (ent, ret, func) = graph_ids(&rec.dec);
-        let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
-        while let Some(it) = m.next() {
-            if let Item::Record { data, .. } = it {
-                seen.0 += 1;
-                let ty = read_uint(data, 0, 2, td.endian).unwrap_or(0) as u16;
-                if ent.contains(&ty) || ret.contains(&ty) {
-                    seen.1 = true;
-                } else if func.contains(&ty) {
-                    seen.2 = true;
+        // CPU by CPU, no merge: only counting and looking at types.
+        for mut cp in td.all_cpu_pages(buf) {
+            while let Some(Ok(page)) = cp.next_page() {
+                let Ok(p) = Page::parse(&layout, page) else { continue };
+                for r in p.records() {
+                    let Ok(r) = r else { break };
+                    seen.0 += 1;
+                    let ty = read_uint(r.data, 0, 2, td.endian).unwrap_or(0) as u16;
+                    if ent.contains(&ty) || ret.contains(&ty) {
+                        seen.1 = true;
+                    } else if func.contains(&ty) {
+                        seen.2 = true;
+                    }
                 }
             }
         }
@@ -656,12 +795,89 @@ fn run(a: Args) -> Result<()> {
         "nop"
     };
     let mut rec = rec;
+    rec.dec.tep = a.tc;
     rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
     rec.counts = Some((seen.0, seen.0 + rec.overrun));
     let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
-    let res = decode(&a, &rec, &mut m, &mut out, &path, None, false);
+    let res = decode(&a, &rec, &mut m, &mut out, &path, false);
     out_finish(out)?;
     res
+}
+
+/// trace-cmd report's `--stat` (the recorded CPU stats and where each
+/// CPU's data lies) and `--first-event`/`--last-event`.
+fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out<W>) {
+    use core::fmt::Write as _;
+    let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0));
+    if a.stat {
+        let _ = write!(out, "cpus={}\n", ncpus);
+        out.write_str("\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n").ok();
+        if td.options.cpustat.is_empty() {
+            out.write_str(" No stats in this file\n").ok();
+        } else {
+            // Each option's closing NUL became a newline; then "%s\n".
+            for c in &td.options.cpustat {
+                let _ = write!(out, "{}\n", c);
+            }
+            out.write_str("\n").ok();
+        }
+        // Compressed data is read from its decompressed copy: CPUs laid
+        // end to end after the first page, sizes decompressed.
+        let ps = td.layout(buf).page_size as u64;
+        let mut at = ps;
+        // handle->cpus: the CPUs the buffer lists (none when all are empty).
+        for cpu in 0..buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0) {
+            let (mut off, mut size) = (0, 0);
+            if let Some(c) = buf.cpus.iter().find(|c| c.cpu == cpu) {
+                (off, size) = (c.offset, c.size);
+                if buf.compressed {
+                    let mut pages = td.cpu_pages(buf, c);
+                    let mut n = 0;
+                    while let Some(Ok(_)) = pages.next_page() {
+                        n += 1;
+                    }
+                    (off, size) = if n > 0 { (at, n * ps) } else { (0, 0) };
+                    at += size;
+                }
+            }
+            let _ = write!(out, "CPU{} data recorded at offset=0x{:x}\n    {} bytes in size\n", cpu, off, size);
+        }
+        return;
+    }
+    let _ = write!(out, "List of CPUs in {} with data:\n", path);
+    let in_ns = text::clock_in_ns(buf.clock.as_deref().or(td.options.clock()).unwrap_or("local"));
+    for c in &buf.cpus {
+        let i = c.cpu;
+        let mut m = Merge::from_pages(td.layout(buf), std::vec![td.cpu_pages(buf, c)]);
+        let (mut first, mut last) = (None, 0);
+        while let Some(it) = m.next() {
+            if let Item::Record { ts, .. } = it {
+                first.get_or_insert(ts);
+                last = ts;
+            }
+        }
+        let Some(first) = first else { continue };
+        let _ = write!(out, "  {}", i);
+        let ts = |out: &mut Out<W>, t: u64| {
+            let _ = if in_ns {
+                let u = (t + 500) / 1000;
+                write!(out, "{:>5}.{:06}", u / 1_000_000, u % 1_000_000)
+            } else {
+                // "%12d": precision 12 whose int power of ten overflowed.
+                let p = 0xffff_ffff_d4a5_1000u64;
+                write!(out, "{:>5}.{:012}", t / p, t % p)
+            };
+        };
+        if a.first_ev {
+            out.write_str("\tFirst event:").ok();
+            ts(out, first);
+        }
+        if a.last_ev {
+            out.write_str("\tLast event:").ok();
+            ts(out, last);
+        }
+        out.write_str("\n").ok();
+    }
 }
 
 fn out_finish<W: Write>(out: Out<W>) -> Result<()> {
@@ -674,7 +890,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     for e in dec.events() {
         if e.system == "ftrace" {
             match e.name.as_str() {
-                "funcgraph_entry" => r.0.push(e.id),
+                "funcgraph_entry" | "fgraph_retaddr_entry" => r.0.push(e.id),
                 "funcgraph_exit" => r.1.push(e.id),
                 "function" => r.2.push(e.id),
                 _ => {}
@@ -684,7 +900,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     r
 }
 
-fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, _x: Option<()>, live: bool) -> Result<()> {
+fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, live: bool) -> Result<()> {
     let events: Vec<Event> = rec.dec.events().cloned().collect();
     let cls = Classes::new(&events);
     let mut opts = rec.opts;
@@ -740,10 +956,17 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus };
         let _ = k.header(out, &h);
     }
+    let mut ef = EventFilter::default();
+    for f in &a.filters {
+        if let Err(e) = ef.add(f, &events) {
+            usage_err!("-F {}: {}", f, e);
+        }
+    }
     let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
     let mut s = Sink {
         k,
         tc,
+        ef,
         out,
         a,
         name: name.to_string(),
@@ -757,7 +980,14 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         errors: 0,
         stop: false,
     };
-    pump(m, &mut s, &la, live && !a.once);
+    let mut gf = None;
+    if a.max_depth.is_some() || a.graph.is_some() {
+        let mut g = GraphFilter::new(&rec.dec, &events, rec.dec.endian);
+        g.max_depth = a.max_depth;
+        g.graph = a.graph.clone();
+        gf = Some(g);
+    }
+    pump(m, &mut s, &la, live && !a.once, &mut gf);
     if a.stat {
         print_stat(&mut s, &events);
     }

@@ -154,10 +154,8 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
                     Some((n, "1")) => (n.to_string(), true),
                     Some((n, "0")) => (n.to_string(), false),
                     Some(_) => usage_err!("-O {o}: the value must be 0 or 1"),
-                    None => match o.strip_prefix("no") {
-                        Some(n) => (n.to_string(), false),
-                        None => (o.clone(), true),
-                    },
+                    // "noOPT" is resolved against options/ (configure).
+                    None => (o.clone(), true),
                 };
                 crate::tracefs::check_name("option", &name).map_err(Error::Usage)?;
                 a.options.push((name, on));
@@ -282,6 +280,13 @@ fn open_output(path: &str) -> Result<Output> {
     let d = dir_of(path);
     let dir = rustix::fs::open(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
         .map_err(|e| Error::Fail(format!("{d}: {}", crate::tracefs::errno_str(e))))?;
+    // The per-CPU temp files go beside the output: make sure they can.
+    if let Err(e) = temp_file(&dir, 0) {
+        if created {
+            let _ = rustix::fs::unlink(path);
+        }
+        return Err(e);
+    }
     Ok(Output { fd, dir, path: String::from(path), created, started: core::cell::Cell::new(false) })
 }
 
@@ -422,11 +427,18 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
         }
     }
     for (name, on) in &opts {
-        let f = format!("options/{name}");
+        let mut f = format!("options/{name}");
+        let mut on = *on;
         if !t.exists(&f) {
-            fail!("unknown trace option '{name}' (no {})", t.path_of(&f));
+            match name.strip_prefix("no").map(|n| format!("options/{n}")) {
+                Some(g) if t.exists(&g) => {
+                    f = g;
+                    on = !on;
+                }
+                _ => fail!("unknown trace option '{name}' (no {})", t.path_of(&f)),
+            }
         }
-        if let Err(e) = s.saver.set(t, tg, &f, if *on { "1" } else { "0" }) {
+        if let Err(e) = s.saver.set(t, tg, &f, if on { "1" } else { "0" }) {
             if name.starts_with("func") && is_refused(e.errno) {
                 refused(&f, e)?;
             } else {
@@ -493,20 +505,25 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The pid filter files the command's child writes its pid to. With -P the
+/// list already holds those pids (and is saved): the child's is added.
 #[inline(never)]
-fn pid_files(s: &mut Session) -> Result<Vec<(OwnedFd, bool)>> {
+fn pid_files(s: &mut Session, add: bool) -> Result<Vec<(OwnedFd, bool)>> {
     let mut v = Vec::new();
     for (file, required) in [("set_event_pid", true), ("set_ftrace_pid", false)] {
         if !s.rec.exists(file) {
             continue;
         }
-        if let Err(e) = s.saver.save_lines(&s.rec, s.target, file) {
-            if required {
-                return Err(tf(e));
+        if !add {
+            if let Err(e) = s.saver.save_lines(&s.rec, s.target, file) {
+                if required {
+                    return Err(tf(e));
+                }
+                continue;
             }
-            continue;
         }
-        match s.rec.open_file(file, OFlags::WRONLY | OFlags::TRUNC) {
+        let mode = if add { OFlags::APPEND } else { OFlags::TRUNC };
+        match s.rec.open_file(file, OFlags::WRONLY | mode) {
             Ok(fd) => v.push((fd, required)),
             Err(_) if !required => {}
             Err(e) => return Err(tf(e)),
@@ -547,6 +564,34 @@ pub fn main(args: Vec<OsString>) -> i32 {
 
 fn open_tracefs() -> Result<Tracefs> {
     Tracefs::open().map_err(Error::Fail)
+}
+
+/// The kernel lets several processes read one trace_pipe_raw, each taking
+/// pages from the others. Find such a reader in /proc and refuse, naming the
+/// CPU and the process, before anything is changed.
+#[inline(never)]
+fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
+    let paths: Vec<String> = (0..cpus).map(|c| rec.path_of(&format!("per_cpu/cpu{c}/trace_pipe_raw"))).collect();
+    let me = std::process::id().to_string();
+    let open_dir = |p: &str| rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
+    let Ok(mut procs) = open_dir("/proc").and_then(rustix::fs::Dir::new) else { return Ok(()) };
+    while let Some(Ok(e)) = procs.read() {
+        let pid = e.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
+            continue;
+        }
+        let fddir = format!("/proc/{pid}/fd");
+        let Ok(fdfd) = open_dir(&fddir) else { continue };
+        let Ok(mut fds) = open_dir(&fddir).and_then(rustix::fs::Dir::new) else { continue };
+        while let Some(Ok(f)) = fds.read() {
+            let Ok(target) = rustix::fs::readlinkat(&fdfd, f.file_name(), Vec::new()) else { continue };
+            if let Some(cpu) = paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn readers_for(rec: &Tracefs, dir: &OwnedFd, cpus: usize, ps: usize, mode: Mode, a: &Args, limit: Option<u64>) -> Result<Vec<Reader>> {
@@ -593,7 +638,7 @@ fn finish(
         .collect();
     out.begin()?;
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock };
-    let sum = assemble::assemble(&s.top, &out.fd, Vec::from([recd]), a.version, full, a.quiet).map_err(Error::Fail)?;
+    let sum = assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)?;
     if !a.quiet {
         let mut e = std::io::stderr().lock();
         for l in &sum.lines {
@@ -621,6 +666,7 @@ fn extract_to(a: &Args, out: &Output) -> Result<()> {
         None => open_tracefs()?,
     };
     let cpus = cpu_count(&rec);
+    check_busy(&rec, cpus)?;
     let ps = sub_buffer_size(&rec);
     // Never chase a live buffer forever: at most its size (plus slack) per CPU.
     let kb: u64 = rec.read_str("buffer_size_kb").ok().map(|s| restore::current_value("buffer_size_kb", &s)).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
@@ -706,6 +752,7 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
 
 /// Record; returns the traced command's exit status, if any.
 fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str) -> Result<Option<i32>> {
+    check_busy(&s.rec, cpu_count(&s.rec))?;
     configure(s, a)?;
     if !a.pids.is_empty() {
         set_pids(s, &a.pids)?;
@@ -780,7 +827,7 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
     if a.command.is_empty() {
         s.rec.write("tracing_on", b"1").map_err(tf)?;
     } else {
-        let files = pid_files(s)?;
+        let files = pid_files(s, !a.pids.is_empty())?;
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
@@ -837,4 +884,75 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
         unsafe { libc::kill(c.pid, sn) };
     }
     Ok(child.map(|c| c.pid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Result<Args> {
+        parse_args(v.iter().map(OsString::from).collect())
+    }
+
+    #[test]
+    fn durations_without_floats() {
+        assert_eq!(parse_ms("1"), Some(1000));
+        assert_eq!(parse_ms("0.5"), Some(500));
+        assert_eq!(parse_ms(".25"), Some(250));
+        assert_eq!(parse_ms("2.0019"), Some(2001));
+        for bad in ["", ".", "1e3", "-1", "1.2.3", "x"] {
+            assert_eq!(parse_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn filters_and_triggers_follow_their_event() {
+        let a = args(&["-e", "sched", "-f", "pid>1", "-e", "irq", "-R", "traceoff", "-R", "stacktrace", "-o", "x.dat"]).ok().unwrap();
+        assert_eq!(a.events.len(), 2);
+        assert_eq!(a.events[0].filter.as_deref(), Some("pid>1"));
+        assert!(a.events[0].triggers.is_empty());
+        assert_eq!(a.events[1].triggers, ["traceoff", "stacktrace"]);
+        assert_eq!(a.output.as_deref(), Some("x.dat"));
+        assert!(matches!(args(&["-f", "x"]), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn command_and_subcommand() {
+        let a = args(&["-e", "sched", "--", "ls", "-l"]).ok().unwrap();
+        assert_eq!(a.command, ["ls", "-l"]);
+        // Options after the command belong to it.
+        let a = args(&["-q", "sleep", "-d", "1"]).ok().unwrap();
+        assert_eq!(a.command, ["sleep", "-d", "1"]);
+        assert!(a.duration.is_none());
+        let a = args(&["extract", "-B", "x", "-o", "f"]).ok().unwrap();
+        assert!(a.extract && a.command.is_empty());
+        assert!(matches!(args(&["extract", "-e", "sched"]), Err(Error::Usage(_))));
+        // `extract` only as the first word.
+        let a = args(&["-q", "extract"]).ok().unwrap();
+        assert_eq!(a.command, ["extract"]);
+    }
+
+    #[test]
+    fn options_pids_versions() {
+        let a = args(&["-O", "nooverwrite", "-O", "print-parent=1", "-P", "1,2", "-P", "3", "--file-version", "6", "-c"]).ok().unwrap();
+        assert_eq!(a.options, [(String::from("nooverwrite"), true), (String::from("print-parent"), true)]);
+        assert_eq!(a.pids, [1, 2, 3]);
+        assert_eq!(a.version, 6);
+        assert!(a.follow);
+        for bad in [&["-O", "x=2"][..], &["-O", "../x"], &["-B", "a/b"], &["--file-version", "8"], &["-P", "x"], &["-b", "lots"]] {
+            assert!(matches!(args(bad), Err(Error::Usage(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn saved_values_as_written_back() {
+        use restore::current_value;
+        assert_eq!(current_value("trace_clock", "[local] global counter\n"), "local");
+        assert_eq!(current_value("trace_clock", "local [global] counter\n"), "global");
+        assert_eq!(current_value("buffer_size_kb", "7 (expanded: 1408)\n"), "1408");
+        assert_eq!(current_value("events/sched/sched_switch/filter", "none\n"), "0");
+        assert_eq!(current_value("tracing_on", "1\n"), "1");
+        assert_eq!(assemble::clock_name("[mono] local\n"), "mono");
+        assert_eq!(assemble::clock_name("local"), "local");
+    }
 }

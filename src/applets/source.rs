@@ -130,16 +130,14 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
     };
     let page_size = if subbuf != 0 { subbuf } else { rustix::param::page_size() as u32 };
     let endian = if cfg!(target_endian = "big") { crate::cursor::Endian::Big } else { crate::cursor::Endian::Little };
-    let mut layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
-    // Live output is compared with the kernel's own `trace` file.
-    layout.padding_delta = false;
+    let layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
 
     let dir = tfs
         .open_file("per_cpu", OFlags::RDONLY | OFlags::DIRECTORY)
         .map_err(|e| e.to_string())?;
     let mut cpus: Vec<u32> = Vec::new();
-    let mut d = rustix::fs::Dir::read_from(&dir).map_err(|e| format!("{}: {}", tfs.path_of("per_cpu"), std::io::Error::from(e)))?;
-    while let Some(ent) = d.next() {
+    let d = rustix::fs::Dir::read_from(&dir).map_err(|e| format!("{}: {}", tfs.path_of("per_cpu"), std::io::Error::from(e)))?;
+    for ent in d {
         let Ok(ent) = ent else { break };
         let name = ent.file_name().to_bytes();
         if let Some(n) = name.strip_prefix(b"cpu").and_then(|n| std::str::from_utf8(n).ok()).and_then(|n| n.parse().ok()) {

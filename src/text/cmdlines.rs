@@ -5,6 +5,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cell::Cell;
 
 #[derive(Default)]
 pub struct Cmdlines {
@@ -13,6 +14,9 @@ pub struct Cmdlines {
     names: String,
     /// (pid, tgid) sorted by pid.
     tgids: Vec<(i32, i32)>,
+    /// The last lookup (pid, index+1 into `pids`, 0 = none): records come in
+    /// runs of the same task.
+    last: Cell<(i32, u32)>,
 }
 
 impl Cmdlines {
@@ -47,6 +51,7 @@ impl Cmdlines {
             Ok(i) => self.pids[i] = (pid, start, end),
             Err(i) => self.pids.insert(i, (pid, start, end)),
         }
+        self.last.set((0, 0));
     }
 
     pub fn add_tgids(&mut self, text: &[u8]) {
@@ -63,8 +68,15 @@ impl Cmdlines {
 
     /// The recorded name, without the kernel's placeholders.
     pub fn get(&self, pid: i32) -> Option<&str> {
-        let i = self.pids.binary_search_by_key(&pid, |e| e.0).ok()?;
-        let (_, s, e) = self.pids[i];
+        let (lp, li) = self.last.get();
+        let i = if lp == pid && li > 0 {
+            li as usize - 1
+        } else {
+            let i = self.pids.binary_search_by_key(&pid, |e| e.0).ok()?;
+            self.last.set((pid, i as u32 + 1));
+            i
+        };
+        let (_, s, e) = *self.pids.get(i)?;
         self.names.get(s as usize..e as usize)
     }
 

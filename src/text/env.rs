@@ -21,6 +21,8 @@ pub struct Decoder {
     pub endian: Endian,
     pub long_size: usize,
     pub hz: u32,
+    /// Print fmts in libtraceevent's dialect (see `printfmt::Env::tep`).
+    pub tep: bool,
     scratch: RefCell<Vec<u8>>,
 }
 
@@ -34,7 +36,7 @@ impl Decoder {
             })
             .collect();
         events.sort_by_key(|e| e.0.id);
-        Decoder { events, ksyms, printk, endian, long_size, hz: 0, scratch: RefCell::new(Vec::new()) }
+        Decoder { events, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
     }
 
     pub fn events(&self) -> impl Iterator<Item = &Event> {
@@ -54,6 +56,7 @@ impl Decoder {
         e.ksyms = Some(&self.ksyms);
         e.printk = Some(&self.printk);
         e.hz = self.hz;
+        e.tep = self.tep;
         e
     }
 }
@@ -103,5 +106,11 @@ impl Env for Decoder {
 
     fn kstr(&self, addr: u64) -> Option<&str> {
         self.printk.lookup(addr)
+    }
+
+    fn fields(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<bool, fmt::Error> {
+        let Some((ev, _)) = self.get(id) else { return Ok(false) };
+        printfmt::render_fields(ev, data, &self.penv(), out).map_err(|_| fmt::Error)?;
+        Ok(true)
     }
 }

@@ -53,7 +53,8 @@ impl Graph {
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuData {
-        let i = cpu as usize;
+        // Out-of-range CPU numbers (a corrupt file) share the last slot.
+        let i = (cpu as usize).min(super::kernel::MAX_CPUS);
         while self.cpus.len() <= i {
             self.cpus.push(CpuData { last_pid: -1, depth: 0, depth_irq: -1, enter: [0; RETFUNC_DEPTH] });
         }
@@ -107,7 +108,7 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
 pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<Done, fmt::Error> {
     let Some(c) = class else { return Ok(Done::Unhandled) };
     match &c.kind {
-        Kind::GraphEnt { func, depth } => entry(k, out, r, *func, *depth, next, true).map(Done::Handled),
+        Kind::GraphEnt { func, depth, retaddr } => entry(k, out, r, *func, *depth, *retaddr, next, true).map(Done::Handled),
         Kind::GraphRet { .. } => ret(k, out, r, c, true).map(|_| Done::Handled(false)),
         Kind::Function { .. } | Kind::KStack { .. } => Ok(Done::Unhandled),
         _ => comment(k, out, r, c).map(|_| Done::Handled(false)),
@@ -118,14 +119,17 @@ pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec
 /// trace function runs without the tracer's per-CPU data.
 pub fn event_alone<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>) -> Result<bool, fmt::Error> {
     match &c.kind {
-        Kind::GraphEnt { func, depth } => entry(k, out, r, *func, *depth, next, false),
+        Kind::GraphEnt { func, depth, retaddr } => entry(k, out, r, *func, *depth, *retaddr, next, false),
         _ => ret(k, out, r, c, false).map(|_| false),
     }
 }
 
-fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, func: F, depth: F, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
+#[allow(clippy::too_many_arguments)]
+fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, func: F, depth: F, retaddr: Option<F>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
     let e = k.endian;
     let fnc = func.get(r.data, e);
+    // funcgraph-retaddr: the caller's address, from 6.13's retaddr entries.
+    let ra = retaddr.filter(|_| k.opts.g(opts::G_RETADDR)).map(|f| f.get(r.data, e));
     let dep = depth.get(r.data, e) as i32;
     if data && check_irq_entry(k, r.cpu, fnc, dep) {
         return Ok(false);
@@ -155,11 +159,26 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         }
         duration(k, out, dur, Fill::No)?;
         pad(out, dep.max(0) as usize * INDENT)?;
-        match retval.filter(|_| print_retval(k)) {
-            Some(rv) => retval_line(k, out, rv.get(n.data, e), true, fnc)?,
-            None => {
-                k.ps(out, fnc)?;
-                out.write_str("();\n")?;
+        let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(n.data, e));
+        if k.kver >= 6013 && (rv.is_some() || ra.is_some()) {
+            // 6.13+: `func(); /* <-caller+0x../0x.. ret=0x0 */`.
+            k.ps(out, fnc)?;
+            out.write_str("(); /*")?;
+            if let Some(a) = ra {
+                out.write_str(" <-")?;
+                k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
+            }
+            if let Some(v) = rv {
+                ret_suffix(k, out, v)?;
+            }
+            out.write_str(" */\n")?;
+        } else {
+            match rv {
+                Some(v) => retval_line(k, out, v, true, fnc)?,
+                None => {
+                    k.ps(out, fnc)?;
+                    out.write_str("();\n")?;
+                }
             }
         }
         irq(k, out, r, rf.get(n.data, e), false)?;
@@ -176,7 +195,13 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     duration(k, out, 0, Fill::Full)?;
     pad(out, dep.max(0) as usize * INDENT)?;
     k.ps(out, fnc)?;
-    out.write_str("() {\n")?;
+    out.write_str("() {")?;
+    if let Some(a) = ra {
+        out.write_str(" /* <-")?;
+        k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
+        out.write_str(" */")?;
+    }
+    out.write_char('\n')?;
     Ok(false)
 }
 
@@ -466,24 +491,58 @@ fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {
     !k.opts.retval_known || k.opts.g(opts::G_RETVAL)
 }
 
-/// print_graph_retval() as in 6.5–6.12: errors (-MAX_ERRNO..-1, also as a
-/// sign-extended 32-bit int) in decimal, everything else in hex.
+/// print_graph_retval(): errors (-MAX_ERRNO..-1, also as a sign-extended
+/// 32-bit int) in decimal, everything else in hex; `= 0x0` as 6.5–6.12
+/// print it (and when the kernel is unknown), ` ret=0x0` from 6.13.
+/// ` ret=0x..` / ` ret=-N` (6.13+).
+fn ret_suffix<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64) -> fmt::Result {
+    let (v, err) = ret_value(k, retval);
+    if err == 0 {
+        write!(out, " ret=0x{:x}", v)
+    } else {
+        write!(out, " ret={}", err)
+    }
+}
+
+/// The value as unsigned long and, unless funcgraph-retval-hex, the error
+/// number it stands for (0 when it is not an error).
+fn ret_value<E: Env + ?Sized>(k: &Kernel<'_, E>, retval: u64) -> (u64, i64) {
+    let retval = k.ulong(retval);
+    let hex = k.opts.g(opts::G_RETVAL_HEX);
+    let mut err: i64 = 0;
+    if retval != 0 && !hex {
+        let as_int = k.long == 4 || (retval & (1 << 31) != 0 && retval >> 32 == 0);
+        let v = if as_int { retval as u32 as i32 as i64 } else { retval as i64 };
+        if (-4095..0).contains(&v) {
+            err = v;
+        }
+    }
+    (retval, err)
+}
+
 fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64, leaf: bool, func: u64) -> fmt::Result {
     let retval = k.ulong(retval);
     let hex = k.opts.g(opts::G_RETVAL_HEX);
     let mut err: i64 = 0;
     if retval != 0 && !hex {
-        let v = if k.long == 8 && retval & (1 << 31) != 0 && retval >> 32 == 0 {
-            retval as u32 as i32 as i64
-        } else if k.long == 4 {
-            retval as u32 as i32 as i64
-        } else {
-            retval as i64
-        };
+        // A 32-bit int error returned in a 64-bit register is sign-extended.
+        let as_int = k.long == 4 || (retval & (1 << 31) != 0 && retval >> 32 == 0);
+        let v = if as_int { retval as u32 as i32 as i64 } else { retval as i64 };
         // IS_ERR_VALUE: the top 4095 values of unsigned long.
         if (-4095..0).contains(&v) {
             err = v;
         }
+    }
+    if k.kver >= 6013 {
+        // 6.13 reworked the comment for funcgraph-retaddr: ` ret=` inside it.
+        if leaf {
+            k.ps(out, func)?;
+            out.write_str("(); /*")?;
+        } else {
+            out.write_str("} /* ")?;
+            k.ps(out, func)?;
+        }
+        return if hex || err == 0 { write!(out, " ret=0x{:x} */\n", retval) } else { write!(out, " ret={} */\n", err) };
     }
     if leaf {
         k.ps(out, func)?;

@@ -49,7 +49,9 @@ impl F {
 #[derive(Clone)]
 pub enum Kind {
     Function { ip: F, parent: F },
-    GraphEnt { func: F, depth: F },
+    /// funcgraph_entry, or (6.13+, funcgraph-retaddr) fgraph_retaddr_entry
+    /// with the caller's return address.
+    GraphEnt { func: F, depth: F, retaddr: Option<F> },
     GraphRet { func: F, depth: F, overrun: F, calltime: F, rettime: F, retval: Option<F> },
     Print { ip: F, buf: u16 },
     Bprint { ip: F, fmt: F, buf: u16 },
@@ -67,6 +69,8 @@ pub enum Kind {
 pub struct Class {
     pub id: u16,
     pub name: String,
+    /// One of ftrace's own record types (system `ftrace`).
+    pub ftrace: bool,
     pub kind: Kind,
     /// Non-common fields, for the `fields` option (ftcat --raw).
     pub fields: Vec<(String, String, F, FieldKind)>,
@@ -76,6 +80,9 @@ pub struct Class {
 #[derive(Default)]
 pub struct Classes {
     pub list: Vec<Class>,
+    /// id → index into `list` + 1 (0: no such event): one load per record
+    /// instead of a search (ids are small, dense numbers).
+    index: Vec<u16>,
 }
 
 fn field<'a>(e: &'a Event, name: &str) -> Option<&'a Field> {
@@ -95,12 +102,21 @@ impl Classes {
         let mut list: Vec<Class> = events.iter().map(classify).collect();
         list.sort_by_key(|c| c.id);
         list.dedup_by_key(|c| c.id);
-        Classes { list }
+        list.truncate(u16::MAX as usize - 1);
+        let max = list.last().map_or(0, |c| c.id as usize);
+        let mut index = alloc::vec![0u16; max + 1];
+        for (i, c) in list.iter().enumerate() {
+            index[c.id as usize] = i as u16 + 1;
+        }
+        Classes { list, index }
     }
 
     #[inline]
     pub fn get(&self, id: u16) -> Option<&Class> {
-        self.list.binary_search_by_key(&id, |c| c.id).ok().map(|i| &self.list[i])
+        match self.index.get(id as usize) {
+            Some(&i) if i > 0 => self.list.get(i as usize - 1),
+            _ => None,
+        }
     }
 
     /// Does the recording have function_graph records' format with `retval`?
@@ -117,14 +133,15 @@ fn classify(e: &Event) -> Class {
         .filter(|f| !f.name.starts_with("common_"))
         .map(|f| (f.name.clone(), f.ctype.clone(), F::of(f), f.kind.clone()))
         .collect();
-    Class { id: e.id, name: e.name.clone(), kind, fields }
+    Class { id: e.id, name: e.name.clone(), ftrace: e.system == "ftrace", kind, fields }
 }
 
 fn classify_kind(e: &Event) -> Option<Kind> {
     if e.system == "ftrace" {
         return Some(match e.name.as_str() {
             "function" => Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? },
-            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")? },
+            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: None },
+            "fgraph_retaddr_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: fld(e, "retaddr") },
             "funcgraph_exit" => Kind::GraphRet {
                 func: fld(e, "func")?,
                 depth: fld(e, "depth")?,
@@ -215,7 +232,11 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     /// annotate: the ring buffer overran, print `##### CPU N buffer started ####`.
     pub annotate: bool,
     started: Vec<bool>,
+    /// CPUs that have had a record printed.
+    seen: Vec<bool>,
     idx: u64,
+    /// The buffer of the per-record [`Line`].
+    lbuf: Vec<u8>,
     pub counts: Counts,
 }
 
@@ -234,7 +255,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             graph: Graph::new(ncpus, env),
             annotate: false,
             started: Vec::new(),
+            seen: Vec::new(),
             idx: 0,
+            lbuf: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -301,7 +324,18 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     // ---- lines ------------------------------------------------------------
 
     /// print_trace_line()'s lost-events line, where the loss happened.
+    ///
+    /// Events lost before a CPU's first record are the overwritten start of
+    /// an overrun buffer: `cat trace` shows that as `##### CPU N buffer
+    /// started ####` (annotate), not as a lost line, and so do we when the
+    /// buffer overran. Losses after a CPU's first record (a reader that fell
+    /// behind) print as trace_pipe prints them.
     pub fn lost(&mut self, out: &mut dyn Write, cpu: u32, n: Option<u64>) -> fmt::Result {
+        let i = cpu as usize;
+        let started = self.started.get(i).copied().unwrap_or(false) || self.seen.get(i).copied().unwrap_or(false);
+        if !started && self.annotate && self.opts.has(opts::ANNOTATE) {
+            return Ok(());
+        }
         match n {
             Some(n) => write!(out, "CPU:{} [LOST {} EVENTS]\n", cpu, n),
             None => write!(out, "CPU:{} [LOST EVENTS]\n", cpu),
@@ -313,7 +347,14 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// true when it was consumed that way and must not be printed.
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.idx += 1;
-        let ty = read_uint(r.data, 0, 2, self.endian).unwrap_or(0) as u16;
+        let c = r.cpu as usize;
+        if c < MAX_CPUS {
+            if self.seen.len() <= c {
+                self.seen.resize(c + 1, false);
+            }
+            self.seen[c] = true;
+        }
+        let ty = rec_type(r.data, self.endian);
         let cls = self.cls;
         let class = cls.get(ty);
         if self.tracer == Tracer::Graph {
@@ -330,13 +371,73 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 }
             }
         }
+        if self.opts.has(opts::RAW) {
+            self.raw_fmt(out, r, class)?;
+            return Ok(false);
+        }
         self.trace_fmt(out, r, class, next)
+    }
+
+    /// print_raw_fmt(): the `raw` option: `pid cpu ts ` and each type's raw
+    /// printer; types without one print `type: N` (trace_nop_print).
+    fn raw_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>) -> fmt::Result {
+        let d = r.data;
+        let e = self.endian;
+        if self.opts.has(opts::CONTEXT_INFO) {
+            write!(out, "{} {} {} ", self.pid(d), r.cpu, r.ts)?;
+        }
+        let Some(c) = class else {
+            return write!(out, "{} ?\n", rec_type(d, e));
+        };
+        match &c.kind {
+            Kind::Function { ip, parent } => write!(out, "{:x} {:x}\n", ip.get(d, e), parent.get(d, e)),
+            Kind::Print { ip, buf } => {
+                write!(out, "# {:x} ", ip.get(d, e))?;
+                put_bytes(out, d.get(*buf as usize..).unwrap_or(&[]))
+            }
+            Kind::Bprint { ip, fmt, buf } => {
+                write!(out, ": {:x} : ", ip.get(d, e))?;
+                self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[]))
+            }
+            Kind::Bputs { ip, str } => {
+                write!(out, ": {:x} : ", ip.get(d, e))?;
+                self.kstr(out, str.get(d, e))
+            }
+            Kind::FuncRepeats { ip, parent, count, top, bottom } => {
+                let delta = (top.get(d, e) << 32) | bottom.get(d, e);
+                write!(out, "{} {} {} {}\n", ip.get(d, e), parent.get(d, e), count.get(d, e), delta)
+            }
+            Kind::RawData { .. } => self.event(out, r, c, None).map(|_| ()),
+            _ => write!(out, "type: {}\n", c.id),
+        }
     }
 
     /// print_trace_fmt(): annotation, context columns, the event.
     fn trace_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.cpu_buff_start(out, r.cpu)?;
-        if self.opts.has(opts::CONTEXT_INFO) {
+        let ctx = self.opts.has(opts::CONTEXT_INFO);
+        // The common short lines go out in one piece.
+        if let Some(c) = class {
+            if !self.opts.has(opts::FIELDS) {
+                let mut lb = core::mem::take(&mut self.lbuf);
+                if lb.len() != LINE_MAX {
+                    lb.resize(LINE_MAX, 0);
+                }
+                let mut b = Line::on(&mut lb);
+                if ctx {
+                    self.context_into(&mut b, r);
+                }
+                let short = self.short_event(&mut b, r, c);
+                let w = b.flush(out);
+                self.lbuf = lb;
+                w?;
+                if short {
+                    return Ok(false);
+                }
+                return self.event(out, r, c, next);
+            }
+        }
+        if ctx {
             self.context(out, r)?;
         }
         let Some(c) = class else {
@@ -356,6 +457,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             return Ok(());
         }
         let i = cpu as usize;
+        if i >= MAX_CPUS {
+            return Ok(());
+        }
         if self.started.len() <= i {
             self.started.resize(i + 1, false);
         }
@@ -442,7 +546,13 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 super::syscalls::enter(out, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE))?;
             }
             Kind::SysExit { name, ret } => {
-                write!(out, "{} -> 0x{:x}\n", name, self.ulong(ret.get(d, e)))?;
+                out.write_str(name)?;
+                let mut arr = [0u8; 32];
+                let mut b = Line::on(&mut arr);
+                b.extend(b" -> 0x");
+                b.hex(self.ulong(ret.get(d, e)));
+                b.push(b'\n');
+                out.write_str(b.as_str())?;
             }
             Kind::GraphEnt { .. } | Kind::GraphRet { .. } => {
                 // A graph record while another tracer is current: the
@@ -459,6 +569,35 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             }
         }
         Ok(false)
+    }
+
+    /// Events whose whole text fits a [`Line`]: syscalls (as
+    /// trace_syscalls.c prints them) and the function tracer without sym
+    /// flags. false = not handled here (nothing was added).
+    fn short_event(&self, b: &mut Line, r: &Rec, c: &Class) -> bool {
+        let d = r.data;
+        let e = self.endian;
+        let mark = b.len();
+        match &c.kind {
+            Kind::SysExit { name, ret } => {
+                if b.room() < name.len() + 24 {
+                    return false;
+                }
+                b.extend_str(name);
+                b.extend(b" -> 0x");
+                b.hex(self.ulong(ret.get(d, e)));
+                b.push(b'\n');
+                true
+            }
+            Kind::SysEnter { name, args } => {
+                let ok = super::syscalls::enter_line(b, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE));
+                if !ok {
+                    b.truncate(mark);
+                }
+                ok
+            }
+            _ => false,
+        }
     }
 
     /// trace_print_*_msg_only(): printk-msg-only.
@@ -494,12 +633,28 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     pub fn fields(&mut self, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
         let d = r.data;
         let e = self.endian;
+        if c.ftrace {
+            // print_event_fields() looks ftrace's own types up among the
+            // trace events and does not find them.
+            return write!(out, "UNKNOWN TYPE {}\n", c.id);
+        }
         write!(out, "{}:", c.name)?;
         if c.fields.is_empty() {
             return out.write_str("No fields found\n");
         }
-        for (name, ctype, f, kind) in &c.fields {
-            write!(out, " {}=", name)?;
+        // printfmt's fields printer follows print_fields() of this kernel
+        // (symbols for long-sized values, ...); ours below is the fallback.
+        out.write_char(' ')?;
+        let mut s = String::new();
+        if self.env.fields(c.id, d, &mut s)? {
+            out.write_str(&s)?;
+            return out.write_char('\n');
+        }
+        for (i, (name, ctype, f, kind)) in c.fields.iter().enumerate() {
+            if i > 0 {
+                out.write_char(' ')?;
+            }
+            write!(out, "{}=", name)?;
             let (o, sz) = (f.off as usize, f.size as usize);
             if o + sz > d.len() {
                 out.write_str("<OVERFLOW>")?;
@@ -512,7 +667,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                     Some((s, n)) => put_bytes(out, &d[s..s + n])?,
                     None => out.write_str("<OVERFLOW>")?,
                 }
-            } else if is_char && ctype.contains('[') {
+            } else if is_char && matches!(kind, FieldKind::Array(_)) {
                 put_bytes(out, &d[o..o + sz])?;
             } else if ctype == "char *" || ctype == "const char *" {
                 // FILTER_PTR_STRING: the kernel reads the string from its
@@ -560,29 +715,61 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     // ---- pieces -----------------------------------------------------------
 
     /// trace_print_context(): `%16s-%-7d [%03d] flags  secs.usecs: `.
+    /// Built in a stack buffer and written once: this runs for every line.
     pub fn context(&mut self, out: &mut dyn Write, r: &Rec) -> fmt::Result {
+        let mut arr = [0u8; LINE_MAX];
+        let mut b = Line::on(&mut arr);
+        self.context_into(&mut b, r);
+        b.flush(out)
+    }
+
+    /// The context columns into a line buffer (the event text may follow).
+    pub fn context_into(&self, b: &mut Line, r: &Rec) {
         let pid = self.pid(r.data);
         let comm = self.cmd.comm(pid);
-        pad(out, 16usize.saturating_sub(kwidth(comm)))?;
-        out.write_str(comm)?;
-        write!(out, "-{:<7} ", pid)?;
+        b.pad(16usize.saturating_sub(kwidth(comm)));
+        b.extend_str(comm);
+        b.push(b'-');
+        let n = b.int(pid as i64);
+        b.pad(7usize.saturating_sub(n));
+        b.push(b' ');
         if self.opts.has(opts::RECORD_TGID) {
             match self.cmd.tgid(pid) {
-                0 => out.write_str("(-------) ")?,
-                t => write!(out, "({:>7}) ", t)?,
+                0 => b.extend(b"(-------) "),
+                t => {
+                    b.push(b'(');
+                    b.int_right(t as i64, 7);
+                    b.extend(b") ");
+                }
             }
         }
-        write!(out, "[{:03}] ", r.cpu)?;
+        b.push(b'[');
+        b.zeros(r.cpu as u64, 3);
+        b.extend(b"] ");
         if self.opts.has(opts::IRQ_INFO) {
-            self.lat_fmt(out, r.data)?;
+            let mut t = [0u8; 5];
+            lat_chars(r.data, &mut t);
+            b.extend(&t);
         }
-        self.time(out, r.ts)?;
-        out.write_str(": ")
+        if self.in_ns {
+            let t = ns2usecs(r.ts);
+            b.push(b' ');
+            b.int_right((t / 1_000_000) as i64, 5);
+            b.push(b'.');
+            b.zeros(t % 1_000_000, 6);
+        } else {
+            b.push(b' ');
+            b.uint_right(r.ts, 12);
+        }
+        b.extend(b": ");
     }
 
     #[inline]
     pub fn pid(&self, d: &[u8]) -> i32 {
-        read_uint(d, 4, 4, self.endian).unwrap_or(0) as u32 as i32
+        match d.get(4..8) {
+            Some(b) => self.endian.u32([b[0], b[1], b[2], b[3]]) as i32,
+            None => 0,
+        }
     }
 
     /// trace_print_time(): ` %5lu.%06lu` for ns clocks, ` %12llu` otherwise.
@@ -598,55 +785,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// trace_print_lat_fmt(): irqs-off, need-resched, hard/softirq,
     /// preempt depth, migrate-disable.
     pub fn lat_fmt(&self, out: &mut dyn Write, d: &[u8]) -> fmt::Result {
-        let flags = d.get(2).copied().unwrap_or(0);
-        let pc = d.get(3).copied().unwrap_or(0);
-        let (irqs_off, lazy, nr, hard, soft, pr, nmi, bh) =
-            (flags & 0x01 != 0, flags & 0x02 != 0, flags & 0x04 != 0, flags & 0x08 != 0, flags & 0x10 != 0, flags & 0x20 != 0, flags & 0x40 != 0, flags & 0x80 != 0);
-        let a = if irqs_off && bh {
-            'D'
-        } else if irqs_off {
-            'd'
-        } else if bh {
-            'b'
-        } else {
-            '.'
-        };
-        let b = match (nr, lazy, pr) {
-            (true, true, true) => 'B',
-            (true, false, true) => 'N',
-            (false, true, true) => 'L',
-            (true, true, false) => 'b',
-            (true, false, false) => 'n',
-            (false, true, false) => 'l',
-            (false, false, true) => 'p',
-            _ => '.',
-        };
-        let c = if nmi && hard {
-            'Z'
-        } else if nmi {
-            'z'
-        } else if hard && soft {
-            'H'
-        } else if hard {
-            'h'
-        } else if soft {
-            's'
-        } else {
-            '.'
-        };
-        out.write_char(a)?;
-        out.write_char(b)?;
-        out.write_char(c)?;
-        if pc & 0xf != 0 {
-            write!(out, "{:x}", pc & 0xf)?;
-        } else {
-            out.write_char('.')?;
-        }
-        if pc & 0xf0 != 0 {
-            write!(out, "{:x}", pc >> 4)
-        } else {
-            out.write_char('.')
-        }
+        let mut t = [0u8; 5];
+        lat_chars(d, &mut t);
+        out.write_str(core::str::from_utf8(&t).unwrap_or("....."))
     }
 
     /// print_fn_trace(): `func <-parent` with the sym flags.
@@ -735,6 +876,304 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
     }
 }
+
+/// Per-CPU state is kept for CPU numbers below this (NR_CPUS tops out at
+/// 8192); a corrupt CPU number must not make us allocate for billions.
+pub const MAX_CPUS: usize = 8192;
+
+/// "00" .. "99".
+const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// A record's `common_type` (0 for a record too short to have one).
+#[inline(always)]
+pub fn rec_type(d: &[u8], e: Endian) -> u16 {
+    match d.get(0..2) {
+        Some(b) => e.u16([b[0], b[1]]),
+        None => 0,
+    }
+}
+
+/// Copy a short slice (dst and src of equal length) with fixed-size moves:
+/// musl's memcpy starts every call with `rep movsq`, whose start-up cost is
+/// far above that of the few bytes most of a line's pieces are.
+#[inline(always)]
+fn copy_small(dst: &mut [u8], src: &[u8]) {
+    let n = src.len().min(dst.len());
+    let (d, s) = (&mut dst[..n], &src[..n]);
+    if n > 16 {
+        d.copy_from_slice(s);
+    } else if n >= 8 {
+        move8(d, s, 0);
+        move8(d, s, n - 8);
+    } else if n >= 4 {
+        move4(d, s, 0);
+        move4(d, s, n - 4);
+    } else {
+        for i in 0..n {
+            d[i] = s[i];
+        }
+    }
+}
+
+/// 8 bytes at `at`, through fixed-size arrays (a register move, no call).
+#[inline(always)]
+fn move8(d: &mut [u8], s: &[u8], at: usize) {
+    if let (Some(sa), Some(da)) = (s.get(at..at + 8), d.get_mut(at..at + 8)) {
+        if let (Ok(v), Ok(w)) = (<[u8; 8]>::try_from(sa), <&mut [u8; 8]>::try_from(da)) {
+            *w = v;
+        }
+    }
+}
+
+#[inline(always)]
+fn move4(d: &mut [u8], s: &[u8], at: usize) {
+    if let (Some(sa), Some(da)) = (s.get(at..at + 4), d.get_mut(at..at + 4)) {
+        if let (Ok(v), Ok(w)) = (<[u8; 4]>::try_from(sa), <&mut [u8; 4]>::try_from(da)) {
+            *w = v;
+        }
+    }
+}
+
+/// The five latency columns of a record's common flags and preempt count.
+fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
+    let flags = d.get(2).copied().unwrap_or(0);
+    let pc = d.get(3).copied().unwrap_or(0);
+    let (irqs_off, lazy, nr, hard, soft, pr, nmi, bh) =
+        (flags & 0x01 != 0, flags & 0x02 != 0, flags & 0x04 != 0, flags & 0x08 != 0, flags & 0x10 != 0, flags & 0x20 != 0, flags & 0x40 != 0, flags & 0x80 != 0);
+    t[0] = match (irqs_off, bh) {
+        (true, true) => b'D',
+        (true, false) => b'd',
+        (false, true) => b'b',
+        _ => b'.',
+    };
+    t[1] = match (nr, lazy, pr) {
+        (true, true, true) => b'B',
+        (true, false, true) => b'N',
+        (false, true, true) => b'L',
+        (true, true, false) => b'b',
+        (true, false, false) => b'n',
+        (false, true, false) => b'l',
+        (false, false, true) => b'p',
+        _ => b'.',
+    };
+    t[2] = if nmi && hard {
+        b'Z'
+    } else if nmi {
+        b'z'
+    } else if hard && soft {
+        b'H'
+    } else if hard {
+        b'h'
+    } else if soft {
+        b's'
+    } else {
+        b'.'
+    };
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    t[3] = if pc & 0xf != 0 { HEX[(pc & 0xf) as usize] } else { b'.' };
+    t[4] = if pc & 0xf0 != 0 { HEX[(pc >> 4) as usize] } else { b'.' };
+}
+
+/// A line buffer with the integer formats the context columns need,
+/// cheaper than core::fmt for what every line has, written out in one call.
+/// Invariant: the bytes in use are valid UTF-8 (bytes come from `&str`s or
+/// are checked ASCII).
+pub struct Line<'a> {
+    b: &'a mut [u8],
+    n: usize,
+}
+
+/// Bytes a [`Line`] holds at most (a line that does not fit takes the
+/// slower core::fmt path).
+pub const LINE_MAX: usize = 256;
+
+impl<'a> Line<'a> {
+    /// A line over `buf` (its old contents are ignored). The buffer is the
+    /// caller's so that no line-sized value is built or moved per record.
+    pub fn on(buf: &'a mut [u8]) -> Line<'a> {
+        Line { b: buf, n: 0 }
+    }
+    #[inline]
+    pub fn clear(&mut self) {
+        self.n = 0;
+    }
+    #[inline(always)]
+    pub fn push(&mut self, c: u8) {
+        if self.n < self.b.len() && c.is_ascii() {
+            self.b[self.n] = c;
+            self.n += 1;
+        }
+    }
+    /// ASCII bytes; anything else becomes `?` (keeps the UTF-8 invariant).
+    #[inline(always)]
+    pub fn extend(&mut self, s: &[u8]) {
+        let end = (self.n + s.len()).min(self.b.len());
+        let k = end - self.n;
+        copy_small(&mut self.b[self.n..end], &s[..k]);
+        if !s.is_ascii() {
+            for c in &mut self.b[self.n..end] {
+                if !c.is_ascii() {
+                    *c = b'?';
+                }
+            }
+        }
+        self.n = end;
+    }
+    /// A whole str, or nothing if it does not fit (a char is never cut).
+    #[inline(always)]
+    pub fn extend_str(&mut self, s: &str) -> bool {
+        let end = self.n + s.len();
+        if end > self.b.len() {
+            return false;
+        }
+        copy_small(&mut self.b[self.n..end], s.as_bytes());
+        self.n = end;
+        true
+    }
+    /// Room left.
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.b.len() - self.n
+    }
+    #[inline(always)]
+    pub fn pad(&mut self, k: usize) {
+        const SP: [u8; 16] = [b' '; 16];
+        let mut k = k;
+        while k > 0 {
+            let c = k.min(16);
+            let end = (self.n + c).min(self.b.len());
+            let m = end - self.n;
+            copy_small(&mut self.b[self.n..end], &SP[..m]);
+            self.n = end;
+            if m < c {
+                return;
+            }
+            k -= c;
+        }
+    }
+    /// `%lx`.
+    pub fn hex(&mut self, mut v: u64) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut t = [0u8; 16];
+        let mut i = 16;
+        loop {
+            i -= 1;
+            t[i] = HEX[(v & 15) as usize];
+            v >>= 4;
+            if v == 0 {
+                break;
+            }
+        }
+        self.extend(&t[i..]);
+    }
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    /// Back to an earlier length (from [`Line::len`]).
+    pub fn truncate(&mut self, n: usize) {
+        self.n = self.n.min(n);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// `%u` of `v` (returns the width written). Values that fit u32 use a
+    /// multiply per digit instead of the 64-bit divide a size-optimised
+    /// build emits; digits go straight into place.
+    pub fn uint(&mut self, v: u64) -> usize {
+        let n = Self::width(v);
+        if self.n + n > self.b.len() {
+            return 0;
+        }
+        let mut i = self.n + n;
+        if v <= u32::MAX as u64 {
+            // Two digits per step, a multiply instead of a divide.
+            let mut x = v as u32;
+            while x >= 100 {
+                let q = ((x as u64 * 0x51EB_851F) >> 37) as u32;
+                let r = (x - q * 100) as usize;
+                i -= 2;
+                self.b[i] = DIGITS2[2 * r];
+                self.b[i + 1] = DIGITS2[2 * r + 1];
+                x = q;
+            }
+            if x >= 10 {
+                i -= 2;
+                self.b[i] = DIGITS2[2 * x as usize];
+                self.b[i + 1] = DIGITS2[2 * x as usize + 1];
+            } else {
+                i -= 1;
+                self.b[i] = b'0' + x as u8;
+            }
+        } else {
+            let mut x = v;
+            loop {
+                i -= 1;
+                self.b[i] = b'0' + (x % 10) as u8;
+                x /= 10;
+                if x == 0 {
+                    break;
+                }
+            }
+        }
+        self.n += n;
+        n
+    }
+    /// Width of `%u` of `v`.
+    #[inline(always)]
+    fn width(v: u64) -> usize {
+        let mut n = 1;
+        let mut p = 10u64;
+        while n < 20 && v >= p {
+            n += 1;
+            p = p.wrapping_mul(10);
+        }
+        n
+    }
+    /// `%d`; returns the width written.
+    pub fn int(&mut self, v: i64) -> usize {
+        if v < 0 {
+            self.push(b'-');
+        }
+        self.uint(v.unsigned_abs()) + (v < 0) as usize
+    }
+    /// `%*d`, right-aligned in `w`.
+    pub fn int_right(&mut self, v: i64, w: usize) {
+        let n = Self::width(v.unsigned_abs()) + (v < 0) as usize;
+        self.pad(w.saturating_sub(n));
+        self.int(v);
+    }
+    pub fn uint_right(&mut self, v: u64, w: usize) {
+        self.pad(w.saturating_sub(Self::width(v)));
+        self.uint(v);
+    }
+    /// `%0*u`.
+    #[inline(always)]
+    pub fn zeros(&mut self, v: u64, w: usize) {
+        for _ in Self::width(v)..w {
+            self.push(b'0');
+        }
+        self.uint(v);
+    }
+    #[inline(always)]
+    pub fn as_str(&self) -> &str {
+        // SAFETY: every byte in b[..n] was copied from a &str (extend_str,
+        // whole strs only) or checked to be ASCII (push, extend, pad, digits),
+        // so b[..n] is valid UTF-8.
+        unsafe { core::str::from_utf8_unchecked(&self.b[..self.n]) }
+    }
+    /// Write out and empty.
+    #[inline]
+    pub fn flush(&mut self, out: &mut dyn Write) -> fmt::Result {
+        let r = out.write_str(self.as_str());
+        self.n = 0;
+        r
+    }
+}
+
 
 fn is_kretprobe_tramp(name: &str) -> bool {
     name == "__kretprobe_trampoline" || name == "kretprobe_trampoline"

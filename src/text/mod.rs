@@ -1,6 +1,16 @@
 //! Text output. `kernel`: exactly what the kernel's own `trace` file prints
 //! for the same ring buffer (header block, context columns, the tracers' own
-//! printers, syscalls, function_graph). A `tracecmd` style is another issue.
+//! printers, syscalls, function_graph). `tracecmd`: `trace-cmd report`'s.
+//!
+//! Use (see applets/ftcat.rs): classify the recording's events once
+//! ([`Classes::new`]), build an [`Env`] ([`env::Decoder`] over the format,
+//! printfmt and ksyms modules), make a [`Kernel`] with the recording's
+//! [`Opts`], clock (`set_clock`), kernel release (`set_release`: printers
+//! changed between versions) and tracer (`set_tracer`), print the
+//! [`Kernel::header`], then feed records in merged order to [`Kernel::line`]
+//! with the next record *of the same CPU* (function_graph folds an entry and
+//! its exit into one line, and reports when it used it), and lost-event
+//! markers to [`Kernel::lost`].
 //!
 //! Decoders write into `core::fmt::Write`, which only takes `str`. Ring
 //! buffer text (trace_marker, comm) is bytes, not always UTF-8: a byte that
@@ -19,6 +29,7 @@ pub mod tracecmd;
 mod tests;
 
 use core::fmt::{self, Write};
+use core::sync::atomic::{AtomicBool, Ordering};
 
 pub use cmdlines::Cmdlines;
 pub use kernel::{Classes, HeaderInfo, Kernel};
@@ -69,10 +80,25 @@ pub trait Env {
     /// A string in kernel memory named by address (bputs, `const char *`
     /// fields): known only through printk_formats.
     fn kstr(&self, addr: u64) -> Option<&str>;
+    /// The event's own fields as the `fields` option prints them (after
+    /// `name: `); false when this environment has no such printer.
+    fn fields(&self, _id: u16, _data: &[u8], _out: &mut dyn Write) -> Result<bool, fmt::Error> {
+        Ok(false)
+    }
 }
 
 /// Private-use base for bytes that are not valid UTF-8 (see module docs).
 pub const RAW_BASE: u32 = 0xF700;
+
+/// Set once any raw-byte escape has been written: until then the std edge
+/// need not look for escapes at all (the common case is plain text).
+pub static RAW_USED: AtomicBool = AtomicBool::new(false);
+
+/// Has [`put_all`] ever escaped a byte?
+#[inline]
+pub fn raw_used() -> bool {
+    RAW_USED.load(Ordering::Relaxed)
+}
 
 /// Write bytes as the kernel would (`%s` of a buffer), up to the first NUL.
 pub fn put_bytes(out: &mut dyn Write, b: &[u8]) -> fmt::Result {
@@ -95,6 +121,7 @@ pub fn put_all(out: &mut dyn Write, mut b: &[u8]) -> fmt::Result {
                     out.write_str(s)?;
                 }
                 let bad = e.error_len().unwrap_or(b.len() - good);
+                RAW_USED.store(true, Ordering::Relaxed);
                 for &c in &b[good..good + bad] {
                     out.write_char(char::from_u32(RAW_BASE + c as u32).unwrap_or('?'))?;
                 }

@@ -18,6 +18,7 @@ pub const RECORD_TGID: u32 = 1 << 9;
 pub const IRQ_INFO: u32 = 1 << 10;
 pub const HASH_PTR: u32 = 1 << 11;
 pub const PRINTK: u32 = 1 << 12;
+pub const RAW: u32 = 1 << 13;
 
 /// Bits of [`Opts::graph`] (function_graph's tracer flags).
 pub const G_OVERRUN: u32 = 1 << 0;
@@ -30,6 +31,7 @@ pub const G_IRQS: u32 = 1 << 6;
 pub const G_TAIL: u32 = 1 << 7;
 pub const G_RETVAL: u32 = 1 << 8;
 pub const G_RETVAL_HEX: u32 = 1 << 9;
+pub const G_RETADDR: u32 = 1 << 10;
 
 /// (name, is_graph_flag, bit). Only options that change the text are here;
 /// others (`overwrite`, `record-cmd`, ...) are accepted and ignored.
@@ -47,6 +49,7 @@ const TABLE: &[(&str, bool, u32)] = &[
     ("irq-info", false, IRQ_INFO),
     ("hash-ptr", false, HASH_PTR),
     ("trace_printk", false, PRINTK),
+    ("raw", false, RAW),
     ("funcgraph-overrun", true, G_OVERRUN),
     ("funcgraph-cpu", true, G_CPU),
     ("funcgraph-overhead", true, G_OVERHEAD),
@@ -57,16 +60,17 @@ const TABLE: &[(&str, bool, u32)] = &[
     ("funcgraph-tail", true, G_TAIL),
     ("funcgraph-retval", true, G_RETVAL),
     ("funcgraph-retval-hex", true, G_RETVAL_HEX),
+    ("funcgraph-retaddr", true, G_RETADDR),
 ];
 
 /// Options known to tracefs that do not change the text: accepted so a
 /// recording's whole `options/` directory can be replayed.
 const IGNORED: &[&str] = &[
-    "raw", "hex", "bin", "block", "userstacktrace", "sym-userobj", "record-cmd", "overwrite",
+    "hex", "bin", "block", "userstacktrace", "sym-userobj", "record-cmd", "overwrite",
     "disable_on_free", "markers", "event-fork", "pause-on-trace", "function-trace", "function-fork",
     "display-graph", "stacktrace", "func_stack_trace", "func-no-repeats", "trace_printk_dest",
     "copy_trace_marker", "test_nop_accept", "test_nop_refuse", "sleep-time", "graph-time",
-    "funcgraph-retaddr", "funcgraph-args", "func-args",
+    "funcgraph-args", "func-args",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]

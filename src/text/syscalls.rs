@@ -8,29 +8,69 @@
 use alloc::string::String;
 use core::fmt::{self, Write};
 
-use super::kernel::F;
+use super::kernel::{Line, F};
 use crate::cursor::{read_uint, Endian};
+
+/// `: VALUE` of one argument, in the style of the recording's kernel.
+fn value(b: &mut Line, v: u64, new_style: bool) {
+    b.extend(b": ");
+    if new_style && v < 10 {
+        b.push(b'0' + v as u8);
+    } else {
+        if new_style {
+            b.extend(b"0x");
+        }
+        b.hex(v);
+    }
+}
+
+/// The same into a line buffer; false when it does not fit.
+pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
+    let new_style = kver == 0 || kver >= 6018;
+    if !b.extend_str(name) {
+        return false;
+    }
+    b.push(b'(');
+    for (i, (arg, ty, f)) in args.iter().enumerate() {
+        if b.room() < arg.len() + ty.len() + 30 {
+            return false;
+        }
+        if i > 0 {
+            b.extend(b", ");
+        }
+        if verbose {
+            b.extend_str(ty);
+            b.push(b' ');
+        }
+        b.extend_str(arg);
+        value(b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
+    }
+    if b.room() < 2 {
+        return false;
+    }
+    b.extend(b")\n");
+    true
+}
 
 pub fn enter(out: &mut dyn Write, name: &str, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> fmt::Result {
     out.write_str(name)?;
     out.write_char('(')?;
     let new_style = kver == 0 || kver >= 6018;
+    let mut arr = [0u8; 64];
+    let mut b = Line::on(&mut arr);
     for (i, (arg, ty, f)) in args.iter().enumerate() {
         if i > 0 {
             out.write_str(", ")?;
         }
         if verbose {
-            write!(out, "{} ", ty)?;
+            out.write_str(ty)?;
+            out.write_char(' ')?;
         }
+        out.write_str(arg)?;
         // Arguments are `unsigned long` whatever type the field claims.
-        let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
-        if !new_style {
-            write!(out, "{}: {:x}", arg, v)?;
-        } else if v < 10 {
-            write!(out, "{}: {}", arg, v)?;
-        } else {
-            write!(out, "{}: 0x{:x}", arg, v)?;
-        }
+        b.clear();
+        value(&mut b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
+        out.write_str(b.as_str())?;
     }
     out.write_str(")\n")
 }

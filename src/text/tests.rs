@@ -7,7 +7,7 @@ use core::fmt::{self, Write};
 
 use super::kernel::{Classes, HeaderInfo, Kernel};
 use super::{Cmdlines, Env, Opts, Rec, Rendered, Sym};
-use crate::format::{Event, Field, FieldKind};
+use crate::format::Event;
 
 struct TestEnv {
     syms: Vec<(u64, u64, &'static str)>,
@@ -32,41 +32,42 @@ impl Env for TestEnv {
     }
 }
 
-fn f(name: &str, ctype: &str, offset: usize, size: usize, signed: bool) -> Field {
-    Field::new(name, ctype, offset, size, signed, FieldKind::Scalar)
+/// One format-file field line: `decl` is the C declaration (`unsigned long func`).
+fn f(decl: &str, offset: usize, size: usize, signed: bool) -> String {
+    alloc::format!("\tfield:{};\toffset:{};\tsize:{};\tsigned:{};\n", decl, offset, size, signed as u8)
 }
 
-fn common() -> Vec<Field> {
-    alloc::vec![
-        f("common_type", "unsigned short", 0, 2, false),
-        f("common_flags", "unsigned char", 2, 1, false),
-        f("common_preempt_count", "unsigned char", 3, 1, false),
-        f("common_pid", "int", 4, 4, true),
-    ]
-}
-
-fn ev(id: u16, system: &str, name: &str, fields: &[Field]) -> Event {
-    let mut all = common();
-    all.extend_from_slice(fields);
-    Event::new(id, system, name, all, "")
+/// An event as its format file gives it, through the real parser.
+fn ev(id: u16, system: &str, name: &str, fields: &[String]) -> Event {
+    let mut t = alloc::format!("name: {}\nID: {}\nformat:\n", name, id);
+    t.push_str(&f("unsigned short common_type", 0, 2, false));
+    t.push_str(&f("unsigned char common_flags", 2, 1, false));
+    t.push_str(&f("unsigned char common_preempt_count", 3, 1, false));
+    t.push_str(&f("int common_pid", 4, 4, true));
+    t.push('\n');
+    for x in fields {
+        t.push_str(x);
+    }
+    t.push_str("\nprint fmt: \"x\"\n");
+    crate::format::parse_event(system, &t).unwrap()
 }
 
 /// funcgraph_entry / funcgraph_exit as 6.5+ kernels with
 /// CONFIG_FUNCTION_GRAPH_RETVAL describe them.
 fn graph_events() -> Vec<Event> {
     alloc::vec![
-        ev(11, "ftrace", "funcgraph_entry", &[f("func", "unsigned long", 8, 8, false), f("depth", "int", 16, 4, true)]),
+        ev(11, "ftrace", "funcgraph_entry", &[f("unsigned long func", 8, 8, false), f("int depth", 16, 4, true)]),
         ev(
             10,
             "ftrace",
             "funcgraph_exit",
             &[
-                f("func", "unsigned long", 8, 8, false),
-                f("retval", "unsigned long", 16, 8, false),
-                f("depth", "int", 24, 4, true),
-                f("overrun", "unsigned int", 28, 4, false),
-                f("calltime", "unsigned long long", 32, 8, false),
-                f("rettime", "unsigned long long", 40, 8, false),
+                f("unsigned long func", 8, 8, false),
+                f("unsigned long retval", 16, 8, false),
+                f("int depth", 24, 4, true),
+                f("unsigned int overrun", 28, 4, false),
+                f("unsigned long long calltime", 32, 8, false),
+                f("unsigned long long rettime", 40, 8, false),
             ]
         ),
     ]
@@ -155,6 +156,15 @@ fn funcgraph_retval_as_in_the_issue() {
 ";
     assert_eq!(out, want);
 
+    // 6.13+ kernels write the value as `ret=`.
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    k.set_tracer("function_graph");
+    k.set_release("6.18.0");
+    let out = run(&mut k, &recs);
+    assert!(out.contains(" 0)   0.244 us    |      inet_send_prepare(); /* ret=0x0 */\n"), "{out}");
+    assert!(out.contains("|          _raw_spin_lock_bh(); /* ret=-16 */\n"), "{out}");
+    assert!(out.contains("|  } /* __sys_sendto ret=0x7 */\n"), "{out}");
+
     // Recorded with funcgraph-retval off: plain braces; with -tail: names.
     let mut o = Opts::default();
     o.set("funcgraph-retval=0").unwrap();
@@ -176,8 +186,8 @@ fn funcgraph_retval_as_in_the_issue() {
 fn context_columns_and_header() {
     let env = TestEnv { syms: alloc::vec![(0xffff_0000, 0x40, "tracing_mark_write")] };
     let evs = alloc::vec![
-        ev(5, "ftrace", "print", &[f("ip", "unsigned long", 8, 8, false), f("buf", "char[]", 16, 0, false)]),
-        ev(300, "sched", "sched_foo", &[f("x", "int", 8, 4, true)]),
+        ev(5, "ftrace", "print", &[f("unsigned long ip", 8, 8, false), f("char buf[]", 16, 0, false)]),
+        ev(300, "sched", "sched_foo", &[f("int x", 8, 4, true)]),
     ];
     let cls = Classes::new(&evs);
     let cmd = Cmdlines::parse(b"143 sh\n");
@@ -205,4 +215,267 @@ fn context_columns_and_header() {
     k.header(&mut h, &HeaderInfo { tracer: "nop", entries: 4303, written: 4303, cpus: 2 }).unwrap();
     assert!(h.starts_with("# tracer: nop\n#\n# entries-in-buffer/entries-written: 4303/4303   #P:2\n#\n"));
     assert!(h.ends_with("#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n"));
+}
+
+fn u64s(v: &mut Vec<u8>, xs: &[u64]) {
+    for x in xs {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn ftrace_events() -> Vec<Event> {
+    alloc::vec![
+        ev(1, "ftrace", "function", &[f("unsigned long ip", 8, 8, false), f("unsigned long parent_ip", 16, 8, false)]),
+        ev(4, "ftrace", "kernel_stack", &[f("int size", 8, 4, true), f("unsigned long caller[8]", 16, 64, false)]),
+        ev(13, "ftrace", "user_stack", &[f("unsigned int tgid", 8, 4, false), f("unsigned long caller[8]", 16, 64, false)]),
+        ev(19, "ftrace", "raw_data", &[f("unsigned int id", 8, 4, false), f("char buf[]", 12, 0, false)]),
+        ev(
+            20,
+            "ftrace",
+            "func_repeats",
+            &[
+                f("unsigned long ip", 8, 8, false),
+                f("unsigned long parent_ip", 16, 8, false),
+                f("u16 count", 24, 2, false),
+                f("u16 top_delta_ts", 26, 2, false),
+                f("u32 bottom_delta_ts", 28, 4, false),
+            ]
+        ),
+        ev(
+            700,
+            "syscalls",
+            "sys_enter_openat",
+            &[
+                f("int __syscall_nr", 8, 4, true),
+                f("int dfd", 16, 8, false),
+                f("const char * filename", 24, 8, false),
+                f("int flags", 32, 8, false),
+                f("umode_t mode", 40, 8, false),
+            ]
+        ),
+        ev(701, "syscalls", "sys_exit_openat", &[f("int __syscall_nr", 8, 4, true), f("long ret", 16, 8, true)]),
+    ]
+}
+
+fn syms() -> TestEnv {
+    TestEnv { syms: alloc::vec![(0xffff_1000, 0x80, "vfs_read"), (0xffff_2000, 0x40, "ksys_read"), (0xffff_3000, 0x100, "do_syscall_64")] }
+}
+
+fn one(k: &mut Kernel<'_, TestEnv>, d: &[u8], cpu: u32, ts: u64) -> String {
+    let mut out = String::new();
+    k.line(&mut out, &Rec { cpu, ts, data: d }, None).unwrap();
+    out
+}
+
+#[test]
+fn line_numbers() {
+    let mut buf = [0u8; super::kernel::LINE_MAX];
+    for (v, want) in [(0u64, "0"), (9, "9"), (10, "10"), (99, "99"), (100, "100"), (4_294_967_295, "4294967295"), (4_294_967_296, "4294967296"), (u64::MAX, "18446744073709551615")] {
+        let mut l = super::kernel::Line::on(&mut buf);
+        l.uint(v);
+        assert_eq!(l.as_str(), want);
+    }
+    let mut l = super::kernel::Line::on(&mut buf);
+    l.int_right(-42, 6);
+    l.zeros(7, 3);
+    l.hex(0xdead);
+    l.int(-9);
+    assert_eq!(l.as_str(), "   -42007dead-9");
+}
+
+#[test]
+fn function_tracer_and_sym_options() {
+    let env = syms();
+    let evs = ftrace_events();
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::parse(b"143 sh\n");
+    let mut d = hdr(1, 143);
+    u64s(&mut d, &[0xffff_1004, 0xffff_2010]);
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    assert_eq!(one(&mut k, &d, 1, 147_830_952_000), "              sh-143     [001] .....   147.830952: vfs_read <-ksys_read\n");
+    let mut o = Opts::default();
+    o.set("sym-offset").unwrap();
+    o.set("sym-addr").unwrap();
+    let mut k = Kernel::new(&env, &cmd, &cls, o, 2);
+    assert!(one(&mut k, &d, 1, 0).ends_with(": vfs_read+0x4/0x80 <00000000ffff1004> <-ksys_read+0x10/0x40 <00000000ffff2010>\n"));
+    let mut o = Opts::default();
+    o.set("noprint-parent").unwrap();
+    o.set("noirq-info").unwrap();
+    o.set("record-tgid").unwrap();
+    let mut cmd2 = Cmdlines::parse(b"143 sh\n");
+    cmd2.add_tgids(b"143 140\n");
+    let mut k = Kernel::new(&env, &cmd2, &cls, o, 2);
+    assert_eq!(one(&mut k, &d, 0, 1_000_000), "              sh-143     (    140) [000]      0.001000: vfs_read\n");
+    // An address no symbol covers.
+    let mut u = hdr(1, 143);
+    u64s(&mut u, &[0x1234, 0]);
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    assert!(one(&mut k, &u, 0, 0).ends_with(": 0x00001234\n"));
+}
+
+#[test]
+fn stacks_repeats_raw_data() {
+    let env = syms();
+    let evs = ftrace_events();
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::new();
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    let mut s = hdr(4, 0);
+    s.extend_from_slice(&3i32.to_le_bytes());
+    s.extend_from_slice(&[0; 4]);
+    u64s(&mut s, &[0xffff_1004, 0xffff_3000, u64::MAX]);
+    assert_eq!(
+        one(&mut k, &s, 0, 0),
+        "          <idle>-0       [000] .....     0.000000: <stack trace>\n => vfs_read\n => do_syscall_64\n"
+    );
+    let mut us = hdr(13, 0);
+    us.extend_from_slice(&7u32.to_le_bytes());
+    us.extend_from_slice(&[0; 4]);
+    u64s(&mut us, &[0x7f00_1234_5678, 0x5555_0000_1000, 0, 0, 0, 0, 0, 0]);
+    assert!(one(&mut k, &us, 0, 0).ends_with(": <user stack trace>\n =>  <00007f0012345678>\n =>  <0000555500001000>\n"));
+    let mut rp = hdr(20, 0);
+    u64s(&mut rp, &[0xffff_1000, 0xffff_2000]);
+    rp.extend_from_slice(&5u16.to_le_bytes());
+    rp.extend_from_slice(&0u16.to_le_bytes());
+    rp.extend_from_slice(&2_500u32.to_le_bytes());
+    assert!(one(&mut k, &rp, 0, 10_000_000).ends_with(": vfs_read <-ksys_read (repeats: 5, last_ts:     0.009998)\n"));
+    let mut rd = hdr(19, 0);
+    rd.extend_from_slice(&0x2au32.to_le_bytes());
+    rd.extend_from_slice(&[1, 2, 0xff, 0]);
+    assert!(one(&mut k, &rd, 0, 0).ends_with(": # 2a buf: 01 02 ff 00\n"));
+}
+
+#[test]
+fn syscalls_by_kernel_version() {
+    let env = syms();
+    let evs = ftrace_events();
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::parse(b"143 sh\n");
+    let mut d = hdr(700, 143);
+    d.extend_from_slice(&257i32.to_le_bytes());
+    d.extend_from_slice(&[0; 4]);
+    u64s(&mut d, &[0xffff_ff9c, 0x2772_c038, 0x241, 0]);
+    let mut x = hdr(701, 143);
+    x.extend_from_slice(&257i32.to_le_bytes());
+    x.extend_from_slice(&[0; 4]);
+    u64s(&mut x, &[(-2i64) as u64]);
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    k.set_release("Linux (none) 6.12.117+deb12-amd64 x86_64");
+    assert!(one(&mut k, &d, 0, 0).ends_with(": sys_openat(dfd: ffffff9c, filename: 2772c038, flags: 241, mode: 0)\n"));
+    assert!(one(&mut k, &x, 0, 0).ends_with(": sys_openat -> 0xfffffffffffffffe\n"));
+    k.set_release("6.18.0");
+    assert!(one(&mut k, &d, 0, 0).ends_with(": sys_openat(dfd: 0xffffff9c, filename: 0x2772c038, flags: 0x241, mode: 0)\n"));
+    let mut o = Opts::default();
+    o.set("verbose").unwrap();
+    let mut k = Kernel::new(&env, &cmd, &cls, o, 2);
+    assert!(one(&mut k, &d, 0, 0).contains(": sys_openat(int dfd: 0xffffff9c, const char * filename: 0x2772c038, "));
+}
+
+#[test]
+fn flags_columns_lost_and_annotate() {
+    let env = syms();
+    let evs = ftrace_events();
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::new();
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    let cases: [(u8, u8, &str); 7] = [
+        (0x01 | 0x80, 0x00, "D...."),
+        (0x80, 0x21, "b..12"),
+        (0x04 | 0x20 | 0x08 | 0x10, 0x03, ".NH3."),
+        (0x40 | 0x08, 0x00, "..Z.."),
+        (0x40, 0x00, "..z.."),
+        (0x02 | 0x04, 0x1f, ".b.f1"),
+        (0x02 | 0x20, 0x00, ".L..."),
+    ];
+    for (fl, pc, want) in cases {
+        let mut d = hdr(1, 0);
+        d[2] = fl;
+        d[3] = pc;
+        u64s(&mut d, &[0xffff_1000, 0]);
+        let line = one(&mut k, &d, 0, 0);
+        let cols = &line[31..36];
+        let want = if want == ".b.fRc" { ".bsf1" } else { want };
+        let want = if want == ".bsf1" { ".b.f1" } else { want };
+        assert_eq!(cols, &want[..5], "flags {:#x} pc {:#x}: {}", fl, pc, line);
+    }
+    let mut out = String::new();
+    k.lost(&mut out, 1, Some(532)).unwrap();
+    k.lost(&mut out, 0, None).unwrap();
+    assert_eq!(out, "CPU:1 [LOST 532 EVENTS]\nCPU:0 [LOST EVENTS]\n");
+    // An overrun buffer: the first record of each other CPU is announced.
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    k.annotate = true;
+    let mut d = hdr(1, 0);
+    u64s(&mut d, &[0xffff_1000, 0]);
+    let a = one(&mut k, &d, 1, 0);
+    let b = one(&mut k, &d, 0, 0);
+    let c = one(&mut k, &d, 0, 0);
+    assert!(!a.starts_with("#####"));
+    assert!(b.starts_with("##### CPU 0 buffer started ####\n"));
+    assert!(!c.starts_with("#####"));
+}
+
+#[test]
+fn funcgraph_irq_arrows_and_comments() {
+    let env = TestEnv { syms: alloc::vec![(0x9100, 0x80, "sysvec_apic_timer_interrupt"), (0x1000, 0x100, "do_work")] };
+    let mut evs = graph_events();
+    evs.push(ev(5, "ftrace", "print", &[f("unsigned long ip", 8, 8, false), f("char buf[]", 16, 0, false)]));
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::new();
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    k.set_tracer("function_graph");
+    k.graph.irq = (0x9000, 0xa000);
+    let mut p = hdr(5, 100);
+    u64s(&mut p, &[0]);
+    p.extend_from_slice(b"hello\n\0\0");
+    let recs = [ent(0x1000, 0), p, ent(0x9100, 1), ret(0x9100, 1, 0, 1000), ret(0x1000, 0, 0, 5000)];
+    let mut o = Opts::default();
+    o.set("funcgraph-retval=0").unwrap();
+    k.opts = o;
+    let out = run(&mut k, &recs);
+    assert_eq!(
+        out,
+        " 0)               |  do_work() {\n\
+         \x200)               |  /* hello */\n\
+         \x200)   ==========> |\n\
+         \x200)   1.000 us    |    sysvec_apic_timer_interrupt();\n\
+         \x200)   <========== |\n\
+         \x200)   5.000 us    |  }\n"
+    );
+}
+
+#[test]
+fn funcgraph_retaddr_entries() {
+    let env = TestEnv { syms: alloc::vec![(0x1000, 0x100, "do_work"), (0x2000, 0x100, "helper"), (0x5000, 0x80, "caller")] };
+    let mut evs = graph_events();
+    evs.push(ev(
+        12,
+        "ftrace",
+        "fgraph_retaddr_entry",
+        &[f("unsigned long func", 8, 8, false), f("int depth", 16, 4, true), f("unsigned long retaddr", 24, 8, false)],
+    ));
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::new();
+    let rent = |func: u64, depth: i32, ra: u64| {
+        let mut v = hdr(12, 100);
+        v.extend_from_slice(&func.to_le_bytes());
+        v.extend_from_slice(&depth.to_le_bytes());
+        v.extend_from_slice(&[0; 4]);
+        v.extend_from_slice(&ra.to_le_bytes());
+        v
+    };
+    let mut o = Opts::default();
+    o.set("funcgraph-retaddr").unwrap();
+    o.set("funcgraph-retval").unwrap();
+    let mut k = Kernel::new(&env, &cmd, &cls, o, 2);
+    k.set_tracer("function_graph");
+    k.set_release("6.13.0");
+    let recs = [rent(0x1000, 0, 0x5010), rent(0x2000, 1, 0x1020), ret(0x2000, 1, 3, 1000), ret(0x1000, 0, 0, 3000)];
+    let out = run(&mut k, &recs);
+    assert_eq!(
+        out,
+        " 0)               |  do_work() { /* <-caller+0x10/0x80 */\n\
+         \x200)   1.000 us    |    helper(); /* <-do_work+0x20/0x100 ret=0x3 */\n\
+         \x200)   3.000 us    |  } /* do_work ret=0x0 */\n"
+    );
 }

@@ -21,6 +21,26 @@
 //! Metadata (formats, kallsyms, cmdlines) is loaded at open; trace data is
 //! never loaded whole: [`CpuPages`] reads one page (or one compressed chunk)
 //! at a time through [`ReadAt`], so memory stays flat however large the file.
+//!
+//! Use (the std edge supplies the `ReadAt`: `applets::source::Input`):
+//!
+//! ```text
+//! let td = TraceDat::open(input.read_at())?;          // Error names section + offset
+//! for f in &td.formats { parse(&f.system, &f.text) }  // ftrace first, file order
+//! let top = td.top().ok_or(..)?;                      // or td.buffer("instance")
+//! let mut m = Merge::from_pages(td.layout(top), td.all_cpu_pages(top));
+//! while let Some(item) = m.next() {
+//!     match item {
+//!         Item::Record { cpu, ts, data } => ..,       // data starts at common_type
+//!         Item::Lost { cpu, count, .. } => ..,        // before that CPU's next record
+//!         Item::Error { cpu, error } => ..,           // corrupt page / cut file; goes on
+//!     }
+//! }
+//! if let Some(e) = &td.damage { .. }                  // cut v7 file: report after records
+//! ```
+//!
+//! `ReadAt::read_at` takes `&self` (pread needs no state), so every CPU's
+//! stream shares one open file.
 
 pub mod pages;
 pub mod write;
@@ -94,9 +114,13 @@ pub struct Error {
 }
 
 impl Error {
+    #[cold]
+    #[inline(never)]
     pub(crate) fn new(section: &'static str, offset: u64, reason: Reason) -> Error {
         Error { section, offset, reason }
     }
+    #[cold]
+    #[inline(never)]
     fn corrupt(section: &'static str, offset: u64, what: &'static str) -> Error {
         Error { section, offset, reason: Reason::Corrupt(what) }
     }
@@ -141,9 +165,27 @@ fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> Res
     if len > MAX_BLOCK {
         return Err(Error::corrupt(section, off, "implausible size"));
     }
+    // Probe the last byte first: a corrupt size fails here, before the
+    // allocation, not after zeroing megabytes.
+    if len > 4096 {
+        let mut last = [0u8; 1];
+        read_exact(file, section, off + len - 1, &mut last)
+            .map_err(|_| Error::new(section, off, Reason::Truncated { at: off, want: len }))?;
+    }
     let mut v = vec![0u8; len as usize];
     read_exact(file, section, off, &mut v)?;
     Ok(v)
+}
+
+/// Owned bytes to text without a copy when they are valid UTF-8 (kallsyms
+/// is megabytes).
+fn text_owned(mut v: Vec<u8>) -> String {
+    if let Some(n) = v.iter().position(|&c| c == 0) {
+        if v[n..].iter().all(|&c| c == 0) {
+            v.truncate(n);
+        }
+    }
+    String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn text(b: &[u8]) -> String {
@@ -180,8 +222,11 @@ pub struct Buffer {
     pub page_size: u32,
     /// Data is in zstd chunks (v7 with compression).
     pub compressed: bool,
-    /// A latency-format (text) buffer: no pages to read.
+    /// A latency-format (text) buffer: no pages, see [`TraceDat::latency_text`].
     pub latency: bool,
+    /// Latency buffers: where the text is (v6: the text itself, to the end
+    /// of the file; v7: its BUFFER TEXT section).
+    pub text_at: u64,
     pub cpus: Vec<CpuData>,
 }
 
@@ -287,17 +332,21 @@ impl<'f> Parser<'f> {
         self.pos += n as u64;
         Ok(v)
     }
+    /// An unsigned number of `n` (2, 4 or 8) bytes in the file's endianness.
+    fn num(&mut self, s: &'static str, n: usize) -> Result<u64, Error> {
+        let mut b = [0u8; 8];
+        read_exact(self.file, s, self.pos, &mut b[..n])?;
+        self.pos += n as u64;
+        crate::cursor::read_uint(&b, 0, n, self.endian).map_err(|_| Error::corrupt(s, self.pos, "bad number size"))
+    }
     fn u16(&mut self, s: &'static str) -> Result<u16, Error> {
-        let b = self.bytes(s, 2)?;
-        Ok(self.endian.u16([b[0], b[1]]))
+        self.num(s, 2).map(|v| v as u16)
     }
     fn u32(&mut self, s: &'static str) -> Result<u32, Error> {
-        let b = self.bytes(s, 4)?;
-        Ok(self.endian.u32([b[0], b[1], b[2], b[3]]))
+        self.num(s, 4).map(|v| v as u32)
     }
     fn u64(&mut self, s: &'static str) -> Result<u64, Error> {
-        let b = self.bytes(s, 8)?;
-        Ok(self.endian.u64([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        self.num(s, 8)
     }
     /// A NUL-terminated string, read in small steps.
     fn cstr(&mut self, s: &'static str) -> Result<String, Error> {
@@ -400,6 +449,13 @@ impl<'f> TraceDat<'f> {
         l
     }
 
+    /// The traced kernel's `long` size (from header_page's commit field):
+    /// what `long`, pointers and `%lx` in event records use. The header's
+    /// `long_size` is user space's and may differ (32-bit user on 64-bit).
+    pub fn kernel_long_size(&self) -> u8 {
+        self.layout.commit_size
+    }
+
     /// The top-level buffer, if the file has one.
     pub fn top(&self) -> Option<&Buffer> {
         self.buffers.iter().find(|b| b.name.is_empty())
@@ -420,6 +476,55 @@ impl<'f> TraceDat<'f> {
         buffer.cpus.iter().map(|c| self.cpu_pages(buffer, c)).collect()
     }
 
+    /// The text of a latency-format buffer (what `trace` showed when
+    /// trace-cmd recorded a latency tracer), decompressed when needed.
+    pub fn latency_text(&self, b: &Buffer) -> Result<Vec<u8>, Error> {
+        let s = "latency text";
+        if !b.latency {
+            return Err(Error::corrupt(s, 0, "buffer is not a latency buffer"));
+        }
+        if self.version == 6 {
+            // The rest of the file, read in steps (its size is not recorded).
+            let mut v = Vec::new();
+            let mut buf = [0u8; 4096];
+            let mut off = b.text_at;
+            loop {
+                let n = self.file.read_at(off, &mut buf).map_err(|e| Error::new(s, off, Reason::Io(e.0)))?;
+                if n == 0 {
+                    return Ok(v);
+                }
+                if v.len() as u64 + n as u64 > MAX_BLOCK {
+                    return Err(Error::corrupt(s, off, "implausible size"));
+                }
+                v.extend_from_slice(&buf[..n]);
+                off += n as u64;
+            }
+        }
+        let mut p = Parser { file: self.file, endian: self.endian, pos: b.text_at };
+        let _id = p.u16(s)?;
+        let flags = p.u16(s)?;
+        let _ = p.u32(s)?;
+        let size = p.u64(s)?;
+        if flags & SEC_FL_COMPRESS == 0 {
+            return read_vec(self.file, s, p.pos, size);
+        }
+        // Compressed like trace data: a chunk count, then chunks.
+        let mut out = Vec::new();
+        let n = p.u32(s)?;
+        for _ in 0..n {
+            let at = p.pos;
+            let z = p.u32(s)?;
+            let u = p.u32(s)?;
+            let data = read_vec(self.file, s, p.pos, z as u64)?;
+            p.pos += z as u64;
+            if out.len() as u64 + u as u64 > MAX_BLOCK {
+                return Err(Error::corrupt(s, at, "implausible size"));
+            }
+            out.extend_from_slice(&decompress(&self.compression, s, at, &data, u as usize)?);
+        }
+        Ok(out)
+    }
+
     // ---- v6 ----
 
     fn read_v6(&mut self, p: &mut Parser) -> Result<(), Error> {
@@ -436,14 +541,14 @@ impl<'f> TraceDat<'f> {
         let used = read_event_formats(p.file, p.endian, start, &mut self.formats)?;
         p.pos = start + used;
         let n = p.u32("kallsyms")?;
-        self.kallsyms = text(&p.bytes("kallsyms", n as usize)?);
+        self.kallsyms = text_owned(p.bytes("kallsyms", n as usize)?);
         let n = p.u32("printk formats")?;
-        self.printk = text(&p.bytes("printk formats", n as usize)?);
+        self.printk = text_owned(p.bytes("printk formats", n as usize)?);
         let n = p.u64("cmdlines")?;
         if n > MAX_BLOCK {
             return Err(Error::corrupt("cmdlines", p.pos, "implausible size"));
         }
-        self.cmdlines = text(&p.bytes("cmdlines", n as usize)?);
+        self.cmdlines = text_owned(p.bytes("cmdlines", n as usize)?);
         let cpus = p.u32("cpu count")?;
         let mut instances: Vec<(String, u64)> = Vec::new();
         let kind = p.bytes("options", 10)?;
@@ -458,15 +563,23 @@ impl<'f> TraceDat<'f> {
         self.buffers.push(top);
         for (name, off) in instances {
             let mut q = Parser { file: p.file, endian: p.endian, pos: off };
-            let mut kind = q.bytes("buffer", 10)?;
-            if kind.starts_with(b"options") {
-                // Instance headers may carry their own options; skip them.
-                let mut skip = Vec::new();
-                let mut sink = Options::default();
-                read_options_v6_into(&mut q, &mut sink, &mut skip)?;
-                kind = q.bytes("buffer", 10)?;
+            let r = q.bytes("instance buffer", 10).and_then(|mut kind| {
+                if kind.starts_with(b"options") {
+                    // Instance headers may carry their own options; skip them.
+                    let mut skip = Vec::new();
+                    let mut sink = Options::default();
+                    read_options_v6_into(&mut q, &mut sink, &mut skip)?;
+                    kind = q.bytes("instance buffer", 10)?;
+                }
+                read_flyrecord_v6(&mut q, &kind, cpus, self.page_size, name)
+            });
+            // A broken instance does not hide the top-level buffer.
+            match r {
+                Ok(b) => self.buffers.push(b),
+                Err(e) => {
+                    self.damage.get_or_insert(e);
+                }
             }
-            self.buffers.push(read_flyrecord_v6(&mut q, &kind, cpus, self.page_size, name)?);
         }
         Ok(())
     }
@@ -534,10 +647,13 @@ impl<'f> TraceDat<'f> {
                 }
                 OPT_KALLSYMS | OPT_PRINTK => {
                     let name = if id == OPT_KALLSYMS { "kallsyms" } else { "printk formats" };
-                    let (_, data, base) = self.section(off, name)?;
+                    let (_, mut data, base) = self.section(off, name)?;
                     let mut c = Cursor::new(&data, self.endian);
                     let n = c.u32().map_err(eof(name, base))?;
-                    let t = text(c.bytes(n as usize).map_err(eof(name, base))?);
+                    c.bytes(n as usize).map_err(eof(name, base))?;
+                    data.truncate(4 + n as usize);
+                    data.drain(..4);
+                    let t = text_owned(data);
                     if id == OPT_KALLSYMS {
                         self.kallsyms = t;
                     } else {
@@ -589,7 +705,7 @@ impl<'f> TraceDat<'f> {
         let ps = self.page_size as u64;
         let align = |v: u64| v.div_ceil(ps) * ps;
         let compressed = flags & SEC_FL_COMPRESS != 0;
-        let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, cpus: Vec::new() };
+        let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, text_at: 0, cpus: Vec::new() };
         let mut off = align(p.pos);
         if !compressed {
             if ncpu == 1 {
@@ -616,7 +732,8 @@ impl<'f> TraceDat<'f> {
             }
             match end {
                 Some(()) => {
-                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off });
+                    // trace-cmd's convention: the size leaves out the chunk count.
+                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off - 4 });
                     off = align(q.pos);
                 }
                 None => {
@@ -668,7 +785,7 @@ impl<'f> TraceDat<'f> {
                     let off = oc.u64().map_err(eof(s, at))?;
                     let name = cstring(&mut oc, s, at)?;
                     let clock = cstring(&mut oc, s, at)?;
-                    let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, cpus: Vec::new() };
+                    let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, text_at: off, cpus: Vec::new() };
                     if id == OPT_BUFFER {
                         b.page_size = oc.u32().map_err(eof(s, at))?;
                         if !(256..=(1 << 24)).contains(&b.page_size) {
@@ -768,7 +885,7 @@ fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(St
 
 /// After "flyrecord\0" (or "latency  \0"): the per-CPU offsets and sizes.
 fn read_flyrecord_v6(p: &mut Parser, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Result<Buffer, Error> {
-    let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, cpus: Vec::new() };
+    let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, text_at: p.pos, cpus: Vec::new() };
     if kind.starts_with(b"latency") {
         b.latency = true;
         return Ok(b);
@@ -804,7 +921,7 @@ fn read_header_info(file: &dyn ReadAt, e: Endian, start: u64, base: Option<u64>)
     if n > 1 << 20 {
         return Err(re(Error::corrupt(s, p.pos, "implausible header_page size")));
     }
-    let hp = text(&p.bytes(s, n as usize).map_err(re)?);
+    let hp = text_owned(p.bytes(s, n as usize).map_err(re)?);
     let at = p.pos;
     let tag = p.bytes(s, 13).map_err(re)?;
     if &tag[..] != b"header_event\0" {
@@ -814,7 +931,7 @@ fn read_header_info(file: &dyn ReadAt, e: Endian, start: u64, base: Option<u64>)
     if n > 1 << 20 {
         return Err(re(Error::corrupt(s, p.pos, "implausible header_event size")));
     }
-    let he = text(&p.bytes(s, n as usize).map_err(re)?);
+    let he = text_owned(p.bytes(s, n as usize).map_err(re)?);
     Ok((hp, he, p.pos - start))
 }
 
@@ -829,7 +946,7 @@ fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> Result<(Vec<
         if len > 1 << 24 {
             return Err(Error::corrupt(s, p.pos, "implausible format size"));
         }
-        v.push(Format { system: String::from("ftrace"), text: text(&p.bytes(s, len as usize)?) });
+        v.push(Format { system: String::from("ftrace"), text: text_owned(p.bytes(s, len as usize)?) });
     }
     Ok((v, p.pos - start))
 }
@@ -847,7 +964,7 @@ fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Fo
             if len > 1 << 24 {
                 return Err(Error::corrupt(s, p.pos, "implausible format size"));
             }
-            out.push(Format { system: system.clone(), text: text(&p.bytes(s, len as usize)?) });
+            out.push(Format { system: system.clone(), text: text_owned(p.bytes(s, len as usize)?) });
         }
     }
     Ok(p.pos - start)
@@ -869,15 +986,33 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], 
     }
     #[cfg(feature = "zstd")]
     {
-        let mut out = vec![0u8; size];
-        match zstd::decode(z, &mut out) {
-            Some(n) if n == size => Ok(out),
+        zstd::decode_vec(z, size).ok_or_else(|| Error::new(section, off, Reason::Decompress))
+    }
+    #[cfg(not(feature = "zstd"))]
+    {
+        let _ = z;
+        Err(Error::new(section, off, Reason::Compression(String::from(algo))))
+    }
+}
+
+/// Like `decompress`, into `out` (resized to `size`; its old bytes are
+/// overwritten, not zeroed first, so a reused buffer costs nothing).
+pub(crate) fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+    check_compression(algo, section, off)?;
+    if size as u64 > MAX_BLOCK {
+        return Err(Error::corrupt(section, off, "implausible uncompressed size"));
+    }
+    #[cfg(feature = "zstd")]
+    {
+        out.resize(size, 0);
+        match zstd::decode(z, out) {
+            Some(n) if n == size => Ok(()),
             _ => Err(Error::new(section, off, Reason::Decompress)),
         }
     }
     #[cfg(not(feature = "zstd"))]
     {
-        let _ = z;
+        let _ = (z, out);
         Err(Error::new(section, off, Reason::Compression(String::from(algo))))
     }
 }

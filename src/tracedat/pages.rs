@@ -7,7 +7,7 @@ use crate::cursor::Endian;
 use alloc::vec::Vec;
 
 /// Largest decompressed chunk we accept (trace-cmd writes ~10 pages).
-const MAX_CHUNK: u32 = 64 << 20;
+const MAX_CHUNK: u32 = 16 << 20;
 
 pub struct CpuPages<'f> {
     file: &'f dyn ReadAt,
@@ -23,7 +23,9 @@ pub struct CpuPages<'f> {
     /// Compressed: the current decompressed chunk and the read position in it.
     chunk: Vec<u8>,
     chunk_pos: usize,
-    /// Uncompressed: the page buffer.
+    /// Compressed: the current chunk's compressed bytes (reused).
+    z: Vec<u8>,
+    /// The buffer `next_page` lends out.
     page: Vec<u8>,
     done: bool,
 }
@@ -36,11 +38,13 @@ impl<'f> CpuPages<'f> {
             page_size: page_size as usize,
             cpu,
             off: cpu.offset,
-            end: cpu.offset.saturating_add(cpu.size),
+            // trace-cmd's size for compressed data leaves out the 4-byte chunk count.
+            end: cpu.offset.saturating_add(cpu.size).saturating_add(if compressed { 4 } else { 0 }),
             compressed,
             chunks_left: None,
             chunk: Vec::new(),
             chunk_pos: 0,
+            z: Vec::new(),
             page: Vec::new(),
             done: cpu.size == 0 || page_size == 0,
         }
@@ -54,38 +58,54 @@ impl<'f> CpuPages<'f> {
     /// The next page, or None at the end of this CPU's data. After an error
     /// (truncated file, corrupt chunk) the stream ends.
     pub fn next_page(&mut self) -> Option<Result<&[u8], Error>> {
-        if self.done {
-            return None;
-        }
-        let r = if self.compressed { self.next_compressed() } else { self.next_plain() };
+        let mut page = core::mem::take(&mut self.page);
+        let r = self.next_into(&mut page);
+        self.page = page;
         match r {
-            Ok(true) => {}
-            Ok(false) => {
-                self.done = true;
-                return None;
-            }
-            Err(e) => {
-                self.done = true;
-                return Some(Err(e));
-            }
-        }
-        if self.compressed {
-            let start = self.chunk_pos - self.page_size;
-            Some(Ok(&self.chunk[start..self.chunk_pos]))
-        } else {
-            Some(Ok(&self.page))
+            None => None,
+            Some(Err(e)) => Some(Err(e)),
+            Some(Ok(())) => Some(Ok(&self.page)),
         }
     }
 
-    fn next_plain(&mut self) -> Result<bool, Error> {
+    /// Like `next_page`, into the caller's buffer (no copy for plain data).
+    pub fn next_into(&mut self, page: &mut Vec<u8>) -> Option<Result<(), Error>> {
+        if self.done {
+            return None;
+        }
+        let r = if self.compressed { self.next_compressed() } else { self.next_plain(page) };
+        match r {
+            Ok(true) => {
+                if self.compressed {
+                    page.clear();
+                    page.extend_from_slice(&self.chunk[self.chunk_pos - self.page_size..self.chunk_pos]);
+                }
+                Some(Ok(()))
+            }
+            Ok(false) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    fn next_plain(&mut self, page: &mut Vec<u8>) -> Result<bool, Error> {
         if self.off >= self.end {
             return Ok(false);
         }
         // A short tail (size not a page multiple) is read as a short page:
         // the page header's commit says how much of it matters.
         let n = (self.end - self.off).min(self.page_size as u64) as usize;
-        self.page.resize(n, 0);
-        read_exact(self.file, "cpu data", self.off, &mut self.page)?;
+        if n > 65536 {
+            // A huge sub-buffer size from a corrupt header: probe before allocating.
+            read_exact(self.file, "cpu data", self.off + n as u64 - 1, &mut [0u8; 1])?;
+        }
+        page.resize(n, 0);
+        read_exact(self.file, "cpu data", self.off, page)?;
         self.off += n as u64;
         Ok(true)
     }
@@ -115,13 +135,15 @@ impl<'f> CpuPages<'f> {
             read_exact(self.file, "cpu data chunk", at, &mut h)?;
             let zsize = self.endian.u32([h[0], h[1], h[2], h[3]]);
             let size = self.endian.u32([h[4], h[5], h[6], h[7]]);
-            if size > MAX_CHUNK || zsize > MAX_CHUNK {
+            // Sizes must fit the limits and this CPU's data (a recovered
+            // buffer's end is unknown: u64::MAX).
+            if size > MAX_CHUNK || zsize > MAX_CHUNK || at + 8 + zsize as u64 > self.end {
                 return Err(Error::new("cpu data chunk", at, Reason::Corrupt("implausible chunk size")));
             }
-            let mut z = alloc::vec![0u8; zsize as usize];
-            read_exact(self.file, "cpu data chunk", at + 8, &mut z)?;
+            self.z.resize(zsize as usize, 0);
+            read_exact(self.file, "cpu data chunk", at + 8, &mut self.z)?;
             self.off = at + 8 + zsize as u64;
-            self.chunk = super::decompress("zstd", "cpu data chunk", at, &z, size as usize)?;
+            super::decompress_into("zstd", "cpu data chunk", at, &self.z, size as usize, &mut self.chunk)?;
             // Chunks hold whole pages (sizes are page-aligned); drop a ragged tail.
             let whole = self.chunk.len() / self.page_size * self.page_size;
             self.chunk.truncate(whole);

@@ -52,7 +52,7 @@ impl W {
         self.b.len() as u64
     }
     fn align(&mut self, a: usize) {
-        while self.b.len() % a != 0 {
+        while !self.b.len().is_multiple_of(a) {
             self.b.push(0);
         }
     }
@@ -205,7 +205,8 @@ fn v7(e: Endian, long: u8, compress: bool) -> Vec<u8> {
     section(&mut w, OPT_DONE, &o.b, false);
     let next_patch = first + 16 + next_at_in_body;
     // Flyrecord sections and their data.
-    let mut bufs: Vec<(String, u32, Vec<(u32, u64, u64)>)> = Vec::new();
+    type Table = Vec<(u32, u64, u64)>;
+    let mut bufs: Vec<(String, u32, Table)> = Vec::new();
     for (name, ps, cpus) in [("", 4096usize, vec![(0u32, 2usize, 50u64), (1, 1, 40)]), ("big", 8192, vec![(3, 2, 5)])] {
         let sec = w.pos();
         w.u16(OPT_BUFFER).u16(if compress { SEC_FL_COMPRESS } else { 0 }).u32(0).u64(0);
@@ -228,7 +229,8 @@ fn v7(e: Endian, long: u8, compress: bool) -> Vec<u8> {
             } else {
                 w.raw(&data);
             }
-            table.push((cpu, off, w.pos() - off));
+            // Like trace-cmd, a compressed size leaves out the chunk count.
+            table.push((cpu, off, w.pos() - off - if compress { 4 } else { 0 }));
         }
         let end = w.pos();
         w.patch_u64(sec + 8, end - sec - 16);
@@ -276,6 +278,7 @@ fn v6_both_endians_both_longs_with_an_instance() {
             let td = TraceDat::open(&f).unwrap_or_else(|err| panic!("{:?} {}: {}", e, long, err));
             assert_eq!((td.version, td.endian, td.long_size), (6, e, long));
             assert_eq!(td.layout(td.top().unwrap()).commit_size, long);
+            assert_eq!(td.kernel_long_size(), long);
             assert_eq!(td.formats, vec![Format { system: "ftrace".to_string(), text: FTRACE_FMT.to_string() }, Format { system: "sched".to_string(), text: SCHED_FMT.to_string() }]);
             assert_eq!((td.kallsyms.as_str(), td.printk.as_str(), td.cmdlines.as_str()), (KALLSYMS, PRINTK, CMDLINES));
             assert_eq!(td.options.clock(), Some("local"));
@@ -345,4 +348,119 @@ fn bad_headers_are_named_errors() {
     let at = f.windows(5).position(|w| w == b"none\0").unwrap();
     f[at..at + 4].copy_from_slice(b"lz4x");
     assert!(TraceDat::open(&f).is_ok(), "uncompressed sections need no decoder");
+}
+
+#[test]
+fn v6_latency_file_gives_its_text() {
+    let mut f = v6(Endian::Little, 8);
+    let at = f.windows(10).position(|w| w == b"flyrecord\0").unwrap();
+    f.truncate(at);
+    f.extend_from_slice(b"latency  \0# tracer: irqsoff\n#\n");
+    let td = TraceDat::open(&f).unwrap();
+    // The instance's BUFFER option now points past the end: reported, not fatal.
+    assert_eq!(td.damage.as_ref().unwrap().section, "instance buffer");
+    assert_eq!(td.buffers.len(), 1);
+    let top = td.top().unwrap();
+    assert!(top.latency && top.cpus.is_empty());
+    assert_eq!(td.latency_text(top).unwrap(), b"# tracer: irqsoff\n#\n");
+}
+
+#[test]
+fn v7_latency_buffer_text_plain_and_zstd() {
+    let modes: &[bool] = if cfg!(feature = "zstd") { &[false, true] } else { &[false] };
+    for &compress in modes {
+        // Take the uncompressed-options file and chain a third options
+        // section (its DONE is the file's last 8 bytes) naming a BUFFER TEXT.
+        let mut f = v7(Endian::Little, 8, false);
+        let mut w = W::new(Endian::Little);
+        w.b = core::mem::take(&mut f);
+        let last = w.pos() - 8;
+        let text = b"# tracer: wakeup\n  <idle>-0  0d... 1us : wakeup\n";
+        let sec = w.pos();
+        if compress {
+            let z = zstd_frame(text);
+            w.u16(OPT_BUFFER_TEXT).u16(SEC_FL_COMPRESS).u32(0).u64(12 + z.len() as u64);
+            w.u32(1).u32(z.len() as u32).u32(text.len() as u32).raw(&z);
+        } else {
+            w.u16(OPT_BUFFER_TEXT).u16(0).u32(0).u64(text.len() as u64).raw(text);
+        }
+        let mut o = W::new(Endian::Little);
+        let mut d = W::new(Endian::Little);
+        d.u64(sec).cstr("lat").cstr("local");
+        o.u16(OPT_BUFFER_TEXT).u32(d.b.len() as u32).raw(&d.b);
+        o.u16(OPT_DONE).u32(8).u64(0);
+        let third = w.pos();
+        section(&mut w, OPT_DONE, &o.b, false);
+        w.patch_u64(last, third);
+        if compress {
+            let at = w.b.windows(5).position(|x| x == b"none\0").unwrap();
+            w.b[at..at + 4].copy_from_slice(b"zstd");
+        }
+        let td = TraceDat::open(&w.b).unwrap();
+        let lat = td.buffer("lat").unwrap();
+        assert!(lat.latency);
+        assert_eq!(td.latency_text(lat).unwrap(), text, "zstd {compress}");
+        assert!(td.latency_text(td.top().unwrap()).is_err());
+    }
+}
+
+/// A file with one byte flipped, without copying it.
+struct Flipped<'a> {
+    data: &'a [u8],
+    at: usize,
+    x: u8,
+}
+
+impl ReadAt for Flipped<'_> {
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize, IoError> {
+        let n = self.data.read_at(off, buf)?;
+        let off = off as usize;
+        if self.at >= off && self.at < off + n {
+            buf[self.at - off] ^= self.x;
+        }
+        Ok(n)
+    }
+}
+
+/// Bytes of small v6/v7 files (plain and zstd) flipped: open and merge
+/// report errors, never panic, never allocate absurdly.
+#[test]
+fn flipped_bytes_never_panic() {
+    let mut files = vec![v6(Endian::Little, 8), v6(Endian::Big, 4), v7(Endian::Little, 8, false), v7(Endian::Big, 4, false)];
+    if cfg!(feature = "zstd") {
+        files.push(v7(Endian::Little, 8, true));
+    }
+    let mut opened = 0;
+    for f in &files {
+        // Header and metadata bytes densely; the page data sparsely.
+        let meta_end = f.len().min(2048);
+        let positions = (0..meta_end).step_by(2).chain((meta_end..f.len()).step_by(61));
+        for at in positions {
+            for x in [0xffu8, 0x01, 0x80] {
+                let bad = Flipped { data: f, at, x };
+                let Ok(td) = TraceDat::open(&bad) else { continue };
+                opened += 1;
+                for b in &td.buffers {
+                    let mut m = Merge::from_pages(td.layout(b), td.all_cpu_pages(b));
+                    let mut n = 0;
+                    while m.next().is_some() {
+                        n += 1;
+                        assert!(n < 1_000_000);
+                    }
+                    let _ = td.latency_text(b);
+                }
+            }
+        }
+    }
+    assert!(opened > 1000, "{opened}");
+}
+
+/// A build without the `zstd` feature names the algorithm it cannot read.
+#[cfg(not(feature = "zstd"))]
+#[test]
+fn zstd_file_without_the_feature_is_a_clear_error() {
+    let f = v7(Endian::Little, 8, true);
+    let e = TraceDat::open(&f).err().unwrap();
+    assert_eq!(e.reason, Reason::Compression("zstd".to_string()));
+    assert!(e.to_string().contains("unsupported compression 'zstd'"), "{e}");
 }

@@ -40,6 +40,9 @@ pub mod opt {
     pub const KALLSYMS: u16 = 19;
     pub const PRINTK: u16 = 20;
     pub const CMDLINES: u16 = 21;
+    /// Not trace-cmd's: ftbox's pid→tgid table (saved_tgids text), read by
+    /// ftcat; written only when the kernel saved tgids (option record-tgid).
+    pub const SAVED_TGIDS: u16 = 0x4654;
 }
 
 /// One recorded ring buffer: the top level (`name` empty) or an instance.
@@ -168,8 +171,9 @@ impl Sections {
         o.u64(0);
         at
     }
-    /// Sizes of sections holding CPU data are computed, not patched (the
-    /// placeholder may already be in an emitted segment).
+    /// Patch the size of a metadata section (still in the unemitted run).
+    /// Buffer sections, whose header goes out before their data, get their
+    /// size computed up front instead.
     fn end(o: &mut Out, at: u64) {
         let size = o.pos() - at - 8;
         o.patch64(at, size);

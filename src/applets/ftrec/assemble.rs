@@ -200,39 +200,45 @@ fn free_space(fd: &OwnedFd) -> u64 {
     rustix::fs::fstatvfs(fd).map(|s| s.f_bavail.saturating_mul(s.f_frsize)).unwrap_or(u64::MAX)
 }
 
+/// The layout for the current sizes: the recording's buffer, after an empty
+/// top level when a v6 file records an instance (v6 always has a top-level
+/// flyrecord; v7 needs none).
+fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
+    meta.buffers.clear();
+    let buffer = |name: &str, sizes: Vec<u64>| Buffer {
+        name: String::from(name),
+        clock: clock_name(&r.clock_file),
+        page_size: r.page_size as u32,
+        cpu_sizes: sizes,
+    };
+    if meta.version < 7 && !r.name.is_empty() {
+        meta.buffers.push(buffer("", vec![0; r.cpus.len()]));
+    }
+    meta.buffers.push(buffer(&r.name, r.cpus.iter().map(CpuData::len).collect()));
+    write::layout(meta)
+}
+
 /// Build and write the file. `full`: the disk filled during recording —
 /// first drop the newest pages until the metadata and a copy chunk fit.
 #[inline(never)]
-pub fn assemble(
-    top: &Tracefs,
-    out: &OwnedFd,
-    mut recs: Vec<Recorded>,
-    version: u32,
-    full: bool,
-    quiet: bool,
-) -> Result<Summary, String> {
+pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, full: bool, quiet: bool) -> Result<Summary, String> {
     let mut lines = Vec::new();
     // Which systems: those enabled plus those whose ids occur in the data.
     let mut ids = Vec::new();
     let mut systems: Vec<String> = Vec::new();
-    let mut page_stats = Vec::new();
-    for r in &recs {
-        for s in &r.systems {
-            if let (Err(at), false) = (systems.binary_search(s), s == "ftrace") {
-                systems.insert(at, s.clone());
-            }
+    for s in &r.systems {
+        if let (Err(at), false) = (systems.binary_search(s), s == "ftrace") {
+            systems.insert(at, s.clone());
         }
-        let per: Vec<write::PageStats> = r.cpus.iter().map(|d| scan_cpu(d, r.page_size, &mut ids)).collect();
-        page_stats.push(per);
     }
+    let page_stats: Vec<write::PageStats> = r.cpus.iter().map(|d| scan_cpu(d, r.page_size, &mut ids)).collect();
     systems_for(top, &ids, &mut systems);
 
-    let host_page = rustix::param::page_size() as u32;
     let mut meta = Meta {
         version,
         big_endian: cfg!(target_endian = "big"),
         long_size: core::mem::size_of::<libc::c_long>() as u8,
-        page_size: recs.first().map(|r| r.page_size as u32).unwrap_or(host_page),
+        page_size: r.page_size as u32,
         header_page: read_or_empty(top, "events/header_page"),
         header_event: read_or_empty(top, "events/header_event"),
         ftrace_formats: formats_of(top, "ftrace"),
@@ -240,67 +246,39 @@ pub fn assemble(
         kallsyms: std::fs::read("/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
         cmdlines: read_or_empty(top, "saved_cmdlines"),
-        cpus: recs.first().map(|r| r.cpus.len() as u32).unwrap_or(0),
+        cpus: r.cpus.len() as u32,
         options: Vec::new(),
         buffers: Vec::new(),
     };
-    let clock = recs.first().map(|r| r.clock_file.clone()).unwrap_or_default();
-    meta.options.push((opt::TRACECLOCK, cstr(&clock)));
+    meta.options.push((opt::TRACECLOCK, cstr(&r.clock_file)));
     meta.options.push((opt::UNAME, cstr(&uname())));
     meta.options.push((opt::VERSION, cstr(concat!("ftbox ", env!("CARGO_PKG_VERSION")))));
-    for r in &recs {
-        if !r.name.is_empty() {
-            meta.options.push((opt::CPUSTAT, cstr(&format!("\nBuffer: {}\n\n", r.name))));
-        }
-        for (c, s) in r.stats.iter().enumerate() {
-            meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
-        }
+    if !r.name.is_empty() {
+        meta.options.push((opt::CPUSTAT, cstr(&format!("\nBuffer: {}\n\n", r.name))));
     }
-    // The top level comes first; an instance-only recording still has an
-    // (empty) top-level buffer, as trace-cmd writes it.
-    let synthetic = version < 7 && recs.first().is_some_and(|r| !r.name.is_empty());
-    if synthetic {
-        let n = recs[0].cpus.len();
-        meta.buffers.push(Buffer {
-            name: String::new(),
-            clock: clock_name(&clock),
-            page_size: recs[0].page_size as u32,
-            cpu_sizes: vec![0; n],
-        });
+    for (c, s) in r.stats.iter().enumerate() {
+        meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
     }
-
-    let sizes = |recs: &[Recorded], meta: &mut Meta| {
-        meta.buffers.truncate(synthetic as usize);
-        for r in recs {
-            meta.buffers.push(Buffer {
-                name: r.name.clone(),
-                clock: clock_name(&r.clock_file),
-                page_size: r.page_size as u32,
-                cpu_sizes: r.cpus.iter().map(|d| d.len()).collect(),
-            });
-        }
-    };
-    sizes(&recs, &mut meta);
-    let mut segs = write::layout(&meta);
+    let tgids = read_or_empty(top, "saved_tgids");
+    if !tgids.is_empty() {
+        meta.options.push((opt::SAVED_TGIDS, tgids));
+    }
+    let mut segs = layout_for(&mut meta, &r);
 
     if full {
         // Room for the metadata and one copy chunk (or, where holes cannot
         // be punched, for a second copy of the data), taken from the newest
         // pages of the biggest CPUs.
         let metabytes: u64 = segs.iter().map(|s| if let Seg::Bytes(b) = s { b.len() as u64 } else { 0 }).sum();
-        let punch = recs.iter().flat_map(|r| &r.cpus).find_map(|d| d.file.as_ref()).is_some_and(can_punch);
-        let data: u64 = recs.iter().flat_map(|r| &r.cpus).map(|d| d.len()).sum();
+        let punch = r.cpus.iter().find_map(|d| d.file.as_ref()).is_some_and(can_punch);
+        let data: u64 = r.cpus.iter().map(CpuData::len).sum();
         let need = metabytes + 64 * 1024 + if punch { CHUNK } else { data };
-        let free = free_space(out);
-        if free < need {
-            let mut short = need - free;
+        let mut short = need.saturating_sub(free_space(out));
+        if short > 0 {
+            let ps = r.page_size as u64;
             while short > 0 {
-                let Some((ri, ci)) = biggest(&recs) else { break };
-                let r = &mut recs[ri];
-                let ps = r.page_size as u64;
-                let d = &mut r.cpus[ci];
-                let cut = short.min(d.len()).min(256 << 10).div_ceil(ps) * ps;
-                let cut = cut.min(d.len());
+                let Some(d) = r.cpus.iter_mut().max_by_key(|d| d.len()) else { break };
+                let cut = short.min(256 << 10).div_ceil(ps).saturating_mul(ps).min(d.len());
                 if cut == 0 {
                     break;
                 }
@@ -311,86 +289,52 @@ pub fn assemble(
                 short = short.saturating_sub(if punch { cut } else { 2 * cut });
             }
             lines.push(String::from("disk full: the newest pages that did not fit were dropped"));
-            sizes(&recs, &mut meta);
-            segs = write::layout(&meta);
+            segs = layout_for(&mut meta, &r);
         }
     }
 
     let mut pos = 0u64;
     for s in &segs {
-        let r = match s {
+        let res = match s {
             Seg::Bytes(b) => write_all(out, b).map(|()| b.len() as u64),
-            Seg::Data { buffer, cpu, len } => {
-                // buffers may start with the synthetic empty top level.
-                let ri = buffer - (meta.buffers.len() - recs.len());
-                let d = &recs[ri].cpus[*cpu];
+            Seg::Data { cpu, len, .. } => {
+                let d = &r.cpus[*cpu];
                 match &d.file {
                     Some(f) => copy_data(f, d.start, *len, out).map(|()| *len),
                     None => Err(Errno::IO),
                 }
             }
         };
-        match r {
+        match res {
             Ok(n) => pos += n,
             Err(e) => {
-                return Err(format!(
-                    "writing the output at offset {pos}: {}{}",
-                    crate::tracefs::errno_str(e),
-                    if is_full(e) { " (the file is incomplete)" } else { "" }
-                ))
+                let why = if is_full(e) { " (the file is incomplete)" } else { "" };
+                return Err(format!("writing the output at offset {pos}: {}{why}", crate::tracefs::errno_str(e)));
             }
         }
     }
 
     if !quiet {
-        for (ri, r) in recs.iter().enumerate() {
-            if !r.name.is_empty() {
-                lines.push(format!("\nBuffer: {}\n", r.name));
-            }
-            for (c, d) in r.cpus.iter().enumerate() {
-                let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-                let num = |key: &str| -> u64 {
-                    st.lines()
-                        .find_map(|l| l.strip_prefix(key))
-                        .and_then(|v| v.trim().parse().ok())
-                        .unwrap_or(0)
-                };
-                let ps = &page_stats[ri][c];
-                lines.push(format!("CPU{c}: {} bytes, {} events recorded", d.len(), ps.events));
-                let (over, commit, dropped) = (num("overrun:"), num("commit overrun:"), num("dropped events:"));
-                if over > 0 {
-                    lines.push(format!("CPU {c}: {over} events lost"));
-                }
-                if commit > 0 {
-                    lines.push(format!("CPU {c}: {commit} events lost due to commit overrun"));
-                }
-                if dropped > 0 {
-                    lines.push(format!("CPU {c}: {dropped} events dropped"));
-                }
-                if ps.lost_flags > 0 {
-                    lines.push(format!(
-                        "CPU {c}: {} pages follow lost events ({} events counted on the pages)",
-                        ps.lost_flags, ps.lost_events
-                    ));
+        if !r.name.is_empty() {
+            lines.push(format!("\nBuffer: {}\n", r.name));
+        }
+        for (c, (d, ps)) in r.cpus.iter().zip(&page_stats).enumerate() {
+            let st = r.stats.get(c).map(String::as_str).unwrap_or("");
+            let mut l = format!("CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
+            // The kernel's counts (as trace-cmd prints them), then the pages' flags.
+            for (key, what) in [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")] {
+                let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+                if n > 0 {
+                    l.push_str(&format!("\nCPU {c}: {n} {what}"));
                 }
             }
+            if ps.lost_flags > 0 {
+                l.push_str(&format!("\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events));
+            }
+            lines.push(l);
         }
     }
     Ok(Summary { lines })
-}
-
-fn biggest(recs: &[Recorded]) -> Option<(usize, usize)> {
-    let mut best = None;
-    let mut size = 0;
-    for (ri, r) in recs.iter().enumerate() {
-        for (ci, d) in r.cpus.iter().enumerate() {
-            if d.len() > size {
-                size = d.len();
-                best = Some((ri, ci));
-            }
-        }
-    }
-    best
 }
 
 /// "[local] global ..." → "local".

@@ -92,10 +92,12 @@ impl Saver {
     /// Enable events; remember those that were off.
     pub fn enable(&mut self, t: &Tracefs, tgt: Target, evs: &[EventRef]) -> Result<(), String> {
         let on = t.read_str("set_event").map_err(|e| format!("{e}"))?;
+        let mut on: Vec<&str> = on.lines().collect();
+        on.sort_unstable();
         // `evs` is sorted, and so stays `off`.
         let off: Vec<EventRef> = evs
             .iter()
-            .filter(|e| !on.lines().any(|l| l == format!("{}:{}", e.system, e.name)))
+            .filter(|e| on.binary_search(&format!("{}:{}", e.system, e.name).as_str()).is_err())
             .cloned()
             .collect();
         // Record first: a failure halfway through still disables what got on.
