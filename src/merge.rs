@@ -114,7 +114,7 @@ impl<'s> Merge<'s> {
             .into_iter()
             .map(|src| Cpu { cpu: src.cpu(), src, page: Vec::new(), cur: RecordCursor::default(), head: (0, 0, 0), state: State::Need, lost: None, pages: 0 })
             .collect();
-        cpus.sort_by_key(|c| c.cpu);
+        crate::util::sort_by_key(&mut cpus, |c| c.cpu);
         let need = (0..cpus.len()).collect();
         Merge { cpus, layout, last: None, errors: Vec::new(), need, heap: Vec::new() }
     }

@@ -315,7 +315,7 @@ fn dir_names(tfs: &Tracefs, rel: &str) -> Vec<String> {
             v.push(n.into_owned());
         }
     }
-    v.sort();
+    crate::util::sort(&mut v);
     v
 }
 
@@ -939,7 +939,7 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
             })
             .map(|e| e.id)
             .collect();
-        v.sort_unstable();
+        crate::util::sort(&mut v);
         Some(v)
     };
     let (entries, written) = rec.counts.unwrap_or((0, 0));
@@ -1021,7 +1021,7 @@ fn print_stat<W: Write>(s: &mut Sink<'_, '_, W>, events: &[Event]) {
             (c, name)
         })
         .collect();
-    ev.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    crate::util::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     for (c, name) in ev {
         let _ = writeln!(o, "{:<40} {:>12}", name, c);
     }

@@ -144,7 +144,7 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
             cpus.push(n);
         }
     }
-    cpus.sort_unstable();
+    crate::util::sort(&mut cpus);
     let mut sources: Vec<Box<dyn PageSource>> = Vec::new();
     for cpu in cpus {
         let rel = format!("per_cpu/cpu{cpu}/trace_pipe_raw");

@@ -35,7 +35,7 @@ impl Decoder {
                 (e, p)
             })
             .collect();
-        events.sort_by_key(|e| e.0.id);
+        crate::util::sort_by_key(&mut events, |e| e.0.id);
         Decoder { events, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
     }
 

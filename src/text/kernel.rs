@@ -100,7 +100,7 @@ fn off(e: &Event, name: &str) -> Option<u16> {
 impl Classes {
     pub fn new(events: &[Event]) -> Classes {
         let mut list: Vec<Class> = events.iter().map(classify).collect();
-        list.sort_by_key(|c| c.id);
+        crate::util::sort_by_key(&mut list, |c| c.id);
         list.dedup_by_key(|c| c.id);
         list.truncate(u16::MAX as usize - 1);
         let max = list.last().map_or(0, |c| c.id as usize);

@@ -313,7 +313,7 @@ impl<'a> TraceCmd<'a> {
                 pieces: pieces(&e.print_fmt, e),
             })
             .collect();
-        cls.sort_by_key(|c| c.id);
+        crate::util::sort_by_key(&mut cls, |c| c.id);
         let ret_id = events.iter().find(|e| e.system == "ftrace" && e.name == "funcgraph_exit").map(|e| e.id);
         TraceCmd {
             env,

@@ -93,7 +93,7 @@ impl Saver {
     pub fn enable(&mut self, t: &Tracefs, tgt: Target, evs: &[EventRef]) -> Result<(), String> {
         let on = t.read_str("set_event").map_err(|e| format!("{e}"))?;
         let mut on: Vec<&str> = on.lines().collect();
-        on.sort_unstable();
+        crate::util::sort(&mut on);
         // `evs` is sorted, and so stays `off`.
         let off: Vec<EventRef> = evs
             .iter()
