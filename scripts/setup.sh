@@ -29,6 +29,8 @@ esac
 pkgs=""
 command -v trace-cmd >/dev/null 2>&1 || pkgs="$pkgs trace-cmd"
 command -v file >/dev/null 2>&1 || pkgs="$pkgs file"
+# objcopy drops the unwind tables from the release binary (see Makefile).
+command -v objcopy >/dev/null 2>&1 || pkgs="$pkgs binutils"
 if [ "$what" = cross ] || [ "$what" = test ]; then
     command -v qemu-aarch64-static >/dev/null 2>&1 || pkgs="$pkgs qemu-user-static"
 fi
