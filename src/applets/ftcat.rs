@@ -24,6 +24,7 @@ use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
 use crate::merge::{Item, Merge};
 use crate::ring::Page;
+use crate::text::tracecmd::filter::{EventFilter, GraphFilter, Verdict};
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
@@ -83,6 +84,14 @@ pub struct Args {
     /// `--style trace-cmd` and its options (`-t`, `-l`, `-O` plugin options).
     pub tc: bool,
     pub tc_flags: u32,
+    /// `--max-depth N`, `--graph FUNC`: function_graph subtrees to show.
+    pub max_depth: Option<u32>,
+    pub graph: Option<String>,
+    /// `-F 'SYSTEM/EVENT: FILTER'` (trace-cmd's event filters).
+    pub filters: Vec<String>,
+    /// `--first-event` / `--last-event`: per-CPU first/last timestamps.
+    pub first_ev: bool,
+    pub last_ev: bool,
 }
 
 pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
@@ -106,6 +115,14 @@ pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
             Short('R') | Long("raw") => a.raw = true,
             Short('t') => a.tc_flags |= text::tracecmd::NSEC,
             Short('l') => a.tc_flags |= text::tracecmd::LAT,
+            Short('F') => a.filters.push(p.value()?.string()?),
+            Long("first-event") => a.first_ev = true,
+            Long("last-event") => a.last_ev = true,
+            Long("graph") => a.graph = Some(p.value()?.string()?),
+            Long("max-depth") => match p.value()?.string()?.parse() {
+                Ok(n) => a.max_depth = Some(n),
+                Err(_) => usage_err!("--max-depth wants a number"),
+            },
             Long("live") => a.live = true,
             Short('B') | Long("instance") => a.instance = Some(p.value()?.string()?),
             Long("once") => a.once = true,
@@ -420,6 +437,7 @@ impl Held {
 struct Sink<'k, 'a, W: Write> {
     k: Kernel<'a, Decoder>,
     tc: Option<TraceCmd<'a>>,
+    ef: EventFilter,
     out: &'k mut Out<W>,
     a: &'k Args,
     name: String,
@@ -440,6 +458,17 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
         let d = r.data;
         if let Some(t) = &mut self.tc {
             t.arm(r.cpu);
+        }
+        // trace-cmd tests -F in its library, before --cpu, -I, -S.
+        if !self.ef.is_empty() {
+            let pid = self.k.pid(d);
+            let comm = match &self.tc {
+                Some(t) => t.comm(pid),
+                None => self.k.cmd.comm(pid),
+            };
+            if !self.ef.pass(r.cpu, d, comm, self.k.endian) {
+                return false;
+            }
         }
         if let Some(f) = self.a.from {
             if r.ts < f {
@@ -585,7 +614,23 @@ impl HoldQ {
 /// Drive the merge: records go straight to the sink, except a graph entry,
 /// which waits (with whatever the merge yields meanwhile) until its CPU's
 /// next record is known.
-fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool) {
+/// A merge item through `--max-depth`/`--graph` (None: hidden).
+fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
+    if let (Some(g), Item::Record { cpu, ts, data }) = (gf.as_mut(), &it) {
+        match g.check(data) {
+            Verdict::Hide => return None,
+            Verdict::Keep => {}
+            Verdict::Rebase(b) => {
+                let mut d = data.to_vec();
+                g.rebase(&mut d, b);
+                return Some(Held::Rec { cpu: *cpu, ts: *ts, data: d });
+            }
+        }
+    }
+    Some(Held::of(it))
+}
+
+fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
     let mut q = HoldQ { q: VecDeque::new(), per_cpu: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
@@ -601,6 +646,16 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                         continue;
                     }
                     return;
+                }
+                Some(it @ Item::Record { .. }) if gf.is_some() => {
+                    if let Some(h) = admit(gf, it) {
+                        q.push(h);
+                    }
+                }
+                Some(it @ Item::Record { .. }) if gf.is_some() => {
+                    if let Some(h) = admit(gf, it) {
+                        q.push(h);
+                    }
                 }
                 Some(Item::Record { cpu, ts, data }) => {
                     if !la.wants(data) {
@@ -627,7 +682,11 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                 if la.wants(&data) {
                     while !q.has(cpu) && q.q.len() < HOLD_MAX {
                         match m.next() {
-                            Some(it) => q.push(Held::of(it)),
+                            Some(it) => {
+                                if let Some(h) = admit(gf, it) {
+                                    q.push(h);
+                                }
+                            }
                             None => break,
                         }
                     }
@@ -664,7 +723,8 @@ fn run(a: Args) -> Result<()> {
         };
         let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
         let ncpus = live.sources.len() as u32;
-        let rec = live_recording(&top, &tfs, ncpus)?;
+        let mut rec = live_recording(&top, &tfs, ncpus)?;
+        rec.dec.tep = a.tc;
         let name = tfs.path_of("per_cpu");
         let mut m = Merge::new(live.layout, live.sources);
         let res = decode(&a, &rec, &mut m, &mut out, &name, true);
@@ -688,6 +748,10 @@ fn run(a: Args) -> Result<()> {
         },
     };
     let layout = td.layout(buf);
+    if a.tc && (a.stat || a.first_ev || a.last_ev) {
+        tc_info(&a, &td, buf, &path, &mut out);
+        return out_finish(out);
+    }
     let rec = file_recording(&td, buf);
     // A first pass over the records: the header's entry count, and which
     // tracer recorded (trace.dat does not say) when -O/--tracer don't.
@@ -721,12 +785,89 @@ fn run(a: Args) -> Result<()> {
         "nop"
     };
     let mut rec = rec;
+    rec.dec.tep = a.tc;
     rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
     rec.counts = Some((seen.0, seen.0 + rec.overrun));
     let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
     let res = decode(&a, &rec, &mut m, &mut out, &path, false);
     out_finish(out)?;
     res
+}
+
+/// trace-cmd report's `--stat` (the recorded CPU stats and where each
+/// CPU's data lies) and `--first-event`/`--last-event`.
+fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out<W>) {
+    use core::fmt::Write as _;
+    let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0));
+    if a.stat {
+        let _ = write!(out, "cpus={}\n", ncpus);
+        out.write_str("\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n").ok();
+        if td.options.cpustat.is_empty() {
+            out.write_str(" No stats in this file\n").ok();
+        } else {
+            // Each option's closing NUL became a newline; then "%s\n".
+            for c in &td.options.cpustat {
+                let _ = write!(out, "{}\n", c);
+            }
+            out.write_str("\n").ok();
+        }
+        // Compressed data is read from its decompressed copy: CPUs laid
+        // end to end after the first page, sizes decompressed.
+        let ps = td.layout(buf).page_size as u64;
+        let mut at = ps;
+        // handle->cpus: the CPUs the buffer lists (none when all are empty).
+        for cpu in 0..buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0) {
+            let (mut off, mut size) = (0, 0);
+            if let Some(c) = buf.cpus.iter().find(|c| c.cpu == cpu) {
+                (off, size) = (c.offset, c.size);
+                if buf.compressed {
+                    let mut pages = td.cpu_pages(buf, c);
+                    let mut n = 0;
+                    while let Some(Ok(_)) = pages.next_page() {
+                        n += 1;
+                    }
+                    (off, size) = if n > 0 { (at, n * ps) } else { (0, 0) };
+                    at += size;
+                }
+            }
+            let _ = write!(out, "CPU{} data recorded at offset=0x{:x}\n    {} bytes in size\n", cpu, off, size);
+        }
+        return;
+    }
+    let _ = write!(out, "List of CPUs in {} with data:\n", path);
+    let in_ns = text::clock_in_ns(buf.clock.as_deref().or(td.options.clock()).unwrap_or("local"));
+    for c in &buf.cpus {
+        let i = c.cpu;
+        let mut m = Merge::from_pages(td.layout(buf), std::vec![td.cpu_pages(buf, c)]);
+        let (mut first, mut last) = (None, 0);
+        while let Some(it) = m.next() {
+            if let Item::Record { ts, .. } = it {
+                first.get_or_insert(ts);
+                last = ts;
+            }
+        }
+        let Some(first) = first else { continue };
+        let _ = write!(out, "  {}", i);
+        let ts = |out: &mut Out<W>, t: u64| {
+            let _ = if in_ns {
+                let u = (t + 500) / 1000;
+                write!(out, "{:>5}.{:06}", u / 1_000_000, u % 1_000_000)
+            } else {
+                // "%12d": precision 12 whose int power of ten overflowed.
+                let p = 0xffff_ffff_d4a5_1000u64;
+                write!(out, "{:>5}.{:012}", t / p, t % p)
+            };
+        };
+        if a.first_ev {
+            out.write_str("\tFirst event:").ok();
+            ts(out, first);
+        }
+        if a.last_ev {
+            out.write_str("\tLast event:").ok();
+            ts(out, last);
+        }
+        out.write_str("\n").ok();
+    }
 }
 
 fn out_finish<W: Write>(out: Out<W>) -> Result<()> {
@@ -805,10 +946,17 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus };
         let _ = k.header(out, &h);
     }
+    let mut ef = EventFilter::default();
+    for f in &a.filters {
+        if let Err(e) = ef.add(f, &events) {
+            usage_err!("-F {}: {}", f, e);
+        }
+    }
     let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
     let mut s = Sink {
         k,
         tc,
+        ef,
         out,
         a,
         name: name.to_string(),
@@ -822,7 +970,14 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         errors: 0,
         stop: false,
     };
-    pump(m, &mut s, &la, live && !a.once);
+    let mut gf = None;
+    if a.max_depth.is_some() || a.graph.is_some() {
+        let mut g = GraphFilter::new(&rec.dec, &events, rec.dec.endian);
+        g.max_depth = a.max_depth;
+        g.graph = a.graph.clone();
+        gf = Some(g);
+    }
+    pump(m, &mut s, &la, live && !a.once, &mut gf);
     if a.stat {
         print_stat(&mut s, &events);
     }

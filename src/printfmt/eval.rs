@@ -132,12 +132,70 @@ impl<'a, 'e> Ctx<'a, 'e> {
         })
     }
 
+    /// A binary operator on two values, for the re-associated (libtraceevent)
+    /// evaluation; the same arithmetic as `eval`'s.
+    fn tep_binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<Val<'a>> {
+        let env = self.env;
+        let op = &op;
+        match op {
+            Op::AndAnd => return Ok(Val::Int((x != 0 && y != 0) as u64, Ty::INT)),
+            Op::OrOr => return Ok(Val::Int((x != 0 || y != 0) as u64, Ty::INT)),
+            _ => {}
+        }
+                if matches!(op, Op::Shl | Op::Shr) {
+                    let t = promote(tx, env);
+                    let sh = (y & 63) as u32;
+                    let r = if *op == Op::Shl {
+                        x.wrapping_shl(sh)
+                    } else if t.signed {
+                        ((x as i64) >> sh) as u64
+                    } else {
+                        x >> sh
+                    };
+                    return Ok(Val::Int(norm(r, t, env), t));
+                }
+                let t = common(tx, ty, env);
+                let (x, y) = (norm(x, t, env), norm(y, t, env));
+                let cmp = |lt: bool| Val::Int(lt as u64, Ty::INT);
+                let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
+                let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
+                let r = match op {
+                    Op::Add => x.wrapping_add(y),
+                    Op::Sub => x.wrapping_sub(y),
+                    Op::Mul => x.wrapping_mul(y),
+                    Op::Div | Op::Rem => {
+                        if y == 0 {
+                            return Err("division by zero");
+                        }
+                        match (*op, t.signed) {
+                            (Op::Div, true) => (x as i64).wrapping_div(y as i64) as u64,
+                            (Op::Div, false) => x / y,
+                            (_, true) => (x as i64).wrapping_rem(y as i64) as u64,
+                            _ => x % y,
+                        }
+                    }
+                    Op::And => x & y,
+                    Op::Or => x | y,
+                    Op::Xor => x ^ y,
+                    Op::Eq => return Ok(cmp(x == y)),
+                    Op::Ne => return Ok(cmp(x != y)),
+                    Op::Lt => return Ok(cmp(slt)),
+                    Op::Gt => return Ok(cmp(sgt)),
+                    Op::Le => return Ok(cmp(!sgt)),
+                    Op::Ge => return Ok(cmp(!slt)),
+                    _ => return Err("unsupported operator"),
+                };
+                Ok(Val::Int(norm(r, t, env), t))
+    }
+
     pub fn eval(&mut self, e: &'a Expr) -> EResult<Val<'a>> {
         let env = self.env;
         Ok(match e {
             Expr::Num(v, t) => Val::Int(norm(*v, *t, env), *t),
             Expr::LongSize => Val::Int(env.long_size as u64, Ty::ULONG),
             Expr::Str(s) => Val::Bytes(s),
+            // libtraceevent reads an unknown name with strtoull(): 0.
+            Expr::Unknown(_) if env.tep => Val::Int(0, Ty::ULONG),
             Expr::Unknown(name) => {
                 let v = env.enums.and_then(|e| e.get(name)).ok_or("an identifier the format does not define (unresolved enum)")?;
                 // An enumerator is an int unless its value needs more.
@@ -187,6 +245,29 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     _ => return Err("unsupported unary operator"),
                 };
                 Val::Int(norm(r, t, env), t)
+            }
+            Expr::Bin(op, a, b) if env.tep && tep_rotates(*op, b) => {
+                // libtraceevent's parser keeps no parentheses: `x & (A | B)`
+                // becomes `(x & A) | B` when the right side's operator binds
+                // looser. Do the same so the output matches trace-cmd's.
+                let Expr::Bin(op2, ..) = &**b else { return Err("bad rotation") };
+                let mut rights = Vec::new();
+                let mut leaf: &'a Expr = b;
+                while let Expr::Bin(o, l, r) = leaf {
+                    if o != op2 {
+                        break;
+                    }
+                    rights.push(&**r);
+                    leaf = l;
+                }
+                let (x, y) = (self.int(a)?, self.int(leaf)?);
+                let mut v = self.tep_binop(*op, x, y)?;
+                for r in rights.into_iter().rev() {
+                    let Val::Int(n, t) = v else { return Err("bad rotation") };
+                    let y = self.int(r)?;
+                    v = self.tep_binop(*op2, (n, t), y)?;
+                }
+                v
             }
             Expr::Bin(op, a, b) => {
                 match op {
@@ -428,12 +509,21 @@ impl<'a, 'e> Ctx<'a, 'e> {
 /// (not `long`, whose width only the recording knows) into a constant:
 /// sched_switch's state mask is ~30 operations on literals per record.
 pub(crate) fn fold(e: Expr) -> Expr {
+    // A constant, or a constant tree kept for the tep dialect (below).
     fn fixed(e: &Expr) -> bool {
-        matches!(e, Expr::Num(_, t) if t.size != 0 && !t.ptr)
+        match e {
+            Expr::Num(_, t) => t.size != 0 && !t.ptr,
+            Expr::Bin(_, a, b) => fixed(a) && fixed(b),
+            _ => false,
+        }
     }
     let ok = match &e {
-        Expr::Bin(_, a, b) => fixed(a) && fixed(b),
-        Expr::Unary(_, a) => fixed(a),
+        // A constant `A | B` (and other loose operators) is folded only as
+        // part of a tighter one: libtraceevent's parser re-associates
+        // `x & (A | B)` as `(x & A) | B`, which the tep dialect reproduces
+        // from the tree (see tep_rotates).
+        Expr::Bin(op, a, b) => tep_prio(*op) <= 7 && fixed(a) && fixed(b),
+        Expr::Unary(_, a) => matches!(**a, Expr::Num(..)) && fixed(a),
         Expr::Cast(t, a) => fixed(a) && t.size != 0 && !t.ptr,
         _ => false,
     };
@@ -572,6 +662,9 @@ pub(crate) fn pointer<'a>(
             _ => return Err("%p of data inside the record (its address is unknown)"),
         };
         let addr = if env.long_size < 8 { addr & 0xffff_ffff } else { addr };
+        if env.tep {
+            return tep_pointer(env, out, addr, first);
+        }
         if matches!(first, b'S' | b's' | b'B' | b'F' | b'f') {
             let mut sym = Vec::new();
             let offset = !matches!(first, b's' | b'f');
@@ -625,4 +718,41 @@ pub(crate) fn pointer<'a>(
     }
     printf::string(out, &tmp, flags, width, -1);
     Ok(())
+}
+
+/// libtraceevent's print_arg_pointer() for the value-printing `%p`s.
+fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: u8) -> EResult<()> {
+    use core::fmt::Write as _;
+    let mut t = alloc::string::String::new();
+    let func = matches!(first, b'S' | b's' | b'B' | b'F' | b'f');
+    let sym = if func { env.ksyms.and_then(|k| k.lookup(addr)) } else { None };
+    let _ = match sym {
+        Some(k) if matches!(first, b's' | b'f') => write!(t, "{}", k.name),
+        Some(k) => write!(t, "{}+0x{:x}", k.name, k.offset),
+        None if addr == 0 && !func => write!(t, "(nil)"),
+        None => write!(t, "0x{:x}", addr),
+    };
+    out.extend_from_slice(t.as_bytes());
+    Ok(())
+}
+
+/// libtraceevent's get_op_prio() (bigger binds looser).
+fn tep_prio(op: Op) -> u8 {
+    match op {
+        Op::Mul | Op::Div | Op::Rem => 6,
+        Op::Add | Op::Sub => 7,
+        Op::Shl | Op::Shr => 8,
+        Op::Lt | Op::Gt | Op::Le | Op::Ge => 9,
+        Op::Eq | Op::Ne => 10,
+        Op::And => 11,
+        Op::Xor => 12,
+        Op::Or => 13,
+        Op::AndAnd => 14,
+        Op::OrOr => 15,
+    }
+}
+
+/// Would libtraceevent re-associate `x OP right`?
+fn tep_rotates(op: Op, right: &Expr) -> bool {
+    matches!(right, Expr::Bin(o2, ..) if tep_prio(*o2) > tep_prio(op))
 }

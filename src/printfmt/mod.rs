@@ -45,7 +45,7 @@
 
 mod eval;
 mod parse;
-mod printf;
+pub(crate) mod printf;
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -75,11 +75,14 @@ pub struct Env<'a> {
     pub enums: Option<&'a Enums>,
     /// The kernel's CONFIG_HZ for `jiffies_to_msecs()`; 0 = unknown (an error).
     pub hz: u32,
+    /// libtraceevent's dialect (ftcat --style trace-cmd): `%p` as glibc
+    /// prints it (`0x..`, `(nil)`), `%pS` as `func+0x1c` (no size, module).
+    pub tep: bool,
 }
 
 impl<'a> Env<'a> {
     pub fn new(endian: Endian, long_size: usize) -> Self {
-        Env { endian, long_size, ksyms: None, printk: None, enums: None, hz: 0 }
+        Env { endian, long_size, ksyms: None, printk: None, enums: None, hz: 0, tep: false }
     }
 }
 

@@ -21,6 +21,8 @@ pub struct Decoder {
     pub endian: Endian,
     pub long_size: usize,
     pub hz: u32,
+    /// Print fmts in libtraceevent's dialect (see `printfmt::Env::tep`).
+    pub tep: bool,
     scratch: RefCell<Vec<u8>>,
 }
 
@@ -34,7 +36,7 @@ impl Decoder {
             })
             .collect();
         events.sort_by_key(|e| e.0.id);
-        Decoder { events, ksyms, printk, endian, long_size, hz: 0, scratch: RefCell::new(Vec::new()) }
+        Decoder { events, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
     }
 
     pub fn events(&self) -> impl Iterator<Item = &Event> {
@@ -54,6 +56,7 @@ impl Decoder {
         e.ksyms = Some(&self.ksyms);
         e.printk = Some(&self.printk);
         e.hz = self.hz;
+        e.tep = self.tep;
         e
     }
 }

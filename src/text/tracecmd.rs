@@ -21,6 +21,8 @@ use super::{pad, put_bytes, Cmdlines, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldKind};
 
+pub mod filter;
+
 // Option bits (`-t`, `-l`, `-R`, `-O ...`).
 /// `-t`: nanosecond timestamps.
 pub const NSEC: u32 = 1 << 0;
@@ -95,10 +97,12 @@ enum Kind {
     KStack { caller: u16 },
     FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
     RawData { id: F, buf: u16 },
-    Switch { pcomm: Option<(u16, u16)>, ppid: F, pprio: Option<F>, pstate: Option<F>, ncomm: Option<(u16, u16)>, npid: F, nprio: Option<F>, states: String },
+    Switch { pcomm: Option<(u16, u16)>, ppid: F, pprio: Option<F>, pstate: Option<F>, ncomm: Option<(u16, u16)>, npid: F, nprio: Option<F> },
     Wakeup { comm: Option<(u16, u16)>, pid: F, prio: Option<F>, success: Option<F>, cpu: Option<F> },
     HrtExpire { timer: F, now: F, func: Option<F> },
     HrtStart { timer: F, func: Option<F>, expires: F, soft: F },
+    /// plugin_tlb: `pages=-1 reason=flush on task switch (0)`.
+    Tlb { pages: F, reason: F },
     /// kmem's `(caller+0x1c) ` before the print fmt.
     CallSite { site: F },
     Generic,
@@ -108,8 +112,112 @@ struct Class {
     id: u16,
     name: String,
     kind: Kind,
-    /// Non-common fields for `-R`: name, location, kind, char array.
-    fields: Vec<(String, F, FieldKind, bool, bool)>,
+    /// Non-common fields for `-R`: name, location, kind, char array,
+    /// 2 = pointer, 1 = a `long` type, 0 = other.
+    fields: Vec<(String, F, FieldKind, bool, u8)>,
+    /// The print fmt as libtraceevent's print cache: literals (does it end
+    /// in `0x`?) and conversions with the field they print, if a bare one.
+    pieces: Vec<Piece>,
+}
+
+/// One piece of a print fmt, for `-R` (print_field()).
+enum Piece {
+    Lit(bool),
+    Conv { spec: String, field: Option<usize> },
+}
+
+/// Split a print fmt into libtraceevent's pieces; a conversion's field is
+/// the index (in non-common field order) of a `REC->name` argument,
+/// casts allowed.
+fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
+    let mut v = Vec::new();
+    let b = pf.as_bytes();
+    let Some(start) = pf.find('"') else { return v };
+    let mut i = start + 1;
+    let mut fmt = Vec::new();
+    while i < b.len() && b[i] != b'"' {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            fmt.push(b[i + 1]);
+            i += 2;
+        } else {
+            fmt.push(b[i]);
+            i += 1;
+        }
+    }
+    // Top-level comma-separated arguments after the string.
+    let mut args = Vec::new();
+    let rest = pf.get(i + 1..).unwrap_or("");
+    let (mut depth, mut st, mut q) = (0i32, 0, false);
+    let rb = rest.as_bytes();
+    for (j, &c) in rb.iter().enumerate() {
+        match c {
+            b'"' => q = !q,
+            b'(' | b'[' | b'{' if !q => depth += 1,
+            b')' | b']' | b'}' if !q => depth -= 1,
+            b',' if !q && depth == 0 => {
+                args.push(&rest[st..j]);
+                st = j + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(&rest[st..]);
+    let mut args = args.into_iter().skip(1);
+    let nc: Vec<&str> = e.fields.iter().filter(|f| !f.name.starts_with("common_")).map(|f| f.name.as_str()).collect();
+    let mut lit = Vec::new();
+    let mut k = 0;
+    while k < fmt.len() {
+        if fmt[k] != b'%' {
+            lit.push(fmt[k]);
+            k += 1;
+            continue;
+        }
+        if fmt.get(k + 1) == Some(&b'%') {
+            lit.push(b'%');
+            k += 2;
+            continue;
+        }
+        if !lit.is_empty() {
+            v.push(Piece::Lit(lit.ends_with(b"0x")));
+            lit.clear();
+        }
+        let s0 = k;
+        k += 1;
+        let mut star = 0;
+        while k < fmt.len() && !fmt[k].is_ascii_alphabetic() {
+            star += (fmt[k] == b'*') as usize;
+            k += 1;
+        }
+        while k < fmt.len() && matches!(fmt[k], b'h' | b'l' | b'z' | b'L' | b'j' | b't') {
+            k += 1;
+        }
+        let conv = fmt.get(k).copied().unwrap_or(b'd');
+        k += 1;
+        if conv == b'p' {
+            while k < fmt.len() && fmt[k].is_ascii_alphanumeric() {
+                k += 1;
+            }
+        }
+        for _ in 0..star {
+            args.next();
+        }
+        // `REC->x`, `(long)REC->x`, `((unsigned long)(REC->x))`: only
+        // casts (type words) before the field, nothing after.
+        let field = args.next().and_then(|a| {
+            let t: String = a.chars().filter(|&c| c != '(' && c != ')').collect();
+            let p = t.find("REC->")?;
+            if !t[..p].bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'*' | b'\t')) {
+                return None;
+            }
+            let name = t[p + 5..].trim();
+            nc.iter().position(|n| *n == name)
+        });
+        v.push(Piece::Conv { spec: String::from(core::str::from_utf8(&fmt[s0..k.min(fmt.len())]).unwrap_or("%d")), field });
+    }
+    if !lit.is_empty() {
+        v.push(Piece::Lit(lit.ends_with(b"0x")));
+    }
+    v
 }
 
 fn classify(e: &Event) -> Kind {
@@ -133,7 +241,6 @@ fn classify(e: &Event) -> Kind {
                 ncomm: arr(e, "next_comm"),
                 npid: fld(e, "next_pid")?,
                 nprio: fld(e, "next_prio"),
-                states: states(&e.print_fmt),
             })
         })(),
         ("sched", "sched_wakeup" | "sched_wakeup_new") => (|| {
@@ -150,6 +257,7 @@ fn classify(e: &Event) -> Kind {
                 soft: fld(e, "softexpires")?,
             })
         })(),
+        ("tlb", "tlb_flush") => (|| Some(Kind::Tlb { pages: fld(e, "pages")?, reason: fld(e, "reason")? }))(),
         ("kmem", "kfree" | "kmalloc" | "kmalloc_node" | "kmem_cache_alloc" | "kmem_cache_alloc_node" | "kmem_cache_free") => {
             fld(e, "call_site").map(|site| Kind::CallSite { site })
         }
@@ -158,28 +266,9 @@ fn classify(e: &Event) -> Kind {
     k.unwrap_or(Kind::Generic)
 }
 
-/// The state letters of sched_switch's `__print_flags(prev_state, "|",
-/// { 0x01, "S" }, ...)` in bit order, as the plugin's get_states() reads
-/// them from the print fmt; its built-in default otherwise.
-fn states(pf: &str) -> String {
-    let mut s = String::new();
-    if let Some(i) = pf.find("__print_flags(") {
-        let rest = &pf[i..];
-        let rest = &rest[..rest.find(" : ").unwrap_or(rest.len())];
-        // Skip the delimiter string, then take each `"X"` literal.
-        let mut it = rest.split('"').skip(3);
-        while let Some(lit) = it.next() {
-            if let Some(c) = lit.chars().next() {
-                s.push(c);
-            }
-            it.next();
-        }
-    }
-    if s.is_empty() {
-        s.push_str("SDTtXZPI");
-    }
-    s
-}
+/// libtraceevent 1.7's plugin_sched_switch write_state() letters, bit
+/// by bit (1.8 reads them from the print fmt instead; Debian ships 1.7).
+const STATES: &str = "SDTtZXxW";
 
 /// The trace-cmd printer. One per recording.
 pub struct TraceCmd<'a> {
@@ -215,8 +304,13 @@ impl<'a> TraceCmd<'a> {
                     .fields
                     .iter()
                     .filter(|f| !f.name.starts_with("common_"))
-                    .map(|f| (f.name.clone(), fld(e, &f.name).unwrap_or_default(), f.kind.clone(), f.is_char, f.ctype.contains('*')))
+                    .map(|f| {
+                        // TEP_FIELD_IS_POINTER / TEP_FIELD_IS_LONG ("long" anywhere).
+                        let how = if f.ctype.contains('*') { 2 } else { f.ctype.contains("long") as u8 };
+                        (f.name.clone(), fld(e, &f.name).unwrap_or_default(), f.kind.clone(), f.is_char, how)
+                    })
                     .collect(),
+                pieces: pieces(&e.print_fmt, e),
             })
             .collect();
         cls.sort_by_key(|c| c.id);
@@ -340,7 +434,11 @@ impl<'a> TraceCmd<'a> {
             pad(s, 8 - n)?;
             s.push_str(&comm[..cut]);
             write!(s, "-{:<5} {:>3}", pid, r.cpu)?;
-            lat_fmt(s, d)?;
+            if self.flags & RAW != 0 {
+                write!(s, "-0x{:x}", d.get(2).copied().unwrap_or(0))?;
+            } else {
+                lat_fmt(s, d)?;
+            }
         } else {
             pad(s, 16usize.saturating_sub(kwidth(comm)))?;
             s.push_str(comm);
@@ -363,12 +461,21 @@ impl<'a> TraceCmd<'a> {
     /// TEP_PRINT_TIME with trace-cmd's formats: ` %6.1000d` (usecs,
     /// rounded), ` %9.1d` with -t, `%12d` for counter clocks.
     fn time(&self, s: &mut String, ts: u64) -> fmt::Result {
+        if self.in_ns {
+            s.push(' ');
+        }
+        self.time_val(s, ts)
+    }
+
+    /// print_event_time() with the format trace-cmd picked (the same one
+    /// it gives func_repeats' `last_ts`).
+    fn time_val(&self, s: &mut String, ts: u64) -> fmt::Result {
         if !self.in_ns {
-            // "%12d" reads as precision 12, no divisor.
-            let p = 1_000_000_000_000u64;
+            // "%12d" reads as precision 12: its int power of ten overflows
+            // to 0xffffffffd4a51000 once widened, so the seconds are 0.
+            let p = 0xffff_ffff_d4a5_1000u64;
             return write!(s, "{:>5}.{:012}", ts / p, ts % p);
         }
-        s.push(' ');
         if self.flags & NSEC != 0 {
             write!(s, "{:>5}.{:09}", ts / 1_000_000_000, ts % 1_000_000_000)
         } else {
@@ -460,9 +567,8 @@ impl<'a> TraceCmd<'a> {
                 let delta = (top.get(d, e) << 32) | bottom.get(d, e);
                 self.function(s, r.cpu, ip, parent)?;
                 write!(s, " (count: {}  last_ts: ", count)?;
-                // tep_func_repeat_format "%6.1000d".
-                let t = r.ts.wrapping_sub(delta).wrapping_add(500) / 1000;
-                write!(s, "{:>5}.{:06})", t / 1_000_000, t % 1_000_000)?;
+                self.time_val(s, r.ts.wrapping_sub(delta))?;
+                s.push(')');
             }
             Kind::RawData { id, buf } => {
                 write!(s, "# {:x}", id.get(d, e))?;
@@ -470,13 +576,12 @@ impl<'a> TraceCmd<'a> {
                     write!(s, " {:02x}", b)?;
                 }
             }
-            Kind::Switch { pcomm, ppid, pprio, pstate, ncomm, npid, nprio, states } => {
+            Kind::Switch { pcomm, ppid, pprio, pstate, ncomm, npid, nprio } => {
                 let (pp, np) = (ppid.get(d, e) as i64, npid.get(d, e) as i64);
                 let (pc, nc) = (*pcomm, *ncomm);
                 let pprio = pprio.map(|f| f.get(d, e) as i32);
                 let nprio = nprio.map(|f| f.get(d, e) as i32);
                 let st = pstate.map(|f| f.get(d, e));
-                let states = states.clone();
                 self.comm_field(s, d, pc, pp)?;
                 write!(s, "{} ", pp)?;
                 if let Some(p) = pprio {
@@ -484,8 +589,8 @@ impl<'a> TraceCmd<'a> {
                 }
                 if let Some(v) = st {
                     let mut found = false;
-                    for (i, ch) in states.chars().enumerate() {
-                        if i < 64 && v & (1 << i) != 0 {
+                    for (i, ch) in STATES.chars().enumerate() {
+                        if v & (1 << i) != 0 {
                             if found {
                                 s.push('|');
                             }
@@ -529,6 +634,15 @@ impl<'a> TraceCmd<'a> {
                 write!(s, "hrtimer=0x{:x}", t)?;
                 self.func_field(s, f)?;
                 write!(s, " expires={} softexpires={}", x, so)?;
+            }
+            Kind::Tlb { pages, reason } => {
+                let (p, why) = (pages.get(d, e) as i64, reason.get(d, e) as i64);
+                const WHY: [&str; 4] = ["flush on task switch", "remote shootdown", "local shootdown", "local mm shootdown"];
+                write!(s, "pages={} reason=", p)?;
+                if let Some(w) = usize::try_from(why).ok().and_then(|i| WHY.get(i)) {
+                    s.push_str(w);
+                }
+                write!(s, " ({})", why)?;
             }
             Kind::CallSite { site } => {
                 let v = site.get(d, e);
@@ -681,8 +795,41 @@ impl<'a> TraceCmd<'a> {
     /// `-R`: print_selected_fields() with each field's raw value.
     fn raw_fields(&self, s: &mut String, d: &[u8], ci: usize) -> fmt::Result {
         let e = self.endian;
-        for (name, f, kind, is_char, ptr) in &self.cls[ci].fields {
+        let c = &self.cls[ci];
+        let mut cur = 0;
+        for (fi, (name, f, kind, is_char, ptr)) in c.fields.iter().enumerate() {
             write!(s, " {}=", name)?;
+            if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() && cur != usize::MAX {
+                // print_field(): the next conversion (from where the last
+                // one matched, wrapping) that prints this very field.
+                let n = c.pieces.len();
+                let mut has0x = false;
+                let mut hit = None;
+                for j in 0..n {
+                    let at = (cur + j) % n;
+                    if at == 0 && j > 0 {
+                        has0x = false;
+                    }
+                    match &c.pieces[at] {
+                        Piece::Lit(x) => has0x = *x,
+                        Piece::Conv { spec, field } if *field == Some(fi) => {
+                            hit = Some((at, spec));
+                            break;
+                        }
+                        Piece::Conv { .. } => has0x = false,
+                    }
+                }
+                if let Some((at, spec)) = hit {
+                    // parse->next: after the last piece there is none, and
+                    // the fields after print raw.
+                    cur = if at + 1 < n { at + 1 } else { usize::MAX };
+                    if has0x {
+                        s.push_str("0x");
+                    }
+                    self.conv(s, spec, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0))?;
+                    continue;
+                }
+            }
             let (o, n) = match kind {
                 FieldKind::DataLoc | FieldKind::RelLoc => {
                     let v = read_uint(d, f.off as usize, 4, e).unwrap_or(0) as usize;
@@ -692,19 +839,20 @@ impl<'a> TraceCmd<'a> {
                     }
                     (st, v >> 16)
                 }
+                // A flexible `char buf[]` runs to the end of the record.
+                FieldKind::Array(_) if f.size == 0 => (f.off as usize, d.len().saturating_sub(f.off as usize)),
                 FieldKind::Array(_) => (f.off as usize, f.size as usize),
                 _ => {
-                    let v = f.get(d, e);
-                    let long = f.size as usize == self.long && !f.signed;
-                    if *ptr || long {
-                        write!(s, "0x{:x}", v)?;
-                    } else if f.signed {
-                        match f.size {
-                            4 | 2 | 1 => write!(s, "{}", v as i64 as i32)?,
-                            _ => write!(s, "{}", v as i64)?,
-                        }
-                    } else {
-                        write!(s, "{}", v)?;
+                    // print_field_raw().
+                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
+                    match (*ptr, f.signed, f.size) {
+                        (2, ..) | (1, false, _) => write!(s, "0x{:x}", v)?,
+                        (1, true, 4) => write!(s, "0x{:x}", v as u32)?,
+                        (_, true, 4) => write!(s, "{}", v as u32 as i32)?,
+                        (_, true, 2) => write!(s, "{:2}", v as u16 as i16)?,
+                        (_, true, 1) => write!(s, "{}", v as u8 as i8)?,
+                        (_, true, _) => write!(s, "{}", v as i64)?,
+                        _ => write!(s, "{}", v)?,
                     }
                     continue;
                 }
@@ -724,6 +872,79 @@ impl<'a> TraceCmd<'a> {
             }
         }
         Ok(())
+    }
+}
+
+impl<'a> TraceCmd<'a> {
+    /// print_arg_number() / print_arg_pointer() of one conversion.
+    fn conv(&self, s: &mut String, spec: &str, v: u64) -> fmt::Result {
+        use crate::printfmt::printf;
+        let b = spec.as_bytes();
+        let Some(&last) = b.last() else { return Ok(()) };
+        if let Some(pi) = spec.find('p') {
+            let ext = b.get(pi + 1).copied().unwrap_or(0);
+            return match ext {
+                b'S' | b's' | b'F' | b'f' => match self.env.sym(v) {
+                    Some(sym) if matches!(ext, b'S' | b'F') => write!(s, "{}+0x{:x}", sym.name, v.wrapping_sub(sym.addr)),
+                    Some(sym) => s.write_str(sym.name),
+                    None => write!(s, "0x{:x}", v),
+                },
+                _ if v == 0 => s.write_str("(nil)"),
+                _ => write!(s, "0x{:x}", v),
+            };
+        }
+        let (mut flags, mut i) = (0u8, 1);
+        while i < b.len() {
+            flags |= match b[i] {
+                b'-' => printf::LEFT,
+                b'+' => printf::PLUS,
+                b' ' => printf::SPACE,
+                b'#' => printf::SPECIAL,
+                b'0' => printf::ZEROPAD,
+                _ => break,
+            };
+            i += 1;
+        }
+        let num = |i: &mut usize| {
+            let st = *i;
+            while *i < b.len() && b[*i].is_ascii_digit() {
+                *i += 1;
+            }
+            spec[st..*i].parse::<i32>().unwrap_or(0)
+        };
+        let width = num(&mut i);
+        let prec = if b.get(i) == Some(&b'.') {
+            i += 1;
+            num(&mut i)
+        } else {
+            -1
+        };
+        let ls = spec[i..].bytes().filter(|&c| c == b'l').count() as i32 - spec[i..].bytes().filter(|&c| c == b'h').count() as i32;
+        let signed = matches!(last, b'd' | b'i');
+        // C's (char)/(short)/(int)/(long) of the value.
+        let v = match (ls, signed) {
+            (-2, true) => v as i8 as i64 as u64,
+            (-2, false) => v as u8 as u64,
+            (-1, true) => v as i16 as i64 as u64,
+            (-1, false) => v as u16 as u64,
+            (0, true) => v as i32 as i64 as u64,
+            (0, false) => v as u32 as u64,
+            (1, true) if self.long == 4 => v as i32 as i64 as u64,
+            (1, false) if self.long == 4 => v as u32 as u64,
+            _ => v,
+        };
+        if last == b'c' {
+            s.push(v as u8 as char);
+            return Ok(());
+        }
+        let base = match last {
+            b'x' | b'X' => 16,
+            b'o' => 8,
+            _ => 10,
+        };
+        let mut t = Vec::new();
+        printf::number(&mut t, v, base, signed, last == b'X', flags, width, prec);
+        super::put_all(s, &t)
     }
 }
 
@@ -819,3 +1040,6 @@ fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,452 @@
+//! Report-time filters over a recording: `--max-depth N` and `--graph FUNC`
+//! on function_graph records (both styles), and trace-cmd's `-F` event
+//! filters (`sched/sched_switch: prev_pid > 0 && next_comm ~ "kw*"`).
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::super::kernel::F;
+use super::super::Env;
+use super::fld;
+use crate::cursor::{read_uint, Endian};
+use crate::format::{Event, FieldKind};
+
+/// What to do with a record.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Keep,
+    Hide,
+    /// Keep, with the graph depth field lowered by this much (the subtree
+    /// of `--graph FUNC` starts at depth 0, as set_graph_function gives).
+    Rebase(u32),
+}
+
+/// `--max-depth` / `--graph` over funcgraph_entry/exit records.
+pub struct GraphFilter<'a> {
+    env: &'a dyn Env,
+    endian: Endian,
+    /// (id, func, depth, is_exit)
+    ids: Vec<(u16, F, F, bool)>,
+    pub max_depth: Option<u32>,
+    pub graph: Option<String>,
+    /// pid → depth of its FUNC call being shown.
+    inside: Vec<(i32, i64)>,
+}
+
+impl<'a> GraphFilter<'a> {
+    pub fn new(env: &'a dyn Env, events: &[Event], endian: Endian) -> Self {
+        let mut ids = Vec::new();
+        for e in events.iter().filter(|e| e.system == "ftrace") {
+            let exit = match e.name.as_str() {
+                "funcgraph_entry" => false,
+                "funcgraph_exit" => true,
+                _ => continue,
+            };
+            if let (Some(f), Some(d)) = (fld(e, "func"), fld(e, "depth")) {
+                ids.push((e.id, f, d, exit));
+            }
+        }
+        GraphFilter { env, endian, ids, max_depth: None, graph: None, inside: Vec::new() }
+    }
+
+    pub fn active(&self) -> bool {
+        self.max_depth.is_some() || self.graph.is_some()
+    }
+
+    /// Decide for one record, in merge order (the `--graph` state follows
+    /// each pid into and out of FUNC).
+    pub fn check(&mut self, d: &[u8]) -> Verdict {
+        let e = self.endian;
+        let ty = read_uint(d, 0, 2, e).unwrap_or(0) as u16;
+        let Some(&(_, func, depth, exit)) = self.ids.iter().find(|x| x.0 == ty) else { return Verdict::Keep };
+        let dep = depth.get(d, e) as i64;
+        let mut base = 0;
+        if let Some(g) = &self.graph {
+            let pid = read_uint(d, 4, 4, e).unwrap_or(0) as u32 as i32;
+            let pos = self.inside.iter().position(|x| x.0 == pid);
+            let is_func = || self.env.sym(func.get(d, e)).map_or(false, |s| s.name == g.as_str());
+            match pos {
+                Some(i) if dep > self.inside[i].1 => base = self.inside[i].1,
+                Some(i) if dep == self.inside[i].1 && exit => {
+                    base = self.inside[i].1;
+                    self.inside.remove(i);
+                }
+                Some(i) if !exit && is_func() => {
+                    self.inside[i].1 = dep;
+                    base = dep;
+                }
+                Some(i) => {
+                    // Unwound past FUNC without its exit (lost events).
+                    self.inside.remove(i);
+                    return Verdict::Hide;
+                }
+                None if !exit && is_func() => {
+                    self.inside.push((pid, dep));
+                    base = dep;
+                }
+                None => return Verdict::Hide,
+            }
+        }
+        if let Some(m) = self.max_depth {
+            if dep - base >= m as i64 {
+                return Verdict::Hide;
+            }
+        }
+        if base > 0 {
+            Verdict::Rebase(base as u32)
+        } else {
+            Verdict::Keep
+        }
+    }
+
+    /// Apply a [`Verdict::Rebase`] to a copy of the record.
+    pub fn rebase(&self, d: &mut [u8], by: u32) {
+        let e = self.endian;
+        let ty = read_uint(d, 0, 2, e).unwrap_or(0) as u16;
+        let Some(&(_, _, depth, _)) = self.ids.iter().find(|x| x.0 == ty) else { return };
+        let v = (depth.get(d, e) as i64 - by as i64) as u32;
+        let o = depth.off as usize;
+        if let Some(s) = d.get_mut(o..o + 4) {
+            s.copy_from_slice(&if e == Endian::Little { v.to_le_bytes() } else { v.to_be_bytes() });
+        }
+    }
+}
+
+// ---- -F 'SYSTEM/EVENT: FILTER' ---------------------------------------------
+
+enum Val {
+    Num(i64),
+    Str(String),
+}
+
+enum Ex {
+    And(Box<Ex>, Box<Ex>),
+    Or(Box<Ex>, Box<Ex>),
+    Not(Box<Ex>),
+    /// field (None = COMM), operator, value
+    Cmp(Option<(F, FieldKind, bool)>, u8, Val),
+    /// A field name this event lacks: libtraceevent makes the test false.
+    False,
+}
+
+/// trace-cmd's `-F` filters: a record of an event that some filter names
+/// is shown when that filter's expression holds; with any `-F`, records of
+/// events no filter names are not shown.
+#[derive(Default)]
+pub struct EventFilter {
+    /// (event id, expression; None = the whole event)
+    rules: Vec<(u16, Option<Ex>)>,
+    /// kernel_stack / user_stack ids: shown after a shown record of their
+    /// CPU (tracecmd_filter_match()'s last_printed, which only a record
+    /// that passes sets).
+    stacks: Vec<u16>,
+    last_printed: Vec<bool>,
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match p.split_first() {
+        None => s.is_empty(),
+        Some((b'*', rest)) => (0..=s.len()).any(|i| glob(rest, &s[i..])),
+        Some((b'?', rest)) => !s.is_empty() && glob(rest, &s[1..]),
+        Some((c, rest)) => s.first() == Some(c) && glob(rest, &s[1..]),
+    }
+}
+
+/// libtraceevent's `=~`: a POSIX basic regex (regcomp without
+/// REG_EXTENDED: `+ ? | ( )` are plain characters), case-insensitive,
+/// matching anywhere. The subset: literals, `.`, `[...]` (ranges, `^`),
+/// `*`, `^` `$`, `\\` escapes.
+fn regex(p: &[u8], s: &[u8]) -> bool {
+    if let Some(rest) = p.strip_prefix(b"^") {
+        return re_here(rest, s);
+    }
+    (0..=s.len()).any(|i| re_here(p, &s[i..]))
+}
+
+/// One atom at the head of `p`: its length and whether it matches `c`.
+fn re_atom(p: &[u8], c: u8) -> (usize, bool) {
+    let lc = |x: u8| x.to_ascii_lowercase();
+    match p[0] {
+        b'.' => (1, true),
+        b'\\' if p.len() > 1 => (2, lc(p[1]) == lc(c)),
+        b'[' => {
+            let mut i = 1;
+            let neg = p.get(1) == Some(&b'^');
+            if neg {
+                i += 1;
+            }
+            let mut hit = false;
+            let mut first = true;
+            while i < p.len() && (p[i] != b']' || first) {
+                first = false;
+                if i + 2 < p.len() && p[i + 1] == b'-' && p[i + 2] != b']' {
+                    hit |= (lc(p[i])..=lc(p[i + 2])).contains(&lc(c));
+                    i += 3;
+                } else {
+                    hit |= lc(p[i]) == lc(c);
+                    i += 1;
+                }
+            }
+            (i + 1, hit != neg)
+        }
+        x => (1, lc(x) == lc(c)),
+    }
+}
+
+fn re_here(p: &[u8], s: &[u8]) -> bool {
+    if p.is_empty() {
+        return true;
+    }
+    if p == b"$" {
+        return s.is_empty();
+    }
+    let (n, _) = re_atom(p, 0);
+    let n = n.min(p.len());
+    let one = |c: Option<&u8>| c.map_or(false, |&c| re_atom(p, c).1);
+    match p.get(n) {
+        Some(b'*') => {
+            let rest = &p[n + 1..];
+            let mut k = 0;
+            while one(s.get(k)) {
+                k += 1;
+            }
+            (0..=k).rev().any(|j| re_here(rest, &s[j..]))
+        }
+        _ => one(s.first()) && re_here(&p[n..], &s[1..]),
+    }
+}
+
+struct P<'s> {
+    s: &'s [u8],
+    i: usize,
+}
+
+impl<'s> P<'s> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+    fn eat(&mut self, t: &str) -> bool {
+        self.ws();
+        if self.s[self.i..].starts_with(t.as_bytes()) {
+            self.i += t.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn or(&mut self, e: &Event) -> Result<Ex, &'static str> {
+        let mut l = self.and(e)?;
+        while self.eat("||") {
+            l = Ex::Or(Box::new(l), Box::new(self.and(e)?));
+        }
+        Ok(l)
+    }
+    fn and(&mut self, e: &Event) -> Result<Ex, &'static str> {
+        let mut l = self.unary(e)?;
+        while self.eat("&&") {
+            l = Ex::And(Box::new(l), Box::new(self.unary(e)?));
+        }
+        Ok(l)
+    }
+    fn unary(&mut self, e: &Event) -> Result<Ex, &'static str> {
+        if self.eat("!") {
+            return Ok(Ex::Not(Box::new(self.unary(e)?)));
+        }
+        if self.eat("(") {
+            let x = self.or(e)?;
+            if !self.eat(")") {
+                return Err("missing )");
+            }
+            return Ok(x);
+        }
+        self.ws();
+        let st = self.i;
+        while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_') {
+            self.i += 1;
+        }
+        let name = core::str::from_utf8(&self.s[st..self.i]).map_err(|_| "bad field name")?;
+        if name.is_empty() {
+            return Err("expected a field name");
+        }
+        let op = ["==", "!=", "=~", "!~", "<=", ">=", "<", ">", "&", "~", "="]
+            .iter()
+            .find(|o| self.eat(o))
+            .map(|o| match *o {
+                "==" | "=" => b'=',
+                "!=" => b'!',
+                "<=" => b'l',
+                "=~" => b'r',
+                "!~" => b'n',
+                ">=" => b'g',
+                o => o.as_bytes()[0],
+            })
+            .ok_or("expected an operator")?;
+        self.ws();
+        let v = match self.s.get(self.i) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let st = self.i + 1;
+                let n = self.s[st..].iter().position(|&c| c == q).ok_or("unterminated string")?;
+                self.i = st + n + 1;
+                Val::Str(String::from(core::str::from_utf8(&self.s[st..st + n]).map_err(|_| "bad string")?))
+            }
+            _ => {
+                let st = self.i;
+                while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || matches!(self.s[self.i], b'-' | b'_' | b'/' | b'*' | b'?' | b'.' | b':')) {
+                    self.i += 1;
+                }
+                let t = core::str::from_utf8(&self.s[st..self.i]).map_err(|_| "bad value")?;
+                let (neg, t2) = match t.strip_prefix('-') {
+                    Some(r) => (true, r),
+                    None => (false, t),
+                };
+                let n = match t2.strip_prefix("0x").or_else(|| t2.strip_prefix("0X")) {
+                    Some(h) => u64::from_str_radix(h, 16).ok(),
+                    None => t2.parse::<u64>().ok(),
+                };
+                match n {
+                    Some(n) => Val::Num(if neg { (n as i64).wrapping_neg() } else { n as i64 }),
+                    None if !t.is_empty() => Val::Str(String::from(t)),
+                    None => return Err("expected a value"),
+                }
+            }
+        };
+        if name == "COMM" {
+            return Ok(Ex::Cmp(None, op, v));
+        }
+        Ok(match e.field(name) {
+            Some(f) => {
+                let is_str = f.is_char && !matches!(f.kind, FieldKind::Scalar);
+                Ex::Cmp(Some((fld(e, name).unwrap_or_default(), f.kind.clone(), is_str)), op, v)
+            }
+            None => Ex::False,
+        })
+    }
+}
+
+fn field_str<'d>(d: &'d [u8], f: F, kind: &FieldKind, e: Endian) -> &'d [u8] {
+    let (o, n) = match kind {
+        FieldKind::DataLoc | FieldKind::RelLoc => {
+            let v = read_uint(d, f.off as usize, 4, e).unwrap_or(0) as usize;
+            let mut s = v & 0xffff;
+            if *kind == FieldKind::RelLoc {
+                s += f.off as usize + 4;
+            }
+            (s, v >> 16)
+        }
+        _ => (f.off as usize, f.size as usize),
+    };
+    let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
+    &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
+}
+
+fn eval(x: &Ex, d: &[u8], comm: &str, e: Endian) -> bool {
+    match x {
+        Ex::And(a, b) => eval(a, d, comm, e) && eval(b, d, comm, e),
+        Ex::Or(a, b) => eval(a, d, comm, e) || eval(b, d, comm, e),
+        Ex::Not(a) => !eval(a, d, comm, e),
+        Ex::False => false,
+        Ex::Cmp(f, op, v) => {
+            let s: Option<&[u8]> = match f {
+                None => Some(comm.as_bytes()),
+                Some((f, k, true)) => Some(field_str(d, *f, k, e)),
+                Some(_) => None,
+            };
+            match (s, v) {
+                (Some(s), Val::Str(p)) => match op {
+                    b'~' => glob(p.as_bytes(), s),
+                    b'r' => regex(p.as_bytes(), s),
+                    b'n' => !regex(p.as_bytes(), s),
+                    b'=' => s == p.as_bytes(),
+                    b'!' => s != p.as_bytes(),
+                    _ => false,
+                },
+                (None, Val::Num(n)) => {
+                    let Some((f, _, _)) = f else { return false };
+                    let a = f.get(d, e) as i64;
+                    let n = *n;
+                    match op {
+                        b'=' => a == n,
+                        b'!' => a != n,
+                        b'<' => a < n,
+                        b'>' => a > n,
+                        b'l' => a <= n,
+                        b'g' => a >= n,
+                        b'&' => a & n != 0,
+                        _ => false,
+                    }
+                }
+                _ => false,
+            }
+        }
+    }
+}
+
+impl EventFilter {
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Add one `-F` argument: `[SYSTEM/]EVENT[,EVENT...][: FILTER]`, names
+    /// as globs.
+    pub fn add(&mut self, spec: &str, events: &[Event]) -> Result<(), &'static str> {
+        let (names, expr) = match spec.split_once(':') {
+            Some((n, x)) => (n, Some(x.trim())),
+            None => (spec, None),
+        };
+        let mut any = false;
+        if self.stacks.is_empty() {
+            self.stacks = events.iter().filter(|e| e.system == "ftrace" && matches!(e.name.as_str(), "kernel_stack" | "user_stack")).map(|e| e.id).collect();
+        }
+        for name in names.split(',').map(|n| n.trim()) {
+            let (sys, ev) = match name.split_once('/') {
+                Some((s, e)) => (Some(s), e),
+                None => (None, name),
+            };
+            for e in events {
+                let hit = match sys {
+                    Some(s) => glob(s.as_bytes(), e.system.as_bytes()) && glob(ev.as_bytes(), e.name.as_bytes()),
+                    None => glob(ev.as_bytes(), e.name.as_bytes()) || glob(ev.as_bytes(), e.system.as_bytes()),
+                };
+                if !hit {
+                    continue;
+                }
+                any = true;
+                let x = match expr.filter(|x| !x.is_empty()) {
+                    Some(x) => {
+                        let mut p = P { s: x.as_bytes(), i: 0 };
+                        let ex = p.or(e)?;
+                        p.ws();
+                        if p.i != p.s.len() {
+                            return Err("junk after the filter");
+                        }
+                        Some(ex)
+                    }
+                    None => None,
+                };
+                self.rules.push((e.id, x));
+            }
+        }
+        if !any {
+            return Err("no event matches");
+        }
+        Ok(())
+    }
+
+    /// Does a record pass? `comm` is its task's name (for COMM).
+    pub fn pass(&mut self, cpu: u32, d: &[u8], comm: &str, e: Endian) -> bool {
+        let ty = read_uint(d, 0, 2, e).unwrap_or(0) as u16;
+        let ok = self.rules.iter().any(|(id, x)| *id == ty && x.as_ref().map_or(true, |x| eval(x, d, comm, e)));
+        let c = cpu as usize;
+        if self.last_printed.len() <= c {
+            self.last_printed.resize(c + 1, false);
+        }
+        if !ok && !(self.stacks.contains(&ty) && self.last_printed[c]) {
+            return false;
+        }
+        self.last_printed[c] = true;
+        true
+    }
+}

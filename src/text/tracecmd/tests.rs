@@ -1,0 +1,413 @@
+//! Hand-built records through the trace-cmd printer (and, for retval, the
+//! kernel printer too): formats as the kernel's format files give them.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write};
+
+use super::*;
+use crate::text::kernel::{Classes, Kernel};
+use crate::text::{Opts, Sym};
+
+struct TestEnv {
+    syms: Vec<(u64, u64, &'static str)>,
+}
+
+impl Env for TestEnv {
+    fn sym(&self, addr: u64) -> Option<Sym<'_>> {
+        self.syms.iter().find(|s| addr >= s.0 && addr < s.0 + s.1).map(|s| Sym { name: s.2, addr: s.0, size: s.1, module: None })
+    }
+    fn render(&self, _id: u16, _d: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
+        out.write_str("body")?;
+        Ok(Rendered::Ok)
+    }
+    fn bprint(&self, _f: u64, _a: &[u8], _o: &mut dyn Write) -> Result<Rendered, fmt::Error> {
+        Ok(Rendered::Fallback)
+    }
+    fn kstr(&self, _a: u64) -> Option<&str> {
+        None
+    }
+}
+
+fn env() -> TestEnv {
+    TestEnv {
+        syms: alloc::vec![
+            (0x1000, 0x100, "__sys_sendto"),
+            (0x2000, 0x100, "inet_sendmsg"),
+            (0x3000, 0x100, "inet_send_prepare"),
+            (0x4000, 0x100, "vfs_read"),
+            (0x5000, 0x100, "ksys_read"),
+            (0x6000, 0x100, "tick_nohz_handler"),
+            (0x7000, 0x100, "kmalloc_trace"),
+        ],
+    }
+}
+
+fn fl(decl: &str, offset: usize, size: usize, signed: bool) -> String {
+    alloc::format!("\tfield:{};\toffset:{};\tsize:{};\tsigned:{};\n", decl, offset, size, signed as u8)
+}
+
+fn ev(id: u16, system: &str, name: &str, fields: &[String]) -> Event {
+    let mut t = alloc::format!("name: {}\nID: {}\nformat:\n", name, id);
+    t.push_str(&fl("unsigned short common_type", 0, 2, false));
+    t.push_str(&fl("unsigned char common_flags", 2, 1, false));
+    t.push_str(&fl("unsigned char common_preempt_count", 3, 1, false));
+    t.push_str(&fl("int common_pid", 4, 4, true));
+    t.push('\n');
+    for x in fields {
+        t.push_str(x);
+    }
+    t.push_str("\nprint fmt: \"x\"\n");
+    crate::format::parse_event(system, &t).unwrap()
+}
+
+fn events() -> Vec<Event> {
+    alloc::vec![
+        ev(1, "ftrace", "function", &[fl("unsigned long ip", 8, 8, false), fl("unsigned long parent_ip", 16, 8, false)]),
+        ev(4, "ftrace", "kernel_stack", &[fl("int size", 8, 4, true), fl("unsigned long caller[8]", 16, 64, false)]),
+        ev(11, "ftrace", "funcgraph_entry", &[fl("unsigned long func", 8, 8, false), fl("int depth", 16, 4, true)]),
+        // 6.5+ with CONFIG_FUNCTION_GRAPH_RETVAL.
+        ev(
+            10,
+            "ftrace",
+            "funcgraph_exit",
+            &[
+                fl("unsigned long func", 8, 8, false),
+                fl("unsigned long retval", 16, 8, false),
+                fl("int depth", 24, 4, true),
+                fl("unsigned int overrun", 28, 4, false),
+                fl("unsigned long long calltime", 32, 8, false),
+                fl("unsigned long long rettime", 40, 8, false),
+            ],
+        ),
+        ev(
+            300,
+            "sched",
+            "sched_switch",
+            &[
+                fl("char prev_comm[16]", 8, 16, false),
+                fl("pid_t prev_pid", 24, 4, true),
+                fl("int prev_prio", 28, 4, true),
+                fl("long prev_state", 32, 8, true),
+                fl("char next_comm[16]", 40, 16, false),
+                fl("pid_t next_pid", 56, 4, true),
+                fl("int next_prio", 60, 4, true),
+            ],
+        ),
+        ev(
+            301,
+            "sched",
+            "sched_wakeup",
+            &[fl("char comm[16]", 8, 16, false), fl("pid_t pid", 24, 4, true), fl("int prio", 28, 4, true), fl("int target_cpu", 32, 4, true)],
+        ),
+        ev(
+            400,
+            "timer",
+            "hrtimer_expire_entry",
+            &[fl("void * hrtimer", 8, 8, false), fl("s64 now", 16, 8, true), fl("void * function", 24, 8, false)],
+        ),
+        ev(
+            401,
+            "timer",
+            "hrtimer_start",
+            &[
+                fl("void * hrtimer", 8, 8, false),
+                fl("void * function", 16, 8, false),
+                fl("s64 expires", 24, 8, true),
+                fl("s64 softexpires", 32, 8, true),
+                fl("enum hrtimer_mode mode", 40, 4, false),
+            ],
+        ),
+        ev(500, "kmem", "kmalloc", &[fl("unsigned long call_site", 8, 8, false), fl("const void * ptr", 16, 8, false)]),
+        ev(501, "tlb", "tlb_flush", &[fl("int reason", 8, 4, true), fl("unsigned long pages", 16, 8, false)]),
+        ev(600, "irq", "softirq_raise", &[fl("unsigned int vec", 8, 4, false)]),
+    ]
+}
+
+fn hdr(ty: u16, pid: i32) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&ty.to_le_bytes());
+    v.extend_from_slice(&[0, 0]);
+    v.extend_from_slice(&pid.to_le_bytes());
+    v
+}
+
+fn u64s(v: &mut Vec<u8>, xs: &[u64]) {
+    for x in xs {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn ent(pid: i32, func: u64, depth: i32) -> Vec<u8> {
+    let mut v = hdr(11, pid);
+    u64s(&mut v, &[func]);
+    v.extend_from_slice(&depth.to_le_bytes());
+    v.extend_from_slice(&[0; 4]);
+    v
+}
+
+fn ret(pid: i32, func: u64, depth: i32, retval: u64, dur: u64) -> Vec<u8> {
+    let mut v = hdr(10, pid);
+    u64s(&mut v, &[func, retval]);
+    v.extend_from_slice(&depth.to_le_bytes());
+    v.extend_from_slice(&0u32.to_le_bytes());
+    u64s(&mut v, &[1000, 1000 + dur]);
+    v
+}
+
+fn comm16(v: &mut Vec<u8>, s: &str) {
+    let mut b = [0u8; 16];
+    b[..s.len()].copy_from_slice(s.as_bytes());
+    v.extend_from_slice(&b);
+}
+
+/// (cpu, ts, data) records in merged order; `next` is the merge's next.
+fn run(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < recs.len() {
+        let (cpu, ts, d) = &recs[i];
+        let n = recs.get(i + 1).map(|(c, ts, d)| Rec { cpu: *c, ts: *ts, data: d });
+        t.arm(*cpu);
+        let consumed = t.line(&mut out, &Rec { cpu: *cpu, ts: *ts, data: d }, n.as_ref()).unwrap();
+        i += if consumed { 2 } else { 1 };
+    }
+    out
+}
+
+fn cmdlines() -> Cmdlines {
+    Cmdlines::parse(b"100 sh\n200 ls\n")
+}
+
+#[test]
+fn prefix_time_and_name_column() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut d = hdr(600, 100);
+    d.extend_from_slice(&9u32.to_le_bytes());
+    let out = run(&mut t, &[(1, 60_026_007_600, d.clone()), (0, 5_000_000_000_123, hdr(600, 0)), (0, 1, hdr(600, 77))]);
+    assert_eq!(
+        out,
+        "              sh-100   [001]    60.026008: softirq_raise:        body\n\
+         \x20         <idle>-0     [000]  5000.000000: softirq_raise:        body\n\
+         \x20          <...>-77    [000]     0.000000: softirq_raise:        body\n"
+    );
+    t.flags |= NSEC;
+    let out = run(&mut t, &[(1, 60_026_007_600, d.clone())]);
+    assert_eq!(out, "              sh-100   [001]    60.026007600: softirq_raise:        body\n");
+    t.flags = LAT;
+    d[2] = 0x0d; // irqs off, need-resched, hardirq
+    d[3] = 0x21;
+    let out = run(&mut t, &[(1, 60_026_007_600, d)]);
+    assert_eq!(out, "      sh-100     1dNh12    60.026008: softirq_raise:        body\n");
+}
+
+/// The folding rule: only when the merge's very next record is the exit of
+/// the same function, pid and CPU.
+#[test]
+fn graph_folding_rule() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    // Leaf: folded, with trace-cmd 3.2's retval.
+    let out = run(&mut t, &[(0, 1_000, ent(100, 0x3000, 1)), (0, 2_000, ret(100, 0x3000, 1, 0, 244))]);
+    assert_eq!(out, "              sh-100   [000]     0.000001: funcgraph_entry:        0.244 us   |    inet_send_prepare(); (ret=0x0)\n");
+    let nested = "              sh-100   [000]     0.000001: funcgraph_entry:                   |    inet_send_prepare() {\n";
+    // The exit is next on its CPU but another CPU's record comes between.
+    let out = run(&mut t, &[(0, 1_000, ent(100, 0x3000, 1)), (1, 1_500, hdr(600, 200))]);
+    assert!(out.starts_with(nested), "{}", out);
+    // The next record is on another CPU (even if it is the exit).
+    let out = run(&mut t, &[(0, 1_000, ent(100, 0x3000, 1)), (1, 2_000, ret(100, 0x3000, 1, 0, 244))]);
+    assert!(out.starts_with(nested), "{}", out);
+    assert!(out.ends_with("|    } (ret=0x0)\n"), "{}", out);
+    // Another pid's exit of the same function.
+    let out = run(&mut t, &[(0, 1_000, ent(100, 0x3000, 1)), (0, 2_000, ret(200, 0x3000, 1, 0, 244))]);
+    assert!(out.starts_with(nested), "{}", out);
+    // Another function's exit.
+    let out = run(&mut t, &[(0, 1_000, ent(100, 0x3000, 1)), (0, 2_000, ret(100, 0x2000, 1, 0, 244))]);
+    assert!(out.starts_with(nested), "{}", out);
+    // No exit at all.
+    let out = run(&mut t, &[(0, 1_000, ent(100, 0x3000, 1))]);
+    assert_eq!(out, nested);
+}
+
+/// A 6.5+ funcgraph_exit with retval, through both printers.
+#[test]
+fn graph_retval_both_styles() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let recs = [
+        (0, 1_000, ent(100, 0x1000, 0)),
+        (0, 1_100, ent(100, 0x2000, 1)),
+        (0, 1_200, ent(100, 0x3000, 2)),
+        (0, 1_300, ret(100, 0x3000, 2, 0, 244)),
+        (0, 1_400, ret(100, 0x2000, 1, (-11i64) as u64, 60_000)),
+        (0, 1_500, ret(100, 0x1000, 0, 7, 2_194_533)),
+    ];
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    let out = run(&mut t, &recs);
+    let body: Vec<&str> = out.lines().map(|l| l.splitn(3, ": ").nth(2).unwrap_or("")).collect();
+    assert_eq!(
+        body,
+        [
+            "                  |  __sys_sendto() {",
+            "                  |    inet_sendmsg() {",
+            "       0.244 us   |      inet_send_prepare(); (ret=0x0)",
+            "      + 60.000 us  |    } (ret=-11)",
+            "      # 2194.533 us |  } (ret=0x7)",
+        ]
+    );
+    // -O fgraph:retval-hex, tailprint; then retval-dec; retval-skip.
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    set_opt(&mut t.flags, "fgraph:retval-hex").unwrap();
+    set_opt(&mut t.flags, "tailprint").unwrap();
+    let out = run(&mut t, &recs[4..5]);
+    assert!(out.ends_with("|    } /* inet_sendmsg */ (ret=0xfffffffffffffff5)\n"), "{}", out);
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    set_opt(&mut t.flags, "fgraph:retval-dec").unwrap();
+    let out = run(&mut t, &recs[5..6]);
+    assert!(out.ends_with("|  } (ret=7)\n"), "{}", out);
+    set_opt(&mut t.flags, "retval-skip").unwrap();
+    let out = run(&mut t, &recs[5..6]);
+    assert!(out.ends_with("|  }\n"), "{}", out);
+    assert!(set_opt(&mut t.flags, "fgraph:nosuch").is_err());
+
+    // The kernel printer: `/* = 0x0 */` and `/* func = -11 */`.
+    let cls = Classes::new(&evs);
+    let mut o = Opts::default();
+    o.set("funcgraph-retval").unwrap();
+    let mut k = Kernel::new(&e, &c, &cls, o, 1);
+    k.set_tracer("function_graph");
+    let mut out = String::new();
+    let mut i = 0;
+    while i < recs.len() {
+        let (cpu, ts, d) = &recs[i];
+        let n = recs.get(i + 1).map(|(c, ts, d)| Rec { cpu: *c, ts: *ts, data: d });
+        i += if k.line(&mut out, &Rec { cpu: *cpu, ts: *ts, data: d }, n.as_ref()).unwrap() { 2 } else { 1 };
+    }
+    assert!(out.contains("inet_send_prepare(); /* = 0x0 */\n"), "{}", out);
+    assert!(out.contains("} /* inet_sendmsg = -11 */\n"), "{}", out);
+    assert!(out.contains("} /* __sys_sendto = 0x7 */\n"), "{}", out);
+}
+
+#[test]
+fn graph_duration_column() {
+    let mut s = String::new();
+    for d in [6_820u64, 14_328, 874_634, 1_234_567, 12_345_678_901, 999_999_999_999] {
+        duration(&mut s, d).unwrap();
+        s.push('\n');
+    }
+    assert_eq!(
+        s,
+        "  6.820 us   |  \n+ 14.328 us  |  \n! 874.634 us |  \n# 1234.567 us |  \n$ 12345678 us |  \n$ 999999999 us |  \n"
+    );
+}
+
+#[test]
+fn function_plugin_indent_and_parent() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let f = |ip: u64, parent: u64| {
+        let mut v = hdr(1, 100);
+        u64s(&mut v, &[ip, parent]);
+        (0u32, 1_000u64, v)
+    };
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    // ksys_read <- sendto: stack [sendto, ksys_read] → 0; vfs_read <- ksys_read → 1;
+    // inet_sendmsg <- sendto → 0 (ksys_read replaced, vfs_read kept above);
+    // then vfs_read <- unknown parent: no indent; ksys_read <- vfs_read: still found at 2 → 2.
+    let out = run(&mut t, &[f(0x5010, 0x1010), f(0x4010, 0x5020), f(0x2010, 0x1020), f(0x4010, 0x9999), f(0x5010, 0x4020)]);
+    let body: Vec<&str> = out.lines().map(|l| l.split_once("function:             ").map(|x| x.1).unwrap_or("")).collect();
+    assert_eq!(body, ["ksys_read", "   vfs_read", "inet_sendmsg", "vfs_read", "      ksys_read"]);
+    set_opt(&mut t.flags, "ftrace:parent").unwrap();
+    set_opt(&mut t.flags, "indent=0").unwrap();
+    set_opt(&mut t.flags, "offset").unwrap();
+    let out = run(&mut t, &[f(0x4010, 0x5020), f(0x4010, 0x9999)]);
+    assert!(out.contains("function:             vfs_read+0x10  <-- ksys_read+0x20 \n"), "{}", out);
+    assert!(out.contains("function:             vfs_read+0x10  <-- 0x9999\n"), "{}", out);
+}
+
+#[test]
+fn kernel_stack_plugin() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut v = hdr(4, 100);
+    v.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0]);
+    u64s(&mut v, &[0x4010, 0x5020, 0xdead_0000, u64::MAX, 0x1000]);
+    let out = run(&mut t, &[(0, 1_000, v)]);
+    assert_eq!(
+        out,
+        "              sh-100   [000]     0.000001: kernel_stack:         <stack trace >\n=> vfs_read (4010)\n=> ksys_read (5020)\n=> dead0000\n"
+    );
+}
+
+#[test]
+fn sched_plugins_and_learnt_comms() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    let sw = |prev: &str, ppid: i32, state: i64, next: &str, npid: i32| {
+        let mut v = hdr(300, ppid);
+        comm16(&mut v, prev);
+        v.extend_from_slice(&ppid.to_le_bytes());
+        v.extend_from_slice(&120i32.to_le_bytes());
+        v.extend_from_slice(&state.to_le_bytes());
+        comm16(&mut v, next);
+        v.extend_from_slice(&npid.to_le_bytes());
+        v.extend_from_slice(&120i32.to_le_bytes());
+        (0u32, 1_000u64, v)
+    };
+    let mut wk = hdr(301, 0);
+    comm16(&mut wk, "kworker/0:0");
+    wk.extend_from_slice(&9i32.to_le_bytes());
+    wk.extend_from_slice(&120i32.to_le_bytes());
+    wk.extend_from_slice(&1i32.to_le_bytes());
+    let out = run(&mut t, &[sw("swapper/0", 0, 0, "kworker/0:0", 9), sw("kworker/0:0", 9, 0x80, "sh", 100), sw("x", 9, 0x3, "sh", 100), (0, 1_000, wk)]);
+    let body: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        body,
+        [
+            "          <idle>-0     [000]     0.000001: sched_switch:         swapper/0:0 [120] R ==> kworker/0:0:9 [120]",
+            // pid 9 was not in the saved cmdlines: learnt from the switch.
+            "     kworker/0:0-9     [000]     0.000001: sched_switch:         kworker/0:0:9 [120] W ==> sh:100 [120]",
+            // A known comm is not replaced by a later one.
+            "     kworker/0:0-9     [000]     0.000001: sched_switch:         x:9 [120] S|D ==> sh:100 [120]",
+            "          <idle>-0     [000]     0.000001: sched_wakeup:         kworker/0:0:9 [120] CPU:001",
+        ]
+    );
+}
+
+#[test]
+fn hrtimer_kmem_tlb_plugins() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut x = hdr(400, 100);
+    u64s(&mut x, &[0xff1b_d3a6_be92_6418, 159_968_132_286, 0x6000]);
+    let mut s = hdr(401, 100);
+    u64s(&mut s, &[0xff1b_d3a6_be92_6418, 0x6010, 159_972_000_000, 159_972_000_000]);
+    s.extend_from_slice(&[0; 4]);
+    let mut k = hdr(500, 100);
+    u64s(&mut k, &[0x7004, 0xffff_8881_0000_0000]);
+    let mut tl = hdr(501, 100);
+    tl.extend_from_slice(&[0; 8]);
+    u64s(&mut tl, &[u64::MAX]);
+    let out = run(&mut t, &[(0, 1_000, x), (0, 1_000, s), (0, 1_000, k), (0, 1_000, tl)]);
+    let body: Vec<&str> = out.lines().map(|l| l.splitn(3, ": ").nth(2).unwrap_or("").trim_start()).collect();
+    assert_eq!(
+        body,
+        [
+            "hrtimer=0xff1bd3a6be926418 now=159968132286 function=tick_nohz_handler/0x0",
+            "hrtimer=0xff1bd3a6be926418 function=tick_nohz_handler/0xfffffffffffffff0 expires=159972000000 softexpires=159972000000",
+            "(kmalloc_trace+0x4) body",
+            "pages=-1 reason=flush on task switch (0)",
+        ]
+    );
+}
+
+#[test]
+fn lost_events_go_before_their_cpus_next_record() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut t = TraceCmd::new(&e, &c, &evs);
+    t.lost(1, Some(12));
+    t.lost(0, None);
+    let out = run(&mut t, &[(0, 1_000, hdr(600, 100)), (1, 2_000, hdr(600, 100)), (1, 3_000, hdr(600, 100))]);
+    let l: Vec<&str> = out.lines().filter(|l| l.starts_with("CPU:")).collect();
+    assert_eq!(l, ["CPU:0 [EVENTS DROPPED]", "CPU:1 [12 EVENTS DROPPED]"]);
+    assert!(out.starts_with("CPU:0 [EVENTS DROPPED]\n              sh-100   [000]"));
+}
