@@ -63,6 +63,10 @@ pub enum Kind {
     /// `sys_enter_*`: the syscall's name (`sys_openat`) and its arguments.
     SysEnter { name: String, args: Vec<(String, String, F)> },
     SysExit { name: String, ret: F },
+    /// kprobe/fprobe (`ip`) and kretprobe/fexit (`ip` = `__probe_ret_ip`,
+    /// `func` = `__probe_func`): trace_kprobe.c prints the probe address as
+    /// a symbol, not the `(%lx)` its print fmt has.
+    Probe { ip: F, func: Option<F> },
     Generic,
 }
 
@@ -186,6 +190,14 @@ fn classify_kind(e: &Event) -> Option<Kind> {
             name.push_str(n);
             return Some(Kind::SysExit { name, ret: fld(e, "ret")? });
         }
+    }
+    // Uprobes have the same fields but print `(0x%lx)`, which is their
+    // print fmt already; kprobe/fprobe print fmts start `"(%lx`.
+    if e.print_fmt.starts_with("\"(%lx") {
+        if let Some(ip) = fld(e, "__probe_ip") {
+            return Some(Kind::Probe { ip, func: None });
+        }
+        return Some(Kind::Probe { ip: fld(e, "__probe_ret_ip")?, func: Some(fld(e, "__probe_func")?) });
     }
     None
 }
@@ -558,6 +570,27 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 // A graph record while another tracer is current: the
                 // graph printer without its per-CPU state, as the kernel.
                 return funcgraph::event_alone(self, out, r, c, next);
+            }
+            Kind::Probe { ip, func } => {
+                // print_kprobe_event / print_kretprobe_event: `(sym+off/size)`
+                // or `(ret_ip+off/size <- func)`, then the args, which the
+                // print fmt after its `(%lx...)` prints the kernel's way.
+                write!(out, "{}: (", c.name)?;
+                self.ip_sym(out, ip.get(d, e), sf | opts::SYM_OFFSET)?;
+                if let Some(f) = func {
+                    out.write_str(" <- ")?;
+                    self.ip_sym(out, f.get(d, e), sf & !opts::SYM_OFFSET)?;
+                }
+                out.write_char(')')?;
+                let mut s = String::new();
+                if self.env.render(c.id, d, &mut s)? == Rendered::Fallback {
+                    self.counts.fallback += 1;
+                    out.write_char(' ')?;
+                    out.write_str(&s)?;
+                } else {
+                    out.write_str(s.find(')').and_then(|i| s.get(i + 1..)).unwrap_or(""))?;
+                }
+                out.write_char('\n')?;
             }
             Kind::Generic => {
                 out.write_str(&c.name)?;
