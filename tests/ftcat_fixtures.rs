@@ -41,14 +41,51 @@ fn fixtures() -> Option<PathBuf> {
 }
 
 /// An `ftcat` link to the binary, as the applet is reached in the field.
+/// Each call gets its own directory: tests run in parallel threads, and two
+/// of them creating the same link raced ("File exists", seen on i686).
 fn ftcat() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ftcat-fixt-{}", std::process::id()));
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("ftcat-fixt-{}-{}", std::process::id(), n));
+    let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     let l = d.join("ftcat");
-    if !l.exists() {
-        std::os::unix::fs::symlink(ftbox(), &l).unwrap();
-    }
+    std::os::unix::fs::symlink(ftbox(), &l).unwrap();
     l
+}
+
+/// The `x-NAME` pairs (NAME.extract.dat + NAME.trace.txt) in `dir`, sorted.
+fn pairs_in(dir: &Path) -> Vec<String> {
+    let mut pairs: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".extract.dat").map(str::to_string))
+        .filter(|n| dir.join(format!("{n}.trace.txt")).exists())
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+/// ftcat on `dir/p.extract.dat` must print `dir/p.trace.txt`; its line count.
+fn differential(dir: &Path, p: &str) -> usize {
+    let dat = dir.join(format!("{p}.extract.dat"));
+    let txt = std::fs::read_to_string(dir.join(format!("{p}.trace.txt"))).unwrap();
+    let mut args: Vec<&str> = Vec::new();
+    if p == "x-fgtail" {
+        args.extend(["-O", "funcgraph-tail"]);
+    }
+    let ds = dat.to_str().unwrap();
+    args.push(ds);
+    let (code, out, err) = run(&args);
+    assert_eq!(code, Some(0), "{p}: {err}");
+    let out = String::from_utf8(out).unwrap();
+    let t = compare(p, &out, &txt);
+    // Headers are compared like every line; say so for the pairs that have
+    // the entries-in-buffer line (nop/function tracers).
+    if txt.contains("entries-in-buffer") {
+        assert_eq!(out.lines().nth(2), txt.lines().nth(2), "{p}: entries line");
+    }
+    t.lines
 }
 
 fn run(args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
@@ -132,36 +169,24 @@ fn compare(name: &str, ours: &str, theirs: &str) -> Tally {
 #[test]
 fn fixture_differential() {
     let Some(dir) = fixtures() else { return };
-    let mut pairs: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".extract.dat").map(str::to_string))
-        .filter(|n| dir.join(format!("{n}.trace.txt")).exists())
-        .collect();
-    pairs.sort();
+    let pairs = pairs_in(&dir);
     assert!(pairs.len() >= 6, "expected the 6 x-* pairs, found {:?}", pairs);
-    let mut total = 0;
-    for p in &pairs {
-        let dat = dir.join(format!("{p}.extract.dat"));
-        let txt = std::fs::read_to_string(dir.join(format!("{p}.trace.txt"))).unwrap();
-        let mut args: Vec<&str> = Vec::new();
-        if p == "x-fgtail" {
-            args.extend(["-O", "funcgraph-tail"]);
-        }
-        let ds = dat.to_str().unwrap();
-        args.push(ds);
-        let (code, out, err) = run(&args);
-        assert_eq!(code, Some(0), "{p}: {err}");
-        let out = String::from_utf8(out).unwrap();
-        let t = compare(p, &out, &txt);
-        total += t.lines;
-        // Headers are compared like every line; say so for the pairs that have
-        // the entries-in-buffer line (nop/function tracers).
-        if txt.contains("entries-in-buffer") {
-            assert_eq!(out.lines().nth(2), txt.lines().nth(2), "{p}: entries line");
-        }
-    }
+    let total: usize = pairs.iter().map(|p| differential(&dir, p)).sum();
     eprintln!("fixture differential: {} pairs, {} lines", pairs.len(), total);
+}
+
+/// The VM lab's pairs in the repo (fixtures/vm-6.12: kprobe + kretprobe
+/// with s32/x64/u64/string/ustring args, a stacktrace trigger, markers;
+/// function tracer with func_repeats): every line must match.
+#[test]
+fn vm_fixture_differential() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vm-6.12");
+    let pairs = pairs_in(&dir);
+    for want in ["x-funcrepeats", "x-kstack"] {
+        assert!(pairs.iter().any(|p| p == want), "fixtures/vm-6.12/{want} missing");
+    }
+    let total: usize = pairs.iter().map(|p| differential(&dir, p)).sum();
+    eprintln!("vm fixture differential: {} pairs, {} lines", pairs.len(), total);
 }
 
 #[test]
