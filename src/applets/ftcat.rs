@@ -49,7 +49,16 @@ own `trace` file would print it.
       --tracer NAME  the tracer that recorded (default: guessed)
       --stat         records per event and CPU, lost events, time span,
                      records the print fmt interpreter could not format
-      --raw          every field as name=value (the `fields` option)
+  -R, --raw          every field as name=value (the `fields` option)
+  -F 'SYS/EVENT: EXPR'  only these events, where EXPR holds (==, !=, <, >,
+                     &, =~ regex, ~ glob, &&, ||, !, COMM; repeatable)
+      --max-depth N  function_graph: hide calls N deep and deeper
+      --graph FUNC   function_graph: only the calls under FUNC
+      --style S      kernel (default) or trace-cmd: as `trace-cmd report`;
+                     then -t (ns timestamps), -l (latency columns),
+                     -O [fgraph:]tailprint|retval-dec|retval-hex|
+                     retval-skip|depth, -O [ftrace:]parent|indent=0|offset,
+                     --stat, --first-event, --last-event as trace-cmd's
       --live         read the live buffers' trace_pipe_raw (consuming)
   -B INSTANCE        the instance's buffers (live, or a buffer of FILE)
       --once         with --live: stop when the buffers are empty

@@ -411,3 +411,93 @@ fn lost_events_go_before_their_cpus_next_record() {
     assert_eq!(l, ["CPU:0 [EVENTS DROPPED]", "CPU:1 [12 EVENTS DROPPED]"]);
     assert!(out.starts_with("CPU:0 [EVENTS DROPPED]\n              sh-100   [000]"));
 }
+
+#[test]
+fn event_filters() {
+    use super::filter::EventFilter;
+    let evs = events();
+    let sw = |prev: &str, ppid: i32, next: &str, npid: i32| {
+        let mut v = hdr(300, ppid);
+        comm16(&mut v, prev);
+        v.extend_from_slice(&ppid.to_le_bytes());
+        v.extend_from_slice(&120i32.to_le_bytes());
+        v.extend_from_slice(&1i64.to_le_bytes());
+        comm16(&mut v, next);
+        v.extend_from_slice(&npid.to_le_bytes());
+        v.extend_from_slice(&120i32.to_le_bytes());
+        v
+    };
+    let le = Endian::Little;
+    let mut f = EventFilter::default();
+    f.add("sched/sched_switch: prev_pid > 0 && (next_comm =~ \"^KW.*[0-9]$\" || prev_state & 2)", &evs).unwrap();
+    assert!(f.pass(0, &sw("sh", 100, "kworker/0:1", 9), "sh", le));
+    assert!(!f.pass(0, &sw("swapper/0", 0, "kworker/0:1", 9), "x", le));
+    assert!(!f.pass(0, &sw("sh", 100, "kworker/0:x", 9), "sh", le));
+    // Events no filter names are dropped, except a stack trace after a shown record.
+    let mut st = hdr(4, 100);
+    st.extend_from_slice(&[0; 8]);
+    assert!(!f.pass(1, &hdr(600, 1), "sh", le));
+    assert!(!f.pass(1, &st, "sh", le));
+    assert!(f.pass(0, &st, "sh", le));
+    let mut g = EventFilter::default();
+    g.add("sched_switch: COMM ~ \"s*\" && next_pid != 9 && prev_comm !~ \"^x\"", &evs).unwrap();
+    assert!(g.pass(0, &sw("sh", 100, "ls", 200), "sh", le));
+    assert!(!g.pass(0, &sw("sh", 100, "kw", 9), "sh", le));
+    assert!(!g.pass(0, &sw("xy", 100, "ls", 200), "sh", le));
+    assert!(g.add("nosuch", &evs).is_err());
+    assert!(g.add("sched_switch: prev_pid >", &evs).is_err());
+}
+
+#[test]
+fn graph_report_filters() {
+    use super::filter::{GraphFilter, Verdict};
+    let (e, evs) = (env(), events());
+    let mut g = GraphFilter::new(&e, &evs, Endian::Little);
+    g.max_depth = Some(2);
+    g.graph = Some(String::from("inet_sendmsg"));
+    let seq = [
+        ent(100, 0x1000, 0),         // outside: hidden
+        ent(100, 0x2000, 1),         // FUNC: shown at depth 0
+        ent(200, 0x3000, 2),         // another pid, outside: hidden
+        ent(100, 0x3000, 2),         // depth 1 under FUNC
+        ent(100, 0x4000, 3),         // depth 2: beyond --max-depth
+        ret(100, 0x4000, 3, 0, 1),   // hidden too
+        ret(100, 0x3000, 2, 0, 5),   // shown
+        ret(100, 0x2000, 1, 0, 9),   // FUNC's exit: shown, then outside
+        ret(100, 0x1000, 0, 0, 20),  // hidden
+    ];
+    let v: Vec<Verdict> = seq.iter().map(|d| g.check(d)).collect();
+    use Verdict::*;
+    assert!(v == [Hide, Rebase(1), Hide, Rebase(1), Hide, Hide, Rebase(1), Rebase(1), Hide]);
+    let mut d = seq[3].clone();
+    g.rebase(&mut d, 1);
+    assert_eq!(&d[16..20], &1i32.to_le_bytes());
+}
+
+#[test]
+fn raw_fields_through_the_print_fmt() {
+    let e = env();
+    let c = cmdlines();
+    let mut t = alloc::format!("name: x\nID: 9\nformat:\n");
+    for (decl, o, s, sg) in [("unsigned short common_type", 0, 2, 0), ("unsigned char common_flags", 2, 1, 0), ("unsigned char common_preempt_count", 3, 1, 0), ("int common_pid", 4, 4, 1)] {
+        t.push_str(&fl(decl, o, s, sg == 1));
+    }
+    t.push('\n');
+    t.push_str(&fl("long a", 8, 8, true));
+    t.push_str(&fl("int cpu", 16, 4, true));
+    t.push_str(&fl("unsigned long fn", 24, 8, false));
+    t.push_str(&fl("short s", 32, 2, true));
+    t.push_str("\nprint fmt: \"a: 0x%08lx cpu=%03d fn=%ps\", ((unsigned long)(REC->a)), REC->cpu, (void *)REC->fn\n");
+    let evs = alloc::vec![crate::format::parse_event("x", &t).unwrap()];
+    let mut tc = TraceCmd::new(&e, &c, &evs);
+    tc.flags |= RAW;
+    let mut d = hdr(9, 100);
+    u64s(&mut d, &[0x1002]);
+    d.extend_from_slice(&1i32.to_le_bytes());
+    d.extend_from_slice(&[0; 4]);
+    u64s(&mut d, &[0x4010]);
+    d.extend_from_slice(&(-3i16).to_le_bytes());
+    let out = run(&mut tc, &[(0, 1_000, d)]);
+    // fn is the last conversion: s, after it, prints raw.
+    assert!(out.ends_with("x:                     a=0x00001002 cpu=001 fn=vfs_read s=-3\n"), "{}", out);
+}
