@@ -774,7 +774,8 @@ fn run(a: Args) -> Result<()> {
     // tracer recorded (trace.dat does not say) when -O/--tracer don't.
     let graph_ent: Vec<u16> = graph_ids(&rec.dec).0;
     let mut seen = (0u64, false, false);
-    if !a.stat {
+    // (trace-cmd style needs neither: no header block.)
+    if !a.stat && !a.tc {
         let (ent, ret, func) = graph_ids(&rec.dec);
         // CPU by CPU, no merge: only counting and looking at types.
         for mut cp in td.all_cpu_pages(buf) {
