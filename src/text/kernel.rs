@@ -1256,3 +1256,36 @@ const LAT_HELP: &str = "#                    _------=> CPU#            \n\
 #                  ||||| /     delay           \n\
 #  cmd     pid     |||||| time  |   caller     \n\
 #     \\   /        ||||||  \\    |    /       \n";
+
+#[cfg(test)]
+mod probe_tests {
+    use super::{Classes, Kind};
+
+    /// kprobe, kretprobe and uprobe formats as tracefs gives them: the first
+    /// two get trace_kprobe.c's printer, the uprobe keeps its print fmt.
+    #[test]
+    fn probes_are_classified_by_fields_and_print_fmt() {
+        let head = "format:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+        let ip = "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n";
+        let ret = "\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n";
+        let mk = |id: u16, sys: &str, f: &str, pf: &str| {
+            let t = alloc::format!("name: p{}\nID: {}\n{}{}\nprint fmt: {}\n", id, id, head, f, pf);
+            crate::format::parse_event(sys, &t).unwrap()
+        };
+        let evs = [
+            mk(1, "kprobes", ip, "\"(%lx) dfd=%d\", REC->__probe_ip, REC->dfd"),
+            mk(2, "grp", ret, "\"(%lx <- %lx) ret=%d\", REC->__probe_func, REC->__probe_ret_ip, REC->ret"),
+            mk(3, "uprobes", ip, "\"(0x%lx)\", REC->__probe_ip"),
+        ];
+        let c = Classes::new(&evs);
+        let kind = |id| &c.get(id).unwrap().kind;
+        assert!(matches!(kind(1), Kind::Probe { func: None, .. }));
+        // kretprobe: ip is the return address, func the probed function.
+        let mut d = [0u8; 24];
+        d[8] = 1;
+        d[16] = 2;
+        let le = crate::cursor::Endian::Little;
+        assert!(matches!(kind(2), Kind::Probe { func: Some(f), ip } if ip.get(&d, le) == 2 && f.get(&d, le) == 1));
+        assert!(matches!(kind(3), Kind::Generic));
+    }
+}
