@@ -41,14 +41,51 @@ fn fixtures() -> Option<PathBuf> {
 }
 
 /// An `ftcat` link to the binary, as the applet is reached in the field.
+/// Each call gets its own directory: tests run in parallel threads, and two
+/// of them creating the same link raced ("File exists", seen on i686).
 fn ftcat() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ftcat-fixt-{}", std::process::id()));
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("ftcat-fixt-{}-{}", std::process::id(), n));
+    let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     let l = d.join("ftcat");
-    if !l.exists() {
-        std::os::unix::fs::symlink(ftbox(), &l).unwrap();
-    }
+    std::os::unix::fs::symlink(ftbox(), &l).unwrap();
     l
+}
+
+/// The `x-NAME` pairs (NAME.extract.dat + NAME.trace.txt) in `dir`, sorted.
+fn pairs_in(dir: &Path) -> Vec<String> {
+    let mut pairs: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".extract.dat").map(str::to_string))
+        .filter(|n| dir.join(format!("{n}.trace.txt")).exists())
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+/// ftcat on `dir/p.extract.dat` must print `dir/p.trace.txt`; its line count.
+fn differential(dir: &Path, p: &str) -> usize {
+    let dat = dir.join(format!("{p}.extract.dat"));
+    let txt = std::fs::read_to_string(dir.join(format!("{p}.trace.txt"))).unwrap();
+    let mut args: Vec<&str> = Vec::new();
+    if p == "x-fgtail" {
+        args.extend(["-O", "funcgraph-tail"]);
+    }
+    let ds = dat.to_str().unwrap();
+    args.push(ds);
+    let (code, out, err) = run(&args);
+    assert_eq!(code, Some(0), "{p}: {err}");
+    let out = String::from_utf8(out).unwrap();
+    let t = compare(p, &out, &txt);
+    // Headers are compared like every line; say so for the pairs that have
+    // the entries-in-buffer line (nop/function tracers).
+    if txt.contains("entries-in-buffer") {
+        assert_eq!(out.lines().nth(2), txt.lines().nth(2), "{p}: entries line");
+    }
+    t.lines
 }
 
 fn run(args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
@@ -132,36 +169,24 @@ fn compare(name: &str, ours: &str, theirs: &str) -> Tally {
 #[test]
 fn fixture_differential() {
     let Some(dir) = fixtures() else { return };
-    let mut pairs: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| n.strip_suffix(".extract.dat").map(str::to_string))
-        .filter(|n| dir.join(format!("{n}.trace.txt")).exists())
-        .collect();
-    pairs.sort();
+    let pairs = pairs_in(&dir);
     assert!(pairs.len() >= 6, "expected the 6 x-* pairs, found {:?}", pairs);
-    let mut total = 0;
-    for p in &pairs {
-        let dat = dir.join(format!("{p}.extract.dat"));
-        let txt = std::fs::read_to_string(dir.join(format!("{p}.trace.txt"))).unwrap();
-        let mut args: Vec<&str> = Vec::new();
-        if p == "x-fgtail" {
-            args.extend(["-O", "funcgraph-tail"]);
-        }
-        let ds = dat.to_str().unwrap();
-        args.push(ds);
-        let (code, out, err) = run(&args);
-        assert_eq!(code, Some(0), "{p}: {err}");
-        let out = String::from_utf8(out).unwrap();
-        let t = compare(p, &out, &txt);
-        total += t.lines;
-        // Headers are compared like every line; say so for the pairs that have
-        // the entries-in-buffer line (nop/function tracers).
-        if txt.contains("entries-in-buffer") {
-            assert_eq!(out.lines().nth(2), txt.lines().nth(2), "{p}: entries line");
-        }
-    }
+    let total: usize = pairs.iter().map(|p| differential(&dir, p)).sum();
     eprintln!("fixture differential: {} pairs, {} lines", pairs.len(), total);
+}
+
+/// The VM lab's pairs in the repo (fixtures/vm-6.12: kprobe + kretprobe
+/// with s32/x64/u64/string/ustring args, a stacktrace trigger, markers;
+/// function tracer with func_repeats): every line must match.
+#[test]
+fn vm_fixture_differential() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vm-6.12");
+    let pairs = pairs_in(&dir);
+    for want in ["x-funcrepeats", "x-kstack"] {
+        assert!(pairs.iter().any(|p| p == want), "fixtures/vm-6.12/{want} missing");
+    }
+    let total: usize = pairs.iter().map(|p| differential(&dir, p)).sum();
+    eprintln!("vm fixture differential: {} pairs, {} lines", pairs.len(), total);
 }
 
 #[test]
@@ -269,4 +294,82 @@ fn stdin_input() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let want = std::fs::read(dir.join("x-func.trace.txt")).unwrap();
     assert!(o.stdout == want, "ftcat - differs from the kernel's text");
+}
+
+/// `x-kstack` rewritten the way `trace-cmd extract -B lab` lays a file
+/// out: an empty top-level buffer, the records in instance `lab`.
+fn instance_only(version: u32) -> Vec<u8> {
+    use ftbox::tracedat::write::{self, Buffer, Meta, Seg};
+    let orig = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vm-6.12/x-kstack.extract.dat")).unwrap();
+    let td = ftbox::tracedat::TraceDat::open(&orig).unwrap();
+    let (mut ftrace, mut systems) = (Vec::new(), Vec::<(String, Vec<Vec<u8>>)>::new());
+    for f in &td.formats {
+        let text = f.text.clone().into_bytes();
+        match systems.last_mut() {
+            _ if f.system == "ftrace" => ftrace.push(text),
+            Some((s, v)) if *s == f.system => v.push(text),
+            _ => systems.push((f.system.clone(), vec![text])),
+        }
+    }
+    let b = td.top().unwrap();
+    let cpus = td.options.cpu_count.unwrap();
+    // Decompressed pages per CPU: the writer writes plain data.
+    let mut data = vec![Vec::new(); cpus as usize];
+    for c in &b.cpus {
+        let mut cp = td.cpu_pages(b, c);
+        while let Some(p) = cp.next_page() {
+            data[c.cpu as usize].extend_from_slice(p.unwrap());
+        }
+    }
+    let clock = b.clock.clone().or_else(|| td.options.clock().map(String::from)).unwrap_or_else(|| "local".into());
+    let buf = |name: &str, sizes: Vec<u64>| Buffer { name: name.into(), clock: clock.clone(), page_size: b.page_size, cpu_sizes: sizes };
+    let meta = Meta {
+        version,
+        big_endian: false,
+        long_size: td.long_size,
+        page_size: td.page_size,
+        header_page: td.header_page.clone().into_bytes(),
+        header_event: td.header_event.clone().into_bytes(),
+        ftrace_formats: ftrace,
+        systems,
+        kallsyms: td.kallsyms.clone().into_bytes(),
+        printk_formats: td.printk.clone().into_bytes(),
+        cmdlines: td.cmdlines.clone().into_bytes(),
+        cpus,
+        options: Vec::new(),
+        buffers: vec![buf("", vec![0; cpus as usize]), buf("lab", data.iter().map(|d| d.len() as u64).collect())],
+    };
+    let mut out = Vec::new();
+    for s in write::layout(&meta) {
+        match s {
+            Seg::Bytes(b) => out.extend_from_slice(&b),
+            Seg::Data { buffer, cpu, .. } => out.extend_from_slice(if buffer == 1 { &data[cpu] } else { &[] }),
+        }
+    }
+    out
+}
+
+/// No -B and an empty top buffer: ftcat prints the instance that has the
+/// data (what `cat instances/lab/trace` printed), not an empty trace.
+#[test]
+fn empty_top_buffer_falls_back_to_instance() {
+    let want = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vm-6.12/x-kstack.trace.txt")).unwrap();
+    let dir = std::env::temp_dir().join(format!("ftcat-fixt-inst-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for version in [7, 6] {
+        let f = dir.join(format!("lab-v{version}.dat"));
+        std::fs::write(&f, instance_only(version)).unwrap();
+        let fs = f.to_str().unwrap();
+        for args in [&[fs][..], &["-B", "lab", fs][..]] {
+            let (code, out, err) = run(args);
+            assert_eq!(code, Some(0), "v{version} {args:?}: {err}");
+            compare(&format!("v{version} {args:?}"), &String::from_utf8(out).unwrap(), &want);
+        }
+        // The top buffer is still there when asked for by name.
+        let (code, out, _) = run(&["-B", "", fs]);
+        if code == Some(0) {
+            assert!(!String::from_utf8(out).unwrap().contains("openat"), "v{version}: -B '' printed the instance");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -60,7 +60,9 @@ own `trace` file would print it.
                      retval-skip|depth, -O [ftrace:]parent|indent=0|offset,
                      --stat, --first-event, --last-event as trace-cmd's
       --live         read the live buffers' trace_pipe_raw (consuming)
-  -B INSTANCE        the instance's buffers (live, or a buffer of FILE)
+  -B INSTANCE        the instance's buffers (live, or a buffer of FILE;
+                     without -B: FILE's top buffer, or if it is empty the
+                     first buffer with data)
       --once         with --live: stop when the buffers are empty
   -h, --help         this help
 ";
@@ -751,10 +753,16 @@ fn run(a: Args) -> Result<()> {
             Some(b) => b,
             None => fail!("{}: no buffer named '{}'", path, n),
         },
-        None => match td.top().or_else(|| td.buffers.first()) {
-            Some(b) => b,
-            None => fail!("{}: no trace data", path),
-        },
+        // `trace-cmd extract -B NAME` (and ftrec -B) keep an empty top
+        // buffer beside the instance: print the first buffer with data, as
+        // `cat instances/NAME/trace` would, rather than an empty trace.
+        None => {
+            let full = |b: &&Buffer| b.latency || b.cpus.iter().any(|c| c.size > 0);
+            match td.top().filter(full).or_else(|| td.buffers.iter().find(full)).or_else(|| td.top()).or_else(|| td.buffers.first()) {
+                Some(b) => b,
+                None => fail!("{}: no trace data", path),
+            }
+        }
     };
     let layout = td.layout(buf);
     if a.tc && (a.stat || a.first_ev || a.last_ev) {

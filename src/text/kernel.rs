@@ -63,6 +63,10 @@ pub enum Kind {
     /// `sys_enter_*`: the syscall's name (`sys_openat`) and its arguments.
     SysEnter { name: String, args: Vec<(String, String, F)> },
     SysExit { name: String, ret: F },
+    /// kprobe/fprobe (`ip`) and kretprobe/fexit (`ip` = `__probe_ret_ip`,
+    /// `func` = `__probe_func`): trace_kprobe.c prints the probe address as
+    /// a symbol, not the `(%lx)` its print fmt has.
+    Probe { ip: F, func: Option<F> },
     Generic,
 }
 
@@ -186,6 +190,14 @@ fn classify_kind(e: &Event) -> Option<Kind> {
             name.push_str(n);
             return Some(Kind::SysExit { name, ret: fld(e, "ret")? });
         }
+    }
+    // Uprobes have the same fields but print `(0x%lx)`, which is their
+    // print fmt already; kprobe/fprobe print fmts start `"(%lx`.
+    if e.print_fmt.starts_with("\"(%lx") {
+        if let Some(ip) = fld(e, "__probe_ip") {
+            return Some(Kind::Probe { ip, func: None });
+        }
+        return Some(Kind::Probe { ip: fld(e, "__probe_ret_ip")?, func: Some(fld(e, "__probe_func")?) });
     }
     None
 }
@@ -558,6 +570,27 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 // A graph record while another tracer is current: the
                 // graph printer without its per-CPU state, as the kernel.
                 return funcgraph::event_alone(self, out, r, c, next);
+            }
+            Kind::Probe { ip, func } => {
+                // print_kprobe_event / print_kretprobe_event: `(sym+off/size)`
+                // or `(ret_ip+off/size <- func)`, then the args, which the
+                // print fmt after its `(%lx...)` prints the kernel's way.
+                write!(out, "{}: (", c.name)?;
+                self.ip_sym(out, ip.get(d, e), sf | opts::SYM_OFFSET)?;
+                if let Some(f) = func {
+                    out.write_str(" <- ")?;
+                    self.ip_sym(out, f.get(d, e), sf & !opts::SYM_OFFSET)?;
+                }
+                out.write_char(')')?;
+                let mut s = String::new();
+                if self.env.render(c.id, d, &mut s)? == Rendered::Fallback {
+                    self.counts.fallback += 1;
+                    out.write_char(' ')?;
+                    out.write_str(&s)?;
+                } else {
+                    out.write_str(s.find(')').and_then(|i| s.get(i + 1..)).unwrap_or(""))?;
+                }
+                out.write_char('\n')?;
             }
             Kind::Generic => {
                 out.write_str(&c.name)?;
@@ -1223,3 +1256,36 @@ const LAT_HELP: &str = "#                    _------=> CPU#            \n\
 #                  ||||| /     delay           \n\
 #  cmd     pid     |||||| time  |   caller     \n\
 #     \\   /        ||||||  \\    |    /       \n";
+
+#[cfg(test)]
+mod probe_tests {
+    use super::{Classes, Kind};
+
+    /// kprobe, kretprobe and uprobe formats as tracefs gives them: the first
+    /// two get trace_kprobe.c's printer, the uprobe keeps its print fmt.
+    #[test]
+    fn probes_are_classified_by_fields_and_print_fmt() {
+        let head = "format:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+        let ip = "\tfield:unsigned long __probe_ip;\toffset:8;\tsize:8;\tsigned:0;\n";
+        let ret = "\tfield:unsigned long __probe_func;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:unsigned long __probe_ret_ip;\toffset:16;\tsize:8;\tsigned:0;\n";
+        let mk = |id: u16, sys: &str, f: &str, pf: &str| {
+            let t = alloc::format!("name: p{}\nID: {}\n{}{}\nprint fmt: {}\n", id, id, head, f, pf);
+            crate::format::parse_event(sys, &t).unwrap()
+        };
+        let evs = [
+            mk(1, "kprobes", ip, "\"(%lx) dfd=%d\", REC->__probe_ip, REC->dfd"),
+            mk(2, "grp", ret, "\"(%lx <- %lx) ret=%d\", REC->__probe_func, REC->__probe_ret_ip, REC->ret"),
+            mk(3, "uprobes", ip, "\"(0x%lx)\", REC->__probe_ip"),
+        ];
+        let c = Classes::new(&evs);
+        let kind = |id| &c.get(id).unwrap().kind;
+        assert!(matches!(kind(1), Kind::Probe { func: None, .. }));
+        // kretprobe: ip is the return address, func the probed function.
+        let mut d = [0u8; 24];
+        d[8] = 1;
+        d[16] = 2;
+        let le = crate::cursor::Endian::Little;
+        assert!(matches!(kind(2), Kind::Probe { func: Some(f), ip } if ip.get(&d, le) == 2 && f.get(&d, le) == 1));
+        assert!(matches!(kind(3), Kind::Generic));
+    }
+}
