@@ -132,9 +132,10 @@ impl<'a, 'e> Ctx<'a, 'e> {
         })
     }
 
-    /// A binary operator on two values, for the re-associated (libtraceevent)
-    /// evaluation; the same arithmetic as `eval`'s.
-    fn tep_binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<Val<'a>> {
+    /// A binary operator's C arithmetic on two integers (usual conversions,
+    /// wrapping, signed shifts): `eval`'s and the re-associated
+    /// (libtraceevent) evaluation's one copy.
+    fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<Val<'a>> {
         let env = self.env;
         let op = &op;
         match op {
@@ -261,11 +262,11 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     leaf = l;
                 }
                 let (x, y) = (self.int(a)?, self.int(leaf)?);
-                let mut v = self.tep_binop(*op, x, y)?;
+                let mut v = self.binop(*op, x, y)?;
                 for r in rights.into_iter().rev() {
                     let Val::Int(n, t) = v else { return Err("bad rotation") };
                     let y = self.int(r)?;
-                    v = self.tep_binop(*op2, (n, t), y)?;
+                    v = self.binop(*op2, (n, t), y)?;
                 }
                 v
             }
@@ -277,50 +278,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 }
                 let (x, tx) = self.int(a)?;
                 let (y, ty) = self.int(b)?;
-                if matches!(op, Op::Shl | Op::Shr) {
-                    let t = promote(tx, env);
-                    let sh = (y & 63) as u32;
-                    let r = if *op == Op::Shl {
-                        x.wrapping_shl(sh)
-                    } else if t.signed {
-                        ((x as i64) >> sh) as u64
-                    } else {
-                        x >> sh
-                    };
-                    return Ok(Val::Int(norm(r, t, env), t));
-                }
-                let t = common(tx, ty, env);
-                let (x, y) = (norm(x, t, env), norm(y, t, env));
-                let cmp = |lt: bool| Val::Int(lt as u64, Ty::INT);
-                let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
-                let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
-                let r = match op {
-                    Op::Add => x.wrapping_add(y),
-                    Op::Sub => x.wrapping_sub(y),
-                    Op::Mul => x.wrapping_mul(y),
-                    Op::Div | Op::Rem => {
-                        if y == 0 {
-                            return Err("division by zero");
-                        }
-                        match (*op, t.signed) {
-                            (Op::Div, true) => (x as i64).wrapping_div(y as i64) as u64,
-                            (Op::Div, false) => x / y,
-                            (_, true) => (x as i64).wrapping_rem(y as i64) as u64,
-                            _ => x % y,
-                        }
-                    }
-                    Op::And => x & y,
-                    Op::Or => x | y,
-                    Op::Xor => x ^ y,
-                    Op::Eq => return Ok(cmp(x == y)),
-                    Op::Ne => return Ok(cmp(x != y)),
-                    Op::Lt => return Ok(cmp(slt)),
-                    Op::Gt => return Ok(cmp(sgt)),
-                    Op::Le => return Ok(cmp(!sgt)),
-                    Op::Ge => return Ok(cmp(!slt)),
-                    _ => return Err("unsupported operator"),
-                };
-                Val::Int(norm(r, t, env), t)
+                self.binop(*op, (x, tx), (y, ty))?
             }
             Expr::Cond(c, a, b) => {
                 if self.truth(c)? {
