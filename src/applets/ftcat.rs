@@ -11,6 +11,7 @@ use std::io::{self, Write};
 use std::string::{String, ToString};
 use std::vec::Vec;
 
+use std::boxed::Box;
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::format;
@@ -452,6 +453,10 @@ struct Sink<'k, 'a, W: Write> {
     out: &'k mut Out<W>,
     a: &'k Args,
     name: String,
+    /// trace-cmd style over several buffers: their names (merge CPUs are
+    /// tagged `buffer << TAG | cpu`) and the widest; empty for one buffer.
+    bufs: Vec<String>,
+    width: usize,
     allowed: Option<Vec<u16>>,
     // --stat
     per_cpu: Vec<u64>,
@@ -466,6 +471,9 @@ struct Sink<'k, 'a, W: Write> {
 
 impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
     fn record(&mut self, r: &Rec, next: Option<&Rec>) -> bool {
+        let b = (r.cpu >> TAG) as usize;
+        let (r, next) = (&untag(r), next.map(untag));
+        let next = next.as_ref();
         let d = r.data;
         if let Some(t) = &mut self.tc {
             t.arm(r.cpu);
@@ -538,12 +546,18 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
             return self.k.line(&mut null, r, next).unwrap_or(false);
         }
         if let Some(t) = &mut self.tc {
+            // print_handle_file(): "%*s: " before an instance's records,
+            // "%*s  " before the top buffer's.
+            if let Some(n) = self.bufs.get(b) {
+                let _ = core::fmt::Write::write_fmt(self.out, format_args!("{:>w$}{}", n, if n.is_empty() { "  " } else { ": " }, w = self.width));
+            }
             return t.line(self.out, r, next).unwrap_or(false);
         }
         self.k.line(self.out, r, next).unwrap_or(false)
     }
 
     fn lost(&mut self, cpu: u32, count: Option<u64>) {
+        let cpu = cpu & TAG_MASK;
         let i = slot(cpu);
         if self.lost.len() <= i {
             self.lost.resize(i + 1, (0, 0));
@@ -560,9 +574,30 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
     }
 
     fn error(&mut self, cpu: u32, msg: &str) {
+        let cpu = cpu & TAG_MASK;
         self.errors += 1;
         self.out.flush_now();
         let _ = writeln!(io::stderr(), "ftcat: {}: CPU {}: {}", self.name, cpu, msg);
+    }
+}
+
+/// Merge CPU numbers of a multi-buffer merge carry the buffer above TAG.
+const TAG: u32 = 16;
+const TAG_MASK: u32 = (1 << TAG) - 1;
+
+fn untag<'r>(r: &Rec<'r>) -> Rec<'r> {
+    Rec { cpu: r.cpu & TAG_MASK, ts: r.ts, data: r.data }
+}
+
+/// One buffer's CPU of a multi-buffer merge: equal times come out lower
+/// tag first, i.e. in the file's buffer order (top first), as trace-cmd.
+struct Tagged<'f>(crate::tracedat::CpuPages<'f>, u32);
+impl crate::merge::PageSource for Tagged<'_> {
+    fn cpu(&self) -> u32 {
+        self.1
+    }
+    fn fill(&mut self, page: &mut Vec<u8>) -> core::result::Result<crate::merge::Fill, crate::tracedat::Error> {
+        crate::merge::PageSource::fill(&mut self.0, page)
     }
 }
 
@@ -738,7 +773,7 @@ fn run(a: Args) -> Result<()> {
         rec.dec.tep = a.tc;
         let name = tfs.path_of("per_cpu");
         let mut m = Merge::new(live.layout, live.sources);
-        let res = decode(&a, &rec, &mut m, &mut out, &name, true);
+        let res = decode(&a, &rec, &mut m, &mut out, &name, true, Vec::new());
         out_finish(out)?;
         return res;
     }
@@ -748,7 +783,15 @@ fn run(a: Args) -> Result<()> {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
     };
+    // trace-cmd report prints every buffer of a file with instances (with
+    // --cpu the top buffer's alone, even when it is empty), each line led
+    // by its buffer's name.
+    let all = a.tc && a.instance.is_none() && !(a.stat || a.first_ev || a.last_ev) && td.buffers.iter().any(|b| !b.name.is_empty());
     let buf = match &a.instance {
+        None if all => match td.top().or(td.buffers.first()) {
+            Some(b) => b,
+            None => fail!("{}: no trace data", path),
+        },
         Some(n) => match td.buffer(n) {
             Some(b) => b,
             None => fail!("{}: no buffer named '{}'", path, n),
@@ -806,8 +849,21 @@ fn run(a: Args) -> Result<()> {
     rec.dec.tep = a.tc;
     rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
     rec.counts = Some((seen.0, seen.0 + rec.overrun));
-    let mut m = Merge::from_pages(layout, td.all_cpu_pages(buf));
-    let res = decode(&a, &rec, &mut m, &mut out, &path, false);
+    let mut bufs = Vec::new();
+    let mut m = if all {
+        let mut v: Vec<Box<dyn crate::merge::PageSource>> = Vec::new();
+        for (i, b) in td.buffers.iter().enumerate() {
+            bufs.push(b.name.clone());
+            if a.cpus.is_some() && !b.name.is_empty() {
+                continue;
+            }
+            v.extend(b.cpus.iter().map(|c| Box::new(Tagged(td.cpu_pages(b, c), (i as u32) << TAG | c.cpu)) as Box<dyn crate::merge::PageSource>));
+        }
+        Merge::new(layout, v)
+    } else {
+        Merge::from_pages(layout, td.all_cpu_pages(buf))
+    };
+    let res = decode(&a, &rec, &mut m, &mut out, &path, false, bufs);
     out_finish(out)?;
     res
 }
@@ -908,7 +964,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     r
 }
 
-fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, live: bool) -> Result<()> {
+fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, live: bool, bufs: Vec<String>) -> Result<()> {
     let events: Vec<Event> = rec.dec.events().cloned().collect();
     let cls = Classes::new(&events);
     let mut opts = rec.opts;
@@ -978,6 +1034,8 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         out,
         a,
         name: name.to_string(),
+        width: bufs.iter().map(|n| n.len()).max().unwrap_or(0),
+        bufs,
         allowed,
         per_cpu: Vec::new(),
         lost: Vec::new(),
