@@ -18,6 +18,8 @@
 //! Tracer options are not part of a trace.dat; x-fgtail was recorded with
 //! funcgraph-tail, so it is given with `-O funcgraph-tail`.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -296,59 +298,6 @@ fn stdin_input() {
     assert!(o.stdout == want, "ftcat - differs from the kernel's text");
 }
 
-/// `x-kstack` rewritten the way `trace-cmd extract -B lab` lays a file
-/// out: an empty top-level buffer, the records in instance `lab`.
-fn instance_only(version: u32) -> Vec<u8> {
-    use ftbox::tracedat::write::{self, Buffer, Meta, Seg};
-    let orig = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vm-6.12/x-kstack.extract.dat")).unwrap();
-    let td = ftbox::tracedat::TraceDat::open(&orig).unwrap();
-    let (mut ftrace, mut systems) = (Vec::new(), Vec::<(String, Vec<Vec<u8>>)>::new());
-    for f in &td.formats {
-        let text = f.text.clone().into_bytes();
-        match systems.last_mut() {
-            _ if f.system == "ftrace" => ftrace.push(text),
-            Some((s, v)) if *s == f.system => v.push(text),
-            _ => systems.push((f.system.clone(), vec![text])),
-        }
-    }
-    let b = td.top().unwrap();
-    let cpus = td.options.cpu_count.unwrap();
-    // Decompressed pages per CPU: the writer writes plain data.
-    let mut data = vec![Vec::new(); cpus as usize];
-    for c in &b.cpus {
-        let mut cp = td.cpu_pages(b, c);
-        while let Some(p) = cp.next_page() {
-            data[c.cpu as usize].extend_from_slice(p.unwrap());
-        }
-    }
-    let clock = b.clock.clone().or_else(|| td.options.clock().map(String::from)).unwrap_or_else(|| "local".into());
-    let buf = |name: &str, sizes: Vec<u64>| Buffer { name: name.into(), clock: clock.clone(), page_size: b.page_size, cpu_sizes: sizes };
-    let meta = Meta {
-        version,
-        big_endian: false,
-        long_size: td.long_size,
-        page_size: td.page_size,
-        header_page: td.header_page.clone().into_bytes(),
-        header_event: td.header_event.clone().into_bytes(),
-        ftrace_formats: ftrace,
-        systems,
-        kallsyms: td.kallsyms.clone().into_bytes(),
-        printk_formats: td.printk.clone().into_bytes(),
-        cmdlines: td.cmdlines.clone().into_bytes(),
-        cpus,
-        options: Vec::new(),
-        buffers: vec![buf("", vec![0; cpus as usize]), buf("lab", data.iter().map(|d| d.len() as u64).collect())],
-    };
-    let mut out = Vec::new();
-    for s in write::layout(&meta) {
-        match s {
-            Seg::Bytes(b) => out.extend_from_slice(&b),
-            Seg::Data { buffer, cpu, .. } => out.extend_from_slice(if buffer == 1 { &data[cpu] } else { &[] }),
-        }
-    }
-    out
-}
-
 /// No -B and an empty top buffer: ftcat prints the instance that has the
 /// data (what `cat instances/lab/trace` printed), not an empty trace.
 #[test]
@@ -358,7 +307,7 @@ fn empty_top_buffer_falls_back_to_instance() {
     std::fs::create_dir_all(&dir).unwrap();
     for version in [7, 6] {
         let f = dir.join(format!("lab-v{version}.dat"));
-        std::fs::write(&f, instance_only(version)).unwrap();
+        std::fs::write(&f, support::with_instances(version, &[("", false), ("lab", true)])).unwrap();
         let fs = f.to_str().unwrap();
         for args in [&[fs][..], &["-B", "lab", fs][..]] {
             let (code, out, err) = run(args);
