@@ -355,7 +355,11 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
     let events = parse_formats(formats.into_iter(), &top.path_of("events"));
     let kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
-    let dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, core::mem::size_of::<usize>());
+    let mut dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, core::mem::size_of::<usize>());
+    // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
+    // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
+    // kernel's enumerators, which its BTF lists.
+    dec.enums = crate::ksyms::Enums::parse_btf(&std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
     let mut cmd = Cmdlines::parse(&rd(top, "saved_cmdlines"));
     cmd.add_tgids(&rd(top, "saved_tgids"));
     let mut opts = Opts::default();
