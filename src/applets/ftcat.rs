@@ -355,7 +355,10 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
     let events = parse_formats(formats.into_iter(), &top.path_of("events"));
     let kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
-    let mut dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, core::mem::size_of::<usize>());
+    // The kernel's `long` (header_page's commit field), not ours: a 32-bit
+    // ftcat on a 64-bit kernel must read 8-byte longs.
+    let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
+    let mut dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, long);
     // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
     // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
     // kernel's enumerators, which its BTF lists.
@@ -388,7 +391,7 @@ fn bracketed(t: &str) -> Option<&str> {
 
 fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
     let events = parse_formats(td.formats.iter().map(|f| (f.system.clone(), f.text.clone())), "trace.dat");
-    let dec = Decoder::new(events, Ksyms::parse(td.kallsyms.as_bytes()), Printk::parse(td.printk.as_bytes()), td.endian, td.long_size as usize);
+    let dec = Decoder::new(events, Ksyms::parse(td.kallsyms.as_bytes()), Printk::parse(td.printk.as_bytes()), td.endian, td.kernel_long_size() as usize);
     let mut cmd = Cmdlines::parse(td.cmdlines.as_bytes());
     if let Some(t) = &td.options.tgids {
         cmd.add_tgids(t.as_bytes());

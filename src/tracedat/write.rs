@@ -61,7 +61,10 @@ pub struct Meta {
     /// 6 or 7.
     pub version: u32,
     pub big_endian: bool,
-    /// Size of a user-space `long` on the recording machine (4 or 8).
+    /// Size of `long` (4 or 8), used only when `header_page` does not say
+    /// the kernel's: the file header records the traced kernel's `long`
+    /// (header_page's `commit` field), never the recorder's — a 32-bit
+    /// ftrec on a 64-bit kernel must still write 8.
     pub long_size: u8,
     /// The host page size, written in the file header.
     pub page_size: u32,
@@ -188,7 +191,8 @@ fn header(o: &mut Out, m: &Meta) {
     } else {
         o.bytes(b"6\0");
     }
-    o.bytes(&[m.big_endian as u8, m.long_size]);
+    let long = kernel_long_size(&m.header_page).unwrap_or(m.long_size);
+    o.bytes(&[m.big_endian as u8, long]);
     o.u32(m.page_size);
 }
 
@@ -478,6 +482,15 @@ pub struct PageStats {
 const MISSED_EVENTS: u64 = 1 << 31;
 const MISSED_STORED: u64 = 1 << 30;
 
+/// The traced kernel's `long` size from its `events/header_page` text: the
+/// size of the page header's `commit` field (a `local_t`), as libtraceevent
+/// takes it. None when the text does not parse.
+pub fn kernel_long_size(header_page: &[u8]) -> Option<u8> {
+    let hp = core::str::from_utf8(header_page).ok()?;
+    let l = crate::ring::PageLayout::parse(hp, "", crate::cursor::Endian::Little, 0).ok()?;
+    Some(l.commit_size)
+}
+
 /// Walk raw pages (`page_size` each, header = u64 timestamp + `long_size`
 /// commit) and call `seen(type_id)` for every data event's `common_type`.
 /// Never panics on bad data: a page that does not parse is counted and skipped.
@@ -668,6 +681,32 @@ mod tests {
             i += 6 + size;
         }
         assert_eq!(buffers, 2);
+    }
+
+    /// The header says the kernel's `long` (header_page's commit field), not
+    /// the recorder's: a 32-bit ftrec on a 64-bit kernel still writes 8.
+    #[test]
+    fn header_long_size_is_the_kernels() {
+        // events/header_page of a 6.18 x86_64 kernel, and of a 32-bit one.
+        let hp64 = b"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+        let hp32 = b"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:4;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:12;\tsize:4084;\tsigned:0;\n";
+        assert_eq!(kernel_long_size(hp64), Some(8));
+        assert_eq!(kernel_long_size(hp32), Some(4));
+        assert_eq!(kernel_long_size(b"hp"), None);
+        for v in [6, 7] {
+            for (hp, host, want) in [(&hp64[..], 4, 8), (&hp32[..], 8, 4), (&b"hp"[..], 4, 4)] {
+                let mut m = meta(v, vec![vec![4096, 0]]);
+                m.header_page = hp.to_vec();
+                m.header_event = Vec::new();
+                m.long_size = host;
+                let f = render(&m);
+                assert_eq!(f[13], want, "v{v} host long {host}");
+                if hp.len() > 2 {
+                    let td = crate::tracedat::TraceDat::open(&f).unwrap();
+                    assert_eq!((td.long_size, td.kernel_long_size()), (want, want));
+                }
+            }
+        }
     }
 
     #[test]

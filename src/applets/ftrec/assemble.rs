@@ -65,7 +65,7 @@ fn cstr(s: &str) -> Vec<u8> {
 }
 
 /// Read a temp file region into memory-free chunks for the page scan.
-fn scan_cpu(d: &CpuData, ps: usize, ids: &mut Vec<u16>) -> write::PageStats {
+fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>) -> write::PageStats {
     let mut total = write::PageStats::default();
     let Some(f) = &d.file else { return total };
     let mut buf = vec![0u8; ps * 256];
@@ -76,7 +76,7 @@ fn scan_cpu(d: &CpuData, ps: usize, ids: &mut Vec<u16>) -> write::PageStats {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let st = write::scan_pages(&buf[..n], ps, 8, cfg!(target_endian = "big"), |id| {
+        let st = write::scan_pages(&buf[..n], ps, long, cfg!(target_endian = "big"), |id| {
             if let Err(at) = ids.binary_search(&id) {
                 ids.insert(at, id);
             }
@@ -231,15 +231,19 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
             systems.insert(at, s.clone());
         }
     }
-    let page_stats: Vec<write::PageStats> = r.cpus.iter().map(|d| scan_cpu(d, r.page_size, &mut ids)).collect();
+    // Page headers hold a kernel `long` (commit): its size is the kernel's,
+    // which header_page says, not this (maybe 32-bit) program's.
+    let header_page = read_or_empty(top, "events/header_page");
+    let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<libc::c_long>() as u8);
+    let page_stats: Vec<write::PageStats> = r.cpus.iter().map(|d| scan_cpu(d, r.page_size, long as usize, &mut ids)).collect();
     systems_for(top, &ids, &mut systems);
 
     let mut meta = Meta {
         version,
         big_endian: cfg!(target_endian = "big"),
-        long_size: core::mem::size_of::<libc::c_long>() as u8,
+        long_size: long,
         page_size: r.page_size as u32,
-        header_page: read_or_empty(top, "events/header_page"),
+        header_page,
         header_event: read_or_empty(top, "events/header_event"),
         ftrace_formats: formats_of(top, "ftrace"),
         systems: systems.iter().map(|s| (s.clone(), formats_of(top, s))).collect(),
