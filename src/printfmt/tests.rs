@@ -470,3 +470,22 @@ fn hostile_formats_never_panic() {
     let ev = event(&[("int a", 4, true)], &deep);
     assert!(Program::compile(&ev).is_err());
 }
+
+/// raw_syscalls:sys_enter exactly as a 6.18 x86_64 kernel's format file has
+/// it: `REC->args[N]` indexes an `unsigned long args[6]` field, 8 bytes an
+/// element (size / count, whatever the decoding host's long is).
+#[test]
+fn raw_syscalls_sys_enter_args() {
+    let text = "name: sys_enter\nID: 443\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n\tfield:unsigned long args[6];\toffset:16;\tsize:48;\tsigned:0;\n\nprint fmt: \"NR %ld (%lx, %lx, %lx, %lx, %lx, %lx)\", REC->id, REC->args[0], REC->args[1], REC->args[2], REC->args[3], REC->args[4], REC->args[5]\n";
+    let ev = parse_event("raw_syscalls", text).unwrap();
+    let mut p = 257u64.to_le_bytes().to_vec();
+    for a in [0xffff_ff9cu64, 0x55d8_f0fb_9908, 0x241, 0x1b6, u64::MAX, 1] {
+        p.extend_from_slice(&a.to_le_bytes());
+    }
+    assert_eq!(run(&ev, &rec(&p)), "NR 257 (ffffff9c, 55d8f0fb9908, 241, 1b6, ffffffffffffffff, 1)");
+    let mut p = (-1i64).to_le_bytes().to_vec();
+    p.extend_from_slice(&[0u8; 48]);
+    assert_eq!(run(&ev, &rec(&p)), "NR -1 (0, 0, 0, 0, 0, 0)");
+    // A record cut inside the array is an error, not a guess.
+    assert!(run_env(&ev, &rec(&p[..40]), &env()).is_err());
+}
