@@ -374,9 +374,179 @@ impl Events {
     }
 }
 
+/// What the kernel does for enums declared with TRACE_DEFINE_ENUM
+/// (update_event_printk() in trace_events.c), for the names it was not told
+/// about: in the argument part of `text`'s `print fmt:` line, replace each
+/// identifier that `value` knows by its decimal value. Like the kernel, it
+/// leaves alone strings, character constants, members (`REC->x`, `.x`);
+/// it also skips calls, type words, and tags after struct/union/enum.
+/// `value` is asked for every other identifier (so a first pass with a
+/// `value` that answers None tells whether any is left). Returns the new
+/// text, or None when nothing was replaced.
+pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) -> Option<Vec<u8>> {
+    let key = b"\nprint fmt: ";
+    let start = text.windows(key.len()).position(|w| w == key)? + key.len();
+    let end = text[start..].iter().position(|&c| c == b'\n').map_or(text.len(), |n| start + n);
+    let line = &text[start..end];
+    let mut out: Vec<u8> = Vec::new();
+    let mut copied = 0; // bytes of `line` already in `out`
+    let mut i = 0;
+    let mut in_fmt = true; // the format string itself is never rewritten
+    let mut prev_member = false; // the last token was `->` or `.`
+    let mut prev_tag = false; // the last token was struct/union/enum
+    while i < line.len() {
+        let c = line[i];
+        if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < line.len() && line[i] != c {
+                i += if line[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            if c == b'"' {
+                in_fmt = false;
+            }
+            prev_member = false;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            // A number, suffixes and hex digits included: never a name.
+            while i < line.len() && (line[i].is_ascii_alphanumeric() || line[i] == b'_') {
+                i += 1;
+            }
+            prev_member = false;
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let s = i;
+            while i < line.len() && (line[i].is_ascii_alphanumeric() || line[i] == b'_') {
+                i += 1;
+            }
+            let word = core::str::from_utf8(&line[s..i]).unwrap_or("");
+            let call = line[i..].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'(');
+            let skip = in_fmt || prev_member || prev_tag || call || word == "REC" || word == "sizeof"
+                || crate::printfmt::is_type_word(word);
+            prev_tag = matches!(word, "struct" | "union" | "enum");
+            prev_member = false;
+            if skip {
+                continue;
+            }
+            if let Some(v) = value(word) {
+                out.extend_from_slice(&line[copied..s]);
+                // The kernel writes the value with %ld; a negative one in
+                // parentheses, so that `-NAME` does not become `--1`.
+                let neg = (v as i64) < 0;
+                if neg {
+                    out.push(b'(');
+                }
+                crate::printfmt::printf::number(&mut out, v, 10, true, false, 0, -1, -1);
+                if neg {
+                    out.push(b')');
+                }
+                copied = i;
+            }
+            continue;
+        }
+        prev_member = c == b'.' || (c == b'>' && i > 0 && line[i - 1] == b'-');
+        if !c.is_ascii_whitespace() {
+            prev_tag = false;
+        }
+        i += 1;
+    }
+    if copied == 0 {
+        return None;
+    }
+    let mut t = Vec::with_capacity(text.len() + 16);
+    t.extend_from_slice(&text[..start]);
+    t.extend_from_slice(&out);
+    t.extend_from_slice(&line[copied..]);
+    t.extend_from_slice(&text[end..]);
+    Some(t)
+}
+
+/// `resolve_enums` over every format of a recording, with the kernel's BTF
+/// (`btf` is called only when some print fmt names an unresolved
+/// identifier): ftrec writes the values, so that any reader (ftcat,
+/// trace-cmd) prints HRTIMER_MODE_* & co as the kernel does.
+pub fn resolve_enums_btf(formats: &mut [&mut Vec<u8>], btf: &dyn Fn() -> Vec<u8>) {
+    let mut needed = false;
+    for f in formats.iter() {
+        resolve_enums(f, &mut |_| {
+            needed = true;
+            None
+        });
+    }
+    if !needed {
+        return;
+    }
+    let enums = crate::ksyms::Enums::parse_btf(&btf());
+    if enums.is_empty() {
+        return;
+    }
+    for f in formats.iter_mut() {
+        if let Some(t) = resolve_enums(f, &mut |w| enums.get(w)) {
+            **f = t;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// hrtimer_start exactly as a 6.18 x86_64 kernel shows it: the
+    /// HRTIMER_MODE_* names are not TRACE_DEFINE_ENUM'd, so the kernel prints
+    /// them unresolved; ftrec writes the values (from BTF) as the kernel's
+    /// own eval-map update would have.
+    const HRTIMER_START: &str = "name: hrtimer_start
+ID: 460
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:void * hrtimer;\toffset:8;\tsize:8;\tsigned:0;
+\tfield:void * function;\toffset:16;\tsize:8;\tsigned:0;
+\tfield:s64 expires;\toffset:24;\tsize:8;\tsigned:1;
+\tfield:s64 softexpires;\toffset:32;\tsize:8;\tsigned:1;
+\tfield:enum hrtimer_mode mode;\toffset:40;\tsize:4;\tsigned:0;
+\tfield:bool was_armed;\toffset:44;\tsize:1;\tsigned:0;
+
+print fmt: \"hrtimer=%p function=%ps expires=%llu softexpires=%llu mode=%s was_armed=%d\", REC->hrtimer, REC->function, (unsigned long long) REC->expires, (unsigned long long) REC->softexpires, __print_symbolic(REC->mode, { HRTIMER_MODE_ABS, \"ABS\" }, { HRTIMER_MODE_REL, \"REL\" }, { HRTIMER_MODE_ABS_PINNED, \"ABS|PINNED\" }, { HRTIMER_MODE_REL_PINNED, \"REL|PINNED\" }, { HRTIMER_MODE_ABS_SOFT, \"ABS|SOFT\" }, { HRTIMER_MODE_REL_SOFT, \"REL|SOFT\" }, { HRTIMER_MODE_ABS_PINNED_SOFT, \"ABS|PINNED|SOFT\" }, { HRTIMER_MODE_REL_PINNED_SOFT, \"REL|PINNED|SOFT\" }, { HRTIMER_MODE_ABS_HARD, \"ABS|HARD\" }, { HRTIMER_MODE_REL_HARD, \"REL|HARD\" }, { HRTIMER_MODE_ABS_PINNED_HARD, \"ABS|PINNED|HARD\" }, { HRTIMER_MODE_REL_PINNED_HARD, \"REL|PINNED|HARD\" }), REC->was_armed
+";
+
+    #[test]
+    fn enums_resolved_like_the_kernels_eval_maps() {
+        let modes = ["ABS", "REL", "ABS_PINNED", "REL_PINNED", "ABS_SOFT", "REL_SOFT", "ABS_PINNED_SOFT",
+            "REL_PINNED_SOFT", "ABS_HARD", "REL_HARD", "ABS_PINNED_HARD", "REL_PINNED_HARD"];
+        let mut asked = Vec::new();
+        let mut none = |w: &str| {
+            asked.push(String::from(w));
+            None
+        };
+        assert_eq!(resolve_enums(HRTIMER_START.as_bytes(), &mut none), None);
+        // Only the enumerators are candidates: no field, string, type or call.
+        assert_eq!(asked.len(), 12, "{asked:?}");
+        assert!(asked.iter().all(|w| w.starts_with("HRTIMER_MODE_")));
+        let mut val = |w: &str| modes.iter().position(|m| w.strip_prefix("HRTIMER_MODE_") == Some(*m)).map(|i| i as u64);
+        let t = resolve_enums(HRTIMER_START.as_bytes(), &mut val).unwrap();
+        let t = core::str::from_utf8(&t).unwrap();
+        assert!(t.starts_with(&HRTIMER_START[..HRTIMER_START.find("print fmt").unwrap()]));
+        assert!(t.contains("__print_symbolic(REC->mode, { 0, \"ABS\" }, { 1, \"REL\" }, { 2, \"ABS|PINNED\" }"), "{t}");
+        assert!(t.contains("{ 11, \"REL|PINNED|HARD\" }), REC->was_armed\n"), "{t}");
+        // It now prints without any enum table, as the kernel does.
+        let ev = parse_event("timer", t).unwrap();
+        let p = crate::printfmt::Program::compile(&ev).unwrap();
+        let mut rec = alloc::vec![0u8; 48];
+        rec[40] = 3;
+        let mut s = String::new();
+        p.render(&ev, &rec, &crate::printfmt::Env::new(Endian::Little, 8), &mut s).unwrap();
+        assert!(s.ends_with("mode=REL|PINNED was_armed=0"), "{s}");
+        // Members, strings, character constants, tags and called names stay.
+        let f = "name: x\nID: 1\nformat:\n\nprint fmt: \"%d A\", REC->A + A * 'A' + (struct A *)A(A) + sizeof(A) + -A\n";
+        let t = resolve_enums(f.as_bytes(), &mut |w| (w == "A").then_some(-2i64 as u64)).unwrap();
+        assert_eq!(core::str::from_utf8(&t).unwrap(), "name: x\nID: 1\nformat:\n\nprint fmt: \"%d A\", REC->A + (-2) * 'A' + (struct A *)A((-2)) + sizeof((-2)) + -(-2)\n");
+    }
 
     const SWITCH: &str = "name: sched_switch
 ID: 372

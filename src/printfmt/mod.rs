@@ -45,6 +45,7 @@
 
 mod eval;
 mod parse;
+pub(crate) use parse::is_type_word;
 pub(crate) mod printf;
 
 use alloc::vec::Vec;

@@ -707,7 +707,7 @@ impl<'e> Parser<'e> {
 }
 
 /// Words that start a type name in a cast or sizeof.
-fn is_type_word(s: &str) -> bool {
+pub(crate) fn is_type_word(s: &str) -> bool {
     matches!(
         s,
         "unsigned" | "signed" | "int" | "long" | "short" | "char" | "void" | "const" | "volatile" | "struct"
