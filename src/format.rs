@@ -468,17 +468,20 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
 /// identifier): ftrec writes the values, so that any reader (ftcat,
 /// trace-cmd) prints HRTIMER_MODE_* & co as the kernel does.
 pub fn resolve_enums_btf(formats: &mut [&mut Vec<u8>], btf: &dyn Fn() -> Vec<u8>) {
-    let mut needed = false;
+    let mut names: Vec<String> = Vec::new();
     for f in formats.iter() {
-        resolve_enums(f, &mut |_| {
-            needed = true;
+        resolve_enums(f, &mut |w| {
+            if let Err(at) = names.binary_search_by(|n| n.as_str().cmp(w)) {
+                names.insert(at, String::from(w));
+            }
             None
         });
     }
-    if !needed {
+    if names.is_empty() {
         return;
     }
-    let enums = crate::ksyms::Enums::parse_btf(&btf());
+    let keep = |w: &str| names.binary_search_by(|n| n.as_str().cmp(w)).is_ok();
+    let enums = crate::ksyms::Enums::parse_btf_only(&btf(), &keep);
     if enums.is_empty() {
         return;
     }

@@ -271,6 +271,12 @@ impl Enums {
     /// either byte order). Other kinds are skipped by their encoded sizes; a
     /// blob that does not parse gives what was read before the damage.
     pub fn parse_btf(b: &[u8]) -> Enums {
+        Self::parse_btf_only(b, &|_| true)
+    }
+
+    /// Like `parse_btf`, keeping only the names `keep` accepts: a print
+    /// fmt needs a few dozen of the kernel's ~100k enumerators.
+    pub fn parse_btf_only(b: &[u8], keep: &dyn Fn(&str) -> bool) -> Enums {
         let mut out = Enums::new();
         let endian = match b.get(..2) {
             Some([0x9f, 0xeb]) => crate::cursor::Endian::Little,
@@ -310,7 +316,7 @@ impl Enums {
                         let (Some(n), Some(v)) = (u32at(p + 8 * i), u32at(p + 8 * i + 4)) else { break };
                         let v = v as u32;
                         let v = if signed { v as i32 as i64 as u64 } else { v as u64 };
-                        if let Some(n) = name(n) {
+                        if let Some(n) = name(n).filter(|n| keep(n)) {
                             out.push(n, v);
                         }
                     }
@@ -322,7 +328,7 @@ impl Enums {
                         else {
                             break;
                         };
-                        if let Some(n) = name(n) {
+                        if let Some(n) = name(n).filter(|n| keep(n)) {
                             out.push(n, ((hi as u64) << 32) | lo as u64);
                         }
                     }

@@ -348,21 +348,23 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         let sdir = format!("events/{sys}");
         for ev in dir_names(top, &sdir) {
             if let Ok(t) = top.read_str(&format!("{sdir}/{ev}/format")) {
-                formats.push((sys.clone(), t));
+                formats.push((sys.clone(), t.into_bytes()));
             }
         }
     }
-    let events = parse_formats(formats.into_iter(), &top.path_of("events"));
+    // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
+    // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
+    // kernel's enumerators, which its BTF lists: resolved as ftrec does.
+    let mut fs: Vec<&mut Vec<u8>> = formats.iter_mut().map(|f| &mut f.1).collect();
+    format::resolve_enums_btf(&mut fs, &|| std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
+    let formats = formats.into_iter().map(|(s, t)| (s, String::from_utf8(t).unwrap_or_default()));
+    let events = parse_formats(formats, &top.path_of("events"));
     let kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
     // The kernel's `long` (header_page's commit field), not ours: a 32-bit
     // ftcat on a 64-bit kernel must read 8-byte longs.
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
-    let mut dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, long);
-    // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
-    // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
-    // kernel's enumerators, which its BTF lists.
-    dec.enums = crate::ksyms::Enums::parse_btf(&std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
+    let dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, long);
     let mut cmd = Cmdlines::parse(&rd(top, "saved_cmdlines"));
     cmd.add_tgids(&rd(top, "saved_tgids"));
     let mut opts = Opts::default();

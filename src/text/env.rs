@@ -10,7 +10,7 @@ use core::fmt::{self, Write};
 use super::{put_all, Env, Rendered, Sym};
 use crate::cursor::Endian;
 use crate::format::Event;
-use crate::ksyms::{Enums, Ksyms, Printk};
+use crate::ksyms::{Ksyms, Printk};
 use crate::printfmt::{self, Program};
 
 pub struct Decoder {
@@ -18,9 +18,6 @@ pub struct Decoder {
     events: Vec<(Event, Option<Program>)>,
     pub ksyms: Ksyms,
     pub printk: Printk,
-    /// Enumerator values (the kernel's BTF) for names a print fmt leaves
-    /// unresolved; empty when the source has none.
-    pub enums: Enums,
     pub endian: Endian,
     pub long_size: usize,
     pub hz: u32,
@@ -39,7 +36,7 @@ impl Decoder {
             })
             .collect();
         crate::util::sort_by_key(&mut events, |e| e.0.id);
-        Decoder { events, ksyms, printk, enums: Enums::new(), endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
+        Decoder { events, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
     }
 
     pub fn events(&self) -> impl Iterator<Item = &Event> {
@@ -58,7 +55,6 @@ impl Decoder {
         let mut e = printfmt::Env::new(self.endian, self.long_size);
         e.ksyms = Some(&self.ksyms);
         e.printk = Some(&self.printk);
-        e.enums = Some(&self.enums);
         e.hz = self.hz;
         e.tep = self.tep;
         e
