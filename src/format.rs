@@ -549,6 +549,11 @@ print fmt: \"hrtimer=%p function=%ps expires=%llu softexpires=%llu mode=%s was_a
         let f = "name: x\nID: 1\nformat:\n\nprint fmt: \"%d A\", REC->A + A * 'A' + (struct A *)A(A) + sizeof(A) + -A\n";
         let t = resolve_enums(f.as_bytes(), &mut |w| (w == "A").then_some(-2i64 as u64)).unwrap();
         assert_eq!(core::str::from_utf8(&t).unwrap(), "name: x\nID: 1\nformat:\n\nprint fmt: \"%d A\", REC->A + (-2) * 'A' + (struct A *)A((-2)) + sizeof((-2)) + -(-2)\n");
+        // Cut anywhere (inside strings, escapes, names): no panic.
+        for cut in 0..HRTIMER_START.len() {
+            let _ = resolve_enums(&HRTIMER_START.as_bytes()[..cut], &mut val);
+            let _ = resolve_enums(b"\nprint fmt: \"\\", &mut val);
+        }
     }
 
     const SWITCH: &str = "name: sched_switch
