@@ -6,7 +6,8 @@
 //! (each with its reason; the target is none). The test prints how many
 //! lines and event types it compared. Needs root and tracefs; skips with a
 //! message otherwise. `hash-ptr` is turned off in the instance so `%p`
-//! prints real values, which a decoder can reproduce.
+//! prints real values, which a decoder can reproduce. The recording
+//! differential does the same through `ftrec extract` and `ftcat FILE`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,7 +26,7 @@ const SYSTEMS: &[&str] = &["all"];
 /// Events whose lines may differ, and why. Lines of these events are still
 /// required to be in the same place (same context columns and event name).
 const EXCLUDED: &[(&str, &str)] = &[
-    ("mm_page_alloc", "page=%p is pfn_to_page(pfn) = vmemmap_base + pfn: vmemmap_base is a runtime kernel variable (KASLR) that neither tracefs nor a recording holds"),
+    ("mm_page_alloc", "page=%p is pfn_to_page(pfn) = vmemmap_base + pfn: vmemmap_base is a runtime (KASLR) kernel variable that neither tracefs, kallsyms (a data symbol), BTF nor a recording holds"),
     ("mm_page_free", "page=%p from vmemmap_base, as above"),
     ("mm_page_free_batched", "page=%p from vmemmap_base, as above"),
     ("mm_page_alloc_zone_locked", "page=%p from vmemmap_base, as above"),
@@ -160,18 +161,20 @@ fn live_options() {
     }
 }
 
-#[test]
-fn live_differential() {
+/// The differential's instance after the workload, tracing stopped: the
+/// instance (removed on drop), its name, the enabled systems and the
+/// kernel's `trace` text. None = skip.
+fn workload(tag: &str) -> Option<(Instance, String, Vec<&'static str>, Vec<u8>)> {
     let inst_root = Path::new(TRACEFS).join("instances");
     if !Path::new(TRACEFS).join("trace").exists() {
         eprintln!("SKIP: no tracefs at {TRACEFS}");
-        return;
+        return None;
     }
-    let name = format!("ftcat-live-{}", std::process::id());
+    let name = format!("ftcat-{tag}-{}", std::process::id());
     let dir = inst_root.join(&name);
     if let Err(e) = std::fs::create_dir(&dir) {
         eprintln!("SKIP: cannot create instance {} ({e}); needs root", dir.display());
-        return;
+        return None;
     }
     let inst = Instance { dir: dir.clone() };
     w(&dir, "tracing_on", "0");
@@ -187,7 +190,7 @@ fn live_differential() {
     w(&dir, "tracing_on", "1");
     let marker = dir.join("trace_marker");
     std::fs::write(&marker, "ftcat live test: start\n").unwrap();
-    let tmp = std::env::temp_dir().join(format!("ftcat-live-dd-{}", std::process::id()));
+    let tmp = std::env::temp_dir().join(format!("ftcat-{tag}-dd-{}", std::process::id()));
     let script = format!(
         "ls -R /usr/share/doc/apt /etc > /dev/null 2>&1; dd if=/dev/zero of={0} bs=4k count=64 2>/dev/null; sync; \
          cat {0} > /dev/null; sleep 0.05; kill -0 $$; rm -f {0}",
@@ -203,12 +206,12 @@ fn live_differential() {
     std::fs::write(&marker, b"bytes \xff\xfe and \xc3\xa9\n").unwrap();
     w(&dir, "tracing_on", "0");
     let kernel = std::fs::read(dir.join("trace")).unwrap();
+    Some((inst, name, enabled, kernel))
+}
 
-    let o = Command::new(ftbox()).args(["ftcat", "--live", "--once", "-B", &name]).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "ftcat failed: {}", String::from_utf8_lossy(&o.stderr));
-    let ours = o.stdout;
-    drop(inst);
-
+/// Compare ftcat's text with the kernel's line by line, allowing only the
+/// EXCLUDED events (in place) and rare comm-cache races.
+fn compare(what: &str, enabled: &[&str], kernel: &[u8], ours: &[u8]) {
     let a: Vec<&[u8]> = ours.split(|&c| c == b'\n').collect();
     let b: Vec<&[u8]> = kernel.split(|&c| c == b'\n').collect();
     let mut identical = 0usize;
@@ -248,7 +251,7 @@ fn live_differential() {
     }
     let nex: usize = excluded.iter().map(|e| e.1).sum();
     eprintln!(
-        "live differential: systems enabled: {}; {} lines compared ({} from ftcat), {} event types; {} identical, {} excluded, {} comm-cache races, {} differ",
+        "{what}: systems enabled: {}; {} lines compared ({} from ftcat), {} event types; {} identical, {} excluded, {} comm-cache races, {} differ",
         enabled.join(","),
         b.len(),
         a.len(),
@@ -262,11 +265,37 @@ fn live_differential() {
         let why = EXCLUDED.iter().find(|e| e.0 == *n).map(|e| e.1).unwrap_or("");
         eprintln!("  excluded {c:>7} {n}: {why}");
     }
-    assert_eq!(a.len(), b.len(), "line counts differ");
-    assert!(races * 100 <= b.len(), "{races} comm-cache races");
-    assert!(b.len() > 1000, "the workload produced too little to compare");
+    assert_eq!(a.len(), b.len(), "{what}: line counts differ");
+    assert!(races * 100 <= b.len(), "{what}: {races} comm-cache races");
+    assert!(b.len() > 1000, "{what}: the workload produced too little to compare");
     let has = |s: &[u8]| kernel.windows(s.len()).any(|w| w == s);
     assert!(has(b"tracing_mark_write: ftcat live test: round 2\n"));
     assert!(has(b"tracing_mark_write: bytes \xff\xfe and \xc3\xa9\n"));
-    assert!(bad.is_empty(), "{} lines differ:\n{}", bad.len(), bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(bad.is_empty(), "{what}: {} lines differ:\n{}", bad.len(), bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
+}
+
+#[test]
+fn live_differential() {
+    let Some((inst, name, enabled, kernel)) = workload("live") else { return };
+    let o = Command::new(ftbox()).args(["ftcat", "--live", "--once", "-B", &name]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "ftcat failed: {}", String::from_utf8_lossy(&o.stderr));
+    drop(inst);
+    compare("live differential", &enabled, &kernel, &o.stdout);
+}
+
+/// The same through a recording: `ftrec extract` of the stopped instance,
+/// then `ftcat FILE`. What the file carries (formats with BTF-resolved
+/// enum names, the kernel's long size, cmdlines) must be enough to print
+/// what the kernel printed.
+#[test]
+fn recording_differential() {
+    let Some((inst, name, enabled, kernel)) = workload("rec") else { return };
+    let dat = std::env::temp_dir().join(format!("ftcat-rec-{}.dat", std::process::id()));
+    let o = Command::new(ftbox()).args(["ftrec", "extract", "-B", &name, "-o"]).arg(&dat).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "ftrec extract failed: {}", String::from_utf8_lossy(&o.stderr));
+    drop(inst);
+    let o = Command::new(ftbox()).arg("ftcat").arg(&dat).output().unwrap();
+    let _ = std::fs::remove_file(&dat);
+    assert_eq!(o.status.code(), Some(0), "ftcat failed: {}", String::from_utf8_lossy(&o.stderr));
+    compare("recording differential", &enabled, &kernel, &o.stdout);
 }
