@@ -421,7 +421,8 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
             while i < line.len() && (line[i].is_ascii_alphanumeric() || line[i] == b'_') {
                 i += 1;
             }
-            let word = core::str::from_utf8(&line[s..i]).unwrap_or("");
+            // SAFETY: the bytes s..i are ASCII letters, digits and '_'.
+            let word = unsafe { core::str::from_utf8_unchecked(&line[s..i]) };
             let call = line[i..].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'(');
             let skip = in_fmt || prev_member || prev_tag || call || word == "REC" || word == "sizeof"
                 || crate::printfmt::is_type_word(word);
@@ -468,11 +469,15 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
 /// identifier): ftrec writes the values, so that any reader (ftcat,
 /// trace-cmd) prints HRTIMER_MODE_* & co as the kernel does.
 pub fn resolve_enums_btf(formats: &mut [&mut Vec<u8>], btf: &dyn Fn() -> Vec<u8>) {
-    let mut names: Vec<String> = Vec::new();
+    // The names asked for, sorted, with their values (the first found wins).
+    let mut names: Vec<(String, Option<u64>)> = Vec::new();
+    fn find(names: &[(String, Option<u64>)], w: &str) -> Result<usize, usize> {
+        names.binary_search_by(|n| n.0.as_str().cmp(w))
+    }
     for f in formats.iter() {
         resolve_enums(f, &mut |w| {
-            if let Err(at) = names.binary_search_by(|n| n.as_str().cmp(w)) {
-                names.insert(at, String::from(w));
+            if let Err(at) = find(&names, w) {
+                names.insert(at, (String::from(w), None));
             }
             None
         });
@@ -480,13 +485,13 @@ pub fn resolve_enums_btf(formats: &mut [&mut Vec<u8>], btf: &dyn Fn() -> Vec<u8>
     if names.is_empty() {
         return;
     }
-    let keep = |w: &str| names.binary_search_by(|n| n.as_str().cmp(w)).is_ok();
-    let enums = crate::ksyms::Enums::parse_btf_only(&btf(), &keep);
-    if enums.is_empty() {
-        return;
-    }
+    crate::ksyms::btf_enumerators(&btf(), &mut |w, v| {
+        if let Ok(i) = find(&names, w) {
+            names[i].1.get_or_insert(v);
+        }
+    });
     for f in formats.iter_mut() {
-        if let Some(t) = resolve_enums(f, &mut |w| enums.get(w)) {
+        if let Some(t) = resolve_enums(f, &mut |w| find(&names, w).ok().and_then(|i| names[i].1)) {
             **f = t;
         }
     }

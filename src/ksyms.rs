@@ -271,77 +271,79 @@ impl Enums {
     /// either byte order). Other kinds are skipped by their encoded sizes; a
     /// blob that does not parse gives what was read before the damage.
     pub fn parse_btf(b: &[u8]) -> Enums {
-        Self::parse_btf_only(b, &|_| true)
-    }
-
-    /// Like `parse_btf`, keeping only the names `keep` accepts: a print
-    /// fmt needs a few dozen of the kernel's ~100k enumerators.
-    pub fn parse_btf_only(b: &[u8], keep: &dyn Fn(&str) -> bool) -> Enums {
         let mut out = Enums::new();
-        let endian = match b.get(..2) {
-            Some([0x9f, 0xeb]) => crate::cursor::Endian::Little,
-            Some([0xeb, 0x9f]) => crate::cursor::Endian::Big,
-            _ => return out,
-        };
-        let u32at = |o: usize| crate::cursor::read_uint(b, o, 4, endian).ok().map(|v| v as usize);
-        let (Some(hdr_len), Some(type_off), Some(type_len), Some(str_off), Some(str_len)) =
-            (u32at(4), u32at(8), u32at(12), u32at(16), u32at(20))
-        else {
-            return out;
-        };
-        let s0 = hdr_len.saturating_add(str_off);
-        let strs = match b.get(s0..s0.saturating_add(str_len)) {
-            Some(s) => s,
-            None => return out,
-        };
-        let name = |off: usize| -> Option<&str> {
-            let s = strs.get(off..)?;
-            let n = s.iter().position(|&c| c == 0)?;
-            core::str::from_utf8(&s[..n]).ok()
-        };
-        let mut p = hdr_len.saturating_add(type_off);
-        let end = p.saturating_add(type_len).min(b.len());
-        while p + 12 <= end {
-            let (Some(info), Some(_size)) = (u32at(p + 4), u32at(p + 8)) else { break };
-            let vlen = info & 0xffff;
-            let kind = (info >> 24) & 0x1f;
-            let signed = info >> 31 != 0;
-            p += 12;
-            let extra = match kind {
-                1 | 14 | 17 => 4,
-                3 => 12,
-                4 | 5 | 15 => 12 * vlen,
-                6 => {
-                    for i in 0..vlen {
-                        let (Some(n), Some(v)) = (u32at(p + 8 * i), u32at(p + 8 * i + 4)) else { break };
-                        let v = v as u32;
-                        let v = if signed { v as i32 as i64 as u64 } else { v as u64 };
-                        if let Some(n) = name(n).filter(|n| keep(n)) {
-                            out.push(n, v);
-                        }
-                    }
-                    8 * vlen
-                }
-                19 => {
-                    for i in 0..vlen {
-                        let (Some(n), Some(lo), Some(hi)) = (u32at(p + 12 * i), u32at(p + 12 * i + 4), u32at(p + 12 * i + 8))
-                        else {
-                            break;
-                        };
-                        if let Some(n) = name(n).filter(|n| keep(n)) {
-                            out.push(n, ((hi as u64) << 32) | lo as u64);
-                        }
-                    }
-                    12 * vlen
-                }
-                13 => 8 * vlen,
-                2 | 7 | 8 | 9 | 10 | 11 | 12 | 16 | 18 => 0,
-                _ => break, // unknown kind: its size is unknown, stop here
-            };
-            p += extra;
-        }
+        btf_enumerators(b, &mut |n, v| out.push(n, v));
         out.finish();
         out
+    }
+}
+
+/// Call `found(name, value)` for every enumerator of a BTF blob, in file
+/// order (values sign-extended when the enum is signed). Other kinds are
+/// skipped by their encoded sizes; at damage, or a kind of unknown size, it
+/// stops.
+pub fn btf_enumerators(b: &[u8], found: &mut dyn FnMut(&str, u64)) {
+    let endian = match b.get(..2) {
+        Some([0x9f, 0xeb]) => crate::cursor::Endian::Little,
+        Some([0xeb, 0x9f]) => crate::cursor::Endian::Big,
+        _ => return,
+    };
+    let u32at = |o: usize| crate::cursor::read_uint(b, o, 4, endian).ok().map(|v| v as usize);
+    let (Some(hdr_len), Some(type_off), Some(type_len), Some(str_off), Some(str_len)) =
+        (u32at(4), u32at(8), u32at(12), u32at(16), u32at(20))
+    else {
+        return;
+    };
+    let s0 = hdr_len.saturating_add(str_off);
+    let strs = match b.get(s0..s0.saturating_add(str_len)) {
+        Some(s) => s,
+        None => return,
+    };
+    let name = |off: usize| -> Option<&str> {
+        let s = strs.get(off..)?;
+        let n = s.iter().position(|&c| c == 0)?;
+        core::str::from_utf8(&s[..n]).ok()
+    };
+    let mut p = hdr_len.saturating_add(type_off);
+    let end = p.saturating_add(type_len).min(b.len());
+    while p + 12 <= end {
+        let (Some(info), Some(_size)) = (u32at(p + 4), u32at(p + 8)) else { break };
+        let vlen = info & 0xffff;
+        let kind = (info >> 24) & 0x1f;
+        let signed = info >> 31 != 0;
+        p += 12;
+        let extra = match kind {
+            1 | 14 | 17 => 4,
+            3 => 12,
+            4 | 5 | 15 => 12 * vlen,
+            6 => {
+                for i in 0..vlen {
+                    let (Some(n), Some(v)) = (u32at(p + 8 * i), u32at(p + 8 * i + 4)) else { break };
+                    let v = v as u32;
+                    let v = if signed { v as i32 as i64 as u64 } else { v as u64 };
+                    if let Some(n) = name(n) {
+                        found(n, v);
+                    }
+                }
+                8 * vlen
+            }
+            19 => {
+                for i in 0..vlen {
+                    let (Some(n), Some(lo), Some(hi)) = (u32at(p + 12 * i), u32at(p + 12 * i + 4), u32at(p + 12 * i + 8))
+                    else {
+                        break;
+                    };
+                    if let Some(n) = name(n) {
+                        found(n, ((hi as u64) << 32) | lo as u64);
+                    }
+                }
+                12 * vlen
+            }
+            13 => 8 * vlen,
+            2 | 7 | 8 | 9 | 10 | 11 | 12 | 16 | 18 => 0,
+            _ => break, // unknown kind: its size is unknown, stop here
+        };
+        p += extra;
     }
 }
 

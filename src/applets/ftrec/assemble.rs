@@ -257,7 +257,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
     // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
     // maps would have written them, so every reader prints what `trace` does.
-    let mut fs: Vec<&mut Vec<u8>> = meta.systems.iter_mut().flat_map(|s| s.1.iter_mut()).collect();
+    let mut fs: Vec<&mut Vec<u8>> = Vec::new();
+    for s in meta.systems.iter_mut() {
+        fs.extend(s.1.iter_mut());
+    }
     crate::format::resolve_enums_btf(&mut fs, &|| std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
     meta.options.push((opt::TRACECLOCK, cstr(&r.clock_file)));
     meta.options.push((opt::UNAME, cstr(&uname())));
