@@ -447,8 +447,8 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
             }
             continue;
         }
-        prev_member = c == b'.' || (c == b'>' && i > 0 && line[i - 1] == b'-');
         if !c.is_ascii_whitespace() {
+            prev_member = c == b'.' || (c == b'>' && i > 0 && line[i - 1] == b'-');
             prev_tag = false;
         }
         i += 1;
@@ -551,9 +551,9 @@ print fmt: \"hrtimer=%p function=%ps expires=%llu softexpires=%llu mode=%s was_a
         p.render(&ev, &rec, &crate::printfmt::Env::new(Endian::Little, 8), &mut s).unwrap();
         assert!(s.ends_with("mode=REL|PINNED was_armed=0"), "{s}");
         // Members, strings, character constants, tags and called names stay.
-        let f = "name: x\nID: 1\nformat:\n\nprint fmt: \"%d A\", REC->A + A * 'A' + (struct A *)A(A) + sizeof(A) + -A\n";
+        let f = "name: x\nID: 1\nformat:\n\nprint fmt: \"%d A\", REC->A + REC -> A + A * 'A' + (struct A *)A(A) + sizeof(A) + -A\n";
         let t = resolve_enums(f.as_bytes(), &mut |w| (w == "A").then_some(-2i64 as u64)).unwrap();
-        assert_eq!(core::str::from_utf8(&t).unwrap(), "name: x\nID: 1\nformat:\n\nprint fmt: \"%d A\", REC->A + (-2) * 'A' + (struct A *)A((-2)) + sizeof((-2)) + -(-2)\n");
+        assert_eq!(core::str::from_utf8(&t).unwrap(), "name: x\nID: 1\nformat:\n\nprint fmt: \"%d A\", REC->A + REC -> A + (-2) * 'A' + (struct A *)A((-2)) + sizeof((-2)) + -(-2)\n");
         // Cut anywhere (inside strings, escapes, names): no panic.
         for cut in 0..HRTIMER_START.len() {
             let _ = resolve_enums(&HRTIMER_START.as_bytes()[..cut], &mut val);
