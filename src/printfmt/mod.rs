@@ -34,8 +34,11 @@
 //!   (tracepoint_string(), trace_printk formats), else it is an error; `%p`
 //!   extensions that dereference a kernel pointer are errors.
 //! - identifiers a format leaves unresolved (enum names without
-//!   TRACE_DEFINE_ENUM) take their values from `Env::enums` (the kernel's
-//!   BTF); without it they are errors, only if evaluation reaches them.
+//!   TRACE_DEFINE_ENUM) take their values from `Env::enums`; without it
+//!   they are errors, only if evaluation reaches them. ftrec and
+//!   `ftcat --live` do not need it: they replace those names in the format
+//!   text with their BTF values (`format::resolve_enums_btf`), as the
+//!   kernel's eval maps do for TRACE_DEFINE_ENUM'd ones.
 //! - formats reading kernel variables (`vmemmap_base` in kmem/mm_page_*,
 //!   `jiffies` in writeback_single_inode) or calling kernel functions
 //!   (Xen pte_val(), cper_*()) cannot be evaluated: errors.
