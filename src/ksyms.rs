@@ -316,28 +316,25 @@ pub fn btf_enumerators(b: &[u8], found: &mut dyn FnMut(&str, u64)) {
             1 | 14 | 17 => 4,
             3 => 12,
             4 | 5 | 15 => 12 * vlen,
-            6 => {
+            // enum: (name, value) pairs; enum64: (name, lo, hi).
+            6 | 19 => {
+                let esz = if kind == 6 { 8 } else { 12 };
                 for i in 0..vlen {
-                    let (Some(n), Some(v)) = (u32at(p + 8 * i), u32at(p + 8 * i + 4)) else { break };
-                    let v = v as u32;
-                    let v = if signed { v as i32 as i64 as u64 } else { v as u64 };
+                    let q = p + esz * i;
+                    let (Some(n), Some(lo)) = (u32at(q), u32at(q + 4)) else { break };
+                    let v = if kind == 19 {
+                        let Some(hi) = u32at(q + 8) else { break };
+                        ((hi as u64) << 32) | lo as u64
+                    } else if signed {
+                        lo as u32 as i32 as i64 as u64
+                    } else {
+                        lo as u64
+                    };
                     if let Some(n) = name(n) {
                         found(n, v);
                     }
                 }
-                8 * vlen
-            }
-            19 => {
-                for i in 0..vlen {
-                    let (Some(n), Some(lo), Some(hi)) = (u32at(p + 12 * i), u32at(p + 12 * i + 4), u32at(p + 12 * i + 8))
-                    else {
-                        break;
-                    };
-                    if let Some(n) = name(n) {
-                        found(n, ((hi as u64) << 32) | lo as u64);
-                    }
-                }
-                12 * vlen
+                esz * vlen
             }
             13 => 8 * vlen,
             2 | 7 | 8 | 9 | 10 | 11 | 12 | 16 | 18 => 0,
