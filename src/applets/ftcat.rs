@@ -302,6 +302,8 @@ struct Recording {
     tracer: Option<String>,
     clock: String,
     release: String,
+    /// latency-format's `M:` (see text::kernel::lat_model).
+    model: String,
     ncpus: u32,
     /// entries-in-buffer / entries-written when known up front (live stats).
     counts: Option<(u64, u64)>,
@@ -373,7 +375,25 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         overrun += stat_num(&st, "overrun:");
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, ncpus, counts: Some((entries, entries + overrun)), overrun })
+    let model = live_model(tfs, &release, opts.has(text::opts::LATENCY_FMT));
+    Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, model, ncpus, counts: Some((entries, entries + overrun)), overrun })
+}
+
+/// The preemption model for latency-format's header: the kernel shows it
+/// only there (with latency-format set, in the `trace` file's first lines)
+/// and in debugfs; else guessed from `uname -v`.
+pub fn live_model(tfs: &Tracefs, release: &str, lat: bool) -> String {
+    let kver = text::kernel::parse_release(release);
+    let mut head = [0u8; 1024];
+    if let Some(fd) = lat.then(|| tfs.open_file("trace", OFlags::RDONLY).ok()).flatten() {
+        let n = rustix::io::read(&fd, &mut head).unwrap_or(0);
+        let t = String::from_utf8_lossy(&head[..n]);
+        if let Some(l) = t.lines().find(|l| l.starts_with("# latency:")) {
+            return text::kernel::lat_model(kver, l).to_string();
+        }
+    }
+    let t = std::fs::read_to_string("/sys/kernel/debug/sched/preempt").or_else(|_| std::fs::read_to_string("/proc/sys/kernel/version")).unwrap_or_default();
+    text::kernel::lat_model(kver, &t).to_string()
 }
 
 fn bracketed(t: &str) -> Option<&str> {
@@ -399,6 +419,7 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
         tracer: None,
         clock,
         release: td.options.uname.clone().unwrap_or_default(),
+        model: String::new(),
         ncpus,
         counts: None,
         overrun,
@@ -1017,7 +1038,7 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         let _ = core::fmt::Write::write_fmt(out, format_args!("cpus={}\n", rec.ncpus));
         tc = Some(t);
     } else if !a.stat {
-        let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus };
+        let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus, release: &rec.release, model: &rec.model };
         let _ = k.header(out, &h);
     }
     let mut ef = EventFilter::default();
@@ -1054,6 +1075,10 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         gf = Some(g);
     }
     pump(m, &mut s, &la, live && !a.once, &mut gf);
+    if !a.stat {
+        // latency-format holds each line for the next record's timestamp.
+        let _ = s.k.finish(s.out);
+    }
     if a.stat {
         print_stat(&mut s, &events);
     }

@@ -113,12 +113,12 @@ pub fn put_bytes(out: &mut dyn Write, b: &[u8]) -> fmt::Result {
 pub fn put_all(out: &mut dyn Write, mut b: &[u8]) -> fmt::Result {
     while !b.is_empty() {
         match core::str::from_utf8(b) {
-            Ok(s) => return out.write_str(s),
+            Ok(s) => return put_valid(out, s),
             Err(e) => {
                 let good = e.valid_up_to();
                 // SAFETY-free: from_utf8 vouched for the first `good` bytes.
                 if let Ok(s) = core::str::from_utf8(&b[..good]) {
-                    out.write_str(s)?;
+                    put_valid(out, s)?;
                 }
                 let bad = e.error_len().unwrap_or(b.len() - good);
                 RAW_USED.store(true, Ordering::Relaxed);
@@ -130,6 +130,42 @@ pub fn put_all(out: &mut dyn Write, mut b: &[u8]) -> fmt::Result {
         }
     }
     Ok(())
+}
+
+/// Valid UTF-8 out as it is, but for chars of the escape range.
+#[inline]
+fn put_valid(out: &mut dyn Write, s: &str) -> fmt::Result {
+    if has_escape_char(s) {
+        put_escaping(out, s)
+    } else {
+        out.write_str(s)
+    }
+}
+
+/// Does valid text contain a char of the escape range itself (U+F780..
+/// U+F7FF, UTF-8 `EF 9E xx` / `EF 9F xx`)? Such a char is not one byte.
+#[inline]
+fn has_escape_char(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.contains(&0xef) && b.windows(2).any(|w| w[0] == 0xef && (w[1] == 0x9e || w[1] == 0x9f))
+}
+
+/// Valid text with chars of the escape range: those go out byte by byte
+/// as escapes, so the std edge gives back their three bytes.
+#[cold]
+fn put_escaping(out: &mut dyn Write, s: &str) -> fmt::Result {
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        if raw_byte(c).is_some() {
+            out.write_str(&s[start..i])?;
+            RAW_USED.store(true, Ordering::Relaxed);
+            for &x in &s.as_bytes()[i..i + c.len_utf8()] {
+                out.write_char(char::from_u32(RAW_BASE + x as u32).unwrap_or('?'))?;
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    out.write_str(&s[start..])
 }
 
 /// The byte a char stands for at the std edge: Some(byte) for the

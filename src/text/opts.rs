@@ -19,6 +19,8 @@ pub const IRQ_INFO: u32 = 1 << 10;
 pub const HASH_PTR: u32 = 1 << 11;
 pub const PRINTK: u32 = 1 << 12;
 pub const RAW: u32 = 1 << 13;
+pub const HEX: u32 = 1 << 14;
+pub const BIN: u32 = 1 << 15;
 
 /// Bits of [`Opts::graph`] (function_graph's tracer flags).
 pub const G_OVERRUN: u32 = 1 << 0;
@@ -50,6 +52,8 @@ const TABLE: &[(&str, bool, u32)] = &[
     ("hash-ptr", false, HASH_PTR),
     ("trace_printk", false, PRINTK),
     ("raw", false, RAW),
+    ("hex", false, HEX),
+    ("bin", false, BIN),
     ("funcgraph-overrun", true, G_OVERRUN),
     ("funcgraph-cpu", true, G_CPU),
     ("funcgraph-overhead", true, G_OVERHEAD),
@@ -66,7 +70,7 @@ const TABLE: &[(&str, bool, u32)] = &[
 /// Options known to tracefs that do not change the text: accepted so a
 /// recording's whole `options/` directory can be replayed.
 const IGNORED: &[&str] = &[
-    "hex", "bin", "block", "userstacktrace", "sym-userobj", "record-cmd", "overwrite",
+    "block", "userstacktrace", "sym-userobj", "record-cmd", "overwrite",
     "disable_on_free", "markers", "event-fork", "pause-on-trace", "function-trace", "function-fork",
     "display-graph", "stacktrace", "func_stack_trace", "func-no-repeats", "trace_printk_dest",
     "copy_trace_marker", "test_nop_accept", "test_nop_refuse", "sleep-time", "graph-time",

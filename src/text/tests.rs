@@ -175,7 +175,7 @@ fn funcgraph_retval_as_in_the_issue() {
     assert!(out.contains(" 0)   0.244 us    |      inet_send_prepare();\n"), "{out}");
     assert!(out.contains(" 0) ! 194.533 us  |  } /* __sys_sendto */\n"), "{out}");
     let mut h = String::new();
-    k.header(&mut h, &HeaderInfo { tracer: "function_graph", entries: 0, written: 0, cpus: 2 }).unwrap();
+    k.header(&mut h, &HeaderInfo { tracer: "function_graph", entries: 0, written: 0, cpus: 2, ..Default::default() }).unwrap();
     assert_eq!(
         h,
         "# tracer: function_graph\n#\n# CPU  DURATION                  FUNCTION CALLS\n# |     |   |                     |   |   |   |\n"
@@ -212,7 +212,7 @@ fn context_columns_and_header() {
          \x20          <...>-7       [012] .....     0.000000: Unknown type 999\n"
     );
     let mut h = String::new();
-    k.header(&mut h, &HeaderInfo { tracer: "nop", entries: 4303, written: 4303, cpus: 2 }).unwrap();
+    k.header(&mut h, &HeaderInfo { tracer: "nop", entries: 4303, written: 4303, cpus: 2, ..Default::default() }).unwrap();
     assert!(h.starts_with("# tracer: nop\n#\n# entries-in-buffer/entries-written: 4303/4303   #P:2\n#\n"));
     assert!(h.ends_with("#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n"));
 }
