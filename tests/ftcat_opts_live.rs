@@ -170,3 +170,49 @@ fn live_latency_hex_bin() {
     }
     eprintln!("latency/hex/bin: {} option sets, {} text lines and {} bin bytes identical", sets.len(), lines, bytes);
 }
+
+/// ftrec keeps the tracer state in its trace.dat (tracer, trace_options,
+/// the preemption model): `ftrec extract` of an instance recorded with
+/// these options, decoded by `ftcat FILE` without any -O, prints what the
+/// kernel's `trace` file printed.
+#[test]
+fn extract_keeps_options() {
+    let sets: &[&[(&str, &str)]] = &[&[("latency-format", "1")], &[("latency-format", "1"), ("verbose", "1")], &[("hex", "1")], &[("print-parent", "0"), ("record-tgid", "1")]];
+    let tmp = std::env::temp_dir();
+    for (i, set) in sets.iter().enumerate() {
+        if !Path::new(TRACEFS).join("trace").exists() {
+            eprintln!("SKIP: no tracefs at {TRACEFS}");
+            return;
+        }
+        let name = format!("ftcat-ext{i}-{}", std::process::id());
+        let dir = Path::new(TRACEFS).join("instances").join(&name);
+        if let Err(e) = std::fs::create_dir(&dir) {
+            eprintln!("SKIP: cannot create instance {} ({e}); needs root", dir.display());
+            return;
+        }
+        let inst = Instance { dir: dir.clone() };
+        w(&dir, "tracing_on", "0");
+        w(&dir, "options/hash-ptr", "0");
+        for (o, v) in *set {
+            w(&dir, &format!("options/{o}"), v);
+        }
+        for s in SYSTEMS {
+            let _ = std::fs::write(dir.join(format!("events/{s}/enable")), "1");
+        }
+        w(&dir, "tracing_on", "1");
+        std::fs::write(dir.join("trace_marker"), "ftrec extract test\n").unwrap();
+        let st = Command::new("sh").arg("-c").arg("ls /usr/bin > /dev/null; sleep 0.02").status().unwrap();
+        assert!(st.success());
+        w(&dir, "tracing_on", "0");
+        let kernel = std::fs::read(dir.join("trace")).unwrap();
+        let file = tmp.join(format!("ftcat-ext{i}-{}.dat", std::process::id()));
+        let o = Command::new(ftbox()).args(["ftrec", "extract", "-B", &name, "-o"]).arg(&file).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "ftrec extract failed: {}", String::from_utf8_lossy(&o.stderr));
+        drop(inst);
+        let o = Command::new(ftbox()).arg("ftcat").arg(&file).output().unwrap();
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(o.status.code(), Some(0), "ftcat failed: {}", String::from_utf8_lossy(&o.stderr));
+        let comm = if set.iter().any(|o| o.0 == "verbose") { 16 } else if set[0].0 == "latency-format" { 8 } else { 16 };
+        compare(set, &kernel, &o.stdout, if set[0].0 == "hex" { 0 } else { comm });
+    }
+}

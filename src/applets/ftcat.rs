@@ -375,21 +375,57 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         overrun += stat_num(&st, "overrun:");
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let model = live_model(tfs, &release, opts.has(text::opts::LATENCY_FMT));
+    let model = live_model(None, tfs, &release, opts.has(text::opts::LATENCY_FMT));
     Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, model, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
 
-/// The preemption model for latency-format's header: the kernel shows it
-/// only there (with latency-format set, in the `trace` file's first lines)
-/// and in debugfs; else guessed from `uname -v`.
-pub fn live_model(tfs: &Tracefs, release: &str, lat: bool) -> String {
-    let kver = text::kernel::parse_release(release);
+/// What ftrec records of the tracer state that shapes the text (the
+/// OPT_STATE of its trace.dat): the tracer, the trace_options words (the
+/// graph tracer's own options are among them while it is current) and the
+/// preemption model for latency-format's header. `top` lets a drained
+/// buffer still learn the model (see [`live_model`]).
+pub fn trace_state(top: &Tracefs, tfs: &Tracefs) -> String {
+    let rd = |f: &str| String::from_utf8_lossy(&tfs.read(f).unwrap_or_default()).into_owned();
+    let opts = rd("trace_options");
+    let mut o = Opts::default();
+    o.set_all(&opts);
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let model = if o.has(text::opts::LATENCY_FMT) { live_model(Some(top), tfs, &release, true) } else { String::new() };
+    format!("tracer={}\noptions={}\nmodel={}\n", rd("current_tracer").trim(), opts.split_whitespace().collect::<Vec<_>>().join(" "), model)
+}
+
+/// `# latency: ... (M:MODEL ...` from the first lines of a `trace` file.
+fn model_in_trace(tfs: &Tracefs, kver: u32) -> Option<String> {
     let mut head = [0u8; 1024];
-    if let Some(fd) = lat.then(|| tfs.open_file("trace", OFlags::RDONLY).ok()).flatten() {
-        let n = rustix::io::read(&fd, &mut head).unwrap_or(0);
-        let t = String::from_utf8_lossy(&head[..n]);
-        if let Some(l) = t.lines().find(|l| l.starts_with("# latency:")) {
-            return text::kernel::lat_model(kver, l).to_string();
+    let fd = tfs.open_file("trace", OFlags::RDONLY).ok()?;
+    let n = rustix::io::read(&fd, &mut head).unwrap_or(0);
+    let t = String::from_utf8_lossy(&head[..n]);
+    let l = t.lines().find(|l| l.starts_with("# latency:"))?;
+    Some(text::kernel::lat_model(kver, l).to_string())
+}
+
+/// The preemption model for latency-format's header: the kernel shows it
+/// only there (with latency-format set, in a non-empty buffer's `trace`
+/// file) and in debugfs. `lat`: look in `tfs`'s `trace`; with `top` too,
+/// when that buffer is empty (ftrec has drained it), ask the kernel in a
+/// scratch instance with one marker. Else guessed from `uname -v`.
+pub fn live_model(top: Option<&Tracefs>, tfs: &Tracefs, release: &str, lat: bool) -> String {
+    let kver = text::kernel::parse_release(release);
+    if let Some(m) = lat.then(|| model_in_trace(tfs, kver)).flatten() {
+        return m;
+    }
+    if let Some(top) = top.filter(|_| lat) {
+        let rel = format!("instances/ftbox-model-{}", std::process::id());
+        if rustix::fs::mkdirat(top.dir(), rel.as_str(), rustix::fs::Mode::from_raw_mode(0o755)).is_ok() {
+            let m = top.instance(&rel[10..]).ok().and_then(|t| {
+                t.write("options/latency-format", b"1").ok()?;
+                t.write("trace_marker", b"ftbox\n").ok()?;
+                model_in_trace(&t, kver)
+            });
+            let _ = rustix::fs::unlinkat(top.dir(), rel.as_str(), rustix::fs::AtFlags::REMOVEDIR);
+            if let Some(m) = m {
+                return m;
+            }
         }
     }
     let t = std::fs::read_to_string("/sys/kernel/debug/sched/preempt").or_else(|_| std::fs::read_to_string("/proc/sys/kernel/version")).unwrap_or_default();
@@ -412,14 +448,19 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
     let clock = buf.clock.clone().or_else(|| td.options.clock().map(|s| s.to_string())).unwrap_or_else(|| "local".to_string());
     let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(1));
     let overrun = td.options.cpustat.iter().map(|s| stat_num(s, "overrun:")).sum();
+    // ftrec's recorded tracer state; trace-cmd's files have none (defaults).
+    let state = td.options.state.as_deref().unwrap_or("");
+    let mut opts = Opts::default();
+    opts.set_all(text::opts::state_get(state, "options").unwrap_or(""));
+    let get = |k| text::opts::state_get(state, k).filter(|v| !v.is_empty()).map(str::to_string);
     Recording {
         dec,
         cmd,
-        opts: Opts::default(),
-        tracer: None,
+        opts,
+        tracer: get("tracer"),
         clock,
         release: td.options.uname.clone().unwrap_or_default(),
-        model: String::new(),
+        model: get("model").unwrap_or_default(),
         ncpus,
         counts: None,
         overrun,
@@ -868,7 +909,7 @@ fn run(a: Args) -> Result<()> {
     };
     let mut rec = rec;
     rec.dec.tep = a.tc;
-    rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
+    rec.tracer = Some(a.tracer.clone().or(rec.tracer.take()).unwrap_or_else(|| guessed.to_string()));
     rec.counts = Some((seen.0, seen.0 + rec.overrun));
     let mut bufs = Vec::new();
     let mut m = if all {

@@ -136,6 +136,21 @@ impl Opts {
     }
 }
 
+impl Opts {
+    /// Apply the words of a `trace_options` file (or of a recording's
+    /// `options=`), ignoring names this table does not have.
+    pub fn set_all(&mut self, words: &str) {
+        for w in words.split_whitespace() {
+            let _ = self.set(w);
+        }
+    }
+}
+
+/// A value of ftbox's recorded tracer state (`key=value` lines).
+pub fn state_get<'a>(state: &'a str, key: &str) -> Option<&'a str> {
+    state.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('='))).map(str::trim)
+}
+
 fn lookup(name: &str) -> Option<(bool, u32)> {
     TABLE.iter().find(|t| t.0 == name).map(|t| (t.1, t.2))
 }
@@ -143,6 +158,17 @@ fn lookup(name: &str) -> Option<(bool, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_state() {
+        let st = "tracer=function_graph\noptions=noprint-parent latency-format hex funcgraph-proc nosuch\nmodel=PREEMPT(full)\n";
+        let mut o = Opts::default();
+        o.set_all(state_get(st, "options").unwrap());
+        assert!(!o.has(PRINT_PARENT) && o.has(LATENCY_FMT) && o.has(HEX) && o.g(G_PROC));
+        assert_eq!(state_get(st, "tracer"), Some("function_graph"));
+        assert_eq!(state_get(st, "model"), Some("PREEMPT(full)"));
+        assert_eq!(state_get(st, "nothing"), None);
+    }
 
     #[test]
     fn set_and_clear() {
