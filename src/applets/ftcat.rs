@@ -45,9 +45,11 @@ own `trace` file would print it.
   -S                 drop records from softirq context
       --from SECS    start at this timestamp (seconds)
       --to SECS      stop after this timestamp
-  -O OPTION          tracer option in force when recorded (print-parent,
-                     nosym-offset, funcgraph-tail, ...), as trace_options
-      --tracer NAME  the tracer that recorded (default: guessed)
+  -O OPTION          tracer option in force when recorded (latency-format,
+                     hex, bin, nosym-offset, funcgraph-tail, ...), as
+                     trace_options; ftrec files and --live carry their own
+      --tracer NAME  the tracer that recorded (default: as recorded, or
+                     guessed)
       --stat         records per event and CPU, lost events, time span,
                      records the print fmt interpreter could not format
   -R, --raw          every field as name=value (the `fields` option)
