@@ -750,6 +750,11 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
             match m.next() {
                 None => {
                     if live && !m.finished() {
+                        if !s.a.stat {
+                            // No next record yet: a waiting latency line
+                            // goes out as trace_pipe prints it (delay 0).
+                            let _ = s.k.finish(s.out);
+                        }
                         s.out.flush_now();
                         std::thread::sleep(std::time::Duration::from_millis(100));
                         m.retry_waiting();
