@@ -377,61 +377,44 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         overrun += stat_num(&st, "overrun:");
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let model = live_model(None, tfs, &release, opts.has(text::opts::LATENCY_FMT));
+    let model = if opts.has(text::opts::LATENCY_FMT) { live_model(tfs) } else { String::new() };
     Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, model, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
 
 /// What ftrec records of the tracer state that shapes the text (the
 /// OPT_STATE of its trace.dat): the tracer, the trace_options words (the
-/// graph tracer's own options are among them while it is current) and the
-/// preemption model for latency-format's header. `top` lets a drained
-/// buffer still learn the model (see [`live_model`]).
-pub fn trace_state(top: &Tracefs, tfs: &Tracefs) -> String {
+/// graph tracer's own options are among them while it is current) and,
+/// with latency-format, the preemption model for its header (known only
+/// while the buffer has data, see [`live_model`]).
+pub fn trace_state(tfs: &Tracefs) -> String {
     let rd = |f: &str| String::from_utf8_lossy(&tfs.read(f).unwrap_or_default()).into_owned();
     let opts = rd("trace_options");
     let mut o = Opts::default();
     o.set_all(&opts);
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let model = if o.has(text::opts::LATENCY_FMT) { live_model(Some(top), tfs, &release, true) } else { String::new() };
-    format!("tracer={}\noptions={}\nmodel={}\n", rd("current_tracer").trim(), opts.split_whitespace().collect::<Vec<_>>().join(" "), model)
+    let mut s = String::from("tracer=");
+    s.push_str(rd("current_tracer").trim());
+    s.push_str("\noptions=");
+    for w in opts.split_whitespace() {
+        s.push_str(w);
+        s.push(' ');
+    }
+    s.push_str("\nmodel=");
+    if o.has(text::opts::LATENCY_FMT) {
+        s.push_str(&live_model(tfs));
+    }
+    s.push('\n');
+    s
 }
 
-/// `# latency: ... (M:MODEL ...` from the first lines of a `trace` file.
-fn model_in_trace(tfs: &Tracefs, kver: u32) -> Option<String> {
+/// The preemption model for latency-format's header, which the kernel
+/// shows only there: in the first lines of a non-empty buffer's `trace`
+/// file, with latency-format set. Empty when not there.
+pub fn live_model(tfs: &Tracefs) -> String {
     let mut head = [0u8; 1024];
-    let fd = tfs.open_file("trace", OFlags::RDONLY).ok()?;
+    let Ok(fd) = tfs.open_file("trace", OFlags::RDONLY) else { return String::new() };
     let n = rustix::io::read(&fd, &mut head).unwrap_or(0);
     let t = String::from_utf8_lossy(&head[..n]);
-    let l = t.lines().find(|l| l.starts_with("# latency:"))?;
-    Some(text::kernel::lat_model(kver, l).to_string())
-}
-
-/// The preemption model for latency-format's header: the kernel shows it
-/// only there (with latency-format set, in a non-empty buffer's `trace`
-/// file) and in debugfs. `lat`: look in `tfs`'s `trace`; with `top` too,
-/// when that buffer is empty (ftrec has drained it), ask the kernel in a
-/// scratch instance with one marker. Else guessed from `uname -v`.
-pub fn live_model(top: Option<&Tracefs>, tfs: &Tracefs, release: &str, lat: bool) -> String {
-    let kver = text::kernel::parse_release(release);
-    if let Some(m) = lat.then(|| model_in_trace(tfs, kver)).flatten() {
-        return m;
-    }
-    if let Some(top) = top.filter(|_| lat) {
-        let rel = format!("instances/ftbox-model-{}", std::process::id());
-        if rustix::fs::mkdirat(top.dir(), rel.as_str(), rustix::fs::Mode::from_raw_mode(0o755)).is_ok() {
-            let m = top.instance(&rel[10..]).ok().and_then(|t| {
-                t.write("options/latency-format", b"1").ok()?;
-                t.write("trace_marker", b"ftbox\n").ok()?;
-                model_in_trace(&t, kver)
-            });
-            let _ = rustix::fs::unlinkat(top.dir(), rel.as_str(), rustix::fs::AtFlags::REMOVEDIR);
-            if let Some(m) = m {
-                return m;
-            }
-        }
-    }
-    let t = std::fs::read_to_string("/sys/kernel/debug/sched/preempt").or_else(|_| std::fs::read_to_string("/proc/sys/kernel/version")).unwrap_or_default();
-    text::kernel::lat_model(kver, &t).to_string()
+    t.lines().find(|l| l.starts_with("# latency:")).map(|l| text::kernel::lat_model(l).to_string()).unwrap_or_default()
 }
 
 fn bracketed(t: &str) -> Option<&str> {

@@ -672,7 +672,7 @@ fn extract_to(a: &Args, out: &Output) -> Result<()> {
     let kb: u64 = rec.read_str("buffer_size_kb").ok().map(|s| restore::current_value("buffer_size_kb", &s)).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
     let limit = Some(kb * 1024 * 2 + 64 * ps as u64);
     // Before draining: the latency header is only there while it has data.
-    let state = super::ftcat::trace_state(&top, &rec);
+    let state = super::ftcat::trace_state(&rec);
     let readers = readers_for(&rec, &out.dir, cpus, ps, Mode::Read, a, limit)?;
     let outcomes: Vec<engine::Outcome> = readers.iter().map(engine::drain).collect();
     if let Some(e) = outcomes.iter().find_map(|o| o.err.clone()) {
@@ -792,7 +792,7 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     let child_status = run?;
     // Numbers and names that restoring would reset, read now.
     let stats = read_stats(&s.rec, cpus);
-    let clock = (s.rec.read_str("trace_clock").unwrap_or_default(), super::ftcat::trace_state(&s.top, &s.rec));
+    let clock = (s.rec.read_str("trace_clock").unwrap_or_default(), super::ftcat::trace_state(&s.rec));
     let full = outcomes.iter().any(|o| o.full);
     let err = outcomes.iter().find_map(|o| o.err.clone());
     if let Some(e) = &err {

@@ -216,7 +216,7 @@ pub struct HeaderInfo<'a> {
     /// uname line containing it) ...
     pub release: &'a str,
     /// ... and the preemption model (`M:`), which only the kernel knows
-    /// (see [`lat_model`]); empty: derived from the release.
+    /// (see [`lat_model`]); empty: "unknown".
     pub model: &'a str,
 }
 
@@ -362,7 +362,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// (all but irqsoff/wakeup, whose snapshot buffer is not recorded)
     /// shows zeroed.
     fn lat_header(&self, out: &mut dyn Write, h: &HeaderInfo) -> fmt::Result {
-        let model = if h.model.is_empty() { lat_model(self.kver, "") } else { h.model };
+        let model = if h.model.is_empty() { "unknown" } else { h.model };
         write!(out, "# {} latency trace v1.1.5 on {}\n", h.tracer, release_word(h.release))?;
         out.write_str("# ")?;
         for _ in 0..68 {
@@ -382,26 +382,20 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// buffer overran. Losses after a CPU's first record (a reader that fell
     /// behind) print as trace_pipe prints them.
     pub fn lost(&mut self, out: &mut dyn Write, cpu: u32, n: Option<u64>) -> fmt::Result {
-        if self.pend.is_some() {
-            // After the waiting latency line, before the next record's.
-            let mut s = core::mem::take(&mut self.lat_buf);
-            let r = self.lost_line(&mut s, cpu, n);
-            self.lat_buf = s;
-            return r;
-        }
-        self.lost_line(out, cpu, n)
-    }
-
-    fn lost_line(&mut self, out: &mut dyn Write, cpu: u32, n: Option<u64>) -> fmt::Result {
         let i = cpu as usize;
         let started = self.started.get(i).copied().unwrap_or(false) || self.seen.get(i).copied().unwrap_or(false);
         if !started && self.annotate && self.opts.has(opts::ANNOTATE) {
             return Ok(());
         }
-        match n {
-            Some(n) => write!(out, "CPU:{} [LOST {} EVENTS]\n", cpu, n),
-            None => write!(out, "CPU:{} [LOST EVENTS]\n", cpu),
-        }
+        // After a waiting latency line, before the next record's.
+        let mut s = core::mem::take(&mut self.lat_buf);
+        let w: &mut dyn Write = if self.pend.is_some() { &mut s } else { out };
+        let r = match n {
+            Some(n) => write!(w, "CPU:{} [LOST {} EVENTS]\n", cpu, n),
+            None => write!(w, "CPU:{} [LOST EVENTS]\n", cpu),
+        };
+        self.lat_buf = s;
+        r
     }
 
     /// Print one record. `next` is the next record *of the same CPU* (the
@@ -507,16 +501,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             self.lat_fmt(s, d)?;
         }
         self.pend = Some((r.ts, s.len()));
-        let Some(c) = class else {
-            self.counts.unknown += 1;
-            write!(s, "Unknown type {}\n", rec_type(d, self.endian))?;
-            return Ok(false);
-        };
-        if self.opts.has(opts::FIELDS) {
-            self.fields(s, r, c)?;
-            return Ok(false);
-        }
-        self.event(s, r, c, next)
+        self.trace_body(s, r, class, next)
     }
 
     /// Write the waiting latency line with lat_print_timestamp() for the
@@ -524,9 +509,11 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     fn lat_flush(&mut self, out: &mut dyn Write, (ts, at): (u64, usize), next_ts: u64) -> fmt::Result {
         let s = core::mem::take(&mut self.lat_buf);
         let (head, tail) = s.split_at(at.min(s.len()));
-        let r = out.write_str(head).and_then(|_| self.lat_stamp(out, ts, next_ts)).and_then(|_| out.write_str(tail));
+        out.write_str(head)?;
+        self.lat_stamp(out, ts, next_ts)?;
+        out.write_str(tail)?;
         self.lat_buf = s;
-        r
+        Ok(())
     }
 
     fn lat_stamp(&self, out: &mut dyn Write, ts: u64, next_ts: u64) -> fmt::Result {
@@ -669,10 +656,16 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if ctx {
             self.context(out, r)?;
         }
+        self.trace_body(out, r, class, next)
+    }
+
+    /// print_trace_fmt() after the context columns (shared by both
+    /// context formats, one copy of the `fields` printer).
+    #[inline(never)]
+    fn trace_body(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         let Some(c) = class else {
             self.counts.unknown += 1;
-            let ty = read_uint(r.data, 0, 2, self.endian).unwrap_or(0);
-            return write!(out, "Unknown type {}\n", ty).map(|_| false);
+            return write!(out, "Unknown type {}\n", rec_type(r.data, self.endian)).map(|_| false);
         };
         if self.opts.has(opts::FIELDS) {
             self.fields(out, r, c)?;
@@ -1463,57 +1456,36 @@ pub fn kwidth(s: &str) -> usize {
 
 /// `6.12.117+deb12-amd64`, or a uname line containing it, → 6012.
 pub fn parse_release(rel: &str) -> u32 {
-    release_ver(rel).1
-}
-
-/// The release word of a uname line (`6.12.117+deb12-amd64`) and its
-/// major*1000+minor; ("", 0) when there is none.
-fn release_ver(rel: &str) -> (&str, u32) {
     for word in rel.split_whitespace() {
         let mut it = word.split('.');
         let (Some(a), Some(b)) = (it.next(), it.next()) else { continue };
         let b: &str = &b[..b.find(|c: char| !c.is_ascii_digit()).unwrap_or(b.len())];
         if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
             if (2..=20).contains(&a) {
-                return (word, a * 1000 + b);
+                return a * 1000 + b;
             }
         }
     }
-    ("", 0)
+    0
 }
 
 /// `uname -r` out of a release or uname line.
 pub fn release_word(rel: &str) -> &str {
-    release_ver(rel).0
+    rel.split_whitespace().find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.')).unwrap_or("")
 }
 
-/// The `M:` of the latency header: the preemption model, which the kernel
-/// does not export anywhere but in this header (and debugfs
-/// `sched/preempt`). From `text` (the kernel's own header line `# latency:
-/// ... (M:MODEL VP:...`, or debugfs's `none voluntary (full) lazy`) when
-/// given, else guessed from `uname -v` words, else "unknown".
-/// 6.15+ print preempt_model_str() (`PREEMPT(full)`, `PREEMPT_RT`, ...),
-/// older kernels server/desktop/preempt/preempt_rt.
-pub fn lat_model(kver: u32, text: &str) -> &str {
-    if let Some(i) = text.find("(M:") {
-        let t = &text[i + 3..];
-        return &t[..t.find(" VP:").unwrap_or(t.len())];
-    }
-    let new = kver == 0 || kver >= 6015;
-    if text.contains("PREEMPT_RT") {
-        return if new { "PREEMPT_RT" } else { "preempt_rt" };
-    }
-    // debugfs sched/preempt: the mode in parentheses.
-    let mode = text.find('(').and_then(|i| text[i + 1..].split(')').next());
-    match (new, mode) {
-        (true, Some("none")) => "PREEMPT(none)",
-        (true, Some("voluntary")) => "PREEMPT(voluntary)",
-        (true, Some("full")) => "PREEMPT(full)",
-        (true, Some("lazy")) => "PREEMPT(lazy)",
-        (false, Some("none")) => "server",
-        (false, Some("voluntary")) => "desktop",
-        (false, Some("full")) => "preempt",
-        _ => "unknown",
+/// The `M:` of the latency header, the preemption model, out of the
+/// kernel's own header line (`# latency: ... (M:MODEL VP:...`): the kernel
+/// shows it nowhere else but debugfs, in a form that changed with 6.15
+/// (server/desktop/preempt before, preempt_model_str() since). "unknown"
+/// when not given.
+pub fn lat_model(line: &str) -> &str {
+    match line.find("(M:") {
+        Some(i) => {
+            let t = &line[i + 3..];
+            &t[..t.find(" VP:").unwrap_or(t.len())]
+        }
+        None => "unknown",
     }
 }
 
