@@ -91,8 +91,9 @@ fn lat_event(line: &[u8]) -> Option<&[u8]> {
 
 /// Compare line by line; `comm` is the width of the comm column (lines
 /// differing only there are saved_cmdlines races of the live setup, see
-/// tests/ftcat_live.rs). Returns the number of lines.
-fn compare(set: &[(&str, &str)], kernel: &[u8], ours: &[u8], comm: usize) -> usize {
+/// tests/ftcat_live.rs). Returns the number of lines, or None when more
+/// than 1% raced (a busy machine evicts the cache faster: capture again).
+fn compare(set: &[(&str, &str)], kernel: &[u8], ours: &[u8], comm: usize) -> Option<usize> {
     let a: Vec<&[u8]> = ours.split(|&c| c == b'\n').collect();
     let b: Vec<&[u8]> = kernel.split(|&c| c == b'\n').collect();
     let (mut races, mut excluded) = (0, 0);
@@ -122,9 +123,19 @@ fn compare(set: &[(&str, &str)], kernel: &[u8], ours: &[u8], comm: usize) -> usi
         panic!("{set:?} line {}:\n  ftcat:  {}\n  kernel: {}", n + 1, String::from_utf8_lossy(x), String::from_utf8_lossy(y));
     }
     assert_eq!(a.len(), b.len(), "{set:?}: line counts");
-    assert!(races * 100 <= b.len(), "{set:?}: {races} comm-cache races");
     eprintln!("{set:?}: {} lines, {} excluded, {} comm races", b.len(), excluded, races);
-    b.len()
+    (races * 100 <= b.len()).then_some(b.len())
+}
+
+/// Capture and compare up to three times while the comm cache races.
+fn capture_compare(i: usize, set: &[(&str, &str)], comm: usize) -> Option<(Vec<u8>, usize)> {
+    for _ in 0..3 {
+        let (kernel, ours) = capture(i, set)?;
+        if let Some(n) = compare(set, &kernel, &ours, comm) {
+            return Some((kernel, n));
+        }
+    }
+    panic!("{set:?}: more than 1% comm-cache races three times");
 }
 
 #[test]
@@ -150,8 +161,18 @@ fn live_latency_hex_bin() {
     ];
     let (mut lines, mut bytes) = (0, 0);
     for (i, (set, comm)) in sets.iter().enumerate() {
+        if !set.iter().any(|o| o.0 == "bin") {
+            let Some((kernel, n)) = capture_compare(i, set, *comm) else { return };
+            lines += n;
+            let lat = set.iter().any(|o| o.0 == "latency-format") && !set.iter().any(|o| o.0 == "context-info" || o.0 == "raw" || o.0 == "hex");
+            if lat {
+                let has = |s: &[u8]| kernel.windows(s.len()).any(|w| w == s);
+                assert!(has(b" latency trace v1.1.5 on "), "{set:?}: no latency header");
+            }
+            continue;
+        }
         let Some((kernel, ours)) = capture(i, set) else { return };
-        if set.iter().any(|o| o.0 == "bin") {
+        {
             // Binary records: no comm, nothing excluded, the whole output.
             if kernel != ours {
                 let at = kernel.iter().zip(&ours).position(|(a, b)| a != b).unwrap_or(kernel.len().min(ours.len()));
@@ -159,13 +180,6 @@ fn live_latency_hex_bin() {
                 panic!("{set:?}: bin output differs at byte {at} ({} vs {} bytes)\n  ftcat:  {:?}\n  kernel: {:?}", ours.len(), kernel.len(), show(&ours), show(&kernel));
             }
             bytes += kernel.len();
-            continue;
-        }
-        lines += compare(set, &kernel, &ours, *comm);
-        let lat = set.iter().any(|o| o.0 == "latency-format") && !set.iter().any(|o| o.0 == "context-info" || o.0 == "raw" || o.0 == "hex");
-        if lat {
-            let has = |s: &[u8]| kernel.windows(s.len()).any(|w| w == s);
-            assert!(has(b" latency trace v1.1.5 on "), "{set:?}: no latency header");
         }
     }
     eprintln!("latency/hex/bin: {} option sets, {} text lines and {} bin bytes identical", sets.len(), lines, bytes);
@@ -179,7 +193,13 @@ fn live_latency_hex_bin() {
 fn extract_keeps_options() {
     let sets: &[&[(&str, &str)]] = &[&[("latency-format", "1")], &[("latency-format", "1"), ("verbose", "1")], &[("hex", "1")], &[("print-parent", "0"), ("record-tgid", "1")]];
     let tmp = std::env::temp_dir();
-    for (i, set) in sets.iter().enumerate() {
+    // Up to three captures per set while the comm cache races (see compare).
+    let mut done = Vec::new();
+    let mut tries = vec![0; sets.len()];
+    for (i, set) in sets.iter().enumerate().flat_map(|(i, s)| [(i, s); 3]) {
+        if done.contains(&i) {
+            continue;
+        }
         if !Path::new(TRACEFS).join("trace").exists() {
             eprintln!("SKIP: no tracefs at {TRACEFS}");
             return;
@@ -213,6 +233,11 @@ fn extract_keeps_options() {
         let _ = std::fs::remove_file(&file);
         assert_eq!(o.status.code(), Some(0), "ftcat failed: {}", String::from_utf8_lossy(&o.stderr));
         let comm = if set.iter().any(|o| o.0 == "verbose") { 16 } else if set[0].0 == "latency-format" { 8 } else { 16 };
-        compare(set, &kernel, &o.stdout, if set[0].0 == "hex" { 0 } else { comm });
+        tries[i] += 1;
+        if compare(set, &kernel, &o.stdout, if set[0].0 == "hex" { 0 } else { comm }).is_some() {
+            done.push(i);
+        } else {
+            assert!(tries[i] < 3, "{set:?}: more than 1% comm-cache races three times");
+        }
     }
 }
