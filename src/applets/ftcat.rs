@@ -45,9 +45,11 @@ own `trace` file would print it.
   -S                 drop records from softirq context
       --from SECS    start at this timestamp (seconds)
       --to SECS      stop after this timestamp
-  -O OPTION          tracer option in force when recorded (print-parent,
-                     nosym-offset, funcgraph-tail, ...), as trace_options
-      --tracer NAME  the tracer that recorded (default: guessed)
+  -O OPTION          tracer option in force when recorded (latency-format,
+                     hex, bin, nosym-offset, funcgraph-tail, ...), as
+                     trace_options; ftrec files and --live carry their own
+      --tracer NAME  the tracer that recorded (default: as recorded, or
+                     guessed)
       --stat         records per event and CPU, lost events, time span,
                      records the print fmt interpreter could not format
   -R, --raw          every field as name=value (the `fields` option)
@@ -302,6 +304,8 @@ struct Recording {
     tracer: Option<String>,
     clock: String,
     release: String,
+    /// latency-format's `M:` (see text::kernel::lat_model).
+    model: String,
     ncpus: u32,
     /// entries-in-buffer / entries-written when known up front (live stats).
     counts: Option<(u64, u64)>,
@@ -382,7 +386,44 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         overrun += stat_num(&st, "overrun:");
     }
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, ncpus, counts: Some((entries, entries + overrun)), overrun })
+    let model = if opts.has(text::opts::LATENCY_FMT) { live_model(tfs) } else { String::new() };
+    Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, model, ncpus, counts: Some((entries, entries + overrun)), overrun })
+}
+
+/// What ftrec records of the tracer state that shapes the text (the
+/// OPT_STATE of its trace.dat): the tracer, the trace_options words (the
+/// graph tracer's own options are among them while it is current) and,
+/// with latency-format, the preemption model for its header (known only
+/// while the buffer has data, see [`live_model`]).
+pub fn trace_state(tfs: &Tracefs) -> String {
+    let rd = |f: &str| String::from_utf8_lossy(&tfs.read(f).unwrap_or_default()).into_owned();
+    let opts = rd("trace_options");
+    let mut o = Opts::default();
+    o.set_all(&opts);
+    let mut s = String::from("tracer=");
+    s.push_str(rd("current_tracer").trim());
+    s.push_str("\noptions=");
+    for w in opts.split_whitespace() {
+        s.push_str(w);
+        s.push(' ');
+    }
+    s.push_str("\nmodel=");
+    if o.has(text::opts::LATENCY_FMT) {
+        s.push_str(&live_model(tfs));
+    }
+    s.push('\n');
+    s
+}
+
+/// The preemption model for latency-format's header, which the kernel
+/// shows only there: in the first lines of a non-empty buffer's `trace`
+/// file, with latency-format set. Empty when not there.
+pub fn live_model(tfs: &Tracefs) -> String {
+    let mut head = [0u8; 1024];
+    let Ok(fd) = tfs.open_file("trace", OFlags::RDONLY) else { return String::new() };
+    let n = rustix::io::read(&fd, &mut head).unwrap_or(0);
+    let t = String::from_utf8_lossy(&head[..n]);
+    t.lines().find(|l| l.starts_with("# latency:")).map(|l| text::kernel::lat_model(l).to_string()).unwrap_or_default()
 }
 
 fn bracketed(t: &str) -> Option<&str> {
@@ -401,13 +442,19 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
     let clock = buf.clock.clone().or_else(|| td.options.clock().map(|s| s.to_string())).unwrap_or_else(|| "local".to_string());
     let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(1));
     let overrun = td.options.cpustat.iter().map(|s| stat_num(s, "overrun:")).sum();
+    // ftrec's recorded tracer state; trace-cmd's files have none (defaults).
+    let state = td.options.state.as_deref().unwrap_or("");
+    let mut opts = Opts::default();
+    opts.set_all(text::opts::state_get(state, "options").unwrap_or(""));
+    let get = |k| text::opts::state_get(state, k).filter(|v| !v.is_empty()).map(str::to_string);
     Recording {
         dec,
         cmd,
-        opts: Opts::default(),
-        tracer: None,
+        opts,
+        tracer: get("tracer"),
         clock,
         release: td.options.uname.clone().unwrap_or_default(),
+        model: get("model").unwrap_or_default(),
         ncpus,
         counts: None,
         overrun,
@@ -695,6 +742,11 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
             match m.next() {
                 None => {
                     if live && !m.finished() {
+                        if !s.a.stat {
+                            // No next record yet: a waiting latency line
+                            // goes out as trace_pipe prints it (delay 0).
+                            let _ = s.k.finish(s.out);
+                        }
                         s.out.flush_now();
                         std::thread::sleep(std::time::Duration::from_millis(100));
                         m.retry_waiting();
@@ -856,7 +908,7 @@ fn run(a: Args) -> Result<()> {
     };
     let mut rec = rec;
     rec.dec.tep = a.tc;
-    rec.tracer = Some(a.tracer.clone().unwrap_or_else(|| guessed.to_string()));
+    rec.tracer = Some(a.tracer.clone().or(rec.tracer.take()).unwrap_or_else(|| guessed.to_string()));
     rec.counts = Some((seen.0, seen.0 + rec.overrun));
     let mut bufs = Vec::new();
     let mut m = if all {
@@ -1026,7 +1078,7 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         let _ = core::fmt::Write::write_fmt(out, format_args!("cpus={}\n", rec.ncpus));
         tc = Some(t);
     } else if !a.stat {
-        let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus };
+        let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus, release: &rec.release, model: &rec.model };
         let _ = k.header(out, &h);
     }
     let mut ef = EventFilter::default();
@@ -1063,6 +1115,10 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         gf = Some(g);
     }
     pump(m, &mut s, &la, live && !a.once, &mut gf);
+    if !a.stat {
+        // latency-format holds each line for the next record's timestamp.
+        let _ = s.k.finish(s.out);
+    }
     if a.stat {
         print_stat(&mut s, &events);
     }

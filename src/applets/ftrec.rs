@@ -621,7 +621,7 @@ fn finish(
     files: Vec<(OwnedFd, Option<u64>)>,
     outcomes: Vec<engine::Outcome>,
     stats: Vec<String>,
-    clock: String,
+    (clock, state): (String, String),
     a: &Args,
     full: bool,
 ) -> Result<()> {
@@ -637,7 +637,7 @@ fn finish(
         })
         .collect();
     out.begin()?;
-    let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock };
+    let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock, state };
     let sum = assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)?;
     if !a.quiet {
         let mut e = std::io::stderr().lock();
@@ -671,13 +671,15 @@ fn extract_to(a: &Args, out: &Output) -> Result<()> {
     // Never chase a live buffer forever: at most its size (plus slack) per CPU.
     let kb: u64 = rec.read_str("buffer_size_kb").ok().map(|s| restore::current_value("buffer_size_kb", &s)).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
     let limit = Some(kb * 1024 * 2 + 64 * ps as u64);
+    // Before draining: the latency header is only there while it has data.
+    let state = super::ftcat::trace_state(&rec);
     let readers = readers_for(&rec, &out.dir, cpus, ps, Mode::Read, a, limit)?;
     let outcomes: Vec<engine::Outcome> = readers.iter().map(engine::drain).collect();
     if let Some(e) = outcomes.iter().find_map(|o| o.err.clone()) {
         fail!("{e}");
     }
     let stats = read_stats(&rec, cpus);
-    let clock = rec.read_str("trace_clock").unwrap_or_default();
+    let clock = (rec.read_str("trace_clock").unwrap_or_default(), state);
     let s = Session { top, rec, target: Target::Rec, saver: Saver::default(), systems: Vec::new() };
     let name = a.instance.clone().unwrap_or_default();
     let files = readers.into_iter().map(|r| (r.file, r.max_bytes)).collect();
@@ -790,7 +792,7 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     let child_status = run?;
     // Numbers and names that restoring would reset, read now.
     let stats = read_stats(&s.rec, cpus);
-    let clock = s.rec.read_str("trace_clock").unwrap_or_default();
+    let clock = (s.rec.read_str("trace_clock").unwrap_or_default(), super::ftcat::trace_state(&s.rec));
     let full = outcomes.iter().any(|o| o.full);
     let err = outcomes.iter().find_map(|o| o.err.clone());
     if let Some(e) = &err {

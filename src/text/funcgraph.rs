@@ -66,9 +66,18 @@ impl Graph {
     }
 }
 
-/// __print_graph_headers_flags() (without latency-format's extra block).
+/// __print_graph_headers_flags(); with latency-format print_lat_header()'s
+/// legend first, indented past the columns that precede the flags.
 pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
     let lat = o.has(opts::LATENCY_FMT);
+    if lat {
+        let size = if o.g(opts::G_ABS_TIME) { 16 } else { 0 } + if o.g(opts::G_CPU) { 4 } else { 0 } + if o.g(opts::G_PROC) { 17 } else { 0 };
+        for l in ["  _-----=> irqs-off        \n", " / _----=> need-resched    \n", "| / _---=> hardirq/softirq \n", "|| / _--=> preempt-depth   \n", "||| /                      \n"] {
+            out.write_char('#')?;
+            pad(out, size)?;
+            out.write_str(l)?;
+        }
+    }
     out.write_char('#')?;
     if o.g(opts::G_ABS_TIME) {
         out.write_str("     TIME       ")?;

@@ -203,6 +203,7 @@ fn classify_kind(e: &Event) -> Option<Kind> {
 }
 
 /// The first line of the file and the event-info line.
+#[derive(Default)]
 pub struct HeaderInfo<'a> {
     /// `current_tracer` at record time (`nop`, `function`, `function_graph`).
     pub tracer: &'a str,
@@ -211,6 +212,12 @@ pub struct HeaderInfo<'a> {
     pub written: u64,
     /// `#P:` — online CPUs.
     pub cpus: u32,
+    /// latency-format's header: the kernel release (`uname -r`, or a whole
+    /// uname line containing it) ...
+    pub release: &'a str,
+    /// ... and the preemption model (`M:`), which only the kernel knows
+    /// (see [`lat_model`]); empty: "unknown".
+    pub model: &'a str,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -249,6 +256,14 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     idx: u64,
     /// The buffer of the per-record [`Line`].
     lbuf: Vec<u8>,
+    /// latency-format: the last line, waiting for the next record's
+    /// timestamp (its delta mark), and where its timestamp goes.
+    lat_buf: String,
+    pend: Option<(u64, usize)>,
+    /// latency-format's times count from the buffer's last reset
+    /// (array_buffer->time_start), which the kernel does not export: 0 is
+    /// right for a buffer never reset (a new instance, the boot buffer).
+    pub time_start: u64,
     pub counts: Counts,
 }
 
@@ -270,6 +285,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             seen: Vec::new(),
             idx: 0,
             lbuf: Vec::new(),
+            lat_buf: String::new(),
+            pend: None,
+            time_start: 0,
             counts: Counts::default(),
         }
     }
@@ -297,13 +315,19 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if !o.has(opts::CONTEXT_INFO) {
             return Ok(());
         }
+        let lat = o.has(opts::LATENCY_FMT);
+        // latency-format prints nothing more for an empty buffer.
+        if lat && h.entries == 0 {
+            return Ok(());
+        }
+        if lat {
+            self.lat_header(out, h)?;
+        }
         if self.tracer == Tracer::Graph {
             return funcgraph::header(out, o);
         }
-        if o.has(opts::LATENCY_FMT) {
-            // print_trace_header() needs the latency snapshot data a
-            // recording does not carry; the help header is what we can give.
-            return out.write_str(LAT_HELP);
+        if lat {
+            return if o.has(opts::VERBOSE) { Ok(()) } else { out.write_str(LAT_HELP) };
         }
         if o.has(opts::VERBOSE) {
             return Ok(());
@@ -333,6 +357,21 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         Ok(())
     }
 
+    /// print_trace_header(). The latency, CPU and task are those of the
+    /// max-latency snapshot, which the `trace` file of a tracer without one
+    /// (all but irqsoff/wakeup, whose snapshot buffer is not recorded)
+    /// shows zeroed.
+    fn lat_header(&self, out: &mut dyn Write, h: &HeaderInfo) -> fmt::Result {
+        let model = if h.model.is_empty() { "unknown" } else { h.model };
+        write!(out, "# {} latency trace v1.1.5 on {}\n", h.tracer, release_word(h.release))?;
+        out.write_str("# ")?;
+        for _ in 0..68 {
+            out.write_char('-')?;
+        }
+        write!(out, "\n# latency: 0 us, #{}/{}, CPU#0 | (M:{} VP:0, KP:0, SP:0 HP:0 #P:{})\n", h.entries, h.written, model, h.cpus)?;
+        out.write_str("#    -----------------\n#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n#    -----------------\n#\n")
+    }
+
     // ---- lines ------------------------------------------------------------
 
     /// print_trace_line()'s lost-events line, where the loss happened.
@@ -348,16 +387,24 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if !started && self.annotate && self.opts.has(opts::ANNOTATE) {
             return Ok(());
         }
-        match n {
-            Some(n) => write!(out, "CPU:{} [LOST {} EVENTS]\n", cpu, n),
-            None => write!(out, "CPU:{} [LOST EVENTS]\n", cpu),
-        }
+        // After a waiting latency line, before the next record's.
+        let mut s = core::mem::take(&mut self.lat_buf);
+        let w: &mut dyn Write = if self.pend.is_some() { &mut s } else { out };
+        let r = match n {
+            Some(n) => write!(w, "CPU:{} [LOST {} EVENTS]\n", cpu, n),
+            None => write!(w, "CPU:{} [LOST EVENTS]\n", cpu),
+        };
+        self.lat_buf = s;
+        r
     }
 
     /// Print one record. `next` is the next record *of the same CPU* (the
     /// graph tracer folds an entry and its exit into `func();`); returns
     /// true when it was consumed that way and must not be printed.
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+        if let Some(p) = self.pend.take() {
+            self.lat_flush(out, p, r.ts)?;
+        }
         self.idx += 1;
         let c = r.cpu as usize;
         if c < MAX_CPUS {
@@ -383,11 +430,168 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 }
             }
         }
+        if self.opts.has(opts::BIN) {
+            self.bin_fmt(out, r, class)?;
+            return Ok(false);
+        }
+        if self.opts.has(opts::HEX) {
+            self.hex_fmt(out, r, class)?;
+            return Ok(false);
+        }
         if self.opts.has(opts::RAW) {
             self.raw_fmt(out, r, class)?;
             return Ok(false);
         }
+        if self.opts.has(opts::LATENCY_FMT) && self.opts.has(opts::CONTEXT_INFO) {
+            let mut s = core::mem::take(&mut self.lat_buf);
+            s.clear();
+            let res = self.lat_line(&mut s, r, class, next);
+            self.lat_buf = s;
+            return res;
+        }
         self.trace_fmt(out, r, class, next)
+    }
+
+    /// The end of the records: a latency line still waiting for the next
+    /// record's timestamp gets none (delta 0), as the kernel's last line.
+    pub fn finish(&mut self, out: &mut dyn Write) -> fmt::Result {
+        match self.pend.take() {
+            Some(p) => self.lat_flush(out, p, p.0),
+            None => Ok(()),
+        }
+    }
+
+    /// print_trace_fmt() with latency-format: trace_print_lat_context()
+    /// and the event, into `s`; the timestamp column is written when the
+    /// next record is known ([`Kernel::lat_flush`]).
+    fn lat_line(&mut self, s: &mut String, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+        self.cpu_buff_start(s, r.cpu)?;
+        let d = r.data;
+        let pid = self.pid(d);
+        let comm = self.cmd.comm(pid);
+        if self.opts.has(opts::VERBOSE) {
+            pad(s, 16usize.saturating_sub(kwidth(comm)))?;
+            s.push_str(comm);
+            let flags = d.get(2).copied().unwrap_or(0);
+            let pc = d.get(3).copied().unwrap_or(0) & 0xf;
+            write!(s, " {:>7} {:>3} {} {:08x} {:08x} ", pid, r.cpu as i32, flags, pc, self.ulong(self.idx.wrapping_sub(1)))?;
+        } else {
+            // "%8.8s": at most 8 bytes of the comm, right-aligned.
+            let mut b = [0u8; 8];
+            let mut n = 0;
+            for ch in comm.chars() {
+                let mut t = [0u8; 4];
+                let bytes: &[u8] = match super::raw_byte(ch) {
+                    Some(x) => {
+                        t[0] = x;
+                        &t[..1]
+                    }
+                    None => ch.encode_utf8(&mut t).as_bytes(),
+                };
+                for &x in bytes {
+                    if n < 8 {
+                        b[n] = x;
+                        n += 1;
+                    }
+                }
+            }
+            pad(s, 8 - n)?;
+            super::put_all(s, &b[..n])?;
+            write!(s, "-{:<7} {:>3}", pid, r.cpu as i32)?;
+            self.lat_fmt(s, d)?;
+        }
+        self.pend = Some((r.ts, s.len()));
+        self.trace_body(s, r, class, next)
+    }
+
+    /// Write the waiting latency line with lat_print_timestamp() for the
+    /// record at `ts` whose successor is at `next_ts`.
+    fn lat_flush(&mut self, out: &mut dyn Write, (ts, at): (u64, usize), next_ts: u64) -> fmt::Result {
+        let s = core::mem::take(&mut self.lat_buf);
+        let (head, tail) = s.split_at(at.min(s.len()));
+        out.write_str(head)?;
+        self.lat_stamp(out, ts, next_ts)?;
+        out.write_str(tail)?;
+        self.lat_buf = s;
+        Ok(())
+    }
+
+    fn lat_stamp(&self, out: &mut dyn Write, ts: u64, next_ts: u64) -> fmt::Result {
+        let mut abs = ts.wrapping_sub(self.time_start);
+        let mut rel = next_ts.wrapping_sub(ts);
+        if self.in_ns {
+            abs = ns2usecs(abs);
+            rel = ns2usecs(rel);
+        }
+        // %ld of an unsigned long of the traced kernel.
+        let sl = |v: u64| if self.long == 4 { v as u32 as i32 as i64 } else { v as i64 };
+        match (self.opts.has(opts::VERBOSE), self.in_ns) {
+            (true, true) => write!(out, "[{:08x}] {}.{:03}ms (+{}.{:03}ms): ", ns2usecs(ts), sl(abs / 1000), abs % 1000, sl(rel / 1000), rel % 1000),
+            (true, false) => write!(out, "[{:016x}] {} (+{}): ", ts, abs as i64, rel as i64),
+            (false, true) => write!(out, " {:>4}us{}: ", abs as i64, trace_find_mark(rel.wrapping_mul(1000))),
+            (false, false) => write!(out, " {:>4}: ", abs as i64),
+        }
+    }
+
+    /// print_hex_fmt(): pid, CPU and timestamp as hex fields, the event's
+    /// hex printer (only the function tracer has one; the others print
+    /// trace_nop_print()'s `type: N`), a newline.
+    fn hex_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>) -> fmt::Result {
+        let d = r.data;
+        let e = self.endian;
+        if self.opts.has(opts::CONTEXT_INFO) {
+            hex_field(out, self.pid(d) as u32 as u64, 4)?;
+            hex_field(out, r.cpu as u64, 4)?;
+            hex_field(out, r.ts, 8)?;
+        }
+        if let Some(c) = class {
+            match &c.kind {
+                Kind::Function { ip, parent } => {
+                    hex_field(out, ip.get(d, e), self.long)?;
+                    hex_field(out, parent.get(d, e), self.long)?;
+                }
+                _ => write!(out, "type: {}\n", c.id)?,
+            }
+        }
+        out.write_char('\n')
+    }
+
+    /// print_bin_fmt(): the same fields as the kernel's memory holds them
+    /// (the recording's byte order), no newline; events without a binary
+    /// printer print trace_nop_print()'s text.
+    fn bin_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>) -> fmt::Result {
+        let d = r.data;
+        let e = self.endian;
+        let mut b = [0u8; 32];
+        let mut n = 0;
+        let mut put = |v: u64, size: usize| {
+            for i in 0..size {
+                let sh = if e == Endian::Big { 8 * (size - 1 - i) } else { 8 * i };
+                if n < b.len() {
+                    b[n] = (v >> sh) as u8;
+                    n += 1;
+                }
+            }
+        };
+        if self.opts.has(opts::CONTEXT_INFO) {
+            put(self.pid(d) as u32 as u64, 4);
+            put(r.cpu as u64, 4);
+            put(r.ts, 8);
+        }
+        let mut nop = None;
+        match class.map(|c| &c.kind) {
+            Some(Kind::Function { ip, parent }) => {
+                put(ip.get(d, e), self.long);
+                put(parent.get(d, e), self.long);
+            }
+            Some(_) => nop = class.map(|c| c.id),
+            None => {}
+        }
+        super::put_all(out, &b[..n])?;
+        match nop {
+            Some(id) => write!(out, "type: {}\n", id),
+            None => Ok(()),
+        }
     }
 
     /// print_raw_fmt(): the `raw` option: `pid cpu ts ` and each type's raw
@@ -452,10 +656,16 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if ctx {
             self.context(out, r)?;
         }
+        self.trace_body(out, r, class, next)
+    }
+
+    /// print_trace_fmt() after the context columns (shared by both
+    /// context formats, one copy of the `fields` printer).
+    #[inline(never)]
+    fn trace_body(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         let Some(c) = class else {
             self.counts.unknown += 1;
-            let ty = read_uint(r.data, 0, 2, self.endian).unwrap_or(0);
-            return write!(out, "Unknown type {}\n", ty).map(|_| false);
+            return write!(out, "Unknown type {}\n", rec_type(r.data, self.endian)).map(|_| false);
         };
         if self.opts.has(opts::FIELDS) {
             self.fields(out, r, c)?;
@@ -910,6 +1120,18 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 }
 
+/// SEQ_PUT_HEX_FIELD(): a `size`-byte value as hex digits, most
+/// significant first (seq_buf_putmem_hex), and a space.
+fn hex_field(out: &mut dyn Write, v: u64, size: usize) -> fmt::Result {
+    write!(out, "{:0w$x} ", v, w = 2 * size)
+}
+
+/// trace_find_mark(): the delay mark of the latency format, for a delta in ns.
+fn trace_find_mark(d: u64) -> char {
+    const MARKS: [(u64, char); 6] = [(1_000_000_000, '$'), (100_000_000, '@'), (10_000_000, '*'), (1_000_000, '#'), (100_000, '!'), (10_000, '+')];
+    MARKS.iter().find(|m| d > m.0).map_or(' ', |m| m.1)
+}
+
 /// Per-CPU state is kept for CPU numbers below this (NR_CPUS tops out at
 /// 8192); a corrupt CPU number must not make us allocate for billions.
 pub const MAX_CPUS: usize = 8192;
@@ -1245,6 +1467,26 @@ pub fn parse_release(rel: &str) -> u32 {
         }
     }
     0
+}
+
+/// `uname -r` out of a release or uname line.
+pub fn release_word(rel: &str) -> &str {
+    rel.split_whitespace().find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.')).unwrap_or("")
+}
+
+/// The `M:` of the latency header, the preemption model, out of the
+/// kernel's own header line (`# latency: ... (M:MODEL VP:...`): the kernel
+/// shows it nowhere else but debugfs, in a form that changed with 6.15
+/// (server/desktop/preempt before, preempt_model_str() since). "unknown"
+/// when not given.
+pub fn lat_model(line: &str) -> &str {
+    match line.find("(M:") {
+        Some(i) => {
+            let t = &line[i + 3..];
+            &t[..t.find(" VP:").unwrap_or(t.len())]
+        }
+        None => "unknown",
+    }
 }
 
 const LAT_HELP: &str = "#                    _------=> CPU#            \n\

@@ -112,22 +112,43 @@ pub fn put_bytes(out: &mut dyn Write, b: &[u8]) -> fmt::Result {
 /// Like [`put_bytes`] but NULs included (they are not string ends here).
 pub fn put_all(out: &mut dyn Write, mut b: &[u8]) -> fmt::Result {
     while !b.is_empty() {
-        match core::str::from_utf8(b) {
-            Ok(s) => return out.write_str(s),
+        // A char of the escape range itself (UTF-8 `EF 9E xx`/`EF 9F xx`,
+        // binary output has them by chance) would come back as one byte:
+        // its lead bytes go out as escapes, and so does its then stray
+        // continuation byte.
+        let cut = if b.contains(&0xef) { b.windows(2).position(|w| w[0] == 0xef && w[1] & 0xfe == 0x9e) } else { None };
+        let text = match cut {
+            Some(n) => &b[..n],
+            None => b,
+        };
+        match core::str::from_utf8(text) {
+            Ok(s) => {
+                out.write_str(s)?;
+                b = &b[text.len()..];
+                if cut.is_some() {
+                    escape(out, &b[..2])?;
+                    b = &b[2..];
+                }
+            }
             Err(e) => {
                 let good = e.valid_up_to();
                 // SAFETY-free: from_utf8 vouched for the first `good` bytes.
                 if let Ok(s) = core::str::from_utf8(&b[..good]) {
                     out.write_str(s)?;
                 }
-                let bad = e.error_len().unwrap_or(b.len() - good);
-                RAW_USED.store(true, Ordering::Relaxed);
-                for &c in &b[good..good + bad] {
-                    out.write_char(char::from_u32(RAW_BASE + c as u32).unwrap_or('?'))?;
-                }
+                let bad = e.error_len().unwrap_or(text.len() - good);
+                escape(out, &b[good..good + bad])?;
                 b = &b[good + bad..];
             }
         }
+    }
+    Ok(())
+}
+
+fn escape(out: &mut dyn Write, b: &[u8]) -> fmt::Result {
+    RAW_USED.store(true, Ordering::Relaxed);
+    for &c in b {
+        out.write_char(char::from_u32(RAW_BASE + c as u32).unwrap_or('?'))?;
     }
     Ok(())
 }

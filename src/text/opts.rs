@@ -19,6 +19,8 @@ pub const IRQ_INFO: u32 = 1 << 10;
 pub const HASH_PTR: u32 = 1 << 11;
 pub const PRINTK: u32 = 1 << 12;
 pub const RAW: u32 = 1 << 13;
+pub const HEX: u32 = 1 << 14;
+pub const BIN: u32 = 1 << 15;
 
 /// Bits of [`Opts::graph`] (function_graph's tracer flags).
 pub const G_OVERRUN: u32 = 1 << 0;
@@ -50,6 +52,8 @@ const TABLE: &[(&str, bool, u32)] = &[
     ("hash-ptr", false, HASH_PTR),
     ("trace_printk", false, PRINTK),
     ("raw", false, RAW),
+    ("hex", false, HEX),
+    ("bin", false, BIN),
     ("funcgraph-overrun", true, G_OVERRUN),
     ("funcgraph-cpu", true, G_CPU),
     ("funcgraph-overhead", true, G_OVERHEAD),
@@ -66,7 +70,7 @@ const TABLE: &[(&str, bool, u32)] = &[
 /// Options known to tracefs that do not change the text: accepted so a
 /// recording's whole `options/` directory can be replayed.
 const IGNORED: &[&str] = &[
-    "hex", "bin", "block", "userstacktrace", "sym-userobj", "record-cmd", "overwrite",
+    "block", "userstacktrace", "sym-userobj", "record-cmd", "overwrite",
     "disable_on_free", "markers", "event-fork", "pause-on-trace", "function-trace", "function-fork",
     "display-graph", "stacktrace", "func_stack_trace", "func-no-repeats", "trace_printk_dest",
     "copy_trace_marker", "test_nop_accept", "test_nop_refuse", "sleep-time", "graph-time",
@@ -132,6 +136,21 @@ impl Opts {
     }
 }
 
+impl Opts {
+    /// Apply the words of a `trace_options` file (or of a recording's
+    /// `options=`), ignoring names this table does not have.
+    pub fn set_all(&mut self, words: &str) {
+        for w in words.split_whitespace() {
+            let _ = self.set(w);
+        }
+    }
+}
+
+/// A value of ftbox's recorded tracer state (`key=value` lines).
+pub fn state_get<'a>(state: &'a str, key: &str) -> Option<&'a str> {
+    state.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('='))).map(str::trim)
+}
+
 fn lookup(name: &str) -> Option<(bool, u32)> {
     TABLE.iter().find(|t| t.0 == name).map(|t| (t.1, t.2))
 }
@@ -139,6 +158,17 @@ fn lookup(name: &str) -> Option<(bool, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_state() {
+        let st = "tracer=function_graph\noptions=noprint-parent latency-format hex funcgraph-proc nosuch\nmodel=PREEMPT(full)\n";
+        let mut o = Opts::default();
+        o.set_all(state_get(st, "options").unwrap());
+        assert!(!o.has(PRINT_PARENT) && o.has(LATENCY_FMT) && o.has(HEX) && o.g(G_PROC));
+        assert_eq!(state_get(st, "tracer"), Some("function_graph"));
+        assert_eq!(state_get(st, "model"), Some("PREEMPT(full)"));
+        assert_eq!(state_get(st, "nothing"), None);
+    }
 
     #[test]
     fn set_and_clear() {

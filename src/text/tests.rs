@@ -175,7 +175,7 @@ fn funcgraph_retval_as_in_the_issue() {
     assert!(out.contains(" 0)   0.244 us    |      inet_send_prepare();\n"), "{out}");
     assert!(out.contains(" 0) ! 194.533 us  |  } /* __sys_sendto */\n"), "{out}");
     let mut h = String::new();
-    k.header(&mut h, &HeaderInfo { tracer: "function_graph", entries: 0, written: 0, cpus: 2 }).unwrap();
+    k.header(&mut h, &HeaderInfo { tracer: "function_graph", entries: 0, written: 0, cpus: 2, ..Default::default() }).unwrap();
     assert_eq!(
         h,
         "# tracer: function_graph\n#\n# CPU  DURATION                  FUNCTION CALLS\n# |     |   |                     |   |   |   |\n"
@@ -212,7 +212,7 @@ fn context_columns_and_header() {
          \x20          <...>-7       [012] .....     0.000000: Unknown type 999\n"
     );
     let mut h = String::new();
-    k.header(&mut h, &HeaderInfo { tracer: "nop", entries: 4303, written: 4303, cpus: 2 }).unwrap();
+    k.header(&mut h, &HeaderInfo { tracer: "nop", entries: 4303, written: 4303, cpus: 2, ..Default::default() }).unwrap();
     assert!(h.starts_with("# tracer: nop\n#\n# entries-in-buffer/entries-written: 4303/4303   #P:2\n#\n"));
     assert!(h.ends_with("#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n"));
 }
@@ -478,4 +478,146 @@ fn funcgraph_retaddr_entries() {
          \x200)   1.000 us    |    helper(); /* <-do_work+0x20/0x100 ret=0x3 */\n\
          \x200)   3.000 us    |  } /* do_work ret=0x0 */\n"
     );
+}
+
+/// latency-format, hex and bin for the function tracer's records (refused
+/// on the live test machine), expectations worked out by hand from
+/// trace_output.c (lat_print_generic, lat_print_timestamp, trace_fn_hex,
+/// trace_fn_bin) and trace.c (print_trace_header, print_hex_fmt,
+/// print_bin_fmt).
+#[test]
+fn latency_hex_bin_by_the_source() {
+    let env = TestEnv { syms: alloc::vec![(0x1000, 0x100, "foo"), (0x2000, 0x100, "bar")] };
+    let mut evs = ftrace_events();
+    evs.push(ev(300, "sched", "sched_foo", &[f("int x", 8, 4, true)]));
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::parse(b"143 sh\n");
+    let mut a = hdr(1, 143);
+    a[2] = 0x01; // irqs off
+    a[3] = 0x01; // preempt count 1
+    u64s(&mut a, &[0x1010, 0x2020]);
+    let mut b = hdr(1, 0);
+    u64s(&mut b, &[0x1000, 0]);
+    let mut c = hdr(300, 143);
+    c.extend_from_slice(&[0; 4]);
+    let mut unk = hdr(999, 143);
+    unk.extend_from_slice(&[0; 4]);
+    let opts = |names: &[&str]| {
+        let mut o = Opts::default();
+        for n in names {
+            o.set(n).unwrap();
+        }
+        o
+    };
+    // Two records, a lost-events report between them, the end.
+    let two = |k: &mut Kernel<'_, TestEnv>, ta: u64, tb: u64| {
+        let mut out = String::new();
+        k.line(&mut out, &Rec { cpu: 1, ts: ta, data: &a }, None).unwrap();
+        k.lost(&mut out, 0, Some(3)).unwrap();
+        k.line(&mut out, &Rec { cpu: 0, ts: tb, data: &b }, None).unwrap();
+        k.finish(&mut out).unwrap();
+        out
+    };
+
+    // A counter clock: " %4lld: " without a delay mark.
+    let mut k = Kernel::new(&env, &cmd, &cls, opts(&["latency-format"]), 2);
+    k.set_clock("counter");
+    assert_eq!(
+        two(&mut k, 1000, 123_456),
+        "      sh-143       1d..1. 1000: foo <-bar\nCPU:0 [LOST 3 EVENTS]\n  <idle>-0         0..... 123456: foo\n"
+    );
+    // Nanoseconds: microseconds and the mark of the delay to the next
+    // record (150 us: '!'); the last record has none.
+    let mut k = Kernel::new(&env, &cmd, &cls, opts(&["latency-format"]), 2);
+    assert_eq!(
+        two(&mut k, 1_000_000, 1_150_000),
+        "      sh-143       1d..1. 1000us!: foo <-bar\nCPU:0 [LOST 3 EVENTS]\n  <idle>-0         0..... 1150us : foo\n"
+    );
+    // verbose: raw flags, preempt depth, entry index, ms.
+    let mut k = Kernel::new(&env, &cmd, &cls, opts(&["latency-format", "verbose"]), 2);
+    assert_eq!(
+        two(&mut k, 1_000_000, 1_150_000),
+        "              sh     143   1 1 00000001 00000000 [000003e8] 1.000ms (+0.150ms): foo <-bar\nCPU:0 [LOST 3 EVENTS]\n          <idle>       0   0 0 00000000 00000001 [0000047e] 1.150ms (+0.000ms): foo\n"
+    );
+    let mut k = Kernel::new(&env, &cmd, &cls, opts(&["latency-format", "verbose"]), 2);
+    k.set_clock("counter");
+    assert!(two(&mut k, 1000, 1200).starts_with("              sh     143   1 1 00000001 00000000 [00000000000003e8] 1000 (+200): foo <-bar\n"));
+
+    // The header: print_trace_header() and the legend; nothing more for
+    // an empty buffer; verbose without the legend.
+    let mut h = String::new();
+    let info = HeaderInfo { tracer: "nop", entries: 2, written: 5, cpus: 2, release: "Linux box 6.12.1-foo x86_64", model: "" };
+    k.header(&mut h, &info).unwrap();
+    assert_eq!(h, "# tracer: nop\n#\n# nop latency trace v1.1.5 on 6.12.1-foo\n# --------------------------------------------------------------------\n# latency: 0 us, #2/5, CPU#0 | (M:unknown VP:0, KP:0, SP:0 HP:0 #P:2)\n#    -----------------\n#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n#    -----------------\n#\n");
+    let mut k = Kernel::new(&env, &cmd, &cls, opts(&["latency-format"]), 2);
+    let mut h = String::new();
+    k.header(&mut h, &HeaderInfo { model: "PREEMPT(full)", ..info }).unwrap();
+    assert!(h.contains("(M:PREEMPT(full) VP:0") && h.ends_with("#     \\   /        ||||||  \\    |    /       \n"), "{h}");
+    let mut h = String::new();
+    k.header(&mut h, &HeaderInfo { entries: 0, ..info }).unwrap();
+    assert_eq!(h, "# tracer: nop\n#\n");
+    // function_graph: print_lat_header() past the CPU column.
+    k.set_tracer("function_graph");
+    let mut h = String::new();
+    k.header(&mut h, &HeaderInfo { tracer: "function_graph", ..info }).unwrap();
+    assert!(h.contains("#\n#      _-----=> irqs-off        \n#     / _----=> need-resched    \n#    | / _---=> hardirq/softirq \n#    || / _--=> preempt-depth   \n#    ||| /                      \n# CPU||||     DURATION                  FUNCTION CALLS\n# |  ||||      |   |                     |   |   |   |\n"), "{h}");
+    assert_eq!(super::kernel::lat_model("# latency: 0 us, #96/96, CPU#0 | (M:PREEMPT(none) VP:0, KP:0"), "PREEMPT(none)");
+    assert_eq!(super::kernel::lat_model("# latency: 0 us"), "unknown");
+
+    // hex: pid, CPU, ts as hex fields, the function's ip and parent, a
+    // newline; other events trace_nop_print(); unknown types nothing.
+    let mut k = Kernel::new(&env, &cmd, &cls, opts(&["hex", "latency-format"]), 2);
+    let mut out = String::new();
+    for d in [&a, &c, &unk] {
+        k.line(&mut out, &Rec { cpu: 1, ts: 1_000_000, data: d }, None).unwrap();
+    }
+    assert_eq!(
+        out,
+        "0000008f 00000001 00000000000f4240 0000000000001010 0000000000002020 \n\
+         0000008f 00000001 00000000000f4240 type: 300\n\n\
+         0000008f 00000001 00000000000f4240 \n"
+    );
+    let mut k = Kernel::new(&env, &cmd, &cls, opts(&["hex", "nocontext-info"]), 2);
+    let mut out = String::new();
+    k.line(&mut out, &Rec { cpu: 1, ts: 1_000_000, data: &a }, None).unwrap();
+    assert_eq!(out, "0000000000001010 0000000000002020 \n");
+
+    // bin: the same fields as memory bytes, nothing after them.
+    let mut k = Kernel::new(&env, &cmd, &cls, opts(&["bin", "hex"]), 2);
+    let mut out = String::new();
+    for d in [&a, &c, &unk] {
+        k.line(&mut out, &Rec { cpu: 1, ts: 1_000_000, data: d }, None).unwrap();
+    }
+    let bytes: Vec<u8> = out
+        .chars()
+        .flat_map(|ch| match super::raw_byte(ch) {
+            Some(x) => alloc::vec![x],
+            None => alloc::string::ToString::to_string(&ch).into_bytes(),
+        })
+        .collect();
+    let ctx: &[u8] = b"\x8f\0\0\0\x01\0\0\0\x40\x42\x0f\0\0\0\0\0";
+    let mut want = Vec::new();
+    want.extend_from_slice(ctx);
+    want.extend_from_slice(b"\x10\x10\0\0\0\0\0\0\x20\x20\0\0\0\0\0\0");
+    want.extend_from_slice(ctx);
+    want.extend_from_slice(b"type: 300\n");
+    want.extend_from_slice(ctx);
+    assert_eq!(bytes, want);
+}
+
+/// Text that itself contains chars of the raw-byte escape range (binary
+/// output does, by chance) must come back as the same bytes.
+#[test]
+fn escape_range_chars_round_trip() {
+    let src: &[u8] = b"a\xef\x9e\xae b \xff \xef\x9f\xbf";
+    let mut s = String::new();
+    super::put_all(&mut s, src).unwrap();
+    let back: Vec<u8> = s
+        .chars()
+        .flat_map(|ch| match super::raw_byte(ch) {
+            Some(x) => alloc::vec![x],
+            None => alloc::string::ToString::to_string(&ch).into_bytes(),
+        })
+        .collect();
+    assert_eq!(back, src);
 }

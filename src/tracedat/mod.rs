@@ -254,6 +254,10 @@ pub struct Options {
     /// SAVED_TGIDS-style pid→tgid text when a recorder stored one (the
     /// options trace-cmd knows have no such table; kept for writers that add it).
     pub tgids: Option<String>,
+    /// ftbox's record of the tracer state that shapes the text (tracer,
+    /// trace_options, preemption model): `key=value` lines, see
+    /// text::opts::state_get.
+    pub state: Option<String>,
 }
 
 impl Options {
@@ -288,6 +292,8 @@ const OPT_CMDLINES: u16 = 21;
 const OPT_BUFFER_TEXT: u16 = 22;
 /// Not a trace-cmd option: ftbox's own pid→tgid table (saved_tgids text).
 pub const OPT_SAVED_TGIDS: u16 = 0x4654; // "FT"
+/// Not a trace-cmd option: ftbox's tracer state (tracer, trace_options).
+pub const OPT_STATE: u16 = 0x4655; // "FU"
 
 const SEC_FL_COMPRESS: u16 = 1;
 
@@ -854,6 +860,7 @@ fn apply_common_option(o: &mut Options, id: u16, d: &[u8], e: Endian) {
             }
         }
         OPT_SAVED_TGIDS => o.tgids = Some(text(d)),
+        OPT_STATE => o.state = Some(text(d)),
         _ => {}
     }
 }

@@ -43,6 +43,10 @@ pub mod opt {
     /// Not trace-cmd's: ftbox's pid→tgid table (saved_tgids text), read by
     /// ftcat; written only when the kernel saved tgids (option record-tgid).
     pub const SAVED_TGIDS: u16 = 0x4654;
+    /// Not trace-cmd's: ftbox's tracer state at record time (`tracer=`,
+    /// `options=` the trace_options words, `model=` latency-format's
+    /// preemption model), read by ftcat.
+    pub const STATE: u16 = 0x4655;
 }
 
 /// One recorded ring buffer: the top level (`name` empty) or an instance.

@@ -38,6 +38,9 @@ pub struct Recorded {
     /// even when no record of them made it).
     pub systems: Vec<String>,
     pub clock_file: String,
+    /// The tracer state that shapes the text (ftcat::trace_state), read
+    /// before anything was restored.
+    pub state: String,
 }
 
 fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
@@ -270,6 +273,9 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     }
     for (c, s) in r.stats.iter().enumerate() {
         meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
+    }
+    if !r.state.is_empty() {
+        meta.options.push((opt::STATE, cstr(&r.state)));
     }
     let tgids = read_or_empty(top, "saved_tgids");
     if !tgids.is_empty() {
