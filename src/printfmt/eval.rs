@@ -488,12 +488,86 @@ pub(crate) fn fold(e: Expr) -> Expr {
     if !ok {
         return e;
     }
-    let ev = Event::new(0, "", "", Vec::new(), "");
-    let env = Env::new(crate::cursor::Endian::Little, 8);
-    let mut ctx = Ctx { ev: &ev, rec: &[], env: &env, scratch: Vec::new() };
-    match ctx.eval(&e) {
-        Ok(Val::Int(v, t)) if t.size != 0 && !t.ptr => Expr::Num(v, t),
+    match const_int(&e, &Env::new(crate::cursor::Endian::Little, 8)) {
+        Some((v, t)) if t.size != 0 && !t.ptr => Expr::Num(v, t),
         _ => e,
+    }
+}
+
+/// The value of an expression over no record (a constant), if it has one.
+fn const_int(e: &Expr, env: &Env) -> Option<(u64, Ty)> {
+    let ev = Event::new(0, "", "", Vec::new(), "");
+    let mut ctx = Ctx { ev: &ev, rec: &[], env, scratch: Vec::new() };
+    match ctx.eval(e) {
+        Ok(Val::Int(v, t)) => Some((v, t)),
+        _ => None,
+    }
+}
+
+/// Is `e` a constant of the recording (no record data, no lookups)?
+fn is_const(e: &Expr) -> bool {
+    match e {
+        Expr::Num(..) | Expr::LongSize => true,
+        Expr::Unary(_, a) | Expr::Cast(_, a) => is_const(a),
+        Expr::Bin(_, a, b) => is_const(a) && is_const(b),
+        Expr::Cond(c, a, b) => is_const(c) && is_const(a) && is_const(b),
+        _ => false,
+    }
+}
+
+/// Fold what `fold` could not at compile time, now that the recording's
+/// `long` and dialect are known: every constant subtree becomes a number and
+/// flag/symbol tables become `Entry`s. kmem's gfp_flags tables are ~50
+/// entries of `(unsigned long)(A | B | ...)` each, otherwise evaluated for
+/// every record. `keep`: this node is on the left spine of a subtree the
+/// tep dialect re-associates (see `tep_rotates`), which must stay a tree.
+pub(crate) fn specialize(e: &mut Expr, env: &Env, keep: bool) {
+    match e {
+        Expr::Bin(op, a, b) => {
+            if keep {
+                let o = *op;
+                specialize(a, env, matches!(**a, Expr::Bin(x, ..) if x == o));
+                specialize(b, env, false);
+                return;
+            }
+            let rot = env.tep && tep_rotates(*op, b);
+            specialize(a, env, false);
+            specialize(b, env, rot);
+        }
+        Expr::Unary(_, a) | Expr::Cast(_, a) => specialize(a, env, false),
+        Expr::Cond(c, a, b) => {
+            specialize(c, env, false);
+            specialize(a, env, false);
+            specialize(b, env, false);
+        }
+        Expr::Index(a, i) => {
+            specialize(a, env, false);
+            specialize(i, env, false);
+        }
+        Expr::Call(f, args) => {
+            let table = matches!(f, Func::PrintFlags | Func::PrintFlagsU64 | Func::PrintSymbolic | Func::PrintSymbolicU64);
+            for a in args.iter_mut() {
+                specialize(a, env, false);
+                if let (true, Expr::List(l)) = (table, &*a) {
+                    if let [Expr::Num(..), Expr::Str(n)] = &l[..] {
+                        if let Some((v, _)) = const_int(&l[0], env) {
+                            *a = Expr::Entry(v, n.clone());
+                        }
+                    }
+                }
+            }
+        }
+        Expr::List(l) => {
+            for a in l.iter_mut() {
+                specialize(a, env, false);
+            }
+        }
+        _ => {}
+    }
+    if !keep && !matches!(e, Expr::Num(..)) && is_const(e) {
+        if let Some((v, t)) = const_int(e, env) {
+            *e = Expr::Num(v, t);
+        }
     }
 }
 
