@@ -698,10 +698,10 @@ pub(crate) fn pointer<'a>(
             return tep_pointer(env, out, addr, first);
         }
         if matches!(first, b'S' | b's' | b'B' | b'F' | b'f') {
-            let mut sym = Vec::new();
+            let start = out.len();
             let offset = !matches!(first, b's' | b'f');
-            printf::symbol(&mut sym, env.ksyms, addr, offset, first == b'B');
-            printf::string(out, &sym, flags, width, prec);
+            printf::symbol(out, env.ksyms, addr, offset, first == b'B');
+            printf::pad_tail(out, start, flags, width, prec);
         } else {
             // Plain %p, %px, %pK: the raw value (see the module docs on hash-ptr).
             printf::pointer_string(out, addr, flags, width, env.long_size);
@@ -717,7 +717,9 @@ pub(crate) fn pointer<'a>(
         Val::Int(..) => return Err("%p extension of a kernel pointer (the data is not in the record)"),
         ref v => ctx.bytes(v).unwrap_or(b""),
     };
-    let mut tmp = Vec::new();
+    // Formatted in place at the end of `out`, then padded like a string.
+    let start = out.len();
+    let tmp = &mut *out;
     match first {
         b'h' => {
             printf::hex_string(out, d, width, ext);
@@ -733,22 +735,22 @@ pub(crate) fn pointer<'a>(
             }
             return Ok(());
         }
-        b'M' | b'm' => printf::mac(&mut tmp, d, ext)?,
+        b'M' | b'm' => printf::mac(tmp, d, ext)?,
         b'I' | b'i' => match ext.get(1) {
-            Some(b'4') => printf::ip4(&mut tmp, d.get(..4).ok_or("short IPv4 address")?, first == b'i'),
+            Some(b'4') => printf::ip4(tmp, d.get(..4).ok_or("short IPv4 address")?, first == b'i'),
             Some(b'6') => {
                 if d.len() < 16 {
                     return Err("short IPv6 address");
                 }
-                printf::ip6(&mut tmp, d, first == b'I', first == b'I' && ext.get(2) == Some(&b'c'))
+                printf::ip6(tmp, d, first == b'I', first == b'I' && ext.get(2) == Some(&b'c'))
             }
-            Some(b'S') => printf::sockaddr(&mut tmp, d, ext, env)?,
+            Some(b'S') => printf::sockaddr(tmp, d, ext, env)?,
             _ => return Err("unsupported %pI variant"),
         },
-        b'U' => printf::uuid(&mut tmp, d, ext)?,
+        b'U' => printf::uuid(tmp, d, ext)?,
         _ => return Err("unsupported %p extension"),
     }
-    printf::string(out, &tmp, flags, width, -1);
+    printf::pad_tail(out, start, flags, width, -1);
     Ok(())
 }
 

@@ -255,6 +255,24 @@ pub(crate) fn string(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32, prec: i
     }
 }
 
+/// `string()` of the bytes appended to `out` since `start`, in place: what
+/// `%pS` & co print goes straight into the line, no temporary.
+pub(crate) fn pad_tail(out: &mut Vec<u8>, start: usize, flags: u8, width: i32, prec: i32) {
+    let s = start.min(out.len());
+    let mut len = out[s..].iter().position(|&b| b == 0).unwrap_or(out.len() - s);
+    if prec >= 0 {
+        len = len.min(prec as usize);
+    }
+    out.truncate(s + len);
+    let pad = (width.max(0) as usize).saturating_sub(len);
+    if pad > 0 {
+        out.extend(core::iter::repeat_n(b' ', pad));
+        if flags & LEFT == 0 {
+            out[s..].rotate_right(pad);
+        }
+    }
+}
+
 /// `%p` without extension as the trace file prints it with hash-ptr off
 /// (`%px`): the raw value, zero-padded to the pointer width unless a width
 /// was given.
