@@ -249,6 +249,11 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     idx: u64,
     /// The buffer of the per-record [`Line`].
     lbuf: Vec<u8>,
+    /// The context columns' `comm-pid (tgid) ` of the last pid, and its
+    /// ` secs.` of the last second: records come in runs of one task, and
+    /// rebuilding them was a third of a syscall line's cost.
+    pre: core::cell::RefCell<(i32, bool, String)>,
+    secs: core::cell::Cell<(u64, [u8; 24], u8)>,
     pub counts: Counts,
 }
 
@@ -270,6 +275,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             seen: Vec::new(),
             idx: 0,
             lbuf: Vec::new(),
+            pre: core::cell::RefCell::new((0, false, String::new())),
+            secs: core::cell::Cell::new((u64::MAX, [0; 24], 0)),
             counts: Counts::default(),
         }
     }
@@ -759,23 +766,34 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// The context columns into a line buffer (the event text may follow).
     pub fn context_into(&self, b: &mut Line, r: &Rec) {
         let pid = self.pid(r.data);
-        let comm = self.cmd.comm(pid);
-        b.pad(16usize.saturating_sub(kwidth(comm)));
-        b.extend_str(comm);
-        b.push(b'-');
-        let n = b.int(pid as i64);
-        b.pad(7usize.saturating_sub(n));
-        b.push(b' ');
-        if self.opts.has(opts::RECORD_TGID) {
-            match self.cmd.tgid(pid) {
-                0 => b.extend(b"(-------) "),
-                t => {
-                    b.push(b'(');
-                    b.int_right(t as i64, 7);
-                    b.extend(b") ");
+        let tgid = self.opts.has(opts::RECORD_TGID);
+        let mut pre = self.pre.borrow_mut();
+        if pre.0 == pid && pre.1 == tgid && !pre.2.is_empty() {
+            b.extend_str(&pre.2);
+        } else {
+            let mark = b.len();
+            let comm = self.cmd.comm(pid);
+            b.pad(16usize.saturating_sub(kwidth(comm)));
+            b.extend_str(comm);
+            b.push(b'-');
+            let n = b.int(pid as i64);
+            b.pad(7usize.saturating_sub(n));
+            b.push(b' ');
+            if tgid {
+                match self.cmd.tgid(pid) {
+                    0 => b.extend(b"(-------) "),
+                    t => {
+                        b.push(b'(');
+                        b.int_right(t as i64, 7);
+                        b.extend(b") ");
+                    }
                 }
             }
+            pre.2.clear();
+            pre.2.push_str(b.as_str().get(mark..).unwrap_or(""));
+            (pre.0, pre.1) = (pid, tgid);
         }
+        drop(pre);
         b.push(b'[');
         b.zeros(r.cpu as u64, 3);
         b.extend(b"] ");
@@ -786,10 +804,20 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         if self.in_ns {
             let t = ns2usecs(r.ts);
-            b.push(b' ');
-            b.int_right((t / 1_000_000) as i64, 5);
-            b.push(b'.');
-            b.zeros(t % 1_000_000, 6);
+            let (sec, usec) = (t / 1_000_000, t % 1_000_000);
+            let (s, mut arr, n) = self.secs.get();
+            if s == sec && n > 0 {
+                b.extend(&arr[..n as usize]);
+            } else {
+                let mut l = Line::on(&mut arr);
+                l.push(b' ');
+                l.int_right(sec as i64, 5);
+                l.push(b'.');
+                let n = l.len();
+                b.extend(&arr[..n]);
+                self.secs.set((sec, arr, n as u8));
+            }
+            b.six(usec as u32);
         } else {
             b.push(b' ');
             b.uint_right(r.ts, 12);
@@ -1182,6 +1210,16 @@ impl<'a> Line<'a> {
     pub fn uint_right(&mut self, v: u64, w: usize) {
         self.pad(w.saturating_sub(Self::width(v)));
         self.uint(v);
+    }
+    /// `%06u` of a value below a million (the microseconds column).
+    pub fn six(&mut self, v: u32) {
+        let v = v % 1_000_000;
+        let mut t = [0u8; 6];
+        for (k, p) in [v / 10_000, v / 100 % 100, v % 100].into_iter().enumerate() {
+            t[2 * k] = DIGITS2[2 * p as usize];
+            t[2 * k + 1] = DIGITS2[2 * p as usize + 1];
+        }
+        self.extend(&t);
     }
     /// `%0*u`.
     #[inline(always)]
