@@ -1075,7 +1075,9 @@ impl<'a> Line<'a> {
         let end = (self.n + s.len()).min(self.b.len());
         let k = end - self.n;
         copy_small(&mut self.b[self.n..end], &s[..k]);
-        if !s.is_ascii() {
+        // A plain loop: core's word-at-a-time is_ascii costs more on the
+        // few bytes a piece of a line is.
+        if s.iter().any(|&c| c >= 0x80) {
             for c in &mut self.b[self.n..end] {
                 if !c.is_ascii() {
                     *c = b'?';
@@ -1117,19 +1119,15 @@ impl<'a> Line<'a> {
         }
     }
     /// `%lx`.
-    pub fn hex(&mut self, mut v: u64) {
+    pub fn hex(&mut self, v: u64) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut t = [0u8; 16];
-        let mut i = 16;
-        loop {
-            i -= 1;
-            t[i] = HEX[(v & 15) as usize];
-            v >>= 4;
-            if v == 0 {
-                break;
-            }
+        // Digits straight into place, like `uint`.
+        let n = (16 - v.leading_zeros() as usize / 4).max(1);
+        let Some(d) = self.b.get_mut(self.n..self.n + n) else { return };
+        for (k, c) in d.iter_mut().enumerate() {
+            *c = HEX[((v >> (4 * (n - 1 - k))) & 15) as usize];
         }
-        self.extend(&t[i..]);
+        self.n += n;
     }
     pub fn len(&self) -> usize {
         self.n
