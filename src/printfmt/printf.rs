@@ -187,24 +187,47 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
             width -= 1;
         }
     }
+    // Digits into place (most significant first) in a stack buffer, then
+    // the line gets a few slices instead of a push per byte.
     let mut tmp = [0u8; 24];
-    let mut n = 0;
     let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+    let mut i = tmp.len();
     loop {
-        tmp[n] = digits[(num % base) as usize];
-        n += 1;
-        num /= base;
-        if num == 0 {
+        i -= 1;
+        // Constant divisors: shifts and multiplies, not a 64-bit divide.
+        let d = match base {
+            16 => {
+                let d = num & 15;
+                num >>= 4;
+                d
+            }
+            10 => {
+                let d = num % 10;
+                num /= 10;
+                d
+            }
+            _ => {
+                let d = num & 7;
+                num >>= 3;
+                d
+            }
+        };
+        tmp[i] = digits[d as usize];
+        if num == 0 || i == 0 {
             break;
         }
     }
-    let mut prec = prec.max(n as i32);
+    let n = (tmp.len() - i) as i32;
+    let prec = prec.max(n);
     width -= prec;
-    if flags & (ZEROPAD | LEFT) == 0 {
-        while width > 0 {
-            out.push(b' ');
-            width -= 1;
+    let fill = |out: &mut Vec<u8>, c: u8, k: i32| {
+        if k > 0 {
+            out.resize(out.len() + k as usize, c);
         }
+    };
+    if flags & (ZEROPAD | LEFT) == 0 {
+        fill(out, b' ', width);
+        width = 0;
     }
     if sign != 0 {
         out.push(sign);
@@ -218,24 +241,12 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
         }
     }
     if flags & LEFT == 0 {
-        let c = if flags & ZEROPAD != 0 { b'0' } else { b' ' };
-        while width > 0 {
-            out.push(c);
-            width -= 1;
-        }
+        fill(out, if flags & ZEROPAD != 0 { b'0' } else { b' ' }, width);
+        width = 0;
     }
-    while prec > n as i32 {
-        out.push(b'0');
-        prec -= 1;
-    }
-    while n > 0 {
-        n -= 1;
-        out.push(tmp[n]);
-    }
-    while width > 0 {
-        out.push(b' ');
-        width -= 1;
-    }
+    fill(out, b'0', prec - n);
+    out.extend_from_slice(&tmp[i..]);
+    fill(out, b' ', width);
 }
 
 /// The kernel's string(): at most `prec` bytes, stopping at NUL, padded with
