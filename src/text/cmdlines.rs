@@ -127,6 +127,10 @@ fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
 }
 
 fn parse_i32(s: &[u8]) -> Option<i32> {
+    // The usual plain digits by hand (tgids lists run to pid_max lines).
+    if !s.is_empty() && s.len() < 10 && s.iter().all(|c| c.is_ascii_digit()) {
+        return Some(s.iter().fold(0i32, |v, &c| v * 10 + (c - b'0') as i32));
+    }
     let s = core::str::from_utf8(s).ok()?;
     s.trim().parse().ok()
 }

@@ -504,7 +504,11 @@ impl<'a> TraceCmd<'a> {
         let mut l = Line::on(&mut arr);
         l.uint_right(t / p, 5);
         l.push(b'.');
-        l.zeros(t % p, digits);
+        if digits == 6 {
+            l.six((t % p) as u32);
+        } else {
+            l.zeros(t % p, digits);
+        }
         s.push_str(l.as_str());
         Ok(())
     }
