@@ -32,6 +32,9 @@ pub struct Ksyms {
     /// Without it only text addresses have symbols; the few global data
     /// symbols /proc/kallsyms still lists (`__start_init_stack`) hold none.
     all: bool,
+    /// The last lookup: (address, symbol index and size). Records repeat a
+    /// few call sites (kmem's call_site=%pS): two binary searches saved.
+    last: core::cell::Cell<(u64, Option<(usize, Option<u64>)>)>,
 }
 
 /// The answer of `Ksyms::lookup`.
@@ -160,6 +163,7 @@ impl Ksyms {
 
     /// Add one symbol with its kallsyms type letter.
     pub fn push_kind(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
+        self.last.set((0, None));
         if module.is_none() && matches!(kind, b'd' | b'b' | b'r') {
             self.all = true;
         }
@@ -207,17 +211,17 @@ impl Ksyms {
     /// an address past the last symbol of its group, or past an end marker
     /// like `_etext`, is not inside any symbol.
     pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
-        let n = self.syms.partition_point(|s| s.addr <= addr);
-        if n == 0 {
-            return None;
-        }
-        // The first of the names sharing this address.
-        let best_addr = self.syms[n - 1].addr;
-        let first = self.syms[..n].partition_point(|s| s.addr < best_addr);
-        let s = &self.syms[first];
+        let (la, hit) = self.last.get();
+        let (first, size) = match hit {
+            Some(h) if la == addr && !self.syms.is_empty() => h,
+            _ => {
+                let h = self.find(addr);
+                self.last.set((addr, h));
+                h?
+            }
+        };
+        let s = self.syms.get(first)?;
         let name = self.name_of(s);
-        let next = self.syms[n..].iter().find(|x| x.module == s.module).map(|x| x.addr);
-        let size = next.map(|a| a - s.addr);
         let offset = addr - s.addr;
         if offset > 0 && (is_end_marker(name) || size.is_none()) {
             return None;
@@ -227,6 +231,20 @@ impl Ksyms {
         }
         let module = if s.module == 0 { None } else { self.mods.get(s.module as usize - 1).map(|m| m.as_str()) };
         Some(Ksym { name, offset, size, module })
+    }
+
+    /// Index of the symbol holding `addr` (the first of several names at
+    /// its address) and its size.
+    fn find(&self, addr: u64) -> Option<(usize, Option<u64>)> {
+        let n = self.syms.partition_point(|s| s.addr <= addr);
+        if n == 0 {
+            return None;
+        }
+        let best_addr = self.syms[n - 1].addr;
+        let first = self.syms[..n].partition_point(|s| s.addr < best_addr);
+        let s = &self.syms[first];
+        let next = self.syms[n..].iter().find(|x| x.module == s.module).map(|x| x.addr);
+        Some((first, next.map(|a| a - s.addr)))
     }
 
     /// Address of a symbol by name (first match), for tests and tools.

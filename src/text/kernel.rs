@@ -1212,12 +1212,13 @@ impl<'a> Line<'a> {
     /// `%06u` of a value below a million (the microseconds column).
     pub fn six(&mut self, v: u32) {
         let v = v % 1_000_000;
-        let mut t = [0u8; 6];
-        for (k, p) in [v / 10_000, v / 100 % 100, v % 100].into_iter().enumerate() {
-            t[2 * k] = DIGITS2[2 * p as usize];
-            t[2 * k + 1] = DIGITS2[2 * p as usize + 1];
+        let (a, b, c) = (2 * (v / 10_000) as usize, 2 * (v / 100 % 100) as usize, 2 * (v % 100) as usize);
+        let d = DIGITS2;
+        let t = [d[a], d[a + 1], d[b], d[b + 1], d[c], d[c + 1]];
+        if let Some(o) = self.b.get_mut(self.n..self.n + 6) {
+            o.copy_from_slice(&t);
+            self.n += 6;
         }
-        self.extend(&t);
     }
     /// `%0*u`.
     #[inline(always)]
