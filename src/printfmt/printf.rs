@@ -201,6 +201,14 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
                 num >>= 4;
                 d
             }
+            // A size-optimised build keeps `/ 10` a divide instruction
+            // (tens of cycles); below 2^32 a multiply does it.
+            10 if num <= u32::MAX as u64 => {
+                let q = (num * 0xCCCC_CCCD) >> 35;
+                let d = num - q * 10;
+                num = q;
+                d
+            }
             10 => {
                 let d = num % 10;
                 num /= 10;

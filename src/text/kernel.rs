@@ -250,7 +250,7 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     /// The buffer of the per-record [`Line`].
     lbuf: Vec<u8>,
     /// The context columns' `comm-pid (tgid) ` of the last pid, and its
-    /// ` secs.` of the last second: records come in runs of one task, and
+    /// ` secs.` of the last second (with its start in µs): records come in runs of one task, and
     /// rebuilding them was a third of a syscall line's cost.
     pre: core::cell::RefCell<(i32, bool, String)>,
     secs: core::cell::Cell<(u64, [u8; 24], u8)>,
@@ -276,7 +276,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             idx: 0,
             lbuf: Vec::new(),
             pre: core::cell::RefCell::new((0, false, String::new())),
-            secs: core::cell::Cell::new((u64::MAX, [0; 24], 0)),
+            secs: core::cell::Cell::new((0, [0; 24], 0)),
             counts: Counts::default(),
         }
     }
@@ -804,20 +804,24 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         if self.in_ns {
             let t = ns2usecs(r.ts);
-            let (sec, usec) = (t / 1_000_000, t % 1_000_000);
+            // The cached second's start in microseconds: no 64-bit divide
+            // (tens of cycles in a size-optimised build) within it.
             let (s, mut arr, n) = self.secs.get();
-            if s == sec && n > 0 {
+            let usec = t.wrapping_sub(s);
+            if usec < 1_000_000 && n > 0 {
                 b.extend(&arr[..n as usize]);
+                b.six(usec as u32);
             } else {
+                let (sec, usec) = (t / 1_000_000, t % 1_000_000);
                 let mut l = Line::on(&mut arr);
                 l.push(b' ');
                 l.int_right(sec as i64, 5);
                 l.push(b'.');
                 let n = l.len();
                 b.extend(&arr[..n]);
-                self.secs.set((sec, arr, n as u8));
+                self.secs.set((sec * 1_000_000, arr, n as u8));
+                b.six(usec as u32);
             }
-            b.six(usec as u32);
         } else {
             b.push(b' ');
             b.uint_right(r.ts, 12);
