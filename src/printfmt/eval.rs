@@ -754,19 +754,26 @@ pub(crate) fn pointer<'a>(
     Ok(())
 }
 
-/// libtraceevent's print_arg_pointer() for the value-printing `%p`s.
+/// libtraceevent's print_arg_pointer() for the value-printing `%p`s:
+/// `func` (`%ps`), `func+0x1c` (`%pS`), `(nil)`, or `0x...`.
 fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: u8) -> EResult<()> {
-    use core::fmt::Write as _;
-    let mut t = alloc::string::String::new();
     let func = matches!(first, b'S' | b's' | b'B' | b'F' | b'f');
     let sym = if func { env.ksyms.and_then(|k| k.lookup(addr)) } else { None };
-    let _ = match sym {
-        Some(k) if matches!(first, b's' | b'f') => write!(t, "{}", k.name),
-        Some(k) => write!(t, "{}+0x{:x}", k.name, k.offset),
-        None if addr == 0 && !func => write!(t, "(nil)"),
-        None => write!(t, "0x{:x}", addr),
+    let hex = |out: &mut Vec<u8>, v: u64| {
+        out.extend_from_slice(b"0x");
+        printf::number(out, v, 16, false, false, 0, -1, -1);
     };
-    out.extend_from_slice(t.as_bytes());
+    match sym {
+        Some(k) => {
+            out.extend_from_slice(k.name.as_bytes());
+            if !matches!(first, b's' | b'f') {
+                out.push(b'+');
+                hex(out, k.offset);
+            }
+        }
+        None if addr == 0 && !func => out.extend_from_slice(b"(nil)"),
+        None => hex(out, addr),
+    }
     Ok(())
 }
 

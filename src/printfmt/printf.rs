@@ -285,10 +285,10 @@ pub(crate) fn pad_tail(out: &mut Vec<u8>, start: usize, flags: u8, width: i32, p
     out.truncate(s + len);
     let pad = (width.max(0) as usize).saturating_sub(len);
     if pad > 0 {
-        out.extend(core::iter::repeat_n(b' ', pad));
-        if flags & LEFT == 0 {
-            out[s..].rotate_right(pad);
-        }
+        // Rare (a width on %pS & co): no need for an in-place rotation.
+        let tail = if flags & LEFT == 0 { out.split_off(s) } else { Vec::new() };
+        out.resize(out.len() + pad, b' ');
+        out.extend_from_slice(&tail);
     }
 }
 

@@ -252,7 +252,7 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     /// The context columns' `comm-pid (tgid) ` of the last pid, and its
     /// ` secs.` of the last second (with its start in µs): records come in runs of one task, and
     /// rebuilding them was a third of a syscall line's cost.
-    pre: core::cell::RefCell<(i32, bool, String)>,
+    pre: core::cell::Cell<(i32, bool, String)>,
     secs: core::cell::Cell<(u64, [u8; 24], u8)>,
     pub counts: Counts,
 }
@@ -275,7 +275,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             seen: Vec::new(),
             idx: 0,
             lbuf: Vec::new(),
-            pre: core::cell::RefCell::new((0, false, String::new())),
+            pre: core::cell::Cell::new((0, false, String::new())),
             secs: core::cell::Cell::new((0, [0; 24], 0)),
             counts: Counts::default(),
         }
@@ -767,7 +767,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     pub fn context_into(&self, b: &mut Line, r: &Rec) {
         let pid = self.pid(r.data);
         let tgid = self.opts.has(opts::RECORD_TGID);
-        let mut pre = self.pre.borrow_mut();
+        let mut pre = self.pre.take();
         if pre.0 == pid && pre.1 == tgid && !pre.2.is_empty() {
             b.extend_str(&pre.2);
         } else {
@@ -793,7 +793,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             pre.2.push_str(b.as_str().get(mark..).unwrap_or(""));
             (pre.0, pre.1) = (pid, tgid);
         }
-        drop(pre);
+        self.pre.set(pre);
         b.push(b'[');
         b.zeros(r.cpu as u64, 3);
         b.extend(b"] ");
