@@ -1079,9 +1079,13 @@ impl<'a> Line<'a> {
         let end = (self.n + s.len()).min(self.b.len());
         let k = end - self.n;
         copy_small(&mut self.b[self.n..end], &s[..k]);
-        // A plain loop: core's word-at-a-time is_ascii costs more on the
-        // few bytes a piece of a line is.
-        if s.iter().any(|&c| c >= 0x80) {
+        // A plain loop, inline: core's is_ascii and even `any` are calls
+        // costing more than the few bytes a piece of a line is.
+        let mut hi = 0;
+        for &c in &s[..k] {
+            hi |= c;
+        }
+        if hi >= 0x80 {
             for c in &mut self.b[self.n..end] {
                 if !c.is_ascii() {
                     *c = b'?';
