@@ -78,26 +78,6 @@ fn word<'a>(s: &'a str, at: &mut usize) -> Option<&'a str> {
     s.get(start..i)
 }
 
-/// A line in /proc/kallsyms' own layout, `%016lx %c %s` and maybe
-/// `\t[%s]`: (address, type, name, module). None for anything else, which
-/// the general parser then reads.
-fn kallsyms_line(l: &[u8]) -> Option<(u64, u8, &str, Option<&str>)> {
-    if l.len() < 20 || l[16] != b' ' || l[18] != b' ' || blank(l[17]) || l[17] >= 0x80 {
-        return None;
-    }
-    let addr = hex(&l[..16])?;
-    let rest = &l[19..];
-    let end = rest.iter().position(|&c| blank(c)).unwrap_or(rest.len());
-    let name = core::str::from_utf8(rest.get(..end).filter(|n| !n.is_empty())?).ok()?;
-    let tail = &rest[end..];
-    let module = match tail {
-        [] => None,
-        [b'\t', b'[', m @ .., b']'] if !m.iter().any(|&c| blank(c)) => Some(core::str::from_utf8(m).ok()?),
-        _ => return None,
-    };
-    Some((addr, l[17], name, module))
-}
-
 /// `u64::from_str_radix(a, 16)`: an optional `+`, hex digits, no overflow.
 fn hex(a: &[u8]) -> Option<u64> {
     let a = a.strip_prefix(b"+").unwrap_or(a);
@@ -136,12 +116,6 @@ impl Ksyms {
         // parses the ~120k lines of a recording's kallsyms at every start,
         // and this way it costs a fifth of the instructions.
         for line in text.split(|&b| b == b'\n') {
-            if let Some((addr, t, name, module)) = kallsyms_line(line) {
-                if addr != 0 && !matches!(t | 0x20, b'a' | b'u') {
-                    k.push_kind(addr, name, module, t);
-                }
-                continue;
-            }
             let Ok(line) = core::str::from_utf8(line) else { continue };
             let mut at = 0;
             let (Some(a), Some(t), Some(name)) = (word(line, &mut at), word(line, &mut at), word(line, &mut at)) else { continue };
