@@ -249,10 +249,10 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     idx: u64,
     /// The buffer of the per-record [`Line`].
     lbuf: Vec<u8>,
-    /// The context columns' `comm-pid (tgid) ` of the last pid, and its
+    /// The context columns' `comm-pid (tgid) [cpu] ` of the last pid and CPU, and its
     /// ` secs.` of the last second (with its start in µs): records come in runs of one task, and
     /// rebuilding them was a third of a syscall line's cost.
-    pre: core::cell::Cell<(i32, bool, String)>,
+    pre: core::cell::Cell<(i32, bool, u32, String)>,
     secs: core::cell::Cell<(u64, [u8; 24], u8)>,
     pub counts: Counts,
 }
@@ -275,7 +275,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             seen: Vec::new(),
             idx: 0,
             lbuf: Vec::new(),
-            pre: core::cell::Cell::new((0, false, String::new())),
+            pre: core::cell::Cell::new((0, false, 0, String::new())),
             secs: core::cell::Cell::new((0, [0; 24], 0)),
             counts: Counts::default(),
         }
@@ -768,8 +768,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         let pid = self.pid(r.data);
         let tgid = self.opts.has(opts::RECORD_TGID);
         let mut pre = self.pre.take();
-        if pre.0 == pid && pre.1 == tgid && !pre.2.is_empty() {
-            b.extend_str(&pre.2);
+        if pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty() {
+            b.extend_str(&pre.3);
         } else {
             let mark = b.len();
             let comm = self.cmd.comm(pid);
@@ -789,14 +789,14 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                     }
                 }
             }
-            pre.2.clear();
-            pre.2.push_str(b.as_str().get(mark..).unwrap_or(""));
-            (pre.0, pre.1) = (pid, tgid);
+            b.push(b'[');
+            b.zeros(r.cpu as u64, 3);
+            b.extend(b"] ");
+            pre.3.clear();
+            pre.3.push_str(b.as_str().get(mark..).unwrap_or(""));
+            (pre.0, pre.1, pre.2) = (pid, tgid, r.cpu);
         }
         self.pre.set(pre);
-        b.push(b'[');
-        b.zeros(r.cpu as u64, 3);
-        b.extend(b"] ");
         if self.opts.has(opts::IRQ_INFO) {
             let mut t = [0u8; 5];
             lat_chars(r.data, &mut t);
