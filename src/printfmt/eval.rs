@@ -797,3 +797,48 @@ fn tep_prio(op: Op) -> u8 {
 fn tep_rotates(op: Op, right: &Expr) -> bool {
     matches!(right, Expr::Bin(o2, ..) if tep_prio(*o2) > tep_prio(op))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::printfmt::Program;
+    use alloc::boxed::Box;
+    use alloc::string::String;
+
+    fn ev(fmt: &str) -> Event {
+        let t = alloc::format!(
+            "name: t\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int a;\toffset:8;\tsize:4;\tsigned:1;\n\nprint fmt: {fmt}\n"
+        );
+        crate::format::parse_event("test", &t).unwrap()
+    }
+
+    fn render(e: &Event, a: i32, env: &Env) -> String {
+        let mut r = alloc::vec![1u8, 0, 0, 0, 0, 0, 0, 0];
+        r.extend_from_slice(&a.to_le_bytes());
+        let mut s = String::new();
+        Program::compile(e).unwrap().render(e, &r, env, &mut s).unwrap();
+        s
+    }
+
+    /// Constant subtrees with `long` fold once the recording is known; flag
+    /// tables become entries; the tep dialect's re-association survives.
+    #[test]
+    fn specialize_folds_what_the_recording_fixes() {
+        let e = ev(r#""%s %d", __print_flags(REC->a, "|", { (unsigned long)(0x1 | 0x2), "AB" }, { (unsigned long)0x4, "C" }), REC->a & (0x1 | 0x2)"#);
+        let env = Env::new(crate::cursor::Endian::Little, 8);
+        let mut call = Program::compile(&e).unwrap().args[0].clone();
+        specialize(&mut call, &env, false);
+        let Expr::Call(_, args) = &call else { panic!() };
+        assert!(matches!(args[2], Expr::Entry(3, _)), "{:?}", args[2]);
+        assert_eq!(render(&e, 7, &env), "AB|C 3");
+        let mut tep = env;
+        tep.tep = true;
+        // libtraceevent: (a & 1) | 2.
+        assert_eq!(render(&e, 4, &tep), "C 2");
+        let mut b = Expr::Bin(Op::And, Box::new(Expr::Field(1)), Box::new(Expr::Bin(Op::Or, Box::new(Expr::Num(1, Ty::INT)), Box::new(Expr::Num(2, Ty::INT)))));
+        specialize(&mut b, &tep, false);
+        assert!(matches!(&b, Expr::Bin(Op::And, _, r) if matches!(**r, Expr::Bin(Op::Or, ..))));
+        specialize(&mut b, &env, false);
+        assert!(matches!(&b, Expr::Bin(Op::And, _, r) if matches!(**r, Expr::Num(3, _))));
+    }
+}
