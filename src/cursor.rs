@@ -158,9 +158,24 @@ impl<'a> Cursor<'a> {
 }
 
 /// Read an unsigned integer of `size` bytes at `off` without a cursor.
-#[inline]
+///
+/// Direct loads rather than a Cursor: every field of every record comes
+/// through here.
 pub fn read_uint(data: &[u8], off: usize, size: usize, endian: Endian) -> Result<u64, Eof> {
-    Cursor::at(data, off, endian).uint(size)
+    let err = Eof { at: off, want: size, len: data.len() };
+    let b = match off.checked_add(size) {
+        Some(end) if matches!(size, 1 | 2 | 4 | 8) => data.get(off..end).ok_or(err)?,
+        _ => return Err(err),
+    };
+    Ok(if let Ok(a) = <[u8; 8]>::try_from(b) {
+        endian.u64(a)
+    } else if let Ok(a) = <[u8; 4]>::try_from(b) {
+        endian.u32(a) as u64
+    } else if let Ok(a) = <[u8; 2]>::try_from(b) {
+        endian.u16(a) as u64
+    } else {
+        b.first().copied().unwrap_or(0) as u64
+    })
 }
 
 #[cfg(test)]

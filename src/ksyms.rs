@@ -32,6 +32,9 @@ pub struct Ksyms {
     /// Without it only text addresses have symbols; the few global data
     /// symbols /proc/kallsyms still lists (`__start_init_stack`) hold none.
     all: bool,
+    /// The last lookup: (address, symbol index and size). Records repeat a
+    /// few call sites (kmem's call_site=%pS): two binary searches saved.
+    last: core::cell::Cell<(u64, Option<(usize, Option<u64>)>)>,
 }
 
 /// The answer of `Ksyms::lookup`.
@@ -51,6 +54,53 @@ fn is_end_marker(name: &str) -> bool {
     matches!(name, "_etext" | "_einittext" | "_end" | "__init_end" | "_edata" | "__bss_stop")
 }
 
+/// `u8::is_ascii_whitespace`, with one compare for the usual non-blank byte.
+#[inline(always)]
+fn blank(c: u8) -> bool {
+    c <= b' ' && matches!(c, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r')
+}
+
+/// The next whitespace-separated word of `s` from `*at` (split_ascii_whitespace).
+fn word<'a>(s: &'a str, at: &mut usize) -> Option<&'a str> {
+    let b = s.as_bytes();
+    let mut i = *at;
+    while i < b.len() && blank(b[i]) {
+        i += 1;
+    }
+    let start = i;
+    while i < b.len() && !blank(b[i]) {
+        i += 1;
+    }
+    *at = i;
+    if start == i {
+        return None;
+    }
+    s.get(start..i)
+}
+
+/// `u64::from_str_radix(a, 16)`: an optional `+`, hex digits, no overflow.
+fn hex(a: &[u8]) -> Option<u64> {
+    let a = a.strip_prefix(b"+").unwrap_or(a);
+    if a.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in a {
+        let d = if c.wrapping_sub(b'0') < 10 {
+            c - b'0'
+        } else if (c | 0x20).wrapping_sub(b'a') < 6 {
+            (c | 0x20) - b'a' + 10
+        } else {
+            return None;
+        };
+        if v >> 60 != 0 {
+            return None;
+        }
+        v = (v << 4) | d as u64;
+    }
+    Some(v)
+}
+
 impl Ksyms {
     pub fn new() -> Self {
         Self::default()
@@ -62,18 +112,18 @@ impl Ksyms {
     /// a best-effort aid for printing, not an input that can be wrong.
     pub fn parse(text: &[u8]) -> Ksyms {
         let mut k = Ksyms::new();
+        // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
+        // parses the ~120k lines of a recording's kallsyms at every start,
+        // and this way it costs a fifth of the instructions.
         for line in text.split(|&b| b == b'\n') {
-            let line = match core::str::from_utf8(line) {
-                Ok(l) => l,
-                Err(_) => continue,
-            };
-            let mut it = line.split_ascii_whitespace();
-            let (Some(a), Some(t), Some(name)) = (it.next(), it.next(), it.next()) else { continue };
-            let Ok(addr) = u64::from_str_radix(a, 16) else { continue };
-            if addr == 0 || matches!(t, "A" | "a" | "U" | "u") {
+            let Ok(line) = core::str::from_utf8(line) else { continue };
+            let mut at = 0;
+            let (Some(a), Some(t), Some(name)) = (word(line, &mut at), word(line, &mut at), word(line, &mut at)) else { continue };
+            let Some(addr) = hex(a.as_bytes()) else { continue };
+            if addr == 0 || (t.len() == 1 && matches!(t.as_bytes()[0] | 0x20, b'a' | b'u')) {
                 continue;
             }
-            let module = it.next().and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
+            let module = word(line, &mut at).and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
             k.push_kind(addr, name, module, t.as_bytes()[0]);
         }
         k.finish();
@@ -87,12 +137,15 @@ impl Ksyms {
 
     /// Add one symbol with its kallsyms type letter.
     pub fn push_kind(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
+        self.last.set((0, None));
         if module.is_none() && matches!(kind, b'd' | b'b' | b'r') {
             self.all = true;
         }
         let len = name.len().min(u16::MAX as usize);
         let m = match module {
             None => 0,
+            // kallsyms lists a module's symbols together: try the last first.
+            Some(m) if self.mods.last().is_some_and(|x| x == m) => self.mods.len(),
             Some(m) => match self.mods.iter().position(|x| x == m) {
                 Some(i) => i + 1,
                 None => {
@@ -109,7 +162,10 @@ impl Ksyms {
     /// Sort by address. Stable, so of several names at one address the first
     /// listed wins, as in the kernel's own lookup.
     pub fn finish(&mut self) {
-        crate::util::sort_by_key(&mut self.syms, |s| s.addr);
+        // kallsyms is mostly in order already; skip the sort when it is.
+        if self.syms.windows(2).any(|w| w[0].addr > w[1].addr) {
+            crate::util::sort_by_key(&mut self.syms, |s| s.addr);
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -129,17 +185,17 @@ impl Ksyms {
     /// an address past the last symbol of its group, or past an end marker
     /// like `_etext`, is not inside any symbol.
     pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
-        let n = self.syms.partition_point(|s| s.addr <= addr);
-        if n == 0 {
-            return None;
-        }
-        // The first of the names sharing this address.
-        let best_addr = self.syms[n - 1].addr;
-        let first = self.syms[..n].partition_point(|s| s.addr < best_addr);
-        let s = &self.syms[first];
+        let (la, hit) = self.last.get();
+        let (first, size) = match hit {
+            Some(h) if la == addr && !self.syms.is_empty() => h,
+            _ => {
+                let h = self.find(addr);
+                self.last.set((addr, h));
+                h?
+            }
+        };
+        let s = self.syms.get(first)?;
         let name = self.name_of(s);
-        let next = self.syms[n..].iter().find(|x| x.module == s.module).map(|x| x.addr);
-        let size = next.map(|a| a - s.addr);
         let offset = addr - s.addr;
         if offset > 0 && (is_end_marker(name) || size.is_none()) {
             return None;
@@ -149,6 +205,20 @@ impl Ksyms {
         }
         let module = if s.module == 0 { None } else { self.mods.get(s.module as usize - 1).map(|m| m.as_str()) };
         Some(Ksym { name, offset, size, module })
+    }
+
+    /// Index of the symbol holding `addr` (the first of several names at
+    /// its address) and its size.
+    fn find(&self, addr: u64) -> Option<(usize, Option<u64>)> {
+        let n = self.syms.partition_point(|s| s.addr <= addr);
+        if n == 0 {
+            return None;
+        }
+        let best_addr = self.syms[n - 1].addr;
+        let first = self.syms[..n].partition_point(|s| s.addr < best_addr);
+        let s = &self.syms[first];
+        let next = self.syms[n..].iter().find(|x| x.module == s.module).map(|x| x.addr);
+        Some((first, next.map(|a| a - s.addr)))
     }
 
     /// Address of a symbol by name (first match), for tests and tools.
@@ -174,7 +244,7 @@ impl Printk {
             let Some(colon) = find(line, b" : ") else { continue };
             let a = trim(&line[..colon]);
             let a = a.strip_prefix(b"0x").unwrap_or(a);
-            let Some(addr) = core::str::from_utf8(a).ok().and_then(|a| u64::from_str_radix(a, 16).ok()) else {
+            let Some(addr) = hex(a) else {
                 continue;
             };
             let mut s = trim(&line[colon + 3..]);

@@ -83,6 +83,9 @@ struct Cpu<'s> {
     src: Box<dyn PageSource + 's>,
     cpu: u32,
     page: Vec<u8>,
+    /// `page` holds a page being walked. (The buffer keeps its length in
+    /// between: a source refilling it in place need not zero it first.)
+    live: bool,
     cur: RecordCursor,
     /// Pending record: timestamp, start and length of its data in `page`.
     head: (u64, u32, u32),
@@ -112,7 +115,7 @@ impl<'s> Merge<'s> {
     pub fn new(layout: PageLayout, sources: Vec<Box<dyn PageSource + 's>>) -> Merge<'s> {
         let mut cpus: Vec<Cpu<'s>> = sources
             .into_iter()
-            .map(|src| Cpu { cpu: src.cpu(), src, page: Vec::new(), cur: RecordCursor::default(), head: (0, 0, 0), state: State::Need, lost: None, pages: 0 })
+            .map(|src| Cpu { cpu: src.cpu(), src, page: Vec::new(), live: false, cur: RecordCursor::default(), head: (0, 0, 0), state: State::Need, lost: None, pages: 0 })
             .collect();
         crate::util::sort_by_key(&mut cpus, |c| c.cpu);
         let need = (0..cpus.len()).collect();
@@ -226,7 +229,7 @@ impl<'s> Merge<'s> {
         let layout = self.layout;
         let c = &mut self.cpus[i];
         loop {
-            if !c.page.is_empty() {
+            if c.live {
                 match c.cur.next(&layout, &c.page) {
                     Some(Ok(r)) => {
                         let start = r.data.as_ptr() as usize - c.page.as_ptr() as usize;
@@ -236,10 +239,10 @@ impl<'s> Merge<'s> {
                     }
                     Some(Err(e)) => {
                         self.errors.push((c.cpu, Error::new("ring page", c.pages.saturating_sub(1), Reason::Page(e))));
-                        c.page.clear();
+                        c.live = false;
                         continue;
                     }
-                    None => c.page.clear(),
+                    None => c.live = false,
                 }
             }
             match c.src.fill(&mut c.page) {
@@ -255,26 +258,27 @@ impl<'s> Merge<'s> {
                                 });
                             }
                             c.cur = p.cursor();
+                            c.live = true;
                         }
                         Err(e) => {
                             self.errors.push((c.cpu, Error::new("ring page", c.pages - 1, Reason::Page(e))));
-                            c.page.clear();
+                            c.live = false;
                         }
                     }
                 }
                 Ok(Fill::Empty) => {
-                    c.page.clear();
+                    c.live = false;
                     c.state = State::Waiting;
                     return;
                 }
                 Ok(Fill::End) => {
-                    c.page.clear();
+                    c.live = false;
                     c.state = State::Ended;
                     return;
                 }
                 Err(e) => {
                     self.errors.push((c.cpu, e));
-                    c.page.clear();
+                    c.live = false;
                     // The source decides whether it can go on (a file
                     // stream ends after an error; its next fill says End).
                 }

@@ -488,12 +488,86 @@ pub(crate) fn fold(e: Expr) -> Expr {
     if !ok {
         return e;
     }
-    let ev = Event::new(0, "", "", Vec::new(), "");
-    let env = Env::new(crate::cursor::Endian::Little, 8);
-    let mut ctx = Ctx { ev: &ev, rec: &[], env: &env, scratch: Vec::new() };
-    match ctx.eval(&e) {
-        Ok(Val::Int(v, t)) if t.size != 0 && !t.ptr => Expr::Num(v, t),
+    match const_int(&e, &Env::new(crate::cursor::Endian::Little, 8)) {
+        Some((v, t)) if t.size != 0 && !t.ptr => Expr::Num(v, t),
         _ => e,
+    }
+}
+
+/// The value of an expression over no record (a constant), if it has one.
+fn const_int(e: &Expr, env: &Env) -> Option<(u64, Ty)> {
+    let ev = Event::new(0, "", "", Vec::new(), "");
+    let mut ctx = Ctx { ev: &ev, rec: &[], env, scratch: Vec::new() };
+    match ctx.eval(e) {
+        Ok(Val::Int(v, t)) => Some((v, t)),
+        _ => None,
+    }
+}
+
+/// Is `e` a constant of the recording (no record data, no lookups)?
+fn is_const(e: &Expr) -> bool {
+    match e {
+        Expr::Num(..) | Expr::LongSize => true,
+        Expr::Unary(_, a) | Expr::Cast(_, a) => is_const(a),
+        Expr::Bin(_, a, b) => is_const(a) && is_const(b),
+        Expr::Cond(c, a, b) => is_const(c) && is_const(a) && is_const(b),
+        _ => false,
+    }
+}
+
+/// Fold what `fold` could not at compile time, now that the recording's
+/// `long` and dialect are known: every constant subtree becomes a number and
+/// flag/symbol tables become `Entry`s. kmem's gfp_flags tables are ~50
+/// entries of `(unsigned long)(A | B | ...)` each, otherwise evaluated for
+/// every record. `keep`: this node is on the left spine of a subtree the
+/// tep dialect re-associates (see `tep_rotates`), which must stay a tree.
+pub(crate) fn specialize(e: &mut Expr, env: &Env, keep: bool) {
+    match e {
+        Expr::Bin(op, a, b) => {
+            if keep {
+                let o = *op;
+                specialize(a, env, matches!(**a, Expr::Bin(x, ..) if x == o));
+                specialize(b, env, false);
+                return;
+            }
+            let rot = env.tep && tep_rotates(*op, b);
+            specialize(a, env, false);
+            specialize(b, env, rot);
+        }
+        Expr::Unary(_, a) | Expr::Cast(_, a) => specialize(a, env, false),
+        Expr::Cond(c, a, b) => {
+            specialize(c, env, false);
+            specialize(a, env, false);
+            specialize(b, env, false);
+        }
+        Expr::Index(a, i) => {
+            specialize(a, env, false);
+            specialize(i, env, false);
+        }
+        Expr::Call(f, args) => {
+            let table = matches!(f, Func::PrintFlags | Func::PrintFlagsU64 | Func::PrintSymbolic | Func::PrintSymbolicU64);
+            for a in args.iter_mut() {
+                specialize(a, env, false);
+                if let (true, Expr::List(l)) = (table, &*a) {
+                    if let [Expr::Num(..), Expr::Str(n)] = &l[..] {
+                        if let Some((v, _)) = const_int(&l[0], env) {
+                            *a = Expr::Entry(v, n.clone());
+                        }
+                    }
+                }
+            }
+        }
+        Expr::List(l) => {
+            for a in l.iter_mut() {
+                specialize(a, env, false);
+            }
+        }
+        _ => {}
+    }
+    if !keep && !matches!(e, Expr::Num(..)) && is_const(e) {
+        if let Some((v, t)) = const_int(e, env) {
+            *e = Expr::Num(v, t);
+        }
     }
 }
 
@@ -624,10 +698,10 @@ pub(crate) fn pointer<'a>(
             return tep_pointer(env, out, addr, first);
         }
         if matches!(first, b'S' | b's' | b'B' | b'F' | b'f') {
-            let mut sym = Vec::new();
+            let start = out.len();
             let offset = !matches!(first, b's' | b'f');
-            printf::symbol(&mut sym, env.ksyms, addr, offset, first == b'B');
-            printf::string(out, &sym, flags, width, prec);
+            printf::symbol(out, env.ksyms, addr, offset, first == b'B');
+            printf::pad_tail(out, start, flags, width, prec);
         } else {
             // Plain %p, %px, %pK: the raw value (see the module docs on hash-ptr).
             printf::pointer_string(out, addr, flags, width, env.long_size);
@@ -643,7 +717,9 @@ pub(crate) fn pointer<'a>(
         Val::Int(..) => return Err("%p extension of a kernel pointer (the data is not in the record)"),
         ref v => ctx.bytes(v).unwrap_or(b""),
     };
-    let mut tmp = Vec::new();
+    // Formatted in place at the end of `out`, then padded like a string.
+    let start = out.len();
+    let tmp = &mut *out;
     match first {
         b'h' => {
             printf::hex_string(out, d, width, ext);
@@ -659,38 +735,45 @@ pub(crate) fn pointer<'a>(
             }
             return Ok(());
         }
-        b'M' | b'm' => printf::mac(&mut tmp, d, ext)?,
+        b'M' | b'm' => printf::mac(tmp, d, ext)?,
         b'I' | b'i' => match ext.get(1) {
-            Some(b'4') => printf::ip4(&mut tmp, d.get(..4).ok_or("short IPv4 address")?, first == b'i'),
+            Some(b'4') => printf::ip4(tmp, d.get(..4).ok_or("short IPv4 address")?, first == b'i'),
             Some(b'6') => {
                 if d.len() < 16 {
                     return Err("short IPv6 address");
                 }
-                printf::ip6(&mut tmp, d, first == b'I', first == b'I' && ext.get(2) == Some(&b'c'))
+                printf::ip6(tmp, d, first == b'I', first == b'I' && ext.get(2) == Some(&b'c'))
             }
-            Some(b'S') => printf::sockaddr(&mut tmp, d, ext, env)?,
+            Some(b'S') => printf::sockaddr(tmp, d, ext, env)?,
             _ => return Err("unsupported %pI variant"),
         },
-        b'U' => printf::uuid(&mut tmp, d, ext)?,
+        b'U' => printf::uuid(tmp, d, ext)?,
         _ => return Err("unsupported %p extension"),
     }
-    printf::string(out, &tmp, flags, width, -1);
+    printf::pad_tail(out, start, flags, width, -1);
     Ok(())
 }
 
-/// libtraceevent's print_arg_pointer() for the value-printing `%p`s.
+/// libtraceevent's print_arg_pointer() for the value-printing `%p`s:
+/// `func` (`%ps`), `func+0x1c` (`%pS`), `(nil)`, or `0x...`.
 fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: u8) -> EResult<()> {
-    use core::fmt::Write as _;
-    let mut t = alloc::string::String::new();
     let func = matches!(first, b'S' | b's' | b'B' | b'F' | b'f');
     let sym = if func { env.ksyms.and_then(|k| k.lookup(addr)) } else { None };
-    let _ = match sym {
-        Some(k) if matches!(first, b's' | b'f') => write!(t, "{}", k.name),
-        Some(k) => write!(t, "{}+0x{:x}", k.name, k.offset),
-        None if addr == 0 && !func => write!(t, "(nil)"),
-        None => write!(t, "0x{:x}", addr),
+    let hex = |out: &mut Vec<u8>, v: u64| {
+        out.extend_from_slice(b"0x");
+        printf::number(out, v, 16, false, false, 0, -1, -1);
     };
-    out.extend_from_slice(t.as_bytes());
+    match sym {
+        Some(k) => {
+            out.extend_from_slice(k.name.as_bytes());
+            if !matches!(first, b's' | b'f') {
+                out.push(b'+');
+                hex(out, k.offset);
+            }
+        }
+        None if addr == 0 && !func => out.extend_from_slice(b"(nil)"),
+        None => hex(out, addr),
+    }
     Ok(())
 }
 
@@ -713,4 +796,49 @@ fn tep_prio(op: Op) -> u8 {
 /// Would libtraceevent re-associate `x OP right`?
 fn tep_rotates(op: Op, right: &Expr) -> bool {
     matches!(right, Expr::Bin(o2, ..) if tep_prio(*o2) > tep_prio(op))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::printfmt::Program;
+    use alloc::boxed::Box;
+    use alloc::string::String;
+
+    fn ev(fmt: &str) -> Event {
+        let t = alloc::format!(
+            "name: t\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int a;\toffset:8;\tsize:4;\tsigned:1;\n\nprint fmt: {fmt}\n"
+        );
+        crate::format::parse_event("test", &t).unwrap()
+    }
+
+    fn render(e: &Event, a: i32, env: &Env) -> String {
+        let mut r = alloc::vec![1u8, 0, 0, 0, 0, 0, 0, 0];
+        r.extend_from_slice(&a.to_le_bytes());
+        let mut s = String::new();
+        Program::compile(e).unwrap().render(e, &r, env, &mut s).unwrap();
+        s
+    }
+
+    /// Constant subtrees with `long` fold once the recording is known; flag
+    /// tables become entries; the tep dialect's re-association survives.
+    #[test]
+    fn specialize_folds_what_the_recording_fixes() {
+        let e = ev(r#""%s %d", __print_flags(REC->a, "|", { (unsigned long)(0x1 | 0x2), "AB" }, { (unsigned long)0x4, "C" }), REC->a & (0x1 | 0x2)"#);
+        let env = Env::new(crate::cursor::Endian::Little, 8);
+        let mut call = Program::compile(&e).unwrap().args[0].clone();
+        specialize(&mut call, &env, false);
+        let Expr::Call(_, args) = &call else { panic!() };
+        assert!(matches!(args[2], Expr::Entry(3, _)), "{:?}", args[2]);
+        assert_eq!(render(&e, 7, &env), "AB|C 3");
+        let mut tep = env;
+        tep.tep = true;
+        // libtraceevent: (a & 1) | 2.
+        assert_eq!(render(&e, 4, &tep), "C 2");
+        let mut b = Expr::Bin(Op::And, Box::new(Expr::Field(1)), Box::new(Expr::Bin(Op::Or, Box::new(Expr::Num(1, Ty::INT)), Box::new(Expr::Num(2, Ty::INT)))));
+        specialize(&mut b, &tep, false);
+        assert!(matches!(&b, Expr::Bin(Op::And, _, r) if matches!(**r, Expr::Bin(Op::Or, ..))));
+        specialize(&mut b, &env, false);
+        assert!(matches!(&b, Expr::Bin(Op::And, _, r) if matches!(**r, Expr::Num(3, _))));
+    }
 }

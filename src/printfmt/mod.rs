@@ -126,6 +126,12 @@ pub struct Program {
     fmt: Vec<u8>,
     pieces: Vec<Piece>,
     args: Vec<Expr>,
+    /// `args` with the constants of one recording folded (its `long` size
+    /// and dialect), made at the first render (see `eval::specialize`).
+    spec: core::cell::OnceCell<(usize, bool, Vec<Expr>)>,
+    /// The helpers' string buffer (`Ctx::scratch`), kept between records
+    /// so that `__print_flags` & co do not allocate for each.
+    scratch: core::cell::RefCell<Vec<u8>>,
 }
 
 impl Program {
@@ -148,7 +154,7 @@ impl Program {
         if need > args.len() {
             return Err(e("fewer arguments than conversions"));
         }
-        Ok(Program { fmt, pieces, args })
+        Ok(Program { fmt, pieces, args, spec: core::cell::OnceCell::new(), scratch: core::cell::RefCell::new(Vec::new()) })
     }
 
     /// Print one record. On error nothing has been written to `out`.
@@ -160,10 +166,21 @@ impl Program {
 
     /// Like `render`, appending raw bytes to `buf` (no UTF-8 round trip).
     pub fn render_bytes(&self, ev: &Event, rec: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
-        let mut ctx = Ctx { ev, rec, env, scratch: Vec::new() };
-        let mut args = ExprArgs { exprs: &self.args, next: 0 };
+        let mut scratch = core::mem::take(&mut *self.scratch.borrow_mut());
+        scratch.clear();
+        let mut ctx = Ctx { ev, rec, env, scratch };
+        let s = self.spec.get_or_init(|| {
+            let mut a = self.args.clone();
+            for e in &mut a {
+                eval::specialize(e, env, false);
+            }
+            (env.long_size, env.tep, a)
+        });
+        let exprs = if (s.0, s.1) == (env.long_size, env.tep) { &s.2 } else { &self.args };
+        let mut args = ExprArgs { exprs, next: 0 };
         let start = buf.len();
         let r = eval::format(&mut ctx, &self.fmt, &self.pieces, &mut args, buf);
+        *self.scratch.borrow_mut() = ctx.scratch;
         if r.is_err() {
             buf.truncate(start);
         }

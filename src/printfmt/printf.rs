@@ -187,24 +187,55 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
             width -= 1;
         }
     }
+    // Digits into place (most significant first) in a stack buffer, then
+    // the line gets a few slices instead of a push per byte.
     let mut tmp = [0u8; 24];
-    let mut n = 0;
     let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+    let mut i = tmp.len();
     loop {
-        tmp[n] = digits[(num % base) as usize];
-        n += 1;
-        num /= base;
-        if num == 0 {
+        i -= 1;
+        // Constant divisors: shifts and multiplies, not a 64-bit divide.
+        let d = match base {
+            16 => {
+                let d = num & 15;
+                num >>= 4;
+                d
+            }
+            // A size-optimised build keeps `/ 10` a divide instruction
+            // (tens of cycles); below 2^32 a multiply does it.
+            10 if num <= u32::MAX as u64 => {
+                let q = (num * 0xCCCC_CCCD) >> 35;
+                let d = num - q * 10;
+                num = q;
+                d
+            }
+            10 => {
+                let d = num % 10;
+                num /= 10;
+                d
+            }
+            _ => {
+                let d = num & 7;
+                num >>= 3;
+                d
+            }
+        };
+        tmp[i] = digits[d as usize];
+        if num == 0 || i == 0 {
             break;
         }
     }
-    let mut prec = prec.max(n as i32);
+    let n = (tmp.len() - i) as i32;
+    let prec = prec.max(n);
     width -= prec;
-    if flags & (ZEROPAD | LEFT) == 0 {
-        while width > 0 {
-            out.push(b' ');
-            width -= 1;
+    let fill = |out: &mut Vec<u8>, c: u8, k: i32| {
+        if k > 0 {
+            out.resize(out.len() + k as usize, c);
         }
+    };
+    if flags & (ZEROPAD | LEFT) == 0 {
+        fill(out, b' ', width);
+        width = 0;
     }
     if sign != 0 {
         out.push(sign);
@@ -218,24 +249,12 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
         }
     }
     if flags & LEFT == 0 {
-        let c = if flags & ZEROPAD != 0 { b'0' } else { b' ' };
-        while width > 0 {
-            out.push(c);
-            width -= 1;
-        }
+        fill(out, if flags & ZEROPAD != 0 { b'0' } else { b' ' }, width);
+        width = 0;
     }
-    while prec > n as i32 {
-        out.push(b'0');
-        prec -= 1;
-    }
-    while n > 0 {
-        n -= 1;
-        out.push(tmp[n]);
-    }
-    while width > 0 {
-        out.push(b' ');
-        width -= 1;
-    }
+    fill(out, b'0', prec - n);
+    out.extend_from_slice(&tmp[i..]);
+    fill(out, b' ', width);
 }
 
 /// The kernel's string(): at most `prec` bytes, stopping at NUL, padded with
@@ -252,6 +271,24 @@ pub(crate) fn string(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32, prec: i
     out.extend_from_slice(&s[..len]);
     if flags & LEFT != 0 {
         out.extend(core::iter::repeat_n(b' ', pad));
+    }
+}
+
+/// `string()` of the bytes appended to `out` since `start`, in place: what
+/// `%pS` & co print goes straight into the line, no temporary.
+pub(crate) fn pad_tail(out: &mut Vec<u8>, start: usize, flags: u8, width: i32, prec: i32) {
+    let s = start.min(out.len());
+    let mut len = out[s..].iter().position(|&b| b == 0).unwrap_or(out.len() - s);
+    if prec >= 0 {
+        len = len.min(prec as usize);
+    }
+    out.truncate(s + len);
+    let pad = (width.max(0) as usize).saturating_sub(len);
+    if pad > 0 {
+        // Rare (a width on %pS & co): no need for an in-place rotation.
+        let tail = if flags & LEFT == 0 { out.split_off(s) } else { Vec::new() };
+        out.resize(out.len() + pad, b' ');
+        out.extend_from_slice(&tail);
     }
 }
 

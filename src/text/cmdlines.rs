@@ -37,8 +37,14 @@ impl Cmdlines {
             let mut it = line.splitn(2, |&b| b == b' ');
             let (Some(p), Some(name)) = (it.next(), it.next()) else { continue };
             let Some(pid) = parse_i32(p) else { continue };
-            self.insert(pid, name);
+            let start = self.names.len() as u32;
+            let _ = super::put_all(&mut self.names, name);
+            self.pids.push((pid, start, self.names.len() as u32));
         }
+        // Appended, then sorted once: inserting each line in place moved
+        // the table for every line (a quarter of ftcat's start-up).
+        self.pids = sorted_last_wins(core::mem::take(&mut self.pids), |e| e.0);
+        self.last.set((0, 0));
     }
 
     /// Record one name; a later one for the same pid wins (a newer comm).
@@ -59,11 +65,9 @@ impl Cmdlines {
             let mut it = line.split(|&b| b == b' ').filter(|s| !s.is_empty());
             let (Some(p), Some(t)) = (it.next(), it.next()) else { continue };
             let (Some(pid), Some(tgid)) = (parse_i32(p), parse_i32(t)) else { continue };
-            match self.tgids.binary_search_by_key(&pid, |e| e.0) {
-                Ok(i) => self.tgids[i].1 = tgid,
-                Err(i) => self.tgids.insert(i, (pid, tgid)),
-            }
+            self.tgids.push((pid, tgid));
         }
+        self.tgids = sorted_last_wins(core::mem::take(&mut self.tgids), |e| e.0);
     }
 
     /// The recorded name, without the kernel's placeholders.
@@ -108,7 +112,25 @@ impl Cmdlines {
     }
 }
 
+/// Sorted by pid (stable), keeping the last entry of each pid: a later line
+/// for a pid wins, as with `insert`.
+fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
+    crate::util::sort_by_key(&mut v, pid);
+    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    for e in v {
+        match out.last_mut() {
+            Some(l) if pid(l) == pid(&e) => *l = e,
+            _ => out.push(e),
+        }
+    }
+    out
+}
+
 fn parse_i32(s: &[u8]) -> Option<i32> {
+    // The usual plain digits by hand (tgids lists run to pid_max lines).
+    if !s.is_empty() && s.len() < 10 && s.iter().all(|c| c.is_ascii_digit()) {
+        return Some(s.iter().fold(0i32, |v, &c| v * 10 + (c - b'0') as i32));
+    }
     let s = core::str::from_utf8(s).ok()?;
     s.trim().parse().ok()
 }

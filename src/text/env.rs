@@ -4,7 +4,7 @@
 //! record the interpreter cannot evaluate gets its fields as `name=value`.
 
 use alloc::vec::Vec;
-use core::cell::RefCell;
+use core::cell::{OnceCell, RefCell};
 use core::fmt::{self, Write};
 
 use super::{put_all, Env, Rendered, Sym};
@@ -14,8 +14,10 @@ use crate::ksyms::{Ksyms, Printk};
 use crate::printfmt::{self, Program};
 
 pub struct Decoder {
-    /// Sorted by id, with the compiled print fmt (None: could not compile).
-    events: Vec<(Event, Option<Program>)>,
+    /// Sorted by id, with the compiled print fmt (None: could not compile),
+    /// compiled at the event's first record: a recording lists every
+    /// format of the kernel (thousands) and uses a few.
+    events: Vec<(Event, OnceCell<Option<Program>>)>,
     pub ksyms: Ksyms,
     pub printk: Printk,
     pub endian: Endian,
@@ -28,13 +30,7 @@ pub struct Decoder {
 
 impl Decoder {
     pub fn new(events: Vec<Event>, ksyms: Ksyms, printk: Printk, endian: Endian, long_size: usize) -> Decoder {
-        let mut events: Vec<(Event, Option<Program>)> = events
-            .into_iter()
-            .map(|e| {
-                let p = Program::compile(&e).ok();
-                (e, p)
-            })
-            .collect();
+        let mut events: Vec<(Event, OnceCell<Option<Program>>)> = events.into_iter().map(|e| (e, OnceCell::new())).collect();
         crate::util::sort_by_key(&mut events, |e| e.0.id);
         Decoder { events, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
     }
@@ -47,7 +43,7 @@ impl Decoder {
         self.get(id).map(|e| &e.0)
     }
 
-    fn get(&self, id: u16) -> Option<&(Event, Option<Program>)> {
+    fn get(&self, id: u16) -> Option<&(Event, OnceCell<Option<Program>>)> {
         self.events.binary_search_by_key(&id, |e| e.0.id).ok().map(|i| &self.events[i])
     }
 
@@ -69,6 +65,7 @@ impl Env for Decoder {
 
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
         let Some((ev, prog)) = self.get(id) else { return Ok(Rendered::Fallback) };
+        let prog = prog.get_or_init(|| Program::compile(ev).ok());
         let env = self.penv();
         let mut buf = self.scratch.borrow_mut();
         buf.clear();

@@ -264,6 +264,11 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     /// (array_buffer->time_start), which the kernel does not export: 0 is
     /// right for a buffer never reset (a new instance, the boot buffer).
     pub time_start: u64,
+    /// The context columns' `comm-pid (tgid) [cpu] ` of the last pid and CPU, and its
+    /// ` secs.` of the last second (with its start in µs): records come in runs of one task, and
+    /// rebuilding them was a third of a syscall line's cost.
+    pre: core::cell::Cell<(i32, bool, u32, String)>,
+    secs: core::cell::Cell<(u64, [u8; 24], u8)>,
     pub counts: Counts,
 }
 
@@ -288,6 +293,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             lat_buf: String::new(),
             pend: None,
             time_start: 0,
+            pre: core::cell::Cell::new((0, false, 0, String::new())),
+            secs: core::cell::Cell::new((0, [0; 24], 0)),
             counts: Counts::default(),
         }
     }
@@ -969,26 +976,37 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// The context columns into a line buffer (the event text may follow).
     pub fn context_into(&self, b: &mut Line, r: &Rec) {
         let pid = self.pid(r.data);
-        let comm = self.cmd.comm(pid);
-        b.pad(16usize.saturating_sub(kwidth(comm)));
-        b.extend_str(comm);
-        b.push(b'-');
-        let n = b.int(pid as i64);
-        b.pad(7usize.saturating_sub(n));
-        b.push(b' ');
-        if self.opts.has(opts::RECORD_TGID) {
-            match self.cmd.tgid(pid) {
-                0 => b.extend(b"(-------) "),
-                t => {
-                    b.push(b'(');
-                    b.int_right(t as i64, 7);
-                    b.extend(b") ");
+        let tgid = self.opts.has(opts::RECORD_TGID);
+        let mut pre = self.pre.take();
+        if pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty() {
+            b.extend_str(&pre.3);
+        } else {
+            let mark = b.len();
+            let comm = self.cmd.comm(pid);
+            b.pad(16usize.saturating_sub(kwidth(comm)));
+            b.extend_str(comm);
+            b.push(b'-');
+            let n = b.int(pid as i64);
+            b.pad(7usize.saturating_sub(n));
+            b.push(b' ');
+            if tgid {
+                match self.cmd.tgid(pid) {
+                    0 => b.extend(b"(-------) "),
+                    t => {
+                        b.push(b'(');
+                        b.int_right(t as i64, 7);
+                        b.extend(b") ");
+                    }
                 }
             }
+            b.push(b'[');
+            b.zeros(r.cpu as u64, 3);
+            b.extend(b"] ");
+            pre.3.clear();
+            pre.3.push_str(b.as_str().get(mark..).unwrap_or(""));
+            (pre.0, pre.1, pre.2) = (pid, tgid, r.cpu);
         }
-        b.push(b'[');
-        b.zeros(r.cpu as u64, 3);
-        b.extend(b"] ");
+        self.pre.set(pre);
         if self.opts.has(opts::IRQ_INFO) {
             let mut t = [0u8; 5];
             lat_chars(r.data, &mut t);
@@ -996,10 +1014,24 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         if self.in_ns {
             let t = ns2usecs(r.ts);
-            b.push(b' ');
-            b.int_right((t / 1_000_000) as i64, 5);
-            b.push(b'.');
-            b.zeros(t % 1_000_000, 6);
+            // The cached second's start in microseconds: no 64-bit divide
+            // (tens of cycles in a size-optimised build) within it.
+            let (s, mut arr, n) = self.secs.get();
+            let usec = t.wrapping_sub(s);
+            if usec < 1_000_000 && n > 0 {
+                b.extend(&arr[..n as usize]);
+                b.six(usec as u32);
+            } else {
+                let (sec, usec) = (t / 1_000_000, t % 1_000_000);
+                let mut l = Line::on(&mut arr);
+                l.push(b' ');
+                l.int_right(sec as i64, 5);
+                l.push(b'.');
+                let n = l.len();
+                b.extend(&arr[..n]);
+                self.secs.set((sec * 1_000_000, arr, n as u8));
+                b.six(usec as u32);
+            }
         } else {
             b.push(b' ');
             b.uint_right(r.ts, 12);
@@ -1269,7 +1301,13 @@ impl<'a> Line<'a> {
         let end = (self.n + s.len()).min(self.b.len());
         let k = end - self.n;
         copy_small(&mut self.b[self.n..end], &s[..k]);
-        if !s.is_ascii() {
+        // A plain loop, inline: core's is_ascii and even `any` are calls
+        // costing more than the few bytes a piece of a line is.
+        let mut hi = 0;
+        for &c in &s[..k] {
+            hi |= c;
+        }
+        if hi >= 0x80 {
             for c in &mut self.b[self.n..end] {
                 if !c.is_ascii() {
                     *c = b'?';
@@ -1311,19 +1349,15 @@ impl<'a> Line<'a> {
         }
     }
     /// `%lx`.
-    pub fn hex(&mut self, mut v: u64) {
+    pub fn hex(&mut self, v: u64) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        let mut t = [0u8; 16];
-        let mut i = 16;
-        loop {
-            i -= 1;
-            t[i] = HEX[(v & 15) as usize];
-            v >>= 4;
-            if v == 0 {
-                break;
-            }
+        // Digits straight into place, like `uint`.
+        let n = (16 - v.leading_zeros() as usize / 4).max(1);
+        let Some(d) = self.b.get_mut(self.n..self.n + n) else { return };
+        for (k, c) in d.iter_mut().enumerate() {
+            *c = HEX[((v >> (4 * (n - 1 - k))) & 15) as usize];
         }
-        self.extend(&t[i..]);
+        self.n += n;
     }
     pub fn len(&self) -> usize {
         self.n
@@ -1404,6 +1438,17 @@ impl<'a> Line<'a> {
     pub fn uint_right(&mut self, v: u64, w: usize) {
         self.pad(w.saturating_sub(Self::width(v)));
         self.uint(v);
+    }
+    /// `%06u` of a value below a million (the microseconds column).
+    pub fn six(&mut self, v: u32) {
+        let v = v % 1_000_000;
+        let (a, b, c) = (2 * (v / 10_000) as usize, 2 * (v / 100 % 100) as usize, 2 * (v % 100) as usize);
+        let d = DIGITS2;
+        let t = [d[a], d[a + 1], d[b], d[b + 1], d[c], d[c + 1]];
+        if let Some(o) = self.b.get_mut(self.n..self.n + 6) {
+            o.copy_from_slice(&t);
+            self.n += 6;
+        }
     }
     /// `%0*u`.
     #[inline(always)]

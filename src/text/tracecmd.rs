@@ -16,7 +16,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use super::kernel::{kwidth, F};
+use super::kernel::{kwidth, Line, F};
 use super::{pad, put_bytes, Cmdlines, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldKind};
@@ -288,6 +288,9 @@ pub struct TraceCmd<'a> {
     lost: Vec<Option<Option<u64>>>,
     armed: Option<(u32, Option<u64>)>,
     buf: String,
+    /// `%16s-%-5d ` of the last pid (records come in runs of one task);
+    /// emptied when a comm is learnt.
+    pre: (i32, String),
     /// Records the print fmt interpreter could not format.
     pub fallback: u64,
 }
@@ -329,6 +332,7 @@ impl<'a> TraceCmd<'a> {
             lost: Vec::new(),
             armed: None,
             buf: String::new(),
+            pre: (0, String::new()),
             fallback: 0,
         }
     }
@@ -370,6 +374,7 @@ impl<'a> TraceCmd<'a> {
             let mut s = String::new();
             let _ = put_bytes(&mut s, comm);
             self.learnt.insert(i, (pid, s));
+            self.pre.1.clear();
         }
     }
 
@@ -418,8 +423,8 @@ impl<'a> TraceCmd<'a> {
         }
         let d = r.data;
         let pid = self.pid(d);
-        let comm = self.comm(pid);
         if self.flags & LAT != 0 {
+            let comm = self.comm(pid);
             // `%8.8s`: at most 8 bytes, right-aligned.
             let mut n = 0;
             let mut cut = comm.len();
@@ -440,9 +445,22 @@ impl<'a> TraceCmd<'a> {
                 lat_fmt(s, d)?;
             }
         } else {
-            pad(s, 16usize.saturating_sub(kwidth(comm)))?;
-            s.push_str(comm);
-            write!(s, "-{:<5} [{:03}]", pid, r.cpu)?;
+            if self.pre.0 != pid || self.pre.1.is_empty() {
+                let mut p = core::mem::take(&mut self.pre.1);
+                p.clear();
+                let comm = self.comm(pid);
+                pad(&mut p, 16usize.saturating_sub(kwidth(comm)))?;
+                p.push_str(comm);
+                write!(p, "-{:<5} ", pid)?;
+                self.pre = (pid, p);
+            }
+            s.push_str(&self.pre.1);
+            let mut arr = [0u8; 16];
+            let mut l = Line::on(&mut arr);
+            l.push(b'[');
+            l.zeros(r.cpu as u64, 3);
+            l.push(b']');
+            s.push_str(l.as_str());
         }
         self.time(s, r.ts)?;
         s.push(':');
@@ -470,18 +488,29 @@ impl<'a> TraceCmd<'a> {
     /// print_event_time() with the format trace-cmd picked (the same one
     /// it gives func_repeats' `last_ts`).
     fn time_val(&self, s: &mut String, ts: u64) -> fmt::Result {
-        if !self.in_ns {
+        // `%5lu.%0Nlu` with N digits of the unit; by hand, not core::fmt:
+        // this runs for every line.
+        let (p, digits) = if !self.in_ns {
             // "%12d" reads as precision 12: its int power of ten overflows
             // to 0xffffffffd4a51000 once widened, so the seconds are 0.
-            let p = 0xffff_ffff_d4a5_1000u64;
-            return write!(s, "{:>5}.{:012}", ts / p, ts % p);
-        }
-        if self.flags & NSEC != 0 {
-            write!(s, "{:>5}.{:09}", ts / 1_000_000_000, ts % 1_000_000_000)
+            (0xffff_ffff_d4a5_1000u64, 12)
+        } else if self.flags & NSEC != 0 {
+            (1_000_000_000, 9)
         } else {
-            let t = ts.wrapping_add(500) / 1000;
-            write!(s, "{:>5}.{:06}", t / 1_000_000, t % 1_000_000)
+            (1_000_000, 6)
+        };
+        let t = if self.in_ns && digits == 6 { ts.wrapping_add(500) / 1000 } else { ts };
+        let mut arr = [0u8; 48];
+        let mut l = Line::on(&mut arr);
+        l.uint_right(t / p, 5);
+        l.push(b'.');
+        if digits == 6 {
+            l.six((t % p) as u32);
+        } else {
+            l.zeros(t % p, digits);
         }
+        s.push_str(l.as_str());
+        Ok(())
     }
 
     fn body(&mut self, s: &mut String, r: &Rec, ty: u16, next: Option<&Rec>) -> Result<bool, fmt::Error> {

@@ -180,21 +180,27 @@ fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> Res
 /// Owned bytes to text without a copy when they are valid UTF-8 (kallsyms
 /// is megabytes).
 fn text_owned(mut v: Vec<u8>) -> String {
-    if let Some(n) = v.iter().position(|&c| c == 0) {
-        if v[n..].iter().all(|&c| c == 0) {
-            v.truncate(n);
-        }
-    }
+    let n = nul_tail(&v);
+    v.truncate(n);
     String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 fn text(b: &[u8]) -> String {
     // Format files and kallsyms are ASCII; a stray byte must not lose the rest.
-    let b = match b.iter().position(|&c| c == 0) {
-        Some(n) if b[n..].iter().all(|&c| c == 0) => &b[..n],
-        _ => b,
-    };
+    let b = &b[..nul_tail(b)];
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// Where a run of NULs that ends `b` starts, when no other NUL comes
+/// before it (C string padding); else `b.len()`. `contains` on bytes is
+/// core's word-at-a-time memchr: kallsyms is megabytes.
+fn nul_tail(b: &[u8]) -> usize {
+    let t = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+    if t < b.len() && !b[..t].contains(&0) {
+        t
+    } else {
+        b.len()
+    }
 }
 
 /// One event format file, in file order (the `ftrace` system first).
