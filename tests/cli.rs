@@ -105,3 +105,73 @@ fn applets_answer_help_through_links() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Issue #2 §1: `ftbox APPLET ARGS…`; `--install` leaves correct hard
+/// links alone too, refuses a missing directory, and answers a bad usage
+/// with exit 2.
+#[test]
+fn applet_as_first_argument_and_install_edges() {
+    for a in ["ftcat", "ftctl", "ftrec"] {
+        let (c, out, err) = run(&ftbox(), &[a, "--help"]);
+        assert_eq!(c, 0, "ftbox {a} --help: {err}");
+        assert!(out.starts_with(&format!("Usage: {a}")), "{a}: {out}");
+        let (c, _, err) = run(&ftbox(), &[a, "--no-such-option"]);
+        assert_eq!(c, 2, "ftbox {a} --no-such-option: {err}");
+        assert!(err.starts_with(&format!("{a}: ")), "errors are 'APPLET: message': {err}");
+    }
+    let target = std::fs::canonicalize(ftbox()).unwrap();
+    let h = target.parent().unwrap().join(format!("hl2-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&h);
+    std::fs::create_dir_all(&h).unwrap();
+    let (c, _, err) = run(&ftbox(), &["--install", h.to_str().unwrap()]);
+    assert_eq!(c, 0, "{err}");
+    let (c, _, err) = run(&ftbox(), &["--install", h.to_str().unwrap()]);
+    assert_eq!((c, err.as_str()), (0, ""), "correct hard links are left alone, quietly");
+    std::fs::remove_dir_all(&h).unwrap();
+    let (c, _, err) = run(&ftbox(), &["--install", "/nonexistent/dir"]);
+    assert_eq!(c, 1, "{err}");
+    assert!(err.contains("/nonexistent/dir"), "{err}");
+    let (c, _, _) = run(&ftbox(), &["--install"]);
+    assert_eq!(c, 2);
+}
+
+/// Issue #2 §1: without /proc/self/exe, `--install` points the links at an
+/// absolute argv[0] (or a relative one made absolute). Needs root for a
+/// private mount namespace with /proc unmounted; skips otherwise.
+#[test]
+fn install_without_proc_uses_argv0() {
+    if std::env::var_os("FTBOX_NO_LIVE").is_some_and(|v| v == "1") {
+        println!("skipped: install_without_proc_uses_argv0: FTBOX_NO_LIVE=1");
+        return;
+    }
+    let d = tmpdir("noproc");
+    // A copy named ftbox, so that argv[0]'s basename is the multicall name.
+    std::fs::create_dir_all(d.join("bin")).unwrap();
+    let bin = d.join("bin/ftbox");
+    std::fs::copy(ftbox(), &bin).unwrap();
+    let (abs, rel) = (d.join("abs"), d.join("rel"));
+    std::fs::create_dir_all(&abs).unwrap();
+    std::fs::create_dir_all(&rel).unwrap();
+    let script = format!("umount -l /proc || exit 77; {} --install -s {} || exit 1; cd {} && ./ftbox --install -s {}", bin.display(), abs.display(), d.join("bin").display(), rel.display());
+    let o = match Command::new("unshare").args(["-m", "sh", "-c", &script]).output() {
+        Ok(o) => o,
+        Err(e) => {
+            println!("skipped: install_without_proc_uses_argv0: no unshare ({e})");
+            return;
+        }
+    };
+    if o.status.code() == Some(77) || (!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("unshare")) {
+        println!("skipped: install_without_proc_uses_argv0: no private mount namespace: {}", String::from_utf8_lossy(&o.stderr));
+        let _ = std::fs::remove_dir_all(&d);
+        return;
+    }
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for dir in [&abs, &rel] {
+        for a in ["ftcat", "ftctl", "ftrec"] {
+            let l = std::fs::read_link(dir.join(a)).unwrap();
+            assert!(l.is_absolute(), "{}: {}", a, l.display());
+            assert_eq!(std::fs::canonicalize(&l).unwrap(), std::fs::canonicalize(&bin).unwrap());
+        }
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

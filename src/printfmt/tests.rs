@@ -489,3 +489,26 @@ fn raw_syscalls_sys_enter_args() {
     // A record cut inside the array is an error, not a guess.
     assert!(run_env(&ev, &rec(&p[..40]), &env()).is_err());
 }
+
+/// Issue #3 §3, items no other test names: `%i`, every fixed-width cast,
+/// the `%pU` byte-order/case variants, `(REC)->f` in helpers, integer
+/// literal forms, `%c` of a field, `%hx`/`%hhx` truncation.
+#[test]
+fn audit_casts_i_and_uuid_variants() {
+    let ev = event(
+        &[("int a", 4, true), ("unsigned long v", 8, false), ("__u8 uuid[16]", 16, false)],
+        r#""%i %+i|%u %d %u %d %llu %lld|%u %d|%x %hx %hhx|%pUb %pUB %pUl %pUL|%d %d %d %lu", REC->a, (REC)->a, (u16)REC->v, (s16)REC->v, (u32)REC->v, (s32)REC->v, (u64)REC->a, (s64)REC->v, (u8)REC->v, (s8)REC->v, (unsigned int)REC->v, REC->v, REC->v, REC->uuid, REC->uuid, REC->uuid, REC->uuid, 0x10, 010, 10U, 0xffffffffffffffffULL"#,
+    );
+    let mut p = (-5i32).to_le_bytes().to_vec();
+    p.extend_from_slice(&0xffff_ffff_ffff_fffeu64.to_le_bytes());
+    p.extend((0u8..16).map(|x| x * 17));
+    assert_eq!(
+        run(&ev, &rec(&p)),
+        "-5 -5|65534 -2 4294967294 -2 18446744073709551611 -2|254 -2|fffffffe fffe fe|\
+         00112233-4455-6677-8899-aabbccddeeff 00112233-4455-6677-8899-AABBCCDDEEFF \
+         33221100-5544-7766-8899-aabbccddeeff 33221100-5544-7766-8899-AABBCCDDEEFF|16 8 10 18446744073709551615"
+    );
+    // Narrowing keeps the low bits; widening a signed value sign-extends.
+    let ev = event(&[("u64 v", 8, false)], r#""%d %d %lld %llu", (s8)(REC->v >> 8), (u8)(REC->v >> 8), (s64)(s32)REC->v, (u64)(u32)(s32)REC->v"#);
+    assert_eq!(run(&ev, &rec(&0x8000_8080u64.to_le_bytes())), "-128 128 -2147450752 2147516544");
+}

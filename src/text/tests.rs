@@ -621,3 +621,87 @@ fn escape_range_chars_round_trip() {
         .collect();
     assert_eq!(back, src);
 }
+
+/// An Env whose kernel strings resolve (bputs' `str` points into the
+/// kernel image) and whose bprint prints its arguments' length.
+struct StrEnv;
+
+impl Env for StrEnv {
+    fn sym(&self, addr: u64) -> Option<Sym<'_>> {
+        (addr >= 0xffff_5000 && addr < 0xffff_5100).then_some(Sym { name: "my_init", addr: 0xffff_5000, size: 0x100, module: None })
+    }
+    fn render(&self, _id: u16, _d: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
+        out.write_str("body")?;
+        Ok(Rendered::Ok)
+    }
+    fn bprint(&self, f: u64, a: &[u8], o: &mut dyn Write) -> Result<Rendered, fmt::Error> {
+        write!(o, "fmt@{:x} {} arg bytes\n", f, a.len())?;
+        Ok(Rendered::Ok)
+    }
+    fn kstr(&self, a: u64) -> Option<&str> {
+        (a == 0xffff_9000).then_some("hello from trace_puts\n")
+    }
+}
+
+/// Issue #3 §4 "print, bprint (via printk_formats), bputs": the bputs and
+/// bprint printers (`ip: text`, the text as given, no added newline), and
+/// §4 "timestamps as the recorded trace clock prints them": counter-style
+/// clocks print the raw count, ` %12llu`.
+#[test]
+fn audit_bputs_bprint_and_counter_clocks() {
+    let evs = alloc::vec![
+        ev(6, "ftrace", "bputs", &[f("unsigned long ip", 8, 8, false), f("const char * str", 16, 8, false)]),
+        ev(7, "ftrace", "bprint", &[f("unsigned long ip", 8, 8, false), f("const char * fmt", 16, 8, false), f("u32 buf[]", 24, 0, false)]),
+        ev(300, "sched", "sched_foo", &[f("int x", 8, 4, true)]),
+    ];
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::parse(b"143 sh\n");
+    let env = StrEnv;
+    let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
+    let mut line = |k: &mut Kernel<'_, StrEnv>, d: &[u8], ts: u64| {
+        let mut out = String::new();
+        k.line(&mut out, &Rec { cpu: 1, ts, data: d }, None).unwrap();
+        out
+    };
+    let mut b = hdr(6, 143);
+    u64s(&mut b, &[0xffff_5010, 0xffff_9000]);
+    assert_eq!(line(&mut k, &b, 2_000_000_500), "              sh-143     [001] .....     2.000001: my_init: hello from trace_puts\n");
+    let mut p = hdr(7, 143);
+    u64s(&mut p, &[0xffff_5020, 0xffff_a000]);
+    p.extend_from_slice(&[1, 0, 0, 0, 2, 0, 0, 0]);
+    assert_eq!(line(&mut k, &p, 0), "              sh-143     [001] .....     0.000000: my_init: fmt@ffffa000 8 arg bytes\n");
+    // An unknown string address is not guessed: the fields are printed.
+    let mut bad = hdr(6, 143);
+    u64s(&mut bad, &[0xffff_5010, 0xdead]);
+    assert!(!line(&mut k, &bad, 0).contains("hello"));
+    // Counter clocks: the raw count in a 12-wide column, no `secs.usecs`.
+    let mut g = hdr(300, 143);
+    g.extend_from_slice(&[0; 4]);
+    for clock in ["counter", "x86-tsc", "uptime"] {
+        k.set_clock(clock);
+        assert_eq!(line(&mut k, &g, 123_456_789), "              sh-143     [001] .....    123456789: sched_foo: body\n", "{clock}");
+    }
+    for clock in ["local", "global", "mono", "boot"] {
+        k.set_clock(clock);
+        assert_eq!(line(&mut k, &g, 123_456_789), "              sh-143     [001] .....     0.123457: sched_foo: body\n", "{clock}");
+    }
+}
+
+/// Issue #3 §4: every duration mark of the function_graph printer at its
+/// boundary (trace_find_mark(): strictly greater than the threshold).
+#[test]
+fn audit_every_funcgraph_duration_mark() {
+    use super::funcgraph::mark;
+    for (at, below, above) in [
+        (10_000u64, ' ', '+'),
+        (100_000, '+', '!'),
+        (1_000_000, '!', '#'),
+        (10_000_000, '#', '*'),
+        (100_000_000, '*', '@'),
+        (1_000_000_000, '@', '$'),
+    ] {
+        assert_eq!((mark(at), mark(at + 1)), (below, above), "around {at} ns");
+    }
+    assert_eq!(mark(0), ' ');
+    assert_eq!(mark(u64::MAX), '$');
+}

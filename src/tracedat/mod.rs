@@ -109,6 +109,8 @@ pub enum Reason {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     pub section: &'static str,
+    /// A byte offset in the file; for "ring page" the page's index (from
+    /// 0) in its CPU's stream.
     pub offset: u64,
     pub reason: Reason,
 }
@@ -128,7 +130,11 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at offset {}: ", self.section, self.offset)?;
+        // The merge reports a bad ring page by its index in the CPU's page
+        // stream (it reads through a source and knows no file offsets):
+        // "ring page at offset 1" read as byte 1 of the file.
+        let at = if self.section == "ring page" { " " } else { " at offset " };
+        write!(f, "{}{}{}: ", self.section, at, self.offset)?;
         match &self.reason {
             Reason::Io(e) => write!(f, "read error (errno {})", e),
             Reason::Truncated { at, want } => write!(f, "file truncated (need {} bytes at offset {})", want, at),
