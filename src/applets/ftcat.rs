@@ -52,7 +52,7 @@ own `trace` file would print it.
                      guessed)
       --stat         records per event and CPU, lost events, time span,
                      records the print fmt interpreter could not format
-  -R, --raw          every field as name=value (the `fields` option)
+  -R, --raw          every field as name=value (`-O fields`, and ftrace's own records too)
   -F 'SYS/EVENT: EXPR'  only these events, where EXPR holds (==, !=, <, >,
                      &, =~ regex, ~ glob, &&, ||, !, COMM; repeatable)
       --max-depth N  function_graph: hide calls N deep and deeper
@@ -1040,7 +1040,7 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
         }
     }
     if a.raw {
-        opts.flags |= text::opts::FIELDS;
+        opts.flags |= text::opts::FIELDS | text::opts::ALL_FIELDS;
     }
     let tracer = rec.tracer.clone().unwrap_or_else(|| "nop".to_string());
     let mut k = Kernel::new(&rec.dec, &rec.cmd, &cls, opts, rec.ncpus);

@@ -883,7 +883,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     pub fn fields(&mut self, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
         let d = r.data;
         let e = self.endian;
-        if c.ftrace {
+        if c.ftrace && !self.opts.has(opts::ALL_FIELDS) {
             // print_event_fields() looks ftrace's own types up among the
             // trace events and does not find them.
             return write!(out, "UNKNOWN TYPE {}\n", c.id);
@@ -897,7 +897,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         out.write_char(' ')?;
         let mut s = String::new();
         if self.env.fields(c.id, d, &mut s)? {
-            out.write_str(&s)?;
+            // A marker's buf ends in its own newline: one line per record.
+            out.write_str(if c.ftrace { s.trim_end_matches('\n') } else { &s })?;
             return out.write_char('\n');
         }
         for (i, (name, ctype, f, kind)) in c.fields.iter().enumerate() {

@@ -21,6 +21,10 @@ pub const PRINTK: u32 = 1 << 12;
 pub const RAW: u32 = 1 << 13;
 pub const HEX: u32 = 1 << 14;
 pub const BIN: u32 = 1 << 15;
+/// Not a kernel option (no name in the table): ftcat --raw's "every field",
+/// which also prints ftrace's own records (print, function, ...) by their
+/// formats where the kernel's `fields` says `UNKNOWN TYPE`.
+pub const ALL_FIELDS: u32 = 1 << 16;
 
 /// Bits of [`Opts::graph`] (function_graph's tracer flags).
 pub const G_OVERRUN: u32 = 1 << 0;
