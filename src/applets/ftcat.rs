@@ -6,19 +6,17 @@
 //! `text::Kernel`, which needs the next record of the same CPU to fold a
 //! function_graph entry and its exit into one line.
 
-use std::ffi::OsString;
-use std::io::{self, Write};
-use std::string::{String, ToString};
-use std::vec::Vec;
-
-use std::boxed::Box;
-use std::collections::VecDeque;
-use std::ffi::OsStr;
-use std::format;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 use rustix::fs::OFlags;
 
 use crate::applets::source;
+use crate::argv::{self, Long, Short, Value};
+use crate::sys::{self, Errno};
 use crate::cli::{self, Error, Result};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{self, Event};
@@ -68,7 +66,7 @@ own `trace` file would print it.
   -h, --help         this help
 ";
 
-pub fn main(args: Vec<OsString>) -> i32 {
+pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftcat", USAGE, || {
         let a = parse_args(args)?;
         run(a)
@@ -106,47 +104,46 @@ pub struct Args {
     pub last_ev: bool,
 }
 
-pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
-    use lexopt::prelude::*;
+pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
-    let mut p = lexopt::Parser::from_args(args);
+    let mut p = argv::Parser::from_args(args);
     while let Some(arg) = p.next()? {
         match arg {
             Short('h') | Long("help") => return cli::help(USAGE).map(|_| a),
-            Short('c') | Long("cpu") => a.cpus = Some(list(&p.value()?.string()?, "CPU")?),
-            Short('e') | Long("event") => a.events.push(p.value()?.string()?),
-            Long("pid") => a.pids = Some(list(&p.value()?.string()?, "pid")?),
-            Long("comm") => a.comms.push(p.value()?.string()?),
+            Short('c') | Long("cpu") => a.cpus = Some(list(&p.value()?, "CPU")?),
+            Short('e') | Long("event") => a.events.push(p.value()?),
+            Long("pid") => a.pids = Some(list(&p.value()?, "pid")?),
+            Long("comm") => a.comms.push(p.value()?),
             Short('I') => a.no_hardirq = true,
             Short('S') => a.no_softirq = true,
-            Long("from") => a.from = Some(secs(&p.value()?.string()?)?),
-            Long("to") => a.to = Some(secs(&p.value()?.string()?)?),
-            Short('O') | Long("option") => a.options.push(p.value()?.string()?),
-            Long("tracer") => a.tracer = Some(p.value()?.string()?),
+            Long("from") => a.from = Some(secs(&p.value()?)?),
+            Long("to") => a.to = Some(secs(&p.value()?)?),
+            Short('O') | Long("option") => a.options.push(p.value()?),
+            Long("tracer") => a.tracer = Some(p.value()?),
             Long("stat") => a.stat = true,
             Short('R') | Long("raw") => a.raw = true,
             Short('t') => a.tc_flags |= text::tracecmd::NSEC,
             Short('l') => a.tc_flags |= text::tracecmd::LAT,
-            Short('F') => a.filters.push(p.value()?.string()?),
+            Short('F') => a.filters.push(p.value()?),
             Long("first-event") => a.first_ev = true,
             Long("last-event") => a.last_ev = true,
-            Long("graph") => a.graph = Some(p.value()?.string()?),
-            Long("max-depth") => match p.value()?.string()?.parse() {
+            Long("graph") => a.graph = Some(p.value()?),
+            Long("max-depth") => match p.value()?.parse() {
                 Ok(n) => a.max_depth = Some(n),
                 Err(_) => usage_err!("--max-depth wants a number"),
             },
             Long("live") => a.live = true,
-            Short('B') | Long("instance") => a.instance = Some(p.value()?.string()?),
+            Short('B') | Long("instance") => a.instance = Some(p.value()?),
             Long("once") => a.once = true,
             Long("style") => {
-                let v = p.value()?.string()?;
+                let v = p.value()?;
                 match v.as_str() {
                     "kernel" => a.tc = false,
                     "trace-cmd" => a.tc = true,
                     _ => usage_err!("--style {}: kernel or trace-cmd", v),
                 }
             }
-            Value(v) if a.file.is_none() => a.file = Some(v.string()?),
+            Value(v) if a.file.is_none() => a.file = Some(v),
             _ => return Err(arg.unexpected().into()),
         }
     }
@@ -224,41 +221,44 @@ pub fn glob(pat: &str, s: &str) -> bool {
     pi == p.len()
 }
 
-/// Output: one big buffer, flushed in large writes; the private-use raw
-/// byte escapes of `text::put_all` become the bytes they stand for.
-pub struct Out<W: Write> {
-    w: W,
+/// Output: one big buffer, flushed in large writes to stdout; the
+/// private-use raw byte escapes of `text::put_all` become the bytes they
+/// stand for.
+pub struct Out {
     buf: Vec<u8>,
-    err: Option<io::Error>,
+    err: Option<Errno>,
 }
 
 const OUT_BUF: usize = 1 << 20;
 
-impl<W: Write> Out<W> {
-    pub fn new(w: W) -> Self {
-        Out { w, buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
+impl Out {
+    pub fn new() -> Self {
+        Out { buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
     }
     pub fn flush_now(&mut self) {
         if self.err.is_none() && !self.buf.is_empty() {
-            if let Err(e) = self.w.write_all(&self.buf) {
+            if let Err(e) = sys::write_all(sys::fd(1), &self.buf) {
                 self.err = Some(e);
             }
         }
         self.buf.clear();
     }
-    pub fn finish(mut self) -> io::Result<()> {
+    pub fn finish(mut self) -> core::result::Result<(), Errno> {
         self.flush_now();
-        if let Some(e) = self.err.take() {
-            return Err(e);
-        }
-        self.w.flush()
+        self.err.map_or(Ok(()), Err)
     }
     pub fn failed(&self) -> bool {
         self.err.is_some()
     }
 }
 
-impl<W: Write> core::fmt::Write for Out<W> {
+impl Default for Out {
+    fn default() -> Self {
+        Out::new()
+    }
+}
+
+impl core::fmt::Write for Out {
     #[inline]
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         // Escapes (U+F780..U+F7FF) exist only once put_all made one.
@@ -328,7 +328,7 @@ fn parse_formats(list: impl Iterator<Item = (String, String)>, what: &str) -> Ve
         match format::parse_event(&sys, &text) {
             Ok(e) => evs.push(e),
             Err(e) => {
-                let _ = writeln!(io::stderr(), "ftcat: {}: format of {}: {}", what, sys, e);
+                sys::eprintln(format_args!("ftcat: {}: format of {}: {}", what, sys, e));
             }
         }
     }
@@ -353,7 +353,7 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         }
     }
     let events = parse_formats(formats.into_iter(), &top.path_of("events"));
-    let kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
+    let kallsyms = sys::read("/proc/kallsyms").unwrap_or_default();
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
     let dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, core::mem::size_of::<usize>());
     let mut cmd = Cmdlines::parse(&rd(top, "saved_cmdlines"));
@@ -372,7 +372,7 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         entries += stat_num(&st, "entries:");
         overrun += stat_num(&st, "overrun:");
     }
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let release = sys::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
 
@@ -446,11 +446,11 @@ impl Held {
 }
 
 /// Filters, statistics and the printer.
-struct Sink<'k, 'a, W: Write> {
+struct Sink<'k, 'a> {
     k: Kernel<'a, Decoder>,
     tc: Option<TraceCmd<'a>>,
     ef: EventFilter,
-    out: &'k mut Out<W>,
+    out: &'k mut Out,
     a: &'k Args,
     name: String,
     /// trace-cmd style over several buffers: their names (merge CPUs are
@@ -469,7 +469,7 @@ struct Sink<'k, 'a, W: Write> {
     stop: bool,
 }
 
-impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
+impl Sink<'_, '_> {
     fn record(&mut self, r: &Rec, next: Option<&Rec>) -> bool {
         let b = (r.cpu >> TAG) as usize;
         let (r, next) = (&untag(r), next.map(untag));
@@ -577,7 +577,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
         let cpu = cpu & TAG_MASK;
         self.errors += 1;
         self.out.flush_now();
-        let _ = writeln!(io::stderr(), "ftcat: {}: CPU {}: {}", self.name, cpu, msg);
+        sys::eprintln(format_args!("ftcat: {}: CPU {}: {}", self.name, cpu, msg));
     }
 }
 
@@ -676,7 +676,7 @@ fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
     Some(Held::of(it))
 }
 
-fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
+fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
     let mut q = HoldQ { q: VecDeque::new(), per_cpu: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
@@ -687,7 +687,7 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                 None => {
                     if live && !m.finished() {
                         s.out.flush_now();
-                        std::thread::sleep(std::time::Duration::from_millis(100));
+                        sys::sleep_ms(100);
                         m.retry_waiting();
                         continue;
                     }
@@ -759,8 +759,7 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
 }
 
 fn run(a: Args) -> Result<()> {
-    let stdout = io::stdout();
-    let mut out = Out::new(stdout.lock());
+    let mut out = Out::new();
     if a.live {
         let top = Tracefs::open().map_err(Error::Fail)?;
         let tfs = match &a.instance {
@@ -778,7 +777,7 @@ fn run(a: Args) -> Result<()> {
         return res;
     }
     let path = a.file.clone().unwrap_or_else(|| "trace.dat".to_string());
-    let input = source::Input::open(OsStr::new(&path)).map_err(Error::Fail)?;
+    let input = source::Input::open(&path).map_err(Error::Fail)?;
     let td = match TraceDat::open(input.read_at()) {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
@@ -870,7 +869,7 @@ fn run(a: Args) -> Result<()> {
 
 /// trace-cmd report's `--stat` (the recorded CPU stats and where each
 /// CPU's data lies) and `--first-event`/`--last-event`.
-fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out<W>) {
+fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
     use core::fmt::Write as _;
     let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0));
     if a.stat {
@@ -912,7 +911,7 @@ fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mu
     let in_ns = text::clock_in_ns(buf.clock.as_deref().or(td.options.clock()).unwrap_or("local"));
     for c in &buf.cpus {
         let i = c.cpu;
-        let mut m = Merge::from_pages(td.layout(buf), std::vec![td.cpu_pages(buf, c)]);
+        let mut m = Merge::from_pages(td.layout(buf), alloc::vec![td.cpu_pages(buf, c)]);
         let (mut first, mut last) = (None, 0);
         while let Some(it) = m.next() {
             if let Item::Record { ts, .. } = it {
@@ -922,7 +921,7 @@ fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mu
         }
         let Some(first) = first else { continue };
         let _ = write!(out, "  {}", i);
-        let ts = |out: &mut Out<W>, t: u64| {
+        let ts = |out: &mut Out, t: u64| {
             let _ = if in_ns {
                 let u = (t + 500) / 1000;
                 write!(out, "{:>5}.{:06}", u / 1_000_000, u % 1_000_000)
@@ -944,7 +943,7 @@ fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mu
     }
 }
 
-fn out_finish<W: Write>(out: Out<W>) -> Result<()> {
+fn out_finish(out: Out) -> Result<()> {
     out.finish().map_err(Error::Io)
 }
 
@@ -964,7 +963,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     r
 }
 
-fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, live: bool, bufs: Vec<String>) -> Result<()> {
+fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &str, live: bool, bufs: Vec<String>) -> Result<()> {
     let events: Vec<Event> = rec.dec.events().cloned().collect();
     let cls = Classes::new(&events);
     let mut opts = rec.opts;
@@ -1064,7 +1063,7 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
     Ok(())
 }
 
-fn print_stat<W: Write>(s: &mut Sink<'_, '_, W>, events: &[Event]) {
+fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
     use core::fmt::Write as _;
     let o = &mut *s.out;
     let _ = writeln!(o, "CPU      records         lost");

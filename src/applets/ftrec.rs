@@ -22,12 +22,12 @@ use restore::{Saver, Target};
 use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{Mode as FMode, OFlags};
 use rustix::io::Errno;
-use std::ffi::OsString;
-use std::format;
-use std::io::Write;
-use std::string::{String, ToString};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::vec::Vec;
+use crate::argv::{self, Long, Short, Value};
+use crate::sys;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicI32, Ordering};
 
 const USAGE: &str = "\
 Usage: ftrec [OPTIONS] [--] [COMMAND [ARGS...]]
@@ -88,14 +88,10 @@ struct Args {
     command: Vec<String>,
 }
 
-fn str_of(v: OsString) -> Result<String> {
-    v.into_string().map_err(|v| Error::Usage(format!("argument is not UTF-8: {}", cli::lossy(&v))))
-}
-
-/// The value of the current option, as UTF-8 (one copy, not one per option).
+/// The value of the current option (one copy, not one per option).
 #[inline(never)]
-fn val(p: &mut lexopt::Parser) -> Result<String> {
-    str_of(p.value()?)
+fn val(p: &mut argv::Parser) -> Result<String> {
+    Ok(p.value()?)
 }
 
 fn num<T: core::str::FromStr>(what: &str, v: &str) -> Result<T> {
@@ -118,10 +114,9 @@ fn parse_ms(v: &str) -> Option<u64> {
 }
 
 #[inline(never)]
-fn parse_args(args: Vec<OsString>) -> Result<Args> {
-    use lexopt::prelude::*;
+fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args { version: 7, ..Args::default() };
-    let mut p = lexopt::Parser::from_args(args);
+    let mut p = argv::Parser::from_args(args);
     let mut first = true;
     while let Some(arg) = p.next()? {
         let was_first = first;
@@ -185,7 +180,6 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
             Short('q') => a.quiet = true,
             Long("no-splice") => a.no_splice = true,
             Value(v) => {
-                let v = str_of(v)?;
                 if was_first && v == "extract" {
                     a.extract = true;
                     continue;
@@ -194,9 +188,7 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
                     usage_err!("extract takes no command");
                 }
                 a.command.push(v);
-                for r in p.raw_args()? {
-                    a.command.push(str_of(r)?);
-                }
+                a.command.extend(p.raw_args()?);
             }
             _ => return Err(arg.unexpected().into()),
         }
@@ -230,7 +222,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 #[inline(never)]
 fn install_signals() -> Result<OwnedFd> {
     let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("pipe: {e}")))?;
+        .map_err(|e| Error::Fail(format!("pipe: {}", sys::OsError(e))))?;
     SIG_FD.store(w.as_raw_fd(), Ordering::SeqCst);
     core::mem::forget(w); // lives as long as the process
     for sig in [libc::SIGINT, libc::SIGTERM] {
@@ -320,7 +312,7 @@ fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
         Err(e) => fail!("creating a temp file beside the output: {}", crate::tracefs::errno_str(e)),
     }
     for n in 0..100 {
-        let name = format!(".ftrec.{}.cpu{cpu}.{n}", std::process::id());
+        let name = format!(".ftrec.{}.cpu{cpu}.{n}", sys::getpid());
         let flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC;
         match rustix::fs::openat(dir, name.as_str(), flags, mode) {
             Ok(f) => {
@@ -361,7 +353,7 @@ fn is_refused(e: Errno) -> bool {
 }
 
 fn warn(msg: &str) {
-    let _ = writeln!(std::io::stderr(), "ftrec: {msg}");
+    sys::eprintln(format_args!("ftrec: {msg}"));
 }
 
 fn tf(e: crate::tracefs::Error) -> Error {
@@ -551,7 +543,7 @@ fn set_pids(s: &mut Session, pids: &[u32]) -> Result<()> {
 
 // ---- main ----
 
-pub fn main(args: Vec<OsString>) -> i32 {
+pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftrec", USAGE, || {
         let a = parse_args(args)?;
         if a.extract {
@@ -572,7 +564,7 @@ fn open_tracefs() -> Result<Tracefs> {
 #[inline(never)]
 fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
     let paths: Vec<String> = (0..cpus).map(|c| rec.path_of(&format!("per_cpu/cpu{c}/trace_pipe_raw"))).collect();
-    let me = std::process::id().to_string();
+    let me = sys::getpid().to_string();
     let open_dir = |p: &str| rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
     let Ok(mut procs) = open_dir("/proc").and_then(rustix::fs::Dir::new) else { return Ok(()) };
     while let Some(Ok(e)) = procs.read() {
@@ -586,7 +578,7 @@ fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
         while let Some(Ok(f)) = fds.read() {
             let Ok(target) = rustix::fs::readlinkat(&fdfd, f.file_name(), Vec::new()) else { continue };
             if let Some(cpu) = paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
-                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
                 fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
             }
         }
@@ -640,9 +632,10 @@ fn finish(
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock };
     let sum = assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)?;
     if !a.quiet {
-        let mut e = std::io::stderr().lock();
+        let mut e = sys::stderr();
         for l in &sum.lines {
-            let _ = writeln!(e, "{l}");
+            e.bytes(l.as_bytes());
+            e.bytes(b"\n");
         }
     }
     Ok(())
@@ -706,7 +699,7 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
             None => {
                 let mut n = 0u32;
                 loop {
-                    let cand = format!("ftrec-{}-{n}", std::process::id());
+                    let cand = format!("ftrec-{}-{n}", sys::getpid());
                     if !top.exists(&format!("instances/{cand}")) {
                         break (cand, true);
                     }
@@ -831,14 +824,14 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
-    let deadline = a.duration.map(|d| std::time::Instant::now() + std::time::Duration::from_millis(d));
+    let deadline = a.duration.map(|d| sys::monotonic_ms() + d);
     loop {
         if SIG_NUM.load(Ordering::SeqCst) != 0 {
             break;
         }
         let timeout = deadline.map(|d| {
-            let left = d.saturating_duration_since(std::time::Instant::now());
-            rustix::event::Timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos() as i64 }
+            let left = d.saturating_sub(sys::monotonic_ms());
+            rustix::event::Timespec { tv_sec: (left / 1000) as i64, tv_nsec: (left % 1000 * 1_000_000) as i64 }
         });
         if timeout.is_some_and(|t| t.tv_sec == 0 && t.tv_nsec == 0) {
             break;
@@ -891,7 +884,7 @@ mod tests {
     use super::*;
 
     fn args(v: &[&str]) -> Result<Args> {
-        parse_args(v.iter().map(OsString::from).collect())
+        parse_args(v.iter().map(|s| s.as_bytes().to_vec()).collect())
     }
 
     #[test]

@@ -9,10 +9,11 @@ pub mod state;
 
 use rustix::fd::OwnedFd;
 use rustix::fs::{openat, Mode, OFlags, CWD};
+use crate::sys;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 use rustix::io::Errno;
-use std::string::String;
-use std::vec::Vec;
-use std::{format, io};
 
 /// An open tracefs directory: the top level or one instance.
 pub struct Tracefs {
@@ -94,19 +95,7 @@ fn from_proc_mounts() -> Vec<String> {
         .collect()
 }
 
-/// Read an open file to its end.
-fn read_fd(fd: &OwnedFd) -> core::result::Result<Vec<u8>, Errno> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match rustix::io::read(fd, &mut buf) {
-            Ok(0) => return Ok(out),
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
+use sys::read_fd;
 
 impl Tracefs {
     /// Find the tracefs mount; mount it on /sys/kernel/tracing when absent and permitted.
@@ -164,7 +153,7 @@ impl Tracefs {
         let fd = openat(&self.dir, rel.as_str(), OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| match e {
                 Errno::NOENT => format!("instance '{name}' does not exist"),
-                e => format!("{}: {}", self.path_of(&rel), io::Error::from(e)),
+                e => format!("{}: {}", self.path_of(&rel), sys::OsError(e)),
             })?;
         Ok(Tracefs { dir: fd, mount: self.mount.clone(), instance: Some(String::from(name)) })
     }
@@ -299,11 +288,7 @@ fn logs_errors(name: &str) -> bool {
 
 /// An errno as words, without std's " (os error N)" suffix.
 pub fn errno_str(e: Errno) -> String {
-    let mut s = std::string::ToString::to_string(&io::Error::from_raw_os_error(e.raw_os_error()));
-    if let Some(at) = s.find(" (os error") {
-        s.truncate(at);
-    }
-    s
+    format!("{}", sys::Msg(e))
 }
 
 #[cfg(test)]

@@ -9,10 +9,10 @@ use crate::tracedat::write::{self, opt, Buffer, Meta, Seg};
 use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
-use std::format;
-use std::string::String;
-use std::vec;
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// One CPU's recorded data: `file[start..end]`.
 pub struct CpuData {
@@ -243,7 +243,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         header_event: read_or_empty(top, "events/header_event"),
         ftrace_formats: formats_of(top, "ftrace"),
         systems: systems.iter().map(|s| (s.clone(), formats_of(top, s))).collect(),
-        kallsyms: std::fs::read("/proc/kallsyms").unwrap_or_default(),
+        kallsyms: crate::sys::read("/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
         cmdlines: read_or_empty(top, "saved_cmdlines"),
         cpus: r.cpus.len() as u32,
