@@ -125,6 +125,16 @@ mod rt {
         // SAFETY: as above; a personality routine is only called while unwinding.
         unsafe { libc::abort() }
     }
+    // Static glibc (the riscv64 cross build): libc.a's C code is built with
+    // -fexceptions for pthread cancellation and names libgcc_eh's C
+    // personality routine. We never cancel threads, so nothing unwinds
+    // through it either; std linked all of libgcc_eh for this.
+    #[cfg(target_env = "gnu")]
+    #[no_mangle]
+    extern "C" fn __gcc_personality_v0() {
+        // SAFETY: as above.
+        unsafe { libc::abort() }
+    }
 
     #[no_mangle]
     extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
