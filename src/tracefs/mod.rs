@@ -244,7 +244,7 @@ impl Tracefs {
             out.push((name.into_owned(), is_dir));
         }
         // Insertion sort: directories here are small, and one hand-written
-        // loop is far smaller than the generic std sort.
+        // loop is far smaller than the generic slice sort.
         for i in 1..out.len() {
             let mut j = i;
             while j > 0 && out[j - 1].0 > out[j].0 {
@@ -286,7 +286,7 @@ fn logs_errors(name: &str) -> bool {
     name.ends_with("filter") || name.ends_with("trigger") || name.ends_with("_events")
 }
 
-/// An errno as words, without std's " (os error N)" suffix.
+/// An errno as words, without the " (os error N)" of sys::OsError.
 pub fn errno_str(e: Errno) -> String {
     format!("{}", sys::Msg(e))
 }
