@@ -18,7 +18,7 @@ SRC     := $(shell find src -name '*.rs') Cargo.toml
 # malloc, a panic handler; src/sys for the system calls): std's panic and
 # backtrace machinery alone was 212 KB of the 730 KB binary, and stable
 # Rust cannot leave it out while std is linked. A panic prints
-# "ftbox: panic: MESSAGE at FILE:LINE:COL" and aborts (status 134).
+# "ftbox: panicked at FILE:LINE:COL:", the message, and aborts (status 134).
 #
 # x86_64 also links without .eh_frame_hdr (no PT_GNU_EH_FRAME header), and
 # $(BIN) then has .eh_frame/.gcc_except_table removed (NOEH below): with

@@ -102,10 +102,23 @@ mod rt {
     #[global_allocator]
     static ALLOC: Malloc = Malloc;
 
+    /// Straight to fd 2, no allocation: the panic may be an allocation failure.
+    struct Stderr;
+    impl core::fmt::Write for Stderr {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            ftbox::sys::write_all(ftbox::sys::fd(2), s.as_bytes()).map_err(|_| core::fmt::Error)
+        }
+    }
+
     /// A bug: say where, then abort (status 134), as std's panic=abort did.
     #[panic_handler]
     fn panic(info: &core::panic::PanicInfo) -> ! {
-        ftbox::sys::eprintln(format_args!("ftbox: panic: {info}"));
+        use core::sync::atomic::{AtomicBool, Ordering};
+        static PANICKED: AtomicBool = AtomicBool::new(false);
+        // A panic while printing a panic: just stop.
+        if !PANICKED.swap(true, Ordering::Relaxed) {
+            let _ = core::fmt::Write::write_fmt(&mut Stderr, format_args!("ftbox: {info}\n"));
+        }
         // SAFETY: abort never returns.
         unsafe { libc::abort() }
     }

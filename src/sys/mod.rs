@@ -31,7 +31,7 @@ impl fmt::Display for Msg {
         // until the next strerror call; it is copied out before we return
         // and the process is single-threaded (readers are processes).
         let s = unsafe { CStr::from_ptr(libc::strerror(self.0.raw_os_error())) };
-        f.write_str(&String::from_utf8_lossy(s.to_bytes()))
+        f.write_str(s.to_str().unwrap_or("unknown error"))
     }
 }
 
