@@ -165,6 +165,21 @@ impl Parser {
     }
 }
 
+/// A row of an applet's option table: the key (the short option's letter,
+/// or a byte below b'A' for an option that has only a long name), the long
+/// name ("" for none), and whether a value follows. One table lookup and
+/// one value fetch replace a match arm and a value call per option.
+pub type Opt = (u8, &'static str, bool);
+
+/// The row of `table` that names `arg`.
+pub fn find(table: &'static [Opt], arg: &Arg<'_>) -> Option<&'static Opt> {
+    table.iter().find(|o| match arg {
+        Short(c) => o.0 >= b'A' && *c == o.0 as char,
+        Long(l) => !o.1.is_empty() && o.1 == *l,
+        Value(_) => false,
+    })
+}
+
 impl Arg<'_> {
     /// The error for an argument the applet does not take.
     pub fn unexpected(self) -> Error {
@@ -232,6 +247,18 @@ mod tests {
         assert_eq!(Value("a\"b\n".to_string()).unexpected().to_string(), "unexpected argument \"a\\\"b\\n\"");
         let mut q = Parser::from_args(vec![b"\xff".to_vec()]);
         assert_eq!(q.next().err().map(|e| e.0), Some("argument is not UTF-8: \u{fffd}".to_string()));
+    }
+
+    #[test]
+    fn table_lookup() {
+        const T: &[Opt] = &[(b'o', "out", true), (1, "long-only", false), (b'q', "", false)];
+        assert_eq!(find(T, &Short('o')).map(|o| o.0), Some(b'o'));
+        assert_eq!(find(T, &Long("out")).map(|o| o.0), Some(b'o'));
+        assert_eq!(find(T, &Long("long-only")).map(|o| o.0), Some(1));
+        assert!(find(T, &Short('\u{1}')).is_none());
+        assert!(find(T, &Long("")).is_none());
+        assert!(find(T, &Long("q")).is_none());
+        assert!(find(T, &Value("o".to_string())).is_none());
     }
 
     #[test]

@@ -22,7 +22,7 @@ use restore::{Saver, Target};
 use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{Mode as FMode, OFlags};
 use rustix::io::Errno;
-use crate::argv::{self, Long, Short, Value};
+use crate::argv::{self, Value};
 use crate::sys;
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -88,12 +88,6 @@ struct Args {
     command: Vec<String>,
 }
 
-/// The value of the current option (one copy, not one per option).
-#[inline(never)]
-fn val(p: &mut argv::Parser) -> Result<String> {
-    Ok(p.value()?)
-}
-
 fn num<T: core::str::FromStr>(what: &str, v: &str) -> Result<T> {
     v.trim().parse().map_err(|_| Error::Usage(format!("{what}: invalid number '{v}'")))
 }
@@ -113,6 +107,37 @@ fn parse_ms(v: &str) -> Option<u64> {
     secs.checked_mul(1000)?.checked_add(ms)
 }
 
+/// Long-only option keys (below b'A', see argv::Opt).
+const MAX_DEPTH: u8 = 1;
+const PRIVATE: u8 = 2;
+const FILE_VERSION: u8 = 3;
+const NO_SPLICE: u8 = 4;
+
+const OPTS: &[argv::Opt] = &[
+    (b'h', "help", false),
+    (b'e', "", true),
+    (b'f', "", true),
+    (b'R', "", true),
+    (b'p', "", true),
+    (b'l', "", true),
+    (b'n', "", true),
+    (b'g', "", true),
+    (MAX_DEPTH, "max-graph-depth", true),
+    (b'O', "", true),
+    (b'P', "", true),
+    (b'c', "", false),
+    (b'b', "", true),
+    (b'C', "", true),
+    (b'B', "", true),
+    (PRIVATE, "private", false),
+    (b'o', "", true),
+    (FILE_VERSION, "file-version", true),
+    (b'd', "", true),
+    (b'm', "", true),
+    (b'q', "", false),
+    (NO_SPLICE, "no-splice", false),
+];
+
 #[inline(never)]
 fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args { version: 7, ..Args::default() };
@@ -121,64 +146,7 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     while let Some(arg) = p.next()? {
         let was_first = first;
         first = false;
-        match arg {
-            Short('h') | Long("help") => return Err(cli::help(USAGE).unwrap_err()),
-            Short('e') => a.events.push(EventArg { spec: val(&mut p)?, filter: None, triggers: Vec::new() }),
-            Short('f') => {
-                let f = val(&mut p)?;
-                match a.events.last_mut() {
-                    Some(e) => e.filter = Some(f),
-                    None => usage_err!("-f needs a preceding -e"),
-                }
-            }
-            Short('R') => {
-                let t = val(&mut p)?;
-                match a.events.last_mut() {
-                    Some(e) => e.triggers.push(t),
-                    None => usage_err!("-R needs a preceding -e"),
-                }
-            }
-            Short('p') => a.tracer = Some(val(&mut p)?),
-            Short('l') => a.ftrace_filter.push(val(&mut p)?),
-            Short('n') => a.ftrace_notrace.push(val(&mut p)?),
-            Short('g') => a.graph_funcs.push(val(&mut p)?),
-            Long("max-graph-depth") => a.graph_depth = Some(num("--max-graph-depth", &val(&mut p)?)?),
-            Short('O') => {
-                let o = val(&mut p)?;
-                let (name, on) = match o.split_once('=') {
-                    Some((n, "1")) => (n.to_string(), true),
-                    Some((n, "0")) => (n.to_string(), false),
-                    Some(_) => usage_err!("-O {o}: the value must be 0 or 1"),
-                    // "noOPT" is resolved against options/ (configure).
-                    None => (o.clone(), true),
-                };
-                crate::tracefs::check_name("option", &name).map_err(Error::Usage)?;
-                a.options.push((name, on));
-            }
-            Short('P') => {
-                for s in val(&mut p)?.split(',').filter(|s| !s.is_empty()) {
-                    a.pids.push(num("-P", s)?);
-                }
-            }
-            Short('c') => a.follow = true,
-            Short('b') => a.buffer_kb = Some(num("-b", &val(&mut p)?)?),
-            Short('C') => a.clock = Some(val(&mut p)?),
-            Short('B') => a.instance = Some(val(&mut p)?),
-            Long("private") => a.private = true,
-            Short('o') => a.output = Some(val(&mut p)?),
-            Long("file-version") => {
-                a.version = num("--file-version", &val(&mut p)?)?;
-                if a.version != 6 && a.version != 7 {
-                    usage_err!("--file-version must be 6 or 7");
-                }
-            }
-            Short('d') => {
-                let v = val(&mut p)?;
-                a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?);
-            }
-            Short('m') => a.max_kb = Some(num("-m", &val(&mut p)?)?),
-            Short('q') => a.quiet = true,
-            Long("no-splice") => a.no_splice = true,
+        let (key, v) = match arg {
             Value(v) => {
                 if was_first && v == "extract" {
                     a.extract = true;
@@ -189,8 +157,62 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 }
                 a.command.push(v);
                 a.command.extend(p.raw_args()?);
+                continue;
             }
-            _ => return Err(arg.unexpected().into()),
+            arg => match argv::find(OPTS, &arg) {
+                Some(&(k, _, takes)) => (k, if takes { p.value()? } else { String::new() }),
+                None => return Err(arg.unexpected().into()),
+            },
+        };
+        match key {
+            b'h' => return Err(cli::help(USAGE).unwrap_err()),
+            b'e' => a.events.push(EventArg { spec: v, filter: None, triggers: Vec::new() }),
+            b'f' => match a.events.last_mut() {
+                Some(e) => e.filter = Some(v),
+                None => usage_err!("-f needs a preceding -e"),
+            },
+            b'R' => match a.events.last_mut() {
+                Some(e) => e.triggers.push(v),
+                None => usage_err!("-R needs a preceding -e"),
+            },
+            b'p' => a.tracer = Some(v),
+            b'l' => a.ftrace_filter.push(v),
+            b'n' => a.ftrace_notrace.push(v),
+            b'g' => a.graph_funcs.push(v),
+            MAX_DEPTH => a.graph_depth = Some(num("--max-graph-depth", &v)?),
+            b'O' => {
+                let (name, on) = match v.split_once('=') {
+                    Some((n, "1")) => (n.to_string(), true),
+                    Some((n, "0")) => (n.to_string(), false),
+                    Some(_) => usage_err!("-O {v}: the value must be 0 or 1"),
+                    // "noOPT" is resolved against options/ (configure).
+                    None => (v.clone(), true),
+                };
+                crate::tracefs::check_name("option", &name).map_err(Error::Usage)?;
+                a.options.push((name, on));
+            }
+            b'P' => {
+                for s in v.split(',').filter(|s| !s.is_empty()) {
+                    a.pids.push(num("-P", s)?);
+                }
+            }
+            b'c' => a.follow = true,
+            b'b' => a.buffer_kb = Some(num("-b", &v)?),
+            b'C' => a.clock = Some(v),
+            b'B' => a.instance = Some(v),
+            PRIVATE => a.private = true,
+            b'o' => a.output = Some(v),
+            FILE_VERSION => {
+                a.version = num("--file-version", &v)?;
+                if a.version != 6 && a.version != 7 {
+                    usage_err!("--file-version must be 6 or 7");
+                }
+            }
+            b'd' => a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?),
+            b'm' => a.max_kb = Some(num("-m", &v)?),
+            b'q' => a.quiet = true,
+            NO_SPLICE => a.no_splice = true,
+            _ => {}
         }
     }
     if a.private && a.instance.is_some() {
