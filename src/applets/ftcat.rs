@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use rustix::fs::OFlags;
 
 use crate::applets::source;
-use crate::argv::{self, Long, Short, Value};
+use crate::argv::{self, Value};
 use crate::sys::{self, Errno};
 use crate::cli::{self, Error, Result};
 use crate::cursor::{read_uint, Endian};
@@ -104,47 +104,95 @@ pub struct Args {
     pub last_ev: bool,
 }
 
+/// Long-only option keys (below b'A', see argv::Opt).
+const PID: u8 = 1;
+const COMM: u8 = 2;
+const FROM: u8 = 3;
+const TO: u8 = 4;
+const TRACER: u8 = 5;
+const STAT: u8 = 6;
+const FIRST: u8 = 7;
+const LAST: u8 = 8;
+const GRAPH: u8 = 9;
+const MAX_DEPTH: u8 = 10;
+const LIVE: u8 = 11;
+const ONCE: u8 = 12;
+const STYLE: u8 = 13;
+
+const OPTS: &[argv::Opt] = &[
+    (b'h', "help", false),
+    (b'c', "cpu", true),
+    (b'e', "event", true),
+    (PID, "pid", true),
+    (COMM, "comm", true),
+    (b'I', "", false),
+    (b'S', "", false),
+    (FROM, "from", true),
+    (TO, "to", true),
+    (b'O', "option", true),
+    (TRACER, "tracer", true),
+    (STAT, "stat", false),
+    (b'R', "raw", false),
+    (b't', "", false),
+    (b'l', "", false),
+    (b'F', "", true),
+    (FIRST, "first-event", false),
+    (LAST, "last-event", false),
+    (GRAPH, "graph", true),
+    (MAX_DEPTH, "max-depth", true),
+    (LIVE, "live", false),
+    (b'B', "instance", true),
+    (ONCE, "once", false),
+    (STYLE, "style", true),
+];
+
 pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
     let mut p = argv::Parser::from_args(args);
     while let Some(arg) = p.next()? {
-        match arg {
-            Short('h') | Long("help") => return cli::help(USAGE).map(|_| a),
-            Short('c') | Long("cpu") => a.cpus = Some(list(&p.value()?, "CPU")?),
-            Short('e') | Long("event") => a.events.push(p.value()?),
-            Long("pid") => a.pids = Some(list(&p.value()?, "pid")?),
-            Long("comm") => a.comms.push(p.value()?),
-            Short('I') => a.no_hardirq = true,
-            Short('S') => a.no_softirq = true,
-            Long("from") => a.from = Some(secs(&p.value()?)?),
-            Long("to") => a.to = Some(secs(&p.value()?)?),
-            Short('O') | Long("option") => a.options.push(p.value()?),
-            Long("tracer") => a.tracer = Some(p.value()?),
-            Long("stat") => a.stat = true,
-            Short('R') | Long("raw") => a.raw = true,
-            Short('t') => a.tc_flags |= text::tracecmd::NSEC,
-            Short('l') => a.tc_flags |= text::tracecmd::LAT,
-            Short('F') => a.filters.push(p.value()?),
-            Long("first-event") => a.first_ev = true,
-            Long("last-event") => a.last_ev = true,
-            Long("graph") => a.graph = Some(p.value()?),
-            Long("max-depth") => match p.value()?.parse() {
+        let (key, v) = match arg {
+            Value(v) if a.file.is_none() => {
+                a.file = Some(v);
+                continue;
+            }
+            arg => match argv::find(OPTS, &arg) {
+                Some(&(k, _, takes)) => (k, if takes { p.value()? } else { String::new() }),
+                None => return Err(arg.unexpected().into()),
+            },
+        };
+        match key {
+            b'h' => return cli::help(USAGE).map(|_| a),
+            b'c' => a.cpus = Some(list(&v, "CPU")?),
+            b'e' => a.events.push(v),
+            PID => a.pids = Some(list(&v, "pid")?),
+            COMM => a.comms.push(v),
+            b'I' => a.no_hardirq = true,
+            b'S' => a.no_softirq = true,
+            FROM => a.from = Some(secs(&v)?),
+            TO => a.to = Some(secs(&v)?),
+            b'O' => a.options.push(v),
+            TRACER => a.tracer = Some(v),
+            STAT => a.stat = true,
+            b'R' => a.raw = true,
+            b't' => a.tc_flags |= text::tracecmd::NSEC,
+            b'l' => a.tc_flags |= text::tracecmd::LAT,
+            b'F' => a.filters.push(v),
+            FIRST => a.first_ev = true,
+            LAST => a.last_ev = true,
+            GRAPH => a.graph = Some(v),
+            MAX_DEPTH => match v.parse() {
                 Ok(n) => a.max_depth = Some(n),
                 Err(_) => usage_err!("--max-depth wants a number"),
             },
-            Long("live") => a.live = true,
-            Short('B') | Long("instance") => a.instance = Some(p.value()?),
-            Long("once") => a.once = true,
-            Long("style") => {
-                let v = p.value()?;
-                match v.as_str() {
-                    "kernel" => a.tc = false,
-                    "trace-cmd" => a.tc = true,
-                    _ => usage_err!("--style {}: kernel or trace-cmd", v),
-                }
-            }
-            Value(v) if a.file.is_none() => a.file = Some(v),
-            _ => return Err(arg.unexpected().into()),
+            LIVE => a.live = true,
+            b'B' => a.instance = Some(v),
+            ONCE => a.once = true,
+            STYLE => match v.as_str() {
+                "kernel" => a.tc = false,
+                "trace-cmd" => a.tc = true,
+                _ => usage_err!("--style {}: kernel or trace-cmd", v),
+            },
+            _ => {}
         }
     }
     if a.live && a.file.is_some() {
