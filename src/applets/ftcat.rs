@@ -12,7 +12,6 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use rustix::fs::OFlags;
 
 use crate::applets::source;
 use crate::argv::{self, Value};
@@ -357,17 +356,7 @@ struct Recording {
 }
 
 fn dir_names(tfs: &Tracefs, rel: &str) -> Vec<String> {
-    let mut v = Vec::new();
-    let Ok(fd) = tfs.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY) else { return v };
-    let Ok(mut d) = rustix::fs::Dir::read_from(&fd) else { return v };
-    while let Some(Ok(ent)) = d.next() {
-        let n = ent.file_name().to_string_lossy();
-        if n != "." && n != ".." {
-            v.push(n.into_owned());
-        }
-    }
-    crate::util::sort(&mut v);
-    v
+    tfs.list_dir(rel).map(|v| v.into_iter().map(|e| e.0).collect()).unwrap_or_default()
 }
 
 fn parse_formats(list: impl Iterator<Item = (String, String)>, what: &str) -> Vec<Event> {

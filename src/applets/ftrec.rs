@@ -588,22 +588,29 @@ fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
     let paths: Vec<String> = (0..cpus).map(|c| rec.path_of(&format!("per_cpu/cpu{c}/trace_pipe_raw"))).collect();
     let me = sys::getpid().to_string();
     let open_dir = |p: &str| rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
-    let Ok(mut procs) = open_dir("/proc").and_then(rustix::fs::Dir::new) else { return Ok(()) };
-    while let Some(Ok(e)) = procs.read() {
-        let pid = e.file_name().to_string_lossy().into_owned();
+    let Ok(procs) = open_dir("/proc") else { return Ok(()) };
+    let mut busy = None;
+    let _ = sys::read_dir(&procs, &mut |pid, _| {
+        let pid = pid.to_string_lossy();
         if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
-            continue;
+            return true;
         }
-        let fddir = format!("/proc/{pid}/fd");
-        let Ok(fdfd) = open_dir(&fddir) else { continue };
-        let Ok(mut fds) = open_dir(&fddir).and_then(rustix::fs::Dir::new) else { continue };
-        while let Some(Ok(f)) = fds.read() {
-            let Ok(target) = rustix::fs::readlinkat(&fdfd, f.file_name(), Vec::new()) else { continue };
-            if let Some(cpu) = paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
-                let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-                fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
+        let Ok(fds) = open_dir(&format!("/proc/{pid}/fd")) else { return true };
+        let _ = sys::read_dir(&fds, &mut |f, _| {
+            let Ok(target) = rustix::fs::readlinkat(&fds, f, Vec::new()) else { return true };
+            match paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
+                Some(cpu) => {
+                    busy = Some((cpu, String::from(&*pid)));
+                    false
+                }
+                None => true,
             }
-        }
+        });
+        busy.is_none()
+    });
+    if let Some((cpu, pid)) = busy {
+        let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
     }
     Ok(())
 }

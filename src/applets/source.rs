@@ -130,15 +130,9 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
     let endian = if cfg!(target_endian = "big") { crate::cursor::Endian::Big } else { crate::cursor::Endian::Little };
     let layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
 
-    let dir = tfs
-        .open_file("per_cpu", OFlags::RDONLY | OFlags::DIRECTORY)
-        .map_err(|e| e.to_string())?;
     let mut cpus: Vec<u32> = Vec::new();
-    let d = rustix::fs::Dir::read_from(&dir).map_err(|e| format!("{}: {}", tfs.path_of("per_cpu"), OsError(e)))?;
-    for ent in d {
-        let Ok(ent) = ent else { break };
-        let name = ent.file_name().to_bytes();
-        if let Some(n) = name.strip_prefix(b"cpu").and_then(|n| core::str::from_utf8(n).ok()).and_then(|n| n.parse().ok()) {
+    for (name, _) in tfs.list_dir("per_cpu").map_err(|e| e.to_string())? {
+        if let Some(n) = name.strip_prefix("cpu").and_then(|n| n.parse().ok()) {
             cpus.push(n);
         }
     }

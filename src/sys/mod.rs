@@ -247,6 +247,23 @@ pub fn cwd() -> Result<Vec<u8>> {
     rustix::process::getcwd(Vec::new()).map(|c| c.into_bytes())
 }
 
+/// Call `each` with the name and type (Unknown where the filesystem has no
+/// d_type) of every entry of an open directory but `.` and `..`, until it
+/// returns false. getdents64 into a stack buffer; one copy of this loop
+/// serves every directory the applets read.
+pub fn read_dir(fd: impl AsFd, each: &mut dyn FnMut(&CStr, rustix::fs::FileType) -> bool) -> Result<()> {
+    let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 4096];
+    let mut dir = rustix::fs::RawDir::new(fd, &mut buf);
+    while let Some(ent) = dir.next() {
+        let ent = ent?;
+        let name = ent.file_name();
+        if name != c"." && name != c".." && !each(name, ent.file_type()) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Where a symbolic link points.
 pub fn readlink(path: impl rustix::path::Arg) -> Result<Vec<u8>> {
     rustix::fs::readlink(path, Vec::new()).map(|c| c.into_bytes())

@@ -224,25 +224,19 @@ impl Tracefs {
     pub fn list_dir(&self, rel: &str) -> Result<Vec<(String, bool)>> {
         let err = |errno| Error { file: self.path_of(rel), errno, log: None };
         let fd = self.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY)?;
-        // getdents64 into a stack buffer: no allocation per directory.
-        let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 4096];
-        let mut dir = rustix::fs::RawDir::new(&fd, &mut buf);
         let mut out = Vec::new();
-        while let Some(ent) = dir.next() {
-            let ent = ent.map_err(err)?;
-            let name = ent.file_name().to_string_lossy();
-            if name == "." || name == ".." {
-                continue;
-            }
-            let is_dir = match ent.file_type() {
+        sys::read_dir(&fd, &mut |name, ty| {
+            let is_dir = match ty {
                 rustix::fs::FileType::Directory => true,
                 // Filesystems without d_type: ask.
-                rustix::fs::FileType::Unknown => rustix::fs::statat(&fd, ent.file_name(), rustix::fs::AtFlags::empty())
+                rustix::fs::FileType::Unknown => rustix::fs::statat(&fd, name, rustix::fs::AtFlags::empty())
                     .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory),
                 _ => false,
             };
-            out.push((name.into_owned(), is_dir));
-        }
+            out.push((name.to_string_lossy().into_owned(), is_dir));
+            true
+        })
+        .map_err(err)?;
         // Insertion sort: directories here are small, and one hand-written
         // loop is far smaller than the generic slice sort.
         for i in 1..out.len() {
