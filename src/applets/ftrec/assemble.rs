@@ -139,16 +139,7 @@ fn is_full(e: Errno) -> bool {
     e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG
 }
 
-fn write_all(out: &OwnedFd, mut b: &[u8]) -> Result<(), Errno> {
-    while !b.is_empty() {
-        match rustix::io::write(out, b) {
-            Ok(n) => b = &b[n..],
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
+use crate::sys::write_all;
 
 /// Copy `len` bytes at `off` of `src` to the end of `out`, punching copied
 /// chunks out of `src` so the disk never holds the data twice.
