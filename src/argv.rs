@@ -68,7 +68,9 @@ impl Parser {
         Parser { args, next: 0, shorts: None, pending: None, last: String::new(), done: false }
     }
 
-    /// The next option or value; `None` at the end.
+    /// The next option or value; `None` at the end. (lexopt's name: not an
+    /// Iterator, whose items could not borrow the parser.)
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Arg<'_>>> {
         if let Some(v) = self.pending.take() {
             return Err(self.unexpected_value(&v));
