@@ -160,7 +160,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             },
         };
         match key {
-            b'h' => return cli::help(USAGE).map(|_| a),
+            b'h' => cli::help(USAGE)?, // always Err(Exit(0)) after printing
             b'c' => a.cpus = Some(list(&v, "CPU")?),
             b'e' => a.events.push(v),
             PID => a.pids = Some(list(&v, "pid")?),

@@ -106,7 +106,10 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut p = argv::Parser::from_args(args);
     while let Some(arg) = p.next()? {
         let opt = match arg {
-            Short('h') | Long("help") => return cli::help(USAGE).map(|()| a),
+            Short('h') | Long("help") => {
+                cli::help(USAGE)?; // always Err(Exit(0)) after printing
+                continue;
+            }
             Short('B') | Long("instance") => {
                 a.instance = Some(p.value()?);
                 continue;

@@ -165,7 +165,7 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             },
         };
         match key {
-            b'h' => return Err(cli::help(USAGE).unwrap_err()),
+            b'h' => cli::help(USAGE)?, // always Err(Exit(0)) after printing
             b'e' => a.events.push(EventArg { spec: v, filter: None, triggers: Vec::new() }),
             b'f' => match a.events.last_mut() {
                 Some(e) => e.filter = Some(v),
