@@ -2,11 +2,9 @@
 //! codes (1 failed, 2 usage), `APPLET: message` on stderr, and a quiet end
 //! when stdout is closed under us (`ftcat | head`).
 
-use std::ffi::OsString;
-use std::fmt;
-use std::io::{self, Write};
-use std::string::{String, ToString};
-use std::vec::Vec;
+use crate::sys::{self, Errno, OsError};
+use alloc::string::String;
+use core::fmt;
 
 pub enum Error {
     /// Bad command line: exit 2.
@@ -14,21 +12,21 @@ pub enum Error {
     /// The operation failed: exit 1.
     Fail(String),
     /// I/O on our own output; EPIPE ends quietly.
-    Io(io::Error),
+    Io(Errno),
     /// Stop with this status and say nothing more (e.g. a traced command's exit code).
     Exit(i32),
 }
 
 pub type Result<T> = core::result::Result<T, Error>;
 
-impl From<lexopt::Error> for Error {
-    fn from(e: lexopt::Error) -> Self {
-        Error::Usage(e.to_string())
+impl From<crate::argv::Error> for Error {
+    fn from(e: crate::argv::Error) -> Self {
+        Error::Usage(e.0)
     }
 }
 
-impl From<io::Error> for Error {
-    fn from(e: io::Error) -> Self {
+impl From<Errno> for Error {
+    fn from(e: Errno) -> Self {
         Error::Io(e)
     }
 }
@@ -37,7 +35,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Usage(s) | Error::Fail(s) => f.write_str(s),
-            Error::Io(e) => write!(f, "{e}"),
+            Error::Io(e) => write!(f, "{}", OsError(*e)),
             Error::Exit(c) => write!(f, "exit {c}"),
         }
     }
@@ -46,13 +44,13 @@ impl fmt::Display for Error {
 /// `Err(Error::Fail(...))` with format arguments.
 #[macro_export]
 macro_rules! fail {
-    ($($t:tt)*) => { return Err($crate::cli::Error::Fail(std::format!($($t)*))) };
+    ($($t:tt)*) => { return Err($crate::cli::Error::Fail(alloc::format!($($t)*))) };
 }
 
 /// `Err(Error::Usage(...))` with format arguments.
 #[macro_export]
 macro_rules! usage_err {
-    ($($t:tt)*) => { return Err($crate::cli::Error::Usage(std::format!($($t)*))) };
+    ($($t:tt)*) => { return Err($crate::cli::Error::Usage(alloc::format!($($t)*))) };
 }
 
 /// Run an applet body and turn its result into an exit status.
@@ -63,19 +61,17 @@ pub fn run(applet: &str, usage: &str, body: impl FnOnce() -> Result<()>) -> i32 
 /// The non-generic half of `run`: one copy for all applets.
 #[inline(never)]
 fn finish(applet: &str, usage: &str, r: Result<()>) -> i32 {
-    let r = r.and_then(|()| io::stdout().flush().map_err(Error::Io));
     match r {
         Ok(()) => 0,
         Err(Error::Exit(c)) => c,
-        Err(Error::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => 0,
+        Err(Error::Io(Errno::PIPE)) => 0,
         Err(Error::Usage(m)) => {
-            let _ = writeln!(io::stderr(), "{applet}: {m}");
             let first = usage.lines().next().unwrap_or("");
-            let _ = writeln!(io::stderr(), "{first}\nTry '{applet} --help' for more information.");
+            sys::eprintln(format_args!("{applet}: {m}\n{first}\nTry '{applet} --help' for more information."));
             2
         }
         Err(e) => {
-            let _ = writeln!(io::stderr(), "{applet}: {e}");
+            sys::eprintln(format_args!("{applet}: {e}"));
             1
         }
     }
@@ -83,18 +79,11 @@ fn finish(applet: &str, usage: &str, r: Result<()>) -> i32 {
 
 /// Print usage to stdout for `-h/--help`.
 pub fn help(usage: &str) -> Result<()> {
-    io::stdout().write_all(usage.as_bytes())?;
+    say(usage)?;
     Err(Error::Exit(0))
 }
 
-/// Lossy UTF-8 for error messages that name a file or argument.
-pub fn lossy(s: &std::ffi::OsStr) -> String {
-    s.to_string_lossy().into_owned()
-}
-
-/// Collect the remaining free arguments of a lexopt parser as Strings.
-pub fn strings(args: Vec<OsString>) -> Result<Vec<String>> {
-    args.into_iter()
-        .map(|a| a.into_string().map_err(|a| Error::Usage(std::format!("argument is not UTF-8: {}", lossy(&a)))))
-        .collect()
+/// Text to stdout, written at once; a closed pipe is an error we handle.
+pub fn say(s: &str) -> Result<()> {
+    sys::write_all(sys::fd(1), s.as_bytes()).map_err(Error::Io)
 }

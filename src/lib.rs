@@ -3,10 +3,12 @@
 //! The decoding core (cursor, formats, print fmt, ring pages, trace.dat,
 //! text output) needs only `core` + `alloc`: it never does I/O, it is handed
 //! bytes and writes into `core::fmt::Write`. Everything that touches the
-//! system (tracefs, the applets, argv dispatch) sits behind the `std` feature.
+//! system (tracefs, the applets, argv dispatch) sits behind the `cli`
+//! feature, and does not use std either: it stands on `sys` (rustix + libc),
+//! so the shipped binary carries none of std's panic and backtrace code.
 #![no_std]
 extern crate alloc;
-#[cfg(feature = "std")]
+#[cfg(test)]
 extern crate std;
 
 // ---- decoding core: core + alloc only ----
@@ -20,12 +22,16 @@ pub mod tracedat;
 pub mod text;
 pub mod util;
 
-// ---- the edges: std ----
-#[cfg(feature = "std")]
+// ---- the edges: the system, through `sys` ----
+#[cfg(feature = "cli")]
 pub mod applets;
-#[cfg(feature = "std")]
+#[cfg(feature = "cli")]
+pub mod argv;
+#[cfg(feature = "cli")]
 pub mod cli;
-#[cfg(feature = "std")]
+#[cfg(feature = "cli")]
 pub mod multicall;
-#[cfg(feature = "std")]
+#[cfg(feature = "cli")]
+pub mod sys;
+#[cfg(feature = "cli")]
 pub mod tracefs;

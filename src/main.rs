@@ -1,5 +1,163 @@
 //! Thin entry point: everything lives in the library so tests reach it.
+//!
+//! Builds that do not unwind (release: the binary we ship) are `no_std`:
+//! std's panic machinery (backtrace printing with gimli, addr2line,
+//! miniz_oxide, rustc_demangle, libunwind; ~210 KB) cannot be left out of
+//! a stable build that links std, and nothing else of std is used. Such a
+//! build brings what std's runtime gave: the C `main` (libc's start code
+//! runs before it), an allocator over malloc, and a panic handler. Builds
+//! that unwind (`cargo test` builds this binary in the test profile for the
+//! CLI tests) keep std's `fn main`; both call the same library entry.
+#![cfg_attr(not(panic = "unwind"), no_std)]
+#![cfg_attr(not(panic = "unwind"), no_main)]
+
+#[cfg(panic = "unwind")]
 fn main() {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    use std::os::unix::ffi::OsStringExt;
+    ftbox::sys::init();
+    let args = std::env::args_os().map(|a| a.into_vec()).collect();
     std::process::exit(ftbox::multicall::main(args));
+}
+
+#[cfg(not(panic = "unwind"))]
+mod rt {
+    extern crate alloc;
+    use alloc::vec::Vec;
+    use core::alloc::{GlobalAlloc, Layout};
+    use core::ffi::{c_char, c_int, CStr};
+
+    // Without std nothing links the C library; musl's libc.a is
+    // self-contained in rustup's musl targets (start code, malloc, strerror).
+    // `-bundle`: linked into the binary, not into the rlib. For the static
+    // glibc cross build (riscv64) the same line links glibc's libc.a.
+    #[link(name = "c", kind = "static", modifiers = "-bundle")]
+    extern "C" {}
+
+    /// malloc's alignment: what std's System allocator assumes too.
+    #[cfg(any(target_arch = "x86", target_arch = "arm"))]
+    const MIN_ALIGN: usize = 8;
+    #[cfg(not(any(target_arch = "x86", target_arch = "arm")))]
+    const MIN_ALIGN: usize = 16;
+
+    struct Malloc;
+
+    // SAFETY: malloc/calloc/realloc/free and posix_memalign return blocks of
+    // at least the size asked for, aligned to MIN_ALIGN (or to `align` for
+    // posix_memalign), or NULL; `dealloc`/`realloc` get blocks from them.
+    unsafe impl GlobalAlloc for Malloc {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            if l.align() <= MIN_ALIGN && l.align() <= l.size() {
+                // SAFETY: any size is valid for malloc.
+                unsafe { libc::malloc(l.size()).cast() }
+            } else {
+                aligned(l)
+            }
+        }
+        unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+            if l.align() <= MIN_ALIGN && l.align() <= l.size() {
+                // SAFETY: calloc zeroes the block it returns.
+                unsafe { libc::calloc(l.size(), 1).cast() }
+            } else {
+                let p = aligned(l);
+                if !p.is_null() {
+                    // SAFETY: p points to l.size() writable bytes.
+                    unsafe { core::ptr::write_bytes(p, 0, l.size()) };
+                }
+                p
+            }
+        }
+        unsafe fn dealloc(&self, p: *mut u8, _: Layout) {
+            // SAFETY: p came from malloc, calloc, realloc or posix_memalign.
+            unsafe { libc::free(p.cast()) }
+        }
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+            if l.align() <= MIN_ALIGN && l.align() <= new {
+                // SAFETY: p is a live block from this allocator.
+                unsafe { libc::realloc(p.cast(), new).cast() }
+            } else {
+                // SAFETY: the default realloc: alloc, copy, free; the caller
+                // guarantees `new` is a valid size for l's alignment.
+                unsafe {
+                    let q = self.alloc(Layout::from_size_align_unchecked(new, l.align()));
+                    if !q.is_null() {
+                        core::ptr::copy_nonoverlapping(p, q, l.size().min(new));
+                        self.dealloc(p, l);
+                    }
+                    q
+                }
+            }
+        }
+    }
+
+    fn aligned(l: Layout) -> *mut u8 {
+        let mut p = core::ptr::null_mut();
+        let align = l.align().max(core::mem::size_of::<usize>());
+        // SAFETY: align is a power of two and a multiple of the pointer size.
+        if unsafe { libc::posix_memalign(&mut p, align, l.size()) } != 0 {
+            return core::ptr::null_mut();
+        }
+        p.cast()
+    }
+
+    #[global_allocator]
+    static ALLOC: Malloc = Malloc;
+
+    /// Straight to fd 2, no allocation: the panic may be an allocation failure.
+    struct Stderr;
+    impl core::fmt::Write for Stderr {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            ftbox::sys::write_all(ftbox::sys::fd(2), s.as_bytes()).map_err(|_| core::fmt::Error)
+        }
+    }
+
+    /// A bug: say where, then abort (status 134), as std's panic=abort did.
+    #[panic_handler]
+    fn panic(info: &core::panic::PanicInfo) -> ! {
+        use core::sync::atomic::{AtomicBool, Ordering};
+        static PANICKED: AtomicBool = AtomicBool::new(false);
+        // A panic while printing a panic: just stop.
+        if !PANICKED.swap(true, Ordering::Relaxed) {
+            let _ = core::fmt::Write::write_fmt(&mut Stderr, format_args!("ftbox: {info}\n"));
+        }
+        // SAFETY: abort never returns.
+        unsafe { libc::abort() }
+    }
+
+    // rustup's prebuilt core and alloc are compiled to unwind: their
+    // landing pads (e.g. in alloc::fmt::format) name these two symbols,
+    // which std's unwinder would define. With panic=abort nothing ever
+    // unwinds, so they are never called; stubs that abort satisfy the
+    // linker without the ~40 KB unwinder (libunwind) behind them.
+    #[no_mangle]
+    extern "C" fn _Unwind_Resume() -> ! {
+        // SAFETY: abort never returns.
+        unsafe { libc::abort() }
+    }
+    #[no_mangle]
+    extern "C" fn rust_eh_personality() {
+        // SAFETY: as above; a personality routine is only called while unwinding.
+        unsafe { libc::abort() }
+    }
+    // Static glibc (the riscv64 cross build): libc.a's C code is built with
+    // -fexceptions for pthread cancellation and names libgcc_eh's C
+    // personality routine. We never cancel threads, so nothing unwinds
+    // through it either; std linked all of libgcc_eh for this.
+    #[cfg(target_env = "gnu")]
+    #[no_mangle]
+    extern "C" fn __gcc_personality_v0() {
+        // SAFETY: as above.
+        unsafe { libc::abort() }
+    }
+
+    #[no_mangle]
+    extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+        ftbox::sys::init();
+        let mut args = Vec::with_capacity(argc.max(0) as usize);
+        for i in 0..argc.max(0) as usize {
+            // SAFETY: the C start code passes argc valid NUL-terminated strings.
+            let s = unsafe { CStr::from_ptr(*argv.add(i)) };
+            args.push(s.to_bytes().to_vec());
+        }
+        ftbox::multicall::main(args)
+    }
 }

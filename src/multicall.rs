@@ -2,12 +2,11 @@
 //! APPLET ARGS` and `ftbox --install` make it usable before links exist.
 
 use crate::applets::{Applet, APPLETS};
-use std::ffi::{OsStr, OsString};
-use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
-use std::vec::Vec;
-use std::{format, fs, io, println};
+use crate::sys::{self, lossy};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write;
 
 const USAGE: &str = "\
 Usage: ftbox APPLET [ARGS...]
@@ -19,44 +18,42 @@ ftrace in one small static binary. Applets (also reached through links
 named after them, which `ftbox --install` makes):
 ";
 
-fn find(name: &OsStr) -> Option<&'static Applet> {
-    APPLETS.iter().find(|a| a.name.as_bytes() == name.as_bytes())
+fn find(name: &[u8]) -> Option<&'static Applet> {
+    APPLETS.iter().find(|a| a.name.as_bytes() == name)
 }
 
-fn basename(p: &OsStr) -> &OsStr {
-    let b = p.as_bytes();
-    let start = b.iter().rposition(|&c| c == b'/').map_or(0, |i| i + 1);
-    OsStr::from_bytes(&b[start..])
+fn basename(p: &[u8]) -> &[u8] {
+    let start = p.iter().rposition(|&c| c == b'/').map_or(0, |i| i + 1);
+    &p[start..]
 }
 
-pub fn main(mut args: Vec<OsString>) -> i32 {
-    let argv0 = if args.is_empty() { OsString::from("ftbox") } else { args.remove(0) };
+/// argv, argv[0] included, as byte strings.
+pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
+    let argv0 = if args.is_empty() { Vec::from(&b"ftbox"[..]) } else { args.remove(0) };
     let name = basename(&argv0);
     if let Some(a) = find(name) {
         return (a.main)(args);
     }
-    if !name.as_bytes().starts_with(b"ftbox") {
+    if !name.starts_with(b"ftbox") {
         return not_found(name);
     }
     let Some(first) = args.first().cloned() else {
         print_help();
         return 2;
     };
-    match first.as_bytes() {
+    match &first[..] {
         b"--help" | b"-h" => {
             print_help();
             0
         }
         b"--version" => {
-            println!("ftbox {}", env!("CARGO_PKG_VERSION"));
+            let _ = writeln!(sys::stdout(), "ftbox {}", env!("CARGO_PKG_VERSION"));
             0
         }
         b"--list" => {
-            let mut out = io::stdout().lock();
+            let mut out = sys::stdout();
             for a in APPLETS {
-                if writeln!(out, "{}", a.name).is_err() {
-                    break;
-                }
+                let _ = writeln!(out, "{}", a.name);
             }
             0
         }
@@ -71,87 +68,88 @@ pub fn main(mut args: Vec<OsString>) -> i32 {
     }
 }
 
-fn not_found(name: &OsStr) -> i32 {
-    eprintln_lossy(format_args!("ftbox: applet not found: {}", name.to_string_lossy()));
+fn not_found(name: &[u8]) -> i32 {
+    sys::eprintln(format_args!("ftbox: applet not found: {}", lossy(name)));
     127
 }
 
-fn eprintln_lossy(a: std::fmt::Arguments) {
-    let _ = writeln!(io::stderr(), "{a}");
-}
-
 fn print_help() {
-    let mut out = io::stdout().lock();
-    let _ = out.write_all(USAGE.as_bytes());
+    let mut out = sys::stdout();
+    out.bytes(USAGE.as_bytes());
     for a in APPLETS {
         let _ = writeln!(out, "  {:<6} {}", a.name, a.summary);
     }
 }
 
+/// `dir/name`.
+fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut p = dir.to_vec();
+    if !p.ends_with(b"/") {
+        p.push(b'/');
+    }
+    p.extend_from_slice(name);
+    p
+}
+
 /// The running binary: /proc/self/exe, else argv[0] made absolute.
-fn self_path(argv0: &OsStr) -> Option<PathBuf> {
-    if let Ok(p) = fs::read_link("/proc/self/exe") {
+fn self_path(argv0: &[u8]) -> Option<Vec<u8>> {
+    if let Ok(p) = sys::readlink("/proc/self/exe") {
         return Some(p);
     }
-    let p = Path::new(argv0);
-    if p.is_absolute() {
-        return Some(p.to_path_buf());
+    if argv0.starts_with(b"/") {
+        return Some(argv0.to_vec());
     }
-    if argv0.as_bytes().contains(&b'/') {
-        return std::env::current_dir().ok().map(|d| d.join(p));
+    if argv0.contains(&b'/') {
+        return sys::cwd().ok().map(|d| join(&d, argv0));
     }
     None
 }
 
-fn install(argv0: &OsStr, rest: &[OsString]) -> i32 {
+fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
     let (symbolic, dir) = match rest {
-        [d] if d.as_bytes() != b"-s" => (false, d),
-        [s, d] if s.as_bytes() == b"-s" => (true, d),
+        [d] if d != b"-s" => (false, d),
+        [s, d] if s == b"-s" => (true, d),
         _ => {
-            eprintln_lossy(format_args!("ftbox: usage: ftbox --install [-s] DIR"));
+            sys::eprintln(format_args!("ftbox: usage: ftbox --install [-s] DIR"));
             return 2;
         }
     };
     let Some(target) = self_path(argv0) else {
-        eprintln_lossy(format_args!("ftbox: --install: cannot find the running binary (no /proc/self/exe, relative argv[0])"));
+        sys::eprintln(format_args!("ftbox: --install: cannot find the running binary (no /proc/self/exe, relative argv[0])"));
         return 1;
     };
-    let dir = Path::new(dir);
-    if !dir.is_dir() {
-        eprintln_lossy(format_args!("ftbox: --install: {}: not a directory", dir.display()));
+    if !sys::stat(&dir[..], true).is_ok_and(|st| sys::file_type(&st) == rustix::fs::FileType::Directory) {
+        sys::eprintln(format_args!("ftbox: --install: {}: not a directory", lossy(dir)));
         return 1;
     }
     let mut status = 0;
     for a in APPLETS {
-        let link = dir.join(a.name);
-        match install_one(&target, &link, symbolic) {
-            Ok(()) => {}
-            Err(msg) => {
-                eprintln_lossy(format_args!("ftbox: --install: {}: {}", link.display(), msg));
-                status = 1;
-            }
+        let link = join(dir, a.name.as_bytes());
+        if let Err(msg) = install_one(&target, &link, symbolic) {
+            sys::eprintln(format_args!("ftbox: --install: {}: {}", lossy(&link), msg));
+            status = 1;
         }
     }
     status
 }
 
-fn install_one(target: &Path, link: &Path, symbolic: bool) -> Result<(), std::string::String> {
-    use std::os::unix::fs::MetadataExt;
-    if let Ok(meta) = fs::symlink_metadata(link) {
+fn install_one(target: &[u8], link: &[u8], symbolic: bool) -> Result<(), String> {
+    use rustix::fs::FileType::Symlink;
+    if let Ok(meta) = sys::stat(link, false) {
+        let is_link = sys::file_type(&meta) == Symlink;
         let correct = if symbolic {
-            meta.file_type().is_symlink() && fs::read_link(link).map(|t| t == target).unwrap_or(false)
+            is_link && sys::readlink(link).is_ok_and(|t| t == target)
         } else {
-            let t = fs::metadata(target).ok();
-            t.is_some_and(|t| !meta.file_type().is_symlink() && t.ino() == meta.ino() && t.dev() == meta.dev())
+            let t = sys::stat(target, true).ok();
+            t.is_some_and(|t| !is_link && t.st_ino == meta.st_ino && t.st_dev == meta.st_dev)
         };
-        return if correct { Ok(()) } else { Err(format!("exists and is not a link to {}; skipped", target.display())) };
+        return if correct { Ok(()) } else { Err(format!("exists and is not a link to {}; skipped", lossy(target))) };
     }
-    let r = if symbolic { std::os::unix::fs::symlink(target, link) } else { fs::hard_link(target, link) };
-    r.map_err(|e| {
-        if e.raw_os_error() == Some(libc::EXDEV) {
-            format!("{e}; use -s for symbolic links across filesystems")
+    sys::link(target, link, symbolic).map_err(|e| {
+        if e == sys::Errno::XDEV {
+            format!("{}; use -s for symbolic links across filesystems", sys::OsError(e))
         } else {
-            format!("{e}")
+            format!("{}", sys::OsError(e))
         }
     })
 }

@@ -175,3 +175,20 @@ fn install_without_proc_uses_argv0() {
     }
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Output into a pipe nobody reads (`ftcat | head` after head quit): the
+/// write fails with EPIPE (ftbox ignores SIGPIPE, as std's runtime did) and
+/// the applet ends quietly with status 0, not killed by the signal.
+#[test]
+fn closed_stdout_ends_quietly() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vm-6.12/x-kstack.extract.dat");
+    let d = tmpdir("epipe");
+    let l = d.join("ftcat");
+    std::os::unix::fs::symlink(ftbox(), &l).unwrap();
+    let mut c = Command::new(&l).arg(&f).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    drop(c.stdout.take());
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", o.status);
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "");
+    std::fs::remove_dir_all(&d).unwrap();
+}

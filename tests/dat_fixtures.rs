@@ -105,7 +105,7 @@ fn every_fixture_matches_trace_cmd_report() {
     let mut files = 0;
     let mut total = 0;
     for path in dat_files(&dir) {
-        let f = FileAt::open(path.as_os_str()).unwrap();
+        let f = FileAt::open(path.to_str().unwrap()).unwrap();
         let d = decode(&f).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(d.errors.is_empty(), "{}: {:?}", path.display(), d.errors);
         assert_eq!(d.short, 0, "{}: records shorter than the common fields", path.display());
@@ -138,7 +138,7 @@ fn every_fixture_matches_trace_cmd_report() {
 fn metadata_of_each_version() {
     let Some(dir) = fixtures() else { return };
     for (name, version, compression) in [("events-v6.dat", 6, "none"), ("events-plain.dat", 7, "none"), ("events.dat", 7, "zstd")] {
-        let f = FileAt::open(dir.join(name).as_os_str()).unwrap();
+        let f = FileAt::open(dir.join(name).to_str().unwrap()).unwrap();
         let td = TraceDat::open(&f).unwrap();
         assert_eq!(td.version, version, "{name}");
         assert_eq!(td.compression, compression, "{name}");
@@ -248,7 +248,7 @@ fn merged_order_matches_the_kernel_trace_text() {
         if want.is_empty() {
             continue;
         }
-        let f = FileAt::open(path.as_os_str()).unwrap();
+        let f = FileAt::open(path.to_str().unwrap()).unwrap();
         let td = TraceDat::open(&f).unwrap();
         let top = td.top().unwrap();
         // The default layout reads time as the kernel's own readers do.

@@ -536,3 +536,19 @@ fn busy_trace_pipe_raw_is_refused() {
     drop(g);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// ftbox ignores SIGPIPE (a closed output is EPIPE, ended quietly); the
+/// command it traces must not inherit that (ignored signals survive exec).
+#[test]
+fn traced_command_gets_default_sigpipe() {
+    if !live("traced_command_gets_default_sigpipe") {
+        return;
+    }
+    let d = scratch("sigpipe");
+    let out = d.join("p.dat");
+    let (c, stdout, err) = run(&d.join("ftrec"), &["--private", "-q", "-e", "sched:sched_process_exit", "-o", out.to_str().unwrap(), "--", "grep", "SigIgn", "/proc/self/status"]);
+    assert_eq!(c, 0, "{err}");
+    let mask = stdout.split_whitespace().nth(1).and_then(|m| u64::from_str_radix(m, 16).ok()).expect(&stdout);
+    assert_eq!(mask & (1 << (libc::SIGPIPE - 1)), 0, "SIGPIPE ignored in the traced command: {stdout}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

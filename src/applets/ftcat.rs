@@ -6,19 +6,16 @@
 //! `text::Kernel`, which needs the next record of the same CPU to fold a
 //! function_graph entry and its exit into one line.
 
-use std::ffi::OsString;
-use std::io::{self, Write};
-use std::string::{String, ToString};
-use std::vec::Vec;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
-use std::boxed::Box;
-use std::collections::VecDeque;
-use std::ffi::OsStr;
-use std::format;
-
-use rustix::fs::OFlags;
 
 use crate::applets::source;
+use crate::argv::{self, Value};
+use crate::sys::{self, Errno};
 use crate::cli::{self, Error, Result};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{self, Event};
@@ -70,7 +67,7 @@ own `trace` file would print it.
   -h, --help         this help
 ";
 
-pub fn main(args: Vec<OsString>) -> i32 {
+pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftcat", USAGE, || {
         let a = parse_args(args)?;
         run(a)
@@ -108,48 +105,95 @@ pub struct Args {
     pub last_ev: bool,
 }
 
-pub fn parse_args(args: Vec<OsString>) -> Result<Args> {
-    use lexopt::prelude::*;
+/// Long-only option keys (below b'A', see argv::Opt).
+const PID: u8 = 1;
+const COMM: u8 = 2;
+const FROM: u8 = 3;
+const TO: u8 = 4;
+const TRACER: u8 = 5;
+const STAT: u8 = 6;
+const FIRST: u8 = 7;
+const LAST: u8 = 8;
+const GRAPH: u8 = 9;
+const MAX_DEPTH: u8 = 10;
+const LIVE: u8 = 11;
+const ONCE: u8 = 12;
+const STYLE: u8 = 13;
+
+const OPTS: &[argv::Opt] = &[
+    (b'h', "help", false),
+    (b'c', "cpu", true),
+    (b'e', "event", true),
+    (PID, "pid", true),
+    (COMM, "comm", true),
+    (b'I', "", false),
+    (b'S', "", false),
+    (FROM, "from", true),
+    (TO, "to", true),
+    (b'O', "option", true),
+    (TRACER, "tracer", true),
+    (STAT, "stat", false),
+    (b'R', "raw", false),
+    (b't', "", false),
+    (b'l', "", false),
+    (b'F', "", true),
+    (FIRST, "first-event", false),
+    (LAST, "last-event", false),
+    (GRAPH, "graph", true),
+    (MAX_DEPTH, "max-depth", true),
+    (LIVE, "live", false),
+    (b'B', "instance", true),
+    (ONCE, "once", false),
+    (STYLE, "style", true),
+];
+
+pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
-    let mut p = lexopt::Parser::from_args(args);
+    let mut p = argv::Parser::from_args(args);
     while let Some(arg) = p.next()? {
-        match arg {
-            Short('h') | Long("help") => return cli::help(USAGE).map(|_| a),
-            Short('c') | Long("cpu") => a.cpus = Some(list(&p.value()?.string()?, "CPU")?),
-            Short('e') | Long("event") => a.events.push(p.value()?.string()?),
-            Long("pid") => a.pids = Some(list(&p.value()?.string()?, "pid")?),
-            Long("comm") => a.comms.push(p.value()?.string()?),
-            Short('I') => a.no_hardirq = true,
-            Short('S') => a.no_softirq = true,
-            Long("from") => a.from = Some(secs(&p.value()?.string()?)?),
-            Long("to") => a.to = Some(secs(&p.value()?.string()?)?),
-            Short('O') | Long("option") => a.options.push(p.value()?.string()?),
-            Long("tracer") => a.tracer = Some(p.value()?.string()?),
-            Long("stat") => a.stat = true,
-            Short('R') | Long("raw") => a.raw = true,
-            Short('t') => a.tc_flags |= text::tracecmd::NSEC,
-            Short('l') => a.tc_flags |= text::tracecmd::LAT,
-            Short('F') => a.filters.push(p.value()?.string()?),
-            Long("first-event") => a.first_ev = true,
-            Long("last-event") => a.last_ev = true,
-            Long("graph") => a.graph = Some(p.value()?.string()?),
-            Long("max-depth") => match p.value()?.string()?.parse() {
+        let (key, v) = match arg {
+            Value(v) if a.file.is_none() => {
+                a.file = Some(v);
+                continue;
+            }
+            arg => match argv::find(OPTS, &arg) {
+                Some(&(k, _, takes)) => (k, if takes { p.value()? } else { String::new() }),
+                None => return Err(arg.unexpected().into()),
+            },
+        };
+        match key {
+            b'h' => cli::help(USAGE)?, // always Err(Exit(0)) after printing
+            b'c' => a.cpus = Some(list(&v, "CPU")?),
+            b'e' => a.events.push(v),
+            PID => a.pids = Some(list(&v, "pid")?),
+            COMM => a.comms.push(v),
+            b'I' => a.no_hardirq = true,
+            b'S' => a.no_softirq = true,
+            FROM => a.from = Some(secs(&v)?),
+            TO => a.to = Some(secs(&v)?),
+            b'O' => a.options.push(v),
+            TRACER => a.tracer = Some(v),
+            STAT => a.stat = true,
+            b'R' => a.raw = true,
+            b't' => a.tc_flags |= text::tracecmd::NSEC,
+            b'l' => a.tc_flags |= text::tracecmd::LAT,
+            b'F' => a.filters.push(v),
+            FIRST => a.first_ev = true,
+            LAST => a.last_ev = true,
+            GRAPH => a.graph = Some(v),
+            MAX_DEPTH => match v.parse() {
                 Ok(n) => a.max_depth = Some(n),
                 Err(_) => usage_err!("--max-depth wants a number"),
             },
-            Long("live") => a.live = true,
-            Short('B') | Long("instance") => a.instance = Some(p.value()?.string()?),
-            Long("once") => a.once = true,
-            Long("style") => {
-                let v = p.value()?.string()?;
-                match v.as_str() {
-                    "kernel" => a.tc = false,
-                    "trace-cmd" => a.tc = true,
-                    _ => usage_err!("--style {}: kernel or trace-cmd", v),
-                }
-            }
-            Value(v) if a.file.is_none() => a.file = Some(v.string()?),
-            _ => return Err(arg.unexpected().into()),
+            LIVE => a.live = true,
+            b'B' => a.instance = Some(v),
+            ONCE => a.once = true,
+            STYLE => match v.as_str() {
+                "kernel" => a.tc = false,
+                "trace-cmd" => a.tc = true,
+                _ => usage_err!("--style {}: kernel or trace-cmd", v),
+            },
+            _ => {}
         }
     }
     if a.live && a.file.is_some() {
@@ -226,41 +270,44 @@ pub fn glob(pat: &str, s: &str) -> bool {
     pi == p.len()
 }
 
-/// Output: one big buffer, flushed in large writes; the private-use raw
-/// byte escapes of `text::put_all` become the bytes they stand for.
-pub struct Out<W: Write> {
-    w: W,
+/// Output: one big buffer, flushed in large writes to stdout; the
+/// private-use raw byte escapes of `text::put_all` become the bytes they
+/// stand for.
+pub struct Out {
     buf: Vec<u8>,
-    err: Option<io::Error>,
+    err: Option<Errno>,
 }
 
 const OUT_BUF: usize = 1 << 20;
 
-impl<W: Write> Out<W> {
-    pub fn new(w: W) -> Self {
-        Out { w, buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
+impl Out {
+    pub fn new() -> Self {
+        Out { buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
     }
     pub fn flush_now(&mut self) {
         if self.err.is_none() && !self.buf.is_empty() {
-            if let Err(e) = self.w.write_all(&self.buf) {
+            if let Err(e) = sys::write_all(sys::fd(1), &self.buf) {
                 self.err = Some(e);
             }
         }
         self.buf.clear();
     }
-    pub fn finish(mut self) -> io::Result<()> {
+    pub fn finish(mut self) -> core::result::Result<(), Errno> {
         self.flush_now();
-        if let Some(e) = self.err.take() {
-            return Err(e);
-        }
-        self.w.flush()
+        self.err.map_or(Ok(()), Err)
     }
     pub fn failed(&self) -> bool {
         self.err.is_some()
     }
 }
 
-impl<W: Write> core::fmt::Write for Out<W> {
+impl Default for Out {
+    fn default() -> Self {
+        Out::new()
+    }
+}
+
+impl core::fmt::Write for Out {
     #[inline]
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         // Escapes (U+F780..U+F7FF) exist only once put_all made one.
@@ -313,17 +360,7 @@ struct Recording {
 }
 
 fn dir_names(tfs: &Tracefs, rel: &str) -> Vec<String> {
-    let mut v = Vec::new();
-    let Ok(fd) = tfs.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY) else { return v };
-    let Ok(mut d) = rustix::fs::Dir::read_from(&fd) else { return v };
-    while let Some(Ok(ent)) = d.next() {
-        let n = ent.file_name().to_string_lossy();
-        if n != "." && n != ".." {
-            v.push(n.into_owned());
-        }
-    }
-    crate::util::sort(&mut v);
-    v
+    tfs.list_dir(rel).map(|v| v.into_iter().map(|e| e.0).collect()).unwrap_or_default()
 }
 
 fn parse_formats(list: impl Iterator<Item = (String, String)>, what: &str) -> Vec<Event> {
@@ -332,7 +369,7 @@ fn parse_formats(list: impl Iterator<Item = (String, String)>, what: &str) -> Ve
         match format::parse_event(&sys, &text) {
             Ok(e) => evs.push(e),
             Err(e) => {
-                let _ = writeln!(io::stderr(), "ftcat: {}: format of {}: {}", what, sys, e);
+                sys::eprintln(format_args!("ftcat: {}: format of {}: {}", what, sys, e));
             }
         }
     }
@@ -360,10 +397,10 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
     // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
     // kernel's enumerators, which its BTF lists: resolved as ftrec does.
     let mut fs: Vec<&mut Vec<u8>> = formats.iter_mut().map(|f| &mut f.1).collect();
-    format::resolve_enums_btf(&mut fs, &|| std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
+    format::resolve_enums_btf(&mut fs, &|| sys::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
     let formats = formats.into_iter().map(|(s, t)| (s, String::from_utf8(t).unwrap_or_default()));
     let events = parse_formats(formats, &top.path_of("events"));
-    let kallsyms = std::fs::read("/proc/kallsyms").unwrap_or_default();
+    let kallsyms = sys::read("/proc/kallsyms").unwrap_or_default();
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
     // The kernel's `long` (header_page's commit field), not ours: a 32-bit
     // ftcat on a 64-bit kernel must read 8-byte longs.
@@ -385,7 +422,7 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         entries += stat_num(&st, "entries:");
         overrun += stat_num(&st, "overrun:");
     }
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let release = sys::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let model = if opts.has(text::opts::LATENCY_FMT) { live_model(tfs) } else { String::new() };
     Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, model, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
@@ -420,7 +457,7 @@ pub fn trace_state(tfs: &Tracefs) -> String {
 /// file, with latency-format set. Empty when not there.
 pub fn live_model(tfs: &Tracefs) -> String {
     let mut head = [0u8; 1024];
-    let Ok(fd) = tfs.open_file("trace", OFlags::RDONLY) else { return String::new() };
+    let Ok(fd) = tfs.open_file("trace", rustix::fs::OFlags::RDONLY) else { return String::new() };
     let n = rustix::io::read(&fd, &mut head).unwrap_or(0);
     let t = String::from_utf8_lossy(&head[..n]);
     t.lines().find(|l| l.starts_with("# latency:")).map(|l| text::kernel::lat_model(l).to_string()).unwrap_or_default()
@@ -502,11 +539,11 @@ impl Held {
 }
 
 /// Filters, statistics and the printer.
-struct Sink<'k, 'a, W: Write> {
+struct Sink<'k, 'a> {
     k: Kernel<'a, Decoder>,
     tc: Option<TraceCmd<'a>>,
     ef: EventFilter,
-    out: &'k mut Out<W>,
+    out: &'k mut Out,
     a: &'k Args,
     name: String,
     /// trace-cmd style over several buffers: their names (merge CPUs are
@@ -525,7 +562,7 @@ struct Sink<'k, 'a, W: Write> {
     stop: bool,
 }
 
-impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
+impl Sink<'_, '_> {
     fn record(&mut self, r: &Rec, next: Option<&Rec>) -> bool {
         let b = (r.cpu >> TAG) as usize;
         let (r, next) = (&untag(r), next.map(untag));
@@ -633,7 +670,7 @@ impl<'k, 'a, W: Write> Sink<'k, 'a, W> {
         let cpu = cpu & TAG_MASK;
         self.errors += 1;
         self.out.flush_now();
-        let _ = writeln!(io::stderr(), "ftcat: {}: CPU {}: {}", self.name, cpu, msg);
+        sys::eprintln(format_args!("ftcat: {}: CPU {}: {}", self.name, cpu, msg));
     }
 }
 
@@ -732,7 +769,7 @@ fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
     Some(Held::of(it))
 }
 
-fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
+fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
     let mut q = HoldQ { q: VecDeque::new(), per_cpu: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
@@ -748,7 +785,7 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
                             let _ = s.k.finish(s.out);
                         }
                         s.out.flush_now();
-                        std::thread::sleep(std::time::Duration::from_millis(100));
+                        sys::sleep_ms(100);
                         m.retry_waiting();
                         continue;
                     }
@@ -820,8 +857,7 @@ fn pump<W: Write>(m: &mut Merge<'_>, s: &mut Sink<'_, '_, W>, la: &Lookahead, li
 }
 
 fn run(a: Args) -> Result<()> {
-    let stdout = io::stdout();
-    let mut out = Out::new(stdout.lock());
+    let mut out = Out::new();
     if a.live {
         let top = Tracefs::open().map_err(Error::Fail)?;
         let tfs = match &a.instance {
@@ -839,7 +875,7 @@ fn run(a: Args) -> Result<()> {
         return res;
     }
     let path = a.file.clone().unwrap_or_else(|| "trace.dat".to_string());
-    let input = source::Input::open(OsStr::new(&path)).map_err(Error::Fail)?;
+    let input = source::Input::open(&path).map_err(Error::Fail)?;
     let td = match TraceDat::open(input.read_at()) {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
@@ -931,7 +967,7 @@ fn run(a: Args) -> Result<()> {
 
 /// trace-cmd report's `--stat` (the recorded CPU stats and where each
 /// CPU's data lies) and `--first-event`/`--last-event`.
-fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out<W>) {
+fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
     use core::fmt::Write as _;
     let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0));
     if a.stat {
@@ -973,7 +1009,7 @@ fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mu
     let in_ns = text::clock_in_ns(buf.clock.as_deref().or(td.options.clock()).unwrap_or("local"));
     for c in &buf.cpus {
         let i = c.cpu;
-        let mut m = Merge::from_pages(td.layout(buf), std::vec![td.cpu_pages(buf, c)]);
+        let mut m = Merge::from_pages(td.layout(buf), alloc::vec![td.cpu_pages(buf, c)]);
         let (mut first, mut last) = (None, 0);
         while let Some(it) = m.next() {
             if let Item::Record { ts, .. } = it {
@@ -983,7 +1019,7 @@ fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mu
         }
         let Some(first) = first else { continue };
         let _ = write!(out, "  {}", i);
-        let ts = |out: &mut Out<W>, t: u64| {
+        let ts = |out: &mut Out, t: u64| {
             let _ = if in_ns {
                 let u = (t + 500) / 1000;
                 write!(out, "{:>5}.{:06}", u / 1_000_000, u % 1_000_000)
@@ -1005,7 +1041,7 @@ fn tc_info<W: Write>(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mu
     }
 }
 
-fn out_finish<W: Write>(out: Out<W>) -> Result<()> {
+fn out_finish(out: Out) -> Result<()> {
     out.finish().map_err(Error::Io)
 }
 
@@ -1025,7 +1061,7 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     r
 }
 
-fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<W>, name: &str, live: bool, bufs: Vec<String>) -> Result<()> {
+fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &str, live: bool, bufs: Vec<String>) -> Result<()> {
     let events: Vec<Event> = rec.dec.events().cloned().collect();
     let cls = Classes::new(&events);
     let mut opts = rec.opts;
@@ -1129,7 +1165,7 @@ fn decode<W: Write>(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out<
     Ok(())
 }
 
-fn print_stat<W: Write>(s: &mut Sink<'_, '_, W>, events: &[Event]) {
+fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
     use core::fmt::Write as _;
     let o = &mut *s.out;
     let _ = writeln!(o, "CPU      records         lost");

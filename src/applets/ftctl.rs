@@ -7,12 +7,12 @@
 use crate::cli::{self, Error, Result};
 use crate::tracefs::{self, events, glob, state, Tracefs};
 use crate::{fail, usage_err};
+use crate::argv::{self, Long, Short, Value};
+use crate::sys;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use rustix::io::Errno;
-use std::ffi::OsString;
-use std::format;
-use std::io::{self, Write};
-use std::string::{String, ToString};
-use std::vec::Vec;
 
 mod reset;
 mod status;
@@ -101,19 +101,20 @@ impl Args {
     }
 }
 
-fn parse_args(args: Vec<OsString>) -> Result<Args> {
-    use lexopt::prelude::*;
+fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
-    let mut p = lexopt::Parser::from_args(args);
+    let mut p = argv::Parser::from_args(args);
     while let Some(arg) = p.next()? {
         let opt = match arg {
-            Short('h') | Long("help") => return cli::help(USAGE).map(|()| a),
+            Short('h') | Long("help") => {
+                cli::help(USAGE)?; // always Err(Exit(0)) after printing
+                continue;
+            }
             Short('B') | Long("instance") => {
-                a.instance = Some(string(p.value()?)?);
+                a.instance = Some(p.value()?);
                 continue;
             }
             Value(v) => {
-                let v = string(v)?;
                 if a.verb.is_empty() {
                     a.verb = v;
                 } else {
@@ -127,17 +128,13 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
         let Some(&(name, takes)) = opt else {
             return Err(arg.unexpected().into());
         };
-        let v = if takes { string(p.value()?)? } else { String::new() };
+        let v = if takes { p.value()? } else { String::new() };
         a.opts.push((name, v));
     }
     if a.verb.is_empty() {
         usage_err!("no command given");
     }
     Ok(a)
-}
-
-fn string(v: OsString) -> Result<String> {
-    v.into_string().map_err(|v| Error::Usage(format!("argument is not UTF-8: {}", cli::lossy(&v))))
 }
 
 /// The tracefs handles a verb works with: the top level always (instances
@@ -187,7 +184,7 @@ const VERBS: &[Verb] = &[
     Verb("mount", &[], (0, 0), v_mount),
 ];
 
-pub fn main(args: Vec<OsString>) -> i32 {
+pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftctl", USAGE, || {
         let a = parse_args(args)?;
         let Some(v) = VERBS.iter().find(|v| v.0 == a.verb) else {
@@ -263,13 +260,12 @@ pub(crate) fn write(t: &Tracefs, name: &str, data: &str) -> Result<()> {
 /// Verbs gather their output in a String and write it once: no error
 /// plumbing per line.
 pub(crate) fn say(s: &str) -> Result<()> {
-    io::stdout().write_all(s.as_bytes())?;
-    Ok(())
+    cli::say(s)
 }
 
 /// A remark on stderr that does not fail the command.
 pub(crate) fn note(s: &str) {
-    let _ = writeln!(io::stderr(), "ftctl: {s}");
+    sys::eprintln(format_args!("ftctl: {s}"));
 }
 
 /// Append `s` and a newline.
@@ -645,17 +641,13 @@ fn v_show(c: &Ctx, a: &Args) -> Result<()> {
         fail!("{}: no such CPU", t.path_of(&file));
     }
     let fd = t.open_file(&file, rustix::fs::OFlags::RDONLY).map_err(fs)?;
-    let mut o = io::stdout().lock();
-    let mut buf = std::vec![0u8; 65536];
+    let mut buf = alloc::vec![0u8; 65536];
     loop {
         match rustix::io::read(&fd, &mut buf) {
             Ok(0) => return Ok(()),
             // trace_pipe hands out what it has; write it through at once so
             // `ftctl show --pipe | grep` sees lines as they happen.
-            Ok(n) => {
-                o.write_all(&buf[..n])?;
-                o.flush()?;
-            }
+            Ok(n) => sys::write_all(sys::fd(1), &buf[..n])?,
             Err(Errno::INTR) => {}
             Err(errno) => return Err(fs(tracefs::Error { file: t.path_of(&file), errno, log: None })),
         }

@@ -22,12 +22,12 @@ use restore::{Saver, Target};
 use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{Mode as FMode, OFlags};
 use rustix::io::Errno;
-use std::ffi::OsString;
-use std::format;
-use std::io::Write;
-use std::string::{String, ToString};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::vec::Vec;
+use crate::argv::{self, Value};
+use crate::sys;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicI32, Ordering};
 
 const USAGE: &str = "\
 Usage: ftrec [OPTIONS] [--] [COMMAND [ARGS...]]
@@ -88,16 +88,6 @@ struct Args {
     command: Vec<String>,
 }
 
-fn str_of(v: OsString) -> Result<String> {
-    v.into_string().map_err(|v| Error::Usage(format!("argument is not UTF-8: {}", cli::lossy(&v))))
-}
-
-/// The value of the current option, as UTF-8 (one copy, not one per option).
-#[inline(never)]
-fn val(p: &mut lexopt::Parser) -> Result<String> {
-    str_of(p.value()?)
-}
-
 fn num<T: core::str::FromStr>(what: &str, v: &str) -> Result<T> {
     v.trim().parse().map_err(|_| Error::Usage(format!("{what}: invalid number '{v}'")))
 }
@@ -117,75 +107,47 @@ fn parse_ms(v: &str) -> Option<u64> {
     secs.checked_mul(1000)?.checked_add(ms)
 }
 
+/// Long-only option keys (below b'A', see argv::Opt).
+const MAX_DEPTH: u8 = 1;
+const PRIVATE: u8 = 2;
+const FILE_VERSION: u8 = 3;
+const NO_SPLICE: u8 = 4;
+
+const OPTS: &[argv::Opt] = &[
+    (b'h', "help", false),
+    (b'e', "", true),
+    (b'f', "", true),
+    (b'R', "", true),
+    (b'p', "", true),
+    (b'l', "", true),
+    (b'n', "", true),
+    (b'g', "", true),
+    (MAX_DEPTH, "max-graph-depth", true),
+    (b'O', "", true),
+    (b'P', "", true),
+    (b'c', "", false),
+    (b'b', "", true),
+    (b'C', "", true),
+    (b'B', "", true),
+    (PRIVATE, "private", false),
+    (b'o', "", true),
+    (FILE_VERSION, "file-version", true),
+    (b'd', "", true),
+    (b'm', "", true),
+    (b'q', "", false),
+    (NO_SPLICE, "no-splice", false),
+];
+
 #[inline(never)]
-fn parse_args(args: Vec<OsString>) -> Result<Args> {
-    use lexopt::prelude::*;
+fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args { version: 7, ..Args::default() };
-    let mut p = lexopt::Parser::from_args(args);
+    let mut p = argv::Parser::from_args(args);
     let mut first = true;
     while let Some(arg) = p.next()? {
         let was_first = first;
         first = false;
-        match arg {
-            Short('h') | Long("help") => return Err(cli::help(USAGE).unwrap_err()),
-            Short('e') => a.events.push(EventArg { spec: val(&mut p)?, filter: None, triggers: Vec::new() }),
-            Short('f') => {
-                let f = val(&mut p)?;
-                match a.events.last_mut() {
-                    Some(e) => e.filter = Some(f),
-                    None => usage_err!("-f needs a preceding -e"),
-                }
-            }
-            Short('R') => {
-                let t = val(&mut p)?;
-                match a.events.last_mut() {
-                    Some(e) => e.triggers.push(t),
-                    None => usage_err!("-R needs a preceding -e"),
-                }
-            }
-            Short('p') => a.tracer = Some(val(&mut p)?),
-            Short('l') => a.ftrace_filter.push(val(&mut p)?),
-            Short('n') => a.ftrace_notrace.push(val(&mut p)?),
-            Short('g') => a.graph_funcs.push(val(&mut p)?),
-            Long("max-graph-depth") => a.graph_depth = Some(num("--max-graph-depth", &val(&mut p)?)?),
-            Short('O') => {
-                let o = val(&mut p)?;
-                let (name, on) = match o.split_once('=') {
-                    Some((n, "1")) => (n.to_string(), true),
-                    Some((n, "0")) => (n.to_string(), false),
-                    Some(_) => usage_err!("-O {o}: the value must be 0 or 1"),
-                    // "noOPT" is resolved against options/ (configure).
-                    None => (o.clone(), true),
-                };
-                crate::tracefs::check_name("option", &name).map_err(Error::Usage)?;
-                a.options.push((name, on));
-            }
-            Short('P') => {
-                for s in val(&mut p)?.split(',').filter(|s| !s.is_empty()) {
-                    a.pids.push(num("-P", s)?);
-                }
-            }
-            Short('c') => a.follow = true,
-            Short('b') => a.buffer_kb = Some(num("-b", &val(&mut p)?)?),
-            Short('C') => a.clock = Some(val(&mut p)?),
-            Short('B') => a.instance = Some(val(&mut p)?),
-            Long("private") => a.private = true,
-            Short('o') => a.output = Some(val(&mut p)?),
-            Long("file-version") => {
-                a.version = num("--file-version", &val(&mut p)?)?;
-                if a.version != 6 && a.version != 7 {
-                    usage_err!("--file-version must be 6 or 7");
-                }
-            }
-            Short('d') => {
-                let v = val(&mut p)?;
-                a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?);
-            }
-            Short('m') => a.max_kb = Some(num("-m", &val(&mut p)?)?),
-            Short('q') => a.quiet = true,
-            Long("no-splice") => a.no_splice = true,
+        let (key, v) = match arg {
             Value(v) => {
-                let v = str_of(v)?;
                 if was_first && v == "extract" {
                     a.extract = true;
                     continue;
@@ -194,11 +156,63 @@ fn parse_args(args: Vec<OsString>) -> Result<Args> {
                     usage_err!("extract takes no command");
                 }
                 a.command.push(v);
-                for r in p.raw_args()? {
-                    a.command.push(str_of(r)?);
+                a.command.extend(p.raw_args()?);
+                continue;
+            }
+            arg => match argv::find(OPTS, &arg) {
+                Some(&(k, _, takes)) => (k, if takes { p.value()? } else { String::new() }),
+                None => return Err(arg.unexpected().into()),
+            },
+        };
+        match key {
+            b'h' => cli::help(USAGE)?, // always Err(Exit(0)) after printing
+            b'e' => a.events.push(EventArg { spec: v, filter: None, triggers: Vec::new() }),
+            b'f' => match a.events.last_mut() {
+                Some(e) => e.filter = Some(v),
+                None => usage_err!("-f needs a preceding -e"),
+            },
+            b'R' => match a.events.last_mut() {
+                Some(e) => e.triggers.push(v),
+                None => usage_err!("-R needs a preceding -e"),
+            },
+            b'p' => a.tracer = Some(v),
+            b'l' => a.ftrace_filter.push(v),
+            b'n' => a.ftrace_notrace.push(v),
+            b'g' => a.graph_funcs.push(v),
+            MAX_DEPTH => a.graph_depth = Some(num("--max-graph-depth", &v)?),
+            b'O' => {
+                let (name, on) = match v.split_once('=') {
+                    Some((n, "1")) => (n.to_string(), true),
+                    Some((n, "0")) => (n.to_string(), false),
+                    Some(_) => usage_err!("-O {v}: the value must be 0 or 1"),
+                    // "noOPT" is resolved against options/ (configure).
+                    None => (v.clone(), true),
+                };
+                crate::tracefs::check_name("option", &name).map_err(Error::Usage)?;
+                a.options.push((name, on));
+            }
+            b'P' => {
+                for s in v.split(',').filter(|s| !s.is_empty()) {
+                    a.pids.push(num("-P", s)?);
                 }
             }
-            _ => return Err(arg.unexpected().into()),
+            b'c' => a.follow = true,
+            b'b' => a.buffer_kb = Some(num("-b", &v)?),
+            b'C' => a.clock = Some(v),
+            b'B' => a.instance = Some(v),
+            PRIVATE => a.private = true,
+            b'o' => a.output = Some(v),
+            FILE_VERSION => {
+                a.version = num("--file-version", &v)?;
+                if a.version != 6 && a.version != 7 {
+                    usage_err!("--file-version must be 6 or 7");
+                }
+            }
+            b'd' => a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?),
+            b'm' => a.max_kb = Some(num("-m", &v)?),
+            b'q' => a.quiet = true,
+            NO_SPLICE => a.no_splice = true,
+            _ => {}
         }
     }
     if a.private && a.instance.is_some() {
@@ -230,7 +244,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 #[inline(never)]
 fn install_signals() -> Result<OwnedFd> {
     let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("pipe: {e}")))?;
+        .map_err(|e| Error::Fail(format!("pipe: {}", sys::OsError(e))))?;
     SIG_FD.store(w.as_raw_fd(), Ordering::SeqCst);
     core::mem::forget(w); // lives as long as the process
     for sig in [libc::SIGINT, libc::SIGTERM] {
@@ -320,7 +334,7 @@ fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
         Err(e) => fail!("creating a temp file beside the output: {}", crate::tracefs::errno_str(e)),
     }
     for n in 0..100 {
-        let name = format!(".ftrec.{}.cpu{cpu}.{n}", std::process::id());
+        let name = format!(".ftrec.{}.cpu{cpu}.{n}", sys::getpid());
         let flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC;
         match rustix::fs::openat(dir, name.as_str(), flags, mode) {
             Ok(f) => {
@@ -361,7 +375,7 @@ fn is_refused(e: Errno) -> bool {
 }
 
 fn warn(msg: &str) {
-    let _ = writeln!(std::io::stderr(), "ftrec: {msg}");
+    sys::eprintln(format_args!("ftrec: {msg}"));
 }
 
 fn tf(e: crate::tracefs::Error) -> Error {
@@ -551,7 +565,7 @@ fn set_pids(s: &mut Session, pids: &[u32]) -> Result<()> {
 
 // ---- main ----
 
-pub fn main(args: Vec<OsString>) -> i32 {
+pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftrec", USAGE, || {
         let a = parse_args(args)?;
         if a.extract {
@@ -572,24 +586,31 @@ fn open_tracefs() -> Result<Tracefs> {
 #[inline(never)]
 fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
     let paths: Vec<String> = (0..cpus).map(|c| rec.path_of(&format!("per_cpu/cpu{c}/trace_pipe_raw"))).collect();
-    let me = std::process::id().to_string();
+    let me = sys::getpid().to_string();
     let open_dir = |p: &str| rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
-    let Ok(mut procs) = open_dir("/proc").and_then(rustix::fs::Dir::new) else { return Ok(()) };
-    while let Some(Ok(e)) = procs.read() {
-        let pid = e.file_name().to_string_lossy().into_owned();
+    let Ok(procs) = open_dir("/proc") else { return Ok(()) };
+    let mut busy = None;
+    let _ = sys::read_dir(&procs, &mut |pid, _| {
+        let pid = pid.to_string_lossy();
         if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
-            continue;
+            return true;
         }
-        let fddir = format!("/proc/{pid}/fd");
-        let Ok(fdfd) = open_dir(&fddir) else { continue };
-        let Ok(mut fds) = open_dir(&fddir).and_then(rustix::fs::Dir::new) else { continue };
-        while let Some(Ok(f)) = fds.read() {
-            let Ok(target) = rustix::fs::readlinkat(&fdfd, f.file_name(), Vec::new()) else { continue };
-            if let Some(cpu) = paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
-                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-                fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
+        let Ok(fds) = open_dir(&format!("/proc/{pid}/fd")) else { return true };
+        let _ = sys::read_dir(&fds, &mut |f, _| {
+            let Ok(target) = rustix::fs::readlinkat(&fds, f, Vec::new()) else { return true };
+            match paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
+                Some(cpu) => {
+                    busy = Some((cpu, String::from(&*pid)));
+                    false
+                }
+                None => true,
             }
-        }
+        });
+        busy.is_none()
+    });
+    if let Some((cpu, pid)) = busy {
+        let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
     }
     Ok(())
 }
@@ -640,9 +661,10 @@ fn finish(
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock, state };
     let sum = assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)?;
     if !a.quiet {
-        let mut e = std::io::stderr().lock();
+        let mut e = sys::stderr();
         for l in &sum.lines {
-            let _ = writeln!(e, "{l}");
+            e.bytes(l.as_bytes());
+            e.bytes(b"\n");
         }
     }
     Ok(())
@@ -708,7 +730,7 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
             None => {
                 let mut n = 0u32;
                 loop {
-                    let cand = format!("ftrec-{}-{n}", std::process::id());
+                    let cand = format!("ftrec-{}-{n}", sys::getpid());
                     if !top.exists(&format!("instances/{cand}")) {
                         break (cand, true);
                     }
@@ -833,14 +855,14 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
-    let deadline = a.duration.map(|d| std::time::Instant::now() + std::time::Duration::from_millis(d));
+    let deadline = a.duration.map(|d| sys::monotonic_ms() + d);
     loop {
         if SIG_NUM.load(Ordering::SeqCst) != 0 {
             break;
         }
         let timeout = deadline.map(|d| {
-            let left = d.saturating_duration_since(std::time::Instant::now());
-            rustix::event::Timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos() as i64 }
+            let left = d.saturating_sub(sys::monotonic_ms());
+            rustix::event::Timespec { tv_sec: (left / 1000) as i64, tv_nsec: (left % 1000 * 1_000_000) as i64 }
         });
         if timeout.is_some_and(|t| t.tv_sec == 0 && t.tv_nsec == 0) {
             break;
@@ -893,7 +915,7 @@ mod tests {
     use super::*;
 
     fn args(v: &[&str]) -> Result<Args> {
-        parse_args(v.iter().map(OsString::from).collect())
+        parse_args(v.iter().map(|s| s.as_bytes().to_vec()).collect())
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! The applet table: one file per command, toybox style.
 
-use std::ffi::OsString;
-use std::vec::Vec;
+use alloc::vec::Vec;
 
 pub mod ftcat;
 pub mod ftctl;
@@ -11,7 +10,8 @@ pub mod source;
 pub struct Applet {
     pub name: &'static str,
     pub summary: &'static str,
-    pub main: fn(Vec<OsString>) -> i32,
+    /// The arguments after the applet's name.
+    pub main: fn(Vec<Vec<u8>>) -> i32,
 }
 
 pub const APPLETS: &[Applet] = &[

@@ -1,4 +1,4 @@
-//! Where ftcat's pages come from, at the std edge: a trace.dat file read with
+//! Where ftcat's pages come from, at the system edge: a trace.dat file read with
 //! pread (memory stays flat however large the file), stdin, or the live
 //! per-CPU `trace_pipe_raw` files. OWNER: the `dat` work.
 
@@ -9,12 +9,11 @@ use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
-use std::boxed::Box;
-use std::ffi::OsStr;
-use std::io::Read;
-use std::string::{String, ToString};
-use std::vec::Vec;
-use std::format;
+use crate::sys::{self, OsError};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 /// A file read with pread: nothing is loaded beyond what is asked for.
 pub struct FileAt {
@@ -22,9 +21,9 @@ pub struct FileAt {
 }
 
 impl FileAt {
-    pub fn open(path: &OsStr) -> Result<FileAt, String> {
+    pub fn open(path: &str) -> Result<FileAt, String> {
         let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|e| format!("{}: {}", path.to_string_lossy(), std::io::Error::from(e)))?;
+            .map_err(|e| format!("{}: {}", path, OsError(e)))?;
         Ok(FileAt { fd })
     }
 
@@ -59,10 +58,9 @@ pub enum Input {
 
 impl Input {
     /// `-` is stdin.
-    pub fn open(path: &OsStr) -> Result<Input, String> {
+    pub fn open(path: &str) -> Result<Input, String> {
         if path == "-" {
-            let mut v = Vec::new();
-            std::io::stdin().lock().read_to_end(&mut v).map_err(|e| format!("stdin: {e}"))?;
+            let v = sys::read_stdin().map_err(|e| format!("stdin: {}", OsError(e)))?;
             return Ok(Input::Memory(v));
         }
         FileAt::open(path).map(Input::File)
@@ -132,15 +130,9 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
     let endian = if cfg!(target_endian = "big") { crate::cursor::Endian::Big } else { crate::cursor::Endian::Little };
     let layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
 
-    let dir = tfs
-        .open_file("per_cpu", OFlags::RDONLY | OFlags::DIRECTORY)
-        .map_err(|e| e.to_string())?;
     let mut cpus: Vec<u32> = Vec::new();
-    let d = rustix::fs::Dir::read_from(&dir).map_err(|e| format!("{}: {}", tfs.path_of("per_cpu"), std::io::Error::from(e)))?;
-    for ent in d {
-        let Ok(ent) = ent else { break };
-        let name = ent.file_name().to_bytes();
-        if let Some(n) = name.strip_prefix(b"cpu").and_then(|n| std::str::from_utf8(n).ok()).and_then(|n| n.parse().ok()) {
+    for (name, _) in tfs.list_dir("per_cpu").map_err(|e| e.to_string())? {
+        if let Some(n) = name.strip_prefix("cpu").and_then(|n| n.parse().ok()) {
             cpus.push(n);
         }
     }

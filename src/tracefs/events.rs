@@ -4,9 +4,9 @@
 //! Shared by `ftctl enable/disable/filter/trigger/format` and `ftrec -e`.
 
 use super::{check_name, glob, Tracefs};
-use std::format;
-use std::string::String;
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// One trace event, by system and name.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -229,7 +229,7 @@ pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::vec;
+    use alloc::vec;
 
     fn ev(s: &str, n: &str) -> EventRef {
         EventRef { system: s.into(), name: n.into() }

@@ -9,10 +9,11 @@ pub mod state;
 
 use rustix::fd::OwnedFd;
 use rustix::fs::{openat, Mode, OFlags, CWD};
+use crate::sys;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 use rustix::io::Errno;
-use std::string::String;
-use std::vec::Vec;
-use std::{format, io};
 
 /// An open tracefs directory: the top level or one instance.
 pub struct Tracefs {
@@ -94,19 +95,7 @@ fn from_proc_mounts() -> Vec<String> {
         .collect()
 }
 
-/// Read an open file to its end.
-fn read_fd(fd: &OwnedFd) -> core::result::Result<Vec<u8>, Errno> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match rustix::io::read(fd, &mut buf) {
-            Ok(0) => return Ok(out),
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
+use sys::read_fd;
 
 impl Tracefs {
     /// Find the tracefs mount; mount it on /sys/kernel/tracing when absent and permitted.
@@ -164,7 +153,7 @@ impl Tracefs {
         let fd = openat(&self.dir, rel.as_str(), OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| match e {
                 Errno::NOENT => format!("instance '{name}' does not exist"),
-                e => format!("{}: {}", self.path_of(&rel), io::Error::from(e)),
+                e => format!("{}: {}", self.path_of(&rel), sys::OsError(e)),
             })?;
         Ok(Tracefs { dir: fd, mount: self.mount.clone(), instance: Some(String::from(name)) })
     }
@@ -235,27 +224,21 @@ impl Tracefs {
     pub fn list_dir(&self, rel: &str) -> Result<Vec<(String, bool)>> {
         let err = |errno| Error { file: self.path_of(rel), errno, log: None };
         let fd = self.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY)?;
-        // getdents64 into a stack buffer: no allocation per directory.
-        let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 4096];
-        let mut dir = rustix::fs::RawDir::new(&fd, &mut buf);
         let mut out = Vec::new();
-        while let Some(ent) = dir.next() {
-            let ent = ent.map_err(err)?;
-            let name = ent.file_name().to_string_lossy();
-            if name == "." || name == ".." {
-                continue;
-            }
-            let is_dir = match ent.file_type() {
+        sys::read_dir(&fd, &mut |name, ty| {
+            let is_dir = match ty {
                 rustix::fs::FileType::Directory => true,
                 // Filesystems without d_type: ask.
-                rustix::fs::FileType::Unknown => rustix::fs::statat(&fd, ent.file_name(), rustix::fs::AtFlags::empty())
+                rustix::fs::FileType::Unknown => rustix::fs::statat(&fd, name, rustix::fs::AtFlags::empty())
                     .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory),
                 _ => false,
             };
-            out.push((name.into_owned(), is_dir));
-        }
+            out.push((name.to_string_lossy().into_owned(), is_dir));
+            true
+        })
+        .map_err(err)?;
         // Insertion sort: directories here are small, and one hand-written
-        // loop is far smaller than the generic std sort.
+        // loop is far smaller than the generic slice sort.
         for i in 1..out.len() {
             let mut j = i;
             while j > 0 && out[j - 1].0 > out[j].0 {
@@ -297,13 +280,9 @@ fn logs_errors(name: &str) -> bool {
     name.ends_with("filter") || name.ends_with("trigger") || name.ends_with("_events")
 }
 
-/// An errno as words, without std's " (os error N)" suffix.
+/// An errno as words, without the " (os error N)" of sys::OsError.
 pub fn errno_str(e: Errno) -> String {
-    let mut s = std::string::ToString::to_string(&io::Error::from_raw_os_error(e.raw_os_error()));
-    if let Some(at) = s.find(" (os error") {
-        s.truncate(at);
-    }
-    s
+    format!("{}", sys::Msg(e))
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! things back the way it found them.
 
 use super::{Result, Tracefs};
-use std::format;
-use std::string::String;
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// Options that are on in a freshly booted kernel. Everything in `options/`
 /// not listed here defaults to off. From the kernel's TRACE_DEFAULT_FLAGS

@@ -7,9 +7,9 @@ use super::{fs, kb, note, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{events, state, Tracefs};
 use rustix::io::Errno;
-use std::format;
-use std::string::{String, ToString};
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
     let all = a.has("-a");

@@ -6,9 +6,9 @@ use super::{fs, line, on_off, read, say, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{errno_str, events, state, Tracefs};
 use rustix::io::Errno;
-use std::format;
-use std::string::String;
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     let t = c.t();
@@ -152,7 +152,7 @@ fn section(o: &mut String, title: &str, sec: &mut String) {
 /// on (`sched:*`), `all` when everything is. `all` is the catalog in its
 /// (sorted) order.
 fn collapse(all: &[events::EventRef], set_event: &str) -> String {
-    let mut on = std::vec![false; all.len()];
+    let mut on = alloc::vec![false; all.len()];
     for l in set_event.lines() {
         if let Some((s, n)) = l.trim().split_once(':') {
             if let Ok(i) = all.binary_search_by(|e| (e.system.as_str(), e.name.as_str()).cmp(&(s, n))) {

@@ -9,10 +9,10 @@ use crate::tracedat::write::{self, opt, Buffer, Meta, Seg};
 use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
-use std::format;
-use std::string::String;
-use std::vec;
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// One CPU's recorded data: `file[start..end]`.
 pub struct CpuData {
@@ -142,16 +142,7 @@ fn is_full(e: Errno) -> bool {
     e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG
 }
 
-fn write_all(out: &OwnedFd, mut b: &[u8]) -> Result<(), Errno> {
-    while !b.is_empty() {
-        match rustix::io::write(out, b) {
-            Ok(n) => b = &b[n..],
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
+use crate::sys::write_all;
 
 /// Copy `len` bytes at `off` of `src` to the end of `out`, punching copied
 /// chunks out of `src` so the disk never holds the data twice.
@@ -250,7 +241,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         header_event: read_or_empty(top, "events/header_event"),
         ftrace_formats: formats_of(top, "ftrace"),
         systems: systems.iter().map(|s| (s.clone(), formats_of(top, s))).collect(),
-        kallsyms: std::fs::read("/proc/kallsyms").unwrap_or_default(),
+        kallsyms: crate::sys::read("/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
         cmdlines: read_or_empty(top, "saved_cmdlines"),
         cpus: r.cpus.len() as u32,
@@ -264,7 +255,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     for s in meta.systems.iter_mut() {
         fs.extend(s.1.iter_mut());
     }
-    crate::format::resolve_enums_btf(&mut fs, &|| std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
+    crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
     meta.options.push((opt::TRACECLOCK, cstr(&r.clock_file)));
     meta.options.push((opt::UNAME, cstr(&uname())));
     meta.options.push((opt::VERSION, cstr(concat!("ftbox ", env!("CARGO_PKG_VERSION")))));

@@ -8,10 +8,11 @@
 //! child only formats a number on the stack and calls write/execv/_exit.
 
 use rustix::fd::{AsRawFd, OwnedFd};
-use std::ffi::CString;
-use std::format;
-use std::string::String;
-use std::vec::Vec;
+use alloc::ffi::CString;
+use crate::sys::{self, OsError};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 pub struct Child {
     pub pid: i32,
@@ -23,11 +24,11 @@ fn resolve(cmd: &str) -> Option<String> {
     if cmd.contains('/') {
         return Some(String::from(cmd));
     }
-    let path = std::env::var("PATH").unwrap_or_else(|_| String::from("/usr/local/bin:/usr/bin:/bin"));
-    for dir in path.split(':') {
+    let path = sys::getenv(c"PATH").map(sys::lossy);
+    for dir in path.as_deref().unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':') {
         let p = format!("{}/{}", if dir.is_empty() { "." } else { dir }, cmd);
         if rustix::fs::access(p.as_str(), rustix::fs::Access::EXEC_OK).is_ok()
-            && std::fs::metadata(&p).map(|m| m.is_file()).unwrap_or(false)
+            && sys::stat(p.as_str(), true).is_ok_and(|m| sys::file_type(&m) == rustix::fs::FileType::RegularFile)
         {
             return Some(p);
         }
@@ -54,7 +55,7 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         .collect::<Result<_, _>>()?;
     let mut ptrs: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
     ptrs.push(core::ptr::null());
-    let (st_r, st_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
+    let (st_r, st_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {}", OsError(e)))?;
     let fds: Vec<(i32, bool)> = pid_files.iter().map(|(f, req)| (f.as_raw_fd(), *req)).collect();
     let on = tracing_on.as_raw_fd();
     let stw = st_w.as_raw_fd();
@@ -63,7 +64,7 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
     // makes async-signal-safe calls on data prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+        return Err(format!("fork: {}", OsError(sys::last_errno())));
     }
     if pid == 0 {
         // Child.
@@ -94,6 +95,8 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         }
         if ok {
             stage = 3;
+            // ftbox ignores SIGPIPE (sys::init); the command gets the default.
+            sys::default_sigpipe();
             // SAFETY: cprog and ptrs (NUL-terminated array of C strings) outlive the call.
             unsafe { libc::execv(cprog.as_ptr(), ptrs.as_ptr()) };
         }
@@ -118,7 +121,7 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         }
     }
     if got == msg.len() {
-        let err = std::io::Error::from_raw_os_error(i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]]));
+        let err = OsError(rustix::io::Errno::from_raw_os_error(i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]])));
         let mut st = 0;
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(pid, &mut st, 0) };
@@ -142,7 +145,7 @@ pub fn wait(pid: i32) -> i32 {
         if r == pid {
             break;
         }
-        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        if r < 0 && sys::last_errno() != rustix::io::Errno::INTR {
             return 1;
         }
     }

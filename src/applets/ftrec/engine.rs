@@ -6,7 +6,7 @@
 //! ftrec's whole CPU time was 0.47 s for 9.8 M events with thread readers
 //! and 0.39-0.64 s for 9-12 M events with process readers (of which the
 //! readers 0.14-0.23 s; the rest is writing trace.dat) — the same cost, as
-//! the work is in the kernel. But std::thread pulls pthread, TLS destructors
+//! the work is in the kernel. But threads pull pthread, TLS destructors
 //! and the stack-overflow guard map into the static binary (dropping it,
 //! float parsing and two sorts together saved 62 KB), and a
 //! forked reader needs only an inherited eventfd to stop and a pipe to send
@@ -23,10 +23,10 @@ use rustix::event::{poll, PollFd, PollFlags};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::pipe::{splice, SpliceFlags};
-use std::format;
-use std::string::String;
-use std::vec;
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 
 #[derive(Clone, Copy, PartialEq)]
@@ -310,7 +310,7 @@ pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, Strin
     // allocator and everything else freely; it leaves through _exit only.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+        return Err(format!("fork: {}", crate::sys::OsError(crate::sys::last_errno())));
     }
     if pid == 0 {
         // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
@@ -348,7 +348,7 @@ pub fn collect(w: Worker) -> Outcome {
     }
     let mut st = 0;
     // SAFETY: reaping our own child.
-    while unsafe { libc::waitpid(w.pid, &mut st, 0) } < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {}
+    while unsafe { libc::waitpid(w.pid, &mut st, 0) } < 0 && crate::sys::last_errno() == Errno::INTR {}
     let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
     match (u64_at(0), u64_at(8), msg.get(16)) {
         (Some(bytes), Some(start), Some(&full)) => Outcome {

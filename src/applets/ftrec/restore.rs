@@ -5,9 +5,9 @@
 
 use crate::tracefs::events::{enable_events, EventRef};
 use crate::tracefs::{Error, Tracefs};
-use std::format;
-use std::string::String;
-use std::vec::Vec;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// Which tracefs an undo step applies to.
 #[derive(Clone, Copy, PartialEq)]
@@ -131,7 +131,7 @@ impl Saver {
                         if r != Err(rustix::io::Errno::BUSY) {
                             break;
                         }
-                        std::thread::sleep(core::time::Duration::from_millis(20));
+                        crate::sys::sleep_ms(20);
                     }
                     r.map_err(|e| format!("{}: {}", top.path_of(&p), crate::tracefs::errno_str(e)))
                 }

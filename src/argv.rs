@@ -1,0 +1,277 @@
+//! A command-line lexer in lexopt's spirit, on core + alloc (lexopt needs
+//! std's OsString): the applet matches `Short(c)`, `Long(name)` and
+//! `Value(v)` itself, asks for an option's value with `value()`, and turns
+//! anything it does not know into an error with `arg.unexpected()`.
+//!
+//! Understood: `-abc` clusters, `-o value`, `-ovalue`, `-o=value`,
+//! `--opt value`, `--opt=value`, and `--` (everything after it is a value).
+//! A value is taken even when it starts with '-'. Arguments are byte
+//! strings (argv); values must be UTF-8, option names are read lossily.
+//! The error texts are lexopt's.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+pub enum Arg<'a> {
+    Short(char),
+    Long(&'a str),
+    Value(String),
+}
+
+pub use Arg::{Long, Short, Value};
+
+/// A usage error, as words.
+pub struct Error(pub String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub type Result<T> = core::result::Result<T, Error>;
+
+pub struct Parser {
+    args: Vec<Vec<u8>>,
+    /// The next argument of `args` not yet looked at.
+    next: usize,
+    /// Inside a `-abc` cluster: its index in `args` and the next byte.
+    shorts: Option<(usize, usize)>,
+    /// `--opt=value`: the value, waiting for `value()`.
+    pending: Option<Vec<u8>>,
+    /// The last option as typed (`-o`, `--opt`), for messages.
+    last: String,
+    /// After `--`.
+    done: bool,
+}
+
+/// `"text"` with quotes and escapes, as lexopt showed values (without Debug
+/// formatting, which `make tiny` compiles out).
+fn quoted(v: &[u8]) -> String {
+    let mut s = String::from("\"");
+    for c in String::from_utf8_lossy(v).chars() {
+        s.extend(c.escape_debug());
+    }
+    s.push('"');
+    s
+}
+
+fn utf8(v: Vec<u8>) -> Result<String> {
+    String::from_utf8(v).map_err(|e| Error(format!("argument is not UTF-8: {}", String::from_utf8_lossy(e.as_bytes()))))
+}
+
+impl Parser {
+    /// The arguments after argv[0].
+    pub fn from_args(args: Vec<Vec<u8>>) -> Parser {
+        Parser { args, next: 0, shorts: None, pending: None, last: String::new(), done: false }
+    }
+
+    /// The next option or value; `None` at the end. (lexopt's name: not an
+    /// Iterator, whose items could not borrow the parser.)
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Arg<'_>>> {
+        if let Some(v) = self.pending.take() {
+            return Err(self.unexpected_value(&v));
+        }
+        if let Some((i, at)) = self.shorts {
+            let a = &self.args[i];
+            if at < a.len() {
+                if a[at] == b'=' && at > 1 {
+                    let v = a[at + 1..].to_vec();
+                    self.shorts = None;
+                    return Err(self.unexpected_value(&v));
+                }
+                // One character; a byte that is not UTF-8 is U+FFFD.
+                let (c, n) = match core::str::from_utf8(&a[at..]) {
+                    Ok(s) => s.chars().next().map_or(('\u{fffd}', 1), |c| (c, c.len_utf8())),
+                    Err(e) if e.valid_up_to() > 0 => {
+                        let s = core::str::from_utf8(&a[at..at + e.valid_up_to()]).unwrap_or("");
+                        s.chars().next().map_or(('\u{fffd}', 1), |c| (c, c.len_utf8()))
+                    }
+                    Err(_) => ('\u{fffd}', 1),
+                };
+                self.shorts = Some((i, at + n));
+                self.last = format!("-{c}");
+                return Ok(Some(Short(c)));
+            }
+            self.shorts = None;
+        }
+        let Some(a) = self.args.get_mut(self.next) else { return Ok(None) };
+        self.next += 1;
+        if self.done {
+            return utf8(core::mem::take(a)).map(|v| Some(Value(v)));
+        }
+        if a == b"--" {
+            self.done = true;
+            return self.next();
+        }
+        if a.starts_with(b"--") {
+            let (name, value) = match a.iter().position(|&b| b == b'=') {
+                Some(eq) => (&a[..eq], Some(a[eq + 1..].to_vec())),
+                None => (&a[..], None),
+            };
+            self.last = String::from_utf8_lossy(name).into_owned();
+            self.pending = value;
+            return Ok(Some(Long(&self.last[2..])));
+        }
+        if a.len() > 1 && a[0] == b'-' {
+            self.shorts = Some((self.next - 1, 1));
+            return self.next();
+        }
+        utf8(core::mem::take(a)).map(|v| Some(Value(v)))
+    }
+
+    /// The value of the option just returned: the rest of `-ovalue` or
+    /// `--opt=value`, else the next argument whatever it looks like.
+    pub fn value(&mut self) -> Result<String> {
+        if let Some(v) = self.optional_value() {
+            return utf8(v);
+        }
+        match self.args.get_mut(self.next) {
+            Some(a) => {
+                self.next += 1;
+                utf8(core::mem::take(a))
+            }
+            None => Err(Error(format!("missing argument for option '{}'", self.last))),
+        }
+    }
+
+    /// Every argument left, untouched (a command and its arguments).
+    pub fn raw_args(&mut self) -> Result<Vec<String>> {
+        if let Some(v) = self.optional_value() {
+            return Err(self.unexpected_value(&v));
+        }
+        let rest = self.args.split_off(self.next.min(self.args.len()));
+        rest.into_iter().map(utf8).collect()
+    }
+
+    fn optional_value(&mut self) -> Option<Vec<u8>> {
+        if let Some(v) = self.pending.take() {
+            return Some(v);
+        }
+        let (i, mut at) = self.shorts.take()?;
+        let a = &self.args[i];
+        if at >= a.len() {
+            return None;
+        }
+        if a[at] == b'=' {
+            at += 1;
+        }
+        Some(a[at..].to_vec())
+    }
+
+    fn unexpected_value(&self, v: &[u8]) -> Error {
+        Error(format!("unexpected argument for option '{}': {}", self.last, quoted(v)))
+    }
+}
+
+/// A row of an applet's option table: the key (the short option's letter,
+/// or a byte below b'A' for an option that has only a long name), the long
+/// name ("" for none), and whether a value follows. One table lookup and
+/// one value fetch replace a match arm and a value call per option.
+pub type Opt = (u8, &'static str, bool);
+
+/// The row of `table` that names `arg`.
+pub fn find(table: &'static [Opt], arg: &Arg<'_>) -> Option<&'static Opt> {
+    table.iter().find(|o| match arg {
+        Short(c) => o.0 >= b'A' && *c == o.0 as char,
+        Long(l) => !o.1.is_empty() && o.1 == *l,
+        Value(_) => false,
+    })
+}
+
+impl Arg<'_> {
+    /// The error for an argument the applet does not take.
+    pub fn unexpected(self) -> Error {
+        Error(match self {
+            Short(c) => format!("invalid option '-{c}'"),
+            Long(l) => format!("invalid option '--{l}'"),
+            Value(v) => format!("unexpected argument {}", quoted(v.as_bytes())),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    fn p(v: &[&str]) -> Parser {
+        Parser::from_args(v.iter().map(|s| s.as_bytes().to_vec()).collect())
+    }
+
+    /// Every item as text: `-c`, `--long`, `=value`, `!error`.
+    fn lex(v: &[&str], takes: &[&str]) -> Vec<String> {
+        let mut p = p(v);
+        let mut out = Vec::new();
+        loop {
+            let (name, wants) = match p.next() {
+                Ok(None) => break,
+                Ok(Some(Short(c))) => (format!("-{c}"), takes.contains(&&*format!("-{c}"))),
+                Ok(Some(Long(l))) => (format!("--{l}"), takes.contains(&&*format!("--{l}"))),
+                Ok(Some(Value(v))) => (format!("={v}"), false),
+                Err(e) => (format!("!{e}"), false),
+            };
+            out.push(name);
+            if wants {
+                out.push(match p.value() {
+                    Ok(v) => format!("={v}"),
+                    Err(e) => format!("!{e}"),
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn clusters_values_and_dashes() {
+        assert_eq!(lex(&["-abc", "x"], &[]), ["-a", "-b", "-c", "=x"]);
+        assert_eq!(lex(&["-ab", "x"], &["-b"]), ["-a", "-b", "=x"]);
+        assert_eq!(lex(&["-obar", "-o=baz", "-o", "-q"], &["-o"]), ["-o", "=bar", "-o", "=baz", "-o", "=-q"]);
+        assert_eq!(lex(&["-aobar"], &["-o"]), ["-a", "-o", "=bar"]);
+        assert_eq!(lex(&["--out=f", "--out", "g", "--out="], &["--out"]), ["--out", "=f", "--out", "=g", "--out", "="]);
+        assert_eq!(lex(&["a", "--", "-b", "--c", "--"], &[]), ["=a", "=-b", "=--c", "=--"]);
+        assert_eq!(lex(&["-", "-o", "--"], &["-o"]), ["=-", "-o", "=--"]);
+        assert_eq!(lex(&["-é"], &[]), ["-é"]);
+    }
+
+    #[test]
+    fn lexopt_error_texts() {
+        assert_eq!(lex(&["--once=1", "x"], &[]), ["--once", "!unexpected argument for option '--once': \"1\"", "=x"]);
+        assert_eq!(lex(&["-q=1"], &[]), ["-q", "!unexpected argument for option '-q': \"1\""]);
+        assert_eq!(lex(&["-B"], &["-B"]), ["-B", "!missing argument for option '-B'"]);
+        assert_eq!(lex(&["--cpu"], &["--cpu"]), ["--cpu", "!missing argument for option '--cpu'"]);
+        assert_eq!(Short('x').unexpected().to_string(), "invalid option '-x'");
+        assert_eq!(Long("bogus").unexpected().to_string(), "invalid option '--bogus'");
+        assert_eq!(Value("a\"b\n".to_string()).unexpected().to_string(), "unexpected argument \"a\\\"b\\n\"");
+        let mut q = Parser::from_args(vec![b"\xff".to_vec()]);
+        assert_eq!(q.next().err().map(|e| e.0), Some("argument is not UTF-8: \u{fffd}".to_string()));
+    }
+
+    #[test]
+    fn table_lookup() {
+        const T: &[Opt] = &[(b'o', "out", true), (1, "long-only", false), (b'q', "", false)];
+        assert_eq!(find(T, &Short('o')).map(|o| o.0), Some(b'o'));
+        assert_eq!(find(T, &Long("out")).map(|o| o.0), Some(b'o'));
+        assert_eq!(find(T, &Long("long-only")).map(|o| o.0), Some(1));
+        assert!(find(T, &Short('\u{1}')).is_none());
+        assert!(find(T, &Long("")).is_none());
+        assert!(find(T, &Long("q")).is_none());
+        assert!(find(T, &Value("o".to_string())).is_none());
+    }
+
+    #[test]
+    fn raw_rest() {
+        let mut q = p(&["-q", "ls", "-l", "--", "x"]);
+        assert!(matches!(q.next(), Ok(Some(Short('q')))));
+        assert!(matches!(q.next(), Ok(Some(Value(ref v))) if v == "ls"));
+        assert_eq!(q.raw_args().ok().unwrap(), ["-l", "--", "x"]);
+        assert!(matches!(q.next(), Ok(None)));
+        let mut q = p(&["--x=1"]);
+        assert!(matches!(q.next(), Ok(Some(Long("x")))));
+        assert!(q.raw_args().is_err());
+    }
+}

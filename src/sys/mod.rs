@@ -1,0 +1,322 @@
+//! The system layer of the applets, on core + alloc: what they used to take
+//! from std, as thin wrappers over rustix (raw syscalls) and libc (the
+//! little rustix does not cover: strerror, getenv, the clock).
+//!
+//! Why not std: std's panic machinery (backtraces with gimli, addr2line,
+//! miniz_oxide, rustc_demangle, libunwind) cannot be left out of a stable
+//! build that links std, and was ~210 KB of a 730 KB binary. The shipped
+//! binary is `#![no_std]` (src/main.rs); this layer is all of std it needs.
+//!
+//! Errors are bare `Errno`s; `OsError` prints one the way std's io::Error
+//! did (`No such file or directory (os error 2)`), `Msg` without the suffix.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::ffi::CStr;
+use core::fmt;
+pub use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{Mode, OFlags, CWD};
+pub use rustix::io::Errno;
+
+pub type Result<T> = core::result::Result<T, Errno>;
+
+// ---- errors ----
+
+/// The C library's words for an errno ("Invalid argument"), as std printed.
+pub struct Msg(pub Errno);
+
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // SAFETY: strerror returns a NUL-terminated string that stays valid
+        // until the next strerror call; it is copied out before we return
+        // and the process is single-threaded (readers are processes).
+        let s = unsafe { CStr::from_ptr(libc::strerror(self.0.raw_os_error())) };
+        f.write_str(s.to_str().unwrap_or("unknown error"))
+    }
+}
+
+/// An errno as std's `io::Error` printed it: `Permission denied (os error 13)`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct OsError(pub Errno);
+
+impl fmt::Display for OsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (os error {})", Msg(self.0), self.0.raw_os_error())
+    }
+}
+
+/// The errno of the last failed libc call.
+pub fn last_errno() -> Errno {
+    // SAFETY: __errno_location always returns this thread's errno slot.
+    Errno::from_raw_os_error(unsafe { *libc::__errno_location() })
+}
+
+// ---- files ----
+
+/// The standard descriptors. std makes sure 0-2 are open before main;
+/// `init` below does the same for the no_std binary.
+pub fn fd(n: i32) -> BorrowedFd<'static> {
+    debug_assert!((0..=2).contains(&n));
+    // SAFETY: only 0, 1, 2, which stay open for the whole process (`init`).
+    unsafe { BorrowedFd::borrow_raw(n) }
+}
+
+/// Open for reading, close-on-exec.
+pub fn open(path: impl rustix::path::Arg) -> Result<OwnedFd> {
+    rustix::fs::openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+}
+
+/// Read an open file to its end.
+pub fn read_fd(fd: impl AsFd) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match rustix::io::read(&fd, &mut buf) {
+            Ok(0) => return Ok(out),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A whole file.
+pub fn read(path: impl rustix::path::Arg) -> Result<Vec<u8>> {
+    read_fd(open(path)?)
+}
+
+/// A whole file as text (invalid UTF-8 replaced: these are kernel files).
+pub fn read_to_string(path: impl rustix::path::Arg) -> Result<String> {
+    read(path).map(|b| match String::from_utf8(b) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+/// All of stdin.
+pub fn read_stdin() -> Result<Vec<u8>> {
+    read_fd(fd(0))
+}
+
+/// Write all of `b`, retrying after signals and short writes.
+pub fn write_all(fd: impl AsFd, mut b: &[u8]) -> Result<()> {
+    while !b.is_empty() {
+        match rustix::io::write(&fd, b) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(n) => b = &b[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A buffered writer on fd 1 or 2: `core::fmt::Write` and bytes. It writes
+/// when the buffer fills, on `flush`, and when dropped; the first error is
+/// kept (later writes are dropped) and `flush` returns it, so a closed pipe
+/// (EPIPE: SIGPIPE is ignored) is seen by the caller.
+pub struct Writer {
+    fd: i32,
+    buf: Vec<u8>,
+    err: Option<Errno>,
+}
+
+const WRITER_BUF: usize = 8192;
+
+impl Writer {
+    pub fn new(fd: i32) -> Writer {
+        Writer { fd, buf: Vec::new(), err: None }
+    }
+
+    pub fn bytes(&mut self, b: &[u8]) {
+        if self.err.is_some() {
+            return;
+        }
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= WRITER_BUF {
+            let _ = self.flush();
+        }
+    }
+
+    /// Write out what is buffered; the first error ever met.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.err.is_none() && !self.buf.is_empty() {
+            if let Err(e) = write_all(fd(self.fd), &self.buf) {
+                self.err = Some(e);
+            }
+        }
+        self.buf.clear();
+        self.err.map_or(Ok(()), Err)
+    }
+}
+
+impl fmt::Write for Writer {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.bytes(s.as_bytes());
+        if self.err.is_some() {
+            return Err(fmt::Error);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+pub fn stdout() -> Writer {
+    Writer::new(1)
+}
+
+pub fn stderr() -> Writer {
+    Writer::new(2)
+}
+
+/// One line on stderr, written at once.
+pub fn eprintln(a: fmt::Arguments<'_>) {
+    let mut e = stderr();
+    let _ = fmt::Write::write_fmt(&mut e, a);
+    e.bytes(b"\n");
+}
+
+// ---- the process ----
+
+/// What std's runtime did before main, done for the no_std binary (and
+/// harmless when std did it already):
+/// - fds 0-2 open (on /dev/null if closed), so no file we open becomes our
+///   "stdout";
+/// - SIGPIPE ignored, so a closed output is EPIPE on write and the applet
+///   ends quietly (`ftcat | head`). Programs ftrec execs get SIG_DFL back
+///   (applets/ftrec/child.rs).
+pub fn init() {
+    for n in 0..3 {
+        if rustix::io::fcntl_getfd(fd(n)) == Err(Errno::BADF) {
+            // open returns the lowest free descriptor: this one.
+            if let Ok(f) = rustix::fs::open("/dev/null", OFlags::RDWR, Mode::empty()) {
+                core::mem::forget(f);
+            }
+        }
+    }
+    // SAFETY: SIG_IGN needs no handler; signal() only changes the disposition.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
+/// The disposition of SIGPIPE back to the default, for a program about to
+/// be exec'ed (ignored signals survive exec). Async-signal-safe.
+pub fn default_sigpipe() {
+    // SAFETY: as in `init`.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
+/// An environment variable.
+pub fn getenv(name: &CStr) -> Option<&'static [u8]> {
+    // SAFETY: getenv returns NULL or a NUL-terminated string in the
+    // environment, which nothing in this program modifies.
+    let p = unsafe { libc::getenv(name.as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, NUL-terminated (above).
+    Some(unsafe { CStr::from_ptr(p) }.to_bytes())
+}
+
+pub fn getpid() -> u32 {
+    rustix::process::getpid().as_raw_nonzero().get() as u32
+}
+
+/// Sleep, resuming after signals.
+pub fn sleep_ms(ms: u64) {
+    let mut t = rustix::thread::Timespec { tv_sec: (ms / 1000) as _, tv_nsec: ((ms % 1000) * 1_000_000) as _ };
+    while let rustix::thread::NanosleepRelativeResult::Interrupted(left) = rustix::thread::nanosleep(&t) {
+        t = left;
+    }
+}
+
+/// CLOCK_MONOTONIC in milliseconds.
+pub fn monotonic_ms() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec to fill; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1000 + t.tv_nsec as u64 / 1_000_000
+}
+
+/// The working directory.
+pub fn cwd() -> Result<Vec<u8>> {
+    rustix::process::getcwd(Vec::new()).map(|c| c.into_bytes())
+}
+
+/// Call `each` with the name and type (Unknown where the filesystem has no
+/// d_type) of every entry of an open directory but `.` and `..`, until it
+/// returns false. getdents64 into a stack buffer; one copy of this loop
+/// serves every directory the applets read.
+pub fn read_dir(fd: impl AsFd, each: &mut dyn FnMut(&CStr, rustix::fs::FileType) -> bool) -> Result<()> {
+    let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 4096];
+    let mut dir = rustix::fs::RawDir::new(fd, &mut buf);
+    while let Some(ent) = dir.next() {
+        let ent = ent?;
+        let name = ent.file_name();
+        if name != c"." && name != c".." && !each(name, ent.file_type()) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Where a symbolic link points.
+pub fn readlink(path: impl rustix::path::Arg) -> Result<Vec<u8>> {
+    rustix::fs::readlink(path, Vec::new()).map(|c| c.into_bytes())
+}
+
+/// stat or (`follow` false) lstat.
+pub fn stat(path: impl rustix::path::Arg, follow: bool) -> Result<rustix::fs::Stat> {
+    if follow {
+        rustix::fs::stat(path)
+    } else {
+        rustix::fs::lstat(path)
+    }
+}
+
+/// The file type of a stat.
+pub fn file_type(st: &rustix::fs::Stat) -> rustix::fs::FileType {
+    rustix::fs::FileType::from_raw_mode(st.st_mode)
+}
+
+/// A symbolic (`symbolic`) or hard link named `link` to `target`.
+pub fn link(target: &[u8], link: &[u8], symbolic: bool) -> Result<()> {
+    if symbolic {
+        rustix::fs::symlink(target, link)
+    } else {
+        rustix::fs::link(target, link)
+    }
+}
+
+/// Lossy UTF-8 of a byte string, for messages.
+pub fn lossy(b: &[u8]) -> alloc::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn errors_read_as_std_printed_them() {
+        assert_eq!(OsError(Errno::NOENT).to_string(), "No such file or directory (os error 2)");
+        assert_eq!(Msg(Errno::INVAL).to_string(), "Invalid argument");
+    }
+
+    #[test]
+    fn whole_files() {
+        assert!(read_to_string("/proc/self/stat").unwrap().starts_with(&getpid().to_string()));
+        assert_eq!(read("/nonexistent/x").unwrap_err(), Errno::NOENT);
+        assert!(getenv(c"PATH").is_some());
+        assert!(getenv(c"FTBOX_SURELY_UNSET_VARIABLE").is_none());
+        let t = monotonic_ms();
+        sleep_ms(2);
+        assert!(monotonic_ms() >= t + 2);
+        assert!(cwd().unwrap().starts_with(b"/"));
+    }
+}
