@@ -145,8 +145,9 @@ fn repo_fixtures_match_trace_cmd_report() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut files = Vec::new();
     // vm-6.12: function tracer with func_repeats, kprobes, stack triggers;
-    // foreign: 32-bit, big-endian, 8 KiB sub-buffers.
-    for sub in ["vm-6.12", "foreign"] {
+    // foreign: 32-bit, big-endian, 8 KiB sub-buffers; tracecmd: an ftrec
+    // recording whose comms depend on libtraceevent's table history.
+    for sub in ["vm-6.12", "foreign", "tracecmd"] {
         if let Ok(rd) = std::fs::read_dir(root.join(sub)) {
             files.extend(rd.flatten().map(|e| e.path()).filter(|p| p.extension().map_or(false, |x| x == "dat")));
         }
@@ -159,6 +160,32 @@ fn repo_fixtures_match_trace_cmd_report() {
         }
     }
     report(&t, "repo fixtures");
+}
+
+/// fixtures/tracecmd/comm-order.dat with `--cpu 0` against the stored
+/// `trace-cmd report --cpu 0` (checks without trace-cmd; `BLESS=1` remakes
+/// the golden file with trace-cmd). Its CPU 0 starts with pid 0's switch to
+/// ftrec:14997, whose saved comm is sh: libtraceevent builds its comm table
+/// at the next record, after that switch registered ftrec, and answers
+/// ftrec for 14997 (see text::tracecmd::Comms).
+#[test]
+fn comm_table_history_golden() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tracecmd");
+    let (dat, gold) = (dir.join("comm-order.dat"), dir.join("comm-order.cpu0.txt"));
+    if std::env::var_os("BLESS").is_some_and(|v| v == "1") && have_trace_cmd() {
+        let o = Command::new("trace-cmd").args(["report", "--cpu", "0", "-i"]).arg(&dat).output().unwrap();
+        assert!(o.status.success());
+        std::fs::write(&gold, &o.stdout).unwrap();
+    }
+    let want = std::fs::read_to_string(&gold).unwrap();
+    let got = Command::new(link("ftcat")).args(["--style", "trace-cmd", "--cpu", "0"]).arg(&dat).output().unwrap();
+    assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
+    let got = String::from_utf8(got.stdout).unwrap();
+    assert!(want.contains("           ftrec-14997 [000]"), "the golden file no longer shows the case");
+    for (i, (w, g)) in want.lines().zip(got.lines()).enumerate() {
+        assert_eq!(w, g, "line {}", i + 1);
+    }
+    assert_eq!(want.lines().count(), got.lines().count());
 }
 
 /// Record with ftrec in a private instance, then compare.

@@ -347,6 +347,9 @@ impl core::fmt::Write for Out {
 struct Recording {
     dec: Decoder,
     cmd: Cmdlines,
+    /// The saved_cmdlines text as recorded: trace-cmd style replays it in
+    /// file order (text::tracecmd::Comms).
+    saved: Vec<u8>,
     opts: Opts,
     tracer: Option<String>,
     clock: String,
@@ -406,7 +409,8 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
     // ftcat on a 64-bit kernel must read 8-byte longs.
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
     let dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, long);
-    let mut cmd = Cmdlines::parse(&rd(top, "saved_cmdlines"));
+    let saved = rd(top, "saved_cmdlines");
+    let mut cmd = Cmdlines::parse(&saved);
     cmd.add_tgids(&rd(top, "saved_tgids"));
     let mut opts = Opts::default();
     for name in dir_names(tfs, "options") {
@@ -424,7 +428,7 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
     }
     let release = sys::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let model = if opts.has(text::opts::LATENCY_FMT) { live_model(tfs) } else { String::new() };
-    Ok(Recording { dec, cmd, opts, tracer: Some(tracer), clock, release, model, ncpus, counts: Some((entries, entries + overrun)), overrun })
+    Ok(Recording { dec, cmd, saved, opts, tracer: Some(tracer), clock, release, model, ncpus, counts: Some((entries, entries + overrun)), overrun })
 }
 
 /// What ftrec records of the tracer state that shapes the text (the
@@ -487,6 +491,7 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
     Recording {
         dec,
         cmd,
+        saved: td.cmdlines.as_bytes().to_vec(),
         opts,
         tracer: get("tracer"),
         clock,
@@ -574,11 +579,15 @@ impl Sink<'_, '_> {
         // trace-cmd tests -F in its library, before --cpu, -I, -S.
         if !self.ef.is_empty() {
             let pid = self.k.pid(d);
-            let comm = match &self.tc {
-                Some(t) => t.comm(pid),
-                None => self.k.cmd.comm(pid),
+            let (tc, cmd) = (&mut self.tc, self.k.cmd);
+            let mut comm = |f: &dyn Fn(&[u8]) -> bool| {
+                f(match tc {
+                    Some(t) => t.comm(pid),
+                    None => cmd.comm(pid),
+                }
+                .as_bytes())
             };
-            if !self.ef.pass(r.cpu, d, comm, self.k.endian) {
+            if !self.ef.pass(r.cpu, d, &mut comm, self.k.endian) {
                 return false;
             }
         }
@@ -1106,7 +1115,7 @@ fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &st
     let (entries, written) = rec.counts.unwrap_or((0, 0));
     let mut tc = None;
     if a.tc {
-        let mut t = TraceCmd::new(&rec.dec, &rec.cmd, &events);
+        let mut t = TraceCmd::new(&rec.dec, &rec.saved, &events);
         t.flags = tc_flags | if a.raw { text::tracecmd::RAW } else { 0 };
         t.endian = rec.dec.endian;
         t.long = rec.dec.long_size;

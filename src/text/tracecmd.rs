@@ -9,15 +9,15 @@
 //!
 //! libtraceevent keeps state across records that changes later output, and
 //! it is kept here too: the function plugin's per-CPU parent stacks, and
-//! the comms sched_switch/sched_wakeup teach it (used for pids that the
-//! saved cmdlines do not name).
+//! libtraceevent's pid -> comm table, whose answers depend on when it was
+//! built (see [`Comms`]).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
 use super::kernel::{kwidth, Line, F};
-use super::{pad, put_bytes, Cmdlines, Env, Rec, Rendered};
+use super::{pad, put_bytes, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldKind};
 
@@ -273,7 +273,6 @@ const STATES: &str = "SDTtZXxW";
 /// The trace-cmd printer. One per recording.
 pub struct TraceCmd<'a> {
     env: &'a dyn Env,
-    cmd: &'a Cmdlines,
     cls: Vec<Class>,
     pub flags: u32,
     pub endian: Endian,
@@ -282,21 +281,22 @@ pub struct TraceCmd<'a> {
     ret_id: Option<u16>,
     /// The function plugin's per-CPU stacks of function names.
     fstack: Vec<Vec<Option<&'a str>>>,
-    /// Comms learnt from sched_switch/sched_wakeup (sorted by pid).
-    learnt: Vec<(i32, String)>,
+    comms: Comms,
     /// Lost events waiting for the next record of their CPU.
     lost: Vec<Option<Option<u64>>>,
     armed: Option<(u32, Option<u64>)>,
     buf: String,
     /// `%16s-%-5d ` of the last pid (records come in runs of one task);
-    /// emptied when a comm is learnt.
+    /// emptied when the comm table changes.
     pre: (i32, String),
     /// Records the print fmt interpreter could not format.
     pub fallback: u64,
 }
 
 impl<'a> TraceCmd<'a> {
-    pub fn new(env: &'a dyn Env, cmd: &'a Cmdlines, events: &[Event]) -> Self {
+    /// `saved` is the recording's saved_cmdlines text, as trace-cmd loads
+    /// it (file order matters, see [`Comms`]).
+    pub fn new(env: &'a dyn Env, saved: &[u8], events: &[Event]) -> Self {
         let mut cls: Vec<Class> = events
             .iter()
             .map(|e| Class {
@@ -318,9 +318,10 @@ impl<'a> TraceCmd<'a> {
             .collect();
         crate::util::sort_by_key(&mut cls, |c| c.id);
         let ret_id = events.iter().find(|e| e.system == "ftrace" && e.name == "funcgraph_exit").map(|e| e.id);
+        let mut comms = Comms::default();
+        comms.saved(saved);
         TraceCmd {
             env,
-            cmd,
             cls,
             flags: INDENT,
             endian: Endian::Little,
@@ -328,7 +329,7 @@ impl<'a> TraceCmd<'a> {
             in_ns: true,
             ret_id,
             fstack: Vec::new(),
-            learnt: Vec::new(),
+            comms,
             lost: Vec::new(),
             armed: None,
             buf: String::new(),
@@ -351,29 +352,16 @@ impl<'a> TraceCmd<'a> {
         read_uint(d, 4, 4, self.endian).unwrap_or(0) as u32 as i32
     }
 
-    /// find_cmdline(): `<idle>` for 0, the saved or learnt comm, `<...>`.
-    pub fn comm(&self, pid: i32) -> &str {
-        if pid == 0 {
-            return "<idle>";
-        }
-        if let Some(c) = self.cmd.get(pid) {
-            return c;
-        }
-        match self.learnt.binary_search_by_key(&pid, |l| l.0) {
-            Ok(i) => &self.learnt[i].1,
-            Err(_) => "<...>",
-        }
+    /// find_cmdline(): `<idle>` for 0, else what libtraceevent's table
+    /// answers now (the first lookup builds it).
+    pub fn comm(&mut self, pid: i32) -> &str {
+        self.comms.find(pid)
     }
 
-    /// tep_register_comm(): a pid already known keeps its comm.
+    /// tep_register_comm() from a plugin.
     fn learn(&mut self, pid: i32, comm: &[u8]) {
-        if pid == 0 || self.cmd.get(pid).is_some() {
-            return;
-        }
-        if let Err(i) = self.learnt.binary_search_by_key(&pid, |l| l.0) {
-            let mut s = String::new();
-            let _ = put_bytes(&mut s, comm);
-            self.learnt.insert(i, (pid, s));
+        if self.comms.register(pid, comm) {
+            // A new pid moves the table: any pid's answer may change.
             self.pre.1.clear();
         }
     }
@@ -1067,6 +1055,113 @@ fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
     } else {
         s.push('.');
         Ok(())
+    }
+}
+
+/// libtraceevent 1.7's pid -> comm table (event-parse.c), whose answer
+/// for a pid registered more than once depends on its history:
+///
+/// - tep_register_comm() only prepends to a list (duplicates and pid 0
+///   kept) until the first find_cmdline() of a non-zero pid; trace-cmd
+///   registers saved_cmdlines in file order at load, then the sched
+///   plugins each prev_comm/next_comm/comm as records print.
+/// - cmdline_init() copies that list (newest first) into an array and
+///   qsort()s it by pid: glibc's qsort is a stable merge sort, so a pid's
+///   run stays newest first.
+/// - find_cmdline() is glibc's bsearch(), which returns the first probe
+///   that matches: which duplicate answers depends on the whole layout.
+/// - afterwards add_new_comm() ignores pids the array has (and pid 0) and
+///   inserts a new pid at its sorted place, shifting later entries, which
+///   can change which duplicate later probes hit.
+///
+/// trace-cmd looks up a record's comm (TEP_PRINT_COMM) before its handler
+/// runs, so with `--cpu` (different first records) the answers differ.
+#[derive(Default)]
+struct Comms {
+    /// (pid, start of its NUL-ended comm in `names`): registration order
+    /// until `ready`, then the sorted array.
+    tab: Vec<(i32, u32)>,
+    names: String,
+    ready: bool,
+}
+
+impl Comms {
+    /// tep_parse_saved_cmdlines(): `%d %m[^\n]` per non-empty line; the
+    /// first line that does not scan ends the parse.
+    fn saved(&mut self, text: &[u8]) {
+        // strdup(): the text ends at a NUL.
+        let text = &text[..text.iter().position(|&c| c == 0).unwrap_or(text.len())];
+        for line in text.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
+            let ws = |b: &[u8]| b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+            let mut i = ws(line);
+            let neg = line.get(i) == Some(&b'-');
+            i += matches!(line.get(i), Some(b'-' | b'+')) as usize;
+            let (mut v, st) = (0i64, i);
+            while let Some(c) = line.get(i).filter(|c| c.is_ascii_digit()) {
+                v = v * 10 + (c - b'0') as i64;
+                i += 1;
+                if v > i32::MAX as i64 + 1 {
+                    return; // ERANGE
+                }
+            }
+            i += ws(&line[i..]);
+            if i == st || i >= line.len() {
+                return;
+            }
+            self.register(if neg { -v } else { v } as i32, &line[i..]);
+        }
+    }
+
+    /// tep_register_comm(). True when the array changed (a new pid).
+    fn register(&mut self, pid: i32, comm: &[u8]) -> bool {
+        if self.ready && (pid == 0 || self.search(pid).is_some()) {
+            return false;
+        }
+        let at = self.names.len() as u32;
+        let _ = put_bytes(&mut self.names, comm);
+        self.names.push('\0');
+        let e = (pid, at);
+        if !self.ready {
+            self.tab.push(e);
+            return false;
+        }
+        // cmdline_slot_cmp's bsearch finds the one gap where pid fits.
+        let i = self.tab.partition_point(|t| t.0 < pid);
+        self.tab.insert(i, e);
+        true
+    }
+
+    /// glibc bsearch() with cmdline_cmp.
+    fn search(&self, pid: i32) -> Option<u32> {
+        let (mut l, mut u) = (0, self.tab.len());
+        while l < u {
+            let i = (l + u) / 2;
+            let (p, at) = self.tab[i];
+            if pid < p {
+                u = i;
+            } else if pid > p {
+                l = i + 1;
+            } else {
+                return Some(at);
+            }
+        }
+        None
+    }
+
+    /// find_cmdline().
+    fn find(&mut self, pid: i32) -> &str {
+        if pid == 0 {
+            return "<idle>";
+        }
+        if !self.ready {
+            self.ready = true;
+            self.tab.reverse();
+            crate::util::sort_by_key(&mut self.tab, |t| t.0);
+        }
+        match self.search(pid) {
+            Some(at) => self.names.get(at as usize..).and_then(|s| s.split('\0').next()).unwrap_or(""),
+            None => "<...>",
+        }
     }
 }
 

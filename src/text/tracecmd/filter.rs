@@ -342,45 +342,47 @@ fn field_str<'d>(d: &'d [u8], f: F, kind: &FieldKind, e: Endian) -> &'d [u8] {
     &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
 }
 
-fn eval(x: &Ex, d: &[u8], comm: &str, e: Endian) -> bool {
+/// The task's comm, given to a test: looked up only when a COMM test is
+/// reached (libtraceevent's get_comm(), whose first lookup can build its
+/// comm table: see tracecmd::Comms).
+pub type WithComm<'c> = &'c mut dyn FnMut(&dyn Fn(&[u8]) -> bool) -> bool;
+
+fn eval(x: &Ex, d: &[u8], comm: WithComm, e: Endian) -> bool {
     match x {
         Ex::And(a, b) => eval(a, d, comm, e) && eval(b, d, comm, e),
         Ex::Or(a, b) => eval(a, d, comm, e) || eval(b, d, comm, e),
         Ex::Not(a) => !eval(a, d, comm, e),
         Ex::False => false,
-        Ex::Cmp(f, op, v) => {
-            let s: Option<&[u8]> = match f {
-                None => Some(comm.as_bytes()),
-                Some((f, k, true)) => Some(field_str(d, *f, k, e)),
-                Some(_) => None,
-            };
-            match (s, v) {
-                (Some(s), Val::Str(p)) => match op {
-                    b'~' => glob(p.as_bytes(), s),
-                    b'r' => regex(p.as_bytes(), s),
-                    b'n' => !regex(p.as_bytes(), s),
-                    b'=' => s == p.as_bytes(),
-                    b'!' => s != p.as_bytes(),
+        Ex::Cmp(f, op, v) => match (f, v) {
+            (None, Val::Str(p)) => comm(&|s| str_test(*op, p, s)),
+            (Some((f, k, true)), Val::Str(p)) => str_test(*op, p, field_str(d, *f, k, e)),
+            (Some((f, _, false)), Val::Num(n)) => {
+                let a = f.get(d, e) as i64;
+                let n = *n;
+                match op {
+                    b'=' => a == n,
+                    b'!' => a != n,
+                    b'<' => a < n,
+                    b'>' => a > n,
+                    b'l' => a <= n,
+                    b'g' => a >= n,
+                    b'&' => a & n != 0,
                     _ => false,
-                },
-                (None, Val::Num(n)) => {
-                    let Some((f, _, _)) = f else { return false };
-                    let a = f.get(d, e) as i64;
-                    let n = *n;
-                    match op {
-                        b'=' => a == n,
-                        b'!' => a != n,
-                        b'<' => a < n,
-                        b'>' => a > n,
-                        b'l' => a <= n,
-                        b'g' => a >= n,
-                        b'&' => a & n != 0,
-                        _ => false,
-                    }
                 }
-                _ => false,
             }
-        }
+            _ => false,
+        },
+    }
+}
+
+fn str_test(op: u8, p: &str, s: &[u8]) -> bool {
+    match op {
+        b'~' => glob(p.as_bytes(), s),
+        b'r' => regex(p.as_bytes(), s),
+        b'n' => !regex(p.as_bytes(), s),
+        b'=' => s == p.as_bytes(),
+        b'!' => s != p.as_bytes(),
+        _ => false,
     }
 }
 
@@ -435,8 +437,8 @@ impl EventFilter {
         Ok(())
     }
 
-    /// Does a record pass? `comm` is its task's name (for COMM).
-    pub fn pass(&mut self, cpu: u32, d: &[u8], comm: &str, e: Endian) -> bool {
+    /// Does a record pass? `comm` gives its task's name (for COMM).
+    pub fn pass(&mut self, cpu: u32, d: &[u8], comm: WithComm, e: Endian) -> bool {
         let ty = read_uint(d, 0, 2, e).unwrap_or(0) as u16;
         let ok = self.rules.iter().any(|(id, x)| *id == ty && x.as_ref().map_or(true, |x| eval(x, d, comm, e)));
         let c = cpu as usize;

@@ -7,7 +7,7 @@ use core::fmt::{self, Write};
 
 use super::*;
 use crate::text::kernel::{Classes, Kernel};
-use crate::text::{Opts, Sym};
+use crate::text::{Cmdlines, Opts, Sym};
 
 struct TestEnv {
     syms: Vec<(u64, u64, &'static str)>,
@@ -175,14 +175,19 @@ fn run(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)]) -> String {
     out
 }
 
-fn cmdlines() -> Cmdlines {
-    Cmdlines::parse(b"100 sh\n200 ls\n")
+fn cmdlines() -> &'static [u8] {
+    b"100 sh\n200 ls\n"
+}
+
+/// A filter's COMM source that always answers `c`.
+fn comm(c: &'static str) -> impl FnMut(&dyn Fn(&[u8]) -> bool) -> bool {
+    move |f| f(c.as_bytes())
 }
 
 #[test]
 fn prefix_time_and_name_column() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     let mut d = hdr(600, 100);
     d.extend_from_slice(&9u32.to_le_bytes());
     let out = run(&mut t, &[(1, 60_026_007_600, d.clone()), (0, 5_000_000_000_123, hdr(600, 0)), (0, 1, hdr(600, 77))]);
@@ -207,7 +212,7 @@ fn prefix_time_and_name_column() {
 #[test]
 fn graph_folding_rule() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     // Leaf: folded, with trace-cmd 3.2's retval.
     let out = run(&mut t, &[(0, 1_000, ent(100, 0x3000, 1)), (0, 2_000, ret(100, 0x3000, 1, 0, 244))]);
     assert_eq!(out, "              sh-100   [000]     0.000001: funcgraph_entry:        0.244 us   |    inet_send_prepare(); (ret=0x0)\n");
@@ -242,7 +247,7 @@ fn graph_retval_both_styles() {
         (0, 1_400, ret(100, 0x2000, 1, (-11i64) as u64, 60_000)),
         (0, 1_500, ret(100, 0x1000, 0, 7, 2_194_533)),
     ];
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     let out = run(&mut t, &recs);
     let body: Vec<&str> = out.lines().map(|l| l.splitn(3, ": ").nth(2).unwrap_or("")).collect();
     assert_eq!(
@@ -256,12 +261,12 @@ fn graph_retval_both_styles() {
         ]
     );
     // -O fgraph:retval-hex, tailprint; then retval-dec; retval-skip.
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     set_opt(&mut t.flags, "fgraph:retval-hex").unwrap();
     set_opt(&mut t.flags, "tailprint").unwrap();
     let out = run(&mut t, &recs[4..5]);
     assert!(out.ends_with("|    } /* inet_sendmsg */ (ret=0xfffffffffffffff5)\n"), "{}", out);
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     set_opt(&mut t.flags, "fgraph:retval-dec").unwrap();
     let out = run(&mut t, &recs[5..6]);
     assert!(out.ends_with("|  } (ret=7)\n"), "{}", out);
@@ -274,6 +279,7 @@ fn graph_retval_both_styles() {
     let cls = Classes::new(&evs);
     let mut o = Opts::default();
     o.set("funcgraph-retval").unwrap();
+    let c = Cmdlines::parse(c);
     let mut k = Kernel::new(&e, &c, &cls, o, 1);
     k.set_tracer("function_graph");
     let mut out = String::new();
@@ -309,7 +315,7 @@ fn function_plugin_indent_and_parent() {
         u64s(&mut v, &[ip, parent]);
         (0u32, 1_000u64, v)
     };
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     // ksys_read <- sendto: stack [sendto, ksys_read] → 0; vfs_read <- ksys_read → 1;
     // inet_sendmsg <- sendto → 0 (ksys_read replaced, vfs_read kept above);
     // then vfs_read <- unknown parent: no indent; ksys_read <- vfs_read: still found at 2 → 2.
@@ -327,7 +333,7 @@ fn function_plugin_indent_and_parent() {
 #[test]
 fn kernel_stack_plugin() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     let mut v = hdr(4, 100);
     v.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0]);
     u64s(&mut v, &[0x4010, 0x5020, 0xdead_0000, u64::MAX, 0x1000]);
@@ -341,7 +347,7 @@ fn kernel_stack_plugin() {
 #[test]
 fn sched_plugins_and_learnt_comms() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     let sw = |prev: &str, ppid: i32, state: i64, next: &str, npid: i32| {
         let mut v = hdr(300, ppid);
         comm16(&mut v, prev);
@@ -376,7 +382,7 @@ fn sched_plugins_and_learnt_comms() {
 #[test]
 fn hrtimer_kmem_tlb_plugins() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     let mut x = hdr(400, 100);
     u64s(&mut x, &[0xff1b_d3a6_be92_6418, 159_968_132_286, 0x6000]);
     let mut s = hdr(401, 100);
@@ -403,7 +409,7 @@ fn hrtimer_kmem_tlb_plugins() {
 #[test]
 fn lost_events_go_before_their_cpus_next_record() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, &c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs);
     t.lost(1, Some(12));
     t.lost(0, None);
     let out = run(&mut t, &[(0, 1_000, hdr(600, 100)), (1, 2_000, hdr(600, 100)), (1, 3_000, hdr(600, 100))]);
@@ -430,20 +436,20 @@ fn event_filters() {
     let le = Endian::Little;
     let mut f = EventFilter::default();
     f.add("sched/sched_switch: prev_pid > 0 && (next_comm =~ \"^KW.*[0-9]$\" || prev_state & 2)", &evs).unwrap();
-    assert!(f.pass(0, &sw("sh", 100, "kworker/0:1", 9), "sh", le));
-    assert!(!f.pass(0, &sw("swapper/0", 0, "kworker/0:1", 9), "x", le));
-    assert!(!f.pass(0, &sw("sh", 100, "kworker/0:x", 9), "sh", le));
+    assert!(f.pass(0, &sw("sh", 100, "kworker/0:1", 9), &mut comm("sh"), le));
+    assert!(!f.pass(0, &sw("swapper/0", 0, "kworker/0:1", 9), &mut comm("x"), le));
+    assert!(!f.pass(0, &sw("sh", 100, "kworker/0:x", 9), &mut comm("sh"), le));
     // Events no filter names are dropped, except a stack trace after a shown record.
     let mut st = hdr(4, 100);
     st.extend_from_slice(&[0; 8]);
-    assert!(!f.pass(1, &hdr(600, 1), "sh", le));
-    assert!(!f.pass(1, &st, "sh", le));
-    assert!(f.pass(0, &st, "sh", le));
+    assert!(!f.pass(1, &hdr(600, 1), &mut comm("sh"), le));
+    assert!(!f.pass(1, &st, &mut comm("sh"), le));
+    assert!(f.pass(0, &st, &mut comm("sh"), le));
     let mut g = EventFilter::default();
     g.add("sched_switch: COMM ~ \"s*\" && next_pid != 9 && prev_comm !~ \"^x\"", &evs).unwrap();
-    assert!(g.pass(0, &sw("sh", 100, "ls", 200), "sh", le));
-    assert!(!g.pass(0, &sw("sh", 100, "kw", 9), "sh", le));
-    assert!(!g.pass(0, &sw("xy", 100, "ls", 200), "sh", le));
+    assert!(g.pass(0, &sw("sh", 100, "ls", 200), &mut comm("sh"), le));
+    assert!(!g.pass(0, &sw("sh", 100, "kw", 9), &mut comm("sh"), le));
+    assert!(!g.pass(0, &sw("xy", 100, "ls", 200), &mut comm("sh"), le));
     assert!(g.add("nosuch", &evs).is_err());
     assert!(g.add("sched_switch: prev_pid >", &evs).is_err());
 }
@@ -489,7 +495,7 @@ fn raw_fields_through_the_print_fmt() {
     t.push_str(&fl("short s", 32, 2, true));
     t.push_str("\nprint fmt: \"a: 0x%08lx cpu=%03d fn=%ps\", ((unsigned long)(REC->a)), REC->cpu, (void *)REC->fn\n");
     let evs = alloc::vec![crate::format::parse_event("x", &t).unwrap()];
-    let mut tc = TraceCmd::new(&e, &c, &evs);
+    let mut tc = TraceCmd::new(&e, c, &evs);
     tc.flags |= RAW;
     let mut d = hdr(9, 100);
     u64s(&mut d, &[0x1002]);
@@ -500,4 +506,90 @@ fn raw_fields_through_the_print_fmt() {
     let out = run(&mut tc, &[(0, 1_000, d)]);
     // fn is the last conversion: s, after it, prints raw.
     assert!(out.ends_with("x:                     a=0x00001002 cpu=001 fn=vfs_read s=-3\n"), "{}", out);
+}
+
+// libtraceevent 1.7.1's comm table. Expected answers are what the real
+// library gives for the same calls (tep_parse_saved_cmdlines,
+// tep_register_comm, tep_data_comm_from_pid through Debian's
+// libtraceevent.so.1.7.1), not last-wins.
+#[test]
+fn comm_table_before_init_keeps_duplicates_and_pid0() {
+    let mut c = Comms::default();
+    c.saved(b"5 a\n7 b\n5 c\n0 idle\n");
+    // Before the first lookup, every registration is kept.
+    assert!(!c.register(7, b"d"));
+    assert!(!c.register(0, b"z"));
+    assert!(!c.register(5, b"e\0junk"));
+    assert_eq!(c.find(0), "<idle>");
+    // Array (0 z)(0 idle)(5 e)(5 c)(5 a)(7 d)(7 b): bsearch's first probe
+    // is index 3, so 5 is "c" (neither the first nor the last line's).
+    assert_eq!(c.find(5), "c");
+    assert_eq!(c.find(7), "d");
+    assert_eq!(c.find(9), "<...>");
+}
+
+#[test]
+fn comm_table_insert_shifts_a_duplicate_run() {
+    let mut c = Comms::default();
+    c.saved(b"3 x\n3 y\n3 z\n");
+    assert_eq!(c.find(3), "y"); // (3 z)(3 y)(3 x): probe 1
+    // Known pids and pid 0 are refused once the array exists.
+    assert!(!c.register(3, b"w"));
+    assert!(!c.register(0, b"i"));
+    assert_eq!(c.find(3), "y");
+    // A new pid goes in at its place and moves the probes.
+    assert!(c.register(9, b"q"));
+    assert_eq!(c.find(3), "x"); // (3 z)(3 y)(3 x)(9 q): probe 2
+    assert_eq!(c.find(9), "q");
+    assert!(c.register(1, b"p"));
+    assert_eq!(c.find(3), "y"); // (1 p)(3 z)(3 y)(3 x)(9 q): probe 2
+    assert_eq!(c.find(1), "p");
+}
+
+#[test]
+fn saved_cmdlines_scan_like_sscanf() {
+    let mut c = Comms::default();
+    // `%d %m[^\n]`: blanks around the pid skipped, empty lines skipped, a
+    // line without a comm ends the parse.
+    c.saved(b"  12   spaced name\n\n-4 neg\n13\n14 after\n");
+    assert_eq!(c.find(12), "spaced name");
+    assert_eq!(c.find(-4), "neg");
+    assert_eq!(c.find(13), "<...>");
+    assert_eq!(c.find(14), "<...>");
+}
+
+/// The recording that showed it, in small: the first record of a CPU is
+/// pid 0's switch to a task whose
+/// saved comm is older; trace-cmd looks the task's comm up (building the
+/// table) only after that switch registered its next_comm.
+#[test]
+fn comm_column_follows_registration_order() {
+    let (e, evs) = (env(), events());
+    let sw = |prev: &str, ppid: i32, next: &str, npid: i32, pid: i32| {
+        let mut v = hdr(300, pid);
+        comm16(&mut v, prev);
+        v.extend_from_slice(&ppid.to_le_bytes());
+        v.extend_from_slice(&120i32.to_le_bytes());
+        v.extend_from_slice(&0i64.to_le_bytes());
+        comm16(&mut v, next);
+        v.extend_from_slice(&npid.to_le_bytes());
+        v.extend_from_slice(&120i32.to_le_bytes());
+        (0u32, 1_000u64, v)
+    };
+    let col = |out: &str| out.lines().map(|l| String::from(l.split('[').next().unwrap().trim())).collect::<Vec<_>>();
+    // Saved 100 sh, then the switch registers 0 swapper/0 and 100 ftrec:
+    // (0 swapper/0)(50 a)(100 ftrec)(100 sh) answers ftrec for 100.
+    let mut t = TraceCmd::new(&e, b"50 a\n100 sh\n", &evs);
+    let out = run(&mut t, &[sw("swapper/0", 0, "ftrec", 100, 0), (0, 1_000, hdr(600, 100))]);
+    assert_eq!(col(&out), ["<idle>-0", "ftrec-100"]);
+    // A record of pid 100 first: the table is built from the saved lines
+    // alone and the switch's ftrec is refused.
+    let mut t = TraceCmd::new(&e, b"50 a\n100 sh\n", &evs);
+    let out = run(&mut t, &[(0, 1_000, hdr(600, 100)), sw("swapper/0", 0, "ftrec", 100, 0), (0, 1_000, hdr(600, 100))]);
+    assert_eq!(col(&out), ["sh-100", "<idle>-0", "sh-100"]);
+    // The cached comm column is dropped when a new pid moves the table:
+    // (3 z)(3 y)(3 x) answers y, then with (9 q) added, x.
+    let mut t = TraceCmd::new(&e, b"3 x\n3 y\n3 z\n", &evs);
+    let out = run(&mut t, &[(0, 1_000, hdr(600, 3)), sw("y", 3, "q", 9, 3), (0, 1_000, hdr(600, 3))]);
+    assert_eq!(col(&out), ["y-3", "y-3", "x-3"]);
 }
