@@ -7,6 +7,8 @@ use ftbox::cursor::Endian;
 use ftbox::format::{parse_event, Event};
 use ftbox::printfmt::{Env, Program};
 use std::path::{Path, PathBuf};
+mod support;
+use support::Instance;
 
 /// Read a tracefs file with large reads: some (events/header_page) answer a
 /// first short read and then report EOF, so std's 32-byte probe read of a
@@ -124,18 +126,6 @@ const EVAL_EXCEPTIONS: &[(&str, &str)] = &[
     ("writeback/writeback_single_inode", "uses jiffies at read time"),
     ("writeback/writeback_single_inode_start", "uses jiffies at read time"),
 ];
-
-struct Instance {
-    dir: PathBuf,
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.dir.join("tracing_on"), "0");
-        let _ = std::fs::write(self.dir.join("events/enable"), "0");
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
 
 /// Read every page of a per-CPU `trace_pipe_raw` without blocking.
 fn read_raw(path: &Path, page_size: usize) -> Vec<Vec<u8>> {

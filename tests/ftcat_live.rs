@@ -11,6 +11,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+mod support;
+use support::{Instance, w};
 
 fn ftbox() -> PathBuf {
     std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
@@ -46,28 +48,6 @@ const EXCLUDED: &[(&str, &str)] = &[
 /// but for the 16 comm columns, and such lines must stay rare (< 1%).
 fn comm_race(ours: &[u8], kernel: &[u8]) -> bool {
     ours.len() > 16 && kernel.len() > 16 && ours[16] == b'-' && kernel[16] == b'-' && ours[16..] == kernel[16..]
-}
-
-struct Instance {
-    dir: PathBuf,
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.dir.join("tracing_on"), "0");
-        let _ = std::fs::write(self.dir.join("events/enable"), "0");
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        eprintln!("warning: could not remove {}", self.dir.display());
-    }
-}
-
-fn w(dir: &Path, f: &str, v: &str) {
-    std::fs::write(dir.join(f), v).unwrap_or_else(|e| panic!("write {}: {e}", dir.join(f).display()));
 }
 
 fn event_of(line: &[u8]) -> Option<&[u8]> {

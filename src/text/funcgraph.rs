@@ -78,39 +78,24 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
             out.write_str(l)?;
         }
     }
-    out.write_char('#')?;
-    if o.g(opts::G_ABS_TIME) {
-        out.write_str("     TIME       ")?;
+    // The two header rows: each optional column's title, then its ticks.
+    let cols = [
+        (o.g(opts::G_ABS_TIME), ["     TIME       ", "      |         "]),
+        (o.g(opts::G_CPU), [" CPU", " |  "]),
+        (o.g(opts::G_PROC), ["  TASK/PID       ", "   |    |        "]),
+        (lat, ["||||   ", "||||   "]),
+        (o.g(opts::G_DURATION), ["  DURATION   ", "   |   |      "]),
+    ];
+    for (row, tail) in ["               FUNCTION CALLS\n", "               |   |   |   |\n"].into_iter().enumerate() {
+        out.write_char('#')?;
+        for (on, t) in &cols {
+            if *on {
+                out.write_str(t[row])?;
+            }
+        }
+        out.write_str(tail)?;
     }
-    if o.g(opts::G_CPU) {
-        out.write_str(" CPU")?;
-    }
-    if o.g(opts::G_PROC) {
-        out.write_str("  TASK/PID       ")?;
-    }
-    if lat {
-        out.write_str("||||   ")?;
-    }
-    if o.g(opts::G_DURATION) {
-        out.write_str("  DURATION   ")?;
-    }
-    out.write_str("               FUNCTION CALLS\n#")?;
-    if o.g(opts::G_ABS_TIME) {
-        out.write_str("      |         ")?;
-    }
-    if o.g(opts::G_CPU) {
-        out.write_str(" |  ")?;
-    }
-    if o.g(opts::G_PROC) {
-        out.write_str("   |    |        ")?;
-    }
-    if lat {
-        out.write_str("||||   ")?;
-    }
-    if o.g(opts::G_DURATION) {
-        out.write_str("   |   |      ")?;
-    }
-    out.write_str("               |   |   |   |\n")
+    Ok(())
 }
 
 /// print_graph_function_flags() with the tracer's private data.

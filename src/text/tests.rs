@@ -658,7 +658,7 @@ fn audit_bputs_bprint_and_counter_clocks() {
     let cmd = Cmdlines::parse(b"143 sh\n");
     let env = StrEnv;
     let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
-    let mut line = |k: &mut Kernel<'_, StrEnv>, d: &[u8], ts: u64| {
+    let line = |k: &mut Kernel<'_, StrEnv>, d: &[u8], ts: u64| {
         let mut out = String::new();
         k.line(&mut out, &Rec { cpu: 1, ts, data: d }, None).unwrap();
         out

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests (each test file is its own
-//! crate; `mod support;` pulls this in).
+//! crate; `mod support;` pulls this in, and uses what it needs).
+#![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// x-kstack (stack traces: `=>` lines) rewritten with instance buffers, the
 /// way `trace-cmd extract -B` lays a file out: `bufs` names the buffers
@@ -58,4 +59,30 @@ pub fn with_instances(version: u32, bufs: &[(&str, bool)]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// A private tracefs instance of a live test: tracing and its events off,
+/// then removed when the test ends (retrying while a reader we started still
+/// holds one of its files).
+pub struct Instance {
+    pub dir: PathBuf,
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.dir.join("tracing_on"), "0");
+        let _ = std::fs::write(self.dir.join("events/enable"), "0");
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        eprintln!("warning: could not remove {}", self.dir.display());
+    }
+}
+
+/// Write a control file of `dir`, or fail the test naming it.
+pub fn w(dir: &Path, f: &str, v: &str) {
+    std::fs::write(dir.join(f), v).unwrap_or_else(|e| panic!("write {}: {e}", dir.join(f).display()));
 }
