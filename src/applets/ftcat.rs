@@ -866,6 +866,7 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf:
     }
 }
 
+#[inline(never)]
 fn run(a: Args) -> Result<()> {
     let mut out = Out::new();
     if a.live {

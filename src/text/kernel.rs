@@ -102,6 +102,7 @@ fn off(e: &Event, name: &str) -> Option<u16> {
 }
 
 impl Classes {
+    #[inline(never)]
     pub fn new(events: &[Event]) -> Classes {
         let mut list: Vec<Class> = events.iter().map(classify).collect();
         crate::util::sort_by_key(&mut list, |c| c.id);
@@ -273,6 +274,7 @@ pub struct Kernel<'a, E: Env + ?Sized> {
 }
 
 impl<'a, E: Env + ?Sized> Kernel<'a, E> {
+    #[inline(never)]
     pub fn new(env: &'a E, cmd: &'a Cmdlines, cls: &'a Classes, opts: Opts, ncpus: u32) -> Self {
         Kernel {
             env,

@@ -296,6 +296,7 @@ pub struct TraceCmd<'a> {
 impl<'a> TraceCmd<'a> {
     /// `saved` is the recording's saved_cmdlines text, as trace-cmd loads
     /// it (file order matters, see [`Comms`]).
+    #[inline(never)]
     pub fn new(env: &'a dyn Env, saved: &[u8], events: &[Event]) -> Self {
         let mut cls: Vec<Class> = events
             .iter()

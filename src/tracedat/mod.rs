@@ -402,6 +402,7 @@ fn cstring(c: &mut Cursor, section: &'static str, base: u64) -> Result<String, E
 
 impl<'f> TraceDat<'f> {
     /// Read the header and all metadata of a trace.dat file.
+    #[inline(never)]
     pub fn open(file: &'f dyn ReadAt) -> Result<TraceDat<'f>, Error> {
         let mut head = [0u8; 10];
         read_exact(file, "file header", 0, &mut head)?;
