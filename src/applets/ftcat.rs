@@ -555,7 +555,7 @@ struct Sink<'k, 'a> {
     ef: EventFilter,
     out: &'k mut Out,
     a: &'k Args,
-    name: String,
+    name: &'k str,
     /// trace-cmd style over several buffers: their names (merge CPUs are
     /// tagged `buffer << TAG | cpu`) and the widest; empty for one buffer.
     bufs: Vec<String>,
@@ -885,8 +885,8 @@ fn run(a: Args) -> Result<()> {
         out_finish(out)?;
         return res;
     }
-    let path = a.file.clone().unwrap_or_else(|| "trace.dat".to_string());
-    let input = source::Input::open(&path).map_err(Error::Fail)?;
+    let path = a.file.as_deref().unwrap_or("trace.dat");
+    let input = source::Input::open(path).map_err(Error::Fail)?;
     let td = match TraceDat::open(input.read_at()) {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
@@ -917,7 +917,7 @@ fn run(a: Args) -> Result<()> {
     };
     let layout = td.layout(buf);
     if a.tc && (a.stat || a.first_ev || a.last_ev) {
-        tc_info(&a, &td, buf, &path, &mut out);
+        tc_info(&a, &td, buf, path, &mut out);
         return out_finish(out);
     }
     let rec = file_recording(&td, buf);
@@ -975,7 +975,7 @@ fn run(a: Args) -> Result<()> {
     } else {
         Merge::from_pages(layout, td.all_cpu_pages(buf))
     };
-    let res = decode(&a, &rec, &mut m, &mut out, &path, false, bufs);
+    let res = decode(&a, &rec, &mut m, &mut out, path, false, bufs);
     out_finish(out)?;
     res
 }
@@ -1094,13 +1094,13 @@ fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &st
     if a.raw {
         opts.flags |= text::opts::FIELDS | text::opts::ALL_FIELDS;
     }
-    let tracer = rec.tracer.clone().unwrap_or_else(|| "nop".to_string());
+    let tracer = rec.tracer.as_deref().unwrap_or("nop");
     let mut k = Kernel::new(&rec.dec, &rec.cmd, &cls, opts, rec.ncpus);
     k.endian = rec.dec.endian;
     k.long = rec.dec.long_size;
     k.set_clock(&rec.clock);
     k.set_release(&rec.release);
-    k.set_tracer(&tracer);
+    k.set_tracer(tracer);
     k.annotate = rec.overrun > 0;
     if let (Some(s), Some(e)) = (rec.dec.ksyms.addr_of("__irqentry_text_start"), rec.dec.ksyms.addr_of("__irqentry_text_end")) {
         k.graph.irq = (s, e);
@@ -1130,7 +1130,7 @@ fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &st
         let _ = core::fmt::Write::write_fmt(out, format_args!("cpus={}\n", rec.ncpus));
         tc = Some(t);
     } else if !a.stat {
-        let h = HeaderInfo { tracer: &tracer, entries, written, cpus: rec.ncpus, release: &rec.release, model: &rec.model };
+        let h = HeaderInfo { tracer, entries, written, cpus: rec.ncpus, release: &rec.release, model: &rec.model };
         let _ = k.header(out, &h);
     }
     let mut ef = EventFilter::default();
@@ -1146,7 +1146,7 @@ fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &st
         ef,
         out,
         a,
-        name: name.to_string(),
+        name,
         width: bufs.iter().map(|n| n.len()).max().unwrap_or(0),
         bufs,
         allowed,
