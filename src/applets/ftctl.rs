@@ -274,6 +274,21 @@ pub(crate) fn line(o: &mut String, s: &str) {
     o.push('\n');
 }
 
+/// Append pieces: one loop instead of a format! per output line, which
+/// builds and drops a String only to be copied.
+pub(crate) fn put(o: &mut String, parts: &[&str]) {
+    for p in parts {
+        o.push_str(p);
+    }
+}
+
+/// Print `s` and a newline.
+fn say_line(s: &str) -> Result<()> {
+    let mut o = String::from(s);
+    o.push('\n');
+    say(&o)
+}
+
 /// Resolve several event specs against one catalog, in catalog order.
 fn resolve(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
     let all = events::all_events(t).map_err(Error::Fail)?;
@@ -335,7 +350,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
                 None => events::all_events(t).map_err(Error::Fail)?,
             };
             for e in evs {
-                line(&mut o, &format!("{e}"));
+                put(&mut o, &[&e.system, ":", &e.name, "\n"]);
             }
         }
         "systems" | "instances" => {
@@ -358,7 +373,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
         }
         "options" => {
             for (n, on) in state::options(t).map_err(fs)? {
-                line(&mut o, &format!("{n} {}", on_off(on)));
+                put(&mut o, &[&n, " ", on_off(on), "\n"]);
             }
         }
         "clocks" => state::clocks(&read(t, "trace_clock")?).into_iter().for_each(|x| line(&mut o, x)),
@@ -377,13 +392,16 @@ fn v_format(c: &Ctx, a: &Args) -> Result<()> {
 }
 
 fn v_enable(c: &Ctx, a: &Args) -> Result<()> {
-    let (all, evs) = resolve(c.t(), &a.pos)?;
-    events::enable_in(c.t(), &all, &evs, true).map_err(Error::Fail)
+    enable(c, a, true)
 }
 
 fn v_disable(c: &Ctx, a: &Args) -> Result<()> {
+    enable(c, a, false)
+}
+
+fn enable(c: &Ctx, a: &Args, on: bool) -> Result<()> {
     let (all, evs) = resolve(c.t(), &a.pos)?;
-    events::enable_in(c.t(), &all, &evs, false).map_err(Error::Fail)
+    events::enable_in(c.t(), &all, &evs, on).map_err(Error::Fail)
 }
 
 fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
@@ -454,9 +472,9 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
                 continue;
             }
             let text = read(t, f)?;
-            line(&mut o, &format!("{f}:"));
+            put(&mut o, &[f, ":\n"]);
             for l in text.lines().filter(|l| !l.starts_with("####")) {
-                line(&mut o, &format!("  {l}"));
+                put(&mut o, &["  ", l, "\n"]);
             }
         }
         return say(&o);
@@ -519,11 +537,11 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
                 Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
                 Err(e) => return Err(fs(e)),
             };
-            line(&mut o, &format!("{f}: {v}"));
+            put(&mut o, &[f, ": ", &v, "\n"]);
         }
         for f in ["event-fork", "function-fork"] {
             if let Ok(s) = t.read_str(&format!("options/{f}")) {
-                line(&mut o, &format!("{f}: {}", on_off(s.trim() == "1")));
+                put(&mut o, &[f, ": ", on_off(s.trim() == "1"), "\n"]);
             }
         }
         return say(&o);
@@ -577,7 +595,7 @@ fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let list = read(t, "trace_clock")?;
     let Some(n) = a.pos.first() else {
-        return say(&format!("{}\n", state::current_clock(&list)));
+        return say_line(state::current_clock(&list));
     };
     if !state::clocks(&list).contains(&n.as_str()) {
         fail!("unknown clock '{n}' (available: {})", state::clocks(&list).join(" "));
@@ -591,7 +609,7 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
         let mut o = String::new();
         for (n, on) in state::options(t).map_err(fs)? {
             let changed = if on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
-            line(&mut o, &format!("{n} {}{changed}", on_off(on)));
+            put(&mut o, &[&n, " ", on_off(on), changed, "\n"]);
         }
         return say(&o);
     };
@@ -601,7 +619,7 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
         fail!("unknown option '{name}' (see 'ftctl list options')");
     }
     match a.pos.get(1).map(String::as_str) {
-        None => say(&format!("{}\n", on_off(read(t, &f)?.trim() == "1"))),
+        None => say_line(on_off(read(t, &f)?.trim() == "1")),
         Some("on" | "1") => write(t, &f, "1"),
         Some("off" | "0") => write(t, &f, "0"),
         Some(v) => usage_err!("option: '{v}' is not on or off"),
@@ -691,5 +709,5 @@ fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
 }
 
 fn v_mount(c: &Ctx, _: &Args) -> Result<()> {
-    say(&format!("{}\n", c.top.mount))
+    say_line(&c.top.mount)
 }

@@ -2,11 +2,10 @@
 //! one tracefs directory. Sections with nothing to say are left out, so a
 //! quiet system prints a few lines.
 
-use super::{fs, line, on_off, read, say, Args, Ctx};
+use super::{fs, line, on_off, put as o_push, read, say, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{errno_str, events, state, Tracefs};
 use rustix::io::Errno;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -26,18 +25,19 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     // Every event's filter and trigger file, as trace-cmd stat does.
     let mut trig = String::new();
     for e in &all {
+        let name = [e.system.as_str(), ":", &e.name].concat();
         // Events of the ftrace system have no filter (some no trigger).
         if let Lines::Text(f) = optional(t, &e.path("filter"))? {
             let f = f.trim();
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
             if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
-                item2(&mut sec, &format!("{e}"), &f.replace('\n', " "));
+                item2(&mut sec, &name, &f.replace('\n', " "));
             }
         }
         if let Lines::Text(tr) = optional(t, &e.path("trigger"))? {
             for l in state::trigger_lines(&tr) {
-                item2(&mut trig, &format!("{e}"), l);
+                item2(&mut trig, &name, l);
             }
         }
     }
@@ -132,12 +132,6 @@ fn item(sec: &mut String, s: &str) {
 /// One indented `name: value` line of a section.
 fn item2(sec: &mut String, name: &str, v: &str) {
     o_push(sec, &["  ", name, ": ", v, "\n"]);
-}
-
-fn o_push(o: &mut String, parts: &[&str]) {
-    for p in parts {
-        o.push_str(p);
-    }
 }
 
 /// Emit a titled section when it has lines, and empty it for the next.
