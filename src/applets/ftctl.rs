@@ -248,10 +248,12 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
     Error::Fail(msg)
 }
 
+#[inline(never)]
 pub(crate) fn read(t: &Tracefs, name: &str) -> Result<String> {
     t.read_str(name).map_err(fs)
 }
 
+#[inline(never)]
 pub(crate) fn write(t: &Tracefs, name: &str, data: &str) -> Result<()> {
     t.write(name, data.as_bytes()).map_err(fs)
 }
@@ -269,6 +271,7 @@ pub(crate) fn note(s: &str) {
 }
 
 /// Append `s` and a newline.
+#[inline(never)]
 pub(crate) fn line(o: &mut String, s: &str) {
     o.push_str(s);
     o.push('\n');
@@ -276,6 +279,7 @@ pub(crate) fn line(o: &mut String, s: &str) {
 
 /// Append pieces: one loop instead of a format! per output line, which
 /// builds and drops a String only to be copied.
+#[inline(never)]
 pub(crate) fn put(o: &mut String, parts: &[&str]) {
     for p in parts {
         o.push_str(p);
@@ -283,6 +287,7 @@ pub(crate) fn put(o: &mut String, parts: &[&str]) {
 }
 
 /// Print `s` and a newline.
+#[inline(never)]
 fn say_line(s: &str) -> Result<()> {
     let mut o = String::from(s);
     o.push('\n');

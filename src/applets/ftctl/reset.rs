@@ -123,6 +123,7 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
     step(errs, t.write("tracing_on", b"1"));
 }
 
+#[inline(never)]
 fn step(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
     if let Err(e) = r {
         errs.push(fs(e).to_string());
@@ -130,6 +131,7 @@ fn step(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
 }
 
 /// A step the kernel may not support or permit.
+#[inline(never)]
 fn optional(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
     match r {
         Err(e) if e.errno == Errno::PERM || e.errno == Errno::NOENT => {}

@@ -118,6 +118,7 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
 }
 
 /// `Title: value`
+#[inline(never)]
 fn kv(o: &mut String, title: &str, v: &str) {
     o.push_str(title);
     o.push_str(": ");
@@ -125,16 +126,19 @@ fn kv(o: &mut String, title: &str, v: &str) {
 }
 
 /// One indented line of a section.
+#[inline(never)]
 fn item(sec: &mut String, s: &str) {
     o_push(sec, &["  ", s, "\n"]);
 }
 
 /// One indented `name: value` line of a section.
+#[inline(never)]
 fn item2(sec: &mut String, name: &str, v: &str) {
     o_push(sec, &["  ", name, ": ", v, "\n"]);
 }
 
 /// Emit a titled section when it has lines, and empty it for the next.
+#[inline(never)]
 fn section(o: &mut String, title: &str, sec: &mut String) {
     if !sec.is_empty() {
         o_push(o, &[title, ":\n", sec]);
@@ -182,6 +186,7 @@ enum Lines {
 }
 
 /// A control file that a kernel may lack or refuse (function tracing).
+#[inline(never)]
 fn optional(t: &Tracefs, f: &str) -> Result<Lines> {
     match t.read_str(f) {
         Ok(s) => Ok(Lines::Text(s)),
