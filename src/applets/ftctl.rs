@@ -286,6 +286,18 @@ pub(crate) fn put(o: &mut String, parts: &[&str]) {
     }
 }
 
+/// The words of `s` joined by single spaces (pid lists).
+pub(crate) fn words(s: &str) -> String {
+    let mut o = String::new();
+    for w in s.split_whitespace() {
+        if !o.is_empty() {
+            o.push(' ');
+        }
+        o.push_str(w);
+    }
+    o
+}
+
 /// Print `s` and a newline.
 #[inline(never)]
 fn say_line(s: &str) -> Result<()> {
@@ -445,14 +457,15 @@ fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
         if let Err(err) = r {
             // The kernel logs nothing for an unknown trigger command; the
             // trigger file's header lists the ones it knows.
-            let known = (err.errno == Errno::INVAL && err.log.is_none())
-                .then(|| t.read_str(&f).ok())
-                .flatten()
-                .and_then(|h| h.lines().nth(1).and_then(|l| l.strip_prefix("# ")).map(String::from));
+            let silent = err.errno == Errno::INVAL && err.log.is_none();
             let mut e = fs(err);
-            if let (Error::Fail(m), Some(k)) = (&mut e, known) {
-                m.push_str("\n  triggers this kernel knows: ");
-                m.push_str(&k);
+            if let (Error::Fail(m), true) = (&mut e, silent) {
+                if let Ok(h) = t.read_str(&f) {
+                    if let Some(k) = h.lines().nth(1).and_then(|l| l.strip_prefix("# ")) {
+                        m.push_str("\n  triggers this kernel knows: ");
+                        m.push_str(k);
+                    }
+                }
             }
             return Err(e);
         }
@@ -538,7 +551,7 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
         let mut o = String::new();
         for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
             let v = match t.read_str(f) {
-                Ok(s) => s.split_whitespace().collect::<Vec<_>>().join(" "),
+                Ok(s) => words(&s),
                 Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
                 Err(e) => return Err(fs(e)),
             };

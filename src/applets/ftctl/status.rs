@@ -7,7 +7,6 @@ use crate::cli::{Error, Result};
 use crate::tracefs::{errno_str, events, state, Tracefs};
 use rustix::io::Errno;
 use alloc::string::String;
-use alloc::vec::Vec;
 
 pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     let t = c.t();
@@ -66,7 +65,7 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
         if let Lines::Text(s) = optional(t, f)? {
             // set_ftrace_pid says "no pid" when empty.
-            let v = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            let v = super::words(&s);
             if !v.is_empty() && v != "no pid" {
                 item2(&mut sec, f, &v);
             }
