@@ -287,6 +287,7 @@ pub(crate) fn put(o: &mut String, parts: &[&str]) {
 }
 
 /// The words of `s` joined by single spaces (pid lists).
+#[inline(never)]
 pub(crate) fn words(s: &str) -> String {
     let mut o = String::new();
     for w in s.split_whitespace() {

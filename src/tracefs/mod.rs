@@ -61,7 +61,11 @@ pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
     let mut shown = String::new();
     for c in name.chars() {
         if (c as u32) < 0x20 || c as u32 == 0x7f {
-            shown.push_str(&format!("\\x{:02x}", c as u32));
+            // \xNN by hand: no formatting machinery for two hex digits.
+            let hex = b"0123456789abcdef";
+            shown.push_str("\\x");
+            shown.push(hex[c as usize >> 4] as char);
+            shown.push(hex[c as usize & 15] as char);
         } else {
             shown.push(c);
         }

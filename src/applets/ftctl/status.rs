@@ -17,11 +17,19 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     kv(&mut o, "Tracer", read(t, "current_tracer")?.trim());
     kv(&mut o, "Tracing", on_off(read(t, "tracing_on")?.trim() == "1"));
 
-    let all = events::all_events(t).map_err(Error::Fail)?;
-    let mut sec = collapse(&all, &read(t, "set_event")?);
-    section(&mut o, "Events", &mut sec);
+    let mut sec = String::new();
+    event_sections(t, &mut o, &mut sec)?;
 
-    // Every event's filter and trigger file, as trace-cmd stat does.
+    rest(c, t, &mut o, &mut sec)?;
+    say(&o)
+}
+
+/// Enabled events, then every event's filter and trigger file, as
+/// trace-cmd stat does.
+fn event_sections(t: &Tracefs, o: &mut String, sec: &mut String) -> Result<()> {
+    let all = events::all_events(t).map_err(Error::Fail)?;
+    sec.push_str(&collapse(&all, &read(t, "set_event")?));
+    section(o, "Events", sec);
     let mut trig = String::new();
     for e in &all {
         let name = [e.system.as_str(), ":", &e.name].concat();
@@ -31,7 +39,7 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
             if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
-                item2(&mut sec, &name, &f.replace('\n', " "));
+                item2(sec, &name, &f.replace('\n', " "));
             }
         }
         if let Lines::Text(tr) = optional(t, &e.path("trigger"))? {
@@ -40,9 +48,14 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
             }
         }
     }
-    section(&mut o, "Event filters", &mut sec);
-    section(&mut o, "Event triggers", &mut trig);
+    section(o, "Event filters", sec);
+    section(o, "Event triggers", &mut trig);
+    Ok(())
+}
 
+/// The rest of `run`, apart so the event catalog is dropped before it:
+/// fewer live values on each of its early-return paths.
+fn rest(c: &Ctx, t: &Tracefs, o: &mut String, sec: &mut String) -> Result<()> {
     for (file, title) in [
         ("set_ftrace_filter", "Function filter"),
         ("set_ftrace_notrace", "Function notrace"),
@@ -52,12 +65,12 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     ] {
         match optional(t, file)? {
             Lines::Absent => {}
-            Lines::Refused(e) => kv(&mut o, title, &e),
+            Lines::Refused(e) => kv(o, title, &e),
             Lines::Text(s) => {
                 for l in s.lines().filter(|l| !l.starts_with('#') && *l != "0") {
-                    item(&mut sec, l);
+                    item(sec, l);
                 }
-                section(&mut o, title, &mut sec);
+                section(o, title, sec);
             }
         }
     }
@@ -67,11 +80,11 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
             // set_ftrace_pid says "no pid" when empty.
             let v = super::words(&s);
             if !v.is_empty() && v != "no pid" {
-                item2(&mut sec, f, &v);
+                item2(sec, f, &v);
             }
         }
     }
-    section(&mut o, "Pid filters", &mut sec);
+    section(o, "Pid filters", sec);
 
     for (file, title) in [
         ("buffer_size_kb", "Buffer size per CPU (KiB)"),
@@ -79,41 +92,41 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
         ("buffer_subbuf_size_kb", "Sub-buffer size (KiB)"),
     ] {
         if let Lines::Text(v) = optional(t, file)? {
-            kv(&mut o, title, v.trim());
+            kv(o, title, v.trim());
         }
     }
-    kv(&mut o, "Clock", state::current_clock(&read(t, "trace_clock")?));
+    kv(o, "Clock", state::current_clock(&read(t, "trace_clock")?));
     if let Lines::Text(m) = optional(t, "tracing_cpumask")? {
         if !state::same_cpumask(&m, &state::cpumask(&state::cpus(t).map_err(fs)?)) {
-            kv(&mut o, "CPU mask", m.trim());
+            kv(o, "CPU mask", m.trim());
         }
     }
 
     for (n, on) in state::options(t).map_err(fs)? {
         if on != state::option_default(&n, c.inst.is_some()) {
-            o_push(&mut sec, &["  ", &n, " ", on_off(on), "\n"]);
+            o_push(sec, &["  ", &n, " ", on_off(on), "\n"]);
         }
     }
-    section(&mut o, "Options changed from defaults", &mut sec);
+    section(o, "Options changed from defaults", sec);
 
     if c.inst.is_none() {
         for (n, d) in c.top.list_dir("instances").map_err(fs)? {
             if d {
-                item(&mut sec, &n);
+                item(sec, &n);
             }
         }
-        section(&mut o, "Instances", &mut sec);
+        section(o, "Instances", sec);
     }
 
     if let Lines::Text(log) = optional(t, "error_log")? {
         // The last entry: from its "[timestamp]" header line to the end.
         let start = if log.starts_with('[') { 0 } else { log.rfind("\n[").map_or(log.len(), |i| i + 1) };
         for l in log[start..].lines() {
-            item(&mut sec, l);
+            item(sec, l);
         }
-        section(&mut o, "Last error_log entry", &mut sec);
+        section(o, "Last error_log entry", sec);
     }
-    say(&o)
+    Ok(())
 }
 
 /// `Title: value`
