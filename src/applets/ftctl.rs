@@ -248,10 +248,12 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
     Error::Fail(msg)
 }
 
+#[inline(never)]
 pub(crate) fn read(t: &Tracefs, name: &str) -> Result<String> {
     t.read_str(name).map_err(fs)
 }
 
+#[inline(never)]
 pub(crate) fn write(t: &Tracefs, name: &str, data: &str) -> Result<()> {
     t.write(name, data.as_bytes()).map_err(fs)
 }
@@ -269,9 +271,40 @@ pub(crate) fn note(s: &str) {
 }
 
 /// Append `s` and a newline.
+#[inline(never)]
 pub(crate) fn line(o: &mut String, s: &str) {
     o.push_str(s);
     o.push('\n');
+}
+
+/// Append pieces: one loop instead of a format! per output line, which
+/// builds and drops a String only to be copied.
+#[inline(never)]
+pub(crate) fn put(o: &mut String, parts: &[&str]) {
+    for p in parts {
+        o.push_str(p);
+    }
+}
+
+/// The words of `s` joined by single spaces (pid lists).
+#[inline(never)]
+pub(crate) fn words(s: &str) -> String {
+    let mut o = String::new();
+    for w in s.split_whitespace() {
+        if !o.is_empty() {
+            o.push(' ');
+        }
+        o.push_str(w);
+    }
+    o
+}
+
+/// Print `s` and a newline.
+#[inline(never)]
+fn say_line(s: &str) -> Result<()> {
+    let mut o = String::from(s);
+    o.push('\n');
+    say(&o)
 }
 
 /// Resolve several event specs against one catalog, in catalog order.
@@ -335,7 +368,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
                 None => events::all_events(t).map_err(Error::Fail)?,
             };
             for e in evs {
-                line(&mut o, &format!("{e}"));
+                put(&mut o, &[&e.system, ":", &e.name, "\n"]);
             }
         }
         "systems" | "instances" => {
@@ -358,7 +391,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
         }
         "options" => {
             for (n, on) in state::options(t).map_err(fs)? {
-                line(&mut o, &format!("{n} {}", on_off(on)));
+                put(&mut o, &[&n, " ", on_off(on), "\n"]);
             }
         }
         "clocks" => state::clocks(&read(t, "trace_clock")?).into_iter().for_each(|x| line(&mut o, x)),
@@ -377,13 +410,16 @@ fn v_format(c: &Ctx, a: &Args) -> Result<()> {
 }
 
 fn v_enable(c: &Ctx, a: &Args) -> Result<()> {
-    let (all, evs) = resolve(c.t(), &a.pos)?;
-    events::enable_in(c.t(), &all, &evs, true).map_err(Error::Fail)
+    enable(c, a, true)
 }
 
 fn v_disable(c: &Ctx, a: &Args) -> Result<()> {
+    enable(c, a, false)
+}
+
+fn enable(c: &Ctx, a: &Args, on: bool) -> Result<()> {
     let (all, evs) = resolve(c.t(), &a.pos)?;
-    events::enable_in(c.t(), &all, &evs, false).map_err(Error::Fail)
+    events::enable_in(c.t(), &all, &evs, on).map_err(Error::Fail)
 }
 
 fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
@@ -422,14 +458,15 @@ fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
         if let Err(err) = r {
             // The kernel logs nothing for an unknown trigger command; the
             // trigger file's header lists the ones it knows.
-            let known = (err.errno == Errno::INVAL && err.log.is_none())
-                .then(|| t.read_str(&f).ok())
-                .flatten()
-                .and_then(|h| h.lines().nth(1).and_then(|l| l.strip_prefix("# ")).map(String::from));
+            let silent = err.errno == Errno::INVAL && err.log.is_none();
             let mut e = fs(err);
-            if let (Error::Fail(m), Some(k)) = (&mut e, known) {
-                m.push_str("\n  triggers this kernel knows: ");
-                m.push_str(&k);
+            if let (Error::Fail(m), true) = (&mut e, silent) {
+                if let Ok(h) = t.read_str(&f) {
+                    if let Some(k) = h.lines().nth(1).and_then(|l| l.strip_prefix("# ")) {
+                        m.push_str("\n  triggers this kernel knows: ");
+                        m.push_str(k);
+                    }
+                }
             }
             return Err(e);
         }
@@ -454,9 +491,9 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
                 continue;
             }
             let text = read(t, f)?;
-            line(&mut o, &format!("{f}:"));
+            put(&mut o, &[f, ":\n"]);
             for l in text.lines().filter(|l| !l.starts_with("####")) {
-                line(&mut o, &format!("  {l}"));
+                put(&mut o, &["  ", l, "\n"]);
             }
         }
         return say(&o);
@@ -515,15 +552,15 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
         let mut o = String::new();
         for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
             let v = match t.read_str(f) {
-                Ok(s) => s.split_whitespace().collect::<Vec<_>>().join(" "),
+                Ok(s) => words(&s),
                 Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
                 Err(e) => return Err(fs(e)),
             };
-            line(&mut o, &format!("{f}: {v}"));
+            put(&mut o, &[f, ": ", &v, "\n"]);
         }
         for f in ["event-fork", "function-fork"] {
             if let Ok(s) = t.read_str(&format!("options/{f}")) {
-                line(&mut o, &format!("{f}: {}", on_off(s.trim() == "1")));
+                put(&mut o, &[f, ": ", on_off(s.trim() == "1"), "\n"]);
             }
         }
         return say(&o);
@@ -577,7 +614,7 @@ fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let list = read(t, "trace_clock")?;
     let Some(n) = a.pos.first() else {
-        return say(&format!("{}\n", state::current_clock(&list)));
+        return say_line(state::current_clock(&list));
     };
     if !state::clocks(&list).contains(&n.as_str()) {
         fail!("unknown clock '{n}' (available: {})", state::clocks(&list).join(" "));
@@ -591,7 +628,7 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
         let mut o = String::new();
         for (n, on) in state::options(t).map_err(fs)? {
             let changed = if on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
-            line(&mut o, &format!("{n} {}{changed}", on_off(on)));
+            put(&mut o, &[&n, " ", on_off(on), changed, "\n"]);
         }
         return say(&o);
     };
@@ -601,7 +638,7 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
         fail!("unknown option '{name}' (see 'ftctl list options')");
     }
     match a.pos.get(1).map(String::as_str) {
-        None => say(&format!("{}\n", on_off(read(t, &f)?.trim() == "1"))),
+        None => say_line(on_off(read(t, &f)?.trim() == "1")),
         Some("on" | "1") => write(t, &f, "1"),
         Some("off" | "0") => write(t, &f, "0"),
         Some(v) => usage_err!("option: '{v}' is not on or off"),
@@ -691,5 +728,5 @@ fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
 }
 
 fn v_mount(c: &Ctx, _: &Args) -> Result<()> {
-    say(&format!("{}\n", c.top.mount))
+    say_line(&c.top.mount)
 }

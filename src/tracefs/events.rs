@@ -28,15 +28,20 @@ impl core::fmt::Display for EventRef {
     }
 }
 
+/// A tracefs error as message text: one function, not a closure per call.
+fn msg(e: super::Error) -> String {
+    format!("{e}")
+}
+
 /// Every event of a tracefs, sorted by (system, name) (directory listings
 /// come back sorted).
 pub fn all_events(t: &Tracefs) -> Result<Vec<EventRef>, String> {
     let mut out = Vec::new();
-    for (sys, is_dir) in t.list_dir("events").map_err(|e| format!("{e}"))? {
+    for (sys, is_dir) in t.list_dir("events").map_err(msg)? {
         if !is_dir {
             continue;
         }
-        let names = t.list_dir(&format!("events/{sys}")).map_err(|e| format!("{e}"))?;
+        let names = t.list_dir(&format!("events/{sys}")).map_err(msg)?;
         for (name, is_dir) in names {
             if is_dir {
                 out.push(EventRef { system: sys.clone(), name });
@@ -194,7 +199,7 @@ pub fn enable_events(t: &Tracefs, evs: &[EventRef], on: bool) -> Result<(), Stri
 pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> Result<(), String> {
     let val: &[u8] = if on { b"1" } else { b"0" };
     if !evs.is_empty() && evs.len() == all.len() && evs.iter().zip(all).all(|(a, b)| a == b) {
-        return t.write("events/enable", val).map_err(|e| format!("{e}"));
+        return t.write("events/enable", val).map_err(msg);
     }
     let mut done = 0;
     let mut i = 0;
@@ -204,7 +209,7 @@ pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> R
         let total = all.iter().filter(|e| &e.system == sys).count();
         let sys_enable = format!("events/{sys}/enable");
         if n == total && n > 1 && t.exists(&sys_enable) {
-            t.write(&sys_enable, val).map_err(|e| format!("{e}"))?;
+            t.write(&sys_enable, val).map_err(msg)?;
             done += n;
         } else {
             for e in &evs[i..i + n] {
@@ -213,7 +218,7 @@ pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> R
                 // written by the tracers themselves and have no switch;
                 // they are skipped inside a larger set.
                 if t.exists(&f) {
-                    t.write(&f, val).map_err(|e| format!("{e}"))?;
+                    t.write(&f, val).map_err(msg)?;
                     done += 1;
                 }
             }

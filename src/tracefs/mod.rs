@@ -61,7 +61,11 @@ pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
     let mut shown = String::new();
     for c in name.chars() {
         if (c as u32) < 0x20 || c as u32 == 0x7f {
-            shown.push_str(&format!("\\x{:02x}", c as u32));
+            // \xNN by hand: no formatting machinery for two hex digits.
+            let hex = b"0123456789abcdef";
+            shown.push_str("\\x");
+            shown.push(hex[c as usize >> 4] as char);
+            shown.push(hex[c as usize & 15] as char);
         } else {
             shown.push(c);
         }
@@ -79,20 +83,19 @@ fn is_tracefs(fd: &OwnedFd) -> bool {
     rustix::fs::accessat(fd, "trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
 }
 
-/// tracefs mount points listed in /proc/mounts.
-fn from_proc_mounts() -> Vec<String> {
+/// Add the tracefs mount points listed in /proc/mounts to `out`.
+fn from_proc_mounts(out: &mut Vec<String>) {
     let Ok(fd) = openat(CWD, "/proc/mounts", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else {
-        return Vec::new();
+        return;
     };
     let text = read_fd(&fd).unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
-    text.lines()
-        .filter_map(|l| {
-            let mut it = l.split_whitespace();
-            let (_dev, dir, ty) = (it.next()?, it.next()?, it.next()?);
-            (ty == "tracefs").then(|| dir.replace("\\040", " "))
-        })
-        .collect()
+    for l in text.lines() {
+        let mut it = l.split_whitespace();
+        if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
+            out.push(dir.replace("\\040", " "));
+        }
+    }
 }
 
 use sys::read_fd;
@@ -121,7 +124,9 @@ impl Tracefs {
     /// The search behind `find`; the flag says "exists but permission denied".
     fn search() -> core::result::Result<Tracefs, (String, bool)> {
         let mut seen = Vec::new();
-        for p in CANDIDATES.iter().map(|s| String::from(*s)).chain(from_proc_mounts()) {
+        let mut cands: Vec<String> = CANDIDATES.iter().map(|s| String::from(*s)).collect();
+        from_proc_mounts(&mut cands);
+        for p in cands {
             match open_dir(&p) {
                 Ok(fd) if is_tracefs(&fd) => return Ok(Tracefs { dir: fd, mount: p, instance: None }),
                 Err(e) if e == Errno::ACCESS || e == Errno::PERM => {

@@ -68,22 +68,16 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
         }
         Err(e) => errs.push(e),
     }
-    for f in ["set_event_pid", "set_event_notrace_pid"] {
-        step(errs, t.write(f, b""));
+    // (file, value, may be absent or refused): one loop over a table
+    // rather than a call sequence per file.
+    for &(f, v, opt) in PLAIN {
+        let r = t.write(f, v.as_bytes());
+        if opt {
+            optional(errs, r);
+        } else {
+            step(errs, r);
+        }
     }
-    // Function tracing files: absent or refused on many kernels.
-    for f in [
-        "set_ftrace_pid",
-        "set_ftrace_notrace_pid",
-        "set_ftrace_filter",
-        "set_ftrace_notrace",
-        "set_graph_function",
-        "set_graph_notrace",
-    ] {
-        optional(errs, t.write(f, b""));
-    }
-    optional(errs, t.write("max_graph_depth", b"0"));
-    step(errs, t.write("trace_clock", b"local"));
     match state::cpus(t) {
         Ok(cpus) if !cpus.is_empty() => {
             let mask = state::cpumask(&cpus);
@@ -123,6 +117,22 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
     step(errs, t.write("tracing_on", b"1"));
 }
 
+/// Files set to a fixed value, in order, after the events; `true` marks
+/// the function tracing files, absent or refused on many kernels.
+const PLAIN: &[(&str, &str, bool)] = &[
+    ("set_event_pid", "", false),
+    ("set_event_notrace_pid", "", false),
+    ("set_ftrace_pid", "", true),
+    ("set_ftrace_notrace_pid", "", true),
+    ("set_ftrace_filter", "", true),
+    ("set_ftrace_notrace", "", true),
+    ("set_graph_function", "", true),
+    ("set_graph_notrace", "", true),
+    ("max_graph_depth", "0", true),
+    ("trace_clock", "local", false),
+];
+
+#[inline(never)]
 fn step(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
     if let Err(e) = r {
         errs.push(fs(e).to_string());
@@ -130,6 +140,7 @@ fn step(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
 }
 
 /// A step the kernel may not support or permit.
+#[inline(never)]
 fn optional(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
     match r {
         Err(e) if e.errno == Errno::PERM || e.errno == Errno::NOENT => {}

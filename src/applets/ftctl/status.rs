@@ -2,13 +2,11 @@
 //! one tracefs directory. Sections with nothing to say are left out, so a
 //! quiet system prints a few lines.
 
-use super::{fs, line, on_off, read, say, Args, Ctx};
+use super::{fs, line, on_off, put as o_push, read, say, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{errno_str, events, state, Tracefs};
 use rustix::io::Errno;
-use alloc::format;
 use alloc::string::String;
-use alloc::vec::Vec;
 
 pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     let t = c.t();
@@ -19,31 +17,45 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     kv(&mut o, "Tracer", read(t, "current_tracer")?.trim());
     kv(&mut o, "Tracing", on_off(read(t, "tracing_on")?.trim() == "1"));
 
-    let all = events::all_events(t).map_err(Error::Fail)?;
-    let mut sec = collapse(&all, &read(t, "set_event")?);
-    section(&mut o, "Events", &mut sec);
+    let mut sec = String::new();
+    event_sections(t, &mut o, &mut sec)?;
 
-    // Every event's filter and trigger file, as trace-cmd stat does.
+    rest(c, t, &mut o, &mut sec)?;
+    say(&o)
+}
+
+/// Enabled events, then every event's filter and trigger file, as
+/// trace-cmd stat does.
+fn event_sections(t: &Tracefs, o: &mut String, sec: &mut String) -> Result<()> {
+    let all = events::all_events(t).map_err(Error::Fail)?;
+    sec.push_str(&collapse(&all, &read(t, "set_event")?));
+    section(o, "Events", sec);
     let mut trig = String::new();
     for e in &all {
+        let name = [e.system.as_str(), ":", &e.name].concat();
         // Events of the ftrace system have no filter (some no trigger).
         if let Lines::Text(f) = optional(t, &e.path("filter"))? {
             let f = f.trim();
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
             if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
-                item2(&mut sec, &format!("{e}"), &f.replace('\n', " "));
+                item2(sec, &name, &f.replace('\n', " "));
             }
         }
         if let Lines::Text(tr) = optional(t, &e.path("trigger"))? {
             for l in state::trigger_lines(&tr) {
-                item2(&mut trig, &format!("{e}"), l);
+                item2(&mut trig, &name, l);
             }
         }
     }
-    section(&mut o, "Event filters", &mut sec);
-    section(&mut o, "Event triggers", &mut trig);
+    section(o, "Event filters", sec);
+    section(o, "Event triggers", &mut trig);
+    Ok(())
+}
 
+/// The rest of `run`, apart so the event catalog is dropped before it:
+/// fewer live values on each of its early-return paths.
+fn rest(c: &Ctx, t: &Tracefs, o: &mut String, sec: &mut String) -> Result<()> {
     for (file, title) in [
         ("set_ftrace_filter", "Function filter"),
         ("set_ftrace_notrace", "Function notrace"),
@@ -53,12 +65,12 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     ] {
         match optional(t, file)? {
             Lines::Absent => {}
-            Lines::Refused(e) => kv(&mut o, title, &e),
+            Lines::Refused(e) => kv(o, title, &e),
             Lines::Text(s) => {
                 for l in s.lines().filter(|l| !l.starts_with('#') && *l != "0") {
-                    item(&mut sec, l);
+                    item(sec, l);
                 }
-                section(&mut o, title, &mut sec);
+                section(o, title, sec);
             }
         }
     }
@@ -66,13 +78,13 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
         if let Lines::Text(s) = optional(t, f)? {
             // set_ftrace_pid says "no pid" when empty.
-            let v = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            let v = super::words(&s);
             if !v.is_empty() && v != "no pid" {
-                item2(&mut sec, f, &v);
+                item2(sec, f, &v);
             }
         }
     }
-    section(&mut o, "Pid filters", &mut sec);
+    section(o, "Pid filters", sec);
 
     for (file, title) in [
         ("buffer_size_kb", "Buffer size per CPU (KiB)"),
@@ -80,44 +92,45 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
         ("buffer_subbuf_size_kb", "Sub-buffer size (KiB)"),
     ] {
         if let Lines::Text(v) = optional(t, file)? {
-            kv(&mut o, title, v.trim());
+            kv(o, title, v.trim());
         }
     }
-    kv(&mut o, "Clock", state::current_clock(&read(t, "trace_clock")?));
+    kv(o, "Clock", state::current_clock(&read(t, "trace_clock")?));
     if let Lines::Text(m) = optional(t, "tracing_cpumask")? {
         if !state::same_cpumask(&m, &state::cpumask(&state::cpus(t).map_err(fs)?)) {
-            kv(&mut o, "CPU mask", m.trim());
+            kv(o, "CPU mask", m.trim());
         }
     }
 
     for (n, on) in state::options(t).map_err(fs)? {
         if on != state::option_default(&n, c.inst.is_some()) {
-            o_push(&mut sec, &["  ", &n, " ", on_off(on), "\n"]);
+            o_push(sec, &["  ", &n, " ", on_off(on), "\n"]);
         }
     }
-    section(&mut o, "Options changed from defaults", &mut sec);
+    section(o, "Options changed from defaults", sec);
 
     if c.inst.is_none() {
         for (n, d) in c.top.list_dir("instances").map_err(fs)? {
             if d {
-                item(&mut sec, &n);
+                item(sec, &n);
             }
         }
-        section(&mut o, "Instances", &mut sec);
+        section(o, "Instances", sec);
     }
 
     if let Lines::Text(log) = optional(t, "error_log")? {
         // The last entry: from its "[timestamp]" header line to the end.
         let start = if log.starts_with('[') { 0 } else { log.rfind("\n[").map_or(log.len(), |i| i + 1) };
         for l in log[start..].lines() {
-            item(&mut sec, l);
+            item(sec, l);
         }
-        section(&mut o, "Last error_log entry", &mut sec);
+        section(o, "Last error_log entry", sec);
     }
-    say(&o)
+    Ok(())
 }
 
 /// `Title: value`
+#[inline(never)]
 fn kv(o: &mut String, title: &str, v: &str) {
     o.push_str(title);
     o.push_str(": ");
@@ -125,22 +138,19 @@ fn kv(o: &mut String, title: &str, v: &str) {
 }
 
 /// One indented line of a section.
+#[inline(never)]
 fn item(sec: &mut String, s: &str) {
     o_push(sec, &["  ", s, "\n"]);
 }
 
 /// One indented `name: value` line of a section.
+#[inline(never)]
 fn item2(sec: &mut String, name: &str, v: &str) {
     o_push(sec, &["  ", name, ": ", v, "\n"]);
 }
 
-fn o_push(o: &mut String, parts: &[&str]) {
-    for p in parts {
-        o.push_str(p);
-    }
-}
-
 /// Emit a titled section when it has lines, and empty it for the next.
+#[inline(never)]
 fn section(o: &mut String, title: &str, sec: &mut String) {
     if !sec.is_empty() {
         o_push(o, &[title, ":\n", sec]);
@@ -188,6 +198,7 @@ enum Lines {
 }
 
 /// A control file that a kernel may lack or refuse (function tracing).
+#[inline(never)]
 fn optional(t: &Tracefs, f: &str) -> Result<Lines> {
     match t.read_str(f) {
         Ok(s) => Ok(Lines::Text(s)),
