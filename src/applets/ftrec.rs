@@ -284,7 +284,7 @@ struct Output {
 
 #[inline(never)]
 fn open_output(path: &str) -> Result<Output> {
-    let err = |e: Errno| Error::Fail(format!("{path}: {}", crate::tracefs::errno_str(e)));
+    let err = |e| os_err(path, e);
     let mode = FMode::from_raw_mode(0o644);
     let (fd, created) = match rustix::fs::open(path, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC, mode) {
         Ok(fd) => (fd, true),
@@ -293,7 +293,7 @@ fn open_output(path: &str) -> Result<Output> {
     };
     let d = dir_of(path);
     let dir = rustix::fs::open(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
-        .map_err(|e| Error::Fail(format!("{d}: {}", crate::tracefs::errno_str(e))))?;
+        .map_err(|e| os_err(d, e))?;
     // The per-CPU temp files go beside the output: make sure they can.
     if let Err(e) = temp_file(&dir, 0) {
         if created {
@@ -312,7 +312,7 @@ impl Output {
         self.started.set(true);
         rustix::fs::ftruncate(&self.fd, 0)
             .and_then(|()| rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)).map(|_| ()))
-            .map_err(|e| Error::Fail(format!("{}: {}", self.path, crate::tracefs::errno_str(e))))
+            .map_err(|e| os_err(&self.path, e))
     }
     /// Nothing was written: remove the file if it is ours.
     fn abandon(&self) {
@@ -325,13 +325,15 @@ impl Output {
 /// A temp file beside the output: unnamed (O_TMPFILE) where the filesystem
 /// allows, else a fresh O_EXCL|O_NOFOLLOW name unlinked at once — either way
 /// nothing is left behind, even after a crash.
+const TEMP: &str = "creating a temp file beside the output";
+
 #[inline(never)]
 fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
     let mode = FMode::from_raw_mode(0o600);
     match rustix::fs::openat(dir, ".", OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode) {
         Ok(f) => return Ok(f),
         Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {}
-        Err(e) => fail!("creating a temp file beside the output: {}", crate::tracefs::errno_str(e)),
+        Err(e) => return Err(os_err(TEMP, e)),
     }
     for n in 0..100 {
         let name = format!(".ftrec.{}.cpu{cpu}.{n}", sys::getpid());
@@ -342,10 +344,10 @@ fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
                 return Ok(f);
             }
             Err(Errno::EXIST) => continue,
-            Err(e) => fail!("creating a temp file beside the output: {}", crate::tracefs::errno_str(e)),
+            Err(e) => return Err(os_err(TEMP, e)),
         }
     }
-    fail!("creating a temp file beside the output: too many leftovers")
+    fail!("{TEMP}: too many leftovers")
 }
 
 // ---- the tracefs side ----
@@ -376,6 +378,12 @@ fn is_refused(e: Errno) -> bool {
 
 fn warn(msg: &str) {
     sys::eprintln(format_args!("ftrec: {msg}"));
+}
+
+/// "WHAT: reason" for a failed system call (the errno's words, no temp String).
+#[inline(never)]
+fn os_err(what: &str, e: Errno) -> Error {
+    Error::Fail(format!("{what}: {}", sys::Msg(e)))
 }
 
 fn tf(e: crate::tracefs::Error) -> Error {
@@ -659,15 +667,7 @@ fn finish(
         .collect();
     out.begin()?;
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock, state };
-    let sum = assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)?;
-    if !a.quiet {
-        let mut e = sys::stderr();
-        for l in &sum.lines {
-            e.bytes(l.as_bytes());
-            e.bytes(b"\n");
-        }
-    }
-    Ok(())
+    assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)
 }
 
 fn extract(a: &Args) -> Result<()> {
@@ -741,7 +741,7 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
         let rel = format!("instances/{name}");
         if !top.exists(&rel) {
             rustix::fs::mkdirat(top.dir(), rel.as_str(), FMode::from_raw_mode(0o755))
-                .map_err(|e| Error::Fail(format!("{}: {}", top.path_of(&rel), crate::tracefs::errno_str(e))))?;
+                .map_err(|e| os_err(&top.path_of(&rel), e))?;
             saver.created_instance(&name);
         }
         let inst = match top.instance(&name) {
@@ -788,9 +788,9 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     let mode = if a.no_splice { Mode::Read } else { Mode::Splice };
     let readers = readers_for(&s.rec, &out.dir, cpus, ps, mode, a, None)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("eventfd: {}", crate::tracefs::errno_str(e))))?;
+        .map_err(|e| os_err("eventfd", e))?;
     let (fail_r, fail_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("pipe: {}", crate::tracefs::errno_str(e))))?;
+        .map_err(|e| os_err("pipe", e))?;
 
     let mut workers = Vec::new();
     let mut run = Ok(None);
