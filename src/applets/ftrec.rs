@@ -88,8 +88,17 @@ struct Args {
     command: Vec<String>,
 }
 
-fn num<T: core::str::FromStr>(what: &str, v: &str) -> Result<T> {
-    v.trim().parse().map_err(|_| Error::Usage(format!("{what}: invalid number '{v}'")))
+/// One (non-generic) number parser for every numeric option.
+#[inline(never)]
+fn num(what: &str, v: &str, max: u64) -> Result<u64> {
+    match v.trim().parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => usage_err!("{what}: invalid number '{v}'"),
+    }
+}
+
+fn num32(what: &str, v: &str) -> Result<u32> {
+    num(what, v, u32::MAX.into()).map(|n| n as u32)
 }
 
 /// "1", "0.5", "2.25" seconds as milliseconds (no float parsing: it would
@@ -179,7 +188,7 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             b'l' => a.ftrace_filter.push(v),
             b'n' => a.ftrace_notrace.push(v),
             b'g' => a.graph_funcs.push(v),
-            MAX_DEPTH => a.graph_depth = Some(num("--max-graph-depth", &v)?),
+            MAX_DEPTH => a.graph_depth = Some(num32("--max-graph-depth", &v)?),
             b'O' => {
                 let (name, on) = match v.split_once('=') {
                     Some((n, "1")) => (n.to_string(), true),
@@ -193,23 +202,23 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             }
             b'P' => {
                 for s in v.split(',').filter(|s| !s.is_empty()) {
-                    a.pids.push(num("-P", s)?);
+                    a.pids.push(num32("-P", s)?);
                 }
             }
             b'c' => a.follow = true,
-            b'b' => a.buffer_kb = Some(num("-b", &v)?),
+            b'b' => a.buffer_kb = Some(num("-b", &v, u64::MAX)?),
             b'C' => a.clock = Some(v),
             b'B' => a.instance = Some(v),
             PRIVATE => a.private = true,
             b'o' => a.output = Some(v),
             FILE_VERSION => {
-                a.version = num("--file-version", &v)?;
+                a.version = num32("--file-version", &v)?;
                 if a.version != 6 && a.version != 7 {
                     usage_err!("--file-version must be 6 or 7");
                 }
             }
             b'd' => a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?),
-            b'm' => a.max_kb = Some(num("-m", &v)?),
+            b'm' => a.max_kb = Some(num("-m", &v, u64::MAX)?),
             b'q' => a.quiet = true,
             NO_SPLICE => a.no_splice = true,
             _ => {}
@@ -441,16 +450,17 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
             refused("--max-graph-depth", e)?;
         }
     }
-    let mut opts = a.options.clone();
-    if a.follow {
-        opts.push((String::from("event-fork"), true));
-        if a.tracer.as_deref().is_some_and(|p| p != "nop") {
-            opts.push((String::from("function-fork"), true));
-        }
-    }
-    for (name, on) in &opts {
+    // -c adds event-fork (and function-fork with a tracer): borrowed from a
+    // static list rather than pushed onto a clone of -O's.
+    let fork: &[&str] = match (a.follow, a.tracer.as_deref()) {
+        (false, _) => &[],
+        (true, Some(p)) if p != "nop" => &["event-fork", "function-fork"],
+        (true, _) => &["event-fork"],
+    };
+    let opts = a.options.iter().map(|(n, on)| (n.as_str(), *on)).chain(fork.iter().map(|&n| (n, true)));
+    for (name, on) in opts {
         let mut f = format!("options/{name}");
-        let mut on = *on;
+        let mut on = on;
         if !t.exists(&f) {
             match name.strip_prefix("no").map(|n| format!("options/{n}")) {
                 Some(g) if t.exists(&g) => {
@@ -725,20 +735,21 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let mut saver = Saver::default();
     let (rec, target, name) = if a.private || a.instance.is_some() {
-        let (name, private) = match &a.instance {
-            Some(i) => (i.clone(), false),
+        // "instances/NAME"; --private takes the first free ftrec-PID-N.
+        let (rel, private) = match &a.instance {
+            Some(i) => (format!("instances/{i}"), false),
             None => {
                 let mut n = 0u32;
                 loop {
-                    let cand = format!("ftrec-{}-{n}", sys::getpid());
-                    if !top.exists(&format!("instances/{cand}")) {
+                    let cand = format!("instances/ftrec-{}-{n}", sys::getpid());
+                    if !top.exists(&cand) {
                         break (cand, true);
                     }
                     n += 1;
                 }
             }
         };
-        let rel = format!("instances/{name}");
+        let name = String::from(&rel["instances/".len()..]);
         if !top.exists(&rel) {
             rustix::fs::mkdirat(top.dir(), rel.as_str(), FMode::from_raw_mode(0o755))
                 .map_err(|e| os_err(&top.path_of(&rel), e))?;

@@ -55,11 +55,16 @@ fn uname() -> String {
     if unsafe { libc::uname(&mut u) } != 0 {
         return String::new();
     }
-    let f = |a: &[libc::c_char]| {
-        let b: Vec<u8> = a.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-        String::from_utf8_lossy(&b).into_owned()
-    };
-    format!("{} {} {} {}", f(&u.sysname), f(&u.nodename), f(&u.release), f(&u.machine))
+    // The four fields joined by spaces, then made text once (a space never
+    // joins a broken UTF-8 sequence, so this is per-field lossy conversion).
+    let mut b = Vec::new();
+    for (i, field) in [&u.sysname, &u.nodename, &u.release, &u.machine].into_iter().enumerate() {
+        if i > 0 {
+            b.push(b' ');
+        }
+        b.extend(field.iter().take_while(|&&c| c != 0).map(|&c| c as u8));
+    }
+    String::from_utf8_lossy(&b).into_owned()
 }
 
 fn cstr(s: &str) -> Vec<u8> {
@@ -238,7 +243,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         header_page,
         header_event: read_or_empty(top, "events/header_event"),
         ftrace_formats: formats_of(top, "ftrace"),
-        systems: systems.iter().map(|s| (s.clone(), formats_of(top, s))).collect(),
+        systems: systems.into_iter().map(|s| {
+            let f = formats_of(top, &s);
+            (s, f)
+        }).collect(),
         kallsyms: crate::sys::read("/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
         cmdlines: read_or_empty(top, "saved_cmdlines"),
