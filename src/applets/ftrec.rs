@@ -385,8 +385,25 @@ fn is_refused(e: Errno) -> bool {
     e == Errno::PERM || e == Errno::ACCESS || e == Errno::NODEV || e == Errno::OPNOTSUPP
 }
 
-fn warn(msg: &str) {
-    sys::eprintln(format_args!("ftrec: {msg}"));
+/// Put every saved setting back; each failure is a warning. Whether all
+/// went back (shared by the normal path and the error path).
+#[inline(never)]
+fn restore_all(s: &mut Session) -> bool {
+    let errs = s.saver.restore(&s.top, &s.rec);
+    for e in &errs {
+        sys::eprintln(format_args!("ftrec: restoring {e}"));
+    }
+    errs.is_empty()
+}
+
+/// The temp files (and -m limits) of the readers, closing their trace_pipe_raw.
+#[inline(never)]
+fn files_of(readers: Vec<Reader>) -> Vec<(OwnedFd, Option<u64>)> {
+    readers.into_iter().map(|r| (r.file, r.max_bytes)).collect()
+}
+
+fn first_err(outcomes: &[engine::Outcome]) -> Option<String> {
+    outcomes.iter().find_map(|o| o.err.clone())
 }
 
 /// "WHAT: reason" for a failed system call (the errno's words, no temp String).
@@ -412,7 +429,7 @@ struct Session {
 #[inline(never)]
 fn refused(what: &str, e: crate::tracefs::Error) -> Result<()> {
     if is_refused(e.errno) {
-        warn(&format!("the kernel refused function tracing ({e}); {what} ignored, events still record"));
+        sys::eprintln(format_args!("ftrec: the kernel refused function tracing ({e}); {what} ignored, events still record"));
         Ok(())
     } else {
         Err(tf(e))
@@ -707,14 +724,14 @@ fn extract_to(a: &Args, out: &Output) -> Result<()> {
     let state = super::ftcat::trace_state(&rec);
     let readers = readers_for(&rec, &out.dir, cpus, ps, Mode::Read, a, limit)?;
     let outcomes: Vec<engine::Outcome> = readers.iter().map(engine::drain).collect();
-    if let Some(e) = outcomes.iter().find_map(|o| o.err.clone()) {
+    if let Some(e) = first_err(&outcomes) {
         fail!("{e}");
     }
     let stats = read_stats(&rec, cpus);
     let clock = (rec.read_str("trace_clock").unwrap_or_default(), state);
     let s = Session { top, rec, target: Target::Rec, saver: Saver::default(), systems: Vec::new() };
     let name = a.instance.clone().unwrap_or_default();
-    let files = readers.into_iter().map(|r| (r.file, r.max_bytes)).collect();
+    let files = files_of(readers);
     finish(&s, out, &name, ps, files, outcomes, stats, clock, a, false)
 }
 
@@ -769,12 +786,9 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
     let mut s = Session { top, rec, target, saver, systems: Vec::new() };
     let r = record_in(&mut s, a, sig, out, &name);
     // Anything not yet restored (errors on the way) is put back here.
-    let errs = s.saver.restore(&s.top, &s.rec);
-    for e in &errs {
-        warn(&format!("restoring {e}"));
-    }
+    let restored = restore_all(&mut s);
     let status = r?;
-    if !errs.is_empty() {
+    if !restored {
         return Err(Error::Exit(1));
     }
     if let Some(st) = status {
@@ -827,7 +841,7 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     let stats = read_stats(&s.rec, cpus);
     let clock = (s.rec.read_str("trace_clock").unwrap_or_default(), super::ftcat::trace_state(&s.rec));
     let full = outcomes.iter().any(|o| o.full);
-    let err = outcomes.iter().find_map(|o| o.err.clone());
+    let err = first_err(&outcomes);
     if let Some(e) = &err {
         if !full {
             fail!("{e}");
@@ -835,17 +849,14 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     }
     // Close the trace files (an instance cannot be removed while they are
     // open), then put the system back before the (possibly long) assembly.
-    let files = readers.into_iter().map(|r| (r.file, r.max_bytes)).collect();
-    let errs = s.saver.restore(&s.top, &s.rec);
-    for e in &errs {
-        warn(&format!("restoring {e}"));
-    }
+    let files = files_of(readers);
+    let restored = restore_all(s);
     drop(stop);
     finish(s, out, name, ps, files, outcomes, stats, clock, a, full)?;
     if let Some(e) = err {
         fail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
-    if !errs.is_empty() {
+    if !restored {
         return Err(Error::Exit(1));
     }
     if let Some(pid) = child_status {
