@@ -463,7 +463,7 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
         }
     }
     if let Some(d) = a.graph_depth {
-        if let Err(e) = s.saver.set(t, tg, "max_graph_depth", &d.to_string()) {
+        if let Err(e) = s.saver.set(t, tg, "max_graph_depth", &u64::from(d).to_string()) {
             refused("--max-graph-depth", e)?;
         }
     }
@@ -527,10 +527,11 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
                 let mut first_err = None;
                 let mut ok = 0;
                 for ev in evs {
-                    match s.saver.set(t, tg, &ev.path("filter"), f) {
+                    let file = ev.path("filter");
+                    match s.saver.set(t, tg, &file, f) {
                         Ok(()) => ok += 1,
                         Err(e) if e.errno == Errno::INVAL && evs.len() > 1 => {
-                            let _ = t.write(&ev.path("filter"), b"0");
+                            let _ = t.write(&file, b"0");
                             first_err.get_or_insert(e);
                         }
                         Err(e) => return Err(tf(e)),
