@@ -128,11 +128,13 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         let mut st = 0;
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(pid, &mut st, 0) };
-        return Err(match msg[0] {
-            1 => format!("setting the pid filter for {}: {err}", argv[0]),
-            2 => format!("turning tracing on for {}: {err}", argv[0]),
-            _ => format!("{prog}: {err}"),
-        });
+        // Which stage failed picks the words; one format for all three.
+        let (what, name) = match msg[0] {
+            1 => ("setting the pid filter for ", &argv[0]),
+            2 => ("turning tracing on for ", &argv[0]),
+            _ => ("", &prog),
+        };
+        return Err(format!("{what}{name}: {err}"));
     }
     let pidfd = rustix::process::Pid::from_raw(pid)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
