@@ -88,8 +88,17 @@ struct Args {
     command: Vec<String>,
 }
 
-fn num<T: core::str::FromStr>(what: &str, v: &str) -> Result<T> {
-    v.trim().parse().map_err(|_| Error::Usage(format!("{what}: invalid number '{v}'")))
+/// One (non-generic) number parser for every numeric option.
+#[inline(never)]
+fn num(what: &str, v: &str, max: u64) -> Result<u64> {
+    match v.trim().parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => usage_err!("{what}: invalid number '{v}'"),
+    }
+}
+
+fn num32(what: &str, v: &str) -> Result<u32> {
+    num(what, v, u32::MAX.into()).map(|n| n as u32)
 }
 
 /// "1", "0.5", "2.25" seconds as milliseconds (no float parsing: it would
@@ -179,7 +188,7 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             b'l' => a.ftrace_filter.push(v),
             b'n' => a.ftrace_notrace.push(v),
             b'g' => a.graph_funcs.push(v),
-            MAX_DEPTH => a.graph_depth = Some(num("--max-graph-depth", &v)?),
+            MAX_DEPTH => a.graph_depth = Some(num32("--max-graph-depth", &v)?),
             b'O' => {
                 let (name, on) = match v.split_once('=') {
                     Some((n, "1")) => (n.to_string(), true),
@@ -193,23 +202,23 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             }
             b'P' => {
                 for s in v.split(',').filter(|s| !s.is_empty()) {
-                    a.pids.push(num("-P", s)?);
+                    a.pids.push(num32("-P", s)?);
                 }
             }
             b'c' => a.follow = true,
-            b'b' => a.buffer_kb = Some(num("-b", &v)?),
+            b'b' => a.buffer_kb = Some(num("-b", &v, u64::MAX)?),
             b'C' => a.clock = Some(v),
             b'B' => a.instance = Some(v),
             PRIVATE => a.private = true,
             b'o' => a.output = Some(v),
             FILE_VERSION => {
-                a.version = num("--file-version", &v)?;
+                a.version = num32("--file-version", &v)?;
                 if a.version != 6 && a.version != 7 {
                     usage_err!("--file-version must be 6 or 7");
                 }
             }
             b'd' => a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?),
-            b'm' => a.max_kb = Some(num("-m", &v)?),
+            b'm' => a.max_kb = Some(num("-m", &v, u64::MAX)?),
             b'q' => a.quiet = true,
             NO_SPLICE => a.no_splice = true,
             _ => {}
@@ -284,7 +293,7 @@ struct Output {
 
 #[inline(never)]
 fn open_output(path: &str) -> Result<Output> {
-    let err = |e: Errno| Error::Fail(format!("{path}: {}", crate::tracefs::errno_str(e)));
+    let err = |e| os_err(path, e);
     let mode = FMode::from_raw_mode(0o644);
     let (fd, created) = match rustix::fs::open(path, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC, mode) {
         Ok(fd) => (fd, true),
@@ -293,7 +302,7 @@ fn open_output(path: &str) -> Result<Output> {
     };
     let d = dir_of(path);
     let dir = rustix::fs::open(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
-        .map_err(|e| Error::Fail(format!("{d}: {}", crate::tracefs::errno_str(e))))?;
+        .map_err(|e| os_err(d, e))?;
     // The per-CPU temp files go beside the output: make sure they can.
     if let Err(e) = temp_file(&dir, 0) {
         if created {
@@ -312,7 +321,7 @@ impl Output {
         self.started.set(true);
         rustix::fs::ftruncate(&self.fd, 0)
             .and_then(|()| rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(0)).map(|_| ()))
-            .map_err(|e| Error::Fail(format!("{}: {}", self.path, crate::tracefs::errno_str(e))))
+            .map_err(|e| os_err(&self.path, e))
     }
     /// Nothing was written: remove the file if it is ours.
     fn abandon(&self) {
@@ -325,13 +334,15 @@ impl Output {
 /// A temp file beside the output: unnamed (O_TMPFILE) where the filesystem
 /// allows, else a fresh O_EXCL|O_NOFOLLOW name unlinked at once — either way
 /// nothing is left behind, even after a crash.
+const TEMP: &str = "creating a temp file beside the output";
+
 #[inline(never)]
 fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
     let mode = FMode::from_raw_mode(0o600);
     match rustix::fs::openat(dir, ".", OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode) {
         Ok(f) => return Ok(f),
         Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {}
-        Err(e) => fail!("creating a temp file beside the output: {}", crate::tracefs::errno_str(e)),
+        Err(e) => return Err(os_err(TEMP, e)),
     }
     for n in 0..100 {
         let name = format!(".ftrec.{}.cpu{cpu}.{n}", sys::getpid());
@@ -342,10 +353,10 @@ fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
                 return Ok(f);
             }
             Err(Errno::EXIST) => continue,
-            Err(e) => fail!("creating a temp file beside the output: {}", crate::tracefs::errno_str(e)),
+            Err(e) => return Err(os_err(TEMP, e)),
         }
     }
-    fail!("creating a temp file beside the output: too many leftovers")
+    fail!("{TEMP}: too many leftovers")
 }
 
 // ---- the tracefs side ----
@@ -374,8 +385,31 @@ fn is_refused(e: Errno) -> bool {
     e == Errno::PERM || e == Errno::ACCESS || e == Errno::NODEV || e == Errno::OPNOTSUPP
 }
 
-fn warn(msg: &str) {
-    sys::eprintln(format_args!("ftrec: {msg}"));
+/// Put every saved setting back; each failure is a warning. Whether all
+/// went back (shared by the normal path and the error path).
+#[inline(never)]
+fn restore_all(s: &mut Session) -> bool {
+    let errs = s.saver.restore(&s.top, &s.rec);
+    for e in &errs {
+        sys::eprintln(format_args!("ftrec: restoring {e}"));
+    }
+    errs.is_empty()
+}
+
+/// The temp files (and -m limits) of the readers, closing their trace_pipe_raw.
+#[inline(never)]
+fn files_of(readers: Vec<Reader>) -> Vec<(OwnedFd, Option<u64>)> {
+    readers.into_iter().map(|r| (r.file, r.max_bytes)).collect()
+}
+
+fn first_err(outcomes: &[engine::Outcome]) -> Option<String> {
+    outcomes.iter().find_map(|o| o.err.clone())
+}
+
+/// "WHAT: reason" for a failed system call (the errno's words, no temp String).
+#[inline(never)]
+fn os_err(what: &str, e: Errno) -> Error {
+    Error::Fail(format!("{what}: {}", sys::Msg(e)))
 }
 
 fn tf(e: crate::tracefs::Error) -> Error {
@@ -395,7 +429,7 @@ struct Session {
 #[inline(never)]
 fn refused(what: &str, e: crate::tracefs::Error) -> Result<()> {
     if is_refused(e.errno) {
-        warn(&format!("the kernel refused function tracing ({e}); {what} ignored, events still record"));
+        sys::eprintln(format_args!("ftrec: the kernel refused function tracing ({e}); {what} ignored, events still record"));
         Ok(())
     } else {
         Err(tf(e))
@@ -429,20 +463,21 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
         }
     }
     if let Some(d) = a.graph_depth {
-        if let Err(e) = s.saver.set(t, tg, "max_graph_depth", &d.to_string()) {
+        if let Err(e) = s.saver.set(t, tg, "max_graph_depth", &u64::from(d).to_string()) {
             refused("--max-graph-depth", e)?;
         }
     }
-    let mut opts = a.options.clone();
-    if a.follow {
-        opts.push((String::from("event-fork"), true));
-        if a.tracer.as_deref().is_some_and(|p| p != "nop") {
-            opts.push((String::from("function-fork"), true));
-        }
-    }
-    for (name, on) in &opts {
+    // -c adds event-fork (and function-fork with a tracer): borrowed from a
+    // static list rather than pushed onto a clone of -O's.
+    let fork: &[&str] = match (a.follow, a.tracer.as_deref()) {
+        (false, _) => &[],
+        (true, Some(p)) if p != "nop" => &["event-fork", "function-fork"],
+        (true, _) => &["event-fork"],
+    };
+    let opts = a.options.iter().map(|(n, on)| (n.as_str(), *on)).chain(fork.iter().map(|&n| (n, true)));
+    for (name, on) in opts {
         let mut f = format!("options/{name}");
-        let mut on = *on;
+        let mut on = on;
         if !t.exists(&f) {
             match name.strip_prefix("no").map(|n| format!("options/{n}")) {
                 Some(g) if t.exists(&g) => {
@@ -492,10 +527,11 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
                 let mut first_err = None;
                 let mut ok = 0;
                 for ev in evs {
-                    match s.saver.set(t, tg, &ev.path("filter"), f) {
+                    let file = ev.path("filter");
+                    match s.saver.set(t, tg, &file, f) {
                         Ok(()) => ok += 1,
                         Err(e) if e.errno == Errno::INVAL && evs.len() > 1 => {
-                            let _ = t.write(&ev.path("filter"), b"0");
+                            let _ = t.write(&file, b"0");
                             first_err.get_or_insert(e);
                         }
                         Err(e) => return Err(tf(e)),
@@ -659,15 +695,7 @@ fn finish(
         .collect();
     out.begin()?;
     let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock, state };
-    let sum = assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)?;
-    if !a.quiet {
-        let mut e = sys::stderr();
-        for l in &sum.lines {
-            e.bytes(l.as_bytes());
-            e.bytes(b"\n");
-        }
-    }
-    Ok(())
+    assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)
 }
 
 fn extract(a: &Args) -> Result<()> {
@@ -697,14 +725,14 @@ fn extract_to(a: &Args, out: &Output) -> Result<()> {
     let state = super::ftcat::trace_state(&rec);
     let readers = readers_for(&rec, &out.dir, cpus, ps, Mode::Read, a, limit)?;
     let outcomes: Vec<engine::Outcome> = readers.iter().map(engine::drain).collect();
-    if let Some(e) = outcomes.iter().find_map(|o| o.err.clone()) {
+    if let Some(e) = first_err(&outcomes) {
         fail!("{e}");
     }
     let stats = read_stats(&rec, cpus);
     let clock = (rec.read_str("trace_clock").unwrap_or_default(), state);
     let s = Session { top, rec, target: Target::Rec, saver: Saver::default(), systems: Vec::new() };
     let name = a.instance.clone().unwrap_or_default();
-    let files = readers.into_iter().map(|r| (r.file, r.max_bytes)).collect();
+    let files = files_of(readers);
     finish(&s, out, &name, ps, files, outcomes, stats, clock, a, false)
 }
 
@@ -725,23 +753,24 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let mut saver = Saver::default();
     let (rec, target, name) = if a.private || a.instance.is_some() {
-        let (name, private) = match &a.instance {
-            Some(i) => (i.clone(), false),
+        // "instances/NAME"; --private takes the first free ftrec-PID-N.
+        let (rel, private) = match &a.instance {
+            Some(i) => (format!("instances/{i}"), false),
             None => {
                 let mut n = 0u32;
                 loop {
-                    let cand = format!("ftrec-{}-{n}", sys::getpid());
-                    if !top.exists(&format!("instances/{cand}")) {
+                    let cand = format!("instances/ftrec-{}-{n}", sys::getpid());
+                    if !top.exists(&cand) {
                         break (cand, true);
                     }
                     n += 1;
                 }
             }
         };
-        let rel = format!("instances/{name}");
+        let name = String::from(&rel["instances/".len()..]);
         if !top.exists(&rel) {
             rustix::fs::mkdirat(top.dir(), rel.as_str(), FMode::from_raw_mode(0o755))
-                .map_err(|e| Error::Fail(format!("{}: {}", top.path_of(&rel), crate::tracefs::errno_str(e))))?;
+                .map_err(|e| os_err(&top.path_of(&rel), e))?;
             saver.created_instance(&name);
         }
         let inst = match top.instance(&name) {
@@ -758,12 +787,9 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
     let mut s = Session { top, rec, target, saver, systems: Vec::new() };
     let r = record_in(&mut s, a, sig, out, &name);
     // Anything not yet restored (errors on the way) is put back here.
-    let errs = s.saver.restore(&s.top, &s.rec);
-    for e in &errs {
-        warn(&format!("restoring {e}"));
-    }
+    let restored = restore_all(&mut s);
     let status = r?;
-    if !errs.is_empty() {
+    if !restored {
         return Err(Error::Exit(1));
     }
     if let Some(st) = status {
@@ -788,9 +814,9 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     let mode = if a.no_splice { Mode::Read } else { Mode::Splice };
     let readers = readers_for(&s.rec, &out.dir, cpus, ps, mode, a, None)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("eventfd: {}", crate::tracefs::errno_str(e))))?;
+        .map_err(|e| os_err("eventfd", e))?;
     let (fail_r, fail_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("pipe: {}", crate::tracefs::errno_str(e))))?;
+        .map_err(|e| os_err("pipe", e))?;
 
     let mut workers = Vec::new();
     let mut run = Ok(None);
@@ -816,7 +842,7 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     let stats = read_stats(&s.rec, cpus);
     let clock = (s.rec.read_str("trace_clock").unwrap_or_default(), super::ftcat::trace_state(&s.rec));
     let full = outcomes.iter().any(|o| o.full);
-    let err = outcomes.iter().find_map(|o| o.err.clone());
+    let err = first_err(&outcomes);
     if let Some(e) = &err {
         if !full {
             fail!("{e}");
@@ -824,17 +850,14 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     }
     // Close the trace files (an instance cannot be removed while they are
     // open), then put the system back before the (possibly long) assembly.
-    let files = readers.into_iter().map(|r| (r.file, r.max_bytes)).collect();
-    let errs = s.saver.restore(&s.top, &s.rec);
-    for e in &errs {
-        warn(&format!("restoring {e}"));
-    }
+    let files = files_of(readers);
+    let restored = restore_all(s);
     drop(stop);
     finish(s, out, name, ps, files, outcomes, stats, clock, a, full)?;
     if let Some(e) = err {
         fail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
-    if !errs.is_empty() {
+    if !restored {
         return Err(Error::Exit(1));
     }
     if let Some(pid) = child_status {

@@ -13,6 +13,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::fmt::Write;
 
 /// One CPU's recorded data: `file[start..end]`.
 pub struct CpuData {
@@ -54,11 +55,16 @@ fn uname() -> String {
     if unsafe { libc::uname(&mut u) } != 0 {
         return String::new();
     }
-    let f = |a: &[libc::c_char]| {
-        let b: Vec<u8> = a.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-        String::from_utf8_lossy(&b).into_owned()
-    };
-    format!("{} {} {} {}", f(&u.sysname), f(&u.nodename), f(&u.release), f(&u.machine))
+    // The four fields joined by spaces, then made text once (a space never
+    // joins a broken UTF-8 sequence, so this is per-field lossy conversion).
+    let mut b = Vec::new();
+    for (i, field) in [&u.sysname, &u.nodename, &u.release, &u.machine].into_iter().enumerate() {
+        if i > 0 {
+            b.push(b' ');
+        }
+        b.extend(field.iter().take_while(|&&c| c != 0).map(|&c| c as u8));
+    }
+    String::from_utf8_lossy(&b).into_owned()
 }
 
 fn cstr(s: &str) -> Vec<u8> {
@@ -132,10 +138,6 @@ fn formats_of(top: &Tracefs, sys: &str) -> Vec<Vec<u8>> {
         }
     }
     v
-}
-
-pub struct Summary {
-    pub lines: Vec<String>,
 }
 
 fn is_full(e: Errno) -> bool {
@@ -214,9 +216,10 @@ fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
 
 /// Build and write the file. `full`: the disk filled during recording —
 /// first drop the newest pages until the metadata and a copy chunk fit.
+/// Unless `quiet`, the per-CPU summary goes straight to stderr.
 #[inline(never)]
-pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, full: bool, quiet: bool) -> Result<Summary, String> {
-    let mut lines = Vec::new();
+pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, full: bool, quiet: bool) -> Result<(), String> {
+    let mut dropped = false;
     // Which systems: those enabled plus those whose ids occur in the data.
     let mut ids = Vec::new();
     let mut systems: Vec<String> = Vec::new();
@@ -240,7 +243,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         header_page,
         header_event: read_or_empty(top, "events/header_event"),
         ftrace_formats: formats_of(top, "ftrace"),
-        systems: systems.iter().map(|s| (s.clone(), formats_of(top, s))).collect(),
+        systems: systems.into_iter().map(|s| {
+            let f = formats_of(top, &s);
+            (s, f)
+        }).collect(),
         kallsyms: crate::sys::read("/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
         cmdlines: read_or_empty(top, "saved_cmdlines"),
@@ -297,7 +303,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
                 }
                 short = short.saturating_sub(if punch { cut } else { 2 * cut });
             }
-            lines.push(String::from("disk full: the newest pages that did not fit were dropped"));
+            dropped = true;
             segs = layout_for(&mut meta, &r);
         }
     }
@@ -324,26 +330,31 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     }
 
     if !quiet {
+        // Written as it is formatted: no String per line.
+        let mut e = crate::sys::stderr();
+        if dropped {
+            e.bytes(b"disk full: the newest pages that did not fit were dropped\n");
+        }
         if !r.name.is_empty() {
-            lines.push(format!("\nBuffer: {}\n", r.name));
+            let _ = write!(e, "\nBuffer: {}\n\n", r.name);
         }
         for (c, (d, ps)) in r.cpus.iter().zip(&page_stats).enumerate() {
             let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-            let mut l = format!("CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
+            let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
             // The kernel's counts (as trace-cmd prints them), then the pages' flags.
             for (key, what) in [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")] {
                 let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
                 if n > 0 {
-                    l.push_str(&format!("\nCPU {c}: {n} {what}"));
+                    let _ = write!(e, "\nCPU {c}: {n} {what}");
                 }
             }
             if ps.lost_flags > 0 {
-                l.push_str(&format!("\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events));
+                let _ = write!(e, "\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events);
             }
-            lines.push(l);
+            e.bytes(b"\n");
         }
     }
-    Ok(Summary { lines })
+    Ok(())
 }
 
 /// "[local] global ..." → "local".

@@ -48,11 +48,14 @@ fn write_all(fd: i32, b: &[u8]) -> bool {
 #[inline(never)]
 pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedFd) -> Result<Child, String> {
     let prog = resolve(&argv[0]).ok_or_else(|| format!("{}: command not found", argv[0]))?;
-    let cprog = CString::new(prog.clone()).map_err(|_| format!("{prog}: bad name"))?;
-    let cargs: Vec<CString> = argv
-        .iter()
-        .map(|a| CString::new(a.as_bytes()).map_err(|_| format!("{a}: argument contains NUL")))
-        .collect::<Result<_, _>>()?;
+    let cprog = CString::new(prog.as_str()).map_err(|_| format!("{prog}: bad name"))?;
+    let mut cargs: Vec<CString> = Vec::with_capacity(argv.len());
+    for a in argv {
+        match CString::new(a.as_str()) {
+            Ok(c) => cargs.push(c),
+            Err(_) => return Err(format!("{a}: argument contains NUL")),
+        }
+    }
     let mut ptrs: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
     ptrs.push(core::ptr::null());
     let (st_r, st_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {}", OsError(e)))?;
@@ -125,11 +128,13 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         let mut st = 0;
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(pid, &mut st, 0) };
-        return Err(match msg[0] {
-            1 => format!("setting the pid filter for {}: {err}", argv[0]),
-            2 => format!("turning tracing on for {}: {err}", argv[0]),
-            _ => format!("{prog}: {err}"),
-        });
+        // Which stage failed picks the words; one format for all three.
+        let (what, name) = match msg[0] {
+            1 => ("setting the pid filter for ", &argv[0]),
+            2 => ("turning tracing on for ", &argv[0]),
+            _ => ("", &prog),
+        };
+        return Err(format!("{what}{name}: {err}"));
     }
     let pidfd = rustix::process::Pid::from_raw(pid)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());

@@ -55,6 +55,12 @@ pub fn current_value(file: &str, raw: &str) -> String {
     String::from(s)
 }
 
+/// One copy of the error-to-text step the undo paths share.
+#[inline(never)]
+fn msg(e: Error) -> String {
+    format!("{e}")
+}
+
 impl Saver {
     /// Set `file` to `val` unless it already holds it; remember the old value.
     pub fn set(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str) -> Result<(), Error> {
@@ -91,7 +97,7 @@ impl Saver {
 
     /// Enable events; remember those that were off.
     pub fn enable(&mut self, t: &Tracefs, tgt: Target, evs: &[EventRef]) -> Result<(), String> {
-        let on = t.read_str("set_event").map_err(|e| format!("{e}"))?;
+        let on = t.read_str("set_event").map_err(msg)?;
         let mut on: Vec<&str> = on.lines().collect();
         crate::util::sort(&mut on);
         // `evs` is sorted, and so stays `off`.
@@ -115,10 +121,10 @@ impl Saver {
         while let Some((tgt, u)) = self.undo.pop() {
             let t = if tgt == Target::Top { top } else { rec };
             let r: Result<(), String> = match &u {
-                Undo::Write(f, v) => t.write(f, v).map_err(|e| format!("{e}")),
-                Undo::Append(f, v) => t.append(f, v).map_err(|e| format!("{e}")),
-                Undo::Lines(f, lines) => t.write(f, b"").map_err(|e| format!("{e}")).and_then(|()| {
-                    lines.iter().try_for_each(|l| t.append(f, l.as_bytes()).map_err(|e| format!("{e}")))
+                Undo::Write(f, v) => t.write(f, v).map_err(msg),
+                Undo::Append(f, v) => t.append(f, v).map_err(msg),
+                Undo::Lines(f, lines) => t.write(f, b"").map_err(msg).and_then(|()| {
+                    lines.iter().try_for_each(|l| t.append(f, l.as_bytes()).map_err(msg))
                 }),
                 Undo::Events(evs) => enable_events(t, evs, false),
                 Undo::Rmdir(name) => {
@@ -133,7 +139,7 @@ impl Saver {
                         }
                         crate::sys::sleep_ms(20);
                     }
-                    r.map_err(|e| format!("{}: {}", top.path_of(&p), crate::tracefs::errno_str(e)))
+                    r.map_err(|e| format!("{}: {}", top.path_of(&p), crate::sys::Msg(e)))
                 }
             };
             if let Err(e) = r {
