@@ -505,20 +505,6 @@ fn ret_value<E: Env + ?Sized>(k: &Kernel<'_, E>, retval: u64) -> (u64, i64) {
     let hex = k.opts.g(opts::G_RETVAL_HEX);
     let mut err: i64 = 0;
     if retval != 0 && !hex {
-        let as_int = k.long == 4 || (retval & (1 << 31) != 0 && retval >> 32 == 0);
-        let v = if as_int { retval as u32 as i32 as i64 } else { retval as i64 };
-        if (-4095..0).contains(&v) {
-            err = v;
-        }
-    }
-    (retval, err)
-}
-
-fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64, leaf: bool, func: u64) -> fmt::Result {
-    let retval = k.ulong(retval);
-    let hex = k.opts.g(opts::G_RETVAL_HEX);
-    let mut err: i64 = 0;
-    if retval != 0 && !hex {
         // A 32-bit int error returned in a 64-bit register is sign-extended.
         let as_int = k.long == 4 || (retval & (1 << 31) != 0 && retval >> 32 == 0);
         let v = if as_int { retval as u32 as i32 as i64 } else { retval as i64 };
@@ -527,6 +513,10 @@ fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: 
             err = v;
         }
     }
+    (retval, err)
+}
+
+fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64, leaf: bool, func: u64) -> fmt::Result {
     if k.kver >= 6013 {
         // 6.13 reworked the comment for funcgraph-retaddr: ` ret=` inside it.
         if leaf {
@@ -536,7 +526,8 @@ fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: 
             out.write_str("} /* ")?;
             k.ps(out, func)?;
         }
-        return if hex || err == 0 { write!(out, " ret=0x{:x} */\n", retval) } else { write!(out, " ret={} */\n", err) };
+        ret_suffix(k, out, retval)?;
+        return out.write_str(" */\n");
     }
     if leaf {
         k.ps(out, func)?;
@@ -546,8 +537,9 @@ fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: 
         k.ps(out, func)?;
         out.write_str(" = ")?;
     }
-    if hex || err == 0 {
-        write!(out, "0x{:x} */\n", retval)
+    let (v, err) = ret_value(k, retval);
+    if err == 0 {
+        write!(out, "0x{:x} */\n", v)
     } else {
         write!(out, "{} */\n", err)
     }
