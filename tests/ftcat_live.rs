@@ -9,7 +9,7 @@
 //! prints real values, which a decoder can reproduce. The recording
 //! differential does the same through `ftrec extract` and `ftcat FILE`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 mod support;
 use support::{Instance, w};
@@ -18,7 +18,6 @@ fn ftbox() -> PathBuf {
     std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
 }
 
-const TRACEFS: &str = "/sys/kernel/tracing";
 
 /// Event systems enabled in the instance (those this kernel has). "all"
 /// is `events/enable`: every event of the kernel (about 2300 on 6.18; the
@@ -62,21 +61,9 @@ fn event_of(line: &[u8]) -> Option<&[u8]> {
 /// Record a short workload in a fresh instance with `opts` set, return
 /// (kernel `trace` text, ftcat's), or None to skip.
 fn capture(tag: &str, opts: &[(&str, &str)], systems: &[&str]) -> Option<(Vec<u8>, Vec<u8>)> {
-    let inst_root = Path::new(TRACEFS).join("instances");
-    if !Path::new(TRACEFS).join("trace").exists() {
-        eprintln!("SKIP: no tracefs at {TRACEFS}");
-        return None;
-    }
     let name = format!("ftcat-{tag}-{}", std::process::id());
-    let dir = inst_root.join(&name);
-    if let Err(e) = std::fs::create_dir(&dir) {
-        eprintln!("SKIP: cannot create instance {} ({e}); needs root", dir.display());
-        return None;
-    }
-    let inst = Instance { dir: dir.clone() };
-    w(&dir, "tracing_on", "0");
-    w(&dir, "buffer_size_kb", "4096");
-    w(&dir, "options/hash-ptr", "0");
+    let inst = Instance::create(&name, Some("4096"))?;
+    let dir = inst.dir.clone();
     for (o, v) in opts {
         w(&dir, &format!("options/{o}"), v);
     }
@@ -145,21 +132,9 @@ fn live_options() {
 /// instance (removed on drop), its name, the enabled systems and the
 /// kernel's `trace` text. None = skip.
 fn workload(tag: &str) -> Option<(Instance, String, Vec<&'static str>, Vec<u8>)> {
-    let inst_root = Path::new(TRACEFS).join("instances");
-    if !Path::new(TRACEFS).join("trace").exists() {
-        eprintln!("SKIP: no tracefs at {TRACEFS}");
-        return None;
-    }
     let name = format!("ftcat-{tag}-{}", std::process::id());
-    let dir = inst_root.join(&name);
-    if let Err(e) = std::fs::create_dir(&dir) {
-        eprintln!("SKIP: cannot create instance {} ({e}); needs root", dir.display());
-        return None;
-    }
-    let inst = Instance { dir: dir.clone() };
-    w(&dir, "tracing_on", "0");
-    w(&dir, "buffer_size_kb", "32768");
-    w(&dir, "options/hash-ptr", "0");
+    let inst = Instance::create(&name, Some("32768"))?;
+    let dir = inst.dir.clone();
     let mut enabled = Vec::new();
     for s in SYSTEMS {
         let f = if *s == "all" { String::from("events/enable") } else { format!("events/{s}/enable") };

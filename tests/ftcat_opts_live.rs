@@ -9,7 +9,7 @@
 //! (`bin`: the whole output). Needs root and tracefs; skips with a message
 //! otherwise.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 mod support;
 use support::{Instance, w};
@@ -18,26 +18,14 @@ fn ftbox() -> PathBuf {
     std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
 }
 
-const TRACEFS: &str = "/sys/kernel/tracing";
 
 const SYSTEMS: &[&str] = &["sched", "syscalls", "irq", "timer", "signal", "task"];
 
 /// (kernel `trace`, ftcat's output) for one option set, None to skip.
 fn capture(i: usize, opts: &[(&str, &str)]) -> Option<(Vec<u8>, Vec<u8>)> {
-    if !Path::new(TRACEFS).join("trace").exists() {
-        eprintln!("SKIP: no tracefs at {TRACEFS}");
-        return None;
-    }
     let name = format!("ftcat-opts{i}-{}", std::process::id());
-    let dir = Path::new(TRACEFS).join("instances").join(&name);
-    if let Err(e) = std::fs::create_dir(&dir) {
-        eprintln!("SKIP: cannot create instance {} ({e}); needs root", dir.display());
-        return None;
-    }
-    let inst = Instance { dir: dir.clone() };
-    w(&dir, "tracing_on", "0");
-    w(&dir, "buffer_size_kb", "2048");
-    w(&dir, "options/hash-ptr", "0");
+    let inst = Instance::create(&name, Some("2048"))?;
+    let dir = inst.dir.clone();
     for (o, v) in opts {
         w(&dir, &format!("options/{o}"), v);
     }
@@ -179,19 +167,9 @@ fn extract_keeps_options() {
         if done.contains(&i) {
             continue;
         }
-        if !Path::new(TRACEFS).join("trace").exists() {
-            eprintln!("SKIP: no tracefs at {TRACEFS}");
-            return;
-        }
         let name = format!("ftcat-ext{i}-{}", std::process::id());
-        let dir = Path::new(TRACEFS).join("instances").join(&name);
-        if let Err(e) = std::fs::create_dir(&dir) {
-            eprintln!("SKIP: cannot create instance {} ({e}); needs root", dir.display());
-            return;
-        }
-        let inst = Instance { dir: dir.clone() };
-        w(&dir, "tracing_on", "0");
-        w(&dir, "options/hash-ptr", "0");
+        let Some(inst) = Instance::create(&name, None) else { return };
+        let dir = inst.dir.clone();
         for (o, v) in *set {
             w(&dir, &format!("options/{o}"), v);
         }

@@ -68,6 +68,31 @@ pub struct Instance {
     pub dir: PathBuf,
 }
 
+impl Instance {
+    /// A fresh instance `/sys/kernel/tracing/instances/NAME`, tracing off,
+    /// `buffer_kb` per CPU (the kernel's default for None) and `hash-ptr` off (plain %p prints raw values);
+    /// None, after a SKIP message, without tracefs or the right to create it.
+    pub fn create(name: &str, buffer_kb: Option<&str>) -> Option<Instance> {
+        let root = Path::new("/sys/kernel/tracing");
+        if !root.join("trace").exists() {
+            eprintln!("SKIP: no tracefs at {}", root.display());
+            return None;
+        }
+        let dir = root.join("instances").join(name);
+        if let Err(e) = std::fs::create_dir(&dir) {
+            eprintln!("SKIP: cannot create instance {} ({e}); needs root", dir.display());
+            return None;
+        }
+        let inst = Instance { dir };
+        w(&inst.dir, "tracing_on", "0");
+        if let Some(kb) = buffer_kb {
+            w(&inst.dir, "buffer_size_kb", kb);
+        }
+        w(&inst.dir, "options/hash-ptr", "0");
+        Some(inst)
+    }
+}
+
 impl Drop for Instance {
     fn drop(&mut self) {
         let _ = std::fs::write(self.dir.join("tracing_on"), "0");
