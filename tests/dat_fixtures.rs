@@ -10,15 +10,10 @@ use ftbox::tracedat::{ReadAt, TraceDat};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
+
 fn fixtures() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/linux-6.12");
-    let d = if d.is_dir() { d } else { PathBuf::from("/work/shared/fixtures/linux-6.12") };
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("SKIP: fixtures not found (../shared/fixtures/linux-6.12)");
-        None
-    }
+    support::fixtures("events.dat")
 }
 
 fn dat_files(dir: &Path) -> Vec<PathBuf> {

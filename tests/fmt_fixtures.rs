@@ -9,17 +9,12 @@ use ftbox::ksyms::{Ksyms, Printk};
 use ftbox::printfmt::{Env, Program};
 use ftbox::ring::Page;
 use ftbox::tracedat::TraceDat;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+mod support;
 
 fn fixtures() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/linux-6.12");
-    let d = if d.is_dir() { d } else { PathBuf::from("/work/shared/fixtures/linux-6.12") };
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("SKIP: fixtures not found (../shared/fixtures/linux-6.12)");
-        None
-    }
+    support::fixtures("events.dat")
 }
 
 fn events_of(dat: &TraceDat) -> Events {

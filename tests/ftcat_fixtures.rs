@@ -28,18 +28,7 @@ fn ftbox() -> PathBuf {
 }
 
 fn fixtures() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let cands = [
-        std::env::var_os("FTBOX_FIXTURES").map(PathBuf::from),
-        Some(root.join("../shared/fixtures/linux-6.12")),
-        Some(root.join("../../shared/fixtures/linux-6.12")),
-        Some(PathBuf::from("/work/shared/fixtures/linux-6.12")),
-    ];
-    let found = cands.into_iter().flatten().find(|p| p.join("x-events.trace.txt").exists());
-    if found.is_none() {
-        eprintln!("SKIP: fixtures linux-6.12 not found (set FTBOX_FIXTURES)");
-    }
-    found
+    support::fixtures("x-events.trace.txt")
 }
 
 /// An `ftcat` link to the binary, as the applet is reached in the field.

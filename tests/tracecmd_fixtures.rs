@@ -36,18 +36,7 @@ fn link(name: &str) -> PathBuf {
 }
 
 fn fixtures() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let cands = [
-        std::env::var_os("FTBOX_FIXTURES").map(PathBuf::from),
-        Some(root.join("../shared/fixtures/linux-6.12")),
-        Some(root.join("../../shared/fixtures/linux-6.12")),
-        Some(PathBuf::from("/work/shared/fixtures/linux-6.12")),
-    ];
-    let found = cands.into_iter().flatten().find(|p| p.join("events.dat").exists());
-    if found.is_none() {
-        eprintln!("SKIP: fixtures linux-6.12 not found (set FTBOX_FIXTURES)");
-    }
-    found
+    support::fixtures("events.dat")
 }
 
 fn have_trace_cmd() -> bool {
