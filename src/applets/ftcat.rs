@@ -11,6 +11,7 @@ use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::fmt::Write;
 
 
 use crate::applets::source;
@@ -26,7 +27,7 @@ use crate::text::tracecmd::filter::{EventFilter, GraphFilter, Verdict};
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
-use crate::{fail, usage_err};
+use crate::fail;
 
 const USAGE: &str = "\
 Usage: ftcat [OPTIONS] [FILE]
@@ -186,7 +187,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             GRAPH => a.graph = Some(v),
             MAX_DEPTH => match v.parse() {
                 Ok(n) => a.max_depth = Some(n),
-                Err(_) => usage_err!("--max-depth wants a number"),
+                Err(_) => return Err(usage(&["--max-depth wants a number"])),
             },
             LIVE => a.live = true,
             b'B' => a.instance = Some(v),
@@ -194,16 +195,16 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             STYLE => match v.as_str() {
                 "kernel" => a.tc = false,
                 "trace-cmd" => a.tc = true,
-                _ => usage_err!("--style {}: kernel or trace-cmd", v),
+                _ => return Err(usage(&["--style ", &v, ": kernel or trace-cmd"])),
             },
             _ => {}
         }
     }
     if a.live && a.file.is_some() {
-        usage_err!("--live reads the live buffers, not a FILE");
+        return Err(usage(&["--live reads the live buffers, not a FILE"]));
     }
     if !a.live && a.once {
-        usage_err!("--once goes with --live");
+        return Err(usage(&["--once goes with --live"]));
     }
     Ok(a)
 }
@@ -215,11 +216,11 @@ fn list(s: &str, what: &str) -> Result<Vec<(u32, u32)>> {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         match (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
             (Ok(a), Ok(b)) if a <= b => v.push((a, b)),
-            _ => usage_err!("bad {} list: {}", what, s),
+            _ => return Err(usage(&["bad ", what, " list: ", s])),
         }
     }
     if v.is_empty() {
-        usage_err!("empty {} list", what);
+        return Err(usage(&["empty ", what, " list"]));
     }
     Ok(v)
 }
@@ -231,14 +232,10 @@ fn in_list(l: &[(u32, u32)], x: u32) -> bool {
 /// `12.5` seconds → nanoseconds, without floating point rounding surprises.
 fn secs(s: &str) -> Result<u64> {
     let (i, f) = s.split_once('.').unwrap_or((s, ""));
-    let ip: u64 = match i.parse() {
-        Ok(v) => v,
-        Err(_) if i.is_empty() => 0,
-        Err(_) => usage_err!("bad seconds: {}", s),
+    let ip: Option<u64> = if i.is_empty() { Some(0) } else { i.parse().ok() };
+    let (Some(ip), false) = (ip, f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit())) else {
+        return Err(usage(&["bad seconds: ", s]));
     };
-    if f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
-        usage_err!("bad seconds: {}", s);
-    }
     let mut frac: u64 = if f.is_empty() { 0 } else { f.parse().unwrap_or(0) };
     for _ in f.len()..9 {
         frac *= 10;
@@ -354,32 +351,49 @@ struct Recording {
     /// file order (text::tracecmd::Comms).
     saved: Vec<u8>,
     opts: Opts,
-    tracer: Option<String>,
+    /// The tracer that recorded; empty when a file does not say.
+    tracer: String,
     clock: String,
     release: String,
     /// latency-format's `M:` (see text::kernel::lat_model).
     model: String,
     ncpus: u32,
-    /// entries-in-buffer / entries-written when known up front (live stats).
-    counts: Option<(u64, u64)>,
+    /// entries-in-buffer (live: the CPUs' stats; a file: its records);
+    /// entries-written adds the overruns.
+    entries: u64,
     overrun: u64,
 }
 
-fn dir_names(tfs: &Tracefs, rel: &str) -> Vec<String> {
-    tfs.list_dir(rel).map(|v| v.into_iter().map(|e| e.0).collect()).unwrap_or_default()
-}
-
-fn parse_formats(list: impl Iterator<Item = (String, String)>, what: &str) -> Vec<Event> {
-    let mut evs = Vec::new();
-    for (sys, text) in list {
-        match format::parse_event(&sys, &text) {
-            Ok(e) => evs.push(e),
-            Err(e) => {
-                sys::eprintln(format_args!("ftcat: {}: format of {}: {}", what, sys, e));
-            }
+impl Recording {
+    /// The parts a file and the live tracefs build alike; the callers fill
+    /// in the rest.
+    #[inline(never)]
+    fn new(events: Vec<Event>, kallsyms: &[u8], printk: &[u8], endian: Endian, long: usize, saved: Vec<u8>, tgids: &[u8]) -> Recording {
+        let dec = Decoder::new(events, Ksyms::parse(kallsyms), Printk::parse(printk), endian, long);
+        let mut cmd = Cmdlines::parse(&saved);
+        cmd.add_tgids(tgids);
+        Recording {
+            dec,
+            cmd,
+            saved,
+            opts: Opts::default(),
+            tracer: String::new(),
+            clock: String::new(),
+            release: String::new(),
+            model: String::new(),
+            ncpus: 0,
+            entries: 0,
+            overrun: 0,
         }
     }
-    evs
+}
+
+/// One event's format text to an `Event`, or a warning that names it.
+fn parse_format(evs: &mut Vec<Event>, system: &str, text: &str, what: &str) {
+    match format::parse_event(system, text) {
+        Ok(e) => evs.push(e),
+        Err(e) => sys::eprintln(format_args!("ftcat: {}: format of {}: {}", what, system, e)),
+    }
 }
 
 fn stat_num(text: &str, key: &str) -> u64 {
@@ -392,12 +406,9 @@ fn stat_num(text: &str, key: &str) -> u64 {
 fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
     let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
     let mut formats = Vec::new();
-    for sys in dir_names(top, "events") {
-        let sdir = format!("events/{sys}");
-        for ev in dir_names(top, &sdir) {
-            if let Ok(t) = top.read_str(&format!("{sdir}/{ev}/format")) {
-                formats.push((sys.clone(), t.into_bytes()));
-            }
+    for e in crate::tracefs::events::all_events(top).unwrap_or_default() {
+        if let Ok(t) = top.read_str(&e.path("format")) {
+            formats.push((e.system, t.into_bytes()));
         }
     }
     // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
@@ -405,34 +416,39 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
     // kernel's enumerators, which its BTF lists: resolved as ftrec does.
     let mut fs: Vec<&mut Vec<u8>> = formats.iter_mut().map(|f| &mut f.1).collect();
     format::resolve_enums_btf(&mut fs, &|| sys::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
-    let formats = formats.into_iter().map(|(s, t)| (s, String::from_utf8(t).unwrap_or_default()));
-    let events = parse_formats(formats, &top.path_of("events"));
-    let kallsyms = sys::read("/proc/kallsyms").unwrap_or_default();
+    let what = top.path_of("events");
+    let mut events = Vec::new();
+    for (s, t) in &formats {
+        parse_format(&mut events, s, core::str::from_utf8(t).unwrap_or(""), &what);
+    }
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
     // The kernel's `long` (header_page's commit field), not ours: a 32-bit
     // ftcat on a 64-bit kernel must read 8-byte longs.
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
-    let dec = Decoder::new(events, Ksyms::parse(&kallsyms), Printk::parse(&rd(top, "printk_formats")), endian, long);
-    let saved = rd(top, "saved_cmdlines");
-    let mut cmd = Cmdlines::parse(&saved);
-    cmd.add_tgids(&rd(top, "saved_tgids"));
-    let mut opts = Opts::default();
-    for name in dir_names(tfs, "options") {
-        let v = rd(tfs, &format!("options/{name}"));
-        let _ = opts.set(&format!("{}={}", name, String::from_utf8_lossy(&v).trim()));
+    let kallsyms = sys::read("/proc/kallsyms").unwrap_or_default();
+    let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"));
+    for (name, on) in crate::tracefs::state::options(tfs).unwrap_or_default() {
+        let mut spec = name;
+        spec.push_str(if on { "=1" } else { "=0" });
+        let _ = r.opts.set(&spec);
     }
-    let tracer = String::from_utf8_lossy(&rd(tfs, "current_tracer")).trim().to_string();
-    let clock_text = String::from_utf8_lossy(&rd(tfs, "trace_clock")).into_owned();
-    let clock = bracketed(&clock_text).unwrap_or("local").to_string();
-    let (mut entries, mut overrun) = (0, 0);
+    let rs = |f: &str| tfs.read_str(f).unwrap_or_default();
+    r.tracer = rs("current_tracer").trim().into();
+    r.clock = match crate::tracefs::state::current_clock(&rs("trace_clock")) {
+        "" => "local".into(),
+        c => c.into(),
+    };
     for cpu in 0..ncpus {
-        let st = String::from_utf8_lossy(&rd(tfs, &format!("per_cpu/cpu{cpu}/stats"))).into_owned();
-        entries += stat_num(&st, "entries:");
-        overrun += stat_num(&st, "overrun:");
+        let st = rs(&format!("per_cpu/cpu{cpu}/stats"));
+        r.entries += stat_num(&st, "entries:");
+        r.overrun += stat_num(&st, "overrun:");
     }
-    let release = sys::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let model = if opts.has(text::opts::LATENCY_FMT) { live_model(tfs) } else { String::new() };
-    Ok(Recording { dec, cmd, saved, opts, tracer: Some(tracer), clock, release, model, ncpus, counts: Some((entries, entries + overrun)), overrun })
+    r.release = sys::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    if r.opts.has(text::opts::LATENCY_FMT) {
+        r.model = live_model(tfs);
+    }
+    r.ncpus = ncpus;
+    Ok(r)
 }
 
 /// What ftrec records of the tracer state that shapes the text (the
@@ -441,7 +457,7 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
 /// with latency-format, the preemption model for its header (known only
 /// while the buffer has data, see [`live_model`]).
 pub fn trace_state(tfs: &Tracefs) -> String {
-    let rd = |f: &str| String::from_utf8_lossy(&tfs.read(f).unwrap_or_default()).into_owned();
+    let rd = |f: &str| tfs.read_str(f).unwrap_or_default();
     let opts = rd("trace_options");
     let mut o = Opts::default();
     o.set_all(&opts);
@@ -468,44 +484,28 @@ pub fn live_model(tfs: &Tracefs) -> String {
     let Ok(fd) = tfs.open_file("trace", rustix::fs::OFlags::RDONLY) else { return String::new() };
     let n = rustix::io::read(&fd, &mut head).unwrap_or(0);
     let t = String::from_utf8_lossy(&head[..n]);
-    t.lines().find(|l| l.starts_with("# latency:")).map(|l| text::kernel::lat_model(l).to_string()).unwrap_or_default()
-}
-
-fn bracketed(t: &str) -> Option<&str> {
-    let s = t.find('[')?;
-    let e = t[s..].find(']')?;
-    Some(&t[s + 1..s + e])
+    t.lines().find(|l| l.starts_with("# latency:")).map_or("", text::kernel::lat_model).into()
 }
 
 #[inline(never)]
 fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
-    let events = parse_formats(td.formats.iter().map(|f| (f.system.clone(), f.text.clone())), "trace.dat");
-    let dec = Decoder::new(events, Ksyms::parse(td.kallsyms.as_bytes()), Printk::parse(td.printk.as_bytes()), td.endian, td.kernel_long_size() as usize);
-    let mut cmd = Cmdlines::parse(td.cmdlines.as_bytes());
-    if let Some(t) = &td.options.tgids {
-        cmd.add_tgids(t.as_bytes());
+    let mut events = Vec::new();
+    for f in &td.formats {
+        parse_format(&mut events, &f.system, &f.text, "trace.dat");
     }
-    let clock = buf.clock.clone().or_else(|| td.options.clock().map(|s| s.to_string())).unwrap_or_else(|| "local".to_string());
-    let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(1));
-    let overrun = td.options.cpustat.iter().map(|s| stat_num(s, "overrun:")).sum();
+    let tgids = td.options.tgids.as_deref().unwrap_or("");
+    let mut r = Recording::new(events, td.kallsyms.as_bytes(), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes());
+    r.clock = buf.clock.as_deref().or(td.options.clock()).unwrap_or("local").into();
+    r.ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(1));
+    r.overrun = td.options.cpustat.iter().map(|s| stat_num(s, "overrun:")).sum();
     // ftrec's recorded tracer state; trace-cmd's files have none (defaults).
     let state = td.options.state.as_deref().unwrap_or("");
-    let mut opts = Opts::default();
-    opts.set_all(text::opts::state_get(state, "options").unwrap_or(""));
-    let get = |k| text::opts::state_get(state, k).filter(|v| !v.is_empty()).map(str::to_string);
-    Recording {
-        dec,
-        cmd,
-        saved: td.cmdlines.as_bytes().to_vec(),
-        opts,
-        tracer: get("tracer"),
-        clock,
-        release: td.options.uname.clone().unwrap_or_default(),
-        model: get("model").unwrap_or_default(),
-        ncpus,
-        counts: None,
-        overrun,
-    }
+    let get = |k| text::opts::state_get(state, k).unwrap_or("");
+    r.opts.set_all(get("options"));
+    r.tracer = get("tracer").into();
+    r.model = get("model").into();
+    r.release = td.options.uname.clone().unwrap_or_default();
+    r
 }
 
 /// Which record types need the next record of their CPU (graph entries).
@@ -869,22 +869,25 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf:
 #[inline(never)]
 fn run(a: Args) -> Result<()> {
     let mut out = Out::new();
-    if a.live {
-        let top = Tracefs::open().map_err(Error::Fail)?;
-        let tfs = match &a.instance {
-            Some(n) => top.instance(n).map_err(Error::Fail)?,
-            None => Tracefs::open().map_err(Error::Fail)?,
-        };
-        let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
-        let ncpus = live.sources.len() as u32;
-        let mut rec = live_recording(&top, &tfs, ncpus)?;
-        rec.dec.tep = a.tc;
-        let name = tfs.path_of("per_cpu");
-        let mut m = Merge::new(live.layout, live.sources);
-        let res = decode(&a, &rec, &mut m, &mut out, &name, true, Vec::new());
-        out_finish(out)?;
-        return res;
+    let res = if a.live { run_live(&a, &mut out) } else { run_file(&a, &mut out) };
+    out_finish(out)?;
+    res
+}
+
+fn run_live(a: &Args, out: &mut Out) -> Result<()> {
+    let top = Tracefs::open().map_err(Error::Fail)?;
+    let tfs = match &a.instance {
+        Some(n) => top.instance(n),
+        None => Tracefs::open(),
     }
+    .map_err(Error::Fail)?;
+    let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
+    let rec = live_recording(&top, &tfs, live.sources.len() as u32)?;
+    let mut m = Merge::new(live.layout, live.sources);
+    decode(a, rec, &mut m, out, &tfs.path_of("per_cpu"), true, Vec::new())
+}
+
+fn run_file(a: &Args, out: &mut Out) -> Result<()> {
     let path = a.file.as_deref().unwrap_or("trace.dat");
     let input = source::Input::open(path).map_err(Error::Fail)?;
     let td = match TraceDat::open(input.read_at()) {
@@ -895,72 +898,64 @@ fn run(a: Args) -> Result<()> {
     // --cpu the top buffer's alone, even when it is empty), each line led
     // by its buffer's name.
     let all = a.tc && a.instance.is_none() && !(a.stat || a.first_ev || a.last_ev) && td.buffers.iter().any(|b| !b.name.is_empty());
-    let buf = match &a.instance {
-        None if all => match td.top().or(td.buffers.first()) {
-            Some(b) => b,
-            None => fail!("{}: no trace data", path),
-        },
-        Some(n) => match td.buffer(n) {
-            Some(b) => b,
-            None => fail!("{}: no buffer named '{}'", path, n),
-        },
+    let any = td.top().or(td.buffers.first());
+    let found = match &a.instance {
+        Some(n) => td.buffer(n),
+        None if all => any,
         // `trace-cmd extract -B NAME` (and ftrec -B) keep an empty top
         // buffer beside the instance: print the first buffer with data, as
         // `cat instances/NAME/trace` would, rather than an empty trace.
         None => {
             let full = |b: &&Buffer| b.latency || b.cpus.iter().any(|c| c.size > 0);
-            match td.top().filter(full).or_else(|| td.buffers.iter().find(full)).or_else(|| td.top()).or_else(|| td.buffers.first()) {
-                Some(b) => b,
-                None => fail!("{}: no trace data", path),
-            }
+            td.top().filter(full).or_else(|| td.buffers.iter().find(full)).or(any)
         }
+    };
+    let Some(buf) = found else {
+        return Err(match &a.instance {
+            Some(n) => fail_of(&[path, ": no buffer named '", n, "'"]),
+            None => fail_of(&[path, ": no trace data"]),
+        });
     };
     let layout = td.layout(buf);
     if a.tc && (a.stat || a.first_ev || a.last_ev) {
-        tc_info(&a, &td, buf, path, &mut out);
-        return out_finish(out);
+        tc_info(a, &td, buf, path, out);
+        return Ok(());
     }
-    let rec = file_recording(&td, buf);
+    let mut rec = file_recording(&td, buf);
     // A first pass over the records: the header's entry count, and which
     // tracer recorded (trace.dat does not say) when -O/--tracer don't.
-    let mut seen = (0u64, false, false);
+    let (mut graph, mut func) = (false, false);
     // (trace-cmd style needs neither: no header block.)
     if !a.stat && !a.tc {
-        let (ent, ret, func) = graph_ids(&rec.dec);
+        let (ent, ret, fun) = graph_ids(&rec.dec);
         // No type read at all when the file has neither graph nor
         // function events (most event recordings): three empty
         // `contains` per record were ~5% of a run.
-        let look = !(ent.is_empty() && ret.is_empty() && func.is_empty());
+        let look = !(ent.is_empty() && ret.is_empty() && fun.is_empty());
         // CPU by CPU, no merge: only counting and looking at types.
         for mut cp in td.all_cpu_pages(buf) {
             while let Some(Ok(page)) = cp.next_page() {
                 let Ok(p) = Page::parse(&layout, page) else { continue };
                 for r in p.records() {
                     let Ok(r) = r else { break };
-                    seen.0 += 1;
+                    rec.entries += 1;
                     if look {
                         let ty = read_uint(r.data, 0, 2, td.endian).unwrap_or(0) as u16;
                         if ent.contains(&ty) || ret.contains(&ty) {
-                            seen.1 = true;
-                        } else if func.contains(&ty) {
-                            seen.2 = true;
+                            graph = true;
+                        } else if fun.contains(&ty) {
+                            func = true;
                         }
                     }
                 }
             }
         }
     }
-    let guessed = if seen.1 {
-        "function_graph"
-    } else if seen.2 {
-        "function"
-    } else {
-        "nop"
-    };
-    let mut rec = rec;
-    rec.dec.tep = a.tc;
-    rec.tracer = Some(a.tracer.clone().or(rec.tracer.take()).unwrap_or_else(|| guessed.to_string()));
-    rec.counts = Some((seen.0, seen.0 + rec.overrun));
+    match &a.tracer {
+        Some(t) => rec.tracer.clone_from(t),
+        None if !rec.tracer.is_empty() => {}
+        None => rec.tracer = (if graph { "function_graph" } else if func { "function" } else { "nop" }).into(),
+    }
     let mut bufs = Vec::new();
     let mut m = if all {
         let mut v: Vec<Box<dyn crate::merge::PageSource>> = Vec::new();
@@ -969,41 +964,82 @@ fn run(a: Args) -> Result<()> {
             if a.cpus.is_some() && !b.name.is_empty() {
                 continue;
             }
-            v.extend(b.cpus.iter().map(|c| Box::new(Tagged(td.cpu_pages(b, c), (i as u32) << TAG | c.cpu)) as Box<dyn crate::merge::PageSource>));
+            for c in &b.cpus {
+                v.push(Box::new(Tagged(td.cpu_pages(b, c), (i as u32) << TAG | c.cpu)));
+            }
         }
         Merge::new(layout, v)
     } else {
         Merge::from_pages(layout, td.all_cpu_pages(buf))
     };
-    let res = decode(&a, &rec, &mut m, &mut out, path, false, bufs);
-    out_finish(out)?;
-    res
+    decode(a, rec, &mut m, out, path, false, bufs)
+}
+
+/// An error from its pieces: one call instead of a `format!` per site.
+#[inline(never)]
+fn usage(parts: &[&str]) -> Error {
+    Error::Usage(parts.concat())
+}
+
+#[inline(never)]
+fn fail_of(parts: &[&str]) -> Error {
+    Error::Fail(parts.concat())
+}
+
+/// `v` in base `base`, right-aligned in `w` columns padded with `fill`:
+/// `{:>w$}`, `{:0w$}`, `{:x}` without a format string per call site.
+#[inline(never)]
+fn num(o: &mut dyn Write, v: u64, w: usize, fill: u8, base: u64) {
+    let mut b = [fill; 24];
+    let (mut i, mut v) = (b.len(), v);
+    loop {
+        i -= 1;
+        b[i] = b"0123456789abcdef"[(v % base) as usize];
+        v /= base;
+        if v == 0 {
+            break;
+        }
+    }
+    let i = i.min(b.len().saturating_sub(w));
+    let _ = o.write_str(core::str::from_utf8(&b[i..]).unwrap_or(""));
+}
+
+fn dec(o: &mut dyn Write, v: u64, w: usize) {
+    num(o, v, w, b' ', 10)
+}
+
+/// Pieces in a row.
+fn put(o: &mut dyn Write, parts: &[&str]) {
+    for p in parts {
+        let _ = o.write_str(p);
+    }
 }
 
 /// trace-cmd report's `--stat` (the recorded CPU stats and where each
 /// CPU's data lies) and `--first-event`/`--last-event`.
 #[inline(never)]
 fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
-    use core::fmt::Write as _;
-    let ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0));
+    let o: &mut dyn Write = out;
+    let top = buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
     if a.stat {
-        let _ = write!(out, "cpus={}\n", ncpus);
-        out.write_str("\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n").ok();
+        o.write_str("cpus=").ok();
+        dec(o, td.options.cpu_count.unwrap_or(0).max(top) as u64, 0);
+        o.write_str("\n\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n").ok();
         if td.options.cpustat.is_empty() {
-            out.write_str(" No stats in this file\n").ok();
+            o.write_str(" No stats in this file\n").ok();
         } else {
             // Each option's closing NUL became a newline; then "%s\n".
             for c in &td.options.cpustat {
-                let _ = write!(out, "{}\n", c);
+                put(o, &[c, "\n"]);
             }
-            out.write_str("\n").ok();
+            o.write_str("\n").ok();
         }
         // Compressed data is read from its decompressed copy: CPUs laid
         // end to end after the first page, sizes decompressed.
         let ps = td.layout(buf).page_size as u64;
         let mut at = ps;
         // handle->cpus: the CPUs the buffer lists (none when all are empty).
-        for cpu in 0..buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0) {
+        for cpu in 0..top {
             let (mut off, mut size) = (0, 0);
             if let Some(c) = buf.cpus.iter().find(|c| c.cpu == cpu) {
                 (off, size) = (c.offset, c.size);
@@ -1017,14 +1053,19 @@ fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
                     at += size;
                 }
             }
-            let _ = write!(out, "CPU{} data recorded at offset=0x{:x}\n    {} bytes in size\n", cpu, off, size);
+            o.write_str("CPU").ok();
+            dec(o, cpu as u64, 0);
+            o.write_str(" data recorded at offset=0x").ok();
+            num(o, off, 0, b'0', 16);
+            o.write_str("\n    ").ok();
+            dec(o, size, 0);
+            o.write_str(" bytes in size\n").ok();
         }
         return;
     }
-    let _ = write!(out, "List of CPUs in {} with data:\n", path);
+    put(o, &["List of CPUs in ", path, " with data:\n"]);
     let in_ns = text::clock_in_ns(buf.clock.as_deref().or(td.options.clock()).unwrap_or("local"));
     for c in &buf.cpus {
-        let i = c.cpu;
         let mut m = Merge::from_pages(td.layout(buf), alloc::vec![td.cpu_pages(buf, c)]);
         let (mut first, mut last) = (None, 0);
         while let Some(it) = m.next() {
@@ -1034,26 +1075,21 @@ fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
             }
         }
         let Some(first) = first else { continue };
-        let _ = write!(out, "  {}", i);
-        let ts = |out: &mut Out, t: u64| {
-            let _ = if in_ns {
-                let u = (t + 500) / 1000;
-                write!(out, "{:>5}.{:06}", u / 1_000_000, u % 1_000_000)
-            } else {
-                // "%12d": precision 12 whose int power of ten overflowed.
-                let p = 0xffff_ffff_d4a5_1000u64;
-                write!(out, "{:>5}.{:012}", t / p, t % p)
-            };
-        };
-        if a.first_ev {
-            out.write_str("\tFirst event:").ok();
-            ts(out, first);
+        o.write_str("  ").ok();
+        dec(o, c.cpu as u64, 0);
+        for (on, what, t) in [(a.first_ev, "\tFirst event:", first), (a.last_ev, "\tLast event:", last)] {
+            if !on {
+                continue;
+            }
+            o.write_str(what).ok();
+            // "%12d" in ns clocks: precision 12 whose int power of ten
+            // overflowed.
+            let (p, t, w) = if in_ns { (1_000_000, (t + 500) / 1000, 6) } else { (0xffff_ffff_d4a5_1000u64, t, 12) };
+            dec(o, t / p, 5);
+            o.write_str(".").ok();
+            num(o, t % p, w, b'0', 10);
         }
-        if a.last_ev {
-            out.write_str("\tLast event:").ok();
-            ts(out, last);
-        }
-        out.write_str("\n").ok();
+        o.write_str("\n").ok();
     }
 }
 
@@ -1077,24 +1113,24 @@ fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
     r
 }
 
-fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &str, live: bool, bufs: Vec<String>) -> Result<()> {
-    let events: Vec<Event> = rec.dec.events().cloned().collect();
-    let cls = Classes::new(&events);
+#[inline(never)]
+fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: &str, live: bool, bufs: Vec<String>) -> Result<()> {
+    rec.dec.tep = a.tc;
+    let rec = &rec;
+    let events = rec.dec.events();
+    let cls = Classes::new(events);
     let mut opts = rec.opts;
     let mut tc_flags = a.tc_flags | text::tracecmd::INDENT;
     for o in &a.options {
-        if a.tc {
-            if text::tracecmd::set_opt(&mut tc_flags, o).is_err() {
-                usage_err!("unknown trace-cmd option: {}", o);
-            }
-        } else if opts.set(o).is_err() {
-            usage_err!("unknown option: {}", o);
+        let bad = if a.tc { text::tracecmd::set_opt(&mut tc_flags, o).is_err() } else { opts.set(o).is_err() };
+        if bad {
+            return Err(usage(&[if a.tc { "unknown trace-cmd option: " } else { "unknown option: " }, o]));
         }
     }
     if a.raw {
         opts.flags |= text::opts::FIELDS | text::opts::ALL_FIELDS;
     }
-    let tracer = rec.tracer.as_deref().unwrap_or("nop");
+    let tracer = &rec.tracer;
     let mut k = Kernel::new(&rec.dec, &rec.cmd, &cls, opts, rec.ncpus);
     k.endian = rec.dec.endian;
     k.long = rec.dec.long_size;
@@ -1105,38 +1141,42 @@ fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &st
     if let (Some(s), Some(e)) = (rec.dec.ksyms.addr_of("__irqentry_text_start"), rec.dec.ksyms.addr_of("__irqentry_text_end")) {
         k.graph.irq = (s, e);
     }
+    // (Decoder keeps the events sorted by id: so is this list.)
     let allowed = if a.events.is_empty() {
         None
     } else {
-        let mut v: Vec<u16> = events
-            .iter()
-            .filter(|e| {
-                let full = format!("{}:{}", e.system, e.name);
-                a.events.iter().any(|g| glob(g, &e.name) || glob(g, &full))
-            })
-            .map(|e| e.id)
-            .collect();
-        crate::util::sort(&mut v);
+        let mut v: Vec<u16> = Vec::new();
+        let mut full = String::new();
+        for e in events {
+            full.clear();
+            full.push_str(&e.system);
+            full.push(':');
+            full.push_str(&e.name);
+            if a.events.iter().any(|g| glob(g, &e.name) || glob(g, &full)) {
+                v.push(e.id);
+            }
+        }
         Some(v)
     };
-    let (entries, written) = rec.counts.unwrap_or((0, 0));
     let mut tc = None;
     if a.tc {
-        let mut t = TraceCmd::new(&rec.dec, &rec.saved, &events);
+        let mut t = TraceCmd::new(&rec.dec, &rec.saved, events);
         t.flags = tc_flags | if a.raw { text::tracecmd::RAW } else { 0 };
         t.endian = rec.dec.endian;
         t.long = rec.dec.long_size;
         t.in_ns = text::clock_in_ns(&rec.clock);
-        let _ = core::fmt::Write::write_fmt(out, format_args!("cpus={}\n", rec.ncpus));
+        out.write_str("cpus=").ok();
+        dec(out, rec.ncpus as u64, 0);
+        out.write_str("\n").ok();
         tc = Some(t);
     } else if !a.stat {
-        let h = HeaderInfo { tracer, entries, written, cpus: rec.ncpus, release: &rec.release, model: &rec.model };
+        let h = HeaderInfo { tracer, entries: rec.entries, written: rec.entries + rec.overrun, cpus: rec.ncpus, release: &rec.release, model: &rec.model };
         let _ = k.header(out, &h);
     }
     let mut ef = EventFilter::default();
     for f in &a.filters {
-        if let Err(e) = ef.add(f, &events) {
-            usage_err!("-F {}: {}", f, e);
+        if let Err(e) = ef.add(f, events) {
+            return Err(usage(&["-F ", f, ": ", e]));
         }
     }
     let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
@@ -1161,18 +1201,17 @@ fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &st
     };
     let mut gf = None;
     if a.max_depth.is_some() || a.graph.is_some() {
-        let mut g = GraphFilter::new(&rec.dec, &events, rec.dec.endian);
+        let mut g = GraphFilter::new(&rec.dec, events, rec.dec.endian);
         g.max_depth = a.max_depth;
         g.graph = a.graph.clone();
         gf = Some(g);
     }
     pump(m, &mut s, &la, live && !a.once, &mut gf);
-    if !a.stat {
+    if a.stat {
+        print_stat(&mut s, events);
+    } else {
         // latency-format holds each line for the next record's timestamp.
         let _ = s.k.finish(s.out);
-    }
-    if a.stat {
-        print_stat(&mut s, &events);
     }
     if s.errors > 0 {
         s.out.flush_now();
@@ -1183,51 +1222,73 @@ fn decode(a: &Args, rec: &Recording, m: &mut Merge<'_>, out: &mut Out, name: &st
 
 #[inline(never)]
 fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
-    use core::fmt::Write as _;
-    let o = &mut *s.out;
-    let _ = writeln!(o, "CPU      records         lost");
+    let o: &mut dyn Write = &mut *s.out;
+    o.write_str("CPU      records         lost\n").ok();
     let n = s.per_cpu.len().max(s.lost.len());
     for cpu in 0..n {
         let r = s.per_cpu.get(cpu).copied().unwrap_or(0);
         let (l, unk) = s.lost.get(cpu).copied().unwrap_or((0, 0));
-        let _ = write!(o, "{:>3} {:>12} {:>12}", cpu, r, l);
-        if unk > 0 {
-            let _ = write!(o, " (+{} losses of unknown size)", unk);
+        dec(o, cpu as u64, 3);
+        for v in [r, l] {
+            o.write_str(" ").ok();
+            dec(o, v, 12);
         }
-        let _ = writeln!(o);
+        if unk > 0 {
+            o.write_str(" (+").ok();
+            dec(o, unk, 0);
+            o.write_str(" losses of unknown size)").ok();
+        }
+        o.write_str("\n").ok();
     }
-    let _ = writeln!(o, "\nEVENT                                         records");
-    let mut ev: Vec<(u64, String)> = s
-        .per_event
-        .iter()
-        .map(|&(id, c)| {
-            let name = events.iter().find(|e| e.id == id).map(|e| format!("{}:{}", e.system, e.name)).unwrap_or_else(|| format!("type {}", id));
-            (c, name)
-        })
-        .collect();
+    o.write_str("\nEVENT                                         records\n").ok();
+    let mut ev: Vec<(u64, String)> = Vec::new();
+    for &(id, c) in &s.per_event {
+        let mut name = String::new();
+        match events.iter().find(|e| e.id == id) {
+            Some(e) => put(&mut name, &[e.system.as_str(), ":", e.name.as_str()]),
+            None => {
+                name.push_str("type ");
+                dec(&mut name, id as u64, 0);
+            }
+        }
+        ev.push((c, name));
+    }
     crate::util::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     for (c, name) in ev {
-        let _ = writeln!(o, "{:<40} {:>12}", name, c);
+        o.write_str(&name).ok();
+        let _ = text::pad(o, 41usize.saturating_sub(name.chars().count()).max(1));
+        dec(o, c, 12);
+        o.write_str("\n").ok();
     }
     let lost: u64 = s.lost.iter().map(|l| l.0).sum();
-    let _ = writeln!(o, "\nrecords: {}", s.records);
-    let _ = writeln!(o, "lost events: {}", lost);
+    for (what, v) in [("\nrecords: ", s.records), ("\nlost events: ", lost)] {
+        o.write_str(what).ok();
+        dec(o, v, 0);
+    }
+    o.write_str("\ntime span:").ok();
     match s.first {
         Some(f) => {
-            let mut t = String::new();
-            let _ = s.k.time(&mut t, f);
-            let mut u = String::new();
-            let _ = s.k.time(&mut u, s.last);
-            let _ = writeln!(o, "time span:{} ..{} ({} ns)", t, u, s.last.saturating_sub(f));
+            let _ = s.k.time(o, f);
+            o.write_str(" ..").ok();
+            let _ = s.k.time(o, s.last);
+            o.write_str(" (").ok();
+            dec(o, s.last.saturating_sub(f), 0);
+            o.write_str(" ns)").ok();
         }
         None => {
-            let _ = writeln!(o, "time span: (no records)");
+            o.write_str(" (no records)").ok();
         }
     }
     let c = s.k.counts;
-    let _ = writeln!(o, "not formatted by print fmt (fields printed): {}", c.fallback);
-    let _ = writeln!(o, "unknown record types: {}", c.unknown);
-    let _ = writeln!(o, "read errors: {}", s.errors);
+    for (what, v) in [
+        ("\nnot formatted by print fmt (fields printed): ", c.fallback),
+        ("\nunknown record types: ", c.unknown),
+        ("\nread errors: ", s.errors),
+    ] {
+        o.write_str(what).ok();
+        dec(o, v as u64, 0);
+    }
+    o.write_str("\n").ok();
 }
 
 #[cfg(test)]

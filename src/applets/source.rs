@@ -116,31 +116,30 @@ pub struct Live {
     pub sources: Vec<Box<dyn PageSource>>,
 }
 
+/// A tracefs error as message text: one function, not a closure per call.
+#[inline(never)]
+fn msg(e: crate::tracefs::Error) -> String {
+    e.to_string()
+}
+
 /// Open every `per_cpu/cpuN/trace_pipe_raw` of `tfs`. `top` is the
 /// top-level tracefs, where `events/header_page` lives.
 pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, String> {
-    let hp = top.read_str("events/header_page").map_err(|e| e.to_string())?;
-    let he = top.read_str("events/header_event").map_err(|e| e.to_string())?;
+    let hp = top.read_str("events/header_page").map_err(msg)?;
+    let he = top.read_str("events/header_event").map_err(msg)?;
     // The sub-buffer size: buffer_subbuf_size_kb on 6.8+, else the page size.
-    let subbuf = match tfs.read_str("buffer_subbuf_size_kb") {
-        Ok(s) => s.trim().parse::<u32>().map(|kb| kb * 1024).unwrap_or(0),
-        Err(_) => 0,
-    };
+    let subbuf = tfs.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u32>().ok()).map_or(0, |kb| kb * 1024);
     let page_size = if subbuf != 0 { subbuf } else { rustix::param::page_size() as u32 };
     let endian = if cfg!(target_endian = "big") { crate::cursor::Endian::Big } else { crate::cursor::Endian::Little };
     let layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
 
-    let mut cpus: Vec<u32> = Vec::new();
-    for (name, _) in tfs.list_dir("per_cpu").map_err(|e| e.to_string())? {
-        if let Some(n) = name.strip_prefix("cpu").and_then(|n| n.parse().ok()) {
-            cpus.push(n);
-        }
-    }
+    // (per_cpu/ lists names in byte order: cpu10 before cpu2.)
+    let mut cpus = crate::tracefs::state::cpus(tfs).map_err(msg)?;
     crate::util::sort(&mut cpus);
     let mut sources: Vec<Box<dyn PageSource>> = Vec::new();
     for cpu in cpus {
         let rel = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
-        let fd = tfs.open_file(&rel, OFlags::RDONLY | OFlags::NONBLOCK).map_err(|e| e.to_string())?;
+        let fd = tfs.open_file(&rel, OFlags::RDONLY | OFlags::NONBLOCK).map_err(msg)?;
         sources.push(Box::new(LiveCpu { fd, cpu, page_size: page_size as usize, once, path: "trace_pipe_raw" }));
     }
     if sources.is_empty() {

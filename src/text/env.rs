@@ -16,8 +16,10 @@ use crate::printfmt::{self, Program};
 pub struct Decoder {
     /// Sorted by id, with the compiled print fmt (None: could not compile),
     /// compiled at the event's first record: a recording lists every
-    /// format of the kernel (thousands) and uses a few.
-    events: Vec<(Event, OnceCell<Option<Program>>)>,
+    /// format of the kernel (thousands) and uses a few. `progs` is
+    /// parallel to `events`, so the events are one slice to lend.
+    events: Vec<Event>,
+    progs: Vec<OnceCell<Option<Program>>>,
     pub ksyms: Ksyms,
     pub printk: Printk,
     pub endian: Endian,
@@ -29,22 +31,24 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    pub fn new(events: Vec<Event>, ksyms: Ksyms, printk: Printk, endian: Endian, long_size: usize) -> Decoder {
-        let mut events: Vec<(Event, OnceCell<Option<Program>>)> = events.into_iter().map(|e| (e, OnceCell::new())).collect();
-        crate::util::sort_by_key(&mut events, |e| e.0.id);
-        Decoder { events, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
+    pub fn new(mut events: Vec<Event>, ksyms: Ksyms, printk: Printk, endian: Endian, long_size: usize) -> Decoder {
+        crate::util::sort_by_key(&mut events, |e| e.id);
+        let progs = events.iter().map(|_| OnceCell::new()).collect();
+        Decoder { events, progs, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
     }
 
-    pub fn events(&self) -> impl Iterator<Item = &Event> {
-        self.events.iter().map(|e| &e.0)
+    /// Every event, sorted by id.
+    pub fn events(&self) -> &[Event] {
+        &self.events
     }
 
     pub fn event(&self, id: u16) -> Option<&Event> {
-        self.get(id).map(|e| &e.0)
+        self.get(id).map(|e| e.0)
     }
 
-    fn get(&self, id: u16) -> Option<&(Event, OnceCell<Option<Program>>)> {
-        self.events.binary_search_by_key(&id, |e| e.0.id).ok().map(|i| &self.events[i])
+    fn get(&self, id: u16) -> Option<(&Event, &OnceCell<Option<Program>>)> {
+        let i = self.events.binary_search_by_key(&id, |e| e.id).ok()?;
+        Some((self.events.get(i)?, self.progs.get(i)?))
     }
 
     fn penv(&self) -> printfmt::Env<'_> {
