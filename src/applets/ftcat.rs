@@ -167,14 +167,26 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
         };
         match key {
             b'h' => cli::help(USAGE)?, // always Err(Exit(0)) after printing
-            b'c' => a.cpus = Some(list(&v, "CPU")?),
+            b'c' | PID => {
+                let l = Some(list(&v, if key == PID { "pid" } else { "CPU" })?);
+                if key == PID {
+                    a.pids = l
+                } else {
+                    a.cpus = l
+                }
+            }
             b'e' => a.events.push(v),
-            PID => a.pids = Some(list(&v, "pid")?),
             COMM => a.comms.push(v),
             b'I' => a.no_hardirq = true,
             b'S' => a.no_softirq = true,
-            FROM => a.from = Some(secs(&v)?),
-            TO => a.to = Some(secs(&v)?),
+            FROM | TO => {
+                let t = Some(secs(&v)?);
+                if key == FROM {
+                    a.from = t
+                } else {
+                    a.to = t
+                }
+            }
             b'O' => a.options.push(v),
             TRACER => a.tracer = Some(v),
             STAT => a.stat = true,
@@ -487,6 +499,12 @@ pub fn live_model(tfs: &Tracefs) -> String {
     t.lines().find(|l| l.starts_with("# latency:")).map_or("", text::kernel::lat_model).into()
 }
 
+/// The buffer's trace clock, else the file's.
+#[inline(never)]
+fn clock_of<'t>(td: &'t TraceDat, buf: &'t Buffer) -> &'t str {
+    buf.clock.as_deref().or(td.options.clock()).unwrap_or("local")
+}
+
 #[inline(never)]
 fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
     let mut events = Vec::new();
@@ -495,7 +513,7 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
     }
     let tgids = td.options.tgids.as_deref().unwrap_or("");
     let mut r = Recording::new(events, td.kallsyms.as_bytes(), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes());
-    r.clock = buf.clock.as_deref().or(td.options.clock()).unwrap_or("local").into();
+    r.clock = clock_of(td, buf).into();
     r.ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(1));
     r.overrun = td.options.cpustat.iter().map(|s| stat_num(s, "overrun:")).sum();
     // ftrec's recorded tracer state; trace-cmd's files have none (defaults).
@@ -876,13 +894,13 @@ fn run(a: Args) -> Result<()> {
 
 fn run_live(a: &Args, out: &mut Out) -> Result<()> {
     let top = Tracefs::open().map_err(Error::Fail)?;
-    let tfs = match &a.instance {
-        Some(n) => top.instance(n),
-        None => Tracefs::open(),
-    }
-    .map_err(Error::Fail)?;
-    let live = source::open_live(&top, &tfs, a.once).map_err(Error::Fail)?;
-    let rec = live_recording(&top, &tfs, live.sources.len() as u32)?;
+    let inst = match &a.instance {
+        Some(n) => Some(top.instance(n).map_err(Error::Fail)?),
+        None => None,
+    };
+    let tfs = inst.as_ref().unwrap_or(&top);
+    let live = source::open_live(&top, tfs, a.once).map_err(Error::Fail)?;
+    let rec = live_recording(&top, tfs, live.sources.len() as u32)?;
     let mut m = Merge::new(live.layout, live.sources);
     decode(a, rec, &mut m, out, &tfs.path_of("per_cpu"), true, Vec::new())
 }
@@ -1064,7 +1082,7 @@ fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
         return;
     }
     put(o, &["List of CPUs in ", path, " with data:\n"]);
-    let in_ns = text::clock_in_ns(buf.clock.as_deref().or(td.options.clock()).unwrap_or("local"));
+    let in_ns = text::clock_in_ns(clock_of(td, buf));
     for c in &buf.cpus {
         let mut m = Merge::from_pages(td.layout(buf), alloc::vec![td.cpu_pages(buf, c)]);
         let (mut first, mut last) = (None, 0);
@@ -1077,10 +1095,7 @@ fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
         let Some(first) = first else { continue };
         o.write_str("  ").ok();
         dec(o, c.cpu as u64, 0);
-        for (on, what, t) in [(a.first_ev, "\tFirst event:", first), (a.last_ev, "\tLast event:", last)] {
-            if !on {
-                continue;
-            }
+        let ts = |o: &mut dyn Write, what: &str, t: u64| {
             o.write_str(what).ok();
             // "%12d" in ns clocks: precision 12 whose int power of ten
             // overflowed.
@@ -1088,6 +1103,12 @@ fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
             dec(o, t / p, 5);
             o.write_str(".").ok();
             num(o, t % p, w, b'0', 10);
+        };
+        if a.first_ev {
+            ts(o, "\tFirst event:", first);
+        }
+        if a.last_ev {
+            ts(o, "\tLast event:", last);
         }
         o.write_str("\n").ok();
     }
@@ -1229,10 +1250,10 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
         let r = s.per_cpu.get(cpu).copied().unwrap_or(0);
         let (l, unk) = s.lost.get(cpu).copied().unwrap_or((0, 0));
         dec(o, cpu as u64, 3);
-        for v in [r, l] {
-            o.write_str(" ").ok();
-            dec(o, v, 12);
-        }
+        o.write_str(" ").ok();
+        dec(o, r, 12);
+        o.write_str(" ").ok();
+        dec(o, l, 12);
         if unk > 0 {
             o.write_str(" (+").ok();
             dec(o, unk, 0);
@@ -1261,10 +1282,10 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
         o.write_str("\n").ok();
     }
     let lost: u64 = s.lost.iter().map(|l| l.0).sum();
-    for (what, v) in [("\nrecords: ", s.records), ("\nlost events: ", lost)] {
-        o.write_str(what).ok();
-        dec(o, v, 0);
-    }
+    o.write_str("\nrecords: ").ok();
+    dec(o, s.records, 0);
+    o.write_str("\nlost events: ").ok();
+    dec(o, lost, 0);
     o.write_str("\ntime span:").ok();
     match s.first {
         Some(f) => {
@@ -1280,14 +1301,12 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
         }
     }
     let c = s.k.counts;
-    for (what, v) in [
-        ("\nnot formatted by print fmt (fields printed): ", c.fallback),
-        ("\nunknown record types: ", c.unknown),
-        ("\nread errors: ", s.errors),
-    ] {
-        o.write_str(what).ok();
-        dec(o, v as u64, 0);
-    }
+    o.write_str("\nnot formatted by print fmt (fields printed): ").ok();
+    dec(o, c.fallback, 0);
+    o.write_str("\nunknown record types: ").ok();
+    dec(o, c.unknown, 0);
+    o.write_str("\nread errors: ").ok();
+    dec(o, s.errors, 0);
     o.write_str("\n").ok();
 }
 
