@@ -415,7 +415,7 @@ fn stat_num(text: &str, key: &str) -> u64 {
 }
 
 #[inline(never)]
-fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording> {
+fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
     let mut formats = Vec::new();
     for e in crate::tracefs::events::all_events(top).unwrap_or_default() {
@@ -460,7 +460,7 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Result<Recording>
         r.model = live_model(tfs);
     }
     r.ncpus = ncpus;
-    Ok(r)
+    r
 }
 
 /// What ftrec records of the tracer state that shapes the text (the
@@ -892,15 +892,21 @@ fn run(a: Args) -> Result<()> {
     res
 }
 
-fn run_live(a: &Args, out: &mut Out) -> Result<()> {
-    let top = Tracefs::open().map_err(Error::Fail)?;
+/// The top level, the instance of -B (if any) and its per-CPU pipes.
+fn open_all(a: &Args) -> core::result::Result<(Tracefs, Option<Tracefs>, source::Live), String> {
+    let top = Tracefs::open()?;
     let inst = match &a.instance {
-        Some(n) => Some(top.instance(n).map_err(Error::Fail)?),
+        Some(n) => Some(top.instance(n)?),
         None => None,
     };
+    let live = source::open_live(&top, inst.as_ref().unwrap_or(&top), a.once)?;
+    Ok((top, inst, live))
+}
+
+fn run_live(a: &Args, out: &mut Out) -> Result<()> {
+    let (top, inst, live) = open_all(a).map_err(Error::Fail)?;
     let tfs = inst.as_ref().unwrap_or(&top);
-    let live = source::open_live(&top, tfs, a.once).map_err(Error::Fail)?;
-    let rec = live_recording(&top, tfs, live.sources.len() as u32)?;
+    let rec = live_recording(&top, tfs, live.sources.len() as u32);
     let mut m = Merge::new(live.layout, live.sources);
     decode(a, rec, &mut m, out, &tfs.path_of("per_cpu"), true, Vec::new())
 }

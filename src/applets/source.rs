@@ -60,7 +60,14 @@ impl Input {
     /// `-` is stdin.
     pub fn open(path: &str) -> Result<Input, String> {
         if path == "-" {
-            let v = sys::read_stdin().map_err(|e| format!("stdin: {}", OsError(e)))?;
+            // fd 0 as an `&OwnedFd` that is never dropped (so never
+            // closed): the reader tracefs already links serves stdin too,
+            // rather than a second copy of it for a borrowed fd.
+            // SAFETY: 0 is not -1; ManuallyDrop keeps the fd open and the
+            // OwnedFd is not used after this read (a closed fd 0 just
+            // fails the read with EBADF, as before).
+            let fd0 = core::mem::ManuallyDrop::new(unsafe { <OwnedFd as rustix::fd::FromRawFd>::from_raw_fd(0) });
+            let v = sys::read_fd(&*fd0).map_err(|e| format!("stdin: {}", OsError(e)))?;
             return Ok(Input::Memory(v));
         }
         FileAt::open(path).map(Input::File)
