@@ -1010,35 +1010,6 @@ fn fail_of(parts: &[&str]) -> Error {
     Error::Fail(parts.concat())
 }
 
-/// `v` in base `base`, right-aligned in `w` columns padded with `fill`:
-/// `{:>w$}`, `{:0w$}`, `{:x}` without a format string per call site.
-#[inline(never)]
-fn num(o: &mut dyn Write, v: u64, w: usize, fill: u8, base: u64) {
-    let mut b = [fill; 24];
-    let (mut i, mut v) = (b.len(), v);
-    loop {
-        i -= 1;
-        b[i] = b"0123456789abcdef"[(v % base) as usize];
-        v /= base;
-        if v == 0 {
-            break;
-        }
-    }
-    let i = i.min(b.len().saturating_sub(w));
-    let _ = o.write_str(core::str::from_utf8(&b[i..]).unwrap_or(""));
-}
-
-fn dec(o: &mut dyn Write, v: u64, w: usize) {
-    num(o, v, w, b' ', 10)
-}
-
-/// Pieces in a row.
-fn put(o: &mut dyn Write, parts: &[&str]) {
-    for p in parts {
-        let _ = o.write_str(p);
-    }
-}
-
 /// trace-cmd report's `--stat` (the recorded CPU stats and where each
 /// CPU's data lies) and `--first-event`/`--last-event`.
 #[inline(never)]
@@ -1046,15 +1017,13 @@ fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
     let o: &mut dyn Write = out;
     let top = buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
     if a.stat {
-        o.write_str("cpus=").ok();
-        dec(o, td.options.cpu_count.unwrap_or(0).max(top) as u64, 0);
-        o.write_str("\n\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n").ok();
+        let _ = write!(o, "cpus={}\n\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n", td.options.cpu_count.unwrap_or(0).max(top));
         if td.options.cpustat.is_empty() {
             o.write_str(" No stats in this file\n").ok();
         } else {
             // Each option's closing NUL became a newline; then "%s\n".
             for c in &td.options.cpustat {
-                put(o, &[c, "\n"]);
+                let _ = write!(o, "{}\n", c);
             }
             o.write_str("\n").ok();
         }
@@ -1077,17 +1046,11 @@ fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
                     at += size;
                 }
             }
-            o.write_str("CPU").ok();
-            dec(o, cpu as u64, 0);
-            o.write_str(" data recorded at offset=0x").ok();
-            num(o, off, 0, b'0', 16);
-            o.write_str("\n    ").ok();
-            dec(o, size, 0);
-            o.write_str(" bytes in size\n").ok();
+            let _ = write!(o, "CPU{} data recorded at offset=0x{:x}\n    {} bytes in size\n", cpu, off, size);
         }
         return;
     }
-    put(o, &["List of CPUs in ", path, " with data:\n"]);
+    let _ = write!(o, "List of CPUs in {} with data:\n", path);
     let in_ns = text::clock_in_ns(clock_of(td, buf));
     for c in &buf.cpus {
         let mut m = Merge::from_pages(td.layout(buf), alloc::vec![td.cpu_pages(buf, c)]);
@@ -1099,16 +1062,12 @@ fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
             }
         }
         let Some(first) = first else { continue };
-        o.write_str("  ").ok();
-        dec(o, c.cpu as u64, 0);
+        let _ = write!(o, "  {}", c.cpu);
         let ts = |o: &mut dyn Write, what: &str, t: u64| {
-            o.write_str(what).ok();
             // "%12d" in ns clocks: precision 12 whose int power of ten
             // overflowed.
             let (p, t, w) = if in_ns { (1_000_000, (t + 500) / 1000, 6) } else { (0xffff_ffff_d4a5_1000u64, t, 12) };
-            dec(o, t / p, 5);
-            o.write_str(".").ok();
-            num(o, t % p, w, b'0', 10);
+            let _ = write!(o, "{}{:>5}.{:0w$}", what, t / p, t % p, w = w);
         };
         if a.first_ev {
             ts(o, "\tFirst event:", first);
@@ -1192,9 +1151,7 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
         t.endian = rec.dec.endian;
         t.long = rec.dec.long_size;
         t.in_ns = text::clock_in_ns(&rec.clock);
-        out.write_str("cpus=").ok();
-        dec(out, rec.ncpus as u64, 0);
-        out.write_str("\n").ok();
+        let _ = write!(out, "cpus={}\n", rec.ncpus);
         tc = Some(t);
     } else if !a.stat {
         let h = HeaderInfo { tracer, entries: rec.entries, written: rec.entries + rec.overrun, cpus: rec.ncpus, release: &rec.release, model: &rec.model };
@@ -1250,70 +1207,46 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
 #[inline(never)]
 fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
     let o: &mut dyn Write = &mut *s.out;
-    o.write_str("CPU      records         lost\n").ok();
+    let _ = o.write_str("CPU      records         lost\n");
     let n = s.per_cpu.len().max(s.lost.len());
     for cpu in 0..n {
         let r = s.per_cpu.get(cpu).copied().unwrap_or(0);
         let (l, unk) = s.lost.get(cpu).copied().unwrap_or((0, 0));
-        dec(o, cpu as u64, 3);
-        o.write_str(" ").ok();
-        dec(o, r, 12);
-        o.write_str(" ").ok();
-        dec(o, l, 12);
+        let _ = write!(o, "{:>3} {:>12} {:>12}", cpu, r, l);
         if unk > 0 {
-            o.write_str(" (+").ok();
-            dec(o, unk, 0);
-            o.write_str(" losses of unknown size)").ok();
+            let _ = write!(o, " (+{} losses of unknown size)", unk);
         }
-        o.write_str("\n").ok();
+        let _ = o.write_str("\n");
     }
-    o.write_str("\nEVENT                                         records\n").ok();
+    let _ = o.write_str("\nEVENT                                         records\n");
     let mut ev: Vec<(u64, String)> = Vec::new();
     for &(id, c) in &s.per_event {
         let mut name = String::new();
-        match events.iter().find(|e| e.id == id) {
-            Some(e) => put(&mut name, &[e.system.as_str(), ":", e.name.as_str()]),
-            None => {
-                name.push_str("type ");
-                dec(&mut name, id as u64, 0);
-            }
-        }
+        let _ = match events.iter().find(|e| e.id == id) {
+            Some(e) => write!(name, "{}:{}", e.system, e.name),
+            None => write!(name, "type {}", id),
+        };
         ev.push((c, name));
     }
     crate::util::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     for (c, name) in ev {
-        o.write_str(&name).ok();
-        let _ = text::pad(o, 41usize.saturating_sub(name.chars().count()).max(1));
-        dec(o, c, 12);
-        o.write_str("\n").ok();
+        let _ = write!(o, "{:<40} {:>12}\n", name, c);
     }
     let lost: u64 = s.lost.iter().map(|l| l.0).sum();
-    o.write_str("\nrecords: ").ok();
-    dec(o, s.records, 0);
-    o.write_str("\nlost events: ").ok();
-    dec(o, lost, 0);
-    o.write_str("\ntime span:").ok();
+    let _ = write!(o, "\nrecords: {}\nlost events: {}\ntime span:", s.records, lost);
     match s.first {
         Some(f) => {
             let _ = s.k.time(o, f);
-            o.write_str(" ..").ok();
+            let _ = o.write_str(" ..");
             let _ = s.k.time(o, s.last);
-            o.write_str(" (").ok();
-            dec(o, s.last.saturating_sub(f), 0);
-            o.write_str(" ns)").ok();
+            let _ = write!(o, " ({} ns)", s.last.saturating_sub(f));
         }
         None => {
-            o.write_str(" (no records)").ok();
+            let _ = o.write_str(" (no records)");
         }
     }
     let c = s.k.counts;
-    o.write_str("\nnot formatted by print fmt (fields printed): ").ok();
-    dec(o, c.fallback, 0);
-    o.write_str("\nunknown record types: ").ok();
-    dec(o, c.unknown, 0);
-    o.write_str("\nread errors: ").ok();
-    dec(o, s.errors, 0);
-    o.write_str("\n").ok();
+    let _ = write!(o, "\nnot formatted by print fmt (fields printed): {}\nunknown record types: {}\nread errors: {}\n", c.fallback, c.unknown, s.errors);
 }
 
 #[cfg(test)]
