@@ -27,7 +27,7 @@ use crate::text::tracecmd::filter::{EventFilter, GraphFilter, Verdict};
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
-use crate::fail;
+use crate::{fail, usage_err};
 
 const USAGE: &str = "\
 Usage: ftcat [OPTIONS] [FILE]
@@ -199,7 +199,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             GRAPH => a.graph = Some(v),
             MAX_DEPTH => match v.parse() {
                 Ok(n) => a.max_depth = Some(n),
-                Err(_) => return Err(usage(&["--max-depth wants a number"])),
+                Err(_) => usage_err!("--max-depth wants a number"),
             },
             LIVE => a.live = true,
             b'B' => a.instance = Some(v),
@@ -207,16 +207,16 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             STYLE => match v.as_str() {
                 "kernel" => a.tc = false,
                 "trace-cmd" => a.tc = true,
-                _ => return Err(usage(&["--style ", &v, ": kernel or trace-cmd"])),
+                _ => usage_err!("--style {}: kernel or trace-cmd", v),
             },
             _ => {}
         }
     }
     if a.live && a.file.is_some() {
-        return Err(usage(&["--live reads the live buffers, not a FILE"]));
+        usage_err!("--live reads the live buffers, not a FILE");
     }
     if !a.live && a.once {
-        return Err(usage(&["--once goes with --live"]));
+        usage_err!("--once goes with --live");
     }
     Ok(a)
 }
@@ -228,11 +228,11 @@ fn list(s: &str, what: &str) -> Result<Vec<(u32, u32)>> {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         match (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
             (Ok(a), Ok(b)) if a <= b => v.push((a, b)),
-            _ => return Err(usage(&["bad ", what, " list: ", s])),
+            _ => usage_err!("bad {} list: {}", what, s),
         }
     }
     if v.is_empty() {
-        return Err(usage(&["empty ", what, " list"]));
+        usage_err!("empty {} list", what);
     }
     Ok(v)
 }
@@ -246,7 +246,7 @@ fn secs(s: &str) -> Result<u64> {
     let (i, f) = s.split_once('.').unwrap_or((s, ""));
     let ip: Option<u64> = if i.is_empty() { Some(0) } else { i.parse().ok() };
     let (Some(ip), false) = (ip, f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit())) else {
-        return Err(usage(&["bad seconds: ", s]));
+        usage_err!("bad seconds: {}", s);
     };
     let mut frac: u64 = if f.is_empty() { 0 } else { f.parse().unwrap_or(0) };
     for _ in f.len()..9 {
@@ -935,10 +935,10 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
         }
     };
     let Some(buf) = found else {
-        return Err(match &a.instance {
-            Some(n) => fail_of(&[path, ": no buffer named '", n, "'"]),
-            None => fail_of(&[path, ": no trace data"]),
-        });
+        match &a.instance {
+            Some(n) => fail!("{}: no buffer named '{}'", path, n),
+            None => fail!("{}: no trace data", path),
+        }
     };
     let layout = td.layout(buf);
     if a.tc && (a.stat || a.first_ev || a.last_ev) {
@@ -997,17 +997,6 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
         Merge::from_pages(layout, td.all_cpu_pages(buf))
     };
     decode(a, rec, &mut m, out, path, false, bufs)
-}
-
-/// An error from its pieces: one call instead of a `format!` per site.
-#[inline(never)]
-fn usage(parts: &[&str]) -> Error {
-    Error::Usage(parts.concat())
-}
-
-#[inline(never)]
-fn fail_of(parts: &[&str]) -> Error {
-    Error::Fail(parts.concat())
 }
 
 /// trace-cmd report's `--stat` (the recorded CPU stats and where each
@@ -1110,7 +1099,7 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
     for o in &a.options {
         let bad = if a.tc { text::tracecmd::set_opt(&mut tc_flags, o).is_err() } else { opts.set(o).is_err() };
         if bad {
-            return Err(usage(&[if a.tc { "unknown trace-cmd option: " } else { "unknown option: " }, o]));
+            usage_err!("{}{}", if a.tc { "unknown trace-cmd option: " } else { "unknown option: " }, o);
         }
     }
     if a.raw {
@@ -1160,7 +1149,7 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
     let mut ef = EventFilter::default();
     for f in &a.filters {
         if let Err(e) = ef.add(f, events) {
-            return Err(usage(&["-F ", f, ": ", e]));
+            usage_err!("-F {}: {}", f, e);
         }
     }
     let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
