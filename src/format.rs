@@ -260,20 +260,23 @@ pub fn type_size(t: &str, is_ptr: bool) -> usize {
     if is_ptr {
         return 0;
     }
-    match t {
-        "char" | "signed char" | "unsigned char" | "u8" | "s8" | "__u8" | "__s8" | "bool" | "_Bool"
-        | "uint8_t" | "int8_t" => 1,
-        "short" | "unsigned short" | "signed short" | "short int" | "unsigned short int" | "u16"
-        | "s16" | "__u16" | "__s16" | "__be16" | "__le16" | "uint16_t" | "int16_t" => 2,
-        "int" | "unsigned int" | "signed int" | "unsigned" | "signed" | "u32" | "s32" | "__u32"
-        | "__s32" | "__be32" | "__le32" | "uint32_t" | "int32_t" | "pid_t" | "gfp_t" | "uid_t"
-        | "gid_t" | "dev_t" | "__kernel_pid_t" | "umode_t" | "uint" | "u_int" | "__kernel_rwf_t" | "blk_opf_t"
-        | "blk_status_t" | "fmode_t" | "slab_flags_t" | "vm_fault_t" => 4,
-        "long long" | "unsigned long long" | "long long int" | "unsigned long long int" | "signed long long"
-        | "u64" | "s64" | "__u64" | "__s64" | "__be64" | "__le64" | "uint64_t" | "int64_t" | "loff_t"
-        | "sector_t" | "ktime_t" => 8,
-        _ => 0,
+    // Index i of TYPE_SIZES: types of 1 << i bytes.
+    const TYPE_SIZES: [&str; 4] = [
+        "char|signed char|unsigned char|u8|s8|__u8|__s8|bool|_Bool|uint8_t|int8_t",
+        "short|unsigned short|signed short|short int|unsigned short int|u16|s16|__u16|__s16|__be16|__le16|uint16_t|int16_t",
+        "int|unsigned int|signed int|unsigned|signed|u32|s32|__u32|__s32|__be32|__le32|uint32_t|int32_t|pid_t|gfp_t|uid_t\
+         |gid_t|dev_t|__kernel_pid_t|umode_t|uint|u_int|__kernel_rwf_t|blk_opf_t|blk_status_t|fmode_t|slab_flags_t|vm_fault_t",
+        "long long|unsigned long long|long long int|unsigned long long int|signed long long\
+         |u64|s64|__u64|__s64|__be64|__le64|uint64_t|int64_t|loff_t|sector_t|ktime_t",
+    ];
+    let mut n = 1;
+    for l in TYPE_SIZES {
+        if crate::util::one_of(l, t) {
+            return n;
+        }
+        n *= 2;
     }
+    0
 }
 
 /// Parse every `field:` line of `text` (the common fields first), as found in
