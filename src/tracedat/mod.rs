@@ -362,6 +362,13 @@ impl<'f> Parser<'f> {
         Ok(v)
     }
     /// An unsigned number of `n` (2, 4 or 8) bytes in the file's endianness.
+    /// `N` bytes (a tag, the header's two bytes) without an allocation.
+    fn arr<const N: usize>(&mut self, s: &'static str) -> R<[u8; N]> {
+        let mut b = [0u8; N];
+        read_exact(self.file, s, self.pos, &mut b)?;
+        self.pos += N as u64;
+        Ok(b)
+    }
     #[inline(never)]
     fn num(&mut self, s: &'static str, n: usize) -> R<u64> {
         let mut b = [0u8; 8];
@@ -444,7 +451,7 @@ impl<'f> TraceDat<'f> {
         if version != 6 && version != 7 {
             return Err(Box::new(Error::new("file header", 10, Reason::Version(version))));
         }
-        let eb = p.bytes("file header", 2)?;
+        let eb: [u8; 2] = p.arr("file header")?;
         let endian = match eb[0] {
             0 => Endian::Little,
             1 => Endian::Big,
@@ -600,10 +607,10 @@ impl<'f> TraceDat<'f> {
         self.cmdlines = text_owned(p.bytes("cmdlines", n as usize)?);
         let cpus = p.u32("cpu count")?;
         let mut instances: Vec<(String, u64)> = Vec::new();
-        let kind = p.bytes("options", 10)?;
+        let kind: [u8; 10] = p.arr("options")?;
         let kind = if kind.starts_with(b"options") {
             self.read_options_v6(p, &mut instances)?;
-            p.bytes("options", 10)?
+            p.arr("options")?
         } else {
             kind
         };
@@ -612,13 +619,13 @@ impl<'f> TraceDat<'f> {
         self.buffers.push(top);
         for (name, off) in instances {
             let mut q = Parser { file: p.file, endian: p.endian, pos: off };
-            let r = q.bytes("instance buffer", 10).and_then(|mut kind| {
+            let r = q.arr::<10>("instance buffer").and_then(|mut kind| {
                 if kind.starts_with(b"options") {
                     // Instance headers may carry their own options; skip them.
                     let mut skip = Vec::new();
                     let mut sink = Options::default();
                     read_options_v6_into(&mut q, &mut sink, &mut skip)?;
-                    kind = q.bytes("instance buffer", 10)?;
+                    kind = q.arr("instance buffer")?;
                 }
                 read_flyrecord_v6(&mut q, &kind, cpus, self.page_size, name)
             });
@@ -676,30 +683,35 @@ impl<'f> TraceDat<'f> {
             }
         }
         for &(id, off) in &sections {
+            // Only these six ids are collected (parse_options_v7).
+            let name = match id {
+                OPT_HEADER_INFO => "header info",
+                OPT_FTRACE_EVENTS => "ftrace formats",
+                OPT_EVENT_FORMATS => "event formats",
+                OPT_KALLSYMS => "kallsyms",
+                OPT_PRINTK => "printk formats",
+                _ => "cmdlines",
+            };
+            let (_, mut data, base) = self.section(off, name)?;
+            let mut c = Cursor::new(&data, self.endian);
             match id {
                 OPT_HEADER_INFO => {
-                    let (_, data, base) = self.section(off, "header info")?;
                     let h = read_header_info(&data, self.endian, 0, Some(base))?;
                     self.header_page = h.0;
                     self.header_event = h.1;
                 }
                 OPT_FTRACE_EVENTS => {
-                    let (_, data, base) = self.section(off, "ftrace formats")?;
-                    let (f, _) = read_ftrace_formats(&data, self.endian, 0).map_err(|e| rebase(e, base))?;
-                    let mut f = f;
+                    let (mut f, _) = read_ftrace_formats(&data, self.endian, 0).map_err(|e| rebase(e, base))?;
                     f.append(&mut self.formats);
                     self.formats = f;
                 }
                 OPT_EVENT_FORMATS => {
-                    let (_, data, base) = self.section(off, "event formats")?;
                     read_event_formats(&data, self.endian, 0, &mut self.formats).map_err(|e| rebase(e, base))?;
                 }
                 OPT_KALLSYMS | OPT_PRINTK => {
-                    let name = if id == OPT_KALLSYMS { "kallsyms" } else { "printk formats" };
-                    let (_, mut data, base) = self.section(off, name)?;
-                    let mut c = Cursor::new(&data, self.endian);
                     let n = c.u32().map_err(eof(name, base))?;
                     c.bytes(n as usize).map_err(eof(name, base))?;
+                    // In place: kallsyms is megabytes.
                     data.truncate(4 + n as usize);
                     data.drain(..4);
                     let t = text_owned(data);
@@ -709,15 +721,12 @@ impl<'f> TraceDat<'f> {
                         self.printk = t;
                     }
                 }
-                OPT_CMDLINES => {
-                    let (_, data, base) = self.section(off, "cmdlines")?;
-                    let mut c = Cursor::new(&data, self.endian);
-                    let n = c.u64().map_err(eof("cmdlines", base))?;
+                _ => {
+                    let n = c.u64().map_err(eof(name, base))?;
                     let b = usize::try_from(n).ok().and_then(|n| c.bytes(n).ok());
-                    let b = b.ok_or_else(|| Box::new(Error::new("cmdlines", base, Reason::Truncated { at: base + 8, want: n })))?;
+                    let b = b.ok_or_else(|| Box::new(Error::new(name, base, Reason::Truncated { at: base + 8, want: n })))?;
                     self.cmdlines = text(b);
                 }
-                _ => {}
             }
         }
         if self.header_page.is_empty() {
