@@ -162,6 +162,13 @@ impl fmt::Display for FormatError {
     }
 }
 
+/// The last position of any of the ASCII bytes `set` in `s`: one loop for
+/// every such search (a char-array pattern instantiates core's searcher
+/// once per array length).
+fn rfind_any(s: &str, set: &[u8]) -> Option<usize> {
+    s.bytes().rposition(|c| set.contains(&c))
+}
+
 fn num(s: &str) -> Option<usize> {
     s.trim().parse().ok()
 }
@@ -198,7 +205,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         None
     };
     if let Some(k) = dyn_loc {
-        let sp = decl.rfind([' ', '\t', ']', '*']).ok_or("bad field declaration")?;
+        let sp = rfind_any(decl, b" \t]*").ok_or("bad field declaration")?;
         name = decl[sp + 1..].trim();
         ctype = decl[..sp + 1].trim();
         kind = k;
@@ -206,7 +213,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         let lb = decl.find('[').ok_or("bad array declaration")?;
         let inner = &decl[lb + 1..decl.len() - 1];
         let head = decl[..lb].trim_end();
-        let sp = head.rfind([' ', '\t', '*']).ok_or("bad array declaration")?;
+        let sp = rfind_any(head, b" \t*").ok_or("bad array declaration")?;
         name = head[sp + 1..].trim();
         ctype = head[..sp + 1].trim();
         // The count may be a number or (older kernels) a symbolic constant;
@@ -214,7 +221,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         let n = if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) };
         kind = FieldKind::Array(n);
     } else {
-        let sp = decl.rfind([' ', '\t', '*']).ok_or("bad field declaration")?;
+        let sp = rfind_any(decl, b" \t*").ok_or("bad field declaration")?;
         name = decl[sp + 1..].trim();
         ctype = decl[..sp + 1].trim();
     }
