@@ -162,6 +162,13 @@ impl fmt::Display for FormatError {
     }
 }
 
+/// The last position of any of the ASCII bytes `set` in `s`: one loop for
+/// every such search (a char-array pattern instantiates core's searcher
+/// once per array length).
+fn rfind_any(s: &str, set: &[u8]) -> Option<usize> {
+    s.bytes().rposition(|c| set.contains(&c))
+}
+
 fn num(s: &str) -> Option<usize> {
     s.trim().parse().ok()
 }
@@ -198,7 +205,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         None
     };
     if let Some(k) = dyn_loc {
-        let sp = decl.rfind([' ', '\t', ']', '*']).ok_or("bad field declaration")?;
+        let sp = rfind_any(decl, b" \t]*").ok_or("bad field declaration")?;
         name = decl[sp + 1..].trim();
         ctype = decl[..sp + 1].trim();
         kind = k;
@@ -206,7 +213,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         let lb = decl.find('[').ok_or("bad array declaration")?;
         let inner = &decl[lb + 1..decl.len() - 1];
         let head = decl[..lb].trim_end();
-        let sp = head.rfind([' ', '\t', '*']).ok_or("bad array declaration")?;
+        let sp = rfind_any(head, b" \t*").ok_or("bad array declaration")?;
         name = head[sp + 1..].trim();
         ctype = head[..sp + 1].trim();
         // The count may be a number or (older kernels) a symbolic constant;
@@ -214,7 +221,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
         let n = if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) };
         kind = FieldKind::Array(n);
     } else {
-        let sp = decl.rfind([' ', '\t', '*']).ok_or("bad field declaration")?;
+        let sp = rfind_any(decl, b" \t*").ok_or("bad field declaration")?;
         name = decl[sp + 1..].trim();
         ctype = decl[..sp + 1].trim();
     }
@@ -260,20 +267,23 @@ pub fn type_size(t: &str, is_ptr: bool) -> usize {
     if is_ptr {
         return 0;
     }
-    match t {
-        "char" | "signed char" | "unsigned char" | "u8" | "s8" | "__u8" | "__s8" | "bool" | "_Bool"
-        | "uint8_t" | "int8_t" => 1,
-        "short" | "unsigned short" | "signed short" | "short int" | "unsigned short int" | "u16"
-        | "s16" | "__u16" | "__s16" | "__be16" | "__le16" | "uint16_t" | "int16_t" => 2,
-        "int" | "unsigned int" | "signed int" | "unsigned" | "signed" | "u32" | "s32" | "__u32"
-        | "__s32" | "__be32" | "__le32" | "uint32_t" | "int32_t" | "pid_t" | "gfp_t" | "uid_t"
-        | "gid_t" | "dev_t" | "__kernel_pid_t" | "umode_t" | "uint" | "u_int" | "__kernel_rwf_t" | "blk_opf_t"
-        | "blk_status_t" | "fmode_t" | "slab_flags_t" | "vm_fault_t" => 4,
-        "long long" | "unsigned long long" | "long long int" | "unsigned long long int" | "signed long long"
-        | "u64" | "s64" | "__u64" | "__s64" | "__be64" | "__le64" | "uint64_t" | "int64_t" | "loff_t"
-        | "sector_t" | "ktime_t" => 8,
-        _ => 0,
+    // Index i of TYPE_SIZES: types of 1 << i bytes.
+    const TYPE_SIZES: [&str; 4] = [
+        "char|signed char|unsigned char|u8|s8|__u8|__s8|bool|_Bool|uint8_t|int8_t",
+        "short|unsigned short|signed short|short int|unsigned short int|u16|s16|__u16|__s16|__be16|__le16|uint16_t|int16_t",
+        "int|unsigned int|signed int|unsigned|signed|u32|s32|__u32|__s32|__be32|__le32|uint32_t|int32_t|pid_t|gfp_t|uid_t\
+         |gid_t|dev_t|__kernel_pid_t|umode_t|uint|u_int|__kernel_rwf_t|blk_opf_t|blk_status_t|fmode_t|slab_flags_t|vm_fault_t",
+        "long long|unsigned long long|long long int|unsigned long long int|signed long long\
+         |u64|s64|__u64|__s64|__be64|__le64|uint64_t|int64_t|loff_t|sector_t|ktime_t",
+    ];
+    let mut n = 1;
+    for l in TYPE_SIZES {
+        if crate::util::one_of(l, t) {
+            return n;
+        }
+        n *= 2;
     }
+    0
 }
 
 /// Parse every `field:` line of `text` (the common fields first), as found in

@@ -89,10 +89,43 @@ fn permute(mut perm: Vec<usize>, swap: &mut dyn FnMut(usize, usize)) {
     }
 }
 
+/// The position of `w` among the `|`-separated words of `list`. A `match`
+/// on strings costs code for every string (length switch, compare, jump);
+/// a word list costs only its text, and one loop serves every table.
+#[inline(never)]
+pub fn word_index(list: &str, w: &str) -> Option<usize> {
+    let (mut rest, w) = (list.as_bytes(), w.as_bytes());
+    let mut i = 0;
+    loop {
+        let n = rest.iter().position(|&c| c == b'|').unwrap_or(rest.len());
+        if rest[..n] == *w {
+            return Some(i);
+        }
+        rest = rest.get(n + 1..)?;
+        i += 1;
+    }
+}
+
+/// Is `w` one of the `|`-separated words of `list`?
+pub fn one_of(list: &str, w: &str) -> bool {
+    word_index(list, w).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use alloc::vec::Vec;
+
+    #[test]
+    fn word_lists() {
+        assert_eq!(word_index("a|bc|d e|", "bc"), Some(1));
+        assert_eq!(word_index("a|bc|d e|", "d e"), Some(2));
+        assert_eq!(word_index("a|bc|d e|", ""), Some(3));
+        assert_eq!(word_index("a|bc|d e", ""), None);
+        assert_eq!(word_index("a|bc|d e", "b"), None);
+        assert_eq!(word_index("a|bc|d e", "a|bc"), None);
+        assert!(one_of("x", "x") && !one_of("x", "xx"));
+    }
 
     /// A little deterministic pseudo-random sequence (xorshift).
     fn seq(n: usize, modulo: u64, mut x: u64) -> Vec<u64> {

@@ -367,7 +367,9 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
         };
         match f.size {
             1 => {
-                if (0x20..0x7f).contains(&v) {
+                // The kernel's isprint(): ASCII and Latin-1 (0xa0-0xff)
+                // print as the byte (fib6_table_lookup's rt_type=255).
+                if (0x20..0x7f).contains(&v) || (0xa0..=0xff).contains(&v) {
                     b.push(b'\'');
                     b.push(v as u8);
                     b.push(b'\'');

@@ -11,6 +11,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::format::{type_size, Event};
+use crate::util::{one_of, word_index};
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Tok {
@@ -399,10 +400,10 @@ impl<'e> Parser<'e> {
                 // A typedef name may only start a type; after that only type
                 // words (or a struct tag) continue it: `int x = ...` stops at x.
                 Some(Tok::Id(s)) if !ptr && (words.is_empty() || tagged && words.len() == 1 || is_type_word(s)) => {
-                    if matches!(s.as_str(), "struct" | "union" | "enum") {
+                    if one_of("struct|union|enum", s) {
                         tagged = true;
                     }
-                    if !matches!(s.as_str(), "const" | "volatile") {
+                    if !one_of("const|volatile", s) {
                         words.push(s.clone());
                     }
                     self.pos += 1;
@@ -411,7 +412,7 @@ impl<'e> Parser<'e> {
                     ptr = true;
                     self.pos += 1;
                 }
-                Some(Tok::Id(s)) if ptr && matches!(s.as_str(), "const" | "volatile") => self.pos += 1,
+                Some(Tok::Id(s)) if ptr && one_of("const|volatile", s) => self.pos += 1,
                 _ => break,
             }
         }
@@ -427,18 +428,22 @@ impl<'e> Parser<'e> {
         let name = words.join(" ");
         let n = name.as_str();
         let signed = !(n.contains("unsigned") || n.starts_with('u') || n.starts_with("__u") || n.starts_with("__be")
-            || n.starts_with("__le") || n == "bool" || n == "_Bool" || n == "size_t" || n == "gfp_t"
-            || n == "dma_addr_t" || n == "phys_addr_t" || n == "pgoff_t" || n == "sector_t"
-            || n == "dev_t" || n == "umode_t" || n == "resource_size_t");
-        let size = match n {
-            "long" | "unsigned long" | "long int" | "unsigned long int" | "signed long" | "size_t" | "ssize_t"
-            | "pgoff_t" | "uintptr_t" | "intptr_t" | "ptrdiff_t" | "time64_t" => 0,
-            "dma_addr_t" | "phys_addr_t" | "resource_size_t" => 8,
-            "void" => return Ok(Ty { size: 4, signed: true, ptr: false }),
-            _ => match type_size(n, false) {
+            || n.starts_with("__le")
+            || one_of("bool|_Bool|size_t|gfp_t|dma_addr_t|phys_addr_t|pgoff_t|sector_t|dev_t|umode_t|resource_size_t", n));
+        let size = if one_of(
+            "long|unsigned long|long int|unsigned long int|signed long|size_t|ssize_t|pgoff_t|uintptr_t|intptr_t|ptrdiff_t|time64_t",
+            n,
+        ) {
+            0
+        } else if one_of("dma_addr_t|phys_addr_t|resource_size_t", n) {
+            8
+        } else if n == "void" {
+            return Ok(Ty::INT);
+        } else {
+            match type_size(n, false) {
                 0 => return Err("cast to an unknown type"),
                 s => s as u8,
-            },
+            }
         };
         Ok(Ty { size, signed, ptr: false })
     }
@@ -455,25 +460,18 @@ impl<'e> Parser<'e> {
 
     fn unary_inner(&mut self) -> PResult<Expr> {
         let op = match self.peek() {
-            Some(Tok::P(p)) if matches!(*p, "!" | "~" | "-" | "+" | "*" | "&") => Some(*p),
+            Some(Tok::P(p)) => word_index("!|~|-|*|+|&", p),
             _ => None,
         };
         if let Some(op) = op {
             self.pos += 1;
             let e = self.unary()?;
-            return Ok(match (op, e) {
-                ("&", Expr::Field(i)) => Expr::AddrOf(i),
-                ("&", _) => return Err("& of something other than a field"),
-                ("+", e) => e,
-                (op, e) => {
-                    let u = match op {
-                        "!" => UnOp::Not,
-                        "~" => UnOp::BitNot,
-                        "-" => UnOp::Neg,
-                        _ => UnOp::Deref,
-                    };
-                    super::eval::fold(Expr::Unary(u, Box::new(e)))
-                }
+            const OPS: [UnOp; 4] = [UnOp::Not, UnOp::BitNot, UnOp::Neg, UnOp::Deref];
+            return Ok(match (OPS.get(op), e) {
+                (Some(&u), e) => super::eval::fold(Expr::Unary(u, Box::new(e))),
+                (None, e) if op == 4 => e,
+                (None, Expr::Field(i)) => Expr::AddrOf(i),
+                _ => return Err("& of something other than a field"),
             });
         }
         if matches!(self.peek(), Some(Tok::Id(s)) if s == "sizeof") {
@@ -636,39 +634,41 @@ impl<'e> Parser<'e> {
                     return Ok(e.clone());
                 }
                 if !self.is_p("(") {
-                    return Ok(match name.as_str() {
-                        "true" => Expr::Num(1, Ty::INT),
-                        "false" | "NULL" => Expr::Num(0, Ty::INT),
-                        _ => Expr::Unknown(name),
+                    return Ok(match word_index("false|NULL|true", &name) {
+                        Some(v) => Expr::Num((v == 2) as u64, Ty::INT),
+                        None => Expr::Unknown(name),
                     });
                 }
                 self.pos += 1;
-                let one_field = |p: &mut Self| -> PResult<usize> {
-                    let i = p.field_arg()?;
-                    p.expect(")", "expected ) after field name")?;
-                    Ok(i)
-                };
-                let f = match name.as_str() {
-                    "__get_str" | "__get_rel_str" | "__get_dynamic_array" | "__get_rel_dynamic_array"
-                    | "__get_sockaddr" | "__get_rel_sockaddr" => return Ok(Expr::Dyn(one_field(self)?)),
-                    "__get_dynamic_array_len" | "__get_rel_dynamic_array_len" => {
-                        return Ok(Expr::DynLen(one_field(self)?))
-                    }
-                    "__get_bitmask" | "__get_rel_bitmask" | "__get_cpumask" | "__get_rel_cpumask" => {
-                        return Ok(Expr::Bitmask(one_field(self)?))
-                    }
-                    "__print_flags" => Func::PrintFlags,
-                    "__print_flags_u64" => Func::PrintFlagsU64,
-                    "__print_symbolic" => Func::PrintSymbolic,
-                    "__print_symbolic_u64" => Func::PrintSymbolicU64,
-                    "__print_hex" => Func::PrintHex,
-                    "__print_hex_str" => Func::PrintHexStr,
-                    "__print_array" => Func::PrintArray,
-                    "__builtin_expect" => Func::Expect,
-                    "jiffies_to_msecs" => Func::JiffiesToMsecs,
-                    "mc_event_error_type" => Func::McEventErrorType,
-                    _ => return Err("call of an unknown function"),
-                };
+                // The field accessors (one field name), then the helpers in FUNCS order.
+                const HELPERS: &str = "__get_str|__get_rel_str|__get_dynamic_array|__get_rel_dynamic_array\
+                    |__get_sockaddr|__get_rel_sockaddr|__get_dynamic_array_len|__get_rel_dynamic_array_len\
+                    |__get_bitmask|__get_rel_bitmask|__get_cpumask|__get_rel_cpumask\
+                    |__print_flags|__print_flags_u64|__print_symbolic|__print_symbolic_u64|__print_hex\
+                    |__print_hex_str|__print_array|__builtin_expect|jiffies_to_msecs|mc_event_error_type";
+                const FUNCS: [Func; 10] = [
+                    Func::PrintFlags,
+                    Func::PrintFlagsU64,
+                    Func::PrintSymbolic,
+                    Func::PrintSymbolicU64,
+                    Func::PrintHex,
+                    Func::PrintHexStr,
+                    Func::PrintArray,
+                    Func::Expect,
+                    Func::JiffiesToMsecs,
+                    Func::McEventErrorType,
+                ];
+                let h = word_index(HELPERS, &name).ok_or("call of an unknown function")?;
+                if h < 12 {
+                    let i = self.field_arg()?;
+                    self.expect(")", "expected ) after field name")?;
+                    return Ok(match h {
+                        0..=5 => Expr::Dyn(i),
+                        6 | 7 => Expr::DynLen(i),
+                        _ => Expr::Bitmask(i),
+                    });
+                }
+                let f = *FUNCS.get(h - 12).ok_or("call of an unknown function")?;
                 let args = self.call_args()?;
                 let want = match f {
                     Func::PrintHex | Func::PrintHexStr | Func::Expect => 2,
@@ -708,11 +708,8 @@ impl<'e> Parser<'e> {
 
 /// Words that start a type name in a cast or sizeof.
 pub(crate) fn is_type_word(s: &str) -> bool {
-    matches!(
-        s,
-        "unsigned" | "signed" | "int" | "long" | "short" | "char" | "void" | "const" | "volatile" | "struct"
-            | "union" | "enum" | "bool" | "_Bool"
-    ) || type_size(s, false) != 0
+    one_of("unsigned|signed|int|long|short|char|void|const|volatile|struct|union|enum|bool|_Bool", s)
+        || type_size(s, false) != 0
         || (s.ends_with("_t") && s != "REC")
 }
 

@@ -293,6 +293,15 @@ fn fields_fallback() {
 }
 
 #[test]
+fn fields_one_byte_like_the_kernels_isprint() {
+    let ev = event(&[("u8 a", 1, false), ("u8 b", 1, false), ("u8 c", 1, false)], r#""x""#);
+    let mut r = String::new();
+    render_fields(&ev, &rec(&[0xff, 0x9f, 0x7f]), &env(), &mut r).unwrap();
+    // 0xff is Latin-1 printable for the kernel: the raw byte (here U+FFFD).
+    assert_eq!(r, "a='\u{fffd}'(255) b=(159) c=(127)");
+}
+
+#[test]
 fn bprint_vbin_layout() {
     // "%d %s %llx %c %pS %p %*d|%pI4" : int, string inline, u64 at 4-alignment,
     // char, pointer (long), pointer, star width + int, pre-formatted %pI4 string.

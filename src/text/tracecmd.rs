@@ -80,6 +80,47 @@ pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
     Err(())
 }
 
+/// Appending to a line without core::fmt: each `write!` site cost ~100 B
+/// of code and the formatting machinery per record; these are one call.
+trait Put {
+    fn t(&mut self, s: &str) -> &mut Self;
+    /// `v` as C's printf prints it (printf::number: base, sign, flags, width).
+    fn num(&mut self, v: u64, base: u64, signed: bool, flags: u8, width: i32) -> &mut Self;
+    /// `{}` of a signed value.
+    fn d(&mut self, v: i64) -> &mut Self;
+    /// `{}` of an unsigned value.
+    fn u(&mut self, v: u64) -> &mut Self;
+    /// `{:x}`.
+    fn x(&mut self, v: u64) -> &mut Self;
+}
+
+impl Put for String {
+    fn t(&mut self, s: &str) -> &mut Self {
+        self.push_str(s);
+        self
+    }
+    #[inline(never)]
+    fn num(&mut self, v: u64, base: u64, signed: bool, flags: u8, width: i32) -> &mut Self {
+        // SAFETY: number() appends ASCII digits, signs and spaces only.
+        crate::printfmt::printf::number(unsafe { self.as_mut_vec() }, v, base, signed, false, flags, width, -1);
+        self
+    }
+    #[inline(never)]
+    fn d(&mut self, v: i64) -> &mut Self {
+        self.num(v as u64, 10, true, 0, -1)
+    }
+    #[inline(never)]
+    fn u(&mut self, v: u64) -> &mut Self {
+        self.num(v, 10, false, 0, -1)
+    }
+    #[inline(never)]
+    fn x(&mut self, v: u64) -> &mut Self {
+        self.num(v, 16, false, 0, -1)
+    }
+}
+
+use crate::printfmt::printf::{LEFT, ZEROPAD};
+
 fn fld(e: &Event, name: &str) -> Option<F> {
     e.field(name).map(|f| F { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed })
 }
@@ -405,9 +446,9 @@ impl<'a> TraceCmd<'a> {
         if let Some((cpu, c)) = self.armed.take() {
             if cpu == r.cpu {
                 match c {
-                    Some(n) => write!(s, "CPU:{} [{} EVENTS DROPPED]\n", cpu, n)?,
-                    None => write!(s, "CPU:{} [EVENTS DROPPED]\n", cpu)?,
-                }
+                    Some(n) => s.t("CPU:").u(cpu as u64).t(" [").u(n).t(" EVENTS DROPPED]\n"),
+                    None => s.t("CPU:").u(cpu as u64).t(" [EVENTS DROPPED]\n"),
+                };
             }
         }
         let d = r.data;
@@ -427,9 +468,9 @@ impl<'a> TraceCmd<'a> {
             }
             pad(s, 8 - n)?;
             s.push_str(&comm[..cut]);
-            write!(s, "-{:<5} {:>3}", pid, r.cpu)?;
+            s.t("-").num(pid as i64 as u64, 10, true, LEFT, 5).t(" ").num(r.cpu as u64, 10, false, 0, 3);
             if self.flags & RAW != 0 {
-                write!(s, "-0x{:x}", d.get(2).copied().unwrap_or(0))?;
+                s.t("-0x").x(d.get(2).copied().unwrap_or(0) as u64);
             } else {
                 lat_fmt(s, d)?;
             }
@@ -440,7 +481,7 @@ impl<'a> TraceCmd<'a> {
                 let comm = self.comm(pid);
                 pad(&mut p, 16usize.saturating_sub(kwidth(comm)))?;
                 p.push_str(comm);
-                write!(p, "-{:<5} ", pid)?;
+                p.t("-").num(pid as i64 as u64, 10, true, LEFT, 5).t(" ");
                 self.pre = (pid, p);
             }
             s.push_str(&self.pre.1);
@@ -538,7 +579,7 @@ impl<'a> TraceCmd<'a> {
                         self.func_name(s, f)?;
                         s.push_str("() {");
                         if self.flags & DEPTH != 0 {
-                            write!(s, " ({})", dep)?;
+                            s.t(" (").d(dep).t(")");
                         }
                     }
                 }
@@ -552,11 +593,11 @@ impl<'a> TraceCmd<'a> {
                 s.push('}');
                 if self.flags & TAIL != 0 {
                     if let Some(sym) = self.env.sym(f) {
-                        write!(s, " /* {} */", sym.name)?;
+                        s.t(" /* ").t(sym.name).t(" */");
                     }
                 }
                 if self.flags & DEPTH != 0 {
-                    write!(s, " ({})", dep)?;
+                    s.t(" (").d(dep).t(")");
                 }
                 self.retval(s, rv)?;
             }
@@ -573,9 +614,11 @@ impl<'a> TraceCmd<'a> {
                         Some(sym) => {
                             s.push_str("=> ");
                             self.show_function(s, sym.name, sym.addr, a)?;
-                            write!(s, " ({:x})\n", a)?;
+                            s.t(" (").x(a).t(")\n");
                         }
-                        None => write!(s, "=> {:x}\n", a)?,
+                        None => {
+                            s.t("=> ").x(a).t("\n");
+                        }
                     }
                     p += l;
                 }
@@ -584,14 +627,14 @@ impl<'a> TraceCmd<'a> {
                 let (ip, parent, count) = (ip.get(d, e), parent.get(d, e), count.get(d, e));
                 let delta = (top.get(d, e) << 32) | bottom.get(d, e);
                 self.function(s, r.cpu, ip, parent)?;
-                write!(s, " (count: {}  last_ts: ", count)?;
+                s.t(" (count: ").u(count).t("  last_ts: ");
                 self.time_val(s, r.ts.wrapping_sub(delta))?;
                 s.push(')');
             }
             Kind::RawData { id, buf } => {
-                write!(s, "# {:x}", id.get(d, e))?;
-                for b in d.get(*buf as usize..).unwrap_or(&[]) {
-                    write!(s, " {:02x}", b)?;
+                s.t("# ").x(id.get(d, e));
+                for &b in d.get(*buf as usize..).unwrap_or(&[]) {
+                    s.t(" ").num(b as u64, 16, false, ZEROPAD, 2);
                 }
             }
             Kind::Switch { pcomm, ppid, pprio, pstate, ncomm, npid, nprio } => {
@@ -601,9 +644,9 @@ impl<'a> TraceCmd<'a> {
                 let nprio = nprio.map(|f| f.get(d, e) as i32);
                 let st = pstate.map(|f| f.get(d, e));
                 self.comm_field(s, d, pc, pp)?;
-                write!(s, "{} ", pp)?;
+                s.d(pp).t(" ");
                 if let Some(p) = pprio {
-                    write!(s, "[{}] ", p)?;
+                    s.t("[").d(p as i64).t("] ");
                 }
                 if let Some(v) = st {
                     let mut found = false;
@@ -622,50 +665,50 @@ impl<'a> TraceCmd<'a> {
                 }
                 s.push_str(" ==> ");
                 self.comm_field(s, d, nc, np)?;
-                write!(s, "{}", np)?;
+                s.d(np);
                 if let Some(p) = nprio {
-                    write!(s, " [{}]", p)?;
+                    s.t(" [").d(p as i64).t("]");
                 }
             }
             Kind::Wakeup { comm, pid, prio, success, cpu } => {
                 let p = pid.get(d, e) as i64;
                 let (comm, prio, success, cpu) = (*comm, prio.map(|f| f.get(d, e) as i64), success.map(|f| f.get(d, e) as i64), cpu.map(|f| f.get(d, e)));
                 self.comm_field(s, d, comm, p)?;
-                write!(s, "{}", p)?;
+                s.d(p);
                 if let Some(v) = prio {
-                    write!(s, " [{}]", v)?;
+                    s.t(" [").d(v).t("]");
                 }
                 if let Some(v) = success {
-                    write!(s, " success={}", v)?;
+                    s.t(" success=").d(v);
                 }
                 if let Some(v) = cpu {
-                    write!(s, " CPU:{:03}", v)?;
+                    s.t(" CPU:").num(v, 10, false, ZEROPAD, 3);
                 }
             }
             Kind::HrtExpire { timer, now, func } => {
                 let (t, n, f) = (timer.get(d, e), now.get(d, e), func.map(|f| f.get(d, e)));
-                write!(s, "hrtimer=0x{:x} now={}", t, n)?;
+                s.t("hrtimer=0x").x(t).t(" now=").u(n);
                 self.func_field(s, f)?;
             }
             Kind::HrtStart { timer, func, expires, soft } => {
                 let (t, f, x, so) = (timer.get(d, e), func.map(|f| f.get(d, e)), expires.get(d, e), soft.get(d, e));
-                write!(s, "hrtimer=0x{:x}", t)?;
+                s.t("hrtimer=0x").x(t);
                 self.func_field(s, f)?;
-                write!(s, " expires={} softexpires={}", x, so)?;
+                s.t(" expires=").u(x).t(" softexpires=").u(so);
             }
             Kind::Tlb { pages, reason } => {
                 let (p, why) = (pages.get(d, e) as i64, reason.get(d, e) as i64);
                 const WHY: [&str; 4] = ["flush on task switch", "remote shootdown", "local shootdown", "local mm shootdown"];
-                write!(s, "pages={} reason=", p)?;
+                s.t("pages=").d(p).t(" reason=");
                 if let Some(w) = usize::try_from(why).ok().and_then(|i| WHY.get(i)) {
                     s.push_str(w);
                 }
-                write!(s, " ({})", why)?;
+                s.t(" (").d(why).t(")");
             }
             Kind::CallSite { site } => {
                 let v = site.get(d, e);
                 if let Some(sym) = self.env.sym(v) {
-                    write!(s, "({}+0x{:x}) ", sym.name, v.wrapping_sub(sym.addr) as u32)?;
+                    s.t("(").t(sym.name).t("+0x").x(v.wrapping_sub(sym.addr) as u32 as u64).t(") ");
                 }
                 self.render(s, ty, d)?;
             }
@@ -695,15 +738,19 @@ impl<'a> TraceCmd<'a> {
     fn func_field(&self, s: &mut String, f: Option<u64>) -> fmt::Result {
         let Some(v) = f else { return Ok(()) };
         match self.env.sym(v) {
-            Some(sym) => write!(s, " function={}/0x{:x}", sym.name, sym.addr.wrapping_sub(v)),
-            None => write!(s, " function=0x{:08x}", v),
-        }
+            Some(sym) => s.t(" function=").t(sym.name).t("/0x").x(sym.addr.wrapping_sub(v)),
+            None => s.t(" function=0x").num(v, 16, false, ZEROPAD, 8),
+        };
+        Ok(())
     }
 
     fn func_name(&self, s: &mut String, f: u64) -> fmt::Result {
         match self.env.sym(f) {
             Some(sym) => s.write_str(sym.name),
-            None => write!(s, "{:x}", f),
+            None => {
+                s.x(f);
+                Ok(())
+            }
         }
     }
 
@@ -725,7 +772,7 @@ impl<'a> TraceCmd<'a> {
         self.func_name(s, f)?;
         s.push_str("();");
         if self.flags & DEPTH != 0 {
-            write!(s, " ({})", dep)?;
+            s.t(" (").d(dep).t(")");
         }
         self.retval(s, retval.map(|x| x.get(rd, e)))
     }
@@ -744,10 +791,11 @@ impl<'a> TraceCmd<'a> {
             v >= (-4095i64) as u64
         };
         if dec {
-            write!(s, " (ret={})", v as i64)
+            s.t(" (ret=").d(v as i64).t(")");
         } else {
-            write!(s, " (ret=0x{:x})", v)
+            s.t(" (ret=0x").x(v).t(")");
         }
+        Ok(())
     }
 
     /// plugin_function's function_handler(): indented by where the parent
@@ -765,13 +813,17 @@ impl<'a> TraceCmd<'a> {
         pad(s, index * 3)?;
         match func {
             Some(f) => self.show_function(s, f.name, f.addr, ip)?,
-            None => write!(s, "0x{:x}", ip)?,
+            None => {
+                s.t("0x").x(ip);
+            }
         }
         if self.flags & PARENT != 0 {
             s.push_str(" <-- ");
             match par {
                 Some(p) => self.show_function(s, p.name, p.addr, parent)?,
-                None => write!(s, "0x{:x}", parent)?,
+                None => {
+                    s.t("0x").x(parent);
+                }
             }
         }
         Ok(())
@@ -780,7 +832,7 @@ impl<'a> TraceCmd<'a> {
     fn show_function(&self, s: &mut String, name: &str, start: u64, addr: u64) -> fmt::Result {
         s.push_str(name);
         if self.flags & OFFSET != 0 {
-            write!(s, "+0x{:x} ", addr.wrapping_sub(start) as u32)?;
+            s.t("+0x").x(addr.wrapping_sub(start) as u32 as u64).t(" ");
         }
         Ok(())
     }
@@ -816,7 +868,7 @@ impl<'a> TraceCmd<'a> {
         let c = &self.cls[ci];
         let mut cur = 0;
         for (fi, (name, f, kind, is_char, ptr)) in c.fields.iter().enumerate() {
-            write!(s, " {}=", name)?;
+            s.t(" ").t(name).t("=");
             if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() && cur != usize::MAX {
                 // print_field(): the next conversion (from where the last
                 // one matched, wrapping) that prints this very field.
@@ -864,14 +916,14 @@ impl<'a> TraceCmd<'a> {
                     // print_field_raw().
                     let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
                     match (*ptr, f.signed, f.size) {
-                        (2, ..) | (1, false, _) => write!(s, "0x{:x}", v)?,
-                        (1, true, 4) => write!(s, "0x{:x}", v as u32)?,
-                        (_, true, 4) => write!(s, "{}", v as u32 as i32)?,
-                        (_, true, 2) => write!(s, "{:2}", v as u16 as i16)?,
-                        (_, true, 1) => write!(s, "{}", v as u8 as i8)?,
-                        (_, true, _) => write!(s, "{}", v as i64)?,
-                        _ => write!(s, "{}", v)?,
-                    }
+                        (2, ..) | (1, false, _) => s.t("0x").x(v),
+                        (1, true, 4) => s.t("0x").x(v as u32 as u64),
+                        (_, true, 4) => s.d(v as u32 as i32 as i64),
+                        (_, true, 2) => s.num(v as u16 as i16 as i64 as u64, 10, true, 0, 2),
+                        (_, true, 1) => s.d(v as u8 as i8 as i64),
+                        (_, true, _) => s.d(v as i64),
+                        _ => s.u(v),
+                    };
                     continue;
                 }
             };
@@ -884,7 +936,7 @@ impl<'a> TraceCmd<'a> {
                     if i > 0 {
                         s.push_str(", ");
                     }
-                    write!(s, "{:02x}", x)?;
+                    s.num(*x as u64, 16, false, ZEROPAD, 2);
                 }
                 s.push(']');
             }
@@ -901,15 +953,16 @@ impl<'a> TraceCmd<'a> {
         let Some(&last) = b.last() else { return Ok(()) };
         if let Some(pi) = spec.find('p') {
             let ext = b.get(pi + 1).copied().unwrap_or(0);
-            return match ext {
+            match ext {
                 b'S' | b's' | b'F' | b'f' => match self.env.sym(v) {
-                    Some(sym) if matches!(ext, b'S' | b'F') => write!(s, "{}+0x{:x}", sym.name, v.wrapping_sub(sym.addr)),
-                    Some(sym) => s.write_str(sym.name),
-                    None => write!(s, "0x{:x}", v),
+                    Some(sym) if matches!(ext, b'S' | b'F') => s.t(sym.name).t("+0x").x(v.wrapping_sub(sym.addr)),
+                    Some(sym) => s.t(sym.name),
+                    None => s.t("0x").x(v),
                 },
-                _ if v == 0 => s.write_str("(nil)"),
-                _ => write!(s, "0x{:x}", v),
+                _ if v == 0 => s.t("(nil)"),
+                _ => s.t("0x").x(v),
             };
+            return Ok(());
         }
         let (mut flags, mut i) = (0u8, 1);
         while i < b.len() {
@@ -1012,9 +1065,9 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
         "  "
     });
     let start = s.len();
-    write!(s, "{}", dur / 1000)?;
+    s.u(dur / 1000);
     if s.len() - start < 7 {
-        write!(s, ".{:03}", dur % 1000)?;
+        s.t(".").num(dur % 1000, 10, false, ZEROPAD, 3);
     }
     let len = s.len() - start;
     s.push_str(" us ");
@@ -1047,16 +1100,16 @@ fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
         '.'
     });
     if pc & 0xf != 0 {
-        write!(s, "{:x}", pc & 0xf)?;
+        s.x((pc & 0xf) as u64);
     } else {
         s.push('.');
     }
     if pc & 0xf0 != 0 {
-        write!(s, "{:x}", pc >> 4)
+        s.x((pc >> 4) as u64);
     } else {
         s.push('.');
-        Ok(())
     }
+    Ok(())
 }
 
 /// libtraceevent 1.7's pid -> comm table (event-parse.c), whose answer

@@ -51,6 +51,7 @@ mod zstd;
 
 use crate::cursor::{Cursor, Endian, Eof};
 use crate::ring::{self, PageLayout};
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -148,6 +149,16 @@ impl fmt::Display for Error {
     }
 }
 
+/// Inside the reader errors travel boxed: a 56-byte `Error` moved through
+/// each of ~150 `?` was a large part of the reader's code.
+type R<T> = Result<T, Box<Error>>;
+
+#[cold]
+#[inline(never)]
+fn bad(section: &'static str, offset: u64, what: &'static str) -> Box<Error> {
+    Box::new(Error::corrupt(section, offset, what))
+}
+
 /// Read exactly `buf.len()` bytes at `off`, or say where the data ended.
 pub(crate) fn read_exact(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> Result<(), Error> {
     let mut done = 0;
@@ -167,9 +178,9 @@ pub(crate) fn read_exact(file: &dyn ReadAt, section: &'static str, off: u64, buf
 /// distribution kernel is ~15 MB): a corrupt size fails, it does not OOM.
 const MAX_BLOCK: u64 = 1 << 30;
 
-fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> Result<Vec<u8>, Error> {
+fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> R<Vec<u8>> {
     if len > MAX_BLOCK {
-        return Err(Error::corrupt(section, off, "implausible size"));
+        return Err(bad(section, off, "implausible size"));
     }
     // Probe the last byte first: a corrupt size fails here, before the
     // allocation, not after zeroing megabytes.
@@ -345,36 +356,51 @@ struct Parser<'f> {
 }
 
 impl<'f> Parser<'f> {
-    fn bytes(&mut self, section: &'static str, n: usize) -> Result<Vec<u8>, Error> {
+    fn bytes(&mut self, section: &'static str, n: usize) -> R<Vec<u8>> {
         let v = read_vec(self.file, section, self.pos, n as u64)?;
         self.pos += n as u64;
         Ok(v)
     }
     /// An unsigned number of `n` (2, 4 or 8) bytes in the file's endianness.
-    fn num(&mut self, s: &'static str, n: usize) -> Result<u64, Error> {
+    /// `N` bytes (a tag, the header's two bytes) without an allocation.
+    fn arr<const N: usize>(&mut self, s: &'static str) -> R<[u8; N]> {
+        let mut b = [0u8; N];
+        read_exact(self.file, s, self.pos, &mut b)?;
+        self.pos += N as u64;
+        Ok(b)
+    }
+    #[inline(never)]
+    fn num(&mut self, s: &'static str, n: usize) -> R<u64> {
         let mut b = [0u8; 8];
         read_exact(self.file, s, self.pos, &mut b[..n])?;
         self.pos += n as u64;
-        crate::cursor::read_uint(&b, 0, n, self.endian).map_err(|_| Error::corrupt(s, self.pos, "bad number size"))
+        crate::cursor::read_uint(&b, 0, n, self.endian).map_err(|_| bad(s, self.pos, "bad number size"))
     }
-    fn u16(&mut self, s: &'static str) -> Result<u16, Error> {
+    fn u16(&mut self, s: &'static str) -> R<u16> {
         self.num(s, 2).map(|v| v as u16)
     }
-    fn u32(&mut self, s: &'static str) -> Result<u32, Error> {
+    fn u32(&mut self, s: &'static str) -> R<u32> {
         self.num(s, 4).map(|v| v as u32)
     }
-    fn u64(&mut self, s: &'static str) -> Result<u64, Error> {
+    fn u64(&mut self, s: &'static str) -> R<u64> {
         self.num(s, 8)
     }
+    /// A v7 section header { id:u16 flags:u16 string:u32 size:u64 }: id, flags, size.
+    fn section_head(&mut self, s: &'static str) -> R<(u16, u16, u64)> {
+        let id = self.u16(s)?;
+        let flags = self.u16(s)?;
+        self.u32(s)?;
+        Ok((id, flags, self.u64(s)?))
+    }
     /// A NUL-terminated string, read in small steps.
-    fn cstr(&mut self, s: &'static str) -> Result<String, Error> {
+    fn cstr(&mut self, s: &'static str) -> R<String> {
         let start = self.pos;
         let mut out = Vec::new();
         let mut buf = [0u8; 64];
         loop {
             let n = self.file.read_at(self.pos, &mut buf).map_err(|e| Error::new(s, self.pos, Reason::Io(e.0)))?;
             if n == 0 {
-                return Err(Error::new(s, start, Reason::Truncated { at: self.pos, want: 1 }));
+                return Err(Box::new(Error::new(s, start, Reason::Truncated { at: self.pos, want: 1 })));
             }
             if let Some(z) = buf[..n].iter().position(|&c| c == 0) {
                 out.extend_from_slice(&buf[..z]);
@@ -384,7 +410,7 @@ impl<'f> Parser<'f> {
             out.extend_from_slice(&buf[..n]);
             self.pos += n as u64;
             if out.len() > 4096 {
-                return Err(Error::corrupt(s, start, "unterminated string"));
+                return Err(bad(s, start, "unterminated string"));
             }
         }
     }
@@ -392,43 +418,53 @@ impl<'f> Parser<'f> {
 
 /// Errors from a cursor over an in-memory section, mapped to the section
 /// and its file offset.
-fn eof(section: &'static str, base: u64) -> impl Fn(Eof) -> Error {
-    move |e| Error::new(section, base + e.at as u64, Reason::Truncated { at: base + e.at as u64, want: e.want as u64 })
+fn eof(section: &'static str, base: u64) -> impl Fn(Eof) -> Box<Error> {
+    move |e| eof_at(section, base, e)
 }
 
-fn cstring(c: &mut Cursor, section: &'static str, base: u64) -> Result<String, Error> {
+#[cold]
+#[inline(never)]
+fn eof_at(section: &'static str, base: u64, e: Eof) -> Box<Error> {
+    Box::new(Error::new(section, base + e.at as u64, Reason::Truncated { at: base + e.at as u64, want: e.want as u64 }))
+}
+
+fn cstring(c: &mut Cursor, section: &'static str, base: u64) -> R<String> {
     c.cstr().map(text).map_err(eof(section, base))
 }
 
 impl<'f> TraceDat<'f> {
     /// Read the header and all metadata of a trace.dat file.
-    #[inline(never)]
     pub fn open(file: &'f dyn ReadAt) -> Result<TraceDat<'f>, Error> {
+        Self::open_r(file).map_err(|e| *e)
+    }
+
+    #[inline(never)]
+    fn open_r(file: &'f dyn ReadAt) -> R<TraceDat<'f>> {
         let mut head = [0u8; 10];
         read_exact(file, "file header", 0, &mut head)?;
         if &head != b"\x17\x08\x44tracing" {
-            return Err(Error::new("file header", 0, Reason::BadMagic));
+            return Err(Box::new(Error::new("file header", 0, Reason::BadMagic)));
         }
         let mut p = Parser { file, endian: Endian::Little, pos: 10 };
         let vs = p.cstr("file header")?;
-        let version: u32 = vs.parse().map_err(|_| Error::corrupt("file header", 10, "bad version string"))?;
+        let version: u32 = vs.parse().map_err(|_| bad("file header", 10, "bad version string"))?;
         if version != 6 && version != 7 {
-            return Err(Error::new("file header", 10, Reason::Version(version)));
+            return Err(Box::new(Error::new("file header", 10, Reason::Version(version))));
         }
-        let eb = p.bytes("file header", 2)?;
+        let eb: [u8; 2] = p.arr("file header")?;
         let endian = match eb[0] {
             0 => Endian::Little,
             1 => Endian::Big,
-            _ => return Err(Error::corrupt("file header", p.pos - 2, "bad endianness byte")),
+            _ => return Err(bad("file header", p.pos - 2, "bad endianness byte")),
         };
         p.endian = endian;
         let long_size = eb[1];
         if long_size != 4 && long_size != 8 {
-            return Err(Error::corrupt("file header", p.pos - 1, "long size is neither 4 nor 8"));
+            return Err(bad("file header", p.pos - 1, "long size is neither 4 nor 8"));
         }
         let page_size = p.u32("file header")?;
         if !(256..=(1 << 24)).contains(&page_size) {
-            return Err(Error::corrupt("file header", p.pos - 4, "implausible page size"));
+            return Err(bad("file header", p.pos - 4, "implausible page size"));
         }
         let mut td = TraceDat {
             file,
@@ -455,7 +491,7 @@ impl<'f> TraceDat<'f> {
             td.read_v7(&mut p)?;
         }
         td.layout = PageLayout::parse(&td.header_page, &td.header_event, endian, page_size)
-            .map_err(|e| Error::new("header info", 0, Reason::Page(e)))?;
+            .map_err(|e| Box::new(Error::new("header info", 0, Reason::Page(e))))?;
         Ok(td)
     }
 
@@ -498,9 +534,13 @@ impl<'f> TraceDat<'f> {
     /// The text of a latency-format buffer (what `trace` showed when
     /// trace-cmd recorded a latency tracer), decompressed when needed.
     pub fn latency_text(&self, b: &Buffer) -> Result<Vec<u8>, Error> {
+        self.latency_text_r(b).map_err(|e| *e)
+    }
+
+    fn latency_text_r(&self, b: &Buffer) -> R<Vec<u8>> {
         let s = "latency text";
         if !b.latency {
-            return Err(Error::corrupt(s, 0, "buffer is not a latency buffer"));
+            return Err(bad(s, 0, "buffer is not a latency buffer"));
         }
         if self.version == 6 {
             // The rest of the file, read in steps (its size is not recorded).
@@ -513,17 +553,14 @@ impl<'f> TraceDat<'f> {
                     return Ok(v);
                 }
                 if v.len() as u64 + n as u64 > MAX_BLOCK {
-                    return Err(Error::corrupt(s, off, "implausible size"));
+                    return Err(bad(s, off, "implausible size"));
                 }
                 v.extend_from_slice(&buf[..n]);
                 off += n as u64;
             }
         }
         let mut p = Parser { file: self.file, endian: self.endian, pos: b.text_at };
-        let _id = p.u16(s)?;
-        let flags = p.u16(s)?;
-        let _ = p.u32(s)?;
-        let size = p.u64(s)?;
+        let (_, flags, size) = p.section_head(s)?;
         if flags & SEC_FL_COMPRESS == 0 {
             return read_vec(self.file, s, p.pos, size);
         }
@@ -537,7 +574,7 @@ impl<'f> TraceDat<'f> {
             let data = read_vec(self.file, s, p.pos, z as u64)?;
             p.pos += z as u64;
             if out.len() as u64 + u as u64 > MAX_BLOCK {
-                return Err(Error::corrupt(s, at, "implausible size"));
+                return Err(bad(s, at, "implausible size"));
             }
             out.extend_from_slice(&decompress(&self.compression, s, at, &data, u as usize)?);
         }
@@ -546,7 +583,7 @@ impl<'f> TraceDat<'f> {
 
     // ---- v6 ----
 
-    fn read_v6(&mut self, p: &mut Parser) -> Result<(), Error> {
+    fn read_v6(&mut self, p: &mut Parser) -> R<()> {
         let start = p.pos;
         let hdr = read_header_info(p.file, p.endian, start, None)?;
         p.pos = start + hdr.2;
@@ -565,15 +602,15 @@ impl<'f> TraceDat<'f> {
         self.printk = text_owned(p.bytes("printk formats", n as usize)?);
         let n = p.u64("cmdlines")?;
         if n > MAX_BLOCK {
-            return Err(Error::corrupt("cmdlines", p.pos, "implausible size"));
+            return Err(bad("cmdlines", p.pos, "implausible size"));
         }
         self.cmdlines = text_owned(p.bytes("cmdlines", n as usize)?);
         let cpus = p.u32("cpu count")?;
         let mut instances: Vec<(String, u64)> = Vec::new();
-        let kind = p.bytes("options", 10)?;
+        let kind: [u8; 10] = p.arr("options")?;
         let kind = if kind.starts_with(b"options") {
             self.read_options_v6(p, &mut instances)?;
-            p.bytes("options", 10)?
+            p.arr("options")?
         } else {
             kind
         };
@@ -582,13 +619,13 @@ impl<'f> TraceDat<'f> {
         self.buffers.push(top);
         for (name, off) in instances {
             let mut q = Parser { file: p.file, endian: p.endian, pos: off };
-            let r = q.bytes("instance buffer", 10).and_then(|mut kind| {
+            let r = q.arr::<10>("instance buffer").and_then(|mut kind| {
                 if kind.starts_with(b"options") {
                     // Instance headers may carry their own options; skip them.
                     let mut skip = Vec::new();
                     let mut sink = Options::default();
                     read_options_v6_into(&mut q, &mut sink, &mut skip)?;
-                    kind = q.bytes("instance buffer", 10)?;
+                    kind = q.arr("instance buffer")?;
                 }
                 read_flyrecord_v6(&mut q, &kind, cpus, self.page_size, name)
             });
@@ -596,20 +633,20 @@ impl<'f> TraceDat<'f> {
             match r {
                 Ok(b) => self.buffers.push(b),
                 Err(e) => {
-                    self.damage.get_or_insert(e);
+                    self.damage.get_or_insert(*e);
                 }
             }
         }
         Ok(())
     }
 
-    fn read_options_v6(&mut self, p: &mut Parser, instances: &mut Vec<(String, u64)>) -> Result<(), Error> {
+    fn read_options_v6(&mut self, p: &mut Parser, instances: &mut Vec<(String, u64)>) -> R<()> {
         read_options_v6_into(p, &mut self.options, instances)
     }
 
     // ---- v7 ----
 
-    fn read_v7(&mut self, p: &mut Parser) -> Result<(), Error> {
+    fn read_v7(&mut self, p: &mut Parser) -> R<()> {
         self.compression = p.cstr("compression header")?;
         self.compression_version = p.cstr("compression header")?;
         let mut next = p.u64("file header")?;
@@ -621,11 +658,11 @@ impl<'f> TraceDat<'f> {
         while next != 0 {
             seen += 1;
             let r = if seen > 1024 {
-                Err(Error::corrupt("options", next, "options sections loop"))
+                Err(bad("options", next, "options sections loop"))
             } else {
                 self.section(next, "options").and_then(|(id, data, base)| {
                     if id != OPT_DONE {
-                        return Err(Error::corrupt("options", next, "section is not an options section"));
+                        return Err(bad("options", next, "section is not an options section"));
                     }
                     if first_end == 0 {
                         first_end = next + 16 + data_len_in_file(self.file, self.endian, next);
@@ -640,36 +677,41 @@ impl<'f> TraceDat<'f> {
                 // A later one (trace-cmd writes the BUFFER options after the
                 // data) is lost when the file is cut: keep what was read.
                 Err(e) => {
-                    self.damage = Some(e);
+                    self.damage = Some(*e);
                     break;
                 }
             }
         }
         for &(id, off) in &sections {
+            // Only these six ids are collected (parse_options_v7).
+            let name = match id {
+                OPT_HEADER_INFO => "header info",
+                OPT_FTRACE_EVENTS => "ftrace formats",
+                OPT_EVENT_FORMATS => "event formats",
+                OPT_KALLSYMS => "kallsyms",
+                OPT_PRINTK => "printk formats",
+                _ => "cmdlines",
+            };
+            let (_, mut data, base) = self.section(off, name)?;
+            let mut c = Cursor::new(&data, self.endian);
             match id {
                 OPT_HEADER_INFO => {
-                    let (_, data, base) = self.section(off, "header info")?;
                     let h = read_header_info(&data, self.endian, 0, Some(base))?;
                     self.header_page = h.0;
                     self.header_event = h.1;
                 }
                 OPT_FTRACE_EVENTS => {
-                    let (_, data, base) = self.section(off, "ftrace formats")?;
-                    let (f, _) = read_ftrace_formats(&data, self.endian, 0).map_err(|e| rebase(e, base))?;
-                    let mut f = f;
+                    let (mut f, _) = read_ftrace_formats(&data, self.endian, 0).map_err(|e| rebase(e, base))?;
                     f.append(&mut self.formats);
                     self.formats = f;
                 }
                 OPT_EVENT_FORMATS => {
-                    let (_, data, base) = self.section(off, "event formats")?;
                     read_event_formats(&data, self.endian, 0, &mut self.formats).map_err(|e| rebase(e, base))?;
                 }
                 OPT_KALLSYMS | OPT_PRINTK => {
-                    let name = if id == OPT_KALLSYMS { "kallsyms" } else { "printk formats" };
-                    let (_, mut data, base) = self.section(off, name)?;
-                    let mut c = Cursor::new(&data, self.endian);
                     let n = c.u32().map_err(eof(name, base))?;
                     c.bytes(n as usize).map_err(eof(name, base))?;
+                    // In place: kallsyms is megabytes.
                     data.truncate(4 + n as usize);
                     data.drain(..4);
                     let t = text_owned(data);
@@ -679,19 +721,16 @@ impl<'f> TraceDat<'f> {
                         self.printk = t;
                     }
                 }
-                OPT_CMDLINES => {
-                    let (_, data, base) = self.section(off, "cmdlines")?;
-                    let mut c = Cursor::new(&data, self.endian);
-                    let n = c.u64().map_err(eof("cmdlines", base))?;
+                _ => {
+                    let n = c.u64().map_err(eof(name, base))?;
                     let b = usize::try_from(n).ok().and_then(|n| c.bytes(n).ok());
-                    let b = b.ok_or_else(|| Error::new("cmdlines", base, Reason::Truncated { at: base + 8, want: n }))?;
+                    let b = b.ok_or_else(|| Box::new(Error::new(name, base, Reason::Truncated { at: base + 8, want: n })))?;
                     self.cmdlines = text(b);
                 }
-                _ => {}
             }
         }
         if self.header_page.is_empty() {
-            return Err(Error::corrupt("header info", 0, "file has no HEADER_INFO section"));
+            return Err(bad("header info", 0, "file has no HEADER_INFO section"));
         }
         if self.buffers.is_empty() && self.damage.is_some() {
             if let Some(b) = self.recover_buffer(first_end) {
@@ -713,10 +752,7 @@ impl<'f> TraceDat<'f> {
     /// only a single-CPU file is recovered then.
     fn recover_buffer(&self, at: u64) -> Option<Buffer> {
         let mut p = Parser { file: self.file, endian: self.endian, pos: at };
-        let id = p.u16("buffer section").ok()?;
-        let flags = p.u16("buffer section").ok()?;
-        let _ = p.u32("buffer section").ok()?;
-        let size = p.u64("buffer section").ok()?;
+        let (id, flags, size) = p.section_head("buffer section").ok()?;
         if id != OPT_BUFFER {
             return None;
         }
@@ -767,12 +803,9 @@ impl<'f> TraceDat<'f> {
 
     /// Read a v7 section at `off`: its id, its (decompressed) data and the
     /// file offset of the data (for error messages).
-    fn section(&self, off: u64, name: &'static str) -> Result<(u16, Vec<u8>, u64), Error> {
+    fn section(&self, off: u64, name: &'static str) -> R<(u16, Vec<u8>, u64)> {
         let mut p = Parser { file: self.file, endian: self.endian, pos: off };
-        let id = p.u16(name)?;
-        let flags = p.u16(name)?;
-        let _desc = p.u32(name)?;
-        let size = p.u64(name)?;
+        let (id, flags, size) = p.section_head(name)?;
         let base = p.pos;
         if flags & SEC_FL_COMPRESS == 0 {
             return Ok((id, read_vec(self.file, name, base, size)?, base));
@@ -784,12 +817,12 @@ impl<'f> TraceDat<'f> {
         Ok((id, data, base))
     }
 
-    fn decompress(&self, name: &'static str, off: u64, z: &[u8], size: usize) -> Result<Vec<u8>, Error> {
-        decompress(&self.compression, name, off, z, size)
+    fn decompress(&self, name: &'static str, off: u64, z: &[u8], size: usize) -> R<Vec<u8>> {
+        Ok(decompress(&self.compression, name, off, z, size)?)
     }
 
     /// One v7 options section; returns the offset of the next one (0 = last).
-    fn parse_options_v7(&mut self, data: &[u8], base: u64, sections: &mut Vec<(u16, u64)>) -> Result<u64, Error> {
+    fn parse_options_v7(&mut self, data: &[u8], base: u64, sections: &mut Vec<(u16, u64)>) -> R<u64> {
         let s = "options";
         let mut c = Cursor::new(data, self.endian);
         loop {
@@ -808,11 +841,11 @@ impl<'f> TraceDat<'f> {
                     if id == OPT_BUFFER {
                         b.page_size = oc.u32().map_err(eof(s, at))?;
                         if !(256..=(1 << 24)).contains(&b.page_size) {
-                            return Err(Error::corrupt("BUFFER option", at, "implausible sub-buffer size"));
+                            return Err(bad("BUFFER option", at, "implausible sub-buffer size"));
                         }
                         let n = oc.u32().map_err(eof(s, at))?;
                         if n as usize > d.len() / 20 {
-                            return Err(Error::corrupt("BUFFER option", at, "CPU count larger than the option"));
+                            return Err(bad("BUFFER option", at, "CPU count larger than the option"));
                         }
                         for _ in 0..n {
                             let cpu = oc.u32().map_err(eof(s, at))?;
@@ -846,7 +879,7 @@ fn data_len_in_file(file: &dyn ReadAt, e: Endian, off: u64) -> u64 {
     p.u64("options").unwrap_or(0)
 }
 
-fn rebase(mut e: Error, base: u64) -> Error {
+fn rebase(mut e: Box<Error>, base: u64) -> Box<Error> {
     e.offset += base;
     if let Reason::Truncated { at, .. } = &mut e.reason {
         *at += base;
@@ -857,28 +890,31 @@ fn rebase(mut e: Error, base: u64) -> Error {
 /// Options with the same meaning in v6 and v7.
 fn apply_common_option(o: &mut Options, id: u16, d: &[u8], e: Endian) {
     let mut c = Cursor::new(d, e);
-    match id {
-        OPT_DATE => o.date = Some(text(d)),
-        OPT_CPUSTAT => o.cpustat.push(text(d)),
-        OPT_TRACECLOCK => o.trace_clock = Some(text(d)),
-        OPT_UNAME => o.uname = Some(text(d)),
-        OPT_OFFSET => o.offset = Some(text(d)),
-        OPT_CPUCOUNT => o.cpu_count = c.u32().ok(),
-        OPT_VERSION => o.version = Some(text(d)),
-        OPT_PROCMAPS => o.procmaps = Some(text(d)),
-        OPT_TRACEID => o.trace_id = c.u64().ok(),
+    // The text options: pick the slot, convert once.
+    let slot = match id {
+        OPT_DATE => &mut o.date,
+        OPT_TRACECLOCK => &mut o.trace_clock,
+        OPT_UNAME => &mut o.uname,
+        OPT_OFFSET => &mut o.offset,
+        OPT_VERSION => &mut o.version,
+        OPT_PROCMAPS => &mut o.procmaps,
+        OPT_SAVED_TGIDS => &mut o.tgids,
+        OPT_STATE => &mut o.state,
+        OPT_CPUSTAT => return o.cpustat.push(text(d)),
+        OPT_CPUCOUNT => return o.cpu_count = c.u32().ok(),
+        OPT_TRACEID => return o.trace_id = c.u64().ok(),
         OPT_TSC2NSEC => {
             if let (Ok(m), Ok(s), Ok(off)) = (c.u32(), c.u32(), c.u64()) {
                 o.tsc2nsec = Some((m, s, off));
             }
+            return;
         }
-        OPT_SAVED_TGIDS => o.tgids = Some(text(d)),
-        OPT_STATE => o.state = Some(text(d)),
-        _ => {}
-    }
+        _ => return,
+    };
+    *slot = Some(text(d));
 }
 
-fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(String, u64)>) -> Result<(), Error> {
+fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(String, u64)>) -> R<()> {
     let mut n = 0;
     loop {
         let at = p.pos;
@@ -888,7 +924,7 @@ fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(St
         }
         n += 1;
         if n > 1 << 20 {
-            return Err(Error::corrupt("options", at, "too many options"));
+            return Err(bad("options", at, "too many options"));
         }
         let size = p.u32("options")?;
         let d = p.bytes("options", size as usize)?;
@@ -904,17 +940,17 @@ fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(St
 }
 
 /// After "flyrecord\0" (or "latency  \0"): the per-CPU offsets and sizes.
-fn read_flyrecord_v6(p: &mut Parser, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Result<Buffer, Error> {
+fn read_flyrecord_v6(p: &mut Parser, kind: &[u8], cpus: u32, page_size: u32, name: String) -> R<Buffer> {
     let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, text_at: p.pos, cpus: Vec::new() };
     if kind.starts_with(b"latency") {
         b.latency = true;
         return Ok(b);
     }
     if !kind.starts_with(b"flyrecord") {
-        return Err(Error::corrupt("flyrecord", p.pos - 10, "expected \"flyrecord\" or \"latency\""));
+        return Err(bad("flyrecord", p.pos - 10, "expected \"flyrecord\" or \"latency\""));
     }
     if cpus > 1 << 16 {
-        return Err(Error::corrupt("flyrecord", p.pos, "implausible CPU count"));
+        return Err(bad("flyrecord", p.pos, "implausible CPU count"));
     }
     for cpu in 0..cpus {
         let offset = p.u64("flyrecord")?;
@@ -926,37 +962,32 @@ fn read_flyrecord_v6(p: &mut Parser, kind: &[u8], cpus: u32, page_size: u32, nam
 
 /// "header_page\0" size:u64 text "header_event\0" size:u64 text; returns
 /// both texts and the bytes used. `base` rebases offsets for in-memory data.
-fn read_header_info(file: &dyn ReadAt, e: Endian, start: u64, base: Option<u64>) -> Result<(String, String, u64), Error> {
-    let s = "header info";
+fn read_header_info(file: &dyn ReadAt, e: Endian, start: u64, base: Option<u64>) -> R<(String, String, u64)> {
     let mut p = Parser { file, endian: e, pos: start };
-    let re = |err: Error| match base {
+    let r = (|| Ok((header_text(&mut p, b"header_page\0")?, header_text(&mut p, b"header_event\0")?)))();
+    let (hp, he) = r.map_err(|err| match base {
         Some(b) => rebase(err, b),
         None => err,
-    };
-    let tag = p.bytes(s, 12).map_err(re)?;
-    if &tag[..] != b"header_page\0" {
-        return Err(re(Error::corrupt(s, start, "missing \"header_page\"")));
-    }
-    let n = p.u64(s).map_err(re)?;
-    if n > 1 << 20 {
-        return Err(re(Error::corrupt(s, p.pos, "implausible header_page size")));
-    }
-    let hp = text_owned(p.bytes(s, n as usize).map_err(re)?);
-    let at = p.pos;
-    let tag = p.bytes(s, 13).map_err(re)?;
-    if &tag[..] != b"header_event\0" {
-        return Err(re(Error::corrupt(s, at, "missing \"header_event\"")));
-    }
-    let n = p.u64(s).map_err(re)?;
-    if n > 1 << 20 {
-        return Err(re(Error::corrupt(s, p.pos, "implausible header_event size")));
-    }
-    let he = text_owned(p.bytes(s, n as usize).map_err(re)?);
+    })?;
     Ok((hp, he, p.pos - start))
 }
 
+/// `tag` then size:u64 and that many bytes of text.
+fn header_text(p: &mut Parser, tag: &[u8]) -> R<String> {
+    let s = "header info";
+    let at = p.pos;
+    if p.bytes(s, tag.len())? != tag {
+        return Err(bad(s, at, if tag.len() == 12 { "missing \"header_page\"" } else { "missing \"header_event\"" }));
+    }
+    let n = p.u64(s)?;
+    if n > 1 << 20 {
+        return Err(bad(s, p.pos, if tag.len() == 12 { "implausible header_page size" } else { "implausible header_event size" }));
+    }
+    Ok(text_owned(p.bytes(s, n as usize)?))
+}
+
 /// count:u32 then { size:u64 text } — the `ftrace` system's formats.
-fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> Result<(Vec<Format>, u64), Error> {
+fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> R<(Vec<Format>, u64)> {
     let s = "ftrace formats";
     let mut p = Parser { file, endian: e, pos: start };
     let n = p.u32(s)?;
@@ -964,7 +995,7 @@ fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> Result<(Vec<
     for _ in 0..n {
         let len = p.u64(s)?;
         if len > 1 << 24 {
-            return Err(Error::corrupt(s, p.pos, "implausible format size"));
+            return Err(bad(s, p.pos, "implausible format size"));
         }
         v.push(Format { system: String::from("ftrace"), text: text_owned(p.bytes(s, len as usize)?) });
     }
@@ -972,7 +1003,7 @@ fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> Result<(Vec<
 }
 
 /// systems:u32 then { name\0 count:u32 { size:u64 text } }.
-fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Format>) -> Result<u64, Error> {
+fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Format>) -> R<u64> {
     let s = "event formats";
     let mut p = Parser { file, endian: e, pos: start };
     let systems = p.u32(s)?;
@@ -982,7 +1013,7 @@ fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Fo
         for _ in 0..n {
             let len = p.u64(s)?;
             if len > 1 << 24 {
-                return Err(Error::corrupt(s, p.pos, "implausible format size"));
+                return Err(bad(s, p.pos, "implausible format size"));
             }
             out.push(Format { system: system.clone(), text: text_owned(p.bytes(s, len as usize)?) });
         }

@@ -271,19 +271,11 @@ impl<'s> P<'s> {
         if name.is_empty() {
             return Err("expected a field name");
         }
-        let op = ["==", "!=", "=~", "!~", "<=", ">=", "<", ">", "&", "~", "="]
-            .iter()
-            .find(|o| self.eat(o))
-            .map(|o| match *o {
-                "==" | "=" => b'=',
-                "!=" => b'!',
-                "<=" => b'l',
-                "=~" => b'r',
-                "!~" => b'n',
-                ">=" => b'g',
-                o => o.as_bytes()[0],
-            })
-            .ok_or("expected an operator")?;
+        // Longest first; each operator's code at the same position in CODES.
+        const OPS: [&str; 11] = ["==", "!=", "=~", "!~", "<=", ">=", "<", ">", "&", "~", "="];
+        const CODES: &[u8; 11] = b"=!rnlg<>&~=";
+        let k = OPS.iter().position(|o| self.eat(o)).ok_or("expected an operator")?;
+        let op = CODES[k];
         self.ws();
         let v = match self.s.get(self.i) {
             Some(&q @ (b'"' | b'\'')) => {
