@@ -4,7 +4,9 @@
 use crate::applets::{Applet, APPLETS};
 use crate::sys::{self, lossy};
 use alloc::format;
+use alloc::ffi::CString;
 use alloc::string::String;
+use core::ffi::CStr;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
@@ -81,23 +83,30 @@ fn print_help() {
     }
 }
 
+/// A path for the system calls: built once, so each call takes a `&CStr`
+/// instead of converting (and maybe allocating) a byte string per call.
+/// argv entries hold no NUL.
+fn cstr(v: Vec<u8>) -> CString {
+    CString::new(v).unwrap_or_default()
+}
+
 /// `dir/name`.
-fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+fn join(dir: &[u8], name: &[u8]) -> CString {
     let mut p = dir.to_vec();
     if !p.ends_with(b"/") {
         p.push(b'/');
     }
     p.extend_from_slice(name);
-    p
+    cstr(p)
 }
 
 /// The running binary: /proc/self/exe, else argv[0] made absolute.
-fn self_path(argv0: &[u8]) -> Option<Vec<u8>> {
-    if let Ok(p) = sys::readlink("/proc/self/exe") {
-        return Some(p);
+fn self_path(argv0: &[u8]) -> Option<CString> {
+    if let Ok(p) = sys::readlink(c"/proc/self/exe") {
+        return Some(cstr(p));
     }
     if argv0.starts_with(b"/") {
-        return Some(argv0.to_vec());
+        return Some(cstr(argv0.to_vec()));
     }
     if argv0.contains(&b'/') {
         return sys::cwd().ok().map(|d| join(&d, argv0));
@@ -118,7 +127,7 @@ fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
         sys::eprintln(format_args!("ftbox: --install: cannot find the running binary (no /proc/self/exe, relative argv[0])"));
         return 1;
     };
-    if !sys::stat(&dir[..], true).is_ok_and(|st| sys::file_type(&st) == rustix::fs::FileType::Directory) {
+    if !sys::stat(&*cstr(dir.to_vec()), true).is_ok_and(|st| sys::file_type(&st) == rustix::fs::FileType::Directory) {
         sys::eprintln(format_args!("ftbox: --install: {}: not a directory", lossy(dir)));
         return 1;
     }
@@ -126,24 +135,24 @@ fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
     for a in APPLETS {
         let link = join(dir, a.name.as_bytes());
         if let Err(msg) = install_one(&target, &link, symbolic) {
-            sys::eprintln(format_args!("ftbox: --install: {}: {}", lossy(&link), msg));
+            sys::eprintln(format_args!("ftbox: --install: {}: {}", lossy(link.to_bytes()), msg));
             status = 1;
         }
     }
     status
 }
 
-fn install_one(target: &[u8], link: &[u8], symbolic: bool) -> Result<(), String> {
+fn install_one(target: &CStr, link: &CStr, symbolic: bool) -> Result<(), String> {
     use rustix::fs::FileType::Symlink;
     if let Ok(meta) = sys::stat(link, false) {
         let is_link = sys::file_type(&meta) == Symlink;
         let correct = if symbolic {
-            is_link && sys::readlink(link).is_ok_and(|t| t == target)
+            is_link && sys::readlink(link).is_ok_and(|t| t == target.to_bytes())
         } else {
             let t = sys::stat(target, true).ok();
             t.is_some_and(|t| !is_link && t.st_ino == meta.st_ino && t.st_dev == meta.st_dev)
         };
-        return if correct { Ok(()) } else { Err(format!("exists and is not a link to {}; skipped", lossy(target))) };
+        return if correct { Ok(()) } else { Err(format!("exists and is not a link to {}; skipped", lossy(target.to_bytes()))) };
     }
     sys::link(target, link, symbolic).map_err(|e| {
         if e == sys::Errno::XDEV {

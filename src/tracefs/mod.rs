@@ -7,7 +7,7 @@ pub mod events;
 pub mod glob;
 pub mod state;
 
-use rustix::fd::OwnedFd;
+use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{openat, Mode, OFlags, CWD};
 use crate::sys;
 use alloc::format;
@@ -155,7 +155,7 @@ impl Tracefs {
     pub fn instance(&self, name: &str) -> core::result::Result<Tracefs, String> {
         check_name("instance", name)?;
         let rel = format!("instances/{name}");
-        let fd = openat(&self.dir, rel.as_str(), OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        let fd = openat(self.dir.as_fd(), rel.as_str(), OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| match e {
                 Errno::NOENT => format!("instance '{name}' does not exist"),
                 e => format!("{}: {}", self.path_of(&rel), sys::OsError(e)),
@@ -165,7 +165,7 @@ impl Tracefs {
 
     /// Open a control file relative to this directory.
     pub fn open_file(&self, name: &str, flags: OFlags) -> Result<OwnedFd> {
-        openat(&self.dir, name, flags | OFlags::CLOEXEC, Mode::empty())
+        openat(self.dir.as_fd(), name, flags | OFlags::CLOEXEC, Mode::empty())
             .map_err(|errno| Error { file: self.path_of(name), errno, log: None })
     }
 
