@@ -83,17 +83,21 @@ fn is_tracefs(fd: &OwnedFd) -> bool {
     rustix::fs::accessat(fd, "trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
 }
 
-/// Add the tracefs mount points listed in /proc/mounts to `out`.
-fn from_proc_mounts(out: &mut Vec<String>) {
-    let Ok(fd) = openat(CWD, "/proc/mounts", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else {
-        return;
-    };
-    let text = read_fd(&fd).unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
-    for l in text.lines() {
-        let mut it = l.split_whitespace();
-        if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
-            out.push(dir.replace("\\040", " "));
+/// One candidate mount point of `search`: the answer when it is tracefs or
+/// refuses us, else `None` with `p` added to the list of places tried.
+#[inline(never)]
+fn probe(p: String, tried: &mut String) -> Option<core::result::Result<Tracefs, (String, bool)>> {
+    match open_dir(&p) {
+        Ok(fd) if is_tracefs(&fd) => Some(Ok(Tracefs { dir: fd, mount: p, instance: None })),
+        Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
+            Some(Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true)))
+        }
+        _ => {
+            if !tried.is_empty() {
+                tried.push_str(", ");
+            }
+            tried.push_str(&p);
+            None
         }
     }
 }
@@ -122,20 +126,24 @@ impl Tracefs {
     }
 
     /// The search behind `find`; the flag says "exists but permission denied".
+    /// The usual places first, then the tracefs mounts in /proc/mounts.
     fn search() -> core::result::Result<Tracefs, (String, bool)> {
-        let mut seen = Vec::new();
-        let mut cands: Vec<String> = CANDIDATES.iter().map(|s| String::from(*s)).collect();
-        from_proc_mounts(&mut cands);
-        for p in cands {
-            match open_dir(&p) {
-                Ok(fd) if is_tracefs(&fd) => return Ok(Tracefs { dir: fd, mount: p, instance: None }),
-                Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
-                    return Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true));
-                }
-                _ => seen.push(p),
+        let mut tried = String::new();
+        for p in CANDIDATES {
+            if let Some(r) = probe(String::from(*p), &mut tried) {
+                return r;
             }
         }
-        Err((format!("tracefs not found (tried {})", seen.join(", ")), false))
+        let text = sys::read("/proc/mounts").unwrap_or_default();
+        for l in String::from_utf8_lossy(&text).lines() {
+            let mut it = l.split_whitespace();
+            if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
+                if let Some(r) = probe(dir.replace("\\040", " "), &mut tried) {
+                    return r;
+                }
+            }
+        }
+        Err((format!("tracefs not found (tried {tried})"), false))
     }
 
     /// The directory fd, for `openat` by other modules.
