@@ -48,11 +48,44 @@ pub struct Parser {
 }
 
 /// `"text"` with quotes and escapes, as lexopt showed values (without Debug
-/// formatting, which `make tiny` compiles out).
+/// formatting, which `make tiny` compiles out). The escapes are those of
+/// `char::escape_debug`, whose Unicode tables (printable, grapheme-extend:
+/// 3.4 KB) are left out: beyond ASCII, what it escapes is approximated by
+/// the C1 controls, the Latin-1 no-break and soft hyphens, the combining
+/// diacritical marks and the invisible spaces and marks of U+2000-U+202F
+/// and U+FEFF (rarer scripts' marks are shown as they are).
 fn quoted(v: &[u8]) -> String {
     let mut s = String::from("\"");
     for c in String::from_utf8_lossy(v).chars() {
-        s.extend(c.escape_debug());
+        let n = c as u32;
+        let short = match c {
+            '\0' => '0',
+            '\t' => 't',
+            '\r' => 'r',
+            '\n' => 'n',
+            '\\' | '"' | '\'' => c,
+            _ => '\0',
+        };
+        if short != '\0' {
+            s.push('\\');
+            s.push(short);
+        } else if n < 0x20
+            || (0x7f..=0xa0).contains(&n)
+            || n == 0xad
+            || (0x300..0x370).contains(&n)
+            || (0x2000..0x2010).contains(&n)
+            || (0x2028..0x2030).contains(&n)
+            || n == 0xfeff
+        {
+            s.push_str("\\u{");
+            let digits = (32 - n.leading_zeros()).div_ceil(4).max(1);
+            for i in (0..digits).rev() {
+                s.push(char::from_digit((n >> (i * 4)) & 15, 16).unwrap_or('0'));
+            }
+            s.push('}');
+        } else {
+            s.push(c);
+        }
     }
     s.push('"');
     s
@@ -247,6 +280,11 @@ mod tests {
         assert_eq!(Short('x').unexpected().to_string(), "invalid option '-x'");
         assert_eq!(Long("bogus").unexpected().to_string(), "invalid option '--bogus'");
         assert_eq!(Value("a\"b\n".to_string()).unexpected().to_string(), "unexpected argument \"a\\\"b\\n\"");
+        // The escapes of char::escape_debug.
+        for v in ["\0\t\r\n\\'\"\x01\x1b\x7f", "é\u{80}\u{9f}\u{a0}\u{ad}e\u{301}\u{36f}\u{370}ü€\u{fffd}", "a\u{2000}\u{200b}\u{200f}\u{2010}\u{2028}\u{202f}\u{2030}\u{feff}"] {
+            let want: String = v.chars().flat_map(char::escape_debug).collect();
+            assert_eq!(quoted(v.as_bytes()), std::format!("\"{want}\""));
+        }
         let mut q = Parser::from_args(vec![b"\xff".to_vec()]);
         assert_eq!(q.next().err().map(|e| e.0), Some("argument is not UTF-8: \u{fffd}".to_string()));
     }
