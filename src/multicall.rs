@@ -30,6 +30,7 @@ fn basename(p: &[u8]) -> &[u8] {
 }
 
 /// argv, argv[0] included, as byte strings.
+#[inline(never)]
 pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
     let argv0 = if args.is_empty() { Vec::from(&b"ftbox"[..]) } else { args.remove(0) };
     let name = basename(&argv0);
@@ -101,6 +102,7 @@ fn join(dir: &[u8], name: &[u8]) -> CString {
 }
 
 /// The running binary: /proc/self/exe, else argv[0] made absolute.
+#[inline(never)]
 fn self_path(argv0: &[u8]) -> Option<CString> {
     if let Ok(p) = sys::readlink(c"/proc/self/exe") {
         return Some(cstr(p));
@@ -114,6 +116,7 @@ fn self_path(argv0: &[u8]) -> Option<CString> {
     None
 }
 
+#[inline(never)]
 fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
     let (symbolic, dir) = match rest {
         [d] if d != b"-s" => (false, d),
@@ -142,6 +145,7 @@ fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
     status
 }
 
+#[inline(never)]
 fn install_one(target: &CStr, link: &CStr, symbolic: bool) -> Result<(), String> {
     use rustix::fs::FileType::Symlink;
     if let Ok(meta) = sys::stat(link, false) {

@@ -196,6 +196,7 @@ pub fn eprintln(a: fmt::Arguments<'_>) {
 /// - SIGPIPE ignored, so a closed output is EPIPE on write and the applet
 ///   ends quietly (`ftcat | head`). Programs ftrec execs get SIG_DFL back
 ///   (applets/ftrec/child.rs).
+#[inline(never)]
 pub fn init() {
     for n in 0..3 {
         if rustix::io::fcntl_getfd(fd(n)) == Err(Errno::BADF) {
