@@ -125,50 +125,56 @@ fn check_pat(kind: &str, s: &str) -> Result<(), String> {
     check_name(kind, s)
 }
 
+/// "unknown event 'X'", with up to three catalog names closest to X by
+/// edit distance (among systems, bare event names and `system:event`),
+/// nearest first.
+#[inline(never)]
 fn unknown(all: &[EventRef], what: &str) -> String {
     let mut msg = format!("unknown event '{what}'");
-    let sugg = suggest(all, what);
-    if !sugg.is_empty() {
-        msg.push_str(" (did you mean ");
-        msg.push_str(&sugg.join(", "));
-        msg.push_str("?)");
-    }
-    msg
-}
-
-/// Up to three catalog names closest to `what` by edit distance, among
-/// systems, bare event names and `system:event`; nearest first.
-fn suggest(all: &[EventRef], what: &str) -> Vec<String> {
     let what = what.replace('/', ":");
     let limit = 2 + what.len() / 5;
-    // Kept ordered by distance by inserting in place; never more than 3.
-    let mut best: Vec<(usize, String)> = Vec::new();
+    // (distance, index in `all`, the system rather than the event), kept
+    // ordered by distance by inserting in place; never more than 3. A
+    // system is looked at once (at its first event), so no name repeats.
+    let mut best: Vec<(usize, usize, bool)> = Vec::new();
+    let mut full = String::new();
     let mut last_sys = "";
-    for e in all {
-        let mut d = distance(&what, &e.name).min(distance(&what, &format!("{e}")));
-        let mut cand = None;
+    for (i, e) in all.iter().enumerate() {
+        full.clear();
+        full.push_str(&e.system);
+        full.push(':');
+        full.push_str(&e.name);
+        let mut d = distance(&what, &e.name).min(distance(&what, &full));
+        let mut is_sys = false;
         if e.system != last_sys {
             last_sys = &e.system;
             let ds = distance(&what, &e.system);
             if ds < d {
                 d = ds;
-                cand = Some(e.system.clone());
+                is_sys = true;
             }
         }
         if d > limit {
             continue;
         }
-        let cand = cand.unwrap_or_else(|| format!("{e}"));
-        if best.iter().any(|b| b.1 == cand) {
-            continue;
-        }
         let at = best.iter().position(|b| b.0 > d).unwrap_or(best.len());
         if at < 3 {
-            best.insert(at, (d, cand));
+            best.insert(at, (d, i, is_sys));
             best.truncate(3);
         }
     }
-    best.into_iter().map(|(_, s)| s).collect()
+    for (k, &(_, i, is_sys)) in best.iter().enumerate() {
+        msg.push_str(if k == 0 { " (did you mean " } else { ", " });
+        msg.push_str(&all[i].system);
+        if !is_sys {
+            msg.push(':');
+            msg.push_str(&all[i].name);
+        }
+    }
+    if !best.is_empty() {
+        msg.push_str("?)");
+    }
+    msg
 }
 
 /// Levenshtein distance over bytes, one row of memory.
