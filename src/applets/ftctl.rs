@@ -540,6 +540,9 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The pid filter files, as `pid` and `status` show them.
+pub(crate) const PID_FILES: &[&str] = &["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"];
+
 /// A control file a kernel may refuse (function tracing) or lack.
 fn refused(e: &tracefs::Error) -> bool {
     e.errno == Errno::PERM || e.errno == Errno::NOENT
@@ -550,7 +553,7 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
     let (clear, follow) = (a.has("--clear"), a.has("--follow"));
     if a.pos.is_empty() && a.opts.is_empty() {
         let mut o = String::new();
-        for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
+        for &f in PID_FILES {
             let v = match t.read_str(f) {
                 Ok(s) => words(&s),
                 Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
@@ -558,7 +561,7 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
             };
             put(&mut o, &[f, ": ", &v, "\n"]);
         }
-        for f in ["event-fork", "function-fork"] {
+        for &f in &["event-fork", "function-fork"] {
             if let Ok(s) = t.read_str(&format!("options/{f}")) {
                 put(&mut o, &[f, ": ", on_off(s.trim() == "1"), "\n"]);
             }

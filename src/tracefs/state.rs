@@ -79,7 +79,7 @@ pub fn trigger_lines(text: &str) -> Vec<&str> {
 /// they are given back whole.
 pub fn trigger_removal(line: &str) -> String {
     let mut s = line.trim();
-    for tail in [" [active]", " [paused]"] {
+    for &tail in &[" [active]", " [paused]"] {
         s = s.strip_suffix(tail).unwrap_or(s);
     }
     if !s.starts_with("hist") {

@@ -137,16 +137,26 @@ fn event_sections(s: &mut St) {
     s.section("Event triggers");
 }
 
+// Tables are consts iterated by reference: an array literal in a `for`
+// is built on the stack, entry by entry, at each run.
+const FUNC_SECTIONS: &[(&str, &str)] = &[
+    ("set_ftrace_filter", "Function filter"),
+    ("set_ftrace_notrace", "Function notrace"),
+    ("set_graph_function", "Graph functions"),
+    ("set_graph_notrace", "Graph notrace"),
+    ("max_graph_depth", "Graph depth"),
+];
+
+const BUFFERS: &[(&str, &str)] = &[
+    ("buffer_size_kb", "Buffer size per CPU (KiB)"),
+    ("buffer_total_size_kb", "Buffer total size (KiB)"),
+    ("buffer_subbuf_size_kb", "Sub-buffer size (KiB)"),
+];
+
 /// The rest of `run`, apart so the event catalog is dropped before it.
 fn rest(c: &Ctx, s: &mut St) {
     let t = s.t;
-    for (file, title) in [
-        ("set_ftrace_filter", "Function filter"),
-        ("set_ftrace_notrace", "Function notrace"),
-        ("set_graph_function", "Graph functions"),
-        ("set_graph_notrace", "Graph notrace"),
-        ("max_graph_depth", "Graph depth"),
-    ] {
+    for &(file, title) in FUNC_SECTIONS {
         match s.get(file, true) {
             Some(v) => {
                 for l in v.lines().filter(|l| !l.starts_with('#') && *l != "0") {
@@ -162,7 +172,7 @@ fn rest(c: &Ctx, s: &mut St) {
         }
     }
 
-    for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
+    for &f in super::PID_FILES {
         if let Some(v) = s.get(f, true) {
             // set_ftrace_pid says "no pid" when empty.
             let v = super::words(&v);
@@ -173,11 +183,7 @@ fn rest(c: &Ctx, s: &mut St) {
     }
     s.section("Pid filters");
 
-    for (file, title) in [
-        ("buffer_size_kb", "Buffer size per CPU (KiB)"),
-        ("buffer_total_size_kb", "Buffer total size (KiB)"),
-        ("buffer_subbuf_size_kb", "Sub-buffer size (KiB)"),
-    ] {
+    for &(file, title) in BUFFERS {
         s.kv_file(title, file, true);
     }
     if let Some(clk) = s.get("trace_clock", false) {
