@@ -12,6 +12,7 @@ use crate::sys;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::fmt::Write;
 use rustix::io::Errno;
 
 mod reset;
@@ -277,15 +278,6 @@ pub(crate) fn line(o: &mut String, s: &str) {
     o.push('\n');
 }
 
-/// Append pieces: one loop instead of a format! per output line, which
-/// builds and drops a String only to be copied.
-#[inline(never)]
-pub(crate) fn put(o: &mut String, parts: &[&str]) {
-    for p in parts {
-        o.push_str(p);
-    }
-}
-
 /// The words of `s` joined by single spaces (pid lists).
 #[inline(never)]
 pub(crate) fn words(s: &str) -> String {
@@ -368,7 +360,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
                 None => events::all_events(t).map_err(Error::Fail)?,
             };
             for e in evs {
-                put(&mut o, &[&e.system, ":", &e.name, "\n"]);
+                let _ = writeln!(o, "{}:{}", e.system, e.name);
             }
         }
         "systems" | "instances" => {
@@ -391,7 +383,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
         }
         "options" => {
             for (n, on) in state::options(t).map_err(fs)? {
-                put(&mut o, &[&n, " ", on_off(on), "\n"]);
+                let _ = writeln!(o, "{n} {}", on_off(on));
             }
         }
         "clocks" => state::clocks(&read(t, "trace_clock")?).into_iter().for_each(|x| line(&mut o, x)),
@@ -491,9 +483,9 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
                 continue;
             }
             let text = read(t, f)?;
-            put(&mut o, &[f, ":\n"]);
+            let _ = writeln!(o, "{f}:");
             for l in text.lines().filter(|l| !l.starts_with("####")) {
-                put(&mut o, &["  ", l, "\n"]);
+                let _ = writeln!(o, "  {l}");
             }
         }
         return say(&o);
@@ -559,11 +551,11 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
                 Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
                 Err(e) => return Err(fs(e)),
             };
-            put(&mut o, &[f, ": ", &v, "\n"]);
+            let _ = writeln!(o, "{f}: {v}");
         }
         for &f in &["event-fork", "function-fork"] {
             if let Ok(s) = t.read_str(&format!("options/{f}")) {
-                put(&mut o, &[f, ": ", on_off(s.trim() == "1"), "\n"]);
+                let _ = writeln!(o, "{f}: {}", on_off(s.trim() == "1"));
             }
         }
         return say(&o);
@@ -631,7 +623,7 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
         let mut o = String::new();
         for (n, on) in state::options(t).map_err(fs)? {
             let changed = if on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
-            put(&mut o, &[&n, " ", on_off(on), changed, "\n"]);
+            let _ = writeln!(o, "{n} {}{changed}", on_off(on));
         }
         return say(&o);
     };

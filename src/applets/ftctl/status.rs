@@ -2,7 +2,8 @@
 //! one tracefs directory. Sections with nothing to say are left out, so a
 //! quiet system prints a few lines.
 
-use super::{fs, line, on_off, put as o_push, Args, Ctx};
+use super::{fs, on_off, Args, Ctx};
+use core::fmt::Write;
 use crate::cli::{Error, Result};
 use crate::tracefs::{errno_str, events, state, Tracefs};
 use rustix::io::Errno;
@@ -56,8 +57,7 @@ impl St<'_> {
     /// `Title: value`
     #[inline(never)]
     fn kv(&mut self, title: &str, v: &str) {
-        o_push(&mut self.o, &[title, ": "]);
-        line(&mut self.o, v);
+        let _ = writeln!(self.o, "{title}: {v}");
     }
 
     /// `Title: value` of a required file, trimmed.
@@ -72,7 +72,7 @@ impl St<'_> {
     #[inline(never)]
     fn section(&mut self, title: &str) {
         if !self.sec.is_empty() {
-            o_push(&mut self.o, &[title, ":\n", &self.sec]);
+            let _ = write!(self.o, "{title}:\n{}", self.sec);
             self.sec.clear();
         }
     }
@@ -116,7 +116,7 @@ fn event_sections(s: &mut St) {
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
             if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
-                o_push(&mut s.sec, &["  ", &name, ": "]);
+                let _ = write!(s.sec, "  {name}: ");
                 for (i, l) in f.split('\n').enumerate() {
                     if i > 0 {
                         s.sec.push(' ');
@@ -204,7 +204,7 @@ fn rest(c: &Ctx, s: &mut St) {
         Ok(opts) => {
             for (n, on) in opts {
                 if on != state::option_default(&n, c.inst.is_some()) {
-                    o_push(&mut s.sec, &["  ", &n, " ", on_off(on), "\n"]);
+                    let _ = writeln!(s.sec, "  {n} {}", on_off(on));
                 }
             }
         }
@@ -239,13 +239,13 @@ fn rest(c: &Ctx, s: &mut St) {
 /// One indented line of a section.
 #[inline(never)]
 fn item(sec: &mut String, s: &str) {
-    o_push(sec, &["  ", s, "\n"]);
+    let _ = writeln!(sec, "  {s}");
 }
 
 /// One indented `name: value` line of a section.
 #[inline(never)]
 fn item2(sec: &mut String, name: &str, v: &str) {
-    o_push(sec, &["  ", name, ": ", v, "\n"]);
+    let _ = writeln!(sec, "  {name}: {v}");
 }
 
 /// Enabled events as section lines, one system per line when all of it is
@@ -268,10 +268,10 @@ fn collapse(all: &[events::EventRef], set_event: &str, out: &mut String) {
         let sys = &all[i].system;
         let n = all[i..].iter().take_while(|e| &e.system == sys).count();
         if n > 1 && on[i..i + n].iter().all(|&x| x) {
-            o_push(out, &["  ", sys, ":*\n"]);
+            let _ = writeln!(out, "  {sys}:*");
         } else {
             for e in (i..i + n).filter(|&k| on[k]).map(|k| &all[k]) {
-                o_push(out, &["  ", &e.system, ":", &e.name, "\n"]);
+                let _ = writeln!(out, "  {}:{}", e.system, e.name);
             }
         }
         i += n;
