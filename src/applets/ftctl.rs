@@ -353,11 +353,18 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
     }
     let mut o = String::new();
     match what {
-        "tracers" => read(t, "available_tracers")?.split_whitespace().for_each(|x| line(&mut o, x)),
+        // Clocks are listed like tracers, the current one in brackets.
+        "tracers" | "clocks" => {
+            let f = if what == "clocks" { "trace_clock" } else { "available_tracers" };
+            for x in read(t, f)?.split_whitespace() {
+                line(&mut o, x.trim_start_matches('[').trim_end_matches(']'));
+            }
+        }
         "events" => {
+            let all = events::all_events(t).map_err(Error::Fail)?;
             let evs = match pat {
-                Some(_) => resolve(t, &a.pos[1..])?.1,
-                None => events::all_events(t).map_err(Error::Fail)?,
+                Some(p) => events::resolve_in(&all, p).map_err(Error::Fail)?,
+                None => all,
             };
             for e in evs {
                 let _ = writeln!(o, "{}:{}", e.system, e.name);
@@ -373,8 +380,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
         }
         "functions" => {
             // Only the top level has the list; it is the same for instances.
-            let text = read(&c.top, "available_filter_functions")?;
-            for l in text.lines() {
+            for l in read(&c.top, "available_filter_functions")?.lines() {
                 let f = l.split_whitespace().next().unwrap_or("");
                 if pat.is_none_or(|p| glob::matches(p, f)) {
                     line(&mut o, l);
@@ -386,7 +392,6 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
                 let _ = writeln!(o, "{n} {}", on_off(on));
             }
         }
-        "clocks" => state::clocks(&read(t, "trace_clock")?).into_iter().for_each(|x| line(&mut o, x)),
         _ => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
     }
     say(&o)
