@@ -95,11 +95,6 @@ impl Args {
     fn val(&self, o: &str) -> Option<&str> {
         self.opts.iter().rev().find(|x| x.0 == o).map(|x| x.1.as_str())
     }
-
-    /// Every value given for a repeatable option, in order.
-    fn vals(&self, o: &str) -> Vec<&str> {
-        self.opts.iter().filter(|x| x.0 == o).map(|x| x.1.as_str()).collect()
-    }
 }
 
 fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
@@ -471,19 +466,21 @@ fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
     Ok(())
 }
 
-/// The function filter files, with the option that sets each.
+/// The function filter files, with the option that sets each; the depth
+/// last (shown with them, set apart).
 const FUNC_FILES: &[(&str, &str)] = &[
     ("set_ftrace_filter", "--filter"),
     ("set_ftrace_notrace", "--notrace"),
     ("set_graph_function", "--graph"),
     ("set_graph_notrace", "--graph-notrace"),
+    ("max_graph_depth", "--depth"),
 ];
 
 fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     if a.opts.is_empty() {
         let mut o = String::new();
-        for f in FUNC_FILES.iter().map(|x| x.0).chain(["max_graph_depth"]) {
+        for &(f, _) in FUNC_FILES {
             if !t.exists(f) {
                 continue;
             }
@@ -503,13 +500,13 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
         None => None,
     };
     let clear = a.has("--clear");
-    for &(f, opt) in FUNC_FILES {
-        let globs = a.vals(opt);
-        if globs.is_empty() && !clear {
+    for &(f, opt) in &FUNC_FILES[..4] {
+        let given = a.has(opt);
+        if !given && !clear {
             continue;
         }
         if !t.exists(f) {
-            if globs.is_empty() {
+            if !given {
                 continue;
             }
             fail!("{opt}: this kernel has no {f} (no function graph tracer)");
@@ -517,19 +514,19 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
         // Opening with O_TRUNC empties the list; then each glob is added in
         // its own write so a glob that matches nothing is named.
         t.write(f, b"").map_err(fs)?;
-        for g in globs {
-            t.append(f, g.as_bytes()).map_err(|e| {
-                if e.errno == Errno::INVAL {
-                    Error::Fail(format!("{}: no function matches '{g}'", t.path_of(f)))
-                } else {
-                    fs(e)
-                }
-            })?;
+        for (o, g) in &a.opts {
+            if *o != opt {
+                continue;
+            }
+            match t.append(f, g.as_bytes()) {
+                Err(e) if e.errno == Errno::INVAL => fail!("{}: no function matches '{g}'", t.path_of(f)),
+                r => r.map_err(fs)?,
+            }
         }
     }
     if let Some(d) = depth.or(clear.then_some(0)) {
         if t.exists("max_graph_depth") {
-            write(t, "max_graph_depth", &d.to_string())?;
+            write(t, "max_graph_depth", &format!("{d}"))?;
         } else if depth.is_some() {
             fail!("--depth: this kernel has no max_graph_depth (no function graph tracer)");
         }
@@ -545,21 +542,30 @@ fn refused(e: &tracefs::Error) -> bool {
     e.errno == Errno::PERM || e.errno == Errno::NOENT
 }
 
+/// Write a control file a kernel may refuse (function tracing) or lack:
+/// the errno when it did, so the caller decides what that means.
+#[inline(never)]
+fn write_refusable(t: &Tracefs, f: &str, data: &str) -> Result<Option<Errno>> {
+    match t.write(f, data.as_bytes()) {
+        Err(e) if refused(&e) => Ok(Some(e.errno)),
+        r => r.map(|()| None).map_err(fs),
+    }
+}
+
 fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let (clear, follow) = (a.has("--clear"), a.has("--follow"));
     if a.pos.is_empty() && a.opts.is_empty() {
         let mut o = String::new();
         for &f in PID_FILES {
-            let v = match t.read_str(f) {
-                Ok(s) => words(&s),
-                Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
+            let _ = match t.read_str(f) {
+                Ok(s) => writeln!(o, "{f}: {}", words(&s)),
+                Err(e) if refused(&e) => writeln!(o, "{f}: ({})", sys::Msg(e.errno)),
                 Err(e) => return Err(fs(e)),
             };
-            let _ = writeln!(o, "{f}: {v}");
         }
-        for &f in &["event-fork", "function-fork"] {
-            if let Ok(s) = t.read_str(&format!("options/{f}")) {
+        for &(f, path) in &[("event-fork", "options/event-fork"), ("function-fork", "options/function-fork")] {
+            if let Ok(s) = t.read_str(path) {
                 let _ = writeln!(o, "{f}: {}", on_off(s.trim() == "1"));
             }
         }
@@ -570,27 +576,21 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
             usage_err!("pid: '{p}' is not a process id");
         }
     }
-    let list = a.pos.join(" ");
     if clear || !a.pos.is_empty() {
+        let list = a.pos.join(" ");
         // Truncating replaces the list; the kernel parses all pids of one write.
         write(t, "set_event_pid", &list)?;
         // Function pid filtering only where the kernel permits it.
-        match t.write("set_ftrace_pid", list.as_bytes()) {
-            Err(e) if refused(&e) => {
-                if !a.pos.is_empty() {
-                    note(&format!("set_ftrace_pid: {} (events are still filtered)", tracefs::errno_str(e.errno)));
-                }
+        if let Some(errno) = write_refusable(t, "set_ftrace_pid", &list)? {
+            if !a.pos.is_empty() {
+                sys::eprintln(format_args!("ftctl: set_ftrace_pid: {} (events are still filtered)", sys::Msg(errno)));
             }
-            r => r.map_err(fs)?,
         }
     }
     if follow || clear {
         let v = if follow { "1" } else { "0" };
         write(t, "options/event-fork", v)?;
-        match t.write("options/function-fork", v.as_bytes()) {
-            Err(e) if refused(&e) => {}
-            r => r.map_err(fs)?,
-        }
+        write_refusable(t, "options/function-fork", v)?;
     }
     Ok(())
 }
