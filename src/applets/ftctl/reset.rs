@@ -46,9 +46,9 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
 /// Reset one directory, collecting failures in `errs`.
 pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut Vec<String>) {
     // Stop first so nothing is recorded half-way through.
-    step(errs, t.write("tracing_on", b"0"));
-    step(errs, t.write("current_tracer", b"nop"));
-    step(errs, t.write("events/enable", b"0"));
+    set(errs, t, "tracing_on", "0", false);
+    set(errs, t, "current_tracer", "nop", false);
+    set(errs, t, "events/enable", "0", false);
     match events::all_events(t) {
         Ok(all) => {
             // "0" in a system's filter drops the filters of all its events.
@@ -56,7 +56,7 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
             for e in &all {
                 if e.system != last {
                     last = &e.system;
-                    optional(errs, t.write(&format!("events/{last}/filter"), b"0"));
+                    set(errs, t, &format!("events/{last}/filter"), "0", true);
                 }
                 let f = e.path("trigger");
                 match t.read_str(&f) {
@@ -68,21 +68,12 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
         }
         Err(e) => errs.push(e),
     }
-    // (file, value, may be absent or refused): one loop over a table
-    // rather than a call sequence per file.
-    for &(f, v, opt) in PLAIN {
-        let r = t.write(f, v.as_bytes());
-        if opt {
-            optional(errs, r);
-        } else {
-            step(errs, r);
-        }
-    }
+    set_all(errs, t, PLAIN);
     match state::cpus(t) {
         Ok(cpus) if !cpus.is_empty() => {
             let mask = state::cpumask(&cpus);
             if !t.read_str("tracing_cpumask").is_ok_and(|m| state::same_cpumask(&m, &mask)) {
-                step(errs, t.write("tracing_cpumask", mask.as_bytes()));
+                set(errs, t, "tracing_cpumask", &mask, false);
             }
         }
         Ok(_) => {}
@@ -93,28 +84,23 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
             for (name, on) in opts {
                 let def = state::option_default(&name, instance);
                 if on != def {
-                    let r = t.write(&format!("options/{name}"), if def { b"1" } else { b"0" });
-                    if name.starts_with("func") {
-                        optional(errs, r);
-                    } else {
-                        step(errs, r);
-                    }
+                    set(errs, t, &format!("options/{name}"), if def { "1" } else { "0" }, name.starts_with("func"));
                 }
             }
         }
         Err(e) => step(errs, Err(e)),
     }
     if let Some(kb) = buf_kb {
-        step(errs, t.write("buffer_size_kb", kb.to_string().as_bytes()));
+        set(errs, t, "buffer_size_kb", &format!("{kb}"), false);
     }
     if t.exists("snapshot") {
-        step(errs, t.write("snapshot", b"0"));
+        set(errs, t, "snapshot", "0", false);
     }
     // Opening `trace` for writing with O_TRUNC empties every CPU's buffer.
-    step(errs, t.write("trace", b""));
+    set(errs, t, "trace", "", false);
     // An old error would otherwise show in every later status.
-    optional(errs, t.write("error_log", b""));
-    step(errs, t.write("tracing_on", b"1"));
+    set(errs, t, "error_log", "", true);
+    set(errs, t, "tracing_on", "1", false);
 }
 
 /// Files set to a fixed value, in order, after the events; `true` marks
@@ -131,6 +117,23 @@ const PLAIN: &[(&str, &str, bool)] = &[
     ("max_graph_depth", "0", true),
     ("trace_clock", "local", false),
 ];
+
+fn set_all(errs: &mut Vec<String>, t: &Tracefs, table: &[(&str, &str, bool)]) {
+    for &(f, v, opt) in table {
+        set(errs, t, f, v, opt);
+    }
+}
+
+/// Write one file; `opt`: the kernel may not have or permit it.
+#[inline(never)]
+fn set(errs: &mut Vec<String>, t: &Tracefs, f: &str, v: &str, opt: bool) {
+    let r = t.write(f, v.as_bytes());
+    if opt {
+        optional(errs, r);
+    } else {
+        step(errs, r);
+    }
+}
 
 #[inline(never)]
 fn step(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
