@@ -60,6 +60,7 @@ Exit status: 0 done, 1 the kernel refused or an operation failed, 2 usage.
 
 /// Verb options: name as typed, and whether it takes a value. Looked up in
 /// a table rather than matched arm by arm, which keeps the parser small.
+/// Verbs name them by index (the O_ constants), a bit each in a mask.
 const OPTS: &[(&str, bool)] = &[
     ("-a", false),
     ("-b", true),
@@ -76,6 +77,31 @@ const OPTS: &[(&str, bool)] = &[
     ("--cpu", true),
 ];
 
+const O_A: u8 = 0;
+const O_B: u8 = 1;
+const O_CLEAR: u8 = 2;
+const O_REMOVE: u8 = 3;
+const O_FOLLOW: u8 = 4;
+const O_FILTER: u8 = 5;
+const O_NOTRACE: u8 = 6;
+const O_GRAPH: u8 = 7;
+const O_GRAPH_NOTRACE: u8 = 8;
+const O_DEPTH: u8 = 9;
+const O_PIPE: u8 = 10;
+const O_SNAPSHOT: u8 = 11;
+const O_CPU: u8 = 12;
+
+/// The mask of a verb's options.
+const fn bits(list: &[u8]) -> u16 {
+    let mut m = 0;
+    let mut i = 0;
+    while i < list.len() {
+        m |= 1 << list[i];
+        i += 1;
+    }
+    m
+}
+
 /// The parsed command line: one plain struct for all verbs. Verb options
 /// are kept as (name, value) in order, value empty for flags.
 #[derive(Default)]
@@ -83,16 +109,16 @@ pub(crate) struct Args {
     instance: Option<String>,
     verb: String,
     pos: Vec<String>,
-    opts: Vec<(&'static str, String)>,
+    opts: Vec<(u8, String)>,
 }
 
 impl Args {
-    fn has(&self, o: &str) -> bool {
+    fn has(&self, o: u8) -> bool {
         self.opts.iter().any(|x| x.0 == o)
     }
 
     /// The last value given for `o`.
-    fn val(&self, o: &str) -> Option<&str> {
+    fn val(&self, o: u8) -> Option<&str> {
         self.opts.iter().rev().find(|x| x.0 == o).map(|x| x.1.as_str())
     }
 }
@@ -118,14 +144,14 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 }
                 continue;
             }
-            Short(c) => OPTS.iter().find(|o| o.0.len() == 2 && o.0.ends_with(c)),
-            Long(l) => OPTS.iter().find(|o| o.0.strip_prefix("--") == Some(l)),
+            Short(c) => OPTS.iter().position(|o| o.0.len() == 2 && o.0.ends_with(c)),
+            Long(l) => OPTS.iter().position(|o| o.0.strip_prefix("--") == Some(l)),
         };
-        let Some(&(name, takes)) = opt else {
+        let Some(i) = opt else {
             return Err(arg.unexpected().into());
         };
-        let v = if takes { p.value()? } else { String::new() };
-        a.opts.push((name, v));
+        let v = if OPTS[i].1 { p.value()? } else { String::new() };
+        a.opts.push((i as u8, v));
     }
     if a.verb.is_empty() {
         usage_err!("no command given");
@@ -150,34 +176,34 @@ impl Ctx {
 
 type VerbFn = fn(&Ctx, &Args) -> Result<()>;
 
-/// name, the options it accepts, the positional count range, the function.
-struct Verb(&'static str, &'static [&'static str], (usize, usize), VerbFn);
+/// name, the options it accepts (a mask), the positional count range, the function.
+struct Verb(&'static str, u16, (u8, u8), VerbFn);
 
-const MANY: usize = usize::MAX;
+const MANY: u8 = u8::MAX;
 
 const VERBS: &[Verb] = &[
-    Verb("status", &[], (0, 0), status::run),
-    Verb("reset", &["-a", "-b"], (0, 0), reset::run),
-    Verb("on", &[], (0, 0), v_on),
-    Verb("off", &[], (0, 0), v_off),
-    Verb("tracer", &[], (0, 1), v_tracer),
-    Verb("list", &[], (1, 2), v_list),
-    Verb("format", &[], (1, MANY), v_format),
-    Verb("enable", &[], (1, MANY), v_enable),
-    Verb("disable", &[], (1, MANY), v_disable),
-    Verb("filter", &["--clear"], (1, MANY), v_filter),
-    Verb("trigger", &["--clear", "--remove"], (1, MANY), v_trigger),
-    Verb("funcs", &["--filter", "--notrace", "--graph", "--graph-notrace", "--depth", "--clear"], (0, 0), v_funcs),
-    Verb("pid", &["--follow", "--clear"], (0, MANY), v_pid),
-    Verb("buffer", &[], (0, 1), v_buffer),
-    Verb("subbuf", &[], (0, 1), v_subbuf),
-    Verb("clock", &[], (0, 1), v_clock),
-    Verb("option", &[], (0, 2), v_option),
-    Verb("mark", &[], (1, MANY), v_mark),
-    Verb("show", &["--pipe", "--snapshot", "--cpu"], (0, 0), v_show),
-    Verb("snapshot", &[], (1, 1), v_snapshot),
-    Verb("instance", &[], (2, 2), v_instance),
-    Verb("mount", &[], (0, 0), v_mount),
+    Verb("status", 0, (0, 0), status::run),
+    Verb("reset", bits(&[O_A, O_B]), (0, 0), reset::run),
+    Verb("on", 0, (0, 0), v_on),
+    Verb("off", 0, (0, 0), v_off),
+    Verb("tracer", 0, (0, 1), v_tracer),
+    Verb("list", 0, (1, 2), v_list),
+    Verb("format", 0, (1, MANY), v_format),
+    Verb("enable", 0, (1, MANY), v_enable),
+    Verb("disable", 0, (1, MANY), v_disable),
+    Verb("filter", bits(&[O_CLEAR]), (1, MANY), v_filter),
+    Verb("trigger", bits(&[O_CLEAR, O_REMOVE]), (1, MANY), v_trigger),
+    Verb("funcs", bits(&[O_FILTER, O_NOTRACE, O_GRAPH, O_GRAPH_NOTRACE, O_DEPTH, O_CLEAR]), (0, 0), v_funcs),
+    Verb("pid", bits(&[O_FOLLOW, O_CLEAR]), (0, MANY), v_pid),
+    Verb("buffer", 0, (0, 1), v_buffer),
+    Verb("subbuf", 0, (0, 1), v_subbuf),
+    Verb("clock", 0, (0, 1), v_clock),
+    Verb("option", 0, (0, 2), v_option),
+    Verb("mark", 0, (1, MANY), v_mark),
+    Verb("show", bits(&[O_PIPE, O_SNAPSHOT, O_CPU]), (0, 0), v_show),
+    Verb("snapshot", 0, (1, 1), v_snapshot),
+    Verb("instance", 0, (2, 2), v_instance),
+    Verb("mount", 0, (0, 0), v_mount),
 ];
 
 pub fn main(args: Vec<Vec<u8>>) -> i32 {
@@ -186,10 +212,10 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
         let Some(v) = VERBS.iter().find(|v| v.0 == a.verb) else {
             usage_err!("unknown command '{}'", a.verb);
         };
-        if let Some(o) = a.opts.iter().find(|o| !v.1.contains(&o.0)) {
-            usage_err!("{}: option {} does not apply", v.0, o.0);
+        if let Some(o) = a.opts.iter().find(|o| v.1 & 1 << o.0 == 0) {
+            usage_err!("{}: option {} does not apply", v.0, OPTS[o.0 as usize].0);
         }
-        let (min, max) = v.2;
+        let (min, max) = (v.2 .0 as usize, v.2 .1 as usize);
         if a.pos.len() < min {
             usage_err!("{}: missing argument", v.0);
         }
@@ -417,7 +443,7 @@ fn enable(c: &Ctx, a: &Args, on: bool) -> Result<()> {
 fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let expr = a.pos[1..].join(" ");
-    let clear = a.has("--clear");
+    let clear = a.has(O_CLEAR);
     if clear != expr.is_empty() {
         usage_err!("filter: give either an expression or --clear");
     }
@@ -433,7 +459,7 @@ fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
 fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let trig = a.pos[1..].join(" ");
-    let (clear, remove) = (a.has("--clear"), a.val("--remove"));
+    let (clear, remove) = (a.has(O_CLEAR), a.val(O_REMOVE));
     if clear as u8 + remove.is_some() as u8 + !trig.is_empty() as u8 != 1 {
         usage_err!("trigger: give one of TRIGGER, --remove TRIGGER or --clear");
     }
@@ -468,12 +494,12 @@ fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
 
 /// The function filter files, with the option that sets each; the depth
 /// last (shown with them, set apart).
-const FUNC_FILES: &[(&str, &str)] = &[
-    ("set_ftrace_filter", "--filter"),
-    ("set_ftrace_notrace", "--notrace"),
-    ("set_graph_function", "--graph"),
-    ("set_graph_notrace", "--graph-notrace"),
-    ("max_graph_depth", "--depth"),
+const FUNC_FILES: &[(&str, u8)] = &[
+    ("set_ftrace_filter", O_FILTER),
+    ("set_ftrace_notrace", O_NOTRACE),
+    ("set_graph_function", O_GRAPH),
+    ("set_graph_notrace", O_GRAPH_NOTRACE),
+    ("max_graph_depth", O_DEPTH),
 ];
 
 fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
@@ -492,14 +518,14 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
         }
         return say(&o);
     }
-    let depth = match a.val("--depth") {
+    let depth = match a.val(O_DEPTH) {
         Some(d) => match d.parse::<u32>() {
             Ok(n) => Some(n),
             Err(_) => usage_err!("--depth: '{d}' is not a number"),
         },
         None => None,
     };
-    let clear = a.has("--clear");
+    let clear = a.has(O_CLEAR);
     for &(f, opt) in &FUNC_FILES[..4] {
         let given = a.has(opt);
         if !given && !clear {
@@ -509,7 +535,7 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
             if !given {
                 continue;
             }
-            fail!("{opt}: this kernel has no {f} (no function graph tracer)");
+            fail!("{}: this kernel has no {f} (no function graph tracer)", OPTS[opt as usize].0);
         }
         // Opening with O_TRUNC empties the list; then each glob is added in
         // its own write so a glob that matches nothing is named.
@@ -554,7 +580,7 @@ fn write_refusable(t: &Tracefs, f: &str, data: &str) -> Result<Option<Errno>> {
 
 fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let (clear, follow) = (a.has("--clear"), a.has("--follow"));
+    let (clear, follow) = (a.has(O_CLEAR), a.has(O_FOLLOW));
     if a.pos.is_empty() && a.opts.is_empty() {
         let mut o = String::new();
         for &f in PID_FILES {
@@ -653,7 +679,7 @@ fn v_mark(c: &Ctx, a: &Args) -> Result<()> {
 
 fn v_show(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let (pipe, snap) = (a.has("--pipe"), a.has("--snapshot"));
+    let (pipe, snap) = (a.has(O_PIPE), a.has(O_SNAPSHOT));
     if pipe && snap {
         usage_err!("show: --pipe and --snapshot do not go together (a snapshot is not consumed)");
     }
@@ -664,7 +690,7 @@ fn v_show(c: &Ctx, a: &Args) -> Result<()> {
     } else {
         "trace"
     };
-    let file = match a.val("--cpu") {
+    let file = match a.val(O_CPU) {
         Some(n) => match n.parse::<u32>() {
             Ok(n) => format!("per_cpu/cpu{n}/{base}"),
             Err(_) => usage_err!("--cpu: '{n}' is not a CPU number"),

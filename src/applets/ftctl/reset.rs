@@ -12,11 +12,11 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
-    let all = a.has("-a");
+    let all = a.has(super::O_A);
     if all && c.inst.is_some() {
         crate::usage_err!("reset: -a removes every instance; it does not go with -B");
     }
-    let buf = a.val("-b").map(kb).transpose()?;
+    let buf = a.val(super::O_B).map(kb).transpose()?;
     let mut errs: Vec<String> = Vec::new();
     reset(c.t(), c.inst.is_some(), buf, &mut errs);
     if all {
