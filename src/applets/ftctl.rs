@@ -176,57 +176,61 @@ impl Ctx {
 
 type VerbFn = fn(&Ctx, &Args) -> Result<()>;
 
-/// name, the options it accepts (a mask), the positional count range, the function.
-struct Verb(&'static str, u16, (u8, u8), VerbFn);
+/// The options a verb accepts (a mask), its positional count range, its function.
+struct Verb(u16, (u8, u8), VerbFn);
 
 const MANY: u8 = u8::MAX;
 
+/// The verb names, in the order of VERBS: one string, not a &str per row.
+const VERB_NAMES: &str = "status reset on off tracer list format enable disable filter trigger funcs pid buffer subbuf clock option mark show snapshot instance mount";
+
 const VERBS: &[Verb] = &[
-    Verb("status", 0, (0, 0), status::run),
-    Verb("reset", bits(&[O_A, O_B]), (0, 0), reset::run),
-    Verb("on", 0, (0, 0), v_on),
-    Verb("off", 0, (0, 0), v_off),
-    Verb("tracer", 0, (0, 1), v_tracer),
-    Verb("list", 0, (1, 2), v_list),
-    Verb("format", 0, (1, MANY), v_format),
-    Verb("enable", 0, (1, MANY), v_enable),
-    Verb("disable", 0, (1, MANY), v_disable),
-    Verb("filter", bits(&[O_CLEAR]), (1, MANY), v_filter),
-    Verb("trigger", bits(&[O_CLEAR, O_REMOVE]), (1, MANY), v_trigger),
-    Verb("funcs", bits(&[O_FILTER, O_NOTRACE, O_GRAPH, O_GRAPH_NOTRACE, O_DEPTH, O_CLEAR]), (0, 0), v_funcs),
-    Verb("pid", bits(&[O_FOLLOW, O_CLEAR]), (0, MANY), v_pid),
-    Verb("buffer", 0, (0, 1), v_buffer),
-    Verb("subbuf", 0, (0, 1), v_subbuf),
-    Verb("clock", 0, (0, 1), v_clock),
-    Verb("option", 0, (0, 2), v_option),
-    Verb("mark", 0, (1, MANY), v_mark),
-    Verb("show", bits(&[O_PIPE, O_SNAPSHOT, O_CPU]), (0, 0), v_show),
-    Verb("snapshot", 0, (1, 1), v_snapshot),
-    Verb("instance", 0, (2, 2), v_instance),
-    Verb("mount", 0, (0, 0), v_mount),
+    Verb(0, (0, 0), status::run), // status
+    Verb(bits(&[O_A, O_B]), (0, 0), reset::run), // reset
+    Verb(0, (0, 0), v_on), // on
+    Verb(0, (0, 0), v_off), // off
+    Verb(0, (0, 1), v_tracer), // tracer
+    Verb(0, (1, 2), v_list), // list
+    Verb(0, (1, MANY), v_format), // format
+    Verb(0, (1, MANY), v_enable), // enable
+    Verb(0, (1, MANY), v_disable), // disable
+    Verb(bits(&[O_CLEAR]), (1, MANY), v_filter), // filter
+    Verb(bits(&[O_CLEAR, O_REMOVE]), (1, MANY), v_trigger), // trigger
+    Verb(bits(&[O_FILTER, O_NOTRACE, O_GRAPH, O_GRAPH_NOTRACE, O_DEPTH, O_CLEAR]), (0, 0), v_funcs), // funcs
+    Verb(bits(&[O_FOLLOW, O_CLEAR]), (0, MANY), v_pid), // pid
+    Verb(0, (0, 1), v_buffer), // buffer
+    Verb(0, (0, 1), v_subbuf), // subbuf
+    Verb(0, (0, 1), v_clock), // clock
+    Verb(0, (0, 2), v_option), // option
+    Verb(0, (1, MANY), v_mark), // mark
+    Verb(bits(&[O_PIPE, O_SNAPSHOT, O_CPU]), (0, 0), v_show), // show
+    Verb(0, (1, 1), v_snapshot), // snapshot
+    Verb(0, (2, 2), v_instance), // instance
+    Verb(0, (0, 0), v_mount), // mount
 ];
 
 pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftctl", USAGE, || {
         let a = parse_args(args)?;
-        let Some(v) = VERBS.iter().find(|v| v.0 == a.verb) else {
+        let Some(v) = VERB_NAMES.split(' ').position(|n| n == a.verb).map(|i| &VERBS[i]) else {
             usage_err!("unknown command '{}'", a.verb);
         };
-        if let Some(o) = a.opts.iter().find(|o| v.1 & 1 << o.0 == 0) {
-            usage_err!("{}: option {} does not apply", v.0, OPTS[o.0 as usize].0);
+        let name = &a.verb;
+        if let Some(o) = a.opts.iter().find(|o| v.0 & 1 << o.0 == 0) {
+            usage_err!("{name}: option {} does not apply", OPTS[o.0 as usize].0);
         }
-        let (min, max) = (v.2 .0 as usize, v.2 .1 as usize);
+        let (min, max) = (v.1 .0 as usize, v.1 .1 as usize);
         if a.pos.len() < min {
-            usage_err!("{}: missing argument", v.0);
+            usage_err!("{name}: missing argument");
         }
         if a.pos.len() > max {
-            usage_err!("{}: unexpected argument '{}'", v.0, a.pos[max]);
+            usage_err!("{name}: unexpected argument '{}'", a.pos[max]);
         }
         // Names are checked before tracefs is touched at all.
         if let Some(i) = &a.instance {
             tracefs::check_name("instance", i).map_err(Error::Fail)?;
         }
-        if v.0 == "instance" {
+        if name == "instance" {
             if a.instance.is_some() {
                 usage_err!("instance: -B does not apply (instances do not nest)");
             }
@@ -237,7 +241,7 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
             Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
             None => None,
         };
-        (v.3)(&Ctx { top, inst }, &a)
+        (v.2)(&Ctx { top, inst }, &a)
     })
 }
 
