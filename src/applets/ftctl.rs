@@ -646,8 +646,9 @@ fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
     let Some(n) = a.pos.first() else {
         return say_line(state::current_clock(&list));
     };
-    if !state::clocks(&list).contains(&n.as_str()) {
-        fail!("unknown clock '{n}' (available: {})", state::clocks(&list).join(" "));
+    let names = state::clocks(&list);
+    if !names.split(' ').any(|c| c == n) {
+        fail!("unknown clock '{n}' (available: {names})");
     }
     write(t, "trace_clock", n)
 }

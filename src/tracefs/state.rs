@@ -53,9 +53,16 @@ pub fn current_clock(list: &str) -> &str {
         .unwrap_or("")
 }
 
-/// All names in a `trace_clock` listing, brackets removed.
-pub fn clocks(list: &str) -> Vec<&str> {
-    list.split_whitespace().map(|c| c.trim_start_matches('[').trim_end_matches(']')).collect()
+/// All names in a `trace_clock` listing, brackets removed, space-separated.
+pub fn clocks(list: &str) -> String {
+    let mut out = String::new();
+    for c in list.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(c.trim_start_matches('[').trim_end_matches(']'));
+    }
+    out
 }
 
 /// The trigger lines of an event's `trigger` file (its `#` help header dropped).
@@ -106,17 +113,21 @@ pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
     }
 }
 
-/// CPU numbers that have a `per_cpu/cpuN` directory (in name order).
-pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {
-    Ok(t.list_dir("per_cpu")?
-        .into_iter()
-        .filter_map(|(n, d)| if d { n.strip_prefix("cpu")?.parse().ok() } else { None })
-        .collect())
+/// The `tracing_cpumask` value that selects every CPU with a
+/// `per_cpu/cpuN` directory ("0" when there is none).
+pub fn cpumask(t: &Tracefs) -> Result<String> {
+    let mut cpus = Vec::new();
+    for (n, d) in t.list_dir("per_cpu")? {
+        if let (true, Some(Ok(c))) = (d, n.strip_prefix("cpu").map(str::parse::<u32>)) {
+            cpus.push(c);
+        }
+    }
+    Ok(mask_of(&cpus))
 }
 
 /// A `tracing_cpumask` value selecting `cpus`: hex, 32-bit groups separated
 /// by commas, most significant first, as the kernel prints it.
-pub fn cpumask(cpus: &[u32]) -> String {
+pub fn mask_of(cpus: &[u32]) -> String {
     let max = cpus.iter().copied().max().unwrap_or(0);
     let groups = max / 32 + 1;
     let mut out = String::new();
@@ -140,17 +151,20 @@ pub fn cpumask(cpus: &[u32]) -> String {
 }
 
 /// Is this `tracing_cpumask` text the same set as `mask`? (Kernels pad the
-/// leading group differently.)
+/// leading group differently.) Groups compared from the least significant
+/// up, a missing group being 0.
 pub fn same_cpumask(a: &str, b: &str) -> bool {
-    let norm = |s: &str| -> Vec<u32> {
-        let mut v: Vec<u32> = s.trim().split(',').map(|g| u32::from_str_radix(g, 16).unwrap_or(u32::MAX)).collect();
-        v.reverse();
-        while v.len() > 1 && v.last() == Some(&0) {
-            v.pop();
+    let group = |g: Option<&str>| g.map_or(0, |g| u32::from_str_radix(g, 16).unwrap_or(u32::MAX));
+    let (mut x, mut y) = (a.trim().rsplit(','), b.trim().rsplit(','));
+    loop {
+        let (p, q) = (x.next(), y.next());
+        if p.is_none() && q.is_none() {
+            return true;
         }
-        v
-    };
-    norm(a) == norm(b)
+        if group(p) != group(q) {
+            return false;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -171,7 +185,7 @@ mod tests {
     fn clock_parse() {
         let l = "local [global] counter uptime perf\n";
         assert_eq!(current_clock(l), "global");
-        assert_eq!(clocks(l), ["local", "global", "counter", "uptime", "perf"]);
+        assert_eq!(clocks(l), "local global counter uptime perf");
     }
 
     #[test]
@@ -191,12 +205,15 @@ mod tests {
 
     #[test]
     fn masks() {
-        assert_eq!(cpumask(&[0, 1]), "3");
-        assert_eq!(cpumask(&[0, 1, 2, 3, 4, 5, 6, 7]), "ff");
-        assert_eq!(cpumask(&[0, 33]), "2,00000001");
+        assert_eq!(mask_of(&[0, 1]), "3");
+        assert_eq!(mask_of(&[0, 1, 2, 3, 4, 5, 6, 7]), "ff");
+        assert_eq!(mask_of(&[0, 33]), "2,00000001");
+        assert_eq!(mask_of(&[]), "0");
         assert!(same_cpumask("3\n", "3"));
         assert!(same_cpumask("00000003", "3"));
         assert!(same_cpumask("00000000,00000003", "3"));
         assert!(!same_cpumask("1", "3"));
+        assert!(!same_cpumask("00000001,00000003", "3"));
+        assert!(!same_cpumask("x", "0"));
     }
 }

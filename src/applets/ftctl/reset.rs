@@ -69,9 +69,9 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
         Err(e) => errs.push(e),
     }
     set_all(errs, t, PLAIN);
-    match state::cpus(t) {
-        Ok(cpus) if !cpus.is_empty() => {
-            let mask = state::cpumask(&cpus);
+    match state::cpumask(t) {
+        // "0": no CPU directories, nothing to select.
+        Ok(mask) if mask != "0" => {
             if !t.read_str("tracing_cpumask").is_ok_and(|m| state::same_cpumask(&m, &mask)) {
                 set(errs, t, "tracing_cpumask", &mask, false);
             }

@@ -190,9 +190,9 @@ fn rest(c: &Ctx, s: &mut St) {
         s.kv("Clock", state::current_clock(&clk));
     }
     if let Some(m) = s.get("tracing_cpumask", true) {
-        match state::cpus(t) {
-            Ok(cpus) => {
-                if !state::same_cpumask(&m, &state::cpumask(&cpus)) {
+        match state::cpumask(t) {
+            Ok(mask) => {
+                if !state::same_cpumask(&m, &mask) {
                     s.kv("CPU mask", m.trim());
                 }
             }
