@@ -116,15 +116,16 @@ impl Parser {
                     self.shorts = None;
                     return Err(self.unexpected_value(&v));
                 }
-                // One character; a byte that is not UTF-8 is U+FFFD.
-                let (c, n) = match core::str::from_utf8(&a[at..]) {
-                    Ok(s) => s.chars().next().map_or(('\u{fffd}', 1), |c| (c, c.len_utf8())),
-                    Err(e) if e.valid_up_to() > 0 => {
-                        let s = core::str::from_utf8(&a[at..at + e.valid_up_to()]).unwrap_or("");
-                        s.chars().next().map_or(('\u{fffd}', 1), |c| (c, c.len_utf8()))
-                    }
-                    Err(_) => ('\u{fffd}', 1),
+                // One character, its length told by its first byte; a byte
+                // that does not start a valid sequence is U+FFFD.
+                let n = match a[at] {
+                    0xc0..=0xdf => 2,
+                    0xe0..=0xef => 3,
+                    0xf0..=0xf7 => 4,
+                    _ => 1,
                 };
+                let c = a.get(at..at + n).and_then(|b| core::str::from_utf8(b).ok()).and_then(|s| s.chars().next());
+                let (c, n) = c.map_or(('\u{fffd}', 1), |c| (c, n));
                 self.shorts = Some((i, at + n));
                 self.last = format!("-{c}");
                 return Ok(Some(Short(c)));
@@ -269,6 +270,12 @@ mod tests {
         assert_eq!(lex(&["a", "--", "-b", "--c", "--"], &[]), ["=a", "=-b", "=--c", "=--"]);
         assert_eq!(lex(&["-", "-o", "--"], &["-o"]), ["=-", "-o", "=--"]);
         assert_eq!(lex(&["-é"], &[]), ["-é"]);
+        let mut q = Parser::from_args(vec![b"-a\xffb\xe2\x82".to_vec(), b"-\xf0\x9f\x98\x80".to_vec()]);
+        let mut shorts = Vec::new();
+        while let Ok(Some(Short(c))) = q.next() {
+            shorts.push(c);
+        }
+        assert_eq!(shorts, ['a', '\u{fffd}', 'b', '\u{fffd}', '\u{fffd}', '😀']);
     }
 
     #[test]
