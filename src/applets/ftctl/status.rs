@@ -5,7 +5,7 @@
 use super::{fs, on_off, Args, Ctx};
 use core::fmt::Write;
 use crate::cli::{Error, Result};
-use crate::tracefs::{errno_str, events, state, Tracefs};
+use crate::tracefs::{events, state, Tracefs};
 use rustix::io::Errno;
 use alloc::string::String;
 
@@ -17,33 +17,33 @@ struct St<'a> {
     t: &'a Tracefs,
     o: String,
     sec: String,
+    /// The text of the file `get` read last (one buffer for all of them).
+    v: String,
     err: Option<Error>,
-    /// The errno words of the last optional file the kernel refused.
-    refused: String,
+    /// The errno of the last optional file the kernel refused.
+    refused: Option<Errno>,
 }
 
 impl St<'_> {
-    /// Read `f`. A kernel may lack or refuse (EPERM: function tracing) an
-    /// `optional` file: that gives `None` and `refused` names the errno.
-    /// Any other failure is kept in `err`.
+    /// Read `f` into `v`. A kernel may lack or refuse (EPERM: function
+    /// tracing) an `optional` file: that gives false and `refused` says
+    /// which. Any other failure is kept in `err`.
     #[inline(never)]
-    fn get(&mut self, f: &str, optional: bool) -> Option<String> {
-        self.refused.clear();
+    fn get(&mut self, f: &str, optional: bool) -> bool {
+        self.refused = None;
         if self.err.is_some() {
-            return None;
+            return false;
         }
         match self.t.read_str(f) {
-            Ok(s) => Some(s),
-            Err(e) if optional && e.errno == Errno::PERM => {
-                self.refused = errno_str(e.errno);
-                None
+            Ok(s) => {
+                self.v = s;
+                return true;
             }
-            Err(e) if optional && e.errno == Errno::NOENT => None,
-            Err(e) => {
-                self.err = Some(fs(e));
-                None
-            }
+            Err(e) if optional && e.errno == Errno::PERM => self.refused = Some(e.errno),
+            Err(e) if optional && e.errno == Errno::NOENT => {}
+            Err(e) => self.err = Some(fs(e)),
         }
+        false
     }
 
     /// Keep the first error of a step that is not a plain read.
@@ -54,17 +54,11 @@ impl St<'_> {
         }
     }
 
-    /// `Title: value`
-    #[inline(never)]
-    fn kv(&mut self, title: &str, v: &str) {
-        let _ = writeln!(self.o, "{title}: {v}");
-    }
-
-    /// `Title: value` of a required file, trimmed.
+    /// `Title: value` of a file, trimmed.
     #[inline(never)]
     fn kv_file(&mut self, title: &str, f: &str, optional: bool) {
-        if let Some(v) = self.get(f, optional) {
-            self.kv(title, v.trim());
+        if self.get(f, optional) {
+            kv(&mut self.o, title, self.v.trim());
         }
     }
 
@@ -78,15 +72,21 @@ impl St<'_> {
     }
 }
 
+/// `Title: value`
+#[inline(never)]
+fn kv(o: &mut String, title: &str, v: &str) {
+    let _ = writeln!(o, "{title}: {v}");
+}
+
 pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     let t = c.t();
-    let mut s = St { t, o: String::new(), sec: String::new(), err: None, refused: String::new() };
+    let mut s = St { t, o: String::new(), sec: String::new(), v: String::new(), err: None, refused: None };
     if let Some(i) = &t.instance {
-        s.kv("Instance", i);
+        kv(&mut s.o, "Instance", i);
     }
     s.kv_file("Tracer", "current_tracer", false);
-    if let Some(v) = s.get("tracing_on", false) {
-        s.kv("Tracing", on_off(v.trim() == "1"));
+    if s.get("tracing_on", false) {
+        kv(&mut s.o, "Tracing", on_off(s.v.trim() == "1"));
     }
     event_sections(&mut s);
     rest(c, &mut s);
@@ -103,20 +103,19 @@ fn event_sections(s: &mut St) {
         Ok(a) => a,
         Err(e) => return s.keep(Error::Fail(e)),
     };
-    if let Some(set) = s.get("set_event", false) {
-        collapse(&all, &set, &mut s.sec);
+    if s.get("set_event", false) {
+        collapse(&all, &s.v, &mut s.sec);
     }
     s.section("Events");
     let mut trig = String::new();
     for e in &all {
-        let name = [e.system.as_str(), ":", &e.name].concat();
         // Events of the ftrace system have no filter (some no trigger).
-        if let Some(f) = s.get(&e.path("filter"), true) {
-            let f = f.trim();
+        if s.get(&e.path("filter"), true) {
+            let f = s.v.trim();
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
             if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
-                let _ = write!(s.sec, "  {name}: ");
+                let _ = write!(s.sec, "  {}:{}: ", e.system, e.name);
                 for (i, l) in f.split('\n').enumerate() {
                     if i > 0 {
                         s.sec.push(' ');
@@ -126,9 +125,9 @@ fn event_sections(s: &mut St) {
                 s.sec.push('\n');
             }
         }
-        if let Some(tr) = s.get(&e.path("trigger"), true) {
-            for l in state::trigger_lines(&tr) {
-                item2(&mut trig, &name, l);
+        if s.get(&e.path("trigger"), true) {
+            for l in state::trigger_lines(&s.v) {
+                let _ = writeln!(trig, "  {}:{}: {l}", e.system, e.name);
             }
         }
     }
@@ -157,25 +156,20 @@ const BUFFERS: &[(&str, &str)] = &[
 fn rest(c: &Ctx, s: &mut St) {
     let t = s.t;
     for &(file, title) in FUNC_SECTIONS {
-        match s.get(file, true) {
-            Some(v) => {
-                for l in v.lines().filter(|l| !l.starts_with('#') && *l != "0") {
-                    item(&mut s.sec, l);
-                }
-                s.section(title);
+        if s.get(file, true) {
+            for l in s.v.lines().filter(|l| !l.starts_with('#') && *l != "0") {
+                item(&mut s.sec, l);
             }
-            None if !s.refused.is_empty() => {
-                let r = core::mem::take(&mut s.refused);
-                s.kv(title, &r);
-            }
-            None => {}
+            s.section(title);
+        } else if let Some(e) = s.refused {
+            let _ = writeln!(s.o, "{title}: {}", crate::sys::Msg(e));
         }
     }
 
     for &f in super::PID_FILES {
-        if let Some(v) = s.get(f, true) {
+        if s.get(f, true) {
             // set_ftrace_pid says "no pid" when empty.
-            let v = super::words(&v);
+            let v = super::words(&s.v);
             if !v.is_empty() && v != "no pid" {
                 item2(&mut s.sec, f, &v);
             }
@@ -186,14 +180,14 @@ fn rest(c: &Ctx, s: &mut St) {
     for &(file, title) in BUFFERS {
         s.kv_file(title, file, true);
     }
-    if let Some(clk) = s.get("trace_clock", false) {
-        s.kv("Clock", state::current_clock(&clk));
+    if s.get("trace_clock", false) {
+        kv(&mut s.o, "Clock", state::current_clock(&s.v));
     }
-    if let Some(m) = s.get("tracing_cpumask", true) {
+    if s.get("tracing_cpumask", true) {
         match state::cpumask(t) {
             Ok(mask) => {
-                if !state::same_cpumask(&m, &mask) {
-                    s.kv("CPU mask", m.trim());
+                if !state::same_cpumask(&s.v, &mask) {
+                    kv(&mut s.o, "CPU mask", s.v.trim());
                 }
             }
             Err(e) => s.keep(fs(e)),
@@ -226,8 +220,9 @@ fn rest(c: &Ctx, s: &mut St) {
         s.section("Instances");
     }
 
-    if let Some(log) = s.get("error_log", true) {
+    if s.get("error_log", true) {
         // The last entry: from its "[timestamp]" header line to the end.
+        let log = &s.v;
         let start = if log.starts_with('[') { 0 } else { log.rfind("\n[").map_or(log.len(), |i| i + 1) };
         for l in log[start..].lines() {
             item(&mut s.sec, l);
