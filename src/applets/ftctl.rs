@@ -359,14 +359,21 @@ fn v_off(c: &Ctx, _: &Args) -> Result<()> {
 
 fn v_tracer(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let Some(name) = a.pos.first() else {
-        return say(&read(t, "current_tracer")?);
-    };
-    let avail = read(t, "available_tracers")?;
-    if !avail.split_whitespace().any(|x| x == name) {
-        fail!("unknown tracer '{name}' (available: {})", avail.trim());
+    match a.pos.first() {
+        None => say(&read(t, "current_tracer")?),
+        Some(n) => pick(t, "tracer", n, &read(t, "available_tracers")?, "current_tracer"),
     }
-    write(t, "current_tracer", name)
+}
+
+/// Set `file` to `n` when `n` is among the names of `list` (a kernel
+/// listing such as available_tracers or trace_clock); else name them all.
+#[inline(never)]
+fn pick(t: &Tracefs, what: &str, n: &str, list: &str, file: &str) -> Result<()> {
+    let names = state::names(list);
+    if !names.split(' ').any(|x| x == n) {
+        fail!("unknown {what} '{n}' (available: {names})");
+    }
+    write(t, file, n)
 }
 
 fn v_list(c: &Ctx, a: &Args) -> Result<()> {
@@ -412,11 +419,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
                 }
             }
         }
-        "options" => {
-            for (n, on) in state::options(t).map_err(fs)? {
-                let _ = writeln!(o, "{n} {}", on_off(on));
-            }
-        }
+        "options" => return options(c, false),
         _ => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
     }
     say(&o)
@@ -643,37 +646,40 @@ fn v_subbuf(c: &Ctx, a: &Args) -> Result<()> {
 fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let list = read(t, "trace_clock")?;
-    let Some(n) = a.pos.first() else {
-        return say_line(state::current_clock(&list));
-    };
-    let names = state::clocks(&list);
-    if !names.split(' ').any(|c| c == n) {
-        fail!("unknown clock '{n}' (available: {names})");
+    match a.pos.first() {
+        None => say_line(state::current_clock(&list)),
+        Some(n) => pick(t, "clock", n, &list, "trace_clock"),
     }
-    write(t, "trace_clock", n)
+}
+
+/// Every option and its value; `changed` marks those that differ from
+/// the defaults (`option`, where `list options` does not).
+fn options(c: &Ctx, changed: bool) -> Result<()> {
+    let mut o = String::new();
+    for (n, on) in state::options(c.t()).map_err(fs)? {
+        let mark = if changed && on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
+        let _ = writeln!(o, "{n} {}{mark}", on_off(on));
+    }
+    say(&o)
 }
 
 fn v_option(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let Some(name) = a.pos.first() else {
-        let mut o = String::new();
-        for (n, on) in state::options(t).map_err(fs)? {
-            let changed = if on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
-            let _ = writeln!(o, "{n} {}{changed}", on_off(on));
-        }
-        return say(&o);
+        return options(c, true);
     };
     tracefs::check_name("option", name).map_err(Error::Fail)?;
     let f = format!("options/{name}");
     if !t.exists(&f) {
         fail!("unknown option '{name}' (see 'ftctl list options')");
     }
-    match a.pos.get(1).map(String::as_str) {
-        None => say_line(on_off(read(t, &f)?.trim() == "1")),
-        Some("on" | "1") => write(t, &f, "1"),
-        Some("off" | "0") => write(t, &f, "0"),
+    let v = match a.pos.get(1).map(String::as_str) {
+        None => return say_line(on_off(read(t, &f)?.trim() == "1")),
+        Some("on" | "1") => "1",
+        Some("off" | "0") => "0",
         Some(v) => usage_err!("option: '{v}' is not on or off"),
-    }
+    };
+    write(t, &f, v)
 }
 
 fn v_mark(c: &Ctx, a: &Args) -> Result<()> {

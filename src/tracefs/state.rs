@@ -53,8 +53,9 @@ pub fn current_clock(list: &str) -> &str {
         .unwrap_or("")
 }
 
-/// All names in a `trace_clock` listing, brackets removed, space-separated.
-pub fn clocks(list: &str) -> String {
+/// All names in a listing such as `trace_clock` (`local [global] ...`) or
+/// `available_tracers`, brackets removed, separated by single spaces.
+pub fn names(list: &str) -> String {
     let mut out = String::new();
     for c in list.split_whitespace() {
         if !out.is_empty() {
@@ -185,7 +186,8 @@ mod tests {
     fn clock_parse() {
         let l = "local [global] counter uptime perf\n";
         assert_eq!(current_clock(l), "global");
-        assert_eq!(clocks(l), "local global counter uptime perf");
+        assert_eq!(names(l), "local global counter uptime perf");
+        assert_eq!(names("  nop  function\n"), "nop function");
     }
 
     #[test]
