@@ -251,6 +251,12 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
 /// the kernel's own explanation from error_log, and a hint for the errnos
 /// that have one obvious cause.
 pub(crate) fn fs(e: tracefs::Error) -> Error {
+    Error::Fail(fs_msg(e))
+}
+
+/// The text of `fs`.
+#[inline(never)]
+pub(crate) fn fs_msg(e: tracefs::Error) -> String {
     let mut msg = e.to_string();
     let file = e.file.rsplit('/').next().unwrap_or("");
     let func = file.starts_with("set_ftrace")
@@ -271,7 +277,7 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
     } else if e.errno == Errno::BUSY && file == "current_tracer" {
         msg.push_str("\n  the tracer is in use (a trace_pipe reader is open)");
     }
-    Error::Fail(msg)
+    msg
 }
 
 #[inline(never)]
@@ -289,11 +295,6 @@ pub(crate) fn write(t: &Tracefs, name: &str, data: &str) -> Result<()> {
 /// plumbing per line.
 pub(crate) fn say(s: &str) -> Result<()> {
     cli::say(s)
-}
-
-/// A remark on stderr that does not fail the command.
-pub(crate) fn note(s: &str) {
-    sys::eprintln(format_args!("ftctl: {s}"));
 }
 
 /// Append `s` and a newline.

@@ -3,13 +3,12 @@
 //! fails; function-tracing files the kernel refuses (EPERM) or lacks are
 //! skipped, since there is nothing to undo in them.
 
-use super::{fs, kb, note, Args, Ctx};
+use super::{fs_msg, kb, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{events, state, Tracefs};
 use rustix::io::Errno;
 use alloc::format;
-use alloc::string::{String, ToString};
-use alloc::vec::Vec;
+use alloc::string::String;
 
 pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
     let all = a.has(super::O_A);
@@ -17,7 +16,7 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
         crate::usage_err!("reset: -a removes every instance; it does not go with -B");
     }
     let buf = a.val(super::O_B).map(kb).transpose()?;
-    let mut errs: Vec<String> = Vec::new();
+    let mut errs = String::new();
     reset(c.t(), c.inst.is_some(), buf, &mut errs);
     if all {
         match c.top.list_dir("instances") {
@@ -25,26 +24,32 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
                 for (name, _) in list.into_iter().filter(|(_, d)| *d) {
                     let rel = format!("instances/{name}");
                     if let Err(e) = rustix::fs::unlinkat(c.top.dir(), rel.as_str(), rustix::fs::AtFlags::REMOVEDIR) {
-                        errs.push(format!("removing instance '{name}': {}", crate::tracefs::errno_str(e)));
+                        add(&mut errs, &format!("removing instance '{name}': {}", crate::sys::Msg(e)));
                     }
                 }
             }
-            Err(e) => errs.push(fs(e).to_string()),
+            Err(e) => add(&mut errs, &fs_msg(e)),
         }
     }
-    match errs.pop() {
-        None => Ok(()),
-        Some(last) => {
-            for e in &errs {
-                note(e);
-            }
-            Err(Error::Fail(last))
-        }
+    if errs.is_empty() {
+        return Ok(());
     }
+    Err(Error::Fail(errs))
+}
+
+/// Add a failure to the report. The last one is the command's error; the
+/// ones before it are remarks on lines of their own, each `ftctl: `
+/// prefixed as the error is.
+#[inline(never)]
+fn add(errs: &mut String, m: &str) {
+    if !errs.is_empty() {
+        errs.push_str("\nftctl: ");
+    }
+    errs.push_str(m);
 }
 
 /// Reset one directory, collecting failures in `errs`.
-pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut Vec<String>) {
+pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut String) {
     // Stop first so nothing is recorded half-way through.
     set(errs, t, "tracing_on", "0", false);
     set(errs, t, "current_tracer", "nop", false);
@@ -66,7 +71,7 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
                 }
             }
         }
-        Err(e) => errs.push(e),
+        Err(e) => add(errs, &e),
     }
     set_all(errs, t, PLAIN);
     match state::cpumask(t) {
@@ -118,7 +123,7 @@ const PLAIN: &[(&str, &str, bool)] = &[
     ("trace_clock", "local", false),
 ];
 
-fn set_all(errs: &mut Vec<String>, t: &Tracefs, table: &[(&str, &str, bool)]) {
+fn set_all(errs: &mut String, t: &Tracefs, table: &[(&str, &str, bool)]) {
     for &(f, v, opt) in table {
         set(errs, t, f, v, opt);
     }
@@ -126,7 +131,7 @@ fn set_all(errs: &mut Vec<String>, t: &Tracefs, table: &[(&str, &str, bool)]) {
 
 /// Write one file; `opt`: the kernel may not have or permit it.
 #[inline(never)]
-fn set(errs: &mut Vec<String>, t: &Tracefs, f: &str, v: &str, opt: bool) {
+fn set(errs: &mut String, t: &Tracefs, f: &str, v: &str, opt: bool) {
     let r = t.write(f, v.as_bytes());
     if opt {
         optional(errs, r);
@@ -136,15 +141,15 @@ fn set(errs: &mut Vec<String>, t: &Tracefs, f: &str, v: &str, opt: bool) {
 }
 
 #[inline(never)]
-fn step(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
+fn step(errs: &mut String, r: crate::tracefs::Result<()>) {
     if let Err(e) = r {
-        errs.push(fs(e).to_string());
+        add(errs, &fs_msg(e));
     }
 }
 
 /// A step the kernel may not support or permit.
 #[inline(never)]
-fn optional(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
+fn optional(errs: &mut String, r: crate::tracefs::Result<()>) {
     match r {
         Err(e) if e.errno == Errno::PERM || e.errno == Errno::NOENT => {}
         r => step(errs, r),
