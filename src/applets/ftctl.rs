@@ -471,33 +471,36 @@ fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
     if clear as u8 + remove.is_some() as u8 + !trig.is_empty() as u8 != 1 {
         usage_err!("trigger: give one of TRIGGER, --remove TRIGGER or --clear");
     }
-    let evs = resolve(t, &a.pos[..1])?.1;
-    for e in &evs {
+    // What to append to each event's file: the trigger, or its removal.
+    let cmd = match remove {
+        Some(r) => state::trigger_removal(r.strip_prefix('!').unwrap_or(r)),
+        None => trig,
+    };
+    for e in &resolve(t, &a.pos[..1])?.1 {
         let f = e.path("trigger");
-        let r = if clear {
-            state::clear_triggers(t, &f)
-        } else if let Some(r) = remove {
-            t.append(&f, state::trigger_removal(r.strip_prefix('!').unwrap_or(r)).as_bytes())
-        } else {
-            t.append(&f, trig.as_bytes())
-        };
+        let r = if clear { state::clear_triggers(t, &f) } else { t.append(&f, cmd.as_bytes()) };
         if let Err(err) = r {
-            // The kernel logs nothing for an unknown trigger command; the
-            // trigger file's header lists the ones it knows.
-            let silent = err.errno == Errno::INVAL && err.log.is_none();
-            let mut e = fs(err);
-            if let (Error::Fail(m), true) = (&mut e, silent) {
-                if let Ok(h) = t.read_str(&f) {
-                    if let Some(k) = h.lines().nth(1).and_then(|l| l.strip_prefix("# ")) {
-                        m.push_str("\n  triggers this kernel knows: ");
-                        m.push_str(k);
-                    }
-                }
-            }
-            return Err(e);
+            return Err(trigger_err(t, &f, err));
         }
     }
     Ok(())
+}
+
+/// A refused trigger write. The kernel logs nothing for an unknown trigger
+/// command; the trigger file's header lists the ones it knows.
+#[inline(never)]
+fn trigger_err(t: &Tracefs, f: &str, err: tracefs::Error) -> Error {
+    let silent = err.errno == Errno::INVAL && err.log.is_none();
+    let mut m = fs_msg(err);
+    if silent {
+        if let Ok(h) = t.read_str(f) {
+            if let Some(k) = h.lines().nth(1).and_then(|l| l.strip_prefix("# ")) {
+                m.push_str("\n  triggers this kernel knows: ");
+                m.push_str(k);
+            }
+        }
+    }
+    Error::Fail(m)
 }
 
 /// The function filter files, with the option that sets each; the depth
