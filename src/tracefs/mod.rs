@@ -193,20 +193,26 @@ impl Tracefs {
     pub fn write_with(&self, name: &str, data: &[u8], append: bool) -> Result<()> {
         let flags = OFlags::WRONLY | if append { OFlags::APPEND } else { OFlags::TRUNC };
         let fd = self.open_file(name, flags)?;
-        let mark = if logs_errors(name) { self.error_log_mark() } else { None };
+        let logs = logs_errors(name);
+        // error_log before the write, to tell its new entries afterwards.
+        let before = if logs { self.error_log() } else { None };
         let r = loop {
             match rustix::io::write(&fd, data) {
                 Err(Errno::INTR) => continue,
                 r => break r,
             }
         };
-        match r {
-            Ok(_) => Ok(()),
-            Err(errno) => {
-                let log = if errno == Errno::INVAL && logs_errors(name) { self.error_log_since(mark.as_deref()) } else { None };
-                Err(Error { file: self.path_of(name), errno, log })
+        let Err(errno) = r else { return Ok(()) };
+        let mut log = None;
+        if errno == Errno::INVAL && logs {
+            if let Some(all) = self.error_log() {
+                // Each entry starts with a `[timestamp]` header line: the
+                // last one before the write marks where the new ones begin.
+                let mark = before.as_deref().and_then(|b| b.lines().rev().find(|l| l.starts_with('[')));
+                log = log_since(&all, mark).map(String::from);
             }
         }
+        Err(Error { file: self.path_of(name), errno, log })
     }
 
     pub fn write(&self, name: &str, data: &[u8]) -> Result<()> {
@@ -217,19 +223,9 @@ impl Tracefs {
         self.write_with(name, data, true)
     }
 
-    /// The last entry header of `error_log` (each entry starts with a
-    /// `[timestamp]` line), so that after a failed write we can show only the
-    /// entries that came after it. Every instance has its own error_log.
-    fn error_log_mark(&self) -> Option<String> {
-        let text = self.read_str("error_log").ok()?;
-        text.lines().rev().find(|l| l.starts_with('[')).map(String::from)
-    }
-
-    /// The entries appended to `error_log` since `mark`; `None` when the
-    /// kernel logged nothing for this write (many triggers fail silently).
-    fn error_log_since(&self, mark: Option<&str>) -> Option<String> {
-        let all = self.read_str("error_log").ok()?;
-        log_since(&all, mark).map(String::from)
+    /// The text of `error_log` (every instance has its own), if readable.
+    fn error_log(&self) -> Option<String> {
+        self.read_str("error_log").ok()
     }
 
     /// Names in a directory relative to this tracefs, with "is a directory",
