@@ -37,10 +37,11 @@ pub struct Parser {
     args: Vec<Vec<u8>>,
     /// The next argument of `args` not yet looked at.
     next: usize,
-    /// Inside a `-abc` cluster: its index in `args` and the next byte.
-    shorts: Option<(usize, usize)>,
-    /// `--opt=value`: the value, waiting for `value()`.
-    pending: Option<Vec<u8>>,
+    /// What is left of an argument after the option just returned: its
+    /// index in `args` and the next byte of a `-abc` cluster, or (`long`)
+    /// the `=` of `--opt=value`, the value waiting for `value()`.
+    rest: Option<(usize, usize)>,
+    long: bool,
     /// The last option as typed (`-o`, `--opt`), for messages.
     last: String,
     /// After `--`.
@@ -98,24 +99,23 @@ fn utf8(v: Vec<u8>) -> Result<String> {
 impl Parser {
     /// The arguments after argv[0].
     pub fn from_args(args: Vec<Vec<u8>>) -> Parser {
-        Parser { args, next: 0, shorts: None, pending: None, last: String::new(), done: false }
+        Parser { args, next: 0, rest: None, long: false, last: String::new(), done: false }
     }
 
     /// The next option or value; `None` at the end. (lexopt's name: not an
     /// Iterator, whose items could not borrow the parser.)
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Arg<'_>>> {
-        if let Some(v) = self.pending.take() {
-            return Err(self.unexpected_value(&v));
-        }
-        if let Some((i, at)) = self.shorts {
+        if let Some((i, at)) = self.rest {
             let a = &self.args[i];
+            // `--opt=value`, or `-o=value` past a cluster's first letter: a
+            // value the option does not take.
+            if self.long || (at < a.len() && a[at] == b'=' && at > 1) {
+                let v = a[at + 1..].to_vec();
+                self.rest = None;
+                return Err(self.unexpected_value(&v));
+            }
             if at < a.len() {
-                if a[at] == b'=' && at > 1 {
-                    let v = a[at + 1..].to_vec();
-                    self.shorts = None;
-                    return Err(self.unexpected_value(&v));
-                }
                 // One character, its length told by its first byte; a byte
                 // that does not start a valid sequence is U+FFFD.
                 let n = match a[at] {
@@ -126,11 +126,11 @@ impl Parser {
                 };
                 let c = a.get(at..at + n).and_then(|b| core::str::from_utf8(b).ok()).and_then(|s| s.chars().next());
                 let (c, n) = c.map_or(('\u{fffd}', 1), |c| (c, n));
-                self.shorts = Some((i, at + n));
+                self.rest = Some((i, at + n));
                 self.last = format!("-{c}");
                 return Ok(Some(Short(c)));
             }
-            self.shorts = None;
+            self.rest = None;
         }
         let Some(a) = self.args.get_mut(self.next) else { return Ok(None) };
         self.next += 1;
@@ -142,16 +142,15 @@ impl Parser {
             return self.next();
         }
         if a.starts_with(b"--") {
-            let (name, value) = match a.iter().position(|&b| b == b'=') {
-                Some(eq) => (&a[..eq], Some(a[eq + 1..].to_vec())),
-                None => (&a[..], None),
-            };
-            self.last = String::from_utf8_lossy(name).into_owned();
-            self.pending = value;
+            let eq = a.iter().position(|&b| b == b'=');
+            self.last = String::from_utf8_lossy(&a[..eq.unwrap_or(a.len())]).into_owned();
+            self.rest = eq.map(|eq| (self.next - 1, eq));
+            self.long = true;
             return Ok(Some(Long(&self.last[2..])));
         }
         if a.len() > 1 && a[0] == b'-' {
-            self.shorts = Some((self.next - 1, 1));
+            self.rest = Some((self.next - 1, 1));
+            self.long = false;
             return self.next();
         }
         utf8(core::mem::take(a)).map(|v| Some(Value(v)))
@@ -182,14 +181,12 @@ impl Parser {
     }
 
     fn optional_value(&mut self) -> Option<Vec<u8>> {
-        if let Some(v) = self.pending.take() {
-            return Some(v);
-        }
-        let (i, mut at) = self.shorts.take()?;
+        let (i, mut at) = self.rest.take()?;
         let a = &self.args[i];
-        if at >= a.len() {
+        if !self.long && at >= a.len() {
             return None;
         }
+        // Past the `=` of `--opt=value`, `-o=value`.
         if a[at] == b'=' {
             at += 1;
         }
