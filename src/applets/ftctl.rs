@@ -326,7 +326,13 @@ fn say_line(s: &str) -> Result<()> {
 }
 
 /// Resolve several event specs against one catalog, in catalog order.
-fn resolve(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
+fn resolve(t: &Tracefs, specs: &[String]) -> Result<Vec<events::EventRef>> {
+    resolve_all(t, specs).map(|r| r.1)
+}
+
+/// `resolve`, with the catalog (for `enable`).
+#[inline(never)]
+fn resolve_all(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
     let all = events::all_events(t).map_err(Error::Fail)?;
     let evs = events::resolve_in(&all, &specs.join(",")).map_err(Error::Fail)?;
     Ok((all, evs))
@@ -429,7 +435,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
 fn v_format(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let mut o = String::new();
-    for e in resolve(t, &a.pos)?.1 {
+    for e in resolve(t, &a.pos)? {
         o.push_str(&read(t, &e.path("format"))?);
     }
     say(&o)
@@ -444,7 +450,7 @@ fn v_disable(c: &Ctx, a: &Args) -> Result<()> {
 }
 
 fn enable(c: &Ctx, a: &Args, on: bool) -> Result<()> {
-    let (all, evs) = resolve(c.t(), &a.pos)?;
+    let (all, evs) = resolve_all(c.t(), &a.pos)?;
     events::enable_in(c.t(), &all, &evs, on).map_err(Error::Fail)
 }
 
@@ -455,7 +461,7 @@ fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
     if clear != expr.is_empty() {
         usage_err!("filter: give either an expression or --clear");
     }
-    let evs = resolve(t, &a.pos[..1])?.1;
+    let evs = resolve(t, &a.pos[..1])?;
     // "0" is the kernel's way to drop a filter.
     let data = if clear { "0" } else { expr.as_str() };
     for e in &evs {
@@ -476,7 +482,7 @@ fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
         Some(r) => state::trigger_removal(r.strip_prefix('!').unwrap_or(r)),
         None => trig,
     };
-    for e in &resolve(t, &a.pos[..1])?.1 {
+    for e in &resolve(t, &a.pos[..1])? {
         let f = e.path("trigger");
         let r = if clear { state::clear_triggers(t, &f) } else { t.append(&f, cmd.as_bytes()) };
         if let Err(err) = r {

@@ -142,10 +142,10 @@ pub fn mask_of(cpus: &[u32]) -> String {
         if !out.is_empty() {
             out.push(',');
         }
-        if g == groups - 1 {
-            out.push_str(&format!("{w:x}"));
-        } else {
-            out.push_str(&format!("{w:08x}"));
+        // The leading group without its zeros, the others 8 digits wide.
+        let digits = if g == groups - 1 { (32 - w.leading_zeros()).div_ceil(4).max(1) } else { 8 };
+        for i in (0..digits).rev() {
+            out.push(char::from_digit((w >> (i * 4)) & 15, 16).unwrap_or('0'));
         }
     }
     out
