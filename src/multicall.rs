@@ -3,9 +3,7 @@
 
 use crate::applets::{Applet, APPLETS};
 use crate::sys::{self, lossy};
-use alloc::format;
 use alloc::ffi::CString;
-use alloc::string::String;
 use core::ffi::CStr;
 use alloc::vec::Vec;
 use core::fmt::Write;
@@ -136,18 +134,18 @@ fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
     }
     let mut status = 0;
     for a in APPLETS {
-        let link = join(dir, a.name.as_bytes());
-        if let Err(msg) = install_one(&target, &link, symbolic) {
-            sys::eprintln(format_args!("ftbox: --install: {}: {}", lossy(link.to_bytes()), msg));
+        if !install_one(&target, &join(dir, a.name.as_bytes()), symbolic) {
             status = 1;
         }
     }
     status
 }
 
+/// One link; false (with the reason on stderr) when it could not be made.
 #[inline(never)]
-fn install_one(target: &CStr, link: &CStr, symbolic: bool) -> Result<(), String> {
+fn install_one(target: &CStr, link: &CStr, symbolic: bool) -> bool {
     use rustix::fs::FileType::Symlink;
+    let shown = lossy(link.to_bytes());
     if let Ok(meta) = sys::stat(link, false) {
         let is_link = sys::file_type(&meta) == Symlink;
         let correct = if symbolic {
@@ -156,13 +154,14 @@ fn install_one(target: &CStr, link: &CStr, symbolic: bool) -> Result<(), String>
             let t = sys::stat(target, true).ok();
             t.is_some_and(|t| !is_link && t.st_ino == meta.st_ino && t.st_dev == meta.st_dev)
         };
-        return if correct { Ok(()) } else { Err(format!("exists and is not a link to {}; skipped", lossy(target.to_bytes()))) };
-    }
-    sys::link(target, link, symbolic).map_err(|e| {
-        if e == sys::Errno::XDEV {
-            format!("{}; use -s for symbolic links across filesystems", sys::OsError(e))
-        } else {
-            format!("{}", sys::OsError(e))
+        if !correct {
+            let t = lossy(target.to_bytes());
+            sys::eprintln(format_args!("ftbox: --install: {shown}: exists and is not a link to {t}; skipped"));
         }
-    })
+        return correct;
+    }
+    let Err(e) = sys::link(target, link, symbolic) else { return true };
+    let hint = if e == sys::Errno::XDEV { "; use -s for symbolic links across filesystems" } else { "" };
+    sys::eprintln(format_args!("ftbox: --install: {shown}: {}{hint}", sys::OsError(e)));
+    false
 }
