@@ -134,9 +134,10 @@ fn unknown(all: &[EventRef], what: &str) -> String {
     let what = what.replace('/', ":");
     let limit = 2 + what.len() / 5;
     // (distance, index in `all`, the system rather than the event), kept
-    // ordered by distance by inserting in place; never more than 3. A
-    // system is looked at once (at its first event), so no name repeats.
-    let mut best: Vec<(usize, usize, bool)> = Vec::new();
+    // ordered by distance by inserting in place (after equals: the first
+    // found stays first); unused slots at usize::MAX. A system is looked at
+    // once (at its first event), so no name repeats.
+    let mut best = [(usize::MAX, 0, false); 3];
     let mut full = String::new();
     let mut last_sys = "";
     for (i, e) in all.iter().enumerate() {
@@ -157,21 +158,27 @@ fn unknown(all: &[EventRef], what: &str) -> String {
         if d > limit {
             continue;
         }
-        let at = best.iter().position(|b| b.0 > d).unwrap_or(best.len());
+        let mut at = 0;
+        while at < 3 && best[at].0 <= d {
+            at += 1;
+        }
         if at < 3 {
-            best.insert(at, (d, i, is_sys));
-            best.truncate(3);
+            best.copy_within(at..2, at + 1);
+            best[at] = (d, i, is_sys);
         }
     }
-    for (k, &(_, i, is_sys)) in best.iter().enumerate() {
-        msg.push_str(if k == 0 { " (did you mean " } else { ", " });
+    let best = best.iter().take_while(|b| b.0 != usize::MAX);
+    let mut any = false;
+    for &(_, i, is_sys) in best {
+        msg.push_str(if any { ", " } else { " (did you mean " });
+        any = true;
         msg.push_str(&all[i].system);
         if !is_sys {
             msg.push(':');
             msg.push_str(&all[i].name);
         }
     }
-    if !best.is_empty() {
+    if any {
         msg.push_str("?)");
     }
     msg
@@ -232,7 +239,7 @@ pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> R
         i += n;
     }
     match evs.first() {
-        Some(e) if done == 0 => Err(format!("event {e} cannot be enabled or disabled (no enable file)")),
+        Some(e) if done == 0 => Err(format!("event {}:{} cannot be enabled or disabled (no enable file)", e.system, e.name)),
         _ => Ok(()),
     }
 }
