@@ -98,6 +98,7 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
 
 /// Enabled events, then every event's filter and trigger file, as
 /// trace-cmd stat does.
+#[inline(never)]
 fn event_sections(s: &mut St) {
     let all = match events::all_events(s.t) {
         Ok(a) => a,
@@ -153,6 +154,7 @@ const BUFFERS: &[(&str, &str)] = &[
 ];
 
 /// The rest of `run`, apart so the event catalog is dropped before it.
+#[inline(never)]
 fn rest(c: &Ctx, s: &mut St) {
     let t = s.t;
     for &(file, title) in FUNC_SECTIONS {
@@ -246,6 +248,7 @@ fn item2(sec: &mut String, name: &str, v: &str) {
 /// Enabled events as section lines, one system per line when all of it is
 /// on (`sched:*`), `all` when everything is. `all` is the catalog in its
 /// (sorted) order.
+#[inline(never)]
 fn collapse(all: &[events::EventRef], set_event: &str, out: &mut String) {
     let mut on = alloc::vec![false; all.len()];
     for l in set_event.lines() {
