@@ -49,6 +49,7 @@ fn add(errs: &mut String, m: &str) {
 }
 
 /// Reset one directory, collecting failures in `errs`.
+#[inline(never)]
 pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut String) {
     // Stop first so nothing is recorded half-way through.
     set(errs, t, "tracing_on", "0", false);
