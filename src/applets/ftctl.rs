@@ -210,8 +210,13 @@ const VERBS: &[Verb] = &[
 ];
 
 pub fn main(args: Vec<Vec<u8>>) -> i32 {
-    cli::run("ftctl", USAGE, || {
-        let a = parse_args(args)?;
+    cli::run("ftctl", USAGE, || dispatch(&parse_args(args)?))
+}
+
+/// Check the verb's arguments, open tracefs, run the verb.
+#[inline(never)]
+fn dispatch(a: &Args) -> Result<()> {
+    {
         let Some(v) = VERB_NAMES.split(' ').position(|n| n == a.verb).map(|i| &VERBS[i]) else {
             usage_err!("unknown command '{}'", a.verb);
         };
@@ -241,8 +246,8 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
             Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
             None => None,
         };
-        (v.2)(&Ctx { top, inst }, &a)
-    })
+        (v.2)(&Ctx { top, inst }, a)
+    }
 }
 
 // ---- helpers shared by the verbs ----
