@@ -216,38 +216,36 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
 /// Check the verb's arguments, open tracefs, run the verb.
 #[inline(never)]
 fn dispatch(a: &Args) -> Result<()> {
-    {
-        let Some(v) = VERB_NAMES.split(' ').position(|n| n == a.verb).map(|i| &VERBS[i]) else {
-            usage_err!("unknown command '{}'", a.verb);
-        };
-        let name = &a.verb;
-        if let Some(o) = a.opts.iter().find(|o| v.0 & 1 << o.0 == 0) {
-            usage_err!("{name}: option {} does not apply", OPTS[o.0 as usize].0);
-        }
-        let (min, max) = (v.1 .0 as usize, v.1 .1 as usize);
-        if a.pos.len() < min {
-            usage_err!("{name}: missing argument");
-        }
-        if a.pos.len() > max {
-            usage_err!("{name}: unexpected argument '{}'", a.pos[max]);
-        }
-        // Names are checked before tracefs is touched at all.
-        if let Some(i) = &a.instance {
-            tracefs::check_name("instance", i).map_err(Error::Fail)?;
-        }
-        if name == "instance" {
-            if a.instance.is_some() {
-                usage_err!("instance: -B does not apply (instances do not nest)");
-            }
-            tracefs::check_name("instance", &a.pos[1]).map_err(Error::Fail)?;
-        }
-        let top = Tracefs::open().map_err(Error::Fail)?;
-        let inst = match &a.instance {
-            Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
-            None => None,
-        };
-        (v.2)(&Ctx { top, inst }, a)
+    let Some(v) = VERB_NAMES.split(' ').position(|n| n == a.verb).map(|i| &VERBS[i]) else {
+        usage_err!("unknown command '{}'", a.verb);
+    };
+    let name = &a.verb;
+    if let Some(o) = a.opts.iter().find(|o| v.0 & 1 << o.0 == 0) {
+        usage_err!("{name}: option {} does not apply", OPTS[o.0 as usize].0);
     }
+    let (min, max) = (v.1 .0 as usize, v.1 .1 as usize);
+    if a.pos.len() < min {
+        usage_err!("{name}: missing argument");
+    }
+    if a.pos.len() > max {
+        usage_err!("{name}: unexpected argument '{}'", a.pos[max]);
+    }
+    // Names are checked before tracefs is touched at all.
+    if let Some(i) = &a.instance {
+        tracefs::check_name("instance", i).map_err(Error::Fail)?;
+    }
+    if name == "instance" {
+        if a.instance.is_some() {
+            usage_err!("instance: -B does not apply (instances do not nest)");
+        }
+        tracefs::check_name("instance", &a.pos[1]).map_err(Error::Fail)?;
+    }
+    let top = Tracefs::open().map_err(Error::Fail)?;
+    let inst = match &a.instance {
+        Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
+        None => None,
+    };
+    (v.2)(&Ctx { top, inst }, a)
 }
 
 // ---- helpers shared by the verbs ----
