@@ -522,21 +522,27 @@ const FUNC_FILES: &[(&str, u8)] = &[
     ("max_graph_depth", O_DEPTH),
 ];
 
+/// `funcs` without options: each filter file there is, indented.
+#[inline(never)]
+fn show_funcs(t: &Tracefs) -> Result<()> {
+    let mut o = String::new();
+    for &(f, _) in FUNC_FILES {
+        if !t.exists(f) {
+            continue;
+        }
+        let text = read(t, f)?;
+        let _ = writeln!(o, "{f}:");
+        for l in text.lines().filter(|l| !l.starts_with("####")) {
+            let _ = writeln!(o, "  {l}");
+        }
+    }
+    say(&o)
+}
+
 fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     if a.opts.is_empty() {
-        let mut o = String::new();
-        for &(f, _) in FUNC_FILES {
-            if !t.exists(f) {
-                continue;
-            }
-            let text = read(t, f)?;
-            let _ = writeln!(o, "{f}:");
-            for l in text.lines().filter(|l| !l.starts_with("####")) {
-                let _ = writeln!(o, "  {l}");
-            }
-        }
-        return say(&o);
+        return show_funcs(t);
     }
     let depth = match a.val(O_DEPTH) {
         Some(d) => match d.parse::<u32>() {
@@ -598,24 +604,30 @@ fn write_refusable(t: &Tracefs, f: &str, data: &str) -> Result<Option<Errno>> {
     }
 }
 
+/// `pid` without arguments: the pid filters and the fork options.
+#[inline(never)]
+fn show_pids(t: &Tracefs) -> Result<()> {
+    let mut o = String::new();
+    for &f in PID_FILES {
+        let _ = match t.read_str(f) {
+            Ok(s) => writeln!(o, "{f}: {}", words(&s)),
+            Err(e) if refused(&e) => writeln!(o, "{f}: ({})", sys::Msg(e.errno)),
+            Err(e) => return Err(fs(e)),
+        };
+    }
+    for &(f, path) in &[("event-fork", "options/event-fork"), ("function-fork", "options/function-fork")] {
+        if let Ok(s) = t.read_str(path) {
+            let _ = writeln!(o, "{f}: {}", on_off(s.trim() == "1"));
+        }
+    }
+    say(&o)
+}
+
 fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let (clear, follow) = (a.has(O_CLEAR), a.has(O_FOLLOW));
     if a.pos.is_empty() && a.opts.is_empty() {
-        let mut o = String::new();
-        for &f in PID_FILES {
-            let _ = match t.read_str(f) {
-                Ok(s) => writeln!(o, "{f}: {}", words(&s)),
-                Err(e) if refused(&e) => writeln!(o, "{f}: ({})", sys::Msg(e.errno)),
-                Err(e) => return Err(fs(e)),
-            };
-        }
-        for &(f, path) in &[("event-fork", "options/event-fork"), ("function-fork", "options/function-fork")] {
-            if let Ok(s) = t.read_str(path) {
-                let _ = writeln!(o, "{f}: {}", on_off(s.trim() == "1"));
-            }
-        }
-        return say(&o);
+        return show_pids(t);
     }
     for p in &a.pos {
         if p.parse::<u32>().is_err() {
