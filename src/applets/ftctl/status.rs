@@ -156,7 +156,6 @@ const BUFFERS: &[(&str, &str)] = &[
 /// The rest of `run`, apart so the event catalog is dropped before it.
 #[inline(never)]
 fn rest(c: &Ctx, s: &mut St) {
-    let t = s.t;
     for &(file, title) in FUNC_SECTIONS {
         if s.get(file, true) {
             for l in s.v.lines().filter(|l| !l.starts_with('#') && *l != "0") {
@@ -178,7 +177,14 @@ fn rest(c: &Ctx, s: &mut St) {
         }
     }
     s.section("Pid filters");
+    buffers(c, s);
+}
 
+/// Buffer sizes, clock, CPU mask, options, instances, the last error:
+/// apart from `rest` (a function this long compiles to worse code).
+#[inline(never)]
+fn buffers(c: &Ctx, s: &mut St) {
+    let t = s.t;
     for &(file, title) in BUFFERS {
         s.kv_file(title, file, true);
     }
