@@ -10,6 +10,7 @@ pub mod state;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{openat, Mode, OFlags, CWD};
 use crate::sys;
+use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -75,12 +76,21 @@ pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
 
 const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
+/// `name` as the C string the system calls take: one conversion serves
+/// every call here (rustix converts a &str through its own copy of a
+/// stack-buffer routine per call site type). A NUL in it is EINVAL, as
+/// rustix says.
+#[inline(never)]
+fn c(name: &str) -> core::result::Result<CString, Errno> {
+    CString::new(name).map_err(|_| Errno::INVAL)
+}
+
 fn open_dir(path: &str) -> core::result::Result<OwnedFd, Errno> {
-    openat(CWD, path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+    openat(CWD, &*c(path)?, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
 }
 
 fn is_tracefs(fd: &OwnedFd) -> bool {
-    rustix::fs::accessat(fd, "trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
+    rustix::fs::accessat(fd, c"trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
 }
 
 /// One candidate mount point of `search`: the answer when it is tracefs or
@@ -112,8 +122,9 @@ impl Tracefs {
             // Mounted but not ours to read: mounting again would not help.
             Err((msg, true)) => Err(msg),
             Err((_, false)) => {
+                // CANDIDATES[0], as the C string mount(2) takes.
                 let target = CANDIDATES[0];
-                rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
+                rustix::mount::mount(c"nodev", c"/sys/kernel/tracing", c"tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
                     .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", errno_str(e)))?;
                 Self::find()
             }
@@ -134,7 +145,7 @@ impl Tracefs {
                 return r;
             }
         }
-        let text = sys::read("/proc/mounts").unwrap_or_default();
+        let text = sys::read(c"/proc/mounts").unwrap_or_default();
         for l in String::from_utf8_lossy(&text).lines() {
             let mut it = l.split_whitespace();
             if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
@@ -163,7 +174,8 @@ impl Tracefs {
     pub fn instance(&self, name: &str) -> core::result::Result<Tracefs, String> {
         check_name("instance", name)?;
         let rel = format!("instances/{name}");
-        let fd = openat(self.dir.as_fd(), rel.as_str(), OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        let fd = c(&rel)
+            .and_then(|p| openat(self.dir.as_fd(), &*p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))
             .map_err(|e| match e {
                 Errno::NOENT => format!("instance '{name}' does not exist"),
                 e => format!("{}: {}", self.path_of(&rel), sys::OsError(e)),
@@ -173,7 +185,8 @@ impl Tracefs {
 
     /// Open a control file relative to this directory.
     pub fn open_file(&self, name: &str, flags: OFlags) -> Result<OwnedFd> {
-        openat(self.dir.as_fd(), name, flags | OFlags::CLOEXEC, Mode::empty())
+        c(name)
+            .and_then(|p| openat(self.dir.as_fd(), &*p, flags | OFlags::CLOEXEC, Mode::empty()))
             .map_err(|errno| Error { file: self.path_of(name), errno, log: None })
     }
 
@@ -262,7 +275,7 @@ impl Tracefs {
     /// no `snapshot` without CONFIG_TRACER_SNAPSHOT, no `set_graph_function`
     /// without the graph tracer.)
     pub fn exists(&self, name: &str) -> bool {
-        rustix::fs::accessat(&self.dir, name, rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
+        c(name).and_then(|p| rustix::fs::accessat(&self.dir, &*p, rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty())).is_ok()
     }
 }
 
