@@ -183,17 +183,23 @@ impl Tracefs {
         Ok(Tracefs { dir: fd, mount: self.mount.clone(), instance: Some(String::from(name)) })
     }
 
+    /// The error of a failed call on control file `name`.
+    #[inline(never)]
+    fn error(&self, name: &str, errno: Errno) -> Error {
+        Error { file: self.path_of(name), errno, log: None }
+    }
+
     /// Open a control file relative to this directory.
     pub fn open_file(&self, name: &str, flags: OFlags) -> Result<OwnedFd> {
         c(name)
             .and_then(|p| openat(self.dir.as_fd(), &*p, flags | OFlags::CLOEXEC, Mode::empty()))
-            .map_err(|errno| Error { file: self.path_of(name), errno, log: None })
+            .map_err(|errno| self.error(name, errno))
     }
 
     /// Read a whole control file.
     pub fn read(&self, name: &str) -> Result<Vec<u8>> {
         let fd = self.open_file(name, OFlags::RDONLY)?;
-        read_fd(&fd).map_err(|errno| Error { file: self.path_of(name), errno, log: None })
+        read_fd(&fd).map_err(|errno| self.error(name, errno))
     }
 
     /// Read a control file as text.
@@ -244,7 +250,7 @@ impl Tracefs {
     /// Names in a directory relative to this tracefs, with "is a directory",
     /// sorted by name. `.` and `..` are left out.
     pub fn list_dir(&self, rel: &str) -> Result<Vec<(String, bool)>> {
-        let err = |errno| Error { file: self.path_of(rel), errno, log: None };
+        let err = |errno| self.error(rel, errno);
         let fd = self.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY)?;
         let mut out = Vec::new();
         sys::read_dir(&fd, &mut |name, ty| {
