@@ -33,6 +33,12 @@ impl fmt::Display for Error {
 
 pub type Result<T> = core::result::Result<T, Error>;
 
+/// An Error from format arguments: one out-of-line copy for every site.
+#[inline(never)]
+fn err(a: fmt::Arguments<'_>) -> Error {
+    Error(alloc::fmt::format(a))
+}
+
 pub struct Parser {
     args: Vec<Vec<u8>>,
     /// The next argument of `args` not yet looked at.
@@ -93,7 +99,7 @@ fn quoted(v: &[u8]) -> String {
 }
 
 fn utf8(v: Vec<u8>) -> Result<String> {
-    String::from_utf8(v).map_err(|e| Error(format!("argument is not UTF-8: {}", String::from_utf8_lossy(e.as_bytes()))))
+    String::from_utf8(v).map_err(|e| err(format_args!("argument is not UTF-8: {}", String::from_utf8_lossy(e.as_bytes()))))
 }
 
 impl Parser {
@@ -167,7 +173,7 @@ impl Parser {
                 self.next += 1;
                 utf8(core::mem::take(a))
             }
-            None => Err(Error(format!("missing argument for option '{}'", self.last))),
+            None => Err(err(format_args!("missing argument for option '{}'", self.last))),
         }
     }
 
@@ -194,7 +200,7 @@ impl Parser {
     }
 
     fn unexpected_value(&self, v: &[u8]) -> Error {
-        Error(format!("unexpected argument for option '{}': {}", self.last, quoted(v)))
+        err(format_args!("unexpected argument for option '{}': {}", self.last, quoted(v)))
     }
 }
 
@@ -216,11 +222,11 @@ pub fn find(table: &'static [Opt], arg: &Arg<'_>) -> Option<&'static Opt> {
 impl Arg<'_> {
     /// The error for an argument the applet does not take.
     pub fn unexpected(self) -> Error {
-        Error(match self {
-            Short(c) => format!("invalid option '-{c}'"),
-            Long(l) => format!("invalid option '--{l}'"),
-            Value(v) => format!("unexpected argument {}", quoted(v.as_bytes())),
-        })
+        match self {
+            Short(c) => err(format_args!("invalid option '-{c}'")),
+            Long(l) => err(format_args!("invalid option '--{l}'")),
+            Value(v) => err(format_args!("unexpected argument {}", quoted(v.as_bytes()))),
+        }
     }
 }
 
