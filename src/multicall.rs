@@ -38,10 +38,11 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
     if !name.starts_with(b"ftbox") {
         return not_found(name);
     }
-    let Some(first) = args.first().cloned() else {
+    if args.is_empty() {
         print_help();
         return 2;
-    };
+    }
+    let first = args.remove(0);
     match &first[..] {
         b"--help" | b"-h" => {
             print_help();
@@ -58,14 +59,11 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
             }
             0
         }
-        b"--install" => install(&argv0, &args[1..]),
-        _ => {
-            args.remove(0);
-            match find(&first) {
-                Some(a) => (a.main)(args),
-                None => not_found(&first),
-            }
-        }
+        b"--install" => install(&argv0, &args),
+        _ => match find(&first) {
+            Some(a) => (a.main)(args),
+            None => not_found(&first),
+        },
     }
 }
 
