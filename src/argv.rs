@@ -117,9 +117,8 @@ impl Parser {
             // `--opt=value`, or `-o=value` past a cluster's first letter: a
             // value the option does not take.
             if self.long || (at < a.len() && a[at] == b'=' && at > 1) {
-                let v = a[at + 1..].to_vec();
                 self.rest = None;
-                return Err(self.unexpected_value(&v));
+                return Err(self.unexpected_value(&self.args[i][at + 1..]));
             }
             if at < a.len() {
                 // One character, its length told by its first byte; a byte
