@@ -36,7 +36,7 @@ pub struct Error {
 
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.file, errno_str(self.errno))?;
+        write!(f, "{}: {}", self.file, sys::Msg(self.errno))?;
         if let Some(log) = &self.log {
             for line in log.lines() {
                 write!(f, "\n  {line}")?;
