@@ -33,14 +33,21 @@ impl fmt::Display for Error {
 
 pub type Result<T> = core::result::Result<T, Error>;
 
+/// An Error from format arguments: one out-of-line copy for every site.
+#[inline(never)]
+fn err(a: fmt::Arguments<'_>) -> Error {
+    Error(alloc::fmt::format(a))
+}
+
 pub struct Parser {
     args: Vec<Vec<u8>>,
     /// The next argument of `args` not yet looked at.
     next: usize,
-    /// Inside a `-abc` cluster: its index in `args` and the next byte.
-    shorts: Option<(usize, usize)>,
-    /// `--opt=value`: the value, waiting for `value()`.
-    pending: Option<Vec<u8>>,
+    /// What is left of an argument after the option just returned: its
+    /// index in `args` and the next byte of a `-abc` cluster, or (`long`)
+    /// the `=` of `--opt=value`, the value waiting for `value()`.
+    rest: Option<(usize, usize)>,
+    long: bool,
     /// The last option as typed (`-o`, `--opt`), for messages.
     last: String,
     /// After `--`.
@@ -48,55 +55,87 @@ pub struct Parser {
 }
 
 /// `"text"` with quotes and escapes, as lexopt showed values (without Debug
-/// formatting, which `make tiny` compiles out).
+/// formatting, which `make tiny` compiles out). The escapes are those of
+/// `char::escape_debug`, whose Unicode tables (printable, grapheme-extend:
+/// 3.4 KB) are left out: beyond ASCII, what it escapes is approximated by
+/// the C1 controls, the Latin-1 no-break and soft hyphens, the combining
+/// diacritical marks and the invisible spaces and marks of U+2000-U+202F
+/// and U+FEFF (rarer scripts' marks are shown as they are).
 fn quoted(v: &[u8]) -> String {
     let mut s = String::from("\"");
     for c in String::from_utf8_lossy(v).chars() {
-        s.extend(c.escape_debug());
+        let n = c as u32;
+        let short = match c {
+            '\0' => '0',
+            '\t' => 't',
+            '\r' => 'r',
+            '\n' => 'n',
+            '\\' | '"' | '\'' => c,
+            _ => '\0',
+        };
+        if short != '\0' {
+            s.push('\\');
+            s.push(short);
+        } else if n < 0x20
+            || (0x7f..=0xa0).contains(&n)
+            || n == 0xad
+            || (0x300..0x370).contains(&n)
+            || (0x2000..0x2010).contains(&n)
+            || (0x2028..0x2030).contains(&n)
+            || n == 0xfeff
+        {
+            s.push_str("\\u{");
+            let digits = (32 - n.leading_zeros()).div_ceil(4).max(1);
+            for i in (0..digits).rev() {
+                s.push(char::from_digit((n >> (i * 4)) & 15, 16).unwrap_or('0'));
+            }
+            s.push('}');
+        } else {
+            s.push(c);
+        }
     }
     s.push('"');
     s
 }
 
 fn utf8(v: Vec<u8>) -> Result<String> {
-    String::from_utf8(v).map_err(|e| Error(format!("argument is not UTF-8: {}", String::from_utf8_lossy(e.as_bytes()))))
+    String::from_utf8(v).map_err(|e| err(format_args!("argument is not UTF-8: {}", String::from_utf8_lossy(e.as_bytes()))))
 }
 
 impl Parser {
     /// The arguments after argv[0].
     pub fn from_args(args: Vec<Vec<u8>>) -> Parser {
-        Parser { args, next: 0, shorts: None, pending: None, last: String::new(), done: false }
+        Parser { args, next: 0, rest: None, long: false, last: String::new(), done: false }
     }
 
     /// The next option or value; `None` at the end. (lexopt's name: not an
     /// Iterator, whose items could not borrow the parser.)
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Arg<'_>>> {
-        if let Some(v) = self.pending.take() {
-            return Err(self.unexpected_value(&v));
-        }
-        if let Some((i, at)) = self.shorts {
+        if let Some((i, at)) = self.rest {
             let a = &self.args[i];
+            // `--opt=value`, or `-o=value` past a cluster's first letter: a
+            // value the option does not take.
+            if self.long || (at < a.len() && a[at] == b'=' && at > 1) {
+                self.rest = None;
+                return Err(self.unexpected_value(&self.args[i][at + 1..]));
+            }
             if at < a.len() {
-                if a[at] == b'=' && at > 1 {
-                    let v = a[at + 1..].to_vec();
-                    self.shorts = None;
-                    return Err(self.unexpected_value(&v));
-                }
-                // One character; a byte that is not UTF-8 is U+FFFD.
-                let (c, n) = match core::str::from_utf8(&a[at..]) {
-                    Ok(s) => s.chars().next().map_or(('\u{fffd}', 1), |c| (c, c.len_utf8())),
-                    Err(e) if e.valid_up_to() > 0 => {
-                        let s = core::str::from_utf8(&a[at..at + e.valid_up_to()]).unwrap_or("");
-                        s.chars().next().map_or(('\u{fffd}', 1), |c| (c, c.len_utf8()))
-                    }
-                    Err(_) => ('\u{fffd}', 1),
+                // One character, its length told by its first byte; a byte
+                // that does not start a valid sequence is U+FFFD.
+                let n = match a[at] {
+                    0xc0..=0xdf => 2,
+                    0xe0..=0xef => 3,
+                    0xf0..=0xf7 => 4,
+                    _ => 1,
                 };
-                self.shorts = Some((i, at + n));
+                let c = a.get(at..at + n).and_then(|b| core::str::from_utf8(b).ok()).and_then(|s| s.chars().next());
+                let (c, n) = c.map_or(('\u{fffd}', 1), |c| (c, n));
+                self.rest = Some((i, at + n));
                 self.last = format!("-{c}");
                 return Ok(Some(Short(c)));
             }
-            self.shorts = None;
+            self.rest = None;
         }
         let Some(a) = self.args.get_mut(self.next) else { return Ok(None) };
         self.next += 1;
@@ -108,16 +147,15 @@ impl Parser {
             return self.next();
         }
         if a.starts_with(b"--") {
-            let (name, value) = match a.iter().position(|&b| b == b'=') {
-                Some(eq) => (&a[..eq], Some(a[eq + 1..].to_vec())),
-                None => (&a[..], None),
-            };
-            self.last = String::from_utf8_lossy(name).into_owned();
-            self.pending = value;
+            let eq = a.iter().position(|&b| b == b'=');
+            self.last = String::from_utf8_lossy(&a[..eq.unwrap_or(a.len())]).into_owned();
+            self.rest = eq.map(|eq| (self.next - 1, eq));
+            self.long = true;
             return Ok(Some(Long(&self.last[2..])));
         }
         if a.len() > 1 && a[0] == b'-' {
-            self.shorts = Some((self.next - 1, 1));
+            self.rest = Some((self.next - 1, 1));
+            self.long = false;
             return self.next();
         }
         utf8(core::mem::take(a)).map(|v| Some(Value(v)))
@@ -134,7 +172,7 @@ impl Parser {
                 self.next += 1;
                 utf8(core::mem::take(a))
             }
-            None => Err(Error(format!("missing argument for option '{}'", self.last))),
+            None => Err(err(format_args!("missing argument for option '{}'", self.last))),
         }
     }
 
@@ -148,14 +186,12 @@ impl Parser {
     }
 
     fn optional_value(&mut self) -> Option<Vec<u8>> {
-        if let Some(v) = self.pending.take() {
-            return Some(v);
-        }
-        let (i, mut at) = self.shorts.take()?;
+        let (i, mut at) = self.rest.take()?;
         let a = &self.args[i];
-        if at >= a.len() {
+        if !self.long && at >= a.len() {
             return None;
         }
+        // Past the `=` of `--opt=value`, `-o=value`.
         if a[at] == b'=' {
             at += 1;
         }
@@ -163,7 +199,7 @@ impl Parser {
     }
 
     fn unexpected_value(&self, v: &[u8]) -> Error {
-        Error(format!("unexpected argument for option '{}': {}", self.last, quoted(v)))
+        err(format_args!("unexpected argument for option '{}': {}", self.last, quoted(v)))
     }
 }
 
@@ -185,11 +221,11 @@ pub fn find(table: &'static [Opt], arg: &Arg<'_>) -> Option<&'static Opt> {
 impl Arg<'_> {
     /// The error for an argument the applet does not take.
     pub fn unexpected(self) -> Error {
-        Error(match self {
-            Short(c) => format!("invalid option '-{c}'"),
-            Long(l) => format!("invalid option '--{l}'"),
-            Value(v) => format!("unexpected argument {}", quoted(v.as_bytes())),
-        })
+        match self {
+            Short(c) => err(format_args!("invalid option '-{c}'")),
+            Long(l) => err(format_args!("invalid option '--{l}'")),
+            Value(v) => err(format_args!("unexpected argument {}", quoted(v.as_bytes()))),
+        }
     }
 }
 
@@ -236,6 +272,12 @@ mod tests {
         assert_eq!(lex(&["a", "--", "-b", "--c", "--"], &[]), ["=a", "=-b", "=--c", "=--"]);
         assert_eq!(lex(&["-", "-o", "--"], &["-o"]), ["=-", "-o", "=--"]);
         assert_eq!(lex(&["-é"], &[]), ["-é"]);
+        let mut q = Parser::from_args(vec![b"-a\xffb\xe2\x82".to_vec(), b"-\xf0\x9f\x98\x80".to_vec()]);
+        let mut shorts = Vec::new();
+        while let Ok(Some(Short(c))) = q.next() {
+            shorts.push(c);
+        }
+        assert_eq!(shorts, ['a', '\u{fffd}', 'b', '\u{fffd}', '\u{fffd}', '😀']);
     }
 
     #[test]
@@ -247,6 +289,11 @@ mod tests {
         assert_eq!(Short('x').unexpected().to_string(), "invalid option '-x'");
         assert_eq!(Long("bogus").unexpected().to_string(), "invalid option '--bogus'");
         assert_eq!(Value("a\"b\n".to_string()).unexpected().to_string(), "unexpected argument \"a\\\"b\\n\"");
+        // The escapes of char::escape_debug.
+        for v in ["\0\t\r\n\\'\"\x01\x1b\x7f", "é\u{80}\u{9f}\u{a0}\u{ad}e\u{301}\u{36f}\u{370}ü€\u{fffd}", "a\u{2000}\u{200b}\u{200f}\u{2010}\u{2028}\u{202f}\u{2030}\u{feff}"] {
+            let want: String = v.chars().flat_map(char::escape_debug).collect();
+            assert_eq!(quoted(v.as_bytes()), std::format!("\"{want}\""));
+        }
         let mut q = Parser::from_args(vec![b"\xff".to_vec()]);
         assert_eq!(q.next().err().map(|e| e.0), Some("argument is not UTF-8: \u{fffd}".to_string()));
     }

@@ -44,13 +44,26 @@ impl fmt::Display for Error {
 /// `Err(Error::Fail(...))` with format arguments.
 #[macro_export]
 macro_rules! fail {
-    ($($t:tt)*) => { return Err($crate::cli::Error::Fail(alloc::format!($($t)*))) };
+    ($($t:tt)*) => { return Err($crate::cli::fail(format_args!($($t)*))) };
 }
 
 /// `Err(Error::Usage(...))` with format arguments.
 #[macro_export]
 macro_rules! usage_err {
-    ($($t:tt)*) => { return Err($crate::cli::Error::Usage(alloc::format!($($t)*))) };
+    ($($t:tt)*) => { return Err($crate::cli::usage(format_args!($($t)*))) };
+}
+
+/// The error of `fail!`: one out-of-line copy of the formatting and the
+/// wrapping for every call site.
+#[inline(never)]
+pub fn fail(a: fmt::Arguments<'_>) -> Error {
+    Error::Fail(alloc::fmt::format(a))
+}
+
+/// The error of `usage_err!`.
+#[inline(never)]
+pub fn usage(a: fmt::Arguments<'_>) -> Error {
+    Error::Usage(alloc::fmt::format(a))
 }
 
 /// Run an applet body and turn its result into an exit status.

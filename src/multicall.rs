@@ -3,8 +3,8 @@
 
 use crate::applets::{Applet, APPLETS};
 use crate::sys::{self, lossy};
-use alloc::format;
-use alloc::string::String;
+use alloc::ffi::CString;
+use core::ffi::CStr;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
@@ -28,6 +28,7 @@ fn basename(p: &[u8]) -> &[u8] {
 }
 
 /// argv, argv[0] included, as byte strings.
+#[inline(never)]
 pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
     let argv0 = if args.is_empty() { Vec::from(&b"ftbox"[..]) } else { args.remove(0) };
     let name = basename(&argv0);
@@ -37,10 +38,11 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
     if !name.starts_with(b"ftbox") {
         return not_found(name);
     }
-    let Some(first) = args.first().cloned() else {
+    if args.is_empty() {
         print_help();
         return 2;
-    };
+    }
+    let first = args.remove(0);
     match &first[..] {
         b"--help" | b"-h" => {
             print_help();
@@ -57,14 +59,11 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
             }
             0
         }
-        b"--install" => install(&argv0, &args[1..]),
-        _ => {
-            args.remove(0);
-            match find(&first) {
-                Some(a) => (a.main)(args),
-                None => not_found(&first),
-            }
-        }
+        b"--install" => install(&argv0, &args),
+        _ => match find(&first) {
+            Some(a) => (a.main)(args),
+            None => not_found(&first),
+        },
     }
 }
 
@@ -81,23 +80,31 @@ fn print_help() {
     }
 }
 
+/// A path for the system calls: built once, so each call takes a `&CStr`
+/// instead of converting (and maybe allocating) a byte string per call.
+/// argv entries hold no NUL.
+fn cstr(v: Vec<u8>) -> CString {
+    CString::new(v).unwrap_or_default()
+}
+
 /// `dir/name`.
-fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
+fn join(dir: &[u8], name: &[u8]) -> CString {
     let mut p = dir.to_vec();
     if !p.ends_with(b"/") {
         p.push(b'/');
     }
     p.extend_from_slice(name);
-    p
+    cstr(p)
 }
 
 /// The running binary: /proc/self/exe, else argv[0] made absolute.
-fn self_path(argv0: &[u8]) -> Option<Vec<u8>> {
-    if let Ok(p) = sys::readlink("/proc/self/exe") {
-        return Some(p);
+#[inline(never)]
+fn self_path(argv0: &[u8]) -> Option<CString> {
+    if let Ok(p) = sys::readlink(c"/proc/self/exe") {
+        return Some(cstr(p));
     }
     if argv0.starts_with(b"/") {
-        return Some(argv0.to_vec());
+        return Some(cstr(argv0.to_vec()));
     }
     if argv0.contains(&b'/') {
         return sys::cwd().ok().map(|d| join(&d, argv0));
@@ -105,6 +112,7 @@ fn self_path(argv0: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+#[inline(never)]
 fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
     let (symbolic, dir) = match rest {
         [d] if d != b"-s" => (false, d),
@@ -118,38 +126,40 @@ fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
         sys::eprintln(format_args!("ftbox: --install: cannot find the running binary (no /proc/self/exe, relative argv[0])"));
         return 1;
     };
-    if !sys::stat(&dir[..], true).is_ok_and(|st| sys::file_type(&st) == rustix::fs::FileType::Directory) {
+    if !sys::stat(&*cstr(dir.to_vec()), true).is_ok_and(|st| sys::file_type(&st) == rustix::fs::FileType::Directory) {
         sys::eprintln(format_args!("ftbox: --install: {}: not a directory", lossy(dir)));
         return 1;
     }
     let mut status = 0;
     for a in APPLETS {
-        let link = join(dir, a.name.as_bytes());
-        if let Err(msg) = install_one(&target, &link, symbolic) {
-            sys::eprintln(format_args!("ftbox: --install: {}: {}", lossy(&link), msg));
+        if !install_one(&target, &join(dir, a.name.as_bytes()), symbolic) {
             status = 1;
         }
     }
     status
 }
 
-fn install_one(target: &[u8], link: &[u8], symbolic: bool) -> Result<(), String> {
+/// One link; false (with the reason on stderr) when it could not be made.
+#[inline(never)]
+fn install_one(target: &CStr, link: &CStr, symbolic: bool) -> bool {
     use rustix::fs::FileType::Symlink;
+    let shown = lossy(link.to_bytes());
     if let Ok(meta) = sys::stat(link, false) {
         let is_link = sys::file_type(&meta) == Symlink;
         let correct = if symbolic {
-            is_link && sys::readlink(link).is_ok_and(|t| t == target)
+            is_link && sys::readlink(link).is_ok_and(|t| t == target.to_bytes())
         } else {
             let t = sys::stat(target, true).ok();
             t.is_some_and(|t| !is_link && t.st_ino == meta.st_ino && t.st_dev == meta.st_dev)
         };
-        return if correct { Ok(()) } else { Err(format!("exists and is not a link to {}; skipped", lossy(target))) };
-    }
-    sys::link(target, link, symbolic).map_err(|e| {
-        if e == sys::Errno::XDEV {
-            format!("{}; use -s for symbolic links across filesystems", sys::OsError(e))
-        } else {
-            format!("{}", sys::OsError(e))
+        if !correct {
+            let t = lossy(target.to_bytes());
+            sys::eprintln(format_args!("ftbox: --install: {shown}: exists and is not a link to {t}; skipped"));
         }
-    })
+        return correct;
+    }
+    let Err(e) = sys::link(target, link, symbolic) else { return true };
+    let hint = if e == sys::Errno::XDEV { "; use -s for symbolic links across filesystems" } else { "" };
+    sys::eprintln(format_args!("ftbox: --install: {shown}: {}{hint}", sys::OsError(e)));
+    false
 }

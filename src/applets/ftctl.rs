@@ -12,6 +12,7 @@ use crate::sys;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::fmt::Write;
 use rustix::io::Errno;
 
 mod reset;
@@ -59,6 +60,7 @@ Exit status: 0 done, 1 the kernel refused or an operation failed, 2 usage.
 
 /// Verb options: name as typed, and whether it takes a value. Looked up in
 /// a table rather than matched arm by arm, which keeps the parser small.
+/// Verbs name them by index (the O_ constants), a bit each in a mask.
 const OPTS: &[(&str, bool)] = &[
     ("-a", false),
     ("-b", true),
@@ -75,6 +77,31 @@ const OPTS: &[(&str, bool)] = &[
     ("--cpu", true),
 ];
 
+const O_A: u8 = 0;
+const O_B: u8 = 1;
+const O_CLEAR: u8 = 2;
+const O_REMOVE: u8 = 3;
+const O_FOLLOW: u8 = 4;
+const O_FILTER: u8 = 5;
+const O_NOTRACE: u8 = 6;
+const O_GRAPH: u8 = 7;
+const O_GRAPH_NOTRACE: u8 = 8;
+const O_DEPTH: u8 = 9;
+const O_PIPE: u8 = 10;
+const O_SNAPSHOT: u8 = 11;
+const O_CPU: u8 = 12;
+
+/// The mask of a verb's options.
+const fn bits(list: &[u8]) -> u16 {
+    let mut m = 0;
+    let mut i = 0;
+    while i < list.len() {
+        m |= 1 << list[i];
+        i += 1;
+    }
+    m
+}
+
 /// The parsed command line: one plain struct for all verbs. Verb options
 /// are kept as (name, value) in order, value empty for flags.
 #[derive(Default)]
@@ -82,22 +109,17 @@ pub(crate) struct Args {
     instance: Option<String>,
     verb: String,
     pos: Vec<String>,
-    opts: Vec<(&'static str, String)>,
+    opts: Vec<(u8, String)>,
 }
 
 impl Args {
-    fn has(&self, o: &str) -> bool {
+    fn has(&self, o: u8) -> bool {
         self.opts.iter().any(|x| x.0 == o)
     }
 
     /// The last value given for `o`.
-    fn val(&self, o: &str) -> Option<&str> {
+    fn val(&self, o: u8) -> Option<&str> {
         self.opts.iter().rev().find(|x| x.0 == o).map(|x| x.1.as_str())
-    }
-
-    /// Every value given for a repeatable option, in order.
-    fn vals(&self, o: &str) -> Vec<&str> {
-        self.opts.iter().filter(|x| x.0 == o).map(|x| x.1.as_str()).collect()
     }
 }
 
@@ -122,14 +144,14 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 }
                 continue;
             }
-            Short(c) => OPTS.iter().find(|o| o.0.len() == 2 && o.0.ends_with(c)),
-            Long(l) => OPTS.iter().find(|o| o.0.strip_prefix("--") == Some(l)),
+            Short(c) => OPTS.iter().position(|o| o.0.len() == 2 && o.0.ends_with(c)),
+            Long(l) => OPTS.iter().position(|o| o.0.strip_prefix("--") == Some(l)),
         };
-        let Some(&(name, takes)) = opt else {
+        let Some(i) = opt else {
             return Err(arg.unexpected().into());
         };
-        let v = if takes { p.value()? } else { String::new() };
-        a.opts.push((name, v));
+        let v = if OPTS[i].1 { p.value()? } else { String::new() };
+        a.opts.push((i as u8, v));
     }
     if a.verb.is_empty() {
         usage_err!("no command given");
@@ -154,69 +176,76 @@ impl Ctx {
 
 type VerbFn = fn(&Ctx, &Args) -> Result<()>;
 
-/// name, the options it accepts, the positional count range, the function.
-struct Verb(&'static str, &'static [&'static str], (usize, usize), VerbFn);
+/// The options a verb accepts (a mask), its positional count range, its function.
+struct Verb(u16, (u8, u8), VerbFn);
 
-const MANY: usize = usize::MAX;
+const MANY: u8 = u8::MAX;
+
+/// The verb names, in the order of VERBS: one string, not a &str per row.
+const VERB_NAMES: &str = "status reset on off tracer list format enable disable filter trigger funcs pid buffer subbuf clock option mark show snapshot instance mount";
 
 const VERBS: &[Verb] = &[
-    Verb("status", &[], (0, 0), status::run),
-    Verb("reset", &["-a", "-b"], (0, 0), reset::run),
-    Verb("on", &[], (0, 0), v_on),
-    Verb("off", &[], (0, 0), v_off),
-    Verb("tracer", &[], (0, 1), v_tracer),
-    Verb("list", &[], (1, 2), v_list),
-    Verb("format", &[], (1, MANY), v_format),
-    Verb("enable", &[], (1, MANY), v_enable),
-    Verb("disable", &[], (1, MANY), v_disable),
-    Verb("filter", &["--clear"], (1, MANY), v_filter),
-    Verb("trigger", &["--clear", "--remove"], (1, MANY), v_trigger),
-    Verb("funcs", &["--filter", "--notrace", "--graph", "--graph-notrace", "--depth", "--clear"], (0, 0), v_funcs),
-    Verb("pid", &["--follow", "--clear"], (0, MANY), v_pid),
-    Verb("buffer", &[], (0, 1), v_buffer),
-    Verb("subbuf", &[], (0, 1), v_subbuf),
-    Verb("clock", &[], (0, 1), v_clock),
-    Verb("option", &[], (0, 2), v_option),
-    Verb("mark", &[], (1, MANY), v_mark),
-    Verb("show", &["--pipe", "--snapshot", "--cpu"], (0, 0), v_show),
-    Verb("snapshot", &[], (1, 1), v_snapshot),
-    Verb("instance", &[], (2, 2), v_instance),
-    Verb("mount", &[], (0, 0), v_mount),
+    Verb(0, (0, 0), status::run), // status
+    Verb(bits(&[O_A, O_B]), (0, 0), reset::run), // reset
+    Verb(0, (0, 0), v_on), // on
+    Verb(0, (0, 0), v_off), // off
+    Verb(0, (0, 1), v_tracer), // tracer
+    Verb(0, (1, 2), v_list), // list
+    Verb(0, (1, MANY), v_format), // format
+    Verb(0, (1, MANY), v_enable), // enable
+    Verb(0, (1, MANY), v_disable), // disable
+    Verb(bits(&[O_CLEAR]), (1, MANY), v_filter), // filter
+    Verb(bits(&[O_CLEAR, O_REMOVE]), (1, MANY), v_trigger), // trigger
+    Verb(bits(&[O_FILTER, O_NOTRACE, O_GRAPH, O_GRAPH_NOTRACE, O_DEPTH, O_CLEAR]), (0, 0), v_funcs), // funcs
+    Verb(bits(&[O_FOLLOW, O_CLEAR]), (0, MANY), v_pid), // pid
+    Verb(0, (0, 1), v_buffer), // buffer
+    Verb(0, (0, 1), v_subbuf), // subbuf
+    Verb(0, (0, 1), v_clock), // clock
+    Verb(0, (0, 2), v_option), // option
+    Verb(0, (1, MANY), v_mark), // mark
+    Verb(bits(&[O_PIPE, O_SNAPSHOT, O_CPU]), (0, 0), v_show), // show
+    Verb(0, (1, 1), v_snapshot), // snapshot
+    Verb(0, (2, 2), v_instance), // instance
+    Verb(0, (0, 0), v_mount), // mount
 ];
 
 pub fn main(args: Vec<Vec<u8>>) -> i32 {
-    cli::run("ftctl", USAGE, || {
-        let a = parse_args(args)?;
-        let Some(v) = VERBS.iter().find(|v| v.0 == a.verb) else {
-            usage_err!("unknown command '{}'", a.verb);
-        };
-        if let Some(o) = a.opts.iter().find(|o| !v.1.contains(&o.0)) {
-            usage_err!("{}: option {} does not apply", v.0, o.0);
+    cli::run("ftctl", USAGE, || dispatch(&parse_args(args)?))
+}
+
+/// Check the verb's arguments, open tracefs, run the verb.
+#[inline(never)]
+fn dispatch(a: &Args) -> Result<()> {
+    let Some(v) = VERB_NAMES.split(' ').position(|n| n == a.verb).map(|i| &VERBS[i]) else {
+        usage_err!("unknown command '{}'", a.verb);
+    };
+    let name = &a.verb;
+    if let Some(o) = a.opts.iter().find(|o| v.0 & 1 << o.0 == 0) {
+        usage_err!("{name}: option {} does not apply", OPTS[o.0 as usize].0);
+    }
+    let (min, max) = (v.1 .0 as usize, v.1 .1 as usize);
+    if a.pos.len() < min {
+        usage_err!("{name}: missing argument");
+    }
+    if a.pos.len() > max {
+        usage_err!("{name}: unexpected argument '{}'", a.pos[max]);
+    }
+    // Names are checked before tracefs is touched at all.
+    if let Some(i) = &a.instance {
+        tracefs::check_name("instance", i).map_err(Error::Fail)?;
+    }
+    if name == "instance" {
+        if a.instance.is_some() {
+            usage_err!("instance: -B does not apply (instances do not nest)");
         }
-        let (min, max) = v.2;
-        if a.pos.len() < min {
-            usage_err!("{}: missing argument", v.0);
-        }
-        if a.pos.len() > max {
-            usage_err!("{}: unexpected argument '{}'", v.0, a.pos[max]);
-        }
-        // Names are checked before tracefs is touched at all.
-        if let Some(i) = &a.instance {
-            tracefs::check_name("instance", i).map_err(Error::Fail)?;
-        }
-        if v.0 == "instance" {
-            if a.instance.is_some() {
-                usage_err!("instance: -B does not apply (instances do not nest)");
-            }
-            tracefs::check_name("instance", &a.pos[1]).map_err(Error::Fail)?;
-        }
-        let top = Tracefs::open().map_err(Error::Fail)?;
-        let inst = match &a.instance {
-            Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
-            None => None,
-        };
-        (v.3)(&Ctx { top, inst }, &a)
-    })
+        tracefs::check_name("instance", &a.pos[1]).map_err(Error::Fail)?;
+    }
+    let top = Tracefs::open().map_err(Error::Fail)?;
+    let inst = match &a.instance {
+        Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
+        None => None,
+    };
+    (v.2)(&Ctx { top, inst }, a)
 }
 
 // ---- helpers shared by the verbs ----
@@ -225,6 +254,12 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
 /// the kernel's own explanation from error_log, and a hint for the errnos
 /// that have one obvious cause.
 pub(crate) fn fs(e: tracefs::Error) -> Error {
+    Error::Fail(fs_msg(e))
+}
+
+/// The text of `fs`.
+#[inline(never)]
+pub(crate) fn fs_msg(e: tracefs::Error) -> String {
     let mut msg = e.to_string();
     let file = e.file.rsplit('/').next().unwrap_or("");
     let func = file.starts_with("set_ftrace")
@@ -245,7 +280,7 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
     } else if e.errno == Errno::BUSY && file == "current_tracer" {
         msg.push_str("\n  the tracer is in use (a trace_pipe reader is open)");
     }
-    Error::Fail(msg)
+    msg
 }
 
 #[inline(never)]
@@ -265,25 +300,11 @@ pub(crate) fn say(s: &str) -> Result<()> {
     cli::say(s)
 }
 
-/// A remark on stderr that does not fail the command.
-pub(crate) fn note(s: &str) {
-    sys::eprintln(format_args!("ftctl: {s}"));
-}
-
 /// Append `s` and a newline.
 #[inline(never)]
 pub(crate) fn line(o: &mut String, s: &str) {
     o.push_str(s);
     o.push('\n');
-}
-
-/// Append pieces: one loop instead of a format! per output line, which
-/// builds and drops a String only to be copied.
-#[inline(never)]
-pub(crate) fn put(o: &mut String, parts: &[&str]) {
-    for p in parts {
-        o.push_str(p);
-    }
 }
 
 /// The words of `s` joined by single spaces (pid lists).
@@ -308,7 +329,13 @@ fn say_line(s: &str) -> Result<()> {
 }
 
 /// Resolve several event specs against one catalog, in catalog order.
-fn resolve(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
+fn resolve(t: &Tracefs, specs: &[String]) -> Result<Vec<events::EventRef>> {
+    resolve_all(t, specs).map(|r| r.1)
+}
+
+/// `resolve`, with the catalog (for `enable`).
+#[inline(never)]
+fn resolve_all(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
     let all = events::all_events(t).map_err(Error::Fail)?;
     let evs = events::resolve_in(&all, &specs.join(",")).map_err(Error::Fail)?;
     Ok((all, evs))
@@ -342,14 +369,21 @@ fn v_off(c: &Ctx, _: &Args) -> Result<()> {
 
 fn v_tracer(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let Some(name) = a.pos.first() else {
-        return say(&read(t, "current_tracer")?);
-    };
-    let avail = read(t, "available_tracers")?;
-    if !avail.split_whitespace().any(|x| x == name) {
-        fail!("unknown tracer '{name}' (available: {})", avail.trim());
+    match a.pos.first() {
+        None => say(&read(t, "current_tracer")?),
+        Some(n) => pick(t, "tracer", n, &read(t, "available_tracers")?, "current_tracer"),
     }
-    write(t, "current_tracer", name)
+}
+
+/// Set `file` to `n` when `n` is among the names of `list` (a kernel
+/// listing such as available_tracers or trace_clock); else name them all.
+#[inline(never)]
+fn pick(t: &Tracefs, what: &str, n: &str, list: &str, file: &str) -> Result<()> {
+    let names = state::names(list);
+    if !names.split(' ').any(|x| x == n) {
+        fail!("unknown {what} '{n}' (available: {names})");
+    }
+    write(t, file, n)
 }
 
 fn v_list(c: &Ctx, a: &Args) -> Result<()> {
@@ -361,14 +395,21 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
     }
     let mut o = String::new();
     match what {
-        "tracers" => read(t, "available_tracers")?.split_whitespace().for_each(|x| line(&mut o, x)),
+        // Clocks are listed like tracers, the current one in brackets.
+        "tracers" | "clocks" => {
+            let f = if what == "clocks" { "trace_clock" } else { "available_tracers" };
+            for x in read(t, f)?.split_whitespace() {
+                line(&mut o, x.trim_start_matches('[').trim_end_matches(']'));
+            }
+        }
         "events" => {
+            let all = events::all_events(t).map_err(Error::Fail)?;
             let evs = match pat {
-                Some(_) => resolve(t, &a.pos[1..])?.1,
-                None => events::all_events(t).map_err(Error::Fail)?,
+                Some(p) => events::resolve_in(&all, p).map_err(Error::Fail)?,
+                None => all,
             };
             for e in evs {
-                put(&mut o, &[&e.system, ":", &e.name, "\n"]);
+                let _ = writeln!(o, "{}:{}", e.system, e.name);
             }
         }
         "systems" | "instances" => {
@@ -381,20 +422,14 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
         }
         "functions" => {
             // Only the top level has the list; it is the same for instances.
-            let text = read(&c.top, "available_filter_functions")?;
-            for l in text.lines() {
+            for l in read(&c.top, "available_filter_functions")?.lines() {
                 let f = l.split_whitespace().next().unwrap_or("");
                 if pat.is_none_or(|p| glob::matches(p, f)) {
                     line(&mut o, l);
                 }
             }
         }
-        "options" => {
-            for (n, on) in state::options(t).map_err(fs)? {
-                put(&mut o, &[&n, " ", on_off(on), "\n"]);
-            }
-        }
-        "clocks" => state::clocks(&read(t, "trace_clock")?).into_iter().for_each(|x| line(&mut o, x)),
+        "options" => return options(c, false),
         _ => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
     }
     say(&o)
@@ -403,7 +438,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
 fn v_format(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let mut o = String::new();
-    for e in resolve(t, &a.pos)?.1 {
+    for e in resolve(t, &a.pos)? {
         o.push_str(&read(t, &e.path("format"))?);
     }
     say(&o)
@@ -418,18 +453,18 @@ fn v_disable(c: &Ctx, a: &Args) -> Result<()> {
 }
 
 fn enable(c: &Ctx, a: &Args, on: bool) -> Result<()> {
-    let (all, evs) = resolve(c.t(), &a.pos)?;
+    let (all, evs) = resolve_all(c.t(), &a.pos)?;
     events::enable_in(c.t(), &all, &evs, on).map_err(Error::Fail)
 }
 
 fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let expr = a.pos[1..].join(" ");
-    let clear = a.has("--clear");
+    let clear = a.has(O_CLEAR);
     if clear != expr.is_empty() {
         usage_err!("filter: give either an expression or --clear");
     }
-    let evs = resolve(t, &a.pos[..1])?.1;
+    let evs = resolve(t, &a.pos[..1])?;
     // "0" is the kernel's way to drop a filter.
     let data = if clear { "0" } else { expr.as_str() };
     for e in &evs {
@@ -441,98 +476,109 @@ fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
 fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let trig = a.pos[1..].join(" ");
-    let (clear, remove) = (a.has("--clear"), a.val("--remove"));
+    let (clear, remove) = (a.has(O_CLEAR), a.val(O_REMOVE));
     if clear as u8 + remove.is_some() as u8 + !trig.is_empty() as u8 != 1 {
         usage_err!("trigger: give one of TRIGGER, --remove TRIGGER or --clear");
     }
-    let evs = resolve(t, &a.pos[..1])?.1;
-    for e in &evs {
+    // What to append to each event's file: the trigger, or its removal.
+    let cmd = match remove {
+        Some(r) => state::trigger_removal(r.strip_prefix('!').unwrap_or(r)),
+        None => trig,
+    };
+    for e in &resolve(t, &a.pos[..1])? {
         let f = e.path("trigger");
-        let r = if clear {
-            state::clear_triggers(t, &f)
-        } else if let Some(r) = remove {
-            t.append(&f, state::trigger_removal(r.strip_prefix('!').unwrap_or(r)).as_bytes())
-        } else {
-            t.append(&f, trig.as_bytes())
-        };
+        let r = if clear { state::clear_triggers(t, &f) } else { t.append(&f, cmd.as_bytes()) };
         if let Err(err) = r {
-            // The kernel logs nothing for an unknown trigger command; the
-            // trigger file's header lists the ones it knows.
-            let silent = err.errno == Errno::INVAL && err.log.is_none();
-            let mut e = fs(err);
-            if let (Error::Fail(m), true) = (&mut e, silent) {
-                if let Ok(h) = t.read_str(&f) {
-                    if let Some(k) = h.lines().nth(1).and_then(|l| l.strip_prefix("# ")) {
-                        m.push_str("\n  triggers this kernel knows: ");
-                        m.push_str(k);
-                    }
-                }
-            }
-            return Err(e);
+            return Err(trigger_err(t, &f, err));
         }
     }
     Ok(())
 }
 
-/// The function filter files, with the option that sets each.
-const FUNC_FILES: &[(&str, &str)] = &[
-    ("set_ftrace_filter", "--filter"),
-    ("set_ftrace_notrace", "--notrace"),
-    ("set_graph_function", "--graph"),
-    ("set_graph_notrace", "--graph-notrace"),
+/// A refused trigger write. The kernel logs nothing for an unknown trigger
+/// command; the trigger file's header lists the ones it knows.
+#[inline(never)]
+fn trigger_err(t: &Tracefs, f: &str, err: tracefs::Error) -> Error {
+    let silent = err.errno == Errno::INVAL && err.log.is_none();
+    let mut m = fs_msg(err);
+    if silent {
+        if let Ok(h) = t.read_str(f) {
+            if let Some(k) = h.lines().nth(1).and_then(|l| l.strip_prefix("# ")) {
+                m.push_str("\n  triggers this kernel knows: ");
+                m.push_str(k);
+            }
+        }
+    }
+    Error::Fail(m)
+}
+
+/// The function filter files, with the option that sets each; the depth
+/// last (shown with them, set apart).
+const FUNC_FILES: &[(&str, u8)] = &[
+    ("set_ftrace_filter", O_FILTER),
+    ("set_ftrace_notrace", O_NOTRACE),
+    ("set_graph_function", O_GRAPH),
+    ("set_graph_notrace", O_GRAPH_NOTRACE),
+    ("max_graph_depth", O_DEPTH),
 ];
+
+/// `funcs` without options: each filter file there is, indented.
+#[inline(never)]
+fn show_funcs(t: &Tracefs) -> Result<()> {
+    let mut o = String::new();
+    for &(f, _) in FUNC_FILES {
+        if !t.exists(f) {
+            continue;
+        }
+        let text = read(t, f)?;
+        let _ = writeln!(o, "{f}:");
+        for l in text.lines().filter(|l| !l.starts_with("####")) {
+            let _ = writeln!(o, "  {l}");
+        }
+    }
+    say(&o)
+}
 
 fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     if a.opts.is_empty() {
-        let mut o = String::new();
-        for f in FUNC_FILES.iter().map(|x| x.0).chain(["max_graph_depth"]) {
-            if !t.exists(f) {
-                continue;
-            }
-            let text = read(t, f)?;
-            put(&mut o, &[f, ":\n"]);
-            for l in text.lines().filter(|l| !l.starts_with("####")) {
-                put(&mut o, &["  ", l, "\n"]);
-            }
-        }
-        return say(&o);
+        return show_funcs(t);
     }
-    let depth = match a.val("--depth") {
+    let depth = match a.val(O_DEPTH) {
         Some(d) => match d.parse::<u32>() {
             Ok(n) => Some(n),
             Err(_) => usage_err!("--depth: '{d}' is not a number"),
         },
         None => None,
     };
-    let clear = a.has("--clear");
-    for &(f, opt) in FUNC_FILES {
-        let globs = a.vals(opt);
-        if globs.is_empty() && !clear {
+    let clear = a.has(O_CLEAR);
+    for &(f, opt) in &FUNC_FILES[..4] {
+        let given = a.has(opt);
+        if !given && !clear {
             continue;
         }
         if !t.exists(f) {
-            if globs.is_empty() {
+            if !given {
                 continue;
             }
-            fail!("{opt}: this kernel has no {f} (no function graph tracer)");
+            fail!("{}: this kernel has no {f} (no function graph tracer)", OPTS[opt as usize].0);
         }
         // Opening with O_TRUNC empties the list; then each glob is added in
         // its own write so a glob that matches nothing is named.
         t.write(f, b"").map_err(fs)?;
-        for g in globs {
-            t.append(f, g.as_bytes()).map_err(|e| {
-                if e.errno == Errno::INVAL {
-                    Error::Fail(format!("{}: no function matches '{g}'", t.path_of(f)))
-                } else {
-                    fs(e)
-                }
-            })?;
+        for (o, g) in &a.opts {
+            if *o != opt {
+                continue;
+            }
+            match t.append(f, g.as_bytes()) {
+                Err(e) if e.errno == Errno::INVAL => fail!("{}: no function matches '{g}'", t.path_of(f)),
+                r => r.map_err(fs)?,
+            }
         }
     }
     if let Some(d) = depth.or(clear.then_some(0)) {
         if t.exists("max_graph_depth") {
-            write(t, "max_graph_depth", &d.to_string())?;
+            write(t, "max_graph_depth", &format!("{d}"))?;
         } else if depth.is_some() {
             fail!("--depth: this kernel has no max_graph_depth (no function graph tracer)");
         }
@@ -540,57 +586,69 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The pid filter files, as `pid` and `status` show them.
+pub(crate) const PID_FILES: &[&str] = &["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"];
+
 /// A control file a kernel may refuse (function tracing) or lack.
 fn refused(e: &tracefs::Error) -> bool {
     e.errno == Errno::PERM || e.errno == Errno::NOENT
 }
 
+/// Write a control file a kernel may refuse (function tracing) or lack:
+/// the errno when it did, so the caller decides what that means.
+#[inline(never)]
+fn write_refusable(t: &Tracefs, f: &str, data: &str) -> Result<Option<Errno>> {
+    match t.write(f, data.as_bytes()) {
+        Err(e) if refused(&e) => Ok(Some(e.errno)),
+        r => r.map(|()| None).map_err(fs),
+    }
+}
+
+/// `pid` without arguments: the pid filters and the fork options.
+#[inline(never)]
+fn show_pids(t: &Tracefs) -> Result<()> {
+    let mut o = String::new();
+    for &f in PID_FILES {
+        let _ = match t.read_str(f) {
+            Ok(s) => writeln!(o, "{f}: {}", words(&s)),
+            Err(e) if refused(&e) => writeln!(o, "{f}: ({})", sys::Msg(e.errno)),
+            Err(e) => return Err(fs(e)),
+        };
+    }
+    for &(f, path) in &[("event-fork", "options/event-fork"), ("function-fork", "options/function-fork")] {
+        if let Ok(s) = t.read_str(path) {
+            let _ = writeln!(o, "{f}: {}", on_off(s.trim() == "1"));
+        }
+    }
+    say(&o)
+}
+
 fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let (clear, follow) = (a.has("--clear"), a.has("--follow"));
+    let (clear, follow) = (a.has(O_CLEAR), a.has(O_FOLLOW));
     if a.pos.is_empty() && a.opts.is_empty() {
-        let mut o = String::new();
-        for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
-            let v = match t.read_str(f) {
-                Ok(s) => words(&s),
-                Err(e) if refused(&e) => format!("({})", tracefs::errno_str(e.errno)),
-                Err(e) => return Err(fs(e)),
-            };
-            put(&mut o, &[f, ": ", &v, "\n"]);
-        }
-        for f in ["event-fork", "function-fork"] {
-            if let Ok(s) = t.read_str(&format!("options/{f}")) {
-                put(&mut o, &[f, ": ", on_off(s.trim() == "1"), "\n"]);
-            }
-        }
-        return say(&o);
+        return show_pids(t);
     }
     for p in &a.pos {
         if p.parse::<u32>().is_err() {
             usage_err!("pid: '{p}' is not a process id");
         }
     }
-    let list = a.pos.join(" ");
     if clear || !a.pos.is_empty() {
+        let list = a.pos.join(" ");
         // Truncating replaces the list; the kernel parses all pids of one write.
         write(t, "set_event_pid", &list)?;
         // Function pid filtering only where the kernel permits it.
-        match t.write("set_ftrace_pid", list.as_bytes()) {
-            Err(e) if refused(&e) => {
-                if !a.pos.is_empty() {
-                    note(&format!("set_ftrace_pid: {} (events are still filtered)", tracefs::errno_str(e.errno)));
-                }
+        if let Some(errno) = write_refusable(t, "set_ftrace_pid", &list)? {
+            if !a.pos.is_empty() {
+                sys::eprintln(format_args!("ftctl: set_ftrace_pid: {} (events are still filtered)", sys::Msg(errno)));
             }
-            r => r.map_err(fs)?,
         }
     }
     if follow || clear {
         let v = if follow { "1" } else { "0" };
         write(t, "options/event-fork", v)?;
-        match t.write("options/function-fork", v.as_bytes()) {
-            Err(e) if refused(&e) => {}
-            r => r.map_err(fs)?,
-        }
+        write_refusable(t, "options/function-fork", v)?;
     }
     Ok(())
 }
@@ -613,36 +671,40 @@ fn v_subbuf(c: &Ctx, a: &Args) -> Result<()> {
 fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let list = read(t, "trace_clock")?;
-    let Some(n) = a.pos.first() else {
-        return say_line(state::current_clock(&list));
-    };
-    if !state::clocks(&list).contains(&n.as_str()) {
-        fail!("unknown clock '{n}' (available: {})", state::clocks(&list).join(" "));
+    match a.pos.first() {
+        None => say_line(state::current_clock(&list)),
+        Some(n) => pick(t, "clock", n, &list, "trace_clock"),
     }
-    write(t, "trace_clock", n)
+}
+
+/// Every option and its value; `changed` marks those that differ from
+/// the defaults (`option`, where `list options` does not).
+fn options(c: &Ctx, changed: bool) -> Result<()> {
+    let mut o = String::new();
+    for (n, on) in state::options(c.t()).map_err(fs)? {
+        let mark = if changed && on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
+        let _ = writeln!(o, "{n} {}{mark}", on_off(on));
+    }
+    say(&o)
 }
 
 fn v_option(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let Some(name) = a.pos.first() else {
-        let mut o = String::new();
-        for (n, on) in state::options(t).map_err(fs)? {
-            let changed = if on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
-            put(&mut o, &[&n, " ", on_off(on), changed, "\n"]);
-        }
-        return say(&o);
+        return options(c, true);
     };
     tracefs::check_name("option", name).map_err(Error::Fail)?;
     let f = format!("options/{name}");
     if !t.exists(&f) {
         fail!("unknown option '{name}' (see 'ftctl list options')");
     }
-    match a.pos.get(1).map(String::as_str) {
-        None => say_line(on_off(read(t, &f)?.trim() == "1")),
-        Some("on" | "1") => write(t, &f, "1"),
-        Some("off" | "0") => write(t, &f, "0"),
+    let v = match a.pos.get(1).map(String::as_str) {
+        None => return say_line(on_off(read(t, &f)?.trim() == "1")),
+        Some("on" | "1") => "1",
+        Some("off" | "0") => "0",
         Some(v) => usage_err!("option: '{v}' is not on or off"),
-    }
+    };
+    write(t, &f, v)
 }
 
 fn v_mark(c: &Ctx, a: &Args) -> Result<()> {
@@ -653,7 +715,7 @@ fn v_mark(c: &Ctx, a: &Args) -> Result<()> {
 
 fn v_show(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let (pipe, snap) = (a.has("--pipe"), a.has("--snapshot"));
+    let (pipe, snap) = (a.has(O_PIPE), a.has(O_SNAPSHOT));
     if pipe && snap {
         usage_err!("show: --pipe and --snapshot do not go together (a snapshot is not consumed)");
     }
@@ -664,7 +726,7 @@ fn v_show(c: &Ctx, a: &Args) -> Result<()> {
     } else {
         "trace"
     };
-    let file = match a.val("--cpu") {
+    let file = match a.val(O_CPU) {
         Some(n) => match n.parse::<u32>() {
             Ok(n) => format!("per_cpu/cpu{n}/{base}"),
             Err(_) => usage_err!("--cpu: '{n}' is not a CPU number"),

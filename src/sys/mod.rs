@@ -68,6 +68,12 @@ pub fn open(path: impl rustix::path::Arg) -> Result<OwnedFd> {
 
 /// Read an open file to its end.
 pub fn read_fd(fd: impl AsFd) -> Result<Vec<u8>> {
+    read_all(fd.as_fd())
+}
+
+/// `read_fd`'s loop, one copy for every kind of descriptor.
+#[inline(never)]
+fn read_all(fd: BorrowedFd<'_>) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -190,6 +196,7 @@ pub fn eprintln(a: fmt::Arguments<'_>) {
 /// - SIGPIPE ignored, so a closed output is EPIPE on write and the applet
 ///   ends quietly (`ftcat | head`). Programs ftrec execs get SIG_DFL back
 ///   (applets/ftrec/child.rs).
+#[inline(never)]
 pub fn init() {
     for n in 0..3 {
         if rustix::io::fcntl_getfd(fd(n)) == Err(Errno::BADF) {
@@ -252,6 +259,11 @@ pub fn cwd() -> Result<Vec<u8>> {
 /// returns false. getdents64 into a stack buffer; one copy of this loop
 /// serves every directory the applets read.
 pub fn read_dir(fd: impl AsFd, each: &mut dyn FnMut(&CStr, rustix::fs::FileType) -> bool) -> Result<()> {
+    read_dir_fd(fd.as_fd(), each)
+}
+
+#[inline(never)]
+fn read_dir_fd(fd: BorrowedFd<'_>, each: &mut dyn FnMut(&CStr, rustix::fs::FileType) -> bool) -> Result<()> {
     let mut buf = [core::mem::MaybeUninit::<u8>::uninit(); 4096];
     let mut dir = rustix::fs::RawDir::new(fd, &mut buf);
     while let Some(ent) = dir.next() {
@@ -284,7 +296,7 @@ pub fn file_type(st: &rustix::fs::Stat) -> rustix::fs::FileType {
 }
 
 /// A symbolic (`symbolic`) or hard link named `link` to `target`.
-pub fn link(target: &[u8], link: &[u8], symbolic: bool) -> Result<()> {
+pub fn link(target: &CStr, link: &CStr, symbolic: bool) -> Result<()> {
     if symbolic {
         rustix::fs::symlink(target, link)
     } else {

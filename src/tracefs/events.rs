@@ -125,50 +125,63 @@ fn check_pat(kind: &str, s: &str) -> Result<(), String> {
     check_name(kind, s)
 }
 
+/// "unknown event 'X'", with up to three catalog names closest to X by
+/// edit distance (among systems, bare event names and `system:event`),
+/// nearest first.
+#[inline(never)]
 fn unknown(all: &[EventRef], what: &str) -> String {
     let mut msg = format!("unknown event '{what}'");
-    let sugg = suggest(all, what);
-    if !sugg.is_empty() {
-        msg.push_str(" (did you mean ");
-        msg.push_str(&sugg.join(", "));
-        msg.push_str("?)");
-    }
-    msg
-}
-
-/// Up to three catalog names closest to `what` by edit distance, among
-/// systems, bare event names and `system:event`; nearest first.
-fn suggest(all: &[EventRef], what: &str) -> Vec<String> {
     let what = what.replace('/', ":");
     let limit = 2 + what.len() / 5;
-    // Kept ordered by distance by inserting in place; never more than 3.
-    let mut best: Vec<(usize, String)> = Vec::new();
+    // (distance, index in `all`, the system rather than the event), kept
+    // ordered by distance by inserting in place (after equals: the first
+    // found stays first); unused slots at usize::MAX. A system is looked at
+    // once (at its first event), so no name repeats.
+    let mut best = [(usize::MAX, 0, false); 3];
+    let mut full = String::new();
     let mut last_sys = "";
-    for e in all {
-        let mut d = distance(&what, &e.name).min(distance(&what, &format!("{e}")));
-        let mut cand = None;
+    for (i, e) in all.iter().enumerate() {
+        full.clear();
+        full.push_str(&e.system);
+        full.push(':');
+        full.push_str(&e.name);
+        let mut d = distance(&what, &e.name).min(distance(&what, &full));
+        let mut is_sys = false;
         if e.system != last_sys {
             last_sys = &e.system;
             let ds = distance(&what, &e.system);
             if ds < d {
                 d = ds;
-                cand = Some(e.system.clone());
+                is_sys = true;
             }
         }
         if d > limit {
             continue;
         }
-        let cand = cand.unwrap_or_else(|| format!("{e}"));
-        if best.iter().any(|b| b.1 == cand) {
-            continue;
+        let mut at = 0;
+        while at < 3 && best[at].0 <= d {
+            at += 1;
         }
-        let at = best.iter().position(|b| b.0 > d).unwrap_or(best.len());
         if at < 3 {
-            best.insert(at, (d, cand));
-            best.truncate(3);
+            best.copy_within(at..2, at + 1);
+            best[at] = (d, i, is_sys);
         }
     }
-    best.into_iter().map(|(_, s)| s).collect()
+    let best = best.iter().take_while(|b| b.0 != usize::MAX);
+    let mut any = false;
+    for &(_, i, is_sys) in best {
+        msg.push_str(if any { ", " } else { " (did you mean " });
+        any = true;
+        msg.push_str(&all[i].system);
+        if !is_sys {
+            msg.push(':');
+            msg.push_str(&all[i].name);
+        }
+    }
+    if any {
+        msg.push_str("?)");
+    }
+    msg
 }
 
 /// Levenshtein distance over bytes, one row of memory.
@@ -226,7 +239,7 @@ pub fn enable_in(t: &Tracefs, all: &[EventRef], evs: &[EventRef], on: bool) -> R
         i += n;
     }
     match evs.first() {
-        Some(e) if done == 0 => Err(format!("event {e} cannot be enabled or disabled (no enable file)")),
+        Some(e) if done == 0 => Err(format!("event {}:{} cannot be enabled or disabled (no enable file)", e.system, e.name)),
         _ => Ok(()),
     }
 }

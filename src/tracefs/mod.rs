@@ -7,9 +7,10 @@ pub mod events;
 pub mod glob;
 pub mod state;
 
-use rustix::fd::OwnedFd;
+use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{openat, Mode, OFlags, CWD};
 use crate::sys;
+use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -35,7 +36,7 @@ pub struct Error {
 
 impl core::fmt::Display for Error {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.file, errno_str(self.errno))?;
+        write!(f, "{}: {}", self.file, sys::Msg(self.errno))?;
         if let Some(log) = &self.log {
             for line in log.lines() {
                 write!(f, "\n  {line}")?;
@@ -75,25 +76,38 @@ pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
 
 const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
+/// `name` as the C string the system calls take: one conversion serves
+/// every call here (rustix converts a &str through its own copy of a
+/// stack-buffer routine per call site type). A NUL in it is EINVAL, as
+/// rustix says.
+#[inline(never)]
+fn c(name: &str) -> core::result::Result<CString, Errno> {
+    CString::new(name).map_err(|_| Errno::INVAL)
+}
+
 fn open_dir(path: &str) -> core::result::Result<OwnedFd, Errno> {
-    openat(CWD, path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+    openat(CWD, &*c(path)?, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
 }
 
 fn is_tracefs(fd: &OwnedFd) -> bool {
-    rustix::fs::accessat(fd, "trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
+    rustix::fs::accessat(fd, c"trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
 }
 
-/// Add the tracefs mount points listed in /proc/mounts to `out`.
-fn from_proc_mounts(out: &mut Vec<String>) {
-    let Ok(fd) = openat(CWD, "/proc/mounts", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) else {
-        return;
-    };
-    let text = read_fd(&fd).unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
-    for l in text.lines() {
-        let mut it = l.split_whitespace();
-        if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
-            out.push(dir.replace("\\040", " "));
+/// One candidate mount point of `search`: the answer when it is tracefs or
+/// refuses us, else `None` with `p` added to the list of places tried.
+#[inline(never)]
+fn probe(p: String, tried: &mut String) -> Option<core::result::Result<Tracefs, (String, bool)>> {
+    match open_dir(&p) {
+        Ok(fd) if is_tracefs(&fd) => Some(Ok(Tracefs { dir: fd, mount: p, instance: None })),
+        Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
+            Some(Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true)))
+        }
+        _ => {
+            if !tried.is_empty() {
+                tried.push_str(", ");
+            }
+            tried.push_str(&p);
+            None
         }
     }
 }
@@ -108,8 +122,9 @@ impl Tracefs {
             // Mounted but not ours to read: mounting again would not help.
             Err((msg, true)) => Err(msg),
             Err((_, false)) => {
+                // CANDIDATES[0], as the C string mount(2) takes.
                 let target = CANDIDATES[0];
-                rustix::mount::mount("nodev", target, "tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
+                rustix::mount::mount(c"nodev", c"/sys/kernel/tracing", c"tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
                     .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", errno_str(e)))?;
                 Self::find()
             }
@@ -122,20 +137,24 @@ impl Tracefs {
     }
 
     /// The search behind `find`; the flag says "exists but permission denied".
+    /// The usual places first, then the tracefs mounts in /proc/mounts.
     fn search() -> core::result::Result<Tracefs, (String, bool)> {
-        let mut seen = Vec::new();
-        let mut cands: Vec<String> = CANDIDATES.iter().map(|s| String::from(*s)).collect();
-        from_proc_mounts(&mut cands);
-        for p in cands {
-            match open_dir(&p) {
-                Ok(fd) if is_tracefs(&fd) => return Ok(Tracefs { dir: fd, mount: p, instance: None }),
-                Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
-                    return Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true));
-                }
-                _ => seen.push(p),
+        let mut tried = String::new();
+        for p in CANDIDATES {
+            if let Some(r) = probe(String::from(*p), &mut tried) {
+                return r;
             }
         }
-        Err((format!("tracefs not found (tried {})", seen.join(", ")), false))
+        let text = sys::read(c"/proc/mounts").unwrap_or_default();
+        for l in String::from_utf8_lossy(&text).lines() {
+            let mut it = l.split_whitespace();
+            if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
+                if let Some(r) = probe(dir.replace("\\040", " "), &mut tried) {
+                    return r;
+                }
+            }
+        }
+        Err((format!("tracefs not found (tried {tried})"), false))
     }
 
     /// The directory fd, for `openat` by other modules.
@@ -155,7 +174,8 @@ impl Tracefs {
     pub fn instance(&self, name: &str) -> core::result::Result<Tracefs, String> {
         check_name("instance", name)?;
         let rel = format!("instances/{name}");
-        let fd = openat(&self.dir, rel.as_str(), OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        let fd = c(&rel)
+            .and_then(|p| openat(self.dir.as_fd(), &*p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))
             .map_err(|e| match e {
                 Errno::NOENT => format!("instance '{name}' does not exist"),
                 e => format!("{}: {}", self.path_of(&rel), sys::OsError(e)),
@@ -163,16 +183,23 @@ impl Tracefs {
         Ok(Tracefs { dir: fd, mount: self.mount.clone(), instance: Some(String::from(name)) })
     }
 
+    /// The error of a failed call on control file `name`.
+    #[inline(never)]
+    fn error(&self, name: &str, errno: Errno) -> Error {
+        Error { file: self.path_of(name), errno, log: None }
+    }
+
     /// Open a control file relative to this directory.
     pub fn open_file(&self, name: &str, flags: OFlags) -> Result<OwnedFd> {
-        openat(&self.dir, name, flags | OFlags::CLOEXEC, Mode::empty())
-            .map_err(|errno| Error { file: self.path_of(name), errno, log: None })
+        c(name)
+            .and_then(|p| openat(self.dir.as_fd(), &*p, flags | OFlags::CLOEXEC, Mode::empty()))
+            .map_err(|errno| self.error(name, errno))
     }
 
     /// Read a whole control file.
     pub fn read(&self, name: &str) -> Result<Vec<u8>> {
         let fd = self.open_file(name, OFlags::RDONLY)?;
-        read_fd(&fd).map_err(|errno| Error { file: self.path_of(name), errno, log: None })
+        read_fd(&fd).map_err(|errno| self.error(name, errno))
     }
 
     /// Read a control file as text.
@@ -185,20 +212,26 @@ impl Tracefs {
     pub fn write_with(&self, name: &str, data: &[u8], append: bool) -> Result<()> {
         let flags = OFlags::WRONLY | if append { OFlags::APPEND } else { OFlags::TRUNC };
         let fd = self.open_file(name, flags)?;
-        let mark = if logs_errors(name) { self.error_log_mark() } else { None };
+        let logs = logs_errors(name);
+        // error_log before the write, to tell its new entries afterwards.
+        let before = if logs { self.error_log() } else { None };
         let r = loop {
             match rustix::io::write(&fd, data) {
                 Err(Errno::INTR) => continue,
                 r => break r,
             }
         };
-        match r {
-            Ok(_) => Ok(()),
-            Err(errno) => {
-                let log = if errno == Errno::INVAL && logs_errors(name) { self.error_log_since(mark.as_deref()) } else { None };
-                Err(Error { file: self.path_of(name), errno, log })
+        let Err(errno) = r else { return Ok(()) };
+        let mut log = None;
+        if errno == Errno::INVAL && logs {
+            if let Some(all) = self.error_log() {
+                // Each entry starts with a `[timestamp]` header line: the
+                // last one before the write marks where the new ones begin.
+                let mark = before.as_deref().and_then(|b| b.lines().rev().find(|l| l.starts_with('[')));
+                log = log_since(&all, mark).map(String::from);
             }
         }
+        Err(Error { file: self.path_of(name), errno, log })
     }
 
     pub fn write(&self, name: &str, data: &[u8]) -> Result<()> {
@@ -209,25 +242,15 @@ impl Tracefs {
         self.write_with(name, data, true)
     }
 
-    /// The last entry header of `error_log` (each entry starts with a
-    /// `[timestamp]` line), so that after a failed write we can show only the
-    /// entries that came after it. Every instance has its own error_log.
-    fn error_log_mark(&self) -> Option<String> {
-        let text = self.read_str("error_log").ok()?;
-        text.lines().rev().find(|l| l.starts_with('[')).map(String::from)
-    }
-
-    /// The entries appended to `error_log` since `mark`; `None` when the
-    /// kernel logged nothing for this write (many triggers fail silently).
-    fn error_log_since(&self, mark: Option<&str>) -> Option<String> {
-        let all = self.read_str("error_log").ok()?;
-        log_since(&all, mark).map(String::from)
+    /// The text of `error_log` (every instance has its own), if readable.
+    fn error_log(&self) -> Option<String> {
+        self.read_str("error_log").ok()
     }
 
     /// Names in a directory relative to this tracefs, with "is a directory",
     /// sorted by name. `.` and `..` are left out.
     pub fn list_dir(&self, rel: &str) -> Result<Vec<(String, bool)>> {
-        let err = |errno| Error { file: self.path_of(rel), errno, log: None };
+        let err = |errno| self.error(rel, errno);
         let fd = self.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY)?;
         let mut out = Vec::new();
         sys::read_dir(&fd, &mut |name, ty| {
@@ -258,7 +281,7 @@ impl Tracefs {
     /// no `snapshot` without CONFIG_TRACER_SNAPSHOT, no `set_graph_function`
     /// without the graph tracer.)
     pub fn exists(&self, name: &str) -> bool {
-        rustix::fs::accessat(&self.dir, name, rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
+        c(name).and_then(|p| rustix::fs::accessat(&self.dir, &*p, rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty())).is_ok()
     }
 }
 

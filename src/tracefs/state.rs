@@ -12,35 +12,25 @@ use alloc::vec::Vec;
 /// (kernel/trace/trace.c, with FUNCTION_DEFAULT_FLAGS = function-trace) and
 /// the function_graph tracer's default tracer_flags
 /// (kernel/trace/trace_functions_graph.c).
-const DEFAULT_ON: &[&str] = &[
-    "annotate",
-    "context-info",
-    "copy_trace_marker",
-    "function-trace",
-    "hash-ptr",
-    "irq-info",
-    "markers",
-    "overwrite",
-    "print-parent",
-    "record-cmd",
-    "trace_printk",
-    "trace_printk_dest",
-    // function_graph tracer options
-    "funcgraph-cpu",
-    "funcgraph-duration",
-    "funcgraph-irqs",
-    "funcgraph-overhead",
-    "graph-time",
-    "sleep-time",
-];
+///
+/// Space-separated words rather than a slice of &str: 16 bytes of pointer
+/// and length per name saved.
+const DEFAULT_ON: &str = "annotate context-info copy_trace_marker function-trace hash-ptr irq-info markers \
+    overwrite print-parent record-cmd trace_printk trace_printk_dest \
+    funcgraph-cpu funcgraph-duration funcgraph-irqs funcgraph-overhead graph-time sleep-time";
 
 /// Flags a new instance starts with cleared (ZEROED_TRACE_FLAGS): printk
 /// output and trace_marker copies belong to the top level only.
-const INSTANCE_OFF: &[&str] = &["copy_trace_marker", "trace_printk_dest", "event-fork", "function-fork"];
+const INSTANCE_OFF: &str = "copy_trace_marker trace_printk_dest event-fork function-fork";
+
+/// Is `name` one of the words of `list`?
+fn listed(list: &str, name: &str) -> bool {
+    list.split_whitespace().any(|w| w == name)
+}
 
 /// The default value of option `name` at the top level or in an instance.
 pub fn option_default(name: &str, instance: bool) -> bool {
-    DEFAULT_ON.contains(&name) && !(instance && INSTANCE_OFF.contains(&name))
+    listed(DEFAULT_ON, name) && !(instance && listed(INSTANCE_OFF, name))
 }
 
 /// Every option in `options/` with its current value, sorted by name.
@@ -63,9 +53,17 @@ pub fn current_clock(list: &str) -> &str {
         .unwrap_or("")
 }
 
-/// All names in a `trace_clock` listing, brackets removed.
-pub fn clocks(list: &str) -> Vec<&str> {
-    list.split_whitespace().map(|c| c.trim_start_matches('[').trim_end_matches(']')).collect()
+/// All names in a listing such as `trace_clock` (`local [global] ...`) or
+/// `available_tracers`, brackets removed, separated by single spaces.
+pub fn names(list: &str) -> String {
+    let mut out = String::new();
+    for c in list.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(c.trim_start_matches('[').trim_end_matches(']'));
+    }
+    out
 }
 
 /// The trigger lines of an event's `trigger` file (its `#` help header dropped).
@@ -79,7 +77,7 @@ pub fn trigger_lines(text: &str) -> Vec<&str> {
 /// they are given back whole.
 pub fn trigger_removal(line: &str) -> String {
     let mut s = line.trim();
-    for tail in [" [active]", " [paused]"] {
+    for &tail in &[" [active]", " [paused]"] {
         s = s.strip_suffix(tail).unwrap_or(s);
     }
     if !s.starts_with("hist") {
@@ -116,17 +114,21 @@ pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
     }
 }
 
-/// CPU numbers that have a `per_cpu/cpuN` directory (in name order).
-pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {
-    Ok(t.list_dir("per_cpu")?
-        .into_iter()
-        .filter_map(|(n, d)| if d { n.strip_prefix("cpu")?.parse().ok() } else { None })
-        .collect())
+/// The `tracing_cpumask` value that selects every CPU with a
+/// `per_cpu/cpuN` directory ("0" when there is none).
+pub fn cpumask(t: &Tracefs) -> Result<String> {
+    let mut cpus = Vec::new();
+    for (n, d) in t.list_dir("per_cpu")? {
+        if let (true, Some(Ok(c))) = (d, n.strip_prefix("cpu").map(str::parse::<u32>)) {
+            cpus.push(c);
+        }
+    }
+    Ok(mask_of(&cpus))
 }
 
 /// A `tracing_cpumask` value selecting `cpus`: hex, 32-bit groups separated
 /// by commas, most significant first, as the kernel prints it.
-pub fn cpumask(cpus: &[u32]) -> String {
+pub fn mask_of(cpus: &[u32]) -> String {
     let max = cpus.iter().copied().max().unwrap_or(0);
     let groups = max / 32 + 1;
     let mut out = String::new();
@@ -140,27 +142,30 @@ pub fn cpumask(cpus: &[u32]) -> String {
         if !out.is_empty() {
             out.push(',');
         }
-        if g == groups - 1 {
-            out.push_str(&format!("{w:x}"));
-        } else {
-            out.push_str(&format!("{w:08x}"));
+        // The leading group without its zeros, the others 8 digits wide.
+        let digits = if g == groups - 1 { (32 - w.leading_zeros()).div_ceil(4).max(1) } else { 8 };
+        for i in (0..digits).rev() {
+            out.push(char::from_digit((w >> (i * 4)) & 15, 16).unwrap_or('0'));
         }
     }
     out
 }
 
 /// Is this `tracing_cpumask` text the same set as `mask`? (Kernels pad the
-/// leading group differently.)
+/// leading group differently.) Groups compared from the least significant
+/// up, a missing group being 0.
 pub fn same_cpumask(a: &str, b: &str) -> bool {
-    let norm = |s: &str| -> Vec<u32> {
-        let mut v: Vec<u32> = s.trim().split(',').map(|g| u32::from_str_radix(g, 16).unwrap_or(u32::MAX)).collect();
-        v.reverse();
-        while v.len() > 1 && v.last() == Some(&0) {
-            v.pop();
+    let group = |g: Option<&str>| g.map_or(0, |g| u32::from_str_radix(g, 16).unwrap_or(u32::MAX));
+    let (mut x, mut y) = (a.trim().rsplit(','), b.trim().rsplit(','));
+    loop {
+        let (p, q) = (x.next(), y.next());
+        if p.is_none() && q.is_none() {
+            return true;
         }
-        v
-    };
-    norm(a) == norm(b)
+        if group(p) != group(q) {
+            return false;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -181,7 +186,8 @@ mod tests {
     fn clock_parse() {
         let l = "local [global] counter uptime perf\n";
         assert_eq!(current_clock(l), "global");
-        assert_eq!(clocks(l), ["local", "global", "counter", "uptime", "perf"]);
+        assert_eq!(names(l), "local global counter uptime perf");
+        assert_eq!(names("  nop  function\n"), "nop function");
     }
 
     #[test]
@@ -201,12 +207,15 @@ mod tests {
 
     #[test]
     fn masks() {
-        assert_eq!(cpumask(&[0, 1]), "3");
-        assert_eq!(cpumask(&[0, 1, 2, 3, 4, 5, 6, 7]), "ff");
-        assert_eq!(cpumask(&[0, 33]), "2,00000001");
+        assert_eq!(mask_of(&[0, 1]), "3");
+        assert_eq!(mask_of(&[0, 1, 2, 3, 4, 5, 6, 7]), "ff");
+        assert_eq!(mask_of(&[0, 33]), "2,00000001");
+        assert_eq!(mask_of(&[]), "0");
         assert!(same_cpumask("3\n", "3"));
         assert!(same_cpumask("00000003", "3"));
         assert!(same_cpumask("00000000,00000003", "3"));
         assert!(!same_cpumask("1", "3"));
+        assert!(!same_cpumask("00000001,00000003", "3"));
+        assert!(!same_cpumask("x", "0"));
     }
 }

@@ -3,21 +3,20 @@
 //! fails; function-tracing files the kernel refuses (EPERM) or lacks are
 //! skipped, since there is nothing to undo in them.
 
-use super::{fs, kb, note, Args, Ctx};
+use super::{fs_msg, kb, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{events, state, Tracefs};
 use rustix::io::Errno;
 use alloc::format;
-use alloc::string::{String, ToString};
-use alloc::vec::Vec;
+use alloc::string::String;
 
 pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
-    let all = a.has("-a");
+    let all = a.has(super::O_A);
     if all && c.inst.is_some() {
         crate::usage_err!("reset: -a removes every instance; it does not go with -B");
     }
-    let buf = a.val("-b").map(kb).transpose()?;
-    let mut errs: Vec<String> = Vec::new();
+    let buf = a.val(super::O_B).map(kb).transpose()?;
+    let mut errs = String::new();
     reset(c.t(), c.inst.is_some(), buf, &mut errs);
     if all {
         match c.top.list_dir("instances") {
@@ -25,30 +24,37 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
                 for (name, _) in list.into_iter().filter(|(_, d)| *d) {
                     let rel = format!("instances/{name}");
                     if let Err(e) = rustix::fs::unlinkat(c.top.dir(), rel.as_str(), rustix::fs::AtFlags::REMOVEDIR) {
-                        errs.push(format!("removing instance '{name}': {}", crate::tracefs::errno_str(e)));
+                        add(&mut errs, &format!("removing instance '{name}': {}", crate::sys::Msg(e)));
                     }
                 }
             }
-            Err(e) => errs.push(fs(e).to_string()),
+            Err(e) => add(&mut errs, &fs_msg(e)),
         }
     }
-    match errs.pop() {
-        None => Ok(()),
-        Some(last) => {
-            for e in &errs {
-                note(e);
-            }
-            Err(Error::Fail(last))
-        }
+    if errs.is_empty() {
+        return Ok(());
     }
+    Err(Error::Fail(errs))
+}
+
+/// Add a failure to the report. The last one is the command's error; the
+/// ones before it are remarks on lines of their own, each `ftctl: `
+/// prefixed as the error is.
+#[inline(never)]
+fn add(errs: &mut String, m: &str) {
+    if !errs.is_empty() {
+        errs.push_str("\nftctl: ");
+    }
+    errs.push_str(m);
 }
 
 /// Reset one directory, collecting failures in `errs`.
-pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut Vec<String>) {
+#[inline(never)]
+pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut String) {
     // Stop first so nothing is recorded half-way through.
-    step(errs, t.write("tracing_on", b"0"));
-    step(errs, t.write("current_tracer", b"nop"));
-    step(errs, t.write("events/enable", b"0"));
+    set(errs, t, "tracing_on", "0", false);
+    set(errs, t, "current_tracer", "nop", false);
+    set(errs, t, "events/enable", "0", false);
     match events::all_events(t) {
         Ok(all) => {
             // "0" in a system's filter drops the filters of all its events.
@@ -56,7 +62,7 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
             for e in &all {
                 if e.system != last {
                     last = &e.system;
-                    optional(errs, t.write(&format!("events/{last}/filter"), b"0"));
+                    set(errs, t, &format!("events/{last}/filter"), "0", true);
                 }
                 let f = e.path("trigger");
                 match t.read_str(&f) {
@@ -66,23 +72,14 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
                 }
             }
         }
-        Err(e) => errs.push(e),
+        Err(e) => add(errs, &e),
     }
-    // (file, value, may be absent or refused): one loop over a table
-    // rather than a call sequence per file.
-    for &(f, v, opt) in PLAIN {
-        let r = t.write(f, v.as_bytes());
-        if opt {
-            optional(errs, r);
-        } else {
-            step(errs, r);
-        }
-    }
-    match state::cpus(t) {
-        Ok(cpus) if !cpus.is_empty() => {
-            let mask = state::cpumask(&cpus);
+    set_all(errs, t, PLAIN);
+    match state::cpumask(t) {
+        // "0": no CPU directories, nothing to select.
+        Ok(mask) if mask != "0" => {
             if !t.read_str("tracing_cpumask").is_ok_and(|m| state::same_cpumask(&m, &mask)) {
-                step(errs, t.write("tracing_cpumask", mask.as_bytes()));
+                set(errs, t, "tracing_cpumask", &mask, false);
             }
         }
         Ok(_) => {}
@@ -93,28 +90,23 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
             for (name, on) in opts {
                 let def = state::option_default(&name, instance);
                 if on != def {
-                    let r = t.write(&format!("options/{name}"), if def { b"1" } else { b"0" });
-                    if name.starts_with("func") {
-                        optional(errs, r);
-                    } else {
-                        step(errs, r);
-                    }
+                    set(errs, t, &format!("options/{name}"), if def { "1" } else { "0" }, name.starts_with("func"));
                 }
             }
         }
         Err(e) => step(errs, Err(e)),
     }
     if let Some(kb) = buf_kb {
-        step(errs, t.write("buffer_size_kb", kb.to_string().as_bytes()));
+        set(errs, t, "buffer_size_kb", &format!("{kb}"), false);
     }
     if t.exists("snapshot") {
-        step(errs, t.write("snapshot", b"0"));
+        set(errs, t, "snapshot", "0", false);
     }
     // Opening `trace` for writing with O_TRUNC empties every CPU's buffer.
-    step(errs, t.write("trace", b""));
+    set(errs, t, "trace", "", false);
     // An old error would otherwise show in every later status.
-    optional(errs, t.write("error_log", b""));
-    step(errs, t.write("tracing_on", b"1"));
+    set(errs, t, "error_log", "", true);
+    set(errs, t, "tracing_on", "1", false);
 }
 
 /// Files set to a fixed value, in order, after the events; `true` marks
@@ -132,16 +124,33 @@ const PLAIN: &[(&str, &str, bool)] = &[
     ("trace_clock", "local", false),
 ];
 
+fn set_all(errs: &mut String, t: &Tracefs, table: &[(&str, &str, bool)]) {
+    for &(f, v, opt) in table {
+        set(errs, t, f, v, opt);
+    }
+}
+
+/// Write one file; `opt`: the kernel may not have or permit it.
 #[inline(never)]
-fn step(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
+fn set(errs: &mut String, t: &Tracefs, f: &str, v: &str, opt: bool) {
+    let r = t.write(f, v.as_bytes());
+    if opt {
+        optional(errs, r);
+    } else {
+        step(errs, r);
+    }
+}
+
+#[inline(never)]
+fn step(errs: &mut String, r: crate::tracefs::Result<()>) {
     if let Err(e) = r {
-        errs.push(fs(e).to_string());
+        add(errs, &fs_msg(e));
     }
 }
 
 /// A step the kernel may not support or permit.
 #[inline(never)]
-fn optional(errs: &mut Vec<String>, r: crate::tracefs::Result<()>) {
+fn optional(errs: &mut String, r: crate::tracefs::Result<()>) {
     match r {
         Err(e) if e.errno == Errno::PERM || e.errno == Errno::NOENT => {}
         r => step(errs, r),

@@ -2,166 +2,260 @@
 //! one tracefs directory. Sections with nothing to say are left out, so a
 //! quiet system prints a few lines.
 
-use super::{fs, line, on_off, put as o_push, read, say, Args, Ctx};
+use super::{fs, on_off, Args, Ctx};
+use core::fmt::Write;
 use crate::cli::{Error, Result};
-use crate::tracefs::{errno_str, events, state, Tracefs};
+use crate::tracefs::{events, state, Tracefs};
 use rustix::io::Errno;
 use alloc::string::String;
 
-pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
-    let t = c.t();
-    let mut o = String::new();
-    if let Some(i) = &t.instance {
-        kv(&mut o, "Instance", i);
-    }
-    kv(&mut o, "Tracer", read(t, "current_tracer")?.trim());
-    kv(&mut o, "Tracing", on_off(read(t, "tracing_on")?.trim() == "1"));
-
-    let mut sec = String::new();
-    event_sections(t, &mut o, &mut sec)?;
-
-    rest(c, t, &mut o, &mut sec)?;
-    say(&o)
+/// The report being built. A failed read does not return at once: the
+/// first error is kept and the rest of the sections are skipped by it
+/// (reads of an errored state give nothing), so there is one exit path
+/// instead of an early return (and its drops) per read.
+struct St<'a> {
+    t: &'a Tracefs,
+    o: String,
+    sec: String,
+    /// The text of the file `get` read last (one buffer for all of them).
+    v: String,
+    err: Option<Error>,
+    /// The errno of the last optional file the kernel refused.
+    refused: Option<Errno>,
 }
 
-/// Enabled events, then every event's filter and trigger file, as
-/// trace-cmd stat does.
-fn event_sections(t: &Tracefs, o: &mut String, sec: &mut String) -> Result<()> {
-    let all = events::all_events(t).map_err(Error::Fail)?;
-    sec.push_str(&collapse(&all, &read(t, "set_event")?));
-    section(o, "Events", sec);
-    let mut trig = String::new();
-    for e in &all {
-        let name = [e.system.as_str(), ":", &e.name].concat();
-        // Events of the ftrace system have no filter (some no trigger).
-        if let Lines::Text(f) = optional(t, &e.path("filter"))? {
-            let f = f.trim();
-            // After a rejected write the file shows the parse error, and the
-            // event has no filter.
-            if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
-                item2(sec, &name, &f.replace('\n', " "));
+impl St<'_> {
+    /// Read `f` into `v`. A kernel may lack or refuse (EPERM: function
+    /// tracing) an `optional` file: that gives false and `refused` says
+    /// which. Any other failure is kept in `err`.
+    #[inline(never)]
+    fn get(&mut self, f: &str, optional: bool) -> bool {
+        self.refused = None;
+        if self.err.is_some() {
+            return false;
+        }
+        match self.t.read_str(f) {
+            Ok(s) => {
+                self.v = s;
+                return true;
             }
+            Err(e) if optional && e.errno == Errno::PERM => self.refused = Some(e.errno),
+            Err(e) if optional && e.errno == Errno::NOENT => {}
+            Err(e) => self.err = Some(fs(e)),
         }
-        if let Lines::Text(tr) = optional(t, &e.path("trigger"))? {
-            for l in state::trigger_lines(&tr) {
-                item2(&mut trig, &name, l);
-            }
-        }
+        false
     }
-    section(o, "Event filters", sec);
-    section(o, "Event triggers", &mut trig);
-    Ok(())
-}
 
-/// The rest of `run`, apart so the event catalog is dropped before it:
-/// fewer live values on each of its early-return paths.
-fn rest(c: &Ctx, t: &Tracefs, o: &mut String, sec: &mut String) -> Result<()> {
-    for (file, title) in [
-        ("set_ftrace_filter", "Function filter"),
-        ("set_ftrace_notrace", "Function notrace"),
-        ("set_graph_function", "Graph functions"),
-        ("set_graph_notrace", "Graph notrace"),
-        ("max_graph_depth", "Graph depth"),
-    ] {
-        match optional(t, file)? {
-            Lines::Absent => {}
-            Lines::Refused(e) => kv(o, title, &e),
-            Lines::Text(s) => {
-                for l in s.lines().filter(|l| !l.starts_with('#') && *l != "0") {
-                    item(sec, l);
-                }
-                section(o, title, sec);
-            }
+    /// Keep the first error of a step that is not a plain read.
+    #[inline(never)]
+    fn keep(&mut self, e: Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
         }
     }
 
-    for f in ["set_event_pid", "set_event_notrace_pid", "set_ftrace_pid", "set_ftrace_notrace_pid"] {
-        if let Lines::Text(s) = optional(t, f)? {
-            // set_ftrace_pid says "no pid" when empty.
-            let v = super::words(&s);
-            if !v.is_empty() && v != "no pid" {
-                item2(sec, f, &v);
-            }
-        }
-    }
-    section(o, "Pid filters", sec);
-
-    for (file, title) in [
-        ("buffer_size_kb", "Buffer size per CPU (KiB)"),
-        ("buffer_total_size_kb", "Buffer total size (KiB)"),
-        ("buffer_subbuf_size_kb", "Sub-buffer size (KiB)"),
-    ] {
-        if let Lines::Text(v) = optional(t, file)? {
-            kv(o, title, v.trim());
-        }
-    }
-    kv(o, "Clock", state::current_clock(&read(t, "trace_clock")?));
-    if let Lines::Text(m) = optional(t, "tracing_cpumask")? {
-        if !state::same_cpumask(&m, &state::cpumask(&state::cpus(t).map_err(fs)?)) {
-            kv(o, "CPU mask", m.trim());
+    /// `Title: value` of a file, trimmed.
+    #[inline(never)]
+    fn kv_file(&mut self, title: &str, f: &str, optional: bool) {
+        if self.get(f, optional) {
+            kv(&mut self.o, title, self.v.trim());
         }
     }
 
-    for (n, on) in state::options(t).map_err(fs)? {
-        if on != state::option_default(&n, c.inst.is_some()) {
-            o_push(sec, &["  ", &n, " ", on_off(on), "\n"]);
+    /// Emit a titled section when it has lines, and empty it for the next.
+    #[inline(never)]
+    fn section(&mut self, title: &str) {
+        if !self.sec.is_empty() {
+            let _ = write!(self.o, "{title}:\n{}", self.sec);
+            self.sec.clear();
         }
     }
-    section(o, "Options changed from defaults", sec);
-
-    if c.inst.is_none() {
-        for (n, d) in c.top.list_dir("instances").map_err(fs)? {
-            if d {
-                item(sec, &n);
-            }
-        }
-        section(o, "Instances", sec);
-    }
-
-    if let Lines::Text(log) = optional(t, "error_log")? {
-        // The last entry: from its "[timestamp]" header line to the end.
-        let start = if log.starts_with('[') { 0 } else { log.rfind("\n[").map_or(log.len(), |i| i + 1) };
-        for l in log[start..].lines() {
-            item(sec, l);
-        }
-        section(o, "Last error_log entry", sec);
-    }
-    Ok(())
 }
 
 /// `Title: value`
 #[inline(never)]
 fn kv(o: &mut String, title: &str, v: &str) {
-    o.push_str(title);
-    o.push_str(": ");
-    line(o, v);
+    let _ = writeln!(o, "{title}: {v}");
+}
+
+pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
+    let t = c.t();
+    let mut s = St { t, o: String::new(), sec: String::new(), v: String::new(), err: None, refused: None };
+    if let Some(i) = &t.instance {
+        kv(&mut s.o, "Instance", i);
+    }
+    s.kv_file("Tracer", "current_tracer", false);
+    if s.get("tracing_on", false) {
+        kv(&mut s.o, "Tracing", on_off(s.v.trim() == "1"));
+    }
+    event_sections(&mut s);
+    rest(c, &mut s);
+    match s.err {
+        Some(e) => Err(e),
+        None => super::say(&s.o),
+    }
+}
+
+/// Enabled events, then every event's filter and trigger file, as
+/// trace-cmd stat does.
+#[inline(never)]
+fn event_sections(s: &mut St) {
+    let all = match events::all_events(s.t) {
+        Ok(a) => a,
+        Err(e) => return s.keep(Error::Fail(e)),
+    };
+    if s.get("set_event", false) {
+        collapse(&all, &s.v, &mut s.sec);
+    }
+    s.section("Events");
+    let mut trig = String::new();
+    for e in &all {
+        // Events of the ftrace system have no filter (some no trigger).
+        if s.get(&e.path("filter"), true) {
+            let f = s.v.trim();
+            // After a rejected write the file shows the parse error, and the
+            // event has no filter.
+            if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
+                let _ = write!(s.sec, "  {}:{}: ", e.system, e.name);
+                for (i, l) in f.split('\n').enumerate() {
+                    if i > 0 {
+                        s.sec.push(' ');
+                    }
+                    s.sec.push_str(l);
+                }
+                s.sec.push('\n');
+            }
+        }
+        if s.get(&e.path("trigger"), true) {
+            for l in state::trigger_lines(&s.v) {
+                let _ = writeln!(trig, "  {}:{}: {l}", e.system, e.name);
+            }
+        }
+    }
+    s.section("Event filters");
+    s.sec = trig;
+    s.section("Event triggers");
+}
+
+// Tables are consts iterated by reference: an array literal in a `for`
+// is built on the stack, entry by entry, at each run.
+const FUNC_SECTIONS: &[(&str, &str)] = &[
+    ("set_ftrace_filter", "Function filter"),
+    ("set_ftrace_notrace", "Function notrace"),
+    ("set_graph_function", "Graph functions"),
+    ("set_graph_notrace", "Graph notrace"),
+    ("max_graph_depth", "Graph depth"),
+];
+
+const BUFFERS: &[(&str, &str)] = &[
+    ("buffer_size_kb", "Buffer size per CPU (KiB)"),
+    ("buffer_total_size_kb", "Buffer total size (KiB)"),
+    ("buffer_subbuf_size_kb", "Sub-buffer size (KiB)"),
+];
+
+/// The rest of `run`, apart so the event catalog is dropped before it.
+#[inline(never)]
+fn rest(c: &Ctx, s: &mut St) {
+    for &(file, title) in FUNC_SECTIONS {
+        if s.get(file, true) {
+            for l in s.v.lines().filter(|l| !l.starts_with('#') && *l != "0") {
+                item(&mut s.sec, l);
+            }
+            s.section(title);
+        } else if let Some(e) = s.refused {
+            let _ = writeln!(s.o, "{title}: {}", crate::sys::Msg(e));
+        }
+    }
+
+    for &f in super::PID_FILES {
+        if s.get(f, true) {
+            // set_ftrace_pid says "no pid" when empty.
+            let v = super::words(&s.v);
+            if !v.is_empty() && v != "no pid" {
+                item2(&mut s.sec, f, &v);
+            }
+        }
+    }
+    s.section("Pid filters");
+    buffers(c, s);
+}
+
+/// Buffer sizes, clock, CPU mask, options, instances, the last error:
+/// apart from `rest` (a function this long compiles to worse code).
+#[inline(never)]
+fn buffers(c: &Ctx, s: &mut St) {
+    let t = s.t;
+    for &(file, title) in BUFFERS {
+        s.kv_file(title, file, true);
+    }
+    if s.get("trace_clock", false) {
+        kv(&mut s.o, "Clock", state::current_clock(&s.v));
+    }
+    if s.get("tracing_cpumask", true) {
+        match state::cpumask(t) {
+            Ok(mask) => {
+                if !state::same_cpumask(&s.v, &mask) {
+                    kv(&mut s.o, "CPU mask", s.v.trim());
+                }
+            }
+            Err(e) => s.keep(fs(e)),
+        }
+    }
+
+    match state::options(t) {
+        Ok(opts) => {
+            for (n, on) in opts {
+                if on != state::option_default(&n, c.inst.is_some()) {
+                    let _ = writeln!(s.sec, "  {n} {}", on_off(on));
+                }
+            }
+        }
+        Err(e) => s.keep(fs(e)),
+    }
+    s.section("Options changed from defaults");
+
+    if c.inst.is_none() {
+        match c.top.list_dir("instances") {
+            Ok(list) => {
+                for (n, d) in list {
+                    if d {
+                        item(&mut s.sec, &n);
+                    }
+                }
+            }
+            Err(e) => s.keep(fs(e)),
+        }
+        s.section("Instances");
+    }
+
+    if s.get("error_log", true) {
+        // The last entry: from its "[timestamp]" header line to the end.
+        let log = &s.v;
+        let start = if log.starts_with('[') { 0 } else { log.rfind("\n[").map_or(log.len(), |i| i + 1) };
+        for l in log[start..].lines() {
+            item(&mut s.sec, l);
+        }
+        s.section("Last error_log entry");
+    }
 }
 
 /// One indented line of a section.
 #[inline(never)]
 fn item(sec: &mut String, s: &str) {
-    o_push(sec, &["  ", s, "\n"]);
+    let _ = writeln!(sec, "  {s}");
 }
 
 /// One indented `name: value` line of a section.
 #[inline(never)]
 fn item2(sec: &mut String, name: &str, v: &str) {
-    o_push(sec, &["  ", name, ": ", v, "\n"]);
-}
-
-/// Emit a titled section when it has lines, and empty it for the next.
-#[inline(never)]
-fn section(o: &mut String, title: &str, sec: &mut String) {
-    if !sec.is_empty() {
-        o_push(o, &[title, ":\n", sec]);
-        sec.clear();
-    }
+    let _ = writeln!(sec, "  {name}: {v}");
 }
 
 /// Enabled events as section lines, one system per line when all of it is
 /// on (`sched:*`), `all` when everything is. `all` is the catalog in its
 /// (sorted) order.
-fn collapse(all: &[events::EventRef], set_event: &str) -> String {
+#[inline(never)]
+fn collapse(all: &[events::EventRef], set_event: &str, out: &mut String) {
     let mut on = alloc::vec![false; all.len()];
     for l in set_event.lines() {
         if let Some((s, n)) = l.trim().split_once(':') {
@@ -170,41 +264,21 @@ fn collapse(all: &[events::EventRef], set_event: &str) -> String {
             }
         }
     }
-    let mut out = String::new();
     if !all.is_empty() && on.iter().all(|&x| x) {
-        item(&mut out, "all");
-        return out;
+        return item(out, "all");
     }
     let mut i = 0;
     while i < all.len() {
         let sys = &all[i].system;
         let n = all[i..].iter().take_while(|e| &e.system == sys).count();
         if n > 1 && on[i..i + n].iter().all(|&x| x) {
-            o_push(&mut out, &["  ", sys, ":*\n"]);
+            let _ = writeln!(out, "  {sys}:*");
         } else {
             for e in (i..i + n).filter(|&k| on[k]).map(|k| &all[k]) {
-                o_push(&mut out, &["  ", &e.system, ":", &e.name, "\n"]);
+                let _ = writeln!(out, "  {}:{}", e.system, e.name);
             }
         }
         i += n;
-    }
-    out
-}
-
-enum Lines {
-    Absent,
-    Refused(String),
-    Text(String),
-}
-
-/// A control file that a kernel may lack or refuse (function tracing).
-#[inline(never)]
-fn optional(t: &Tracefs, f: &str) -> Result<Lines> {
-    match t.read_str(f) {
-        Ok(s) => Ok(Lines::Text(s)),
-        Err(e) if e.errno == Errno::NOENT => Ok(Lines::Absent),
-        Err(e) if e.errno == Errno::PERM => Ok(Lines::Refused(String::from(errno_str(e.errno).as_str()))),
-        Err(e) => Err(fs(e)),
     }
 }
 
@@ -216,9 +290,14 @@ mod tests {
     fn collapses_systems() {
         let ev = |s: &str, n: &str| events::EventRef { system: s.into(), name: n.into() };
         let all = [ev("irq", "a"), ev("irq", "b"), ev("sched", "x"), ev("sched", "y"), ev("solo", "z")];
-        assert_eq!(collapse(&all, "sched:x\nsched:y\nirq:a\n"), "  irq:a\n  sched:*\n");
-        assert_eq!(collapse(&all, "solo:z\n"), "  solo:z\n");
-        assert_eq!(collapse(&all, "irq:a\nirq:b\nsched:x\nsched:y\nsolo:z\n"), "  all\n");
-        assert!(collapse(&all, "").is_empty());
+        let c = |s: &str| {
+            let mut o = String::new();
+            collapse(&all, s, &mut o);
+            o
+        };
+        assert_eq!(c("sched:x\nsched:y\nirq:a\n"), "  irq:a\n  sched:*\n");
+        assert_eq!(c("solo:z\n"), "  solo:z\n");
+        assert_eq!(c("irq:a\nirq:b\nsched:x\nsched:y\nsolo:z\n"), "  all\n");
+        assert!(c("").is_empty());
     }
 }
