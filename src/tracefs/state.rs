@@ -114,16 +114,21 @@ pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
     }
 }
 
-/// The `tracing_cpumask` value that selects every CPU with a
-/// `per_cpu/cpuN` directory ("0" when there is none).
-pub fn cpumask(t: &Tracefs) -> Result<String> {
+/// The CPUs with a `per_cpu/cpuN` directory, in directory order.
+pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {
     let mut cpus = Vec::new();
     for (n, d) in t.list_dir("per_cpu")? {
         if let (true, Some(Ok(c))) = (d, n.strip_prefix("cpu").map(str::parse::<u32>)) {
             cpus.push(c);
         }
     }
-    Ok(mask_of(&cpus))
+    Ok(cpus)
+}
+
+/// The `tracing_cpumask` value that selects every CPU with a
+/// `per_cpu/cpuN` directory ("0" when there is none).
+pub fn cpumask(t: &Tracefs) -> Result<String> {
+    Ok(mask_of(&cpus(t)?))
 }
 
 /// A `tracing_cpumask` value selecting `cpus`: hex, 32-bit groups separated
