@@ -411,10 +411,10 @@ pub fn kernel_long_size(header_page: &[u8]) -> Option<u8> {
 /// Walk raw pages (`page_size` each, header = u64 timestamp + `long_size`
 /// commit) and call `seen(type_id)` for every data event's `common_type`.
 /// Never panics on bad data: a page that does not parse is counted and skipped.
-pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, mut seen: impl FnMut(u16)) -> PageStats {
-    let mut st = PageStats::default();
+/// The counts are added to `st` (a recording is scanned in chunks).
+pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, st: &mut PageStats, mut seen: impl FnMut(u16)) {
     if page_size == 0 || !(long_size == 4 || long_size == 8) {
-        return st;
+        return;
     }
     let rd = |b: &[u8], at: usize, n: usize| -> Option<u64> {
         let s = b.get(at..at.checked_add(n)?)?;
@@ -484,7 +484,6 @@ pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, mut
             i += (size + 3) & !3;
         }
     }
-    st
 }
 
 #[cfg(test)]
@@ -708,12 +707,13 @@ mod tests {
         data.extend(page(len | MISSED_EVENTS | MISSED_STORED, &body, Some(42)));
         data.extend(page(0x3fff_ffff, &[], None)); // commit beyond the page
         let mut ids = Vec::new();
-        let st = scan_pages(&data, 256, 8, false, |id| ids.push(id));
+        let mut st = PageStats::default();
+        scan_pages(&data, 256, 8, false, &mut st, |id| ids.push(id));
         assert_eq!(ids, [7, 9, 7, 9]);
         assert_eq!((st.pages, st.events, st.lost_flags, st.lost_events, st.bad_pages), (3, 4, 1, 42, 1));
         // Truncated input never panics.
         for n in 0..data.len() {
-            scan_pages(&data[..n], 256, 8, false, |_| {});
+            scan_pages(&data[..n], 256, 8, false, &mut PageStats::default(), |_| {});
         }
     }
 }

@@ -13,7 +13,6 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::fmt::Write;
 
 /// One CPU's recorded data: `file[start..end]`.
 pub struct CpuData {
@@ -48,35 +47,34 @@ fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
     t.read(f).unwrap_or_default()
 }
 
-fn uname() -> String {
+/// The four uname fields joined by spaces, made text once (a space never
+/// joins a broken UTF-8 sequence, so this is per-field lossy conversion).
+fn uname() -> Vec<u8> {
     // SAFETY: utsname is plain data; uname fills it.
     let mut u: libc::utsname = unsafe { core::mem::zeroed() };
-    // SAFETY: u is a valid utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return String::new();
-    }
-    // The four fields joined by spaces, then made text once (a space never
-    // joins a broken UTF-8 sequence, so this is per-field lossy conversion).
     let mut b = Vec::new();
-    for (i, field) in [&u.sysname, &u.nodename, &u.release, &u.machine].into_iter().enumerate() {
-        if i > 0 {
+    // SAFETY: u is a valid utsname.
+    if unsafe { libc::uname(&mut u) } == 0 {
+        for field in [&u.sysname, &u.nodename, &u.release, &u.machine] {
+            b.extend(field.iter().take_while(|&&c| c != 0).map(|&c| c as u8));
             b.push(b' ');
         }
-        b.extend(field.iter().take_while(|&&c| c != 0).map(|&c| c as u8));
+        b.pop();
     }
-    String::from_utf8_lossy(&b).into_owned()
+    String::from_utf8_lossy(&b).into_owned().into_bytes()
 }
 
-fn cstr(s: &str) -> Vec<u8> {
-    let mut v = Vec::from(s.as_bytes());
+/// An option of NUL-terminated text made of `parts`.
+#[inline(never)]
+fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, parts: &[&[u8]]) {
+    let mut v = parts.concat();
     v.push(0);
-    v
+    opts.push((id, v));
 }
 
-/// Read a temp file region into memory-free chunks for the page scan.
-fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>) -> write::PageStats {
-    let mut total = write::PageStats::default();
-    let Some(f) = &d.file else { return total };
+/// Read a temp file region in chunks for the page scan; adds to `total`.
+fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>, total: &mut write::PageStats) {
+    let Some(f) = &d.file else { return };
     let mut buf = vec![0u8; ps * 256];
     let mut off = d.start;
     while off < d.end {
@@ -85,19 +83,13 @@ fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>) -> write::P
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let st = write::scan_pages(&buf[..n], ps, long, cfg!(target_endian = "big"), |id| {
+        write::scan_pages(&buf[..n], ps, long, cfg!(target_endian = "big"), total, |id| {
             if let Err(at) = ids.binary_search(&id) {
                 ids.insert(at, id);
             }
         });
-        total.pages += st.pages;
-        total.events += st.events;
-        total.lost_flags += st.lost_flags;
-        total.lost_events += st.lost_events;
-        total.bad_pages += st.bad_pages;
         off += n as u64;
     }
-    total
 }
 
 /// Systems whose events occur in the data, by reading every event's id.
@@ -117,9 +109,7 @@ fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
             }
             let id = top.read_str(&format!("events/{sys}/{ev}/id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
             if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
-                if let Err(at) = out.binary_search(&sys) {
-                    out.insert(at, sys);
-                }
+                super::insert_sorted(out, &sys);
                 break;
             }
         }
@@ -138,10 +128,6 @@ fn formats_of(top: &Tracefs, sys: &str) -> Vec<Vec<u8>> {
         }
     }
     v
-}
-
-fn is_full(e: Errno) -> bool {
-    e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG
 }
 
 use crate::sys::write_all;
@@ -196,21 +182,20 @@ fn free_space(fd: &OwnedFd) -> u64 {
     rustix::fs::fstatvfs(fd).map(|s| s.f_bavail.saturating_mul(s.f_frsize)).unwrap_or(u64::MAX)
 }
 
+fn buffer(r: &Recorded, name: &str, cpu_sizes: Vec<u64>) -> Buffer {
+    Buffer { name: String::from(name), clock: clock_name(&r.clock_file), page_size: r.page_size as u32, cpu_sizes }
+}
+
 /// The layout for the current sizes: the recording's buffer, after an empty
 /// top level when a v6 file records an instance (v6 always has a top-level
 /// flyrecord; v7 needs none).
+#[inline(never)]
 fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
     meta.buffers.clear();
-    let buffer = |name: &str, sizes: Vec<u64>| Buffer {
-        name: String::from(name),
-        clock: clock_name(&r.clock_file),
-        page_size: r.page_size as u32,
-        cpu_sizes: sizes,
-    };
     if meta.version < 7 && !r.name.is_empty() {
-        meta.buffers.push(buffer("", vec![0; r.cpus.len()]));
+        meta.buffers.push(buffer(r, "", vec![0; r.cpus.len()]));
     }
-    meta.buffers.push(buffer(&r.name, r.cpus.iter().map(CpuData::len).collect()));
+    meta.buffers.push(buffer(r, &r.name, r.cpus.iter().map(CpuData::len).collect()));
     write::layout(meta)
 }
 
@@ -220,19 +205,20 @@ fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
 #[inline(never)]
 pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, full: bool, quiet: bool) -> Result<(), String> {
     let mut dropped = false;
-    // Which systems: those enabled plus those whose ids occur in the data.
-    let mut ids = Vec::new();
-    let mut systems: Vec<String> = Vec::new();
-    for s in &r.systems {
-        if let (Err(at), false) = (systems.binary_search(s), s == "ftrace") {
-            systems.insert(at, s.clone());
-        }
-    }
+    // Which systems: those enabled (sorted) plus those whose ids occur in the data.
+    let mut systems = core::mem::take(&mut r.systems);
+    systems.retain(|s| s != "ftrace");
     // Page headers hold a kernel `long` (commit): its size is the kernel's,
     // which header_page says, not this (maybe 32-bit) program's.
     let header_page = read_or_empty(top, "events/header_page");
     let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<libc::c_long>() as u8);
-    let page_stats: Vec<write::PageStats> = r.cpus.iter().map(|d| scan_cpu(d, r.page_size, long as usize, &mut ids)).collect();
+    let mut ids = Vec::new();
+    let mut page_stats = Vec::new();
+    for d in &r.cpus {
+        let mut st = write::PageStats::default();
+        scan_cpu(d, r.page_size, long as usize, &mut ids, &mut st);
+        page_stats.push(st);
+    }
     systems_for(top, &ids, &mut systems);
 
     let mut meta = Meta {
@@ -243,10 +229,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         header_page,
         header_event: read_or_empty(top, "events/header_event"),
         ftrace_formats: formats_of(top, "ftrace"),
-        systems: systems.into_iter().map(|s| {
-            let f = formats_of(top, &s);
-            (s, f)
-        }).collect(),
+        systems: Vec::new(),
         kallsyms: crate::sys::read("/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
         cmdlines: read_or_empty(top, "saved_cmdlines"),
@@ -254,6 +237,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         options: Vec::new(),
         buffers: Vec::new(),
     };
+    for s in systems {
+        let f = formats_of(top, &s);
+        meta.systems.push((s, f));
+    }
     // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
     // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
     // maps would have written them, so every reader prints what `trace` does.
@@ -262,21 +249,24 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         fs.extend(s.1.iter_mut());
     }
     crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
-    meta.options.push((opt::TRACECLOCK, cstr(&r.clock_file)));
-    meta.options.push((opt::UNAME, cstr(&uname())));
-    meta.options.push((opt::VERSION, cstr(concat!("ftbox ", env!("CARGO_PKG_VERSION")))));
-    if !r.name.is_empty() {
-        meta.options.push((opt::CPUSTAT, cstr(&format!("\nBuffer: {}\n\n", r.name))));
+    // "\nBuffer: NAME\n\n": the CPUSTAT option's head and the summary's.
+    let buffer_head = if r.name.is_empty() { Vec::new() } else { [b"\nBuffer: ", r.name.as_bytes(), b"\n\n"].concat() };
+    let o = &mut meta.options;
+    text_opt(o, opt::TRACECLOCK, &[r.clock_file.as_bytes()]);
+    text_opt(o, opt::UNAME, &[&uname()]);
+    text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
+    if !buffer_head.is_empty() {
+        text_opt(o, opt::CPUSTAT, &[&buffer_head]);
     }
     for (c, s) in r.stats.iter().enumerate() {
-        meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
+        text_opt(o, opt::CPUSTAT, &[b"CPU: ", super::dec(&mut [0; 20], c as u64), b"\n", s.as_bytes()]);
     }
     if !r.state.is_empty() {
-        meta.options.push((opt::STATE, cstr(&r.state)));
+        text_opt(o, opt::STATE, &[r.state.as_bytes()]);
     }
     let tgids = read_or_empty(top, "saved_tgids");
     if !tgids.is_empty() {
-        meta.options.push((opt::SAVED_TGIDS, tgids));
+        o.push((opt::SAVED_TGIDS, tgids));
     }
     let mut segs = layout_for(&mut meta, &r);
 
@@ -323,36 +313,51 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         match res {
             Ok(n) => pos += n,
             Err(e) => {
-                let why = if is_full(e) { " (the file is incomplete)" } else { "" };
+                let why = if e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG { " (the file is incomplete)" } else { "" };
                 return Err(format!("writing the output at offset {pos}: {}{why}", crate::tracefs::errno_str(e)));
             }
         }
     }
 
     if !quiet {
-        // Written as it is formatted: no String per line.
-        let mut e = crate::sys::stderr();
+        // Built as bytes and written at once: no core::fmt per line.
+        let mut e = Vec::new();
         if dropped {
-            e.bytes(b"disk full: the newest pages that did not fit were dropped\n");
+            e.extend_from_slice(b"disk full: the newest pages that did not fit were dropped\n");
         }
-        if !r.name.is_empty() {
-            let _ = write!(e, "\nBuffer: {}\n\n", r.name);
-        }
+        e.extend_from_slice(&buffer_head);
+        let mut b = [0; 20];
         for (c, (d, ps)) in r.cpus.iter().zip(&page_stats).enumerate() {
             let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-            let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
-            // The kernel's counts (as trace-cmd prints them), then the pages' flags.
-            for (key, what) in [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")] {
-                let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+            let cpu = super::dec(&mut b, c as u64).to_vec();
+            e.extend_from_slice(b"CPU");
+            e.extend_from_slice(&cpu);
+            e.extend_from_slice(b": ");
+            e.extend_from_slice(super::dec(&mut b, d.len()));
+            e.extend_from_slice(b" bytes, ");
+            e.extend_from_slice(super::dec(&mut b, ps.events));
+            e.extend_from_slice(b" events recorded");
+            // "\nCPU c: N WHAT" for the kernel's counts (as trace-cmd prints
+            // them), then the pages' flags.
+            let mut line = |n: u64, what: &[&[u8]]| {
                 if n > 0 {
-                    let _ = write!(e, "\nCPU {c}: {n} {what}");
+                    e.extend_from_slice(b"\nCPU ");
+                    e.extend_from_slice(&cpu);
+                    e.extend_from_slice(b": ");
+                    e.extend_from_slice(super::dec(&mut [0; 20], n));
+                    for w in what {
+                        e.extend_from_slice(w);
+                    }
                 }
+            };
+            for (key, what) in [("overrun:", " events lost"), ("commit overrun:", " events lost due to commit overrun"), ("dropped events:", " events dropped")] {
+                let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+                line(n, &[what.as_bytes()]);
             }
-            if ps.lost_flags > 0 {
-                let _ = write!(e, "\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events);
-            }
-            e.bytes(b"\n");
+            line(ps.lost_flags, &[b" pages follow lost events (", super::dec(&mut [0; 20], ps.lost_events), b" counted on the pages)"]);
+            e.push(b'\n');
         }
+        let _ = write_all(crate::sys::fd(2), &e);
     }
     Ok(())
 }

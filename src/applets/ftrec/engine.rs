@@ -305,12 +305,12 @@ pub struct Worker {
 /// (so the main loop can stop), and its outcome on its result pipe at exit.
 #[inline(never)]
 pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, String> {
-    let (rd, wr) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {}", crate::tracefs::errno_str(e)))?;
+    let (rd, wr) = super::pipe(false).map_err(|e| format!("pipe: {}", crate::sys::Msg(e)))?;
     // SAFETY: the parent is single-threaded here, so the child may use the
     // allocator and everything else freely; it leaves through _exit only.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("fork: {}", crate::sys::OsError(crate::sys::last_errno())));
+        return Err(super::child::os("fork", crate::sys::last_errno()));
     }
     if pid == 0 {
         // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
