@@ -662,8 +662,9 @@ fn open_tracefs() -> Result<Tracefs> {
 /// pages from the others. Find such a reader in /proc and refuse, naming the
 /// CPU and the process, before anything is changed.
 #[inline(never)]
-fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
-    let paths: Vec<String> = (0..cpus).map(|c| rec.path_of(&format!("per_cpu/cpu{c}/trace_pipe_raw"))).collect();
+fn check_busy(rec: &Tracefs) -> Result<()> {
+    // A link to ".../per_cpu/cpuN/trace_pipe_raw" of this tracefs.
+    let pre = rec.path_of("per_cpu/cpu");
     let me = sys::getpid().to_string();
     let open_dir = |p: &str| rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
     let Ok(procs) = open_dir("/proc") else { return Ok(()) };
@@ -676,21 +677,23 @@ fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
         let Ok(fds) = open_dir(&format!("/proc/{pid}/fd")) else { return true };
         let _ = sys::read_dir(&fds, &mut |f, _| {
             let Ok(target) = rustix::fs::readlinkat(&fds, f, Vec::new()) else { return true };
-            match paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
-                Some(cpu) => {
-                    busy = Some((cpu, String::from(&*pid)));
+            let t = sys::lossy(target.as_bytes());
+            match t.strip_prefix(pre.as_str()).and_then(|r| r.strip_suffix("/trace_pipe_raw")) {
+                Some(cpu) if !cpu.is_empty() && cpu.bytes().all(|b| b.is_ascii_digit()) => {
+                    busy = Some(format!("CPU {cpu}: {t} is busy: process {pid} ("));
                     false
                 }
-                None => true,
+                _ => true,
             }
         });
+        if let Some(m) = &mut busy {
+            let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            m.push_str(comm.trim());
+            m.push_str(") is reading it");
+        }
         busy.is_none()
     });
-    if let Some((cpu, pid)) = busy {
-        let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
-    }
-    Ok(())
+    busy.map_or(Ok(()), |m| Err(Error::Fail(m)))
 }
 
 /// One reader per CPU of `s.rec`, after the busy check. `limit`: extract.
@@ -766,7 +769,7 @@ fn extract_to(a: &Args, out: &Output) -> Result<()> {
         None => open_tracefs()?,
     };
     let s = Session { top, rec, target: Target::Rec, saver: Saver::default(), systems: Vec::new() };
-    check_busy(&s.rec, cpu_count(&s.rec))?;
+    check_busy(&s.rec)?;
     // Never chase a live buffer forever: at most its size (plus slack) per CPU.
     let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
     let ps = sub_buffer_size(&s.rec);
@@ -804,7 +807,7 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
         if !top.exists(&rel) {
             rustix::fs::mkdirat(top.dir(), rel.as_str(), FMode::from_raw_mode(0o755))
                 .map_err(|e| os_err(&top.path_of(&rel), e))?;
-            saver.created_instance(&name);
+            saver.created_instance(&rel);
         }
         let inst = match top.instance(&name) {
             Ok(i) => i,
@@ -833,7 +836,7 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
 
 /// Record; returns the traced command's exit status, if any.
 fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str) -> Result<Option<i32>> {
-    check_busy(&s.rec, cpu_count(&s.rec))?;
+    check_busy(&s.rec)?;
     configure(s, a)?;
     if !a.pids.is_empty() {
         set_pids(s, &a.pids)?;
