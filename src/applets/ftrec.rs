@@ -643,10 +643,7 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
         let sig = if a.extract { None } else { Some(install_signals()?) };
         // The output must be writable before tracing is touched.
         let out = open_output(a.output.as_deref().unwrap_or("trace.dat"))?;
-        let r = match &sig {
-            Some(sig) => record_to(&a, sig, &out),
-            None => extract_to(&a, &out),
-        };
+        let r = run(&a, sig.as_ref(), &out);
         if r.is_err() {
             out.abandon();
         }
@@ -761,34 +758,29 @@ fn finish(s: &Session, out: &Output, name: &str, ps: usize, files: Vec<(OwnedFd,
     assemble::assemble(&s.top, &out.fd, recd, a.version as u32, full, a.quiet).map_err(Error::Fail)
 }
 
-#[inline(never)]
-fn extract_to(a: &Args, out: &Output) -> Result<()> {
-    let top = open_tracefs()?;
-    let rec = match &a.instance {
-        Some(i) => top.instance(i).map_err(Error::Fail)?,
-        None => open_tracefs()?,
-    };
-    let s = Session { top, rec, target: Target::Rec, saver: Saver::default(), systems: Vec::new() };
+/// Save what the buffer holds now, as it is.
+fn extract_in(s: &Session, a: &Args, out: &Output, name: &str) -> Result<()> {
     check_busy(&s.rec)?;
     // Never chase a live buffer forever: at most its size (plus slack) per CPU.
     let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
-    let ps = sub_buffer_size(&s.rec);
-    let limit = Some(kb * 1024 * 2 + 64 * ps as u64);
+    let limit = Some(kb * 1024 * 2 + 64 * sub_buffer_size(&s.rec) as u64);
     // Before draining: the latency header is only there while it has data.
     let state = super::ftcat::trace_state(&s.rec);
-    let (readers, ps) = readers_for(&s, &out.dir, Mode::Read, a, limit)?;
+    let (readers, ps) = readers_for(s, &out.dir, Mode::Read, a, limit)?;
     let t = take(&s.rec, readers.iter().map(engine::drain).collect(), state);
     if let (Some(e), _) = first_err(&t) {
-        fail!("{e}");
+        return Err(Error::Fail(e));
     }
-    finish(&s, out, a.instance.as_deref().unwrap_or(""), ps, files_of(readers), t, a, false)
+    finish(s, out, name, ps, files_of(readers), t, a, false)
 }
 
+/// Open the tracefs to record (or extract) — an instance is created when
+/// recording needs one — run, and put every setting back.
 #[inline(never)]
-fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
+fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let mut saver = Saver::default();
-    let (rec, target, name) = if a.private || a.instance.is_some() {
+    let (rec, name) = if a.private || a.instance.is_some() {
         // "instances/NAME"; --private takes the first free ftrec-PID-N.
         let (rel, private) = match &a.instance {
             Some(i) => (format!("instances/{i}"), false),
@@ -804,7 +796,7 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
             }
         };
         let name = String::from(&rel["instances/".len()..]);
-        if !top.exists(&rel) {
+        if sig.is_some() && !top.exists(&rel) {
             rustix::fs::mkdirat(top.dir(), rel.as_str(), FMode::from_raw_mode(0o755))
                 .map_err(|e| os_err(&top.path_of(&rel), e))?;
             saver.created_instance(&rel);
@@ -813,15 +805,19 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
             Ok(i) => i,
             Err(e) => {
                 saver.restore(&top, &top);
-                fail!("{e}");
+                return Err(Error::Fail(e));
             }
         };
-        (inst, Target::Rec, if private { String::new() } else { name })
+        (inst, if private { String::new() } else { name })
     } else {
-        (open_tracefs()?, Target::Top, String::new())
+        (open_tracefs()?, String::new())
     };
+    let target = if rec.instance.is_some() { Target::Rec } else { Target::Top };
     let mut s = Session { top, rec, target, saver, systems: Vec::new() };
-    let r = record_in(&mut s, a, sig, out, &name);
+    let r = match sig {
+        Some(sig) => record_in(&mut s, a, sig, out, &name),
+        None => extract_in(&s, a, out, &name).map(|()| None),
+    };
     // Anything not yet restored (errors on the way) is put back here.
     let restored = restore_all(&mut s);
     let status = r?;
@@ -872,7 +868,7 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
     let t = take(&s.rec, outcomes, super::ftcat::trace_state(&s.rec));
     let (err, full) = first_err(&t);
     if let (Some(e), false) = (&err, full) {
-        fail!("{e}");
+        return Err(Error::Fail(e.clone()));
     }
     // Put the system back before the (possibly long) assembly; the trace
     // files are closed first (an instance cannot be removed while they are
