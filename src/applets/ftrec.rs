@@ -378,7 +378,7 @@ fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
 
 fn cpu_count(t: &Tracefs) -> usize {
     let mut n = 0;
-    while t.exists(&format!("per_cpu/cpu{n}")) {
+    while t.exists(&cpu_file(n, "")) {
         n += 1;
     }
     n
@@ -407,10 +407,20 @@ fn restore_all(s: &mut Session) -> bool {
     errs.is_empty()
 }
 
-/// "WHAT: reason" for a failed system call (the errno's words, no temp String).
+/// "WHAT: reason" for a failed system call (the errno's words).
 #[inline(never)]
+fn errmsg(what: &str, e: Errno) -> String {
+    format!("{what}: {}", sys::Msg(e))
+}
+
 fn os_err(what: &str, e: Errno) -> Error {
-    Error::Fail(format!("{what}: {}", sys::Msg(e)))
+    Error::Fail(errmsg(what, e))
+}
+
+/// "per_cpu/cpuN" + `file`.
+#[inline(never)]
+fn cpu_file(cpu: usize, file: &str) -> String {
+    format!("per_cpu/cpu{cpu}{file}")
 }
 
 #[inline(never)]
@@ -699,7 +709,7 @@ fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u
     let ps = sub_buffer_size(&s.rec);
     let mut v = Vec::new();
     for cpu in 0..cpu_count(&s.rec) {
-        let f = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
+        let f = cpu_file(cpu, "/trace_pipe_raw");
         let trace = s.rec.open_file(&f, OFlags::RDONLY | OFlags::NONBLOCK).map_err(|e| {
             if e.errno == Errno::BUSY {
                 Error::Fail(format!("CPU {cpu}: {} is busy (another reader has it open)", e.file))
@@ -724,7 +734,7 @@ struct Taken {
 }
 
 fn take(rec: &Tracefs, outcomes: Vec<engine::Outcome>, state: String) -> Taken {
-    let stats = (0..outcomes.len()).map(|c| rec.read_str(&format!("per_cpu/cpu{c}/stats")).unwrap_or_default()).collect();
+    let stats = (0..outcomes.len()).map(|c| rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default()).collect();
     Taken { outcomes, stats, clock: rec.read_str("trace_clock").unwrap_or_default(), state }
 }
 

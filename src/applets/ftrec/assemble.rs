@@ -92,6 +92,17 @@ fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>, total: &mut
     }
 }
 
+/// "events/A/B/...".
+#[inline(never)]
+fn ev_path(parts: &[&str]) -> String {
+    let mut s = String::from("events");
+    for p in parts {
+        s.push('/');
+        s.push_str(p);
+    }
+    s
+}
+
 /// Systems whose events occur in the data, by reading every event's id.
 fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
     if ids.is_empty() {
@@ -102,12 +113,12 @@ fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
         if !is_dir || sys == "ftrace" || out.binary_search(&sys).is_ok() {
             continue;
         }
-        let Ok(evs) = top.list_dir(&format!("events/{sys}")) else { continue };
+        let Ok(evs) = top.list_dir(&ev_path(&[&sys])) else { continue };
         for (ev, is_dir) in evs {
             if !is_dir {
                 continue;
             }
-            let id = top.read_str(&format!("events/{sys}/{ev}/id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
+            let id = top.read_str(&ev_path(&[&sys, &ev, "id"])).ok().and_then(|s| s.trim().parse::<u16>().ok());
             if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
                 super::insert_sorted(out, &sys);
                 break;
@@ -118,10 +129,10 @@ fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
 
 fn formats_of(top: &Tracefs, sys: &str) -> Vec<Vec<u8>> {
     let mut v = Vec::new();
-    if let Ok(evs) = top.list_dir(&format!("events/{sys}")) {
+    if let Ok(evs) = top.list_dir(&ev_path(&[sys])) {
         for (ev, is_dir) in evs {
             if is_dir {
-                if let Ok(f) = top.read(&format!("events/{sys}/{ev}/format")) {
+                if let Ok(f) = top.read(&ev_path(&[sys, &ev, "format"])) {
                     v.push(f);
                 }
             }
@@ -314,7 +325,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
             Ok(n) => pos += n,
             Err(e) => {
                 let why = if e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG { " (the file is incomplete)" } else { "" };
-                return Err(format!("writing the output at offset {pos}: {}{why}", crate::tracefs::errno_str(e)));
+                return Err(format!("writing the output at offset {pos}: {}{why}", crate::sys::Msg(e)));
             }
         }
     }

@@ -88,7 +88,7 @@ impl Run<'_> {
             let msg = if e == Errno::BUSY {
                 format!("CPU {}: trace_pipe_raw is busy (another reader has it open)", self.r.cpu)
             } else {
-                format!("CPU {}: {what}: {}", self.r.cpu, crate::tracefs::errno_str(e))
+                format!("CPU {}: {}", self.r.cpu, super::errmsg(what, e))
             };
             self.out.err = Some(msg);
         }
@@ -305,7 +305,7 @@ pub struct Worker {
 /// (so the main loop can stop), and its outcome on its result pipe at exit.
 #[inline(never)]
 pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, String> {
-    let (rd, wr) = super::pipe(false).map_err(|e| format!("pipe: {}", crate::sys::Msg(e)))?;
+    let (rd, wr) = super::pipe(false).map_err(|e| super::errmsg("pipe", e))?;
     // SAFETY: the parent is single-threaded here, so the child may use the
     // allocator and everything else freely; it leaves through _exit only.
     let pid = unsafe { libc::fork() };
@@ -365,7 +365,7 @@ pub fn collect(w: Worker) -> Outcome {
 pub fn drain(r: &Reader) -> Outcome {
     let dummy = match rustix::event::eventfd(1, rustix::event::EventfdFlags::CLOEXEC) {
         Ok(fd) => fd,
-        Err(e) => return Outcome { err: Some(format!("eventfd: {}", crate::tracefs::errno_str(e))), ..Outcome::default() },
+        Err(e) => return Outcome { err: Some(super::errmsg("eventfd", e)), ..Outcome::default() },
     };
     let mut run = Run { r, stop: dummy.as_fd(), out: Outcome::default(), stopping: true };
     run.read_loop(true);

@@ -138,7 +138,7 @@ impl Saver {
                         }
                         crate::sys::sleep_ms(20);
                     }
-                    r.map_err(|e| format!("{}: {}", top.path_of(&p), crate::sys::Msg(e)))
+                    r.map_err(|e| super::errmsg(&top.path_of(p), e))
                 }
             };
             if let Err(e) = r {
