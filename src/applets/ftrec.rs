@@ -768,22 +768,6 @@ fn finish(s: &Session, out: &Output, name: &str, ps: usize, files: Vec<(OwnedFd,
     assemble::assemble(&s.top, &out.fd, recd, a.version as u32, full, a.quiet).map_err(Error::Fail)
 }
 
-/// Save what the buffer holds now, as it is.
-fn extract_in(s: &Session, a: &Args, out: &Output, name: &str) -> Result<()> {
-    check_busy(&s.rec)?;
-    // Never chase a live buffer forever: at most its size (plus slack) per CPU.
-    let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
-    let limit = Some(kb * 1024 * 2 + 64 * sub_buffer_size(&s.rec) as u64);
-    // Before draining: the latency header is only there while it has data.
-    let state = super::ftcat::trace_state(&s.rec);
-    let (readers, ps) = readers_for(s, &out.dir, Mode::Read, a, limit)?;
-    let t = take(&s.rec, readers.iter().map(engine::drain).collect(), state);
-    if let (Some(e), _) = first_err(&t) {
-        return Err(Error::Fail(e));
-    }
-    finish(s, out, name, ps, files_of(readers), t, a, false)
-}
-
 /// Open the tracefs to record (or extract) — an instance is created when
 /// recording needs one — run, and put every setting back.
 #[inline(never)]
@@ -824,10 +808,7 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
     };
     let target = if rec.instance.is_some() { Target::Rec } else { Target::Top };
     let mut s = Session { top, rec, target, saver, systems: Vec::new() };
-    let r = match sig {
-        Some(sig) => record_in(&mut s, a, sig, out, &name),
-        None => extract_in(&s, a, out, &name).map(|()| None),
-    };
+    let r = record_in(&mut s, a, sig, out, &name);
     // Anything not yet restored (errors on the way) is put back here.
     let restored = restore_all(&mut s);
     let status = r?;
@@ -840,21 +821,39 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
     }
 }
 
-/// Record; returns the traced command's exit status, if any.
-fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str) -> Result<Option<i32>> {
+/// Record (`sig`) or extract (no `sig`: save what the buffer holds now,
+/// changing nothing); returns the traced command's exit status, if any.
+fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Option<i32>> {
     check_busy(&s.rec)?;
-    configure(s, a)?;
-    if !a.pids.is_empty() {
-        set_pids(s, &a.pids)?;
+    let mut limit = None;
+    let mut state = String::new();
+    let mut mode = Mode::Read;
+    match sig {
+        None => {
+            // Never chase a live buffer forever: at most its size (plus slack) per CPU.
+            let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
+            limit = Some(kb * 1024 * 2 + 64 * sub_buffer_size(&s.rec) as u64);
+            // Before draining: the latency header is only there while it has data.
+            state = super::ftcat::trace_state(&s.rec);
+        }
+        Some(_) => {
+            configure(s, a)?;
+            if !a.pids.is_empty() {
+                set_pids(s, &a.pids)?;
+            }
+            // Start from an empty buffer (this also zeroes the per-CPU stats).
+            s.rec.write("trace", b"").map_err(tf)?;
+            if !a.no_splice {
+                mode = Mode::Splice;
+            }
+        }
     }
-    // Start from an empty buffer (this also zeroes the per-CPU stats).
-    s.rec.write("trace", b"").map_err(tf)?;
-    let mode = if a.no_splice { Mode::Read } else { Mode::Splice };
-    let (readers, ps) = readers_for(s, &out.dir, mode, a, None)?;
+    let (readers, ps) = readers_for(s, &out.dir, mode, a, limit)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
     let (fail_r, fail_w) = pipe(true).map_err(|e| os_err("pipe", e))?;
 
+    // Extract's readers (with a limit) drain and end by themselves.
     let mut workers = Vec::new();
     let mut run = Ok(None);
     for r in &readers {
@@ -867,16 +866,23 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
         }
     }
     drop(fail_w);
-    if run.is_ok() {
+    if let (Ok(_), Some(sig)) = (&run, sig) {
         run = run_until_done(s, a, sig, &fail_r);
     }
     // Stop: tracing off first so the drain ends, then wake the readers.
-    let _ = s.rec.write("tracing_on", b"0");
+    if sig.is_some() {
+        let _ = s.rec.write("tracing_on", b"0");
+    }
     let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
     let outcomes = workers.into_iter().map(engine::collect).collect();
     let child_status = run?;
-    let t = take(&s.rec, outcomes, super::ftcat::trace_state(&s.rec));
-    let (err, full) = first_err(&t);
+    if sig.is_some() {
+        state = super::ftcat::trace_state(&s.rec);
+    }
+    let t = take(&s.rec, outcomes, state);
+    let (err, mut full) = first_err(&t);
+    // A full disk while recording still writes what fits; else stop here.
+    full &= sig.is_some();
     if let (Some(e), false) = (&err, full) {
         return Err(Error::Fail(e.clone()));
     }

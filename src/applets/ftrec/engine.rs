@@ -360,14 +360,3 @@ pub fn collect(w: Worker) -> Outcome {
         _ => Outcome { err: Some(String::from("a reader process died")), ..Outcome::default() },
     }
 }
-
-/// Drain one CPU without waiting (extract).
-pub fn drain(r: &Reader) -> Outcome {
-    let dummy = match rustix::event::eventfd(1, rustix::event::EventfdFlags::CLOEXEC) {
-        Ok(fd) => fd,
-        Err(e) => return Outcome { err: Some(super::errmsg("eventfd", e)), ..Outcome::default() },
-    };
-    let mut run = Run { r, stop: dummy.as_fd(), out: Outcome::default(), stopping: true };
-    run.read_loop(true);
-    run.out
-}
