@@ -544,8 +544,14 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
             refused("-p", e)?;
         }
     }
-    // Events (all named before any is touched), then their filters and
-    // triggers, then enabling.
+    events(s, a)
+}
+
+/// Events (all named before any is touched), then their filters and
+/// triggers, then enabling.
+#[inline(never)]
+fn events(s: &mut Session, a: &Args) -> Result<()> {
+    let (t, tg) = (&s.rec, s.target);
     if a.events.is_empty() {
         return Ok(());
     }

@@ -98,12 +98,9 @@ impl Saver {
     /// Enable events; remember those that were off.
     pub fn enable(&mut self, t: &Tracefs, tgt: Target, evs: &[EventRef]) -> Result<(), String> {
         let on = t.read_str("set_event").map_err(msg)?;
-        let mut on: Vec<&str> = on.lines().collect();
-        crate::util::sort(&mut on);
-        // `evs` is sorted, and so stays `off`.
         let off: Vec<EventRef> = evs
             .iter()
-            .filter(|e| on.binary_search(&format!("{}:{}", e.system, e.name).as_str()).is_err())
+            .filter(|e| !on.lines().any(|l| l.split_once(':') == Some((e.system.as_str(), e.name.as_str()))))
             .cloned()
             .collect();
         // Record first: a failure halfway through still disables what got on.
