@@ -6,6 +6,7 @@
 //! nearly full disk still has room for the result.
 
 use crate::tracedat::write::{self, opt, Buffer, Meta, Seg};
+use crate::tracefs::events::EventRef;
 use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
@@ -73,6 +74,7 @@ fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, parts: &[&[u8]]) {
 }
 
 /// Read a temp file region in chunks for the page scan; adds to `total`.
+#[inline(never)]
 fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>, total: &mut write::PageStats) {
     let Some(f) = &d.file else { return };
     let mut buf = vec![0u8; ps * 256];
@@ -92,53 +94,24 @@ fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>, total: &mut
     }
 }
 
-/// "events/A/B/...".
-#[inline(never)]
-fn ev_path(parts: &[&str]) -> String {
-    let mut s = String::from("events");
-    for p in parts {
-        s.push('/');
-        s.push_str(p);
-    }
-    s
-}
-
 /// Systems whose events occur in the data, by reading every event's id.
-fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
-    if ids.is_empty() {
-        return;
-    }
-    let Ok(systems) = top.list_dir("events") else { return };
-    for (sys, is_dir) in systems {
-        if !is_dir || sys == "ftrace" || out.binary_search(&sys).is_ok() {
+#[inline(never)]
+fn systems_for(top: &Tracefs, all: &[EventRef], ids: &[u16], out: &mut Vec<String>) {
+    for ev in all {
+        if ids.is_empty() || ev.system == "ftrace" || out.binary_search(&ev.system).is_ok() {
             continue;
         }
-        let Ok(evs) = top.list_dir(&ev_path(&[&sys])) else { continue };
-        for (ev, is_dir) in evs {
-            if !is_dir {
-                continue;
-            }
-            let id = top.read_str(&ev_path(&[&sys, &ev, "id"])).ok().and_then(|s| s.trim().parse::<u16>().ok());
-            if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
-                super::insert_sorted(out, &sys);
-                break;
-            }
+        let id = top.read_str(&ev.path("id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
+        if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
+            super::insert_sorted(out, &ev.system);
         }
     }
 }
 
-fn formats_of(top: &Tracefs, sys: &str) -> Vec<Vec<u8>> {
-    let mut v = Vec::new();
-    if let Ok(evs) = top.list_dir(&ev_path(&[sys])) {
-        for (ev, is_dir) in evs {
-            if is_dir {
-                if let Ok(f) = top.read(&ev_path(&[sys, &ev, "format"])) {
-                    v.push(f);
-                }
-            }
-        }
-    }
-    v
+/// The format files of a system's events.
+#[inline(never)]
+fn formats_of(top: &Tracefs, all: &[EventRef], sys: &str) -> Vec<Vec<u8>> {
+    all.iter().filter(|e| e.system == sys).filter_map(|e| top.read(&e.path("format")).ok()).collect()
 }
 
 use crate::sys::write_all;
@@ -155,6 +128,7 @@ fn can_punch(f: &OwnedFd) -> bool {
     rustix::fs::fallocate(f, flags, end, 4096).is_ok()
 }
 
+#[inline(never)]
 fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd) -> Result<(), Errno> {
     let end = off + len;
     let mut fallback = false;
@@ -230,7 +204,8 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         scan_cpu(d, r.page_size, long as usize, &mut ids, &mut st);
         page_stats.push(st);
     }
-    systems_for(top, &ids, &mut systems);
+    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
+    systems_for(top, &all, &ids, &mut systems);
 
     let mut meta = Meta {
         version,
@@ -239,7 +214,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         page_size: r.page_size as u32,
         header_page,
         header_event: read_or_empty(top, "events/header_event"),
-        ftrace_formats: formats_of(top, "ftrace"),
+        ftrace_formats: formats_of(top, &all, "ftrace"),
         systems: Vec::new(),
         kallsyms: crate::sys::read("/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
@@ -249,7 +224,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         buffers: Vec::new(),
     };
     for s in systems {
-        let f = formats_of(top, &s);
+        let f = formats_of(top, &all, &s);
         meta.systems.push((s, f));
     }
     // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
@@ -331,46 +306,52 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     }
 
     if !quiet {
-        // Built as bytes and written at once: no core::fmt per line.
-        let mut e = Vec::new();
-        if dropped {
-            e.extend_from_slice(b"disk full: the newest pages that did not fit were dropped\n");
-        }
-        e.extend_from_slice(&buffer_head);
-        let mut b = [0; 20];
-        for (c, (d, ps)) in r.cpus.iter().zip(&page_stats).enumerate() {
-            let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-            let cpu = super::dec(&mut b, c as u64).to_vec();
-            e.extend_from_slice(b"CPU");
-            e.extend_from_slice(&cpu);
-            e.extend_from_slice(b": ");
-            e.extend_from_slice(super::dec(&mut b, d.len()));
-            e.extend_from_slice(b" bytes, ");
-            e.extend_from_slice(super::dec(&mut b, ps.events));
-            e.extend_from_slice(b" events recorded");
-            // "\nCPU c: N WHAT" for the kernel's counts (as trace-cmd prints
-            // them), then the pages' flags.
-            let mut line = |n: u64, what: &[&[u8]]| {
-                if n > 0 {
-                    e.extend_from_slice(b"\nCPU ");
-                    e.extend_from_slice(&cpu);
-                    e.extend_from_slice(b": ");
-                    e.extend_from_slice(super::dec(&mut [0; 20], n));
-                    for w in what {
-                        e.extend_from_slice(w);
-                    }
-                }
-            };
-            for (key, what) in [("overrun:", " events lost"), ("commit overrun:", " events lost due to commit overrun"), ("dropped events:", " events dropped")] {
-                let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
-                line(n, &[what.as_bytes()]);
-            }
-            line(ps.lost_flags, &[b" pages follow lost events (", super::dec(&mut [0; 20], ps.lost_events), b" counted on the pages)"]);
-            e.push(b'\n');
-        }
-        let _ = write_all(crate::sys::fd(2), &e);
+        summary(&r, &page_stats, &buffer_head, dropped);
     }
     Ok(())
+}
+
+/// The per-CPU summary on stderr, built as bytes and written at once.
+#[inline(never)]
+fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
+    // Built as bytes and written at once: no core::fmt per line.
+    let mut e = Vec::new();
+    if dropped {
+        e.extend_from_slice(b"disk full: the newest pages that did not fit were dropped\n");
+    }
+    e.extend_from_slice(buffer_head);
+    let mut b = [0; 20];
+    for (c, (d, ps)) in r.cpus.iter().zip(page_stats).enumerate() {
+        let st = r.stats.get(c).map(String::as_str).unwrap_or("");
+        let cpu = super::dec(&mut b, c as u64).to_vec();
+        e.extend_from_slice(b"CPU");
+        e.extend_from_slice(&cpu);
+        e.extend_from_slice(b": ");
+        e.extend_from_slice(super::dec(&mut b, d.len()));
+        e.extend_from_slice(b" bytes, ");
+        e.extend_from_slice(super::dec(&mut b, ps.events));
+        e.extend_from_slice(b" events recorded");
+        // "\nCPU c: N WHAT" for the kernel's counts (as trace-cmd prints
+        // them), then the pages' flags.
+        let mut line = |n: u64, what: &[&[u8]]| {
+            if n > 0 {
+                e.extend_from_slice(b"\nCPU ");
+                e.extend_from_slice(&cpu);
+                e.extend_from_slice(b": ");
+                e.extend_from_slice(super::dec(&mut [0; 20], n));
+                for w in what {
+                    e.extend_from_slice(w);
+                }
+            }
+        };
+        for (key, what) in [("overrun:", " events lost"), ("commit overrun:", " events lost due to commit overrun"), ("dropped events:", " events dropped")] {
+            let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+            line(n, &[what.as_bytes()]);
+        }
+        line(ps.lost_flags, &[b" pages follow lost events (", super::dec(&mut [0; 20], ps.lost_events), b" counted on the pages)"]);
+        e.push(b'\n');
+    }
+    let _ = write_all(crate::sys::fd(2), &e);
 }
 
 /// "[local] global ..." → "local".
