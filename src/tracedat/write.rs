@@ -222,6 +222,7 @@ fn plan(b: &Buffer, start: u64, hdr: u64) -> (Vec<u64>, u64) {
 
 /// The file as segments. `buffers[i].cpu_sizes[c]` must equal the number of
 /// bytes the caller will supply for `Seg::Data { buffer: i, cpu: c }`.
+#[inline(never)]
 pub fn layout(m: &Meta) -> Vec<Seg> {
     let mut o = Out { segs: Vec::new(), cur: Vec::new(), base: 0, be: m.big_endian };
     o.bytes(b"\x17\x08\x44tracing");
@@ -247,6 +248,7 @@ fn options(o: &mut Out, m: &Meta) {
     }
 }
 
+#[inline(never)]
 fn layout_v6(o: &mut Out, m: &Meta) {
     for i in 0..SECTIONS.len() {
         body(o, m, i);
@@ -311,6 +313,7 @@ fn section(o: &mut Out, strings: &mut Vec<u8>, id: u16, desc: &[&[u8]]) -> u64 {
     at
 }
 
+#[inline(never)]
 fn layout_v7(o: &mut Out, m: &Meta) {
     o.cstr(b"none");
     o.cstr(b"");
@@ -344,15 +347,10 @@ fn layout_v7(o: &mut Out, m: &Meta) {
         8 + b.name.len() + 1 + b.clock.len() + 1 + 4 + 4 + 20 * k
     };
     let mut pos = o.pos() + m.buffers.iter().map(|b| 6 + opt_len(b) as u64).sum::<u64>() + 6 + 8;
-    let mut plans = Vec::new();
     for b in &m.buffers {
         let (offs, end) = plan(b, pos, 16);
-        plans.push((pos, offs, end));
-        pos = end;
-    }
-    for (b, (sec, offs, _)) in m.buffers.iter().zip(&plans) {
         o.opt(opt::BUFFER, opt_len(b));
-        o.u64(*sec);
+        o.u64(pos);
         o.cstr(b.name.as_bytes());
         o.cstr(b.clock.as_bytes());
         o.u32(b.page_size);
@@ -364,15 +362,17 @@ fn layout_v7(o: &mut Out, m: &Meta) {
                 o.u64(len);
             }
         }
+        pos = end;
     }
     // DONE: no further options section.
     o.opt(opt::DONE, 8);
     o.u64(0);
     o.patch64(at, o.pos() - at - 8);
 
-    for (i, (b, (sec, _, end))) in m.buffers.iter().zip(&plans).enumerate() {
+    for (i, b) in m.buffers.iter().enumerate() {
+        let sec = o.pos();
         let at = section(o, &mut strings, opt::BUFFER, &[b"buffer flyrecord ", b.name.as_bytes()]);
-        o.patch64(at, end - sec - 16);
+        o.patch64(at, plan(b, sec, 16).1 - sec - 16);
         o.data(b, i);
     }
 
