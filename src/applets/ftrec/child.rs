@@ -65,7 +65,6 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
     let mut ptrs: Vec<*const libc::c_char> = cs[1..].iter().map(|c| c.as_ptr().cast()).collect();
     ptrs.push(core::ptr::null());
     let (st_r, st_w) = super::pipe(false).map_err(|e| os("pipe", e))?;
-    let fds: Vec<(i32, bool)> = pid_files.iter().map(|(f, req)| (f.as_raw_fd(), *req)).collect();
     let on = tracing_on.as_raw_fd();
     let stw = st_w.as_raw_fd();
 
@@ -83,8 +82,9 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         let num = super::dec(&mut nb, me as u32 as u64);
         let mut stage = 1u8;
         let mut ok = true;
-        for &(fd, req) in &fds {
-            if !write_all(fd, num) && req {
+        // (as_raw_fd only reads the descriptor number.)
+        for (f, req) in pid_files {
+            if !write_all(f.as_raw_fd(), num) && *req {
                 ok = false;
                 break;
             }
