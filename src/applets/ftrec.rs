@@ -829,6 +829,7 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
 
 /// Record (`sig`) or extract (no `sig`: save what the buffer holds now,
 /// changing nothing); returns the traced command's exit status, if any.
+#[inline(never)]
 fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Option<i32>> {
     check_busy(&s.rec)?;
     let mut limit = None;
