@@ -602,53 +602,38 @@ fn events(s: &mut Session, a: &Args) -> Result<()> {
 /// function tracer, which a kernel may lack).
 const PID_FILES: [(&str, bool); 2] = [("set_event_pid", true), ("set_ftrace_pid", false)];
 
-/// The pid filter files the command's child writes its pid to. With -P the
-/// list already holds those pids (and is saved): the child's is added.
+/// The pid filters: with `pids` (-P) each is saved and set to it;
+/// else each is saved unless `add` (-P saved it) and opened (truncating, or
+/// appending with `add`) for the command's child to write its pid to.
 #[inline(never)]
-fn pid_files(s: &mut Session, add: bool) -> Result<Vec<(OwnedFd, bool)>> {
+fn pid_filters(s: &mut Session, pids: Option<&[u32]>, add: bool) -> Result<Vec<(OwnedFd, bool)>> {
     let mut v = Vec::new();
-    for (file, required) in PID_FILES {
-        if !s.rec.exists(file) {
-            continue;
-        }
-        if !add {
-            if let Err(e) = s.saver.save_lines(&s.rec, s.target, file) {
-                if required {
-                    return Err(tf(e));
-                }
-                continue;
+    let text = pids.map(|pids| {
+        let mut b = Vec::new();
+        for p in pids {
+            if !b.is_empty() {
+                b.push(b' ');
             }
+            b.extend_from_slice(dec(&mut [0; 20], u64::from(*p)));
         }
-        let mode = if add { OFlags::APPEND } else { OFlags::TRUNC };
-        match s.rec.open_file(file, OFlags::WRONLY | mode) {
-            Ok(fd) => v.push((fd, required)),
-            Err(_) if !required => {}
-            Err(e) => return Err(tf(e)),
-        }
-    }
-    Ok(v)
-}
-
-#[inline(never)]
-fn set_pids(s: &mut Session, pids: &[u32]) -> Result<()> {
-    let mut text = String::new();
-    for p in pids {
-        if !text.is_empty() {
-            text.push(' ');
-        }
-        text.push_str(&p.to_string());
-    }
+        b
+    });
     for (file, required) in PID_FILES {
         if !s.rec.exists(file) {
             continue;
         }
-        let r = s.saver.save_lines(&s.rec, s.target, file).and_then(|()| s.rec.write(file, text.as_bytes()));
+        let r = if add { Ok(()) } else { s.saver.save_lines(&s.rec, s.target, file) };
+        let mode = if add { OFlags::APPEND } else { OFlags::TRUNC };
+        let r = r.and_then(|()| match &text {
+            Some(t) => s.rec.write(file, t),
+            None => s.rec.open_file(file, OFlags::WRONLY | mode).map(|fd| v.push((fd, required))),
+        });
         match r {
             Err(e) if required => return Err(tf(e)),
             _ => {}
         }
     }
-    Ok(())
+    Ok(v)
 }
 
 // ---- main ----
@@ -846,7 +831,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         Some(_) => {
             configure(s, a)?;
             if !a.pids.is_empty() {
-                set_pids(s, &a.pids)?;
+                pid_filters(s, Some(&a.pids), false)?;
             }
             // Start from an empty buffer (this also zeroes the per-CPU stats).
             s.rec.write("trace", b"").map_err(tf)?;
@@ -918,7 +903,7 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
     if a.command.is_empty() {
         s.rec.write("tracing_on", b"1").map_err(tf)?;
     } else {
-        let files = pid_files(s, !a.pids.is_empty())?;
+        let files = pid_filters(s, None, !a.pids.is_empty())?;
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
