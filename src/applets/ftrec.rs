@@ -734,28 +734,29 @@ fn first_err(t: &Taken) -> (Option<String>, bool) {
     (t.outcomes.iter().find_map(|o| o.err.clone()), t.outcomes.iter().any(|o| o.full))
 }
 
-/// The temp files (and -m limits) of the readers, closing their trace_pipe_raw.
+/// Each CPU's data in its temp file (with -m, only the newest part),
+/// closing the readers' trace_pipe_raw.
 #[inline(never)]
-fn files_of(readers: Vec<Reader>) -> Vec<(OwnedFd, Option<u64>)> {
-    readers.into_iter().map(|r| (r.file, r.max_bytes)).collect()
+fn cpus_of(readers: Vec<Reader>, outcomes: &[engine::Outcome]) -> Vec<CpuData> {
+    readers
+        .into_iter()
+        .zip(outcomes)
+        .map(|(r, o)| {
+            let start = match r.max_bytes {
+                Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
+                _ => o.start,
+            };
+            CpuData { file: Some(r.file), start, end: o.bytes }
+        })
+        .collect()
 }
 
 /// Write the file from the readers' temp files.
 #[inline(never)]
-fn finish(s: &Session, out: &Output, name: &str, ps: usize, files: Vec<(OwnedFd, Option<u64>)>, t: Taken, a: &Args, full: bool) -> Result<()> {
-    let cpus = files
-        .into_iter()
-        .zip(&t.outcomes)
-        .map(|((file, max_bytes), o)| {
-            let start = match max_bytes {
-                Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
-                _ => o.start,
-            };
-            CpuData { file: Some(file), start, end: o.bytes }
-        })
-        .collect();
+fn finish(s: &mut Session, out: &Output, name: &str, ps: usize, cpus: Vec<CpuData>, t: Taken, a: &Args, full: bool) -> Result<()> {
     out.begin()?;
-    let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats: t.stats, systems: s.systems.clone(), clock_file: t.clock, state: t.state };
+    let systems = core::mem::take(&mut s.systems);
+    let recd = Recorded { name, page_size: ps, cpus, stats: t.stats, systems, clock_file: t.clock, state: t.state };
     assemble::assemble(&s.top, &out.fd, recd, a.version as u32, full, a.quiet).map_err(Error::Fail)
 }
 
@@ -881,10 +882,10 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
     // Put the system back before the (possibly long) assembly; the trace
     // files are closed first (an instance cannot be removed while they are
     // open) — the temp files stay open for the assembly.
-    let files = files_of(readers);
+    let cpus = cpus_of(readers, &t.outcomes);
     let restored = restore_all(s);
     drop(stop);
-    finish(s, out, name, ps, files, t, a, full)?;
+    finish(s, out, name, ps, cpus, t, a, full)?;
     if let Some(e) = err {
         fail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }

@@ -28,9 +28,9 @@ impl CpuData {
     }
 }
 
-pub struct Recorded {
+pub struct Recorded<'a> {
     /// Instance name for the BUFFER option; "" for the top level (and --private).
-    pub name: String,
+    pub name: &'a str,
     pub page_size: usize,
     pub cpus: Vec<CpuData>,
     /// per_cpu/cpuN/stats, read before anything was restored.
@@ -180,7 +180,7 @@ fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
     if meta.version < 7 && !r.name.is_empty() {
         meta.buffers.push(buffer(r, "", vec![0; r.cpus.len()]));
     }
-    meta.buffers.push(buffer(r, &r.name, r.cpus.iter().map(CpuData::len).collect()));
+    meta.buffers.push(buffer(r, r.name, r.cpus.iter().map(CpuData::len).collect()));
     write::layout(meta)
 }
 
