@@ -94,6 +94,18 @@ impl Run<'_> {
         }
     }
 
+    /// A write of the temp file failed with `bytes` in it: cut it back to
+    /// the last whole page so it stays readable, and say why.
+    #[inline(never)]
+    fn write_failed(&mut self, bytes: u64, e: Errno) {
+        let ps = self.r.page_size as u64;
+        let keep = bytes / ps * ps;
+        let _ = rustix::fs::ftruncate(&self.r.file, keep);
+        let _ = rustix::fs::seek(&self.r.file, rustix::fs::SeekFrom::Start(keep));
+        self.out.bytes = keep;
+        self.fail(e, "writing the temp file");
+    }
+
     /// After the file grew: with `-m`, punch out what is older than the limit.
     fn trim(&mut self) {
         let Some(max) = self.r.max_bytes else { return };
@@ -122,11 +134,7 @@ impl Run<'_> {
                 Ok(n) => done += n,
                 Err(Errno::INTR) => {}
                 Err(e) => {
-                    let keep = (self.out.bytes + done as u64) / self.r.page_size as u64 * self.r.page_size as u64;
-                    let _ = rustix::fs::ftruncate(&self.r.file, keep);
-                    let _ = rustix::fs::seek(&self.r.file, rustix::fs::SeekFrom::Start(keep));
-                    self.out.bytes = keep;
-                    self.fail(e, "writing the temp file");
+                    self.write_failed(self.out.bytes + done as u64, e);
                     return false;
                 }
             }
@@ -205,11 +213,7 @@ impl Run<'_> {
                 }
                 Err(Errno::INTR) => {}
                 Err(e) => {
-                    let ps = self.r.page_size as u64;
-                    let keep = self.out.bytes / ps * ps;
-                    let _ = rustix::fs::ftruncate(&self.r.file, keep);
-                    self.out.bytes = keep;
-                    self.fail(e, "writing the temp file");
+                    self.write_failed(self.out.bytes, e);
                     return false;
                 }
             }
