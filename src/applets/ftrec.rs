@@ -590,8 +590,7 @@ fn events(s: &mut Session, a: &Args) -> Result<()> {
         }
         for ev in &evs {
             for tr in &e.triggers {
-                let undo = format!("!{tr}");
-                s.saver.append(t, tg, &ev.path("trigger"), tr, &undo).map_err(tf)?;
+                s.saver.add_trigger(t, tg, &ev.path("trigger"), tr).map_err(tf)?;
             }
         }
     }

@@ -88,10 +88,10 @@ impl Saver {
         Ok(())
     }
 
-    /// Append to a file, with the text that undoes it.
-    pub fn append(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str, undo: &str) -> Result<(), Error> {
+    /// Add a trigger; appending `!TRIGGER` undoes it.
+    pub fn add_trigger(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str) -> Result<(), Error> {
         t.append(file, val.as_bytes())?;
-        self.undo.push((tgt, Undo::Write(String::from(file), Vec::from(undo.as_bytes()), true)));
+        self.undo.push((tgt, Undo::Write(String::from(file), [b"!", val.as_bytes()].concat(), true)));
         Ok(())
     }
 
