@@ -314,44 +314,28 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
 /// The per-CPU summary on stderr, built as bytes and written at once.
 #[inline(never)]
 fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
-    // Built as bytes and written at once: no core::fmt per line.
-    let mut e = Vec::new();
+    use core::fmt::Write;
+    let mut e = crate::sys::stderr();
     if dropped {
-        e.extend_from_slice(b"disk full: the newest pages that did not fit were dropped\n");
+        e.bytes(b"disk full: the newest pages that did not fit were dropped\n");
     }
-    e.extend_from_slice(buffer_head);
-    let mut b = [0; 20];
+    e.bytes(buffer_head);
     for (c, (d, ps)) in r.cpus.iter().zip(page_stats).enumerate() {
         let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-        let cpu = super::dec(&mut b, c as u64).to_vec();
-        e.extend_from_slice(b"CPU");
-        e.extend_from_slice(&cpu);
-        e.extend_from_slice(b": ");
-        e.extend_from_slice(super::dec(&mut b, d.len()));
-        e.extend_from_slice(b" bytes, ");
-        e.extend_from_slice(super::dec(&mut b, ps.events));
-        e.extend_from_slice(b" events recorded");
-        // "\nCPU c: N WHAT" for the kernel's counts (as trace-cmd prints
-        // them), then the pages' flags.
-        let mut line = |n: u64, what: &[&[u8]]| {
-            if n > 0 {
-                e.extend_from_slice(b"\nCPU ");
-                e.extend_from_slice(&cpu);
-                e.extend_from_slice(b": ");
-                e.extend_from_slice(super::dec(&mut [0; 20], n));
-                for w in what {
-                    e.extend_from_slice(w);
-                }
-            }
-        };
-        for (key, what) in [("overrun:", " events lost"), ("commit overrun:", " events lost due to commit overrun"), ("dropped events:", " events dropped")] {
+        let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
+        // The kernel's counts (as trace-cmd prints them), then the pages' flags.
+        let lost = [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")];
+        for (key, what) in lost {
             let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
-            line(n, &[what.as_bytes()]);
+            if n > 0 {
+                let _ = write!(e, "\nCPU {c}: {n} {what}");
+            }
         }
-        line(ps.lost_flags, &[b" pages follow lost events (", super::dec(&mut [0; 20], ps.lost_events), b" counted on the pages)"]);
-        e.push(b'\n');
+        if ps.lost_flags > 0 {
+            let _ = write!(e, "\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events);
+        }
+        e.bytes(b"\n");
     }
-    let _ = write_all(crate::sys::fd(2), &e);
 }
 
 /// "[local] global ..." → "local".
