@@ -245,7 +245,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         text_opt(o, opt::CPUSTAT, &[&buffer_head]);
     }
     for (c, s) in r.stats.iter().enumerate() {
-        text_opt(o, opt::CPUSTAT, &[b"CPU: ", super::dec(&mut [0; 20], c as u64), b"\n", s.as_bytes()]);
+        text_opt(o, opt::CPUSTAT, &[format!("CPU: {c}\n{s}").as_bytes()]);
     }
     if !r.state.is_empty() {
         text_opt(o, opt::STATE, &[r.state.as_bytes()]);
