@@ -85,12 +85,8 @@ impl Run<'_> {
             self.out.full = true;
         }
         if self.out.err.is_none() {
-            let msg = if e == Errno::BUSY {
-                format!("CPU {}: trace_pipe_raw is busy (another reader has it open)", self.r.cpu)
-            } else {
-                format!("CPU {}: {}", self.r.cpu, super::errmsg(what, e))
-            };
-            self.out.err = Some(msg);
+            let why = if e == Errno::BUSY { String::from("trace_pipe_raw is busy (another reader has it open)") } else { super::errmsg(what, e) };
+            self.out.err = Some(format!("CPU {}: {why}", self.r.cpu));
         }
     }
 
