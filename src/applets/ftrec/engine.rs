@@ -90,6 +90,13 @@ impl Run<'_> {
         }
     }
 
+    /// Nothing to move: wait for data or stop (a little only, when the
+    /// last wake found nothing either).
+    fn idle(&mut self, timed: &mut bool) {
+        self.stopping |= wait(self.r.trace.as_fd(), self.stop, *timed);
+        *timed = true;
+    }
+
     /// A write of the temp file failed with `bytes` in it: cut it back to
     /// the last whole page so it stays readable, and say why.
     #[inline(never)]
@@ -165,25 +172,17 @@ impl Run<'_> {
                 return true;
             }
             match splice(&self.r.trace, None, &pw, None, cap, SpliceFlags::MOVE | SpliceFlags::NONBLOCK) {
-                Ok(0) => {
+                Ok(0) | Err(Errno::AGAIN) => {
                     if self.stopping {
                         return true;
                     }
-                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
-                    timed = true;
+                    self.idle(&mut timed);
                 }
                 Ok(n) => {
                     timed = false;
                     if !self.pipe_to_file(&pr, n) {
                         return true;
                     }
-                }
-                Err(Errno::AGAIN) => {
-                    if self.stopping {
-                        return true;
-                    }
-                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
-                    timed = true;
                 }
                 Err(Errno::INTR) => {}
                 Err(e) if self.out.bytes == 0 && (e == Errno::INVAL || e == Errno::NOSYS || e == Errno::OPNOTSUPP) => {
@@ -242,8 +241,7 @@ impl Run<'_> {
                         return;
                     }
                     used = 0;
-                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
-                    timed = true;
+                    self.idle(&mut timed);
                 }
                 Ok(n) => {
                     timed = false;
@@ -267,8 +265,7 @@ impl Run<'_> {
                     if drain || self.stopping {
                         break;
                     }
-                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
-                    timed = true;
+                    self.idle(&mut timed);
                 }
                 Err(e) => {
                     self.fail(e, "reading trace_pipe_raw");
