@@ -729,8 +729,8 @@ fn take(rec: &Tracefs, outcomes: Vec<engine::Outcome>, state: String) -> Taken {
 }
 
 /// The first reader error, and whether the disk filled.
-fn first_err(t: &Taken) -> (Option<String>, bool) {
-    (t.outcomes.iter().find_map(|o| o.err.clone()), t.outcomes.iter().any(|o| o.full))
+fn first_err(t: &mut Taken) -> (Option<String>, bool) {
+    (t.outcomes.iter_mut().find_map(|o| o.err.take()), t.outcomes.iter().any(|o| o.full))
 }
 
 /// Each CPU's data in its temp file (with -m, only the newest part),
@@ -871,13 +871,14 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
     if sig.is_some() {
         state = super::ftcat::trace_state(&s.rec);
     }
-    let t = take(&s.rec, outcomes, state);
-    let (err, mut full) = first_err(&t);
+    let mut t = take(&s.rec, outcomes, state);
+    let (err, mut full) = first_err(&mut t);
     // A full disk while recording still writes what fits; else stop here.
     full &= sig.is_some();
-    if let (Some(e), false) = (&err, full) {
-        return Err(Error::Fail(e.clone()));
-    }
+    let err = match (err, full) {
+        (Some(e), false) => return Err(Error::Fail(e)),
+        (err, _) => err,
+    };
     // Put the system back before the (possibly long) assembly; the trace
     // files are closed first (an instance cannot be removed while they are
     // open) — the temp files stay open for the assembly.
