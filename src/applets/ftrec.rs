@@ -322,13 +322,14 @@ fn open_output(path: &str) -> Result<Output> {
     let d = dir_of(path);
     let dir = rustix::fs::open(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
         .map_err(|e| os_err(d, e))?;
-    let out = Output { fd, dir, path: String::from(path), created, started: core::cell::Cell::new(false) };
     // The per-CPU temp files go beside the output: make sure they can.
-    if let Err(e) = temp_file(&out.dir, 0) {
-        out.abandon();
+    if let Err(e) = temp_file(&dir, 0) {
+        if created {
+            let _ = rustix::fs::unlink(path);
+        }
         return Err(e);
     }
-    Ok(out)
+    Ok(Output { fd, dir, path: String::from(path), created, started: core::cell::Cell::new(false) })
 }
 
 impl Output {
