@@ -698,18 +698,15 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
 #[inline(never)]
 fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u64>) -> Result<(Vec<Reader>, usize)> {
     let ps = sub_buffer_size(&s.rec);
+    let max_bytes = a.max_kb.map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
     let mut v = Vec::new();
     for cpu in 0..cpu_count(&s.rec) {
-        let f = cpu_file(cpu, "/trace_pipe_raw");
-        let trace = s.rec.open_file(&f, OFlags::RDONLY | OFlags::NONBLOCK).map_err(|e| {
-            if e.errno == Errno::BUSY {
-                Error::Fail(format!("CPU {cpu}: {} is busy (another reader has it open)", e.file))
-            } else {
-                tf(e)
-            }
-        })?;
+        let trace = match s.rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
+            Ok(fd) => fd,
+            Err(e) if e.errno == Errno::BUSY => fail!("CPU {cpu}: {} is busy (another reader has it open)", e.file),
+            Err(e) => return Err(tf(e)),
+        };
         let file = temp_file(dir, cpu)?;
-        let max_bytes = a.max_kb.map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
         v.push(Reader { cpu, trace, file, page_size: ps, mode, max_bytes, limit });
     }
     Ok((v, ps))
