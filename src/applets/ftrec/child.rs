@@ -25,6 +25,7 @@ pub(super) fn os(what: &str, e: rustix::io::Errno) -> String {
 }
 
 /// Find `cmd` in PATH the way a shell would (only for names without '/').
+#[inline(never)]
 fn resolve(cmd: &str) -> Option<String> {
     if cmd.contains('/') {
         return Some(String::from(cmd));
