@@ -50,6 +50,7 @@ fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
 
 /// The four uname fields joined by spaces, made text once (a space never
 /// joins a broken UTF-8 sequence, so this is per-field lossy conversion).
+#[inline(never)]
 fn uname() -> Vec<u8> {
     // SAFETY: utsname is plain data; uname fills it.
     let mut u: libc::utsname = unsafe { core::mem::zeroed() };
@@ -122,6 +123,7 @@ const CHUNK: u64 = 1 << 20;
 
 /// Can holes be punched in `f` (tmpfs, ext4, xfs, btrfs: yes)? Tried past
 /// the end of the data, where it changes nothing.
+#[inline(never)]
 fn can_punch(f: &OwnedFd) -> bool {
     let end = rustix::fs::fstat(f).map(|s| s.st_size as u64).unwrap_or(0);
     let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
