@@ -147,6 +147,7 @@ impl Run<'_> {
         true
     }
 
+    #[inline(never)]
     fn splice_loop(&mut self) -> bool {
         let (pr, pw) = match rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
             Ok(p) => p,
