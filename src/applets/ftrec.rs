@@ -70,7 +70,7 @@ struct Args {
     ftrace_filter: Vec<String>,
     ftrace_notrace: Vec<String>,
     graph_funcs: Vec<String>,
-    graph_depth: Option<u32>,
+    graph_depth: Option<u64>,
     options: Vec<(String, bool)>,
     pids: Vec<u32>,
     follow: bool,
@@ -79,7 +79,7 @@ struct Args {
     instance: Option<String>,
     private: bool,
     output: Option<String>,
-    version: u32,
+    version: u64,
     /// -d as milliseconds.
     duration: Option<u64>,
     max_kb: Option<u64>,
@@ -95,10 +95,6 @@ fn num(what: &str, v: &str, max: u64) -> Result<u64> {
         Ok(n) if n <= max => Ok(n),
         _ => usage_err!("{what}: invalid number '{v}'"),
     }
-}
-
-fn num32(what: &str, v: &str) -> Result<u32> {
-    num(what, v, u32::MAX.into()).map(|n| n as u32)
 }
 
 /// "1", "0.5", "2.25" seconds as milliseconds (no float parsing: it would
@@ -173,54 +169,71 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 None => return Err(arg.unexpected().into()),
             },
         };
+        // Options of one kind share one arm: the match picks the field.
         match key {
             b'h' => cli::help(USAGE)?, // always Err(Exit(0)) after printing
             b'e' => a.events.push(EventArg { spec: v, filter: None, triggers: Vec::new() }),
-            b'f' => match a.events.last_mut() {
-                Some(e) => e.filter = Some(v),
-                None => usage_err!("-f needs a preceding -e"),
-            },
-            b'R' => match a.events.last_mut() {
+            b'f' | b'R' => match a.events.last_mut() {
+                Some(e) if key == b'f' => e.filter = Some(v),
                 Some(e) => e.triggers.push(v),
-                None => usage_err!("-R needs a preceding -e"),
+                None => usage_err!("-{} needs a preceding -e", key as char),
             },
-            b'p' => a.tracer = Some(v),
-            b'l' => a.ftrace_filter.push(v),
-            b'n' => a.ftrace_notrace.push(v),
-            b'g' => a.graph_funcs.push(v),
-            MAX_DEPTH => a.graph_depth = Some(num32("--max-graph-depth", &v)?),
+            b'p' | b'C' | b'B' | b'o' => {
+                *match key {
+                    b'p' => &mut a.tracer,
+                    b'C' => &mut a.clock,
+                    b'B' => &mut a.instance,
+                    _ => &mut a.output,
+                } = Some(v)
+            }
+            b'l' | b'n' | b'g' => match key {
+                b'l' => &mut a.ftrace_filter,
+                b'n' => &mut a.ftrace_notrace,
+                _ => &mut a.graph_funcs,
+            }
+            .push(v),
+            MAX_DEPTH | b'b' | b'm' => {
+                let (slot, what, max) = match key {
+                    MAX_DEPTH => (&mut a.graph_depth, "--max-graph-depth", u32::MAX.into()),
+                    b'b' => (&mut a.buffer_kb, "-b", u64::MAX),
+                    _ => (&mut a.max_kb, "-m", u64::MAX),
+                };
+                *slot = Some(num(what, &v, max)?);
+            }
             b'O' => {
                 let (name, on) = match v.split_once('=') {
-                    Some((n, "1")) => (n.to_string(), true),
-                    Some((n, "0")) => (n.to_string(), false),
+                    Some((n, "1")) => (n, true),
+                    Some((n, "0")) => (n, false),
                     Some(_) => usage_err!("-O {v}: the value must be 0 or 1"),
                     // "noOPT" is resolved against options/ (configure).
-                    None => (v.clone(), true),
+                    None => (v.as_str(), true),
                 };
-                crate::tracefs::check_name("option", &name).map_err(Error::Usage)?;
-                a.options.push((name, on));
+                crate::tracefs::check_name("option", name).map_err(Error::Usage)?;
+                a.options.push((String::from(name), on));
             }
             b'P' => {
                 for s in v.split(',').filter(|s| !s.is_empty()) {
-                    a.pids.push(num32("-P", s)?);
+                    a.pids.push(num("-P", s, u32::MAX.into())? as u32);
                 }
             }
-            b'c' => a.follow = true,
-            b'b' => a.buffer_kb = Some(num("-b", &v, u64::MAX)?),
-            b'C' => a.clock = Some(v),
-            b'B' => a.instance = Some(v),
-            PRIVATE => a.private = true,
-            b'o' => a.output = Some(v),
+            b'c' | PRIVATE | b'q' | NO_SPLICE => {
+                *match key {
+                    b'c' => &mut a.follow,
+                    PRIVATE => &mut a.private,
+                    b'q' => &mut a.quiet,
+                    _ => &mut a.no_splice,
+                } = true
+            }
             FILE_VERSION => {
-                a.version = num32("--file-version", &v)?;
+                a.version = num("--file-version", &v, u32::MAX.into())?;
                 if a.version != 6 && a.version != 7 {
                     usage_err!("--file-version must be 6 or 7");
                 }
             }
-            b'd' => a.duration = Some(parse_ms(&v).ok_or_else(|| Error::Usage(format!("-d: invalid duration '{v}'")))?),
-            b'm' => a.max_kb = Some(num("-m", &v, u64::MAX)?),
-            b'q' => a.quiet = true,
-            NO_SPLICE => a.no_splice = true,
+            b'd' => match parse_ms(&v) {
+                Some(ms) => a.duration = Some(ms),
+                None => usage_err!("-d: invalid duration '{v}'"),
+            },
             _ => {}
         }
     }
@@ -250,10 +263,16 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+/// A close-on-exec pipe; `nonblock` for the ends the main loop polls.
+#[inline(never)]
+fn pipe(nonblock: bool) -> rustix::io::Result<(OwnedFd, OwnedFd)> {
+    use rustix::pipe::PipeFlags;
+    rustix::pipe::pipe_with(if nonblock { PipeFlags::CLOEXEC | PipeFlags::NONBLOCK } else { PipeFlags::CLOEXEC })
+}
+
 #[inline(never)]
 fn install_signals() -> Result<OwnedFd> {
-    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
-        .map_err(|e| Error::Fail(format!("pipe: {}", sys::OsError(e))))?;
+    let (r, w) = pipe(true).map_err(|e| Error::Fail(child::os("pipe", e)))?;
     SIG_FD.store(w.as_raw_fd(), Ordering::SeqCst);
     core::mem::forget(w); // lives as long as the process
     for sig in [libc::SIGINT, libc::SIGTERM] {
@@ -314,9 +333,6 @@ fn open_output(path: &str) -> Result<Output> {
 }
 
 impl Output {
-    fn started(&self) -> bool {
-        self.started.get()
-    }
     fn begin(&self) -> Result<()> {
         self.started.set(true);
         rustix::fs::ftruncate(&self.fd, 0)
@@ -325,7 +341,7 @@ impl Output {
     }
     /// Nothing was written: remove the file if it is ours.
     fn abandon(&self) {
-        if self.created {
+        if self.created && !self.started.get() {
             let _ = rustix::fs::unlink(self.path.as_str());
         }
     }
@@ -363,7 +379,7 @@ fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
 
 fn cpu_count(t: &Tracefs) -> usize {
     let mut n = 0;
-    while t.exists(&format!("per_cpu/cpu{n}")) {
+    while t.exists(&cpu_file(n, "")) {
         n += 1;
     }
     n
@@ -375,10 +391,6 @@ fn sub_buffer_size(t: &Tracefs) -> usize {
         .and_then(|s| s.trim().parse::<usize>().ok())
         .map(|kb| kb * 1024)
         .unwrap_or_else(rustix::param::page_size)
-}
-
-fn read_stats(t: &Tracefs, cpus: usize) -> Vec<String> {
-    (0..cpus).map(|c| t.read_str(&format!("per_cpu/cpu{c}/stats")).unwrap_or_default()).collect()
 }
 
 fn is_refused(e: Errno) -> bool {
@@ -396,24 +408,47 @@ fn restore_all(s: &mut Session) -> bool {
     errs.is_empty()
 }
 
-/// The temp files (and -m limits) of the readers, closing their trace_pipe_raw.
+/// "WHAT: reason" for a failed system call (the errno's words).
 #[inline(never)]
-fn files_of(readers: Vec<Reader>) -> Vec<(OwnedFd, Option<u64>)> {
-    readers.into_iter().map(|r| (r.file, r.max_bytes)).collect()
+fn errmsg(what: &str, e: Errno) -> String {
+    format!("{what}: {}", sys::Msg(e))
 }
 
-fn first_err(outcomes: &[engine::Outcome]) -> Option<String> {
-    outcomes.iter().find_map(|o| o.err.clone())
-}
-
-/// "WHAT: reason" for a failed system call (the errno's words, no temp String).
-#[inline(never)]
 fn os_err(what: &str, e: Errno) -> Error {
-    Error::Fail(format!("{what}: {}", sys::Msg(e)))
+    Error::Fail(errmsg(what, e))
 }
 
+/// "per_cpu/cpuN" + `file`.
+#[inline(never)]
+fn cpu_file(cpu: usize, file: &str) -> String {
+    format!("per_cpu/cpu{cpu}{file}")
+}
+
+#[inline(never)]
 fn tf(e: crate::tracefs::Error) -> Error {
     Error::Fail(e.to_string())
+}
+
+/// `v` in decimal, in `b` (no core::fmt; async-signal-safe, for the child).
+#[inline(never)]
+fn dec(b: &mut [u8; 20], mut v: u64) -> &[u8] {
+    let mut i = b.len();
+    loop {
+        i -= 1;
+        b[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            return &b[i..];
+        }
+    }
+}
+
+/// A sorted list of names gains `s` (once).
+#[inline(never)]
+fn insert_sorted(v: &mut Vec<String>, s: &str) {
+    if let Err(at) = v.binary_search_by(|x| x.as_str().cmp(s)) {
+        v.insert(at, String::from(s));
+    }
 }
 
 struct Session {
@@ -421,10 +456,41 @@ struct Session {
     rec: Tracefs,
     target: Target,
     saver: Saver,
+    /// Systems of the events enabled, sorted.
     systems: Vec<String>,
 }
 
-/// Apply the command line to the recorded tracefs, saving old values.
+impl Session {
+    /// Set a control file of the recorded tracefs, saving the old value.
+    /// `soft`: function tracing, which a kernel may refuse (this machine
+    /// does): then say so, name `soft`, and go on recording events.
+    #[inline(never)]
+    fn set(&mut self, file: &str, val: &str, soft: Option<&str>) -> Result<()> {
+        match (self.saver.set(&self.rec, self.target, file, val), soft) {
+            (Ok(()), _) => Ok(()),
+            (Err(e), Some(what)) => refused(what, e),
+            (Err(e), None) => Err(tf(e)),
+        }
+    }
+
+    /// A trace option on or off; "noOPT" names OPT's opposite.
+    #[inline(never)]
+    fn option(&mut self, name: &str, mut on: bool) -> Result<()> {
+        let t = &self.rec;
+        let mut f = format!("options/{name}");
+        if !t.exists(&f) {
+            match name.strip_prefix("no").map(|n| format!("options/{n}")) {
+                Some(g) if t.exists(&g) => {
+                    f = g;
+                    on = !on;
+                }
+                _ => fail!("unknown trace option '{name}' (no {})", t.path_of(&f)),
+            }
+        }
+        self.set(&f, if on { "1" } else { "0" }, name.starts_with("func").then_some(f.as_str()))
+    }
+}
+
 /// Function tracing refused by the kernel (this machine): say so, go on.
 #[inline(never)]
 fn refused(what: &str, e: crate::tracefs::Error) -> Result<()> {
@@ -436,65 +502,41 @@ fn refused(what: &str, e: crate::tracefs::Error) -> Result<()> {
     }
 }
 
+/// Apply the command line to the recorded tracefs, saving old values.
 #[inline(never)]
 fn configure(s: &mut Session, a: &Args) -> Result<()> {
-    let (t, tg) = (&s.rec, s.target);
-    s.saver.set(t, tg, "tracing_on", "0").map_err(tf)?;
+    s.set("tracing_on", "0", None)?;
     if let Some(kb) = a.buffer_kb {
-        s.saver.set(t, tg, "buffer_size_kb", &kb.to_string()).map_err(tf)?;
+        s.set("buffer_size_kb", &kb.to_string(), None)?;
     }
     if let Some(c) = &a.clock {
-        s.saver.set(t, tg, "trace_clock", c).map_err(tf)?;
+        s.set("trace_clock", c, None)?;
     }
     // Function tracing: this kernel may refuse it; say so and record events.
     for (file, list) in [("set_ftrace_filter", &a.ftrace_filter), ("set_ftrace_notrace", &a.ftrace_notrace), ("set_graph_function", &a.graph_funcs)] {
         if list.is_empty() {
             continue;
         }
-        if let Err(e) = s.saver.save_lines(t, tg, file).and_then(|()| t.write(file, b"")) {
+        let t = &s.rec;
+        let r = s.saver.save_lines(t, s.target, file).and_then(|()| t.write(file, b""));
+        if let Err(e) = r.and_then(|()| list.iter().try_for_each(|f| t.append(file, f.as_bytes()))) {
             refused(file, e)?;
-            continue;
-        }
-        for f in list {
-            if let Err(e) = t.append(file, f.as_bytes()) {
-                refused(file, e)?;
-                break;
-            }
         }
     }
     if let Some(d) = a.graph_depth {
-        if let Err(e) = s.saver.set(t, tg, "max_graph_depth", &u64::from(d).to_string()) {
-            refused("--max-graph-depth", e)?;
+        s.set("max_graph_depth", &d.to_string(), Some("--max-graph-depth"))?;
+    }
+    for (name, on) in &a.options {
+        s.option(name, *on)?;
+    }
+    // -c adds event-fork (and function-fork with a tracer).
+    if a.follow {
+        s.option("event-fork", true)?;
+        if a.tracer.as_deref().is_some_and(|p| p != "nop") {
+            s.option("function-fork", true)?;
         }
     }
-    // -c adds event-fork (and function-fork with a tracer): borrowed from a
-    // static list rather than pushed onto a clone of -O's.
-    let fork: &[&str] = match (a.follow, a.tracer.as_deref()) {
-        (false, _) => &[],
-        (true, Some(p)) if p != "nop" => &["event-fork", "function-fork"],
-        (true, _) => &["event-fork"],
-    };
-    let opts = a.options.iter().map(|(n, on)| (n.as_str(), *on)).chain(fork.iter().map(|&n| (n, true)));
-    for (name, on) in opts {
-        let mut f = format!("options/{name}");
-        let mut on = on;
-        if !t.exists(&f) {
-            match name.strip_prefix("no").map(|n| format!("options/{n}")) {
-                Some(g) if t.exists(&g) => {
-                    f = g;
-                    on = !on;
-                }
-                _ => fail!("unknown trace option '{name}' (no {})", t.path_of(&f)),
-            }
-        }
-        if let Err(e) = s.saver.set(t, tg, &f, if on { "1" } else { "0" }) {
-            if name.starts_with("func") && is_refused(e.errno) {
-                refused(&f, e)?;
-            } else {
-                return Err(tf(e));
-            }
-        }
-    }
+    let (t, tg) = (&s.rec, s.target);
     if let Some(p) = &a.tracer {
         if let Err(e) = s.saver.set(t, tg, "current_tracer", p) {
             if e.errno == Errno::INVAL {
@@ -503,100 +545,95 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
             refused("-p", e)?;
         }
     }
-    // Events, then their filters and triggers.
-    if !a.events.is_empty() {
-        let all = all_events(t).map_err(Error::Fail)?;
-        let mut enabled: Vec<EventRef> = Vec::new();
-        let mut per: Vec<Vec<EventRef>> = Vec::new();
-        for e in &a.events {
-            let evs = resolve_in(&all, &e.spec).map_err(Error::Fail)?;
+    events(s, a)
+}
+
+/// Events (all named before any is touched), then their filters and
+/// triggers, then enabling.
+#[inline(never)]
+fn events(s: &mut Session, a: &Args) -> Result<()> {
+    let (t, tg) = (&s.rec, s.target);
+    if a.events.is_empty() {
+        return Ok(());
+    }
+    let all = all_events(t).map_err(Error::Fail)?;
+    let resolve = |e: &EventArg| resolve_in(&all, &e.spec).map_err(Error::Fail);
+    let mut enabled: Vec<EventRef> = Vec::new();
+    for e in &a.events {
+        for ev in resolve(e)? {
+            insert_sorted(&mut s.systems, &ev.system);
+            if let Err(at) = enabled.binary_search(&ev) {
+                enabled.insert(at, ev);
+            }
+        }
+    }
+    for e in &a.events {
+        let evs = resolve(e)?;
+        if let Some(f) = &e.filter {
+            // Like a system filter: events without the fields are left
+            // unfiltered; only when no event takes it is it an error.
+            let mut first_err = None;
+            let mut ok = 0;
             for ev in &evs {
-                if !s.systems.contains(&ev.system) {
-                    s.systems.push(ev.system.clone());
-                }
-                if let Err(at) = enabled.binary_search(ev) {
-                    enabled.insert(at, ev.clone());
+                let file = ev.path("filter");
+                match s.saver.set(t, tg, &file, f) {
+                    Ok(()) => ok += 1,
+                    Err(e) if e.errno == Errno::INVAL && evs.len() > 1 => {
+                        let _ = t.write(&file, b"0");
+                        first_err.get_or_insert(e);
+                    }
+                    Err(e) => return Err(tf(e)),
                 }
             }
-            per.push(evs);
-        }
-        for (e, evs) in a.events.iter().zip(&per) {
-            if let Some(f) = &e.filter {
-                // Like a system filter: events without the fields are left
-                // unfiltered; only when no event takes it is it an error.
-                let mut first_err = None;
-                let mut ok = 0;
-                for ev in evs {
-                    let file = ev.path("filter");
-                    match s.saver.set(t, tg, &file, f) {
-                        Ok(()) => ok += 1,
-                        Err(e) if e.errno == Errno::INVAL && evs.len() > 1 => {
-                            let _ = t.write(&file, b"0");
-                            first_err.get_or_insert(e);
-                        }
-                        Err(e) => return Err(tf(e)),
-                    }
-                }
-                if ok == 0 {
-                    if let Some(e) = first_err {
-                        return Err(tf(e));
-                    }
-                }
-            }
-            for ev in evs {
-                for tr in &e.triggers {
-                    let undo = format!("!{tr}");
-                    s.saver.append(t, tg, &ev.path("trigger"), tr, &undo).map_err(tf)?;
-                }
+            if let (0, Some(e)) = (ok, first_err) {
+                return Err(tf(e));
             }
         }
-        s.saver.enable(t, tg, &enabled).map_err(Error::Fail)?;
+        for ev in &evs {
+            for tr in &e.triggers {
+                s.saver.add_trigger(t, tg, &ev.path("trigger"), tr).map_err(tf)?;
+            }
+        }
     }
-    Ok(())
+    s.saver.enable(t, tg, &enabled).map_err(Error::Fail)
 }
 
-/// The pid filter files the command's child writes its pid to. With -P the
-/// list already holds those pids (and is saved): the child's is added.
+/// The pid filter files, each with "required" (set_ftrace_pid needs the
+/// function tracer, which a kernel may lack).
+const PID_FILES: [(&str, bool); 2] = [("set_event_pid", true), ("set_ftrace_pid", false)];
+
+/// The pid filters: with `pids` (-P) each is saved and set to it;
+/// else each is saved unless `add` (-P saved it) and opened (truncating, or
+/// appending with `add`) for the command's child to write its pid to.
 #[inline(never)]
-fn pid_files(s: &mut Session, add: bool) -> Result<Vec<(OwnedFd, bool)>> {
+fn pid_filters(s: &mut Session, pids: Option<&[u32]>, add: bool) -> Result<Vec<(OwnedFd, bool)>> {
     let mut v = Vec::new();
-    for (file, required) in [("set_event_pid", true), ("set_ftrace_pid", false)] {
-        if !s.rec.exists(file) {
-            continue;
-        }
-        if !add {
-            if let Err(e) = s.saver.save_lines(&s.rec, s.target, file) {
-                if required {
-                    return Err(tf(e));
-                }
-                continue;
+    let text = pids.map(|pids| {
+        let mut b = Vec::new();
+        for p in pids {
+            if !b.is_empty() {
+                b.push(b' ');
             }
+            b.extend_from_slice(dec(&mut [0; 20], u64::from(*p)));
         }
-        let mode = if add { OFlags::APPEND } else { OFlags::TRUNC };
-        match s.rec.open_file(file, OFlags::WRONLY | mode) {
-            Ok(fd) => v.push((fd, required)),
-            Err(_) if !required => {}
-            Err(e) => return Err(tf(e)),
-        }
-    }
-    Ok(v)
-}
-
-#[inline(never)]
-fn set_pids(s: &mut Session, pids: &[u32]) -> Result<()> {
-    let list: Vec<String> = pids.iter().map(|p| p.to_string()).collect();
-    let text = list.join(" ");
-    for (file, required) in [("set_event_pid", true), ("set_ftrace_pid", false)] {
+        b
+    });
+    for (file, required) in PID_FILES {
         if !s.rec.exists(file) {
             continue;
         }
-        let r = s.saver.save_lines(&s.rec, s.target, file).and_then(|()| s.rec.write(file, text.as_bytes()));
+        let r = if add { Ok(()) } else { s.saver.save_lines(&s.rec, s.target, file) };
+        let mode = if add { OFlags::APPEND } else { OFlags::TRUNC };
+        let r = r.and_then(|()| match &text {
+            Some(t) => s.rec.write(file, t),
+            None => s.rec.open_file(file, OFlags::WRONLY | mode).map(|fd| v.push((fd, required))),
+        });
         match r {
             Err(e) if required => return Err(tf(e)),
             _ => {}
         }
     }
-    Ok(())
+    Ok(v)
 }
 
 // ---- main ----
@@ -604,11 +641,14 @@ fn set_pids(s: &mut Session, pids: &[u32]) -> Result<()> {
 pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftrec", USAGE, || {
         let a = parse_args(args)?;
-        if a.extract {
-            extract(&a)
-        } else {
-            record(&a)
+        let sig = if a.extract { None } else { Some(install_signals()?) };
+        // The output must be writable before tracing is touched.
+        let out = open_output(a.output.as_deref().unwrap_or("trace.dat"))?;
+        let r = run(&a, sig.as_ref(), &out);
+        if r.is_err() {
+            out.abandon();
         }
+        r
     })
 }
 
@@ -620,8 +660,9 @@ fn open_tracefs() -> Result<Tracefs> {
 /// pages from the others. Find such a reader in /proc and refuse, naming the
 /// CPU and the process, before anything is changed.
 #[inline(never)]
-fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
-    let paths: Vec<String> = (0..cpus).map(|c| rec.path_of(&format!("per_cpu/cpu{c}/trace_pipe_raw"))).collect();
+fn check_busy(rec: &Tracefs) -> Result<()> {
+    // A link to ".../per_cpu/cpuN/trace_pipe_raw" of this tracefs.
+    let pre = rec.path_of("per_cpu/cpu");
     let me = sys::getpid().to_string();
     let open_dir = |p: &str| rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
     let Ok(procs) = open_dir("/proc") else { return Ok(()) };
@@ -634,125 +675,95 @@ fn check_busy(rec: &Tracefs, cpus: usize) -> Result<()> {
         let Ok(fds) = open_dir(&format!("/proc/{pid}/fd")) else { return true };
         let _ = sys::read_dir(&fds, &mut |f, _| {
             let Ok(target) = rustix::fs::readlinkat(&fds, f, Vec::new()) else { return true };
-            match paths.iter().position(|p| p.as_bytes() == target.as_bytes()) {
-                Some(cpu) => {
-                    busy = Some((cpu, String::from(&*pid)));
+            let t = sys::lossy(target.as_bytes());
+            match t.strip_prefix(pre.as_str()).and_then(|r| r.strip_suffix("/trace_pipe_raw")) {
+                Some(cpu) if !cpu.is_empty() && cpu.bytes().all(|b| b.is_ascii_digit()) => {
+                    busy = Some(format!("CPU {cpu}: {t} is busy: process {pid} ("));
                     false
                 }
-                None => true,
+                _ => true,
             }
         });
+        if let Some(m) = &mut busy {
+            let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            m.push_str(comm.trim());
+            m.push_str(") is reading it");
+        }
         busy.is_none()
     });
-    if let Some((cpu, pid)) = busy {
-        let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        fail!("CPU {cpu}: {} is busy: process {pid} ({}) is reading it", paths[cpu], comm.trim());
-    }
-    Ok(())
+    busy.map_or(Ok(()), |m| Err(Error::Fail(m)))
 }
 
-fn readers_for(rec: &Tracefs, dir: &OwnedFd, cpus: usize, ps: usize, mode: Mode, a: &Args, limit: Option<u64>) -> Result<Vec<Reader>> {
+/// One reader per CPU of `s.rec`, after the busy check. `limit`: extract.
+#[inline(never)]
+fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u64>) -> Result<(Vec<Reader>, usize)> {
+    let ps = sub_buffer_size(&s.rec);
+    let max_bytes = a.max_kb.map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
     let mut v = Vec::new();
-    for cpu in 0..cpus {
-        let f = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
-        let trace = rec.open_file(&f, OFlags::RDONLY | OFlags::NONBLOCK).map_err(|e| {
-            if e.errno == Errno::BUSY {
-                Error::Fail(format!("CPU {cpu}: {} is busy (another reader has it open)", e.file))
-            } else {
-                tf(e)
-            }
-        })?;
+    for cpu in 0..cpu_count(&s.rec) {
+        let trace = match s.rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
+            Ok(fd) => fd,
+            Err(e) if e.errno == Errno::BUSY => fail!("CPU {cpu}: {} is busy (another reader has it open)", e.file),
+            Err(e) => return Err(tf(e)),
+        };
         let file = temp_file(dir, cpu)?;
-        let max_bytes = a.max_kb.map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
         v.push(Reader { cpu, trace, file, page_size: ps, mode, max_bytes, limit });
     }
-    Ok(v)
+    Ok((v, ps))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    s: &Session,
-    out: &Output,
-    name: &str,
-    ps: usize,
-    files: Vec<(OwnedFd, Option<u64>)>,
+/// What the readers left, with the numbers and names restoring would reset
+/// (read before it): per-CPU stats, trace_clock, the tracer state.
+struct Taken {
     outcomes: Vec<engine::Outcome>,
     stats: Vec<String>,
-    (clock, state): (String, String),
-    a: &Args,
-    full: bool,
-) -> Result<()> {
-    let cpus = files
+    clock: String,
+    state: String,
+}
+
+fn take(rec: &Tracefs, outcomes: Vec<engine::Outcome>, state: String) -> Taken {
+    let stats = (0..outcomes.len()).map(|c| rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default()).collect();
+    Taken { outcomes, stats, clock: rec.read_str("trace_clock").unwrap_or_default(), state }
+}
+
+/// The first reader error, and whether the disk filled.
+fn first_err(t: &mut Taken) -> (Option<String>, bool) {
+    (t.outcomes.iter_mut().find_map(|o| o.err.take()), t.outcomes.iter().any(|o| o.full))
+}
+
+/// Each CPU's data in its temp file (with -m, only the newest part),
+/// closing the readers' trace_pipe_raw.
+#[inline(never)]
+fn cpus_of(readers: Vec<Reader>, outcomes: &[engine::Outcome]) -> Vec<CpuData> {
+    readers
         .into_iter()
-        .zip(&outcomes)
-        .map(|((file, max_bytes), o)| {
-            let start = match max_bytes {
+        .zip(outcomes)
+        .map(|(r, o)| {
+            let start = match r.max_bytes {
                 Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
                 _ => o.start,
             };
-            CpuData { file: Some(file), start, end: o.bytes }
+            CpuData { file: Some(r.file), start, end: o.bytes }
         })
-        .collect();
+        .collect()
+}
+
+/// Write the file from the readers' temp files.
+#[inline(never)]
+fn finish(s: &mut Session, out: &Output, name: &str, ps: usize, cpus: Vec<CpuData>, t: Taken, a: &Args, full: bool) -> Result<()> {
     out.begin()?;
-    let recd = Recorded { name: String::from(name), page_size: ps, cpus, stats, systems: s.systems.clone(), clock_file: clock, state };
-    assemble::assemble(&s.top, &out.fd, recd, a.version, full, a.quiet).map_err(Error::Fail)
+    let systems = core::mem::take(&mut s.systems);
+    let recd = Recorded { name, page_size: ps, cpus, stats: t.stats, systems, clock_file: t.clock, state: t.state };
+    assemble::assemble(&s.top, &out.fd, recd, a.version as u32, full, a.quiet).map_err(Error::Fail)
 }
 
-fn extract(a: &Args) -> Result<()> {
-    let path = a.output.clone().unwrap_or_else(|| String::from("trace.dat"));
-    let out = open_output(&path)?;
-    let r = extract_to(a, &out);
-    if r.is_err() && !out.started() {
-        out.abandon();
-    }
-    r
-}
-
+/// Open the tracefs to record (or extract) — an instance is created when
+/// recording needs one — run, and put every setting back.
 #[inline(never)]
-fn extract_to(a: &Args, out: &Output) -> Result<()> {
-    let top = open_tracefs()?;
-    let rec = match &a.instance {
-        Some(i) => top.instance(i).map_err(Error::Fail)?,
-        None => open_tracefs()?,
-    };
-    let cpus = cpu_count(&rec);
-    check_busy(&rec, cpus)?;
-    let ps = sub_buffer_size(&rec);
-    // Never chase a live buffer forever: at most its size (plus slack) per CPU.
-    let kb: u64 = rec.read_str("buffer_size_kb").ok().map(|s| restore::current_value("buffer_size_kb", &s)).and_then(|s| s.parse().ok()).unwrap_or(1 << 20);
-    let limit = Some(kb * 1024 * 2 + 64 * ps as u64);
-    // Before draining: the latency header is only there while it has data.
-    let state = super::ftcat::trace_state(&rec);
-    let readers = readers_for(&rec, &out.dir, cpus, ps, Mode::Read, a, limit)?;
-    let outcomes: Vec<engine::Outcome> = readers.iter().map(engine::drain).collect();
-    if let Some(e) = first_err(&outcomes) {
-        fail!("{e}");
-    }
-    let stats = read_stats(&rec, cpus);
-    let clock = (rec.read_str("trace_clock").unwrap_or_default(), state);
-    let s = Session { top, rec, target: Target::Rec, saver: Saver::default(), systems: Vec::new() };
-    let name = a.instance.clone().unwrap_or_default();
-    let files = files_of(readers);
-    finish(&s, out, &name, ps, files, outcomes, stats, clock, a, false)
-}
-
-fn record(a: &Args) -> Result<()> {
-    let sig = install_signals()?;
-    let path = a.output.clone().unwrap_or_else(|| String::from("trace.dat"));
-    // The output must be writable before tracing is touched.
-    let out = open_output(&path)?;
-    let r = record_to(a, &sig, &out);
-    if r.is_err() && !out.started() {
-        out.abandon();
-    }
-    r
-}
-
-#[inline(never)]
-fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
+fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let mut saver = Saver::default();
-    let (rec, target, name) = if a.private || a.instance.is_some() {
+    let (rec, name) = if a.private || a.instance.is_some() {
         // "instances/NAME"; --private takes the first free ftrec-PID-N.
         let (rel, private) = match &a.instance {
             Some(i) => (format!("instances/{i}"), false),
@@ -768,22 +779,23 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
             }
         };
         let name = String::from(&rel["instances/".len()..]);
-        if !top.exists(&rel) {
+        if sig.is_some() && !top.exists(&rel) {
             rustix::fs::mkdirat(top.dir(), rel.as_str(), FMode::from_raw_mode(0o755))
                 .map_err(|e| os_err(&top.path_of(&rel), e))?;
-            saver.created_instance(&name);
+            saver.created_instance(&rel);
         }
         let inst = match top.instance(&name) {
             Ok(i) => i,
             Err(e) => {
                 saver.restore(&top, &top);
-                fail!("{e}");
+                return Err(Error::Fail(e));
             }
         };
-        (inst, Target::Rec, if private { String::new() } else { name })
+        (inst, if private { String::new() } else { name })
     } else {
-        (open_tracefs()?, Target::Top, String::new())
+        (open_tracefs()?, String::new())
     };
+    let target = if rec.instance.is_some() { Target::Rec } else { Target::Top };
     let mut s = Session { top, rec, target, saver, systems: Vec::new() };
     let r = record_in(&mut s, a, sig, out, &name);
     // Anything not yet restored (errors on the way) is put back here.
@@ -792,32 +804,46 @@ fn record_to(a: &Args, sig: &OwnedFd, out: &Output) -> Result<()> {
     if !restored {
         return Err(Error::Exit(1));
     }
-    if let Some(st) = status {
-        if st != 0 {
-            return Err(Error::Exit(st));
-        }
+    match status {
+        Some(st) if st != 0 => Err(Error::Exit(st)),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
-/// Record; returns the traced command's exit status, if any.
-fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str) -> Result<Option<i32>> {
-    check_busy(&s.rec, cpu_count(&s.rec))?;
-    configure(s, a)?;
-    if !a.pids.is_empty() {
-        set_pids(s, &a.pids)?;
+/// Record (`sig`) or extract (no `sig`: save what the buffer holds now,
+/// changing nothing); returns the traced command's exit status, if any.
+#[inline(never)]
+fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Option<i32>> {
+    check_busy(&s.rec)?;
+    let mut limit = None;
+    let mut state = String::new();
+    let mut mode = Mode::Read;
+    match sig {
+        None => {
+            // Never chase a live buffer forever: at most its size (plus slack) per CPU.
+            let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
+            limit = Some(kb * 1024 * 2 + 64 * sub_buffer_size(&s.rec) as u64);
+            // Before draining: the latency header is only there while it has data.
+            state = super::ftcat::trace_state(&s.rec);
+        }
+        Some(_) => {
+            configure(s, a)?;
+            if !a.pids.is_empty() {
+                pid_filters(s, Some(&a.pids), false)?;
+            }
+            // Start from an empty buffer (this also zeroes the per-CPU stats).
+            s.rec.write("trace", b"").map_err(tf)?;
+            if !a.no_splice {
+                mode = Mode::Splice;
+            }
+        }
     }
-    // Start from an empty buffer (this also zeroes the per-CPU stats).
-    s.rec.write("trace", b"").map_err(tf)?;
-    let cpus = cpu_count(&s.rec);
-    let ps = sub_buffer_size(&s.rec);
-    let mode = if a.no_splice { Mode::Read } else { Mode::Splice };
-    let readers = readers_for(&s.rec, &out.dir, cpus, ps, mode, a, None)?;
+    let (readers, ps) = readers_for(s, &out.dir, mode, a, limit)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
-    let (fail_r, fail_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK)
-        .map_err(|e| os_err("pipe", e))?;
+    let (fail_r, fail_w) = pipe(true).map_err(|e| os_err("pipe", e))?;
 
+    // Extract's readers (with a limit) drain and end by themselves.
     let mut workers = Vec::new();
     let mut run = Ok(None);
     for r in &readers {
@@ -830,85 +856,74 @@ fn record_in(s: &mut Session, a: &Args, sig: &OwnedFd, out: &Output, name: &str)
         }
     }
     drop(fail_w);
-    if run.is_ok() {
+    if let (Ok(_), Some(sig)) = (&run, sig) {
         run = run_until_done(s, a, sig, &fail_r);
     }
     // Stop: tracing off first so the drain ends, then wake the readers.
-    let _ = s.rec.write("tracing_on", b"0");
-    let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
-    let outcomes: Vec<engine::Outcome> = workers.into_iter().map(engine::collect).collect();
-    let child_status = run?;
-    // Numbers and names that restoring would reset, read now.
-    let stats = read_stats(&s.rec, cpus);
-    let clock = (s.rec.read_str("trace_clock").unwrap_or_default(), super::ftcat::trace_state(&s.rec));
-    let full = outcomes.iter().any(|o| o.full);
-    let err = first_err(&outcomes);
-    if let Some(e) = &err {
-        if !full {
-            fail!("{e}");
-        }
+    if sig.is_some() {
+        let _ = s.rec.write("tracing_on", b"0");
     }
-    // Close the trace files (an instance cannot be removed while they are
-    // open), then put the system back before the (possibly long) assembly.
-    let files = files_of(readers);
+    let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
+    let outcomes = workers.into_iter().map(engine::collect).collect();
+    let child_status = run?;
+    if sig.is_some() {
+        state = super::ftcat::trace_state(&s.rec);
+    }
+    let mut t = take(&s.rec, outcomes, state);
+    let (err, mut full) = first_err(&mut t);
+    // A full disk while recording still writes what fits; else stop here.
+    full &= sig.is_some();
+    let err = match (err, full) {
+        (Some(e), false) => return Err(Error::Fail(e)),
+        (err, _) => err,
+    };
+    // Put the system back before the (possibly long) assembly; the trace
+    // files are closed first (an instance cannot be removed while they are
+    // open) — the temp files stay open for the assembly.
+    let cpus = cpus_of(readers, &t.outcomes);
     let restored = restore_all(s);
     drop(stop);
-    finish(s, out, name, ps, files, outcomes, stats, clock, a, full)?;
+    finish(s, out, name, ps, cpus, t, a, full)?;
     if let Some(e) = err {
         fail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
     if !restored {
         return Err(Error::Exit(1));
     }
-    if let Some(pid) = child_status {
-        return Ok(Some(child::wait(pid)));
-    }
-    Ok(None)
+    Ok(child_status.map(child::wait))
 }
 
 /// Start tracing (or the command) and wait for the end: command exit,
 /// SIGINT/SIGTERM, -d, or a reader failing. Returns the child's pid.
 #[inline(never)]
 fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) -> Result<Option<i32>> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let mut child = None;
     if a.command.is_empty() {
         s.rec.write("tracing_on", b"1").map_err(tf)?;
     } else {
-        let files = pid_files(s, !a.pids.is_empty())?;
+        let files = pid_filters(s, None, !a.pids.is_empty())?;
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
     let deadline = a.duration.map(|d| sys::monotonic_ms() + d);
-    loop {
-        if SIG_NUM.load(Ordering::SeqCst) != 0 {
-            break;
-        }
+    while SIG_NUM.load(Ordering::SeqCst) == 0 {
         let timeout = deadline.map(|d| {
             let left = d.saturating_sub(sys::monotonic_ms());
-            rustix::event::Timespec { tv_sec: (left / 1000) as i64, tv_nsec: (left % 1000 * 1_000_000) as i64 }
+            Timespec { tv_sec: (left / 1000) as i64, tv_nsec: (left % 1000 * 1_000_000) as i64 }
         });
         if timeout.is_some_and(|t| t.tv_sec == 0 && t.tv_nsec == 0) {
             break;
         }
-        use rustix::event::{poll, PollFd, PollFlags};
         let pidfd = child.as_ref().and_then(|c: &child::Child| c.pidfd.as_ref());
-        let mut fds = Vec::with_capacity(3);
-        fds.push(PollFd::new(sig, PollFlags::IN));
-        fds.push(PollFd::new(fail_r, PollFlags::IN));
-        if let Some(p) = pidfd {
-            fds.push(PollFd::new(p, PollFlags::IN));
-        }
+        // The third slot: the child's pidfd, else the signal pipe again.
+        let mut fds = [PollFd::new(sig, PollFlags::IN), PollFd::new(fail_r, PollFlags::IN), PollFd::new(pidfd.unwrap_or(sig), PollFlags::IN)];
         // Without a pidfd (old kernel) check the child every 100 ms.
-        let short = rustix::event::Timespec { tv_sec: 0, tv_nsec: 100_000_000 };
-        let t = match (child.is_some() && pidfd.is_none(), timeout.as_ref()) {
-            (true, _) => Some(&short),
-            (false, t) => t,
-        };
+        let short = Timespec { tv_sec: 0, tv_nsec: 100_000_000 };
+        let t = if child.is_some() && pidfd.is_none() { Some(&short) } else { timeout.as_ref() };
         let _ = poll(&mut fds, t);
-        if fds[1].revents().contains(PollFlags::IN) {
-            break; // a reader failed (disk full, ...)
-        }
-        if fds.len() > 2 && fds[2].revents().contains(PollFlags::IN) {
+        // A reader failed (disk full, ...) or the command ended.
+        if fds[1].revents().contains(PollFlags::IN) || (pidfd.is_some() && fds[2].revents().contains(PollFlags::IN)) {
             break;
         }
         if let Some(c) = &child {

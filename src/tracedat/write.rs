@@ -113,201 +113,105 @@ impl Out {
     fn bytes(&mut self, b: &[u8]) {
         self.cur.extend_from_slice(b);
     }
+    /// `v` in `n` bytes of the file's byte order: every number goes through
+    /// here (one copy, not one per width).
+    #[inline(never)]
+    fn num(&mut self, v: u64, n: usize) {
+        let b = if self.be { v.to_be_bytes() } else { v.to_le_bytes() };
+        let i = if self.be { 8 - n } else { 0 };
+        self.cur.extend_from_slice(&b[i..i + n]);
+    }
     fn u16(&mut self, v: u16) {
-        self.bytes(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+        self.num(v.into(), 2);
     }
     fn u32(&mut self, v: u32) {
-        self.bytes(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+        self.num(v.into(), 4);
     }
     fn u64(&mut self, v: u64) {
-        self.bytes(&if self.be { v.to_be_bytes() } else { v.to_le_bytes() });
+        self.num(v, 8);
     }
     fn cstr(&mut self, s: &[u8]) {
         self.bytes(s);
         self.cur.push(0);
     }
-    fn enc64(&self, v: u64) -> [u8; 8] {
-        if self.be {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        }
+    /// A length of `n` bytes, then the bytes.
+    #[inline(never)]
+    fn sized(&mut self, b: &[u8], n: usize) {
+        self.num(b.len() as u64, n);
+        self.bytes(b);
+    }
+    /// An option's id and length (the data follows).
+    #[inline(never)]
+    fn opt(&mut self, id: u16, len: usize) {
+        self.u16(id);
+        self.u32(len as u32);
     }
     /// Overwrite 8 bytes written earlier (still in `cur`) at absolute offset `at`.
+    #[inline(never)]
     fn patch64(&mut self, at: u64, v: u64) {
-        let b = self.enc64(v);
+        let b = if self.be { v.to_be_bytes() } else { v.to_le_bytes() };
         let i = (at - self.base) as usize;
-        self.cur[i..i + 8].copy_from_slice(&b);
-    }
-    fn pad_to(&mut self, align: u64) {
-        let p = self.pos();
-        let n = (align - p % align) % align;
-        self.cur.resize(self.cur.len() + n as usize, 0);
-    }
-    fn data(&mut self, buffer: usize, cpu: usize, len: u64) {
-        let cur = core::mem::take(&mut self.cur);
-        self.base += cur.len() as u64;
-        if !cur.is_empty() {
-            self.segs.push(Seg::Bytes(cur));
+        if let Some(s) = self.cur.get_mut(i..i + 8) {
+            s.copy_from_slice(&b);
         }
-        self.segs.push(Seg::Data { buffer, cpu, len });
-        self.base += len;
     }
-    fn finish(mut self) -> Vec<Seg> {
-        if !self.cur.is_empty() {
-            self.segs.push(Seg::Bytes(self.cur));
-        }
-        self.segs
-    }
-}
-
-/// v7 sections: the header with a size placeholder, patched by `end`.
-struct Sections {
-    strings: Vec<u8>,
-}
-
-impl Sections {
-    fn begin(&mut self, o: &mut Out, id: u16, desc: &str) -> u64 {
-        let sid = self.strings.len() as u32;
-        self.strings.extend_from_slice(desc.as_bytes());
-        self.strings.push(0);
-        o.u16(id);
-        o.u16(0); // flags: not compressed
-        o.u32(sid);
-        let at = o.pos();
-        o.u64(0);
-        at
-    }
-    /// Patch the size of a metadata section (still in the unemitted run).
-    /// Buffer sections, whose header goes out before their data, get their
-    /// size computed up front instead.
-    fn end(o: &mut Out, at: u64) {
-        let size = o.pos() - at - 8;
-        o.patch64(at, size);
-    }
-}
-
-fn header(o: &mut Out, m: &Meta) {
-    o.bytes(&[0x17, 0x08, 0x44]);
-    o.bytes(b"tracing");
-    if m.version >= 7 {
-        o.bytes(b"7\0");
-    } else {
-        o.bytes(b"6\0");
-    }
-    let long = kernel_long_size(&m.header_page).unwrap_or(m.long_size);
-    o.bytes(&[m.big_endian as u8, long]);
-    o.u32(m.page_size);
-}
-
-fn headers_body(o: &mut Out, m: &Meta) {
-    o.cstr(b"header_page");
-    o.u64(m.header_page.len() as u64);
-    o.bytes(&m.header_page);
-    o.cstr(b"header_event");
-    o.u64(m.header_event.len() as u64);
-    o.bytes(&m.header_event);
-}
-
-fn ftrace_body(o: &mut Out, m: &Meta) {
-    o.u32(m.ftrace_formats.len() as u32);
-    for f in &m.ftrace_formats {
-        o.u64(f.len() as u64);
-        o.bytes(f);
-    }
-}
-
-fn events_body(o: &mut Out, m: &Meta) {
-    o.u32(m.systems.len() as u32);
-    for (name, evs) in &m.systems {
-        o.cstr(name.as_bytes());
-        o.u32(evs.len() as u32);
-        for f in evs {
-            o.u64(f.len() as u64);
-            o.bytes(f);
+    /// A buffer's CPU data, each CPU's at a page boundary.
+    fn data(&mut self, b: &Buffer, buffer: usize) {
+        let ps = u64::from(b.page_size.max(1));
+        for (cpu, &len) in b.cpu_sizes.iter().enumerate() {
+            let p = self.pos();
+            self.cur.resize(self.cur.len() + ((ps - p % ps) % ps) as usize, 0);
+            if len > 0 {
+                let cur = core::mem::take(&mut self.cur);
+                self.base += cur.len() as u64 + len;
+                if !cur.is_empty() {
+                    self.segs.push(Seg::Bytes(cur));
+                }
+                self.segs.push(Seg::Data { buffer, cpu, len });
+            }
         }
     }
 }
 
-fn sized32(o: &mut Out, b: &[u8]) {
-    o.u32(b.len() as u32);
-    o.bytes(b);
-}
+/// The metadata, in the same order in both versions (v7 puts each in a
+/// section with this description, id 16 + index).
+const SECTIONS: [&str; 6] = ["headers", "ftrace events", "events format", "kallsyms", "printk", "command lines"];
 
-fn option(o: &mut Out, id: u16, data: &[u8]) {
-    o.u16(id);
-    o.u32(data.len() as u32);
-    o.bytes(data);
-}
-
-/// The file as segments. `buffers[i].cpu_sizes[c]` must equal the number of
-/// bytes the caller will supply for `Seg::Data { buffer: i, cpu: c }`.
-pub fn layout(m: &Meta) -> Vec<Seg> {
-    let mut o = Out { segs: Vec::new(), cur: Vec::new(), base: 0, be: m.big_endian };
-    header(&mut o, m);
-    if m.version >= 7 {
-        layout_v7(&mut o, m);
-    } else {
-        layout_v6(&mut o, m);
+fn formats(o: &mut Out, v: &[Vec<u8>]) {
+    o.u32(v.len() as u32);
+    for f in v {
+        o.sized(f, 8);
     }
-    o.finish()
 }
 
-fn layout_v6(o: &mut Out, m: &Meta) {
-    headers_body(o, m);
-    ftrace_body(o, m);
-    events_body(o, m);
-    sized32(o, &m.kallsyms);
-    sized32(o, &m.printk_formats);
-    o.u64(m.cmdlines.len() as u64);
-    o.bytes(&m.cmdlines);
-    o.u32(m.cpus);
-    o.bytes(b"options  \0");
-    for (id, data) in &m.options {
-        option(o, *id, data);
-    }
-    // Instances: BUFFER option = offset of its "flyrecord" block + name,
-    // patched once the block's place is known.
-    let mut patch = Vec::new();
-    for b in m.buffers.iter().skip(1) {
-        o.u16(opt::BUFFER);
-        o.u32(8 + b.name.len() as u32 + 1);
-        patch.push(o.pos());
-        o.u64(0);
-        o.cstr(b.name.as_bytes());
-        let n = b.cpu_sizes.len() as u32;
-        if n != m.cpus {
-            option(o, opt::CPUCOUNT, &if m.big_endian { n.to_be_bytes() } else { n.to_le_bytes() });
+fn body(o: &mut Out, m: &Meta, i: usize) {
+    match i {
+        0 => {
+            o.cstr(b"header_page");
+            o.sized(&m.header_page, 8);
+            o.cstr(b"header_event");
+            o.sized(&m.header_event, 8);
         }
-    }
-    o.u16(opt::DONE);
-    // Each block's place follows from the sizes: patch the instances' BUFFER
-    // options (still in the unemitted run) before any data goes out.
-    let mut at = o.pos();
-    for (i, b) in m.buffers.iter().enumerate() {
-        if i > 0 {
-            o.patch64(patch[i - 1], at);
+        1 => formats(o, &m.ftrace_formats),
+        2 => {
+            o.u32(m.systems.len() as u32);
+            for (name, evs) in &m.systems {
+                o.cstr(name.as_bytes());
+                formats(o, evs);
+            }
         }
-        at = flyrecord_v6_plan(b, at).1;
-    }
-    for (i, b) in m.buffers.iter().enumerate() {
-        flyrecord_v6(o, b, i);
+        3 => o.sized(&m.kallsyms, 4),
+        4 => o.sized(&m.printk_formats, 4),
+        _ => o.sized(&m.cmdlines, 8),
     }
 }
 
-fn clock_v6(b: &Buffer) -> Vec<u8> {
-    let mut s = Vec::new();
-    s.push(b'[');
-    s.extend_from_slice(b.clock.as_bytes());
-    s.push(b']');
-    s
-}
-
-/// Offsets of each CPU's data and the end of a v6 block starting at `start`.
-fn flyrecord_v6_plan(b: &Buffer, start: u64) -> (Vec<u64>, u64) {
+/// Offsets of each CPU's data (page aligned) after a block header of `hdr`
+/// bytes at `start`, and the end of the block.
+fn plan(b: &Buffer, start: u64, hdr: u64) -> (Vec<u64>, u64) {
     let ps = u64::from(b.page_size.max(1));
-    let mut off = start + 10 + 16 * b.cpu_sizes.len() as u64 + 8 + clock_v6(b).len() as u64;
-    let mut offs = Vec::with_capacity(b.cpu_sizes.len());
+    let mut off = start + hdr;
+    let mut offs = Vec::new();
     for &len in &b.cpu_sizes {
         off = off.div_ceil(ps) * ps;
         offs.push(off);
@@ -316,157 +220,166 @@ fn flyrecord_v6_plan(b: &Buffer, start: u64) -> (Vec<u64>, u64) {
     (offs, off)
 }
 
-/// v6 `flyrecord` block: offsets are known in advance because sizes are.
-fn flyrecord_v6(o: &mut Out, b: &Buffer, index: usize) {
-    let (offs, _) = flyrecord_v6_plan(b, o.pos());
-    o.bytes(b"flyrecord\0");
-    for (c, &len) in b.cpu_sizes.iter().enumerate() {
-        o.u64(offs[c]);
-        o.u64(len);
+/// The file as segments. `buffers[i].cpu_sizes[c]` must equal the number of
+/// bytes the caller will supply for `Seg::Data { buffer: i, cpu: c }`.
+#[inline(never)]
+pub fn layout(m: &Meta) -> Vec<Seg> {
+    let mut o = Out { segs: Vec::new(), cur: Vec::new(), base: 0, be: m.big_endian };
+    o.bytes(b"\x17\x08\x44tracing");
+    o.bytes(if m.version >= 7 { b"7\0" } else { b"6\0" });
+    let long = kernel_long_size(&m.header_page).unwrap_or(m.long_size);
+    o.bytes(&[m.big_endian as u8, long]);
+    o.u32(m.page_size);
+    if m.version >= 7 {
+        layout_v7(&mut o, m);
+    } else {
+        layout_v6(&mut o, m);
     }
-    let clock = clock_v6(b);
-    o.u64(clock.len() as u64);
-    o.bytes(&clock);
-    let ps = u64::from(b.page_size.max(1));
-    for (c, &len) in b.cpu_sizes.iter().enumerate() {
-        o.pad_to(ps);
-        if len > 0 {
-            o.data(index, c, len);
-        }
+    if !o.cur.is_empty() {
+        o.segs.push(Seg::Bytes(o.cur));
+    }
+    o.segs
+}
+
+fn options(o: &mut Out, m: &Meta) {
+    for (id, data) in &m.options {
+        o.opt(*id, data.len());
+        o.bytes(data);
     }
 }
 
+#[inline(never)]
+fn layout_v6(o: &mut Out, m: &Meta) {
+    for i in 0..SECTIONS.len() {
+        body(o, m, i);
+    }
+    o.u32(m.cpus);
+    o.bytes(b"options  \0");
+    options(o, m);
+    // Instances: BUFFER option = offset of its "flyrecord" block + name,
+    // patched once the block's place is known.
+    let mut patch = Vec::new();
+    for b in m.buffers.iter().skip(1) {
+        o.opt(opt::BUFFER, 8 + b.name.len() + 1);
+        patch.push(o.pos());
+        o.u64(0);
+        o.cstr(b.name.as_bytes());
+        let n = b.cpu_sizes.len() as u32;
+        if n != m.cpus {
+            o.opt(opt::CPUCOUNT, 4);
+            o.u32(n);
+        }
+    }
+    o.u16(opt::DONE);
+    // v6 `flyrecord` blocks: per-CPU (offset, size), then "[clock]" and the
+    // data. Each block's place follows from the sizes: patch the instances'
+    // BUFFER options (still in the unemitted run) before any data goes out.
+    let hdr = |b: &Buffer| 10 + 16 * b.cpu_sizes.len() as u64 + 8 + b.clock.len() as u64 + 2;
+    let mut at = o.pos();
+    for (i, b) in m.buffers.iter().enumerate() {
+        if i > 0 {
+            o.patch64(patch[i - 1], at);
+        }
+        at = plan(b, at, hdr(b)).1;
+    }
+    for (i, b) in m.buffers.iter().enumerate() {
+        let (offs, _) = plan(b, o.pos(), hdr(b));
+        o.bytes(b"flyrecord\0");
+        for (off, &len) in offs.iter().zip(&b.cpu_sizes) {
+            o.u64(*off);
+            o.u64(len);
+        }
+        o.u64(b.clock.len() as u64 + 2);
+        o.bytes(b"[");
+        o.bytes(b.clock.as_bytes());
+        o.bytes(b"]");
+        o.data(b, i);
+    }
+}
+
+/// A v7 section header with its description appended to `strings`; returns
+/// where its size goes (patched by the caller).
+#[inline(never)]
+fn section(o: &mut Out, strings: &mut Vec<u8>, id: u16, desc: &[&[u8]]) -> u64 {
+    o.u16(id);
+    o.u16(0); // flags: not compressed
+    o.u32(strings.len() as u32);
+    for d in desc {
+        strings.extend_from_slice(d);
+    }
+    strings.push(0);
+    let at = o.pos();
+    o.u64(0);
+    at
+}
+
+#[inline(never)]
 fn layout_v7(o: &mut Out, m: &Meta) {
     o.cstr(b"none");
     o.cstr(b"");
     let opts_at = o.pos();
     o.u64(0);
-    let mut s = Sections { strings: Vec::new() };
-    let mut refs: Vec<(u16, u64)> = Vec::new();
-
-    let at = s.begin(o, opt::HEADER_INFO, "headers");
-    refs.push((opt::HEADER_INFO, at - 8));
-    headers_body(o, m);
-    Sections::end(o, at);
-
-    let at = s.begin(o, opt::FTRACE_EVENTS, "ftrace events");
-    refs.push((opt::FTRACE_EVENTS, at - 8));
-    ftrace_body(o, m);
-    Sections::end(o, at);
-
-    let at = s.begin(o, opt::EVENT_FORMATS, "events format");
-    refs.push((opt::EVENT_FORMATS, at - 8));
-    events_body(o, m);
-    Sections::end(o, at);
-
-    let at = s.begin(o, opt::KALLSYMS, "kallsyms");
-    refs.push((opt::KALLSYMS, at - 8));
-    sized32(o, &m.kallsyms);
-    Sections::end(o, at);
-
-    let at = s.begin(o, opt::PRINTK, "printk");
-    refs.push((opt::PRINTK, at - 8));
-    sized32(o, &m.printk_formats);
-    Sections::end(o, at);
-
-    let at = s.begin(o, opt::CMDLINES, "command lines");
-    refs.push((opt::CMDLINES, at - 8));
-    o.u64(m.cmdlines.len() as u64);
-    o.bytes(&m.cmdlines);
-    Sections::end(o, at);
+    let mut strings = Vec::new();
+    let mut refs = [0u64; SECTIONS.len()];
+    for (i, desc) in SECTIONS.iter().enumerate() {
+        let at = section(o, &mut strings, opt::HEADER_INFO + i as u16, &[desc.as_bytes()]);
+        refs[i] = at - 8;
+        body(o, m, i);
+        o.patch64(at, o.pos() - at - 8);
+    }
 
     // The options section is written before the data, so its offsets into
     // the data sections are computed from the sizes.
-    let opt_start = o.pos();
-    o.patch64(opts_at, opt_start);
-    let at = s.begin(o, opt::DONE, "options");
-    for &(id, off) in &refs {
-        option(o, id, &o.enc64(off));
+    o.patch64(opts_at, o.pos());
+    let at = section(o, &mut strings, opt::DONE, &[b"options"]);
+    for (i, &off) in refs.iter().enumerate() {
+        o.opt(opt::HEADER_INFO + i as u16, 8);
+        o.u64(off);
     }
-    let cpus = if m.big_endian { m.cpus.to_be_bytes() } else { m.cpus.to_le_bytes() };
-    option(o, opt::CPUCOUNT, &cpus);
-    for (id, data) in &m.options {
-        option(o, *id, data);
-    }
+    o.opt(opt::CPUCOUNT, 4);
+    o.u32(m.cpus);
+    options(o, m);
     // BUFFER options need the data offsets: compute the whole data layout
     // first. Each buffer section header is 16 bytes and starts where the
-    // previous one ended; the description id is allocated now.
-    let mut descs = Vec::new();
-    for b in &m.buffers {
-        let mut d = String::from("buffer flyrecord ");
-        d.push_str(&b.name);
-        descs.push(d);
-    }
-    let buffer_opt_len = |b: &Buffer| -> u64 {
-        let k = b.cpu_sizes.iter().filter(|&&l| l > 0).count() as u64;
-        8 + b.name.len() as u64 + 1 + b.clock.len() as u64 + 1 + 4 + 4 + 20 * k
+    // previous one ended.
+    let opt_len = |b: &Buffer| {
+        let k = b.cpu_sizes.iter().filter(|&&l| l > 0).count();
+        8 + b.name.len() + 1 + b.clock.len() + 1 + 4 + 4 + 20 * k
     };
-    let opts_len: u64 = m.buffers.iter().map(|b| 6 + buffer_opt_len(b)).sum::<u64>() + 6 + 8;
-    let mut pos = o.pos() + opts_len;
-    let mut plans = Vec::new();
+    let mut pos = o.pos() + m.buffers.iter().map(|b| 6 + opt_len(b) as u64).sum::<u64>() + 6 + 8;
     for b in &m.buffers {
-        let sec = pos;
-        let ps = u64::from(b.page_size.max(1));
-        let mut p = sec + 16;
-        let mut offs = Vec::new();
-        for &len in &b.cpu_sizes {
-            p = p.div_ceil(ps) * ps;
-            offs.push(p);
-            p += len;
-        }
-        plans.push((sec, offs, p));
-        pos = p;
-    }
-    for (b, (sec, offs, _)) in m.buffers.iter().zip(&plans) {
-        let mut d = Vec::new();
-        d.extend_from_slice(&o.enc64(*sec));
-        d.extend_from_slice(b.name.as_bytes());
-        d.push(0);
-        d.extend_from_slice(b.clock.as_bytes());
-        d.push(0);
-        let e32 = |v: u32| if m.big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
-        d.extend_from_slice(&e32(b.page_size));
-        let k = b.cpu_sizes.iter().filter(|&&l| l > 0).count() as u32;
-        d.extend_from_slice(&e32(k));
-        for (c, &len) in b.cpu_sizes.iter().enumerate() {
+        let (offs, end) = plan(b, pos, 16);
+        o.opt(opt::BUFFER, opt_len(b));
+        o.u64(pos);
+        o.cstr(b.name.as_bytes());
+        o.cstr(b.clock.as_bytes());
+        o.u32(b.page_size);
+        o.u32(b.cpu_sizes.iter().filter(|&&l| l > 0).count() as u32);
+        for (c, (&off, &len)) in offs.iter().zip(&b.cpu_sizes).enumerate() {
             if len > 0 {
-                d.extend_from_slice(&e32(c as u32));
-                d.extend_from_slice(&o.enc64(offs[c]));
-                d.extend_from_slice(&o.enc64(len));
+                o.u32(c as u32);
+                o.u64(off);
+                o.u64(len);
             }
         }
-        option(o, opt::BUFFER, &d);
+        pos = end;
     }
     // DONE: no further options section.
-    option(o, opt::DONE, &o.enc64(0));
-    Sections::end(o, at);
+    o.opt(opt::DONE, 8);
+    o.u64(0);
+    o.patch64(at, o.pos() - at - 8);
 
-    for (i, (b, (_, _, end))) in m.buffers.iter().zip(&plans).enumerate() {
-        let sid = s.strings.len() as u32;
-        s.strings.extend_from_slice(descs[i].as_bytes());
-        s.strings.push(0);
+    for (i, b) in m.buffers.iter().enumerate() {
         let sec = o.pos();
-        o.u16(opt::BUFFER);
-        o.u16(0);
-        o.u32(sid);
-        o.u64(end - sec - 16);
-        let ps = u64::from(b.page_size.max(1));
-        for (c, &len) in b.cpu_sizes.iter().enumerate() {
-            o.pad_to(ps);
-            if len > 0 {
-                o.data(i, c, len);
-            }
-        }
+        let at = section(o, &mut strings, opt::BUFFER, &[b"buffer flyrecord ", b.name.as_bytes()]);
+        o.patch64(at, plan(b, sec, 16).1 - sec - 16);
+        o.data(b, i);
     }
 
     // Strings last: the description of the strings section itself included.
-    let sid = s.strings.len() as u32;
-    s.strings.extend_from_slice(b"strings\0");
-    o.u16(opt::STRINGS);
-    o.u16(0);
-    o.u32(sid);
-    o.u64(s.strings.len() as u64);
-    o.bytes(&s.strings);
+    let at = section(o, &mut strings, opt::STRINGS, &[b"strings"]);
+    o.patch64(at, strings.len() as u64);
+    o.bytes(&strings);
 }
 
 /// What a scan of raw ring-buffer pages found.
@@ -498,10 +411,10 @@ pub fn kernel_long_size(header_page: &[u8]) -> Option<u8> {
 /// Walk raw pages (`page_size` each, header = u64 timestamp + `long_size`
 /// commit) and call `seen(type_id)` for every data event's `common_type`.
 /// Never panics on bad data: a page that does not parse is counted and skipped.
-pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, mut seen: impl FnMut(u16)) -> PageStats {
-    let mut st = PageStats::default();
+/// The counts are added to `st` (a recording is scanned in chunks).
+pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, st: &mut PageStats, mut seen: impl FnMut(u16)) {
     if page_size == 0 || !(long_size == 4 || long_size == 8) {
-        return st;
+        return;
     }
     let rd = |b: &[u8], at: usize, n: usize| -> Option<u64> {
         let s = b.get(at..at.checked_add(n)?)?;
@@ -571,7 +484,6 @@ pub fn scan_pages(data: &[u8], page_size: usize, long_size: usize, be: bool, mut
             i += (size + 3) & !3;
         }
     }
-    st
 }
 
 #[cfg(test)]
@@ -795,12 +707,13 @@ mod tests {
         data.extend(page(len | MISSED_EVENTS | MISSED_STORED, &body, Some(42)));
         data.extend(page(0x3fff_ffff, &[], None)); // commit beyond the page
         let mut ids = Vec::new();
-        let st = scan_pages(&data, 256, 8, false, |id| ids.push(id));
+        let mut st = PageStats::default();
+        scan_pages(&data, 256, 8, false, &mut st, |id| ids.push(id));
         assert_eq!(ids, [7, 9, 7, 9]);
         assert_eq!((st.pages, st.events, st.lost_flags, st.lost_events, st.bad_pages), (3, 4, 1, 42, 1));
         // Truncated input never panics.
         for n in 0..data.len() {
-            scan_pages(&data[..n], 256, 8, false, |_| {});
+            scan_pages(&data[..n], 256, 8, false, &mut PageStats::default(), |_| {});
         }
     }
 }

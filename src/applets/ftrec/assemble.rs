@@ -6,6 +6,7 @@
 //! nearly full disk still has room for the result.
 
 use crate::tracedat::write::{self, opt, Buffer, Meta, Seg};
+use crate::tracefs::events::EventRef;
 use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
@@ -13,7 +14,6 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::fmt::Write;
 
 /// One CPU's recorded data: `file[start..end]`.
 pub struct CpuData {
@@ -28,9 +28,9 @@ impl CpuData {
     }
 }
 
-pub struct Recorded {
+pub struct Recorded<'a> {
     /// Instance name for the BUFFER option; "" for the top level (and --private).
-    pub name: String,
+    pub name: &'a str,
     pub page_size: usize,
     pub cpus: Vec<CpuData>,
     /// per_cpu/cpuN/stats, read before anything was restored.
@@ -48,35 +48,36 @@ fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
     t.read(f).unwrap_or_default()
 }
 
-fn uname() -> String {
+/// The four uname fields joined by spaces, made text once (a space never
+/// joins a broken UTF-8 sequence, so this is per-field lossy conversion).
+#[inline(never)]
+fn uname() -> Vec<u8> {
     // SAFETY: utsname is plain data; uname fills it.
     let mut u: libc::utsname = unsafe { core::mem::zeroed() };
-    // SAFETY: u is a valid utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return String::new();
-    }
-    // The four fields joined by spaces, then made text once (a space never
-    // joins a broken UTF-8 sequence, so this is per-field lossy conversion).
     let mut b = Vec::new();
-    for (i, field) in [&u.sysname, &u.nodename, &u.release, &u.machine].into_iter().enumerate() {
-        if i > 0 {
+    // SAFETY: u is a valid utsname.
+    if unsafe { libc::uname(&mut u) } == 0 {
+        for field in [&u.sysname, &u.nodename, &u.release, &u.machine] {
+            b.extend(field.iter().take_while(|&&c| c != 0).map(|&c| c as u8));
             b.push(b' ');
         }
-        b.extend(field.iter().take_while(|&&c| c != 0).map(|&c| c as u8));
+        b.pop();
     }
-    String::from_utf8_lossy(&b).into_owned()
+    String::from_utf8_lossy(&b).into_owned().into_bytes()
 }
 
-fn cstr(s: &str) -> Vec<u8> {
-    let mut v = Vec::from(s.as_bytes());
+/// An option of NUL-terminated text made of `parts`.
+#[inline(never)]
+fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, parts: &[&[u8]]) {
+    let mut v = parts.concat();
     v.push(0);
-    v
+    opts.push((id, v));
 }
 
-/// Read a temp file region into memory-free chunks for the page scan.
-fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>) -> write::PageStats {
-    let mut total = write::PageStats::default();
-    let Some(f) = &d.file else { return total };
+/// Read a temp file region in chunks for the page scan; adds to `total`.
+#[inline(never)]
+fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>, total: &mut write::PageStats) {
+    let Some(f) = &d.file else { return };
     let mut buf = vec![0u8; ps * 256];
     let mut off = d.start;
     while off < d.end {
@@ -85,63 +86,33 @@ fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>) -> write::P
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let st = write::scan_pages(&buf[..n], ps, long, cfg!(target_endian = "big"), |id| {
+        write::scan_pages(&buf[..n], ps, long, cfg!(target_endian = "big"), total, |id| {
             if let Err(at) = ids.binary_search(&id) {
                 ids.insert(at, id);
             }
         });
-        total.pages += st.pages;
-        total.events += st.events;
-        total.lost_flags += st.lost_flags;
-        total.lost_events += st.lost_events;
-        total.bad_pages += st.bad_pages;
         off += n as u64;
     }
-    total
 }
 
 /// Systems whose events occur in the data, by reading every event's id.
-fn systems_for(top: &Tracefs, ids: &[u16], out: &mut Vec<String>) {
-    if ids.is_empty() {
-        return;
-    }
-    let Ok(systems) = top.list_dir("events") else { return };
-    for (sys, is_dir) in systems {
-        if !is_dir || sys == "ftrace" || out.binary_search(&sys).is_ok() {
+#[inline(never)]
+fn systems_for(top: &Tracefs, all: &[EventRef], ids: &[u16], out: &mut Vec<String>) {
+    for ev in all {
+        if ids.is_empty() || ev.system == "ftrace" || out.binary_search(&ev.system).is_ok() {
             continue;
         }
-        let Ok(evs) = top.list_dir(&format!("events/{sys}")) else { continue };
-        for (ev, is_dir) in evs {
-            if !is_dir {
-                continue;
-            }
-            let id = top.read_str(&format!("events/{sys}/{ev}/id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
-            if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
-                if let Err(at) = out.binary_search(&sys) {
-                    out.insert(at, sys);
-                }
-                break;
-            }
+        let id = top.read_str(&ev.path("id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
+        if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
+            super::insert_sorted(out, &ev.system);
         }
     }
 }
 
-fn formats_of(top: &Tracefs, sys: &str) -> Vec<Vec<u8>> {
-    let mut v = Vec::new();
-    if let Ok(evs) = top.list_dir(&format!("events/{sys}")) {
-        for (ev, is_dir) in evs {
-            if is_dir {
-                if let Ok(f) = top.read(&format!("events/{sys}/{ev}/format")) {
-                    v.push(f);
-                }
-            }
-        }
-    }
-    v
-}
-
-fn is_full(e: Errno) -> bool {
-    e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG
+/// The format files of a system's events.
+#[inline(never)]
+fn formats_of(top: &Tracefs, all: &[EventRef], sys: &str) -> Vec<Vec<u8>> {
+    all.iter().filter(|e| e.system == sys).filter_map(|e| top.read(&e.path("format")).ok()).collect()
 }
 
 use crate::sys::write_all;
@@ -152,12 +123,14 @@ const CHUNK: u64 = 1 << 20;
 
 /// Can holes be punched in `f` (tmpfs, ext4, xfs, btrfs: yes)? Tried past
 /// the end of the data, where it changes nothing.
+#[inline(never)]
 fn can_punch(f: &OwnedFd) -> bool {
     let end = rustix::fs::fstat(f).map(|s| s.st_size as u64).unwrap_or(0);
     let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
     rustix::fs::fallocate(f, flags, end, 4096).is_ok()
 }
 
+#[inline(never)]
 fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd) -> Result<(), Errno> {
     let end = off + len;
     let mut fallback = false;
@@ -196,21 +169,20 @@ fn free_space(fd: &OwnedFd) -> u64 {
     rustix::fs::fstatvfs(fd).map(|s| s.f_bavail.saturating_mul(s.f_frsize)).unwrap_or(u64::MAX)
 }
 
+fn buffer(r: &Recorded, name: &str, cpu_sizes: Vec<u64>) -> Buffer {
+    Buffer { name: String::from(name), clock: clock_name(&r.clock_file), page_size: r.page_size as u32, cpu_sizes }
+}
+
 /// The layout for the current sizes: the recording's buffer, after an empty
 /// top level when a v6 file records an instance (v6 always has a top-level
 /// flyrecord; v7 needs none).
+#[inline(never)]
 fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
     meta.buffers.clear();
-    let buffer = |name: &str, sizes: Vec<u64>| Buffer {
-        name: String::from(name),
-        clock: clock_name(&r.clock_file),
-        page_size: r.page_size as u32,
-        cpu_sizes: sizes,
-    };
     if meta.version < 7 && !r.name.is_empty() {
-        meta.buffers.push(buffer("", vec![0; r.cpus.len()]));
+        meta.buffers.push(buffer(r, "", vec![0; r.cpus.len()]));
     }
-    meta.buffers.push(buffer(&r.name, r.cpus.iter().map(CpuData::len).collect()));
+    meta.buffers.push(buffer(r, r.name, r.cpus.iter().map(CpuData::len).collect()));
     write::layout(meta)
 }
 
@@ -220,20 +192,22 @@ fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
 #[inline(never)]
 pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, full: bool, quiet: bool) -> Result<(), String> {
     let mut dropped = false;
-    // Which systems: those enabled plus those whose ids occur in the data.
-    let mut ids = Vec::new();
-    let mut systems: Vec<String> = Vec::new();
-    for s in &r.systems {
-        if let (Err(at), false) = (systems.binary_search(s), s == "ftrace") {
-            systems.insert(at, s.clone());
-        }
-    }
+    // Which systems: those enabled (sorted) plus those whose ids occur in the data.
+    let mut systems = core::mem::take(&mut r.systems);
+    systems.retain(|s| s != "ftrace");
     // Page headers hold a kernel `long` (commit): its size is the kernel's,
     // which header_page says, not this (maybe 32-bit) program's.
     let header_page = read_or_empty(top, "events/header_page");
     let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<libc::c_long>() as u8);
-    let page_stats: Vec<write::PageStats> = r.cpus.iter().map(|d| scan_cpu(d, r.page_size, long as usize, &mut ids)).collect();
-    systems_for(top, &ids, &mut systems);
+    let mut ids = Vec::new();
+    let mut page_stats = Vec::new();
+    for d in &r.cpus {
+        let mut st = write::PageStats::default();
+        scan_cpu(d, r.page_size, long as usize, &mut ids, &mut st);
+        page_stats.push(st);
+    }
+    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
+    systems_for(top, &all, &ids, &mut systems);
 
     let mut meta = Meta {
         version,
@@ -242,11 +216,8 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         page_size: r.page_size as u32,
         header_page,
         header_event: read_or_empty(top, "events/header_event"),
-        ftrace_formats: formats_of(top, "ftrace"),
-        systems: systems.into_iter().map(|s| {
-            let f = formats_of(top, &s);
-            (s, f)
-        }).collect(),
+        ftrace_formats: formats_of(top, &all, "ftrace"),
+        systems: Vec::new(),
         kallsyms: crate::sys::read("/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
         cmdlines: read_or_empty(top, "saved_cmdlines"),
@@ -254,6 +225,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         options: Vec::new(),
         buffers: Vec::new(),
     };
+    for s in systems {
+        let f = formats_of(top, &all, &s);
+        meta.systems.push((s, f));
+    }
     // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
     // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
     // maps would have written them, so every reader prints what `trace` does.
@@ -262,21 +237,24 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         fs.extend(s.1.iter_mut());
     }
     crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
-    meta.options.push((opt::TRACECLOCK, cstr(&r.clock_file)));
-    meta.options.push((opt::UNAME, cstr(&uname())));
-    meta.options.push((opt::VERSION, cstr(concat!("ftbox ", env!("CARGO_PKG_VERSION")))));
-    if !r.name.is_empty() {
-        meta.options.push((opt::CPUSTAT, cstr(&format!("\nBuffer: {}\n\n", r.name))));
+    // "\nBuffer: NAME\n\n": the CPUSTAT option's head and the summary's.
+    let buffer_head = if r.name.is_empty() { Vec::new() } else { [b"\nBuffer: ", r.name.as_bytes(), b"\n\n"].concat() };
+    let o = &mut meta.options;
+    text_opt(o, opt::TRACECLOCK, &[r.clock_file.as_bytes()]);
+    text_opt(o, opt::UNAME, &[&uname()]);
+    text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
+    if !buffer_head.is_empty() {
+        text_opt(o, opt::CPUSTAT, &[&buffer_head]);
     }
     for (c, s) in r.stats.iter().enumerate() {
-        meta.options.push((opt::CPUSTAT, cstr(&format!("CPU: {c}\n{s}"))));
+        text_opt(o, opt::CPUSTAT, &[format!("CPU: {c}\n{s}").as_bytes()]);
     }
     if !r.state.is_empty() {
-        meta.options.push((opt::STATE, cstr(&r.state)));
+        text_opt(o, opt::STATE, &[r.state.as_bytes()]);
     }
     let tgids = read_or_empty(top, "saved_tgids");
     if !tgids.is_empty() {
-        meta.options.push((opt::SAVED_TGIDS, tgids));
+        o.push((opt::SAVED_TGIDS, tgids));
     }
     let mut segs = layout_for(&mut meta, &r);
 
@@ -323,38 +301,43 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         match res {
             Ok(n) => pos += n,
             Err(e) => {
-                let why = if is_full(e) { " (the file is incomplete)" } else { "" };
-                return Err(format!("writing the output at offset {pos}: {}{why}", crate::tracefs::errno_str(e)));
+                let why = if e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG { " (the file is incomplete)" } else { "" };
+                return Err(format!("writing the output at offset {pos}: {}{why}", crate::sys::Msg(e)));
             }
         }
     }
 
     if !quiet {
-        // Written as it is formatted: no String per line.
-        let mut e = crate::sys::stderr();
-        if dropped {
-            e.bytes(b"disk full: the newest pages that did not fit were dropped\n");
-        }
-        if !r.name.is_empty() {
-            let _ = write!(e, "\nBuffer: {}\n\n", r.name);
-        }
-        for (c, (d, ps)) in r.cpus.iter().zip(&page_stats).enumerate() {
-            let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-            let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
-            // The kernel's counts (as trace-cmd prints them), then the pages' flags.
-            for (key, what) in [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")] {
-                let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
-                if n > 0 {
-                    let _ = write!(e, "\nCPU {c}: {n} {what}");
-                }
-            }
-            if ps.lost_flags > 0 {
-                let _ = write!(e, "\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events);
-            }
-            e.bytes(b"\n");
-        }
+        summary(&r, &page_stats, &buffer_head, dropped);
     }
     Ok(())
+}
+
+/// The per-CPU summary on stderr, built as bytes and written at once.
+#[inline(never)]
+fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
+    use core::fmt::Write;
+    let mut e = crate::sys::stderr();
+    if dropped {
+        e.bytes(b"disk full: the newest pages that did not fit were dropped\n");
+    }
+    e.bytes(buffer_head);
+    for (c, (d, ps)) in r.cpus.iter().zip(page_stats).enumerate() {
+        let st = r.stats.get(c).map(String::as_str).unwrap_or("");
+        let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
+        // The kernel's counts (as trace-cmd prints them), then the pages' flags.
+        let lost = [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")];
+        for (key, what) in lost {
+            let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+            if n > 0 {
+                let _ = write!(e, "\nCPU {c}: {n} {what}");
+            }
+        }
+        if ps.lost_flags > 0 {
+            let _ = write!(e, "\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events);
+        }
+        e.bytes(b"\n");
+    }
 }
 
 /// "[local] global ..." → "local".

@@ -8,7 +8,6 @@
 //! child only formats a number on the stack and calls write/execv/_exit.
 
 use rustix::fd::{AsRawFd, OwnedFd};
-use alloc::ffi::CString;
 use crate::sys::{self, OsError};
 use alloc::format;
 use alloc::string::String;
@@ -19,7 +18,14 @@ pub struct Child {
     pub pidfd: Option<OwnedFd>,
 }
 
+/// "WHAT: reason (os error N)".
+#[inline(never)]
+pub(super) fn os(what: &str, e: rustix::io::Errno) -> String {
+    format!("{what}: {}", OsError(e))
+}
+
 /// Find `cmd` in PATH the way a shell would (only for names without '/').
+#[inline(never)]
 fn resolve(cmd: &str) -> Option<String> {
     if cmd.contains('/') {
         return Some(String::from(cmd));
@@ -48,18 +54,18 @@ fn write_all(fd: i32, b: &[u8]) -> bool {
 #[inline(never)]
 pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedFd) -> Result<Child, String> {
     let prog = resolve(&argv[0]).ok_or_else(|| format!("{}: command not found", argv[0]))?;
-    let cprog = CString::new(prog.as_str()).map_err(|_| format!("{prog}: bad name"))?;
-    let mut cargs: Vec<CString> = Vec::with_capacity(argv.len());
-    for a in argv {
-        match CString::new(a.as_str()) {
-            Ok(c) => cargs.push(c),
-            Err(_) => return Err(format!("{a}: argument contains NUL")),
+    // The program and argv as NUL-terminated strings (a NUL inside cannot
+    // be passed on), then argv's pointers.
+    let mut cs: Vec<Vec<u8>> = Vec::new();
+    for (i, a) in core::iter::once(&prog).chain(argv).enumerate() {
+        if a.contains('\0') {
+            return Err(format!("{a}: {}", if i == 0 { "bad name" } else { "argument contains NUL" }));
         }
+        cs.push([a.as_bytes(), b"\0"].concat());
     }
-    let mut ptrs: Vec<*const libc::c_char> = cargs.iter().map(|c| c.as_ptr()).collect();
+    let mut ptrs: Vec<*const libc::c_char> = cs[1..].iter().map(|c| c.as_ptr().cast()).collect();
     ptrs.push(core::ptr::null());
-    let (st_r, st_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {}", OsError(e)))?;
-    let fds: Vec<(i32, bool)> = pid_files.iter().map(|(f, req)| (f.as_raw_fd(), *req)).collect();
+    let (st_r, st_w) = super::pipe(false).map_err(|e| os("pipe", e))?;
     let on = tracing_on.as_raw_fd();
     let stw = st_w.as_raw_fd();
 
@@ -67,27 +73,19 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
     // makes async-signal-safe calls on data prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("fork: {}", OsError(sys::last_errno())));
+        return Err(os("fork", sys::last_errno()));
     }
     if pid == 0 {
         // Child.
         // SAFETY: getpid is always safe.
         let me = unsafe { libc::getpid() };
-        let mut num = [0u8; 16];
-        let mut i = num.len();
-        let mut v = me as u32;
-        loop {
-            i -= 1;
-            num[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
+        let mut nb = [0u8; 20];
+        let num = super::dec(&mut nb, me as u32 as u64);
         let mut stage = 1u8;
         let mut ok = true;
-        for &(fd, req) in &fds {
-            if !write_all(fd, &num[i..]) && req {
+        // (as_raw_fd only reads the descriptor number.)
+        for (f, req) in pid_files {
+            if !write_all(f.as_raw_fd(), num) && *req {
                 ok = false;
                 break;
             }
@@ -101,7 +99,7 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
             // ftbox ignores SIGPIPE (sys::init); the command gets the default.
             sys::default_sigpipe();
             // SAFETY: cprog and ptrs (NUL-terminated array of C strings) outlive the call.
-            unsafe { libc::execv(cprog.as_ptr(), ptrs.as_ptr()) };
+            unsafe { libc::execv(cs[0].as_ptr().cast(), ptrs.as_ptr()) };
         }
         // SAFETY: errno location is valid in this thread.
         let err = unsafe { *libc::__errno_location() };
@@ -124,7 +122,7 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         }
     }
     if got == msg.len() {
-        let err = OsError(rustix::io::Errno::from_raw_os_error(i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]])));
+        let err = rustix::io::Errno::from_raw_os_error(i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]]));
         let mut st = 0;
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(pid, &mut st, 0) };
@@ -134,7 +132,7 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
             2 => ("turning tracing on for ", &argv[0]),
             _ => ("", &prog),
         };
-        return Err(format!("{what}{name}: {err}"));
+        return Err(os(&[what, name].concat(), err));
     }
     let pidfd = rustix::process::Pid::from_raw(pid)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());

@@ -85,13 +85,28 @@ impl Run<'_> {
             self.out.full = true;
         }
         if self.out.err.is_none() {
-            let msg = if e == Errno::BUSY {
-                format!("CPU {}: trace_pipe_raw is busy (another reader has it open)", self.r.cpu)
-            } else {
-                format!("CPU {}: {what}: {}", self.r.cpu, crate::tracefs::errno_str(e))
-            };
-            self.out.err = Some(msg);
+            let why = if e == Errno::BUSY { String::from("trace_pipe_raw is busy (another reader has it open)") } else { super::errmsg(what, e) };
+            self.out.err = Some(format!("CPU {}: {why}", self.r.cpu));
         }
+    }
+
+    /// Nothing to move: wait for data or stop (a little only, when the
+    /// last wake found nothing either).
+    fn idle(&mut self, timed: &mut bool) {
+        self.stopping |= wait(self.r.trace.as_fd(), self.stop, *timed);
+        *timed = true;
+    }
+
+    /// A write of the temp file failed with `bytes` in it: cut it back to
+    /// the last whole page so it stays readable, and say why.
+    #[inline(never)]
+    fn write_failed(&mut self, bytes: u64, e: Errno) {
+        let ps = self.r.page_size as u64;
+        let keep = bytes / ps * ps;
+        let _ = rustix::fs::ftruncate(&self.r.file, keep);
+        let _ = rustix::fs::seek(&self.r.file, rustix::fs::SeekFrom::Start(keep));
+        self.out.bytes = keep;
+        self.fail(e, "writing the temp file");
     }
 
     /// After the file grew: with `-m`, punch out what is older than the limit.
@@ -122,11 +137,7 @@ impl Run<'_> {
                 Ok(n) => done += n,
                 Err(Errno::INTR) => {}
                 Err(e) => {
-                    let keep = (self.out.bytes + done as u64) / self.r.page_size as u64 * self.r.page_size as u64;
-                    let _ = rustix::fs::ftruncate(&self.r.file, keep);
-                    let _ = rustix::fs::seek(&self.r.file, rustix::fs::SeekFrom::Start(keep));
-                    self.out.bytes = keep;
-                    self.fail(e, "writing the temp file");
+                    self.write_failed(self.out.bytes + done as u64, e);
                     return false;
                 }
             }
@@ -136,6 +147,7 @@ impl Run<'_> {
         true
     }
 
+    #[inline(never)]
     fn splice_loop(&mut self) -> bool {
         let (pr, pw) = match rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC) {
             Ok(p) => p,
@@ -161,25 +173,17 @@ impl Run<'_> {
                 return true;
             }
             match splice(&self.r.trace, None, &pw, None, cap, SpliceFlags::MOVE | SpliceFlags::NONBLOCK) {
-                Ok(0) => {
+                Ok(0) | Err(Errno::AGAIN) => {
                     if self.stopping {
                         return true;
                     }
-                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
-                    timed = true;
+                    self.idle(&mut timed);
                 }
                 Ok(n) => {
                     timed = false;
                     if !self.pipe_to_file(&pr, n) {
                         return true;
                     }
-                }
-                Err(Errno::AGAIN) => {
-                    if self.stopping {
-                        return true;
-                    }
-                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
-                    timed = true;
                 }
                 Err(Errno::INTR) => {}
                 Err(e) if self.out.bytes == 0 && (e == Errno::INVAL || e == Errno::NOSYS || e == Errno::OPNOTSUPP) => {
@@ -205,11 +209,7 @@ impl Run<'_> {
                 }
                 Err(Errno::INTR) => {}
                 Err(e) => {
-                    let ps = self.r.page_size as u64;
-                    let keep = self.out.bytes / ps * ps;
-                    let _ = rustix::fs::ftruncate(&self.r.file, keep);
-                    self.out.bytes = keep;
-                    self.fail(e, "writing the temp file");
+                    self.write_failed(self.out.bytes, e);
                     return false;
                 }
             }
@@ -242,8 +242,7 @@ impl Run<'_> {
                         return;
                     }
                     used = 0;
-                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
-                    timed = true;
+                    self.idle(&mut timed);
                 }
                 Ok(n) => {
                     timed = false;
@@ -267,8 +266,7 @@ impl Run<'_> {
                     if drain || self.stopping {
                         break;
                     }
-                    self.stopping |= wait(self.r.trace.as_fd(), self.stop, timed);
-                    timed = true;
+                    self.idle(&mut timed);
                 }
                 Err(e) => {
                     self.fail(e, "reading trace_pipe_raw");
@@ -305,12 +303,12 @@ pub struct Worker {
 /// (so the main loop can stop), and its outcome on its result pipe at exit.
 #[inline(never)]
 pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, String> {
-    let (rd, wr) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| format!("pipe: {}", crate::tracefs::errno_str(e)))?;
+    let (rd, wr) = super::pipe(false).map_err(|e| super::errmsg("pipe", e))?;
     // SAFETY: the parent is single-threaded here, so the child may use the
     // allocator and everything else freely; it leaves through _exit only.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("fork: {}", crate::sys::OsError(crate::sys::last_errno())));
+        return Err(super::child::os("fork", crate::sys::last_errno()));
     }
     if pid == 0 {
         // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
@@ -335,6 +333,7 @@ pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, Strin
 }
 
 /// Wait for a reader to finish and read its outcome.
+#[inline(never)]
 pub fn collect(w: Worker) -> Outcome {
     let mut msg = Vec::new();
     let mut buf = [0u8; 512];
@@ -359,15 +358,4 @@ pub fn collect(w: Worker) -> Outcome {
         },
         _ => Outcome { err: Some(String::from("a reader process died")), ..Outcome::default() },
     }
-}
-
-/// Drain one CPU without waiting (extract).
-pub fn drain(r: &Reader) -> Outcome {
-    let dummy = match rustix::event::eventfd(1, rustix::event::EventfdFlags::CLOEXEC) {
-        Ok(fd) => fd,
-        Err(e) => return Outcome { err: Some(format!("eventfd: {}", crate::tracefs::errno_str(e))), ..Outcome::default() },
-    };
-    let mut run = Run { r, stop: dummy.as_fd(), out: Outcome::default(), stopping: true };
-    run.read_loop(true);
-    run.out
 }

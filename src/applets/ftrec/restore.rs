@@ -17,15 +17,14 @@ pub enum Target {
 }
 
 enum Undo {
-    /// Write the old value back in one truncating write.
-    Write(String, Vec<u8>),
+    /// Write the old value back in one write: truncating, or appending
+    /// (`!trigger` removes a trigger we added).
+    Write(String, Vec<u8>, bool),
     /// Truncate, then append each old line (pid lists, function filters).
-    Lines(String, Vec<String>),
-    /// Append (e.g. `!trigger` to remove a trigger we added).
-    Append(String, Vec<u8>),
+    Lines(String, String),
     /// Disable events we enabled that were off.
     Events(Vec<EventRef>),
-    /// Remove an instance we created.
+    /// Remove an instance we created ("instances/NAME").
     Rmdir(String),
 }
 
@@ -71,39 +70,37 @@ impl Saver {
         }
         // Undo first: a refused write may still have changed the file (a
         // filter keeps the error text).
-        self.undo.push((tgt, Undo::Write(String::from(file), old_v.into_bytes())));
+        self.undo.push((tgt, Undo::Write(String::from(file), old_v.into_bytes(), false)));
         t.write(file, val.as_bytes())
     }
 
     /// Remember a list file (pids, function filters) before changing it.
     pub fn save_lines(&mut self, t: &Tracefs, tgt: Target, file: &str) -> Result<(), Error> {
         let old = t.read_str(file)?;
-        let lines = old
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#') && *l != "no pid")
-            .map(String::from)
-            .collect();
+        let mut lines = String::new();
+        for l in old.lines().map(str::trim) {
+            if !l.is_empty() && !l.starts_with('#') && l != "no pid" {
+                lines.push_str(l);
+                lines.push('\n');
+            }
+        }
         self.undo.push((tgt, Undo::Lines(String::from(file), lines)));
         Ok(())
     }
 
-    /// Append to a file, with the text that undoes it.
-    pub fn append(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str, undo: &str) -> Result<(), Error> {
+    /// Add a trigger; appending `!TRIGGER` undoes it.
+    pub fn add_trigger(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str) -> Result<(), Error> {
         t.append(file, val.as_bytes())?;
-        self.undo.push((tgt, Undo::Append(String::from(file), Vec::from(undo.as_bytes()))));
+        self.undo.push((tgt, Undo::Write(String::from(file), [b"!", val.as_bytes()].concat(), true)));
         Ok(())
     }
 
     /// Enable events; remember those that were off.
     pub fn enable(&mut self, t: &Tracefs, tgt: Target, evs: &[EventRef]) -> Result<(), String> {
         let on = t.read_str("set_event").map_err(msg)?;
-        let mut on: Vec<&str> = on.lines().collect();
-        crate::util::sort(&mut on);
-        // `evs` is sorted, and so stays `off`.
         let off: Vec<EventRef> = evs
             .iter()
-            .filter(|e| on.binary_search(&format!("{}:{}", e.system, e.name).as_str()).is_err())
+            .filter(|e| !on.lines().any(|l| l.split_once(':') == Some((e.system.as_str(), e.name.as_str()))))
             .cloned()
             .collect();
         // Record first: a failure halfway through still disables what got on.
@@ -111,8 +108,9 @@ impl Saver {
         enable_events(t, &off, true)
     }
 
-    pub fn created_instance(&mut self, name: &str) {
-        self.undo.push((Target::Top, Undo::Rmdir(String::from(name))));
+    /// `rel`: "instances/NAME".
+    pub fn created_instance(&mut self, rel: &str) {
+        self.undo.push((Target::Top, Undo::Rmdir(String::from(rel))));
     }
 
     /// Undo everything, newest first. Returns the failures, one per line.
@@ -121,14 +119,12 @@ impl Saver {
         while let Some((tgt, u)) = self.undo.pop() {
             let t = if tgt == Target::Top { top } else { rec };
             let r: Result<(), String> = match &u {
-                Undo::Write(f, v) => t.write(f, v).map_err(msg),
-                Undo::Append(f, v) => t.append(f, v).map_err(msg),
+                Undo::Write(f, v, append) => t.write_with(f, v, *append).map_err(msg),
                 Undo::Lines(f, lines) => t.write(f, b"").map_err(msg).and_then(|()| {
-                    lines.iter().try_for_each(|l| t.append(f, l.as_bytes()).map_err(msg))
+                    lines.lines().try_for_each(|l| t.append(f, l.as_bytes()).map_err(msg))
                 }),
                 Undo::Events(evs) => enable_events(t, evs, false),
-                Undo::Rmdir(name) => {
-                    let p = format!("instances/{name}");
+                Undo::Rmdir(p) => {
                     // Readers are closed by now, but a just-closed file may
                     // still hold a reference for a moment: retry briefly.
                     let mut r = Ok(());
@@ -139,7 +135,7 @@ impl Saver {
                         }
                         crate::sys::sleep_ms(20);
                     }
-                    r.map_err(|e| format!("{}: {}", top.path_of(&p), crate::sys::Msg(e)))
+                    r.map_err(|e| super::errmsg(&top.path_of(p), e))
                 }
             };
             if let Err(e) = r {
