@@ -315,7 +315,18 @@ impl core::fmt::Write for Out {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         // Escapes (U+F780..U+F7FF) exist only once put_all made one.
         if !crate::text::raw_used() {
-            self.buf.extend_from_slice(s.as_bytes());
+            let (n, len) = (s.len(), self.buf.len());
+            if n <= 4096 && self.buf.capacity() - len >= n {
+                // SAFETY: the n bytes after len are within the capacity
+                // (checked) and are written before set_len counts them;
+                // s is another object than buf.
+                unsafe {
+                    crate::text::kernel::copy_short(self.buf.as_mut_ptr().add(len), s.as_ptr(), n);
+                    self.buf.set_len(len + n);
+                }
+            } else {
+                self.buf.extend_from_slice(s.as_bytes());
+            }
         } else {
             for c in s.chars() {
                 match crate::text::raw_byte(c) {

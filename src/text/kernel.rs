@@ -1187,45 +1187,48 @@ pub fn rec_type(d: &[u8], e: Endian) -> u16 {
     }
 }
 
-/// Copy a short slice (dst and src of equal length) with fixed-size moves:
-/// musl's memcpy starts every call with `rep movsq`, whose start-up cost is
-/// far above that of the few bytes most of a line's pieces are.
+/// Copy `n` bytes from `src` to `dst` with fixed-size moves (16, 8, 4
+/// bytes, overlapping at the end): musl's memcpy is `rep movsq` with byte
+/// moves to align, whose start-up cost is far above that of copying the
+/// few dozen bytes a line or a piece of one is.
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `n` bytes; they do not overlap.
+#[inline(always)]
+pub(crate) unsafe fn copy_short(dst: *mut u8, src: *const u8, n: usize) {
+    use core::ptr::{read_unaligned as rd, write_unaligned as wr};
+    // SAFETY (all moves below): each reads and writes inside [0, n) of its
+    // pointer, which the caller vouches for.
+    unsafe {
+        if n >= 16 {
+            let mut i = 0;
+            while i + 16 < n {
+                wr(dst.add(i) as *mut [u8; 16], rd(src.add(i) as *const [u8; 16]));
+                // Keeps the loop a loop: LLVM would otherwise turn it back
+                // into a call of memcpy.
+                i = core::hint::black_box(i + 16);
+            }
+            wr(dst.add(n - 16) as *mut [u8; 16], rd(src.add(n - 16) as *const [u8; 16]));
+        } else if n >= 8 {
+            wr(dst as *mut u64, rd(src as *const u64));
+            wr(dst.add(n - 8) as *mut u64, rd(src.add(n - 8) as *const u64));
+        } else if n >= 4 {
+            wr(dst as *mut u32, rd(src as *const u32));
+            wr(dst.add(n - 4) as *mut u32, rd(src.add(n - 4) as *const u32));
+        } else {
+            for i in 0..n {
+                *dst.add(i) = *src.add(i);
+            }
+        }
+    }
+}
+
+/// [`copy_short`] between slices, as much as fits.
 #[inline(always)]
 fn copy_small(dst: &mut [u8], src: &[u8]) {
     let n = src.len().min(dst.len());
-    let (d, s) = (&mut dst[..n], &src[..n]);
-    if n > 16 {
-        d.copy_from_slice(s);
-    } else if n >= 8 {
-        move8(d, s, 0);
-        move8(d, s, n - 8);
-    } else if n >= 4 {
-        move4(d, s, 0);
-        move4(d, s, n - 4);
-    } else {
-        for i in 0..n {
-            d[i] = s[i];
-        }
-    }
-}
-
-/// 8 bytes at `at`, through fixed-size arrays (a register move, no call).
-#[inline(always)]
-fn move8(d: &mut [u8], s: &[u8], at: usize) {
-    if let (Some(sa), Some(da)) = (s.get(at..at + 8), d.get_mut(at..at + 8)) {
-        if let (Ok(v), Ok(w)) = (<[u8; 8]>::try_from(sa), <&mut [u8; 8]>::try_from(da)) {
-            *w = v;
-        }
-    }
-}
-
-#[inline(always)]
-fn move4(d: &mut [u8], s: &[u8], at: usize) {
-    if let (Some(sa), Some(da)) = (s.get(at..at + 4), d.get_mut(at..at + 4)) {
-        if let (Ok(v), Ok(w)) = (<[u8; 4]>::try_from(sa), <&mut [u8; 4]>::try_from(da)) {
-            *w = v;
-        }
-    }
+    // SAFETY: n is within both slices, which cannot overlap (&mut).
+    unsafe { copy_short(dst.as_mut_ptr(), src.as_ptr(), n) }
 }
 
 /// The five latency columns of a record's common flags and preempt count.
