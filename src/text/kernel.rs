@@ -1223,14 +1223,6 @@ pub(crate) unsafe fn copy_short(dst: *mut u8, src: *const u8, n: usize) {
     }
 }
 
-/// [`copy_short`] between slices, as much as fits.
-#[inline(always)]
-fn copy_small(dst: &mut [u8], src: &[u8]) {
-    let n = src.len().min(dst.len());
-    // SAFETY: n is within both slices, which cannot overlap (&mut).
-    unsafe { copy_short(dst.as_mut_ptr(), src.as_ptr(), n) }
-}
-
 /// The five latency columns of a record's common flags and preempt count.
 fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
     let flags = d.get(2).copied().unwrap_or(0);
@@ -1294,19 +1286,28 @@ impl<'a> Line<'a> {
     pub fn clear(&mut self) {
         self.n = 0;
     }
+    /// Where the next byte goes. Every write below checks its room against
+    /// `room()` once and then stores through this pointer: a size-optimised
+    /// build makes each checked slice index a function call.
+    #[inline(always)]
+    fn at(&mut self) -> *mut u8 {
+        // SAFETY: n <= b.len() always holds, so this is in (or one past) b.
+        unsafe { self.b.as_mut_ptr().add(self.n) }
+    }
     #[inline(always)]
     pub fn push(&mut self, c: u8) {
         if self.n < self.b.len() && c.is_ascii() {
-            self.b[self.n] = c;
+            // SAFETY: n < b.len(), checked just above.
+            unsafe { *self.at() = c };
             self.n += 1;
         }
     }
     /// ASCII bytes; anything else becomes `?` (keeps the UTF-8 invariant).
     #[inline(always)]
     pub fn extend(&mut self, s: &[u8]) {
-        let end = (self.n + s.len()).min(self.b.len());
-        let k = end - self.n;
-        copy_small(&mut self.b[self.n..end], &s[..k]);
+        let k = s.len().min(self.room());
+        // SAFETY: k bytes fit after n (room) and are in s.
+        unsafe { copy_short(self.at(), s.as_ptr(), k) };
         // A plain loop, inline: core's is_ascii and even `any` are calls
         // costing more than the few bytes a piece of a line is.
         let mut hi = 0;
@@ -1314,54 +1315,51 @@ impl<'a> Line<'a> {
             hi |= c;
         }
         if hi >= 0x80 {
-            for c in &mut self.b[self.n..end] {
+            for c in &mut self.b[self.n..self.n + k] {
                 if !c.is_ascii() {
                     *c = b'?';
                 }
             }
         }
-        self.n = end;
+        self.n += k;
     }
     /// A whole str, or nothing if it does not fit (a char is never cut).
     #[inline(always)]
     pub fn extend_str(&mut self, s: &str) -> bool {
-        let end = self.n + s.len();
-        if end > self.b.len() {
+        if s.len() > self.room() {
             return false;
         }
-        copy_small(&mut self.b[self.n..end], s.as_bytes());
-        self.n = end;
+        // SAFETY: s fits after n (checked).
+        unsafe { copy_short(self.at(), s.as_ptr(), s.len()) };
+        self.n += s.len();
         true
     }
     /// Room left.
-    #[inline]
+    #[inline(always)]
     pub fn room(&self) -> usize {
         self.b.len() - self.n
     }
     #[inline(always)]
     pub fn pad(&mut self, k: usize) {
-        const SP: [u8; 16] = [b' '; 16];
-        let mut k = k;
-        while k > 0 {
-            let c = k.min(16);
-            let end = (self.n + c).min(self.b.len());
-            let m = end - self.n;
-            copy_small(&mut self.b[self.n..end], &SP[..m]);
-            self.n = end;
-            if m < c {
-                return;
-            }
-            k -= c;
-        }
+        let k = k.min(self.room());
+        // SAFETY: k bytes fit after n (room).
+        unsafe { core::ptr::write_bytes(self.at(), b' ', k) };
+        self.n += k;
     }
     /// `%lx`.
     pub fn hex(&mut self, v: u64) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         // Digits straight into place, like `uint`.
         let n = (16 - v.leading_zeros() as usize / 4).max(1);
-        let Some(d) = self.b.get_mut(self.n..self.n + n) else { return };
-        for (k, c) in d.iter_mut().enumerate() {
-            *c = HEX[((v >> (4 * (n - 1 - k))) & 15) as usize];
+        if n > self.room() {
+            return;
+        }
+        let p = self.at();
+        let mut x = v;
+        for k in (0..n).rev() {
+            // SAFETY: k < n bytes fit after n (checked).
+            unsafe { *p.add(k) = HEX[(x & 15) as usize] };
+            x >>= 4;
         }
         self.n += n;
     }
@@ -1380,10 +1378,13 @@ impl<'a> Line<'a> {
     /// build emits; digits go straight into place.
     pub fn uint(&mut self, v: u64) -> usize {
         let n = Self::width(v);
-        if self.n + n > self.b.len() {
+        if n > self.room() {
             return 0;
         }
-        let mut i = self.n + n;
+        let p = self.at();
+        let mut i = n;
+        // SAFETY (the stores): i only goes down from n, and n bytes fit
+        // after the line's end (checked).
         if v <= u32::MAX as u64 {
             // Two digits per step, a multiply instead of a divide.
             let mut x = v as u32;
@@ -1391,27 +1392,28 @@ impl<'a> Line<'a> {
                 let q = ((x as u64 * 0x51EB_851F) >> 37) as u32;
                 let r = (x - q * 100) as usize;
                 i -= 2;
-                self.b[i] = DIGITS2[2 * r];
-                self.b[i + 1] = DIGITS2[2 * r + 1];
+                unsafe {
+                    *p.add(i) = DIGITS2[2 * r];
+                    *p.add(i + 1) = DIGITS2[2 * r + 1];
+                }
                 x = q;
             }
             if x >= 10 {
                 i -= 2;
-                self.b[i] = DIGITS2[2 * x as usize];
-                self.b[i + 1] = DIGITS2[2 * x as usize + 1];
-            } else {
+                unsafe {
+                    *p.add(i) = DIGITS2[2 * x as usize];
+                    *p.add(i + 1) = DIGITS2[2 * x as usize + 1];
+                }
+            } else if i > 0 {
                 i -= 1;
-                self.b[i] = b'0' + x as u8;
+                unsafe { *p.add(i) = b'0' + x as u8 };
             }
         } else {
             let mut x = v;
-            loop {
+            while i > 0 {
                 i -= 1;
-                self.b[i] = b'0' + (x % 10) as u8;
+                unsafe { *p.add(i) = b'0' + (x % 10) as u8 };
                 x /= 10;
-                if x == 0 {
-                    break;
-                }
             }
         }
         self.n += n;
@@ -1447,14 +1449,16 @@ impl<'a> Line<'a> {
     }
     /// `%06u` of a value below a million (the microseconds column).
     pub fn six(&mut self, v: u32) {
+        if self.room() < 6 {
+            return;
+        }
         let v = v % 1_000_000;
         let (a, b, c) = (2 * (v / 10_000) as usize, 2 * (v / 100 % 100) as usize, 2 * (v % 100) as usize);
         let d = DIGITS2;
         let t = [d[a], d[a + 1], d[b], d[b + 1], d[c], d[c + 1]];
-        if let Some(o) = self.b.get_mut(self.n..self.n + 6) {
-            o.copy_from_slice(&t);
-            self.n += 6;
-        }
+        // SAFETY: 6 bytes fit (checked).
+        unsafe { copy_short(self.at(), t.as_ptr(), 6) };
+        self.n += 6;
     }
     /// `%0*u`.
     #[inline(always)]
@@ -1469,7 +1473,7 @@ impl<'a> Line<'a> {
         // SAFETY: every byte in b[..n] was copied from a &str (extend_str,
         // whole strs only) or checked to be ASCII (push, extend, pad, digits),
         // so b[..n] is valid UTF-8.
-        unsafe { core::str::from_utf8_unchecked(&self.b[..self.n]) }
+        unsafe { core::str::from_utf8_unchecked(self.b.get_unchecked(..self.n)) }
     }
     /// Write out and empty.
     #[inline]
