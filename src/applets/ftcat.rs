@@ -533,7 +533,14 @@ impl Lookahead {
         if self.graph_ent.is_empty() {
             return false;
         }
-        self.graph_ent.contains(&text::kernel::rec_type(d, self.endian))
+        // A loop, not `contains` (a call per record at opt-level z).
+        let ty = text::kernel::rec_type(d, self.endian);
+        for &g in &self.graph_ent {
+            if g == ty {
+                return true;
+            }
+        }
+        false
     }
 }
 
