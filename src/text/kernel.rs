@@ -60,8 +60,10 @@ pub enum Kind {
     UStack { caller: u16 },
     FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
     RawData { id: F, buf: u16 },
-    /// `sys_enter_*`: the syscall's name (`sys_openat`) and its arguments.
-    SysEnter { name: String, args: Vec<(String, String, F)> },
+    /// `sys_enter_*`: the syscall's name (`sys_openat`) and its arguments,
+    /// and the text before each value as one piece (`sys_openat(dfd: `,
+    /// `, filename: `, ...).
+    SysEnter { name: String, args: Vec<(String, String, F)>, pieces: Vec<(String, F)> },
     SysExit { name: String, ret: F },
     /// kprobe/fprobe (`ip`) and kretprobe/fexit (`ip` = `__probe_ret_ip`,
     /// `func` = `__probe_func`): trace_kprobe.c prints the probe address as
@@ -184,7 +186,23 @@ fn classify_kind(e: &Event) -> Option<Kind> {
             }
             let mut name = String::from("sys_");
             name.push_str(n);
-            return Some(Kind::SysEnter { name, args });
+            let pieces = args
+                .iter()
+                .enumerate()
+                .map(|(i, (a, _, f))| {
+                    let mut p = String::new();
+                    if i == 0 {
+                        p.push_str(&name);
+                        p.push('(');
+                    } else {
+                        p.push_str(", ");
+                    }
+                    p.push_str(a);
+                    p.push_str(": ");
+                    (p, *f)
+                })
+                .collect();
+            return Some(Kind::SysEnter { name, args, pieces });
         }
         if let Some(n) = e.name.strip_prefix("sys_exit_") {
             let mut name = String::from("sys_");
@@ -265,11 +283,12 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     /// (array_buffer->time_start), which the kernel does not export: 0 is
     /// right for a buffer never reset (a new instance, the boot buffer).
     pub time_start: u64,
-    /// The context columns' `comm-pid (tgid) [cpu] ` of the last pid and CPU, and its
-    /// ` secs.` of the last second (with its start in µs): records come in runs of one task, and
-    /// rebuilding them was a third of a syscall line's cost.
+    /// The context columns' `comm-pid (tgid) [cpu] ` of the last pid and CPU: records come in
+    /// runs of one task, and rebuilding them was a third of a syscall line's cost ...
     pre: core::cell::Cell<(i32, bool, u32, String)>,
-    secs: core::cell::Cell<(u64, [u8; 24], u8)>,
+    /// ... and the whole prefix up to the microseconds: (what it depends
+    /// on besides pid and CPU, the second's start in µs, the text).
+    full: core::cell::Cell<(u32, u64, String)>,
     pub counts: Counts,
 }
 
@@ -296,7 +315,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             pend: None,
             time_start: 0,
             pre: core::cell::Cell::new((0, false, 0, String::new())),
-            secs: core::cell::Cell::new((0, [0; 24], 0)),
+            full: core::cell::Cell::new((0, 0, String::new())),
             counts: Counts::default(),
         }
     }
@@ -773,7 +792,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 }
                 out.write_char('\n')?;
             }
-            Kind::SysEnter { name, args } => {
+            Kind::SysEnter { name, args, .. } => {
                 super::syscalls::enter(out, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE))?;
             }
             Kind::SysExit { name, ret } => {
@@ -841,8 +860,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 b.push(b'\n');
                 true
             }
-            Kind::SysEnter { name, args } => {
-                let ok = super::syscalls::enter_line(b, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE));
+            Kind::SysEnter { name, args, pieces } => {
+                let ok = super::syscalls::enter_line(b, name, args, pieces, d, e, self.kver, self.opts.has(opts::VERBOSE));
                 if !ok {
                     b.truncate(mark);
                 }
@@ -978,68 +997,75 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     /// The context columns into a line buffer (the event text may follow).
     pub fn context_into(&self, b: &mut Line, r: &Rec) {
-        let pid = self.pid(r.data);
+        let d = r.data;
+        let pid = self.pid(d);
         let tgid = self.opts.has(opts::RECORD_TGID);
+        let irq = self.opts.has(opts::IRQ_INFO);
+        // What the columns after `[cpu] ` depend on besides the second: the
+        // flags bytes when shown, the options; bit 16 says "valid".
+        let key = if irq { 0x3_0000 | (d.get(2).copied().unwrap_or(0) as u32) | ((d.get(3).copied().unwrap_or(0) as u32) << 8) } else { 0x1_0000 } | (self.in_ns as u32) << 18;
+        let t = if self.in_ns { ns2usecs(r.ts) } else { 0 };
         let mut pre = self.pre.take();
-        if pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty() {
-            b.extend_str(&pre.3);
+        let mut full = self.full.take();
+        let who = pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty();
+        if who && full.0 == key && t.wrapping_sub(full.1) < 1_000_000 {
+            b.extend_str(&full.2);
         } else {
             let mark = b.len();
-            let comm = self.cmd.comm(pid);
-            b.pad(16usize.saturating_sub(kwidth(comm)));
-            b.extend_str(comm);
-            b.push(b'-');
-            let n = b.int(pid as i64);
-            b.pad(7usize.saturating_sub(n));
-            b.push(b' ');
-            if tgid {
-                match self.cmd.tgid(pid) {
-                    0 => b.extend(b"(-------) "),
-                    t => {
-                        b.push(b'(');
-                        b.int_right(t as i64, 7);
-                        b.extend(b") ");
+            if who {
+                b.extend_str(&pre.3);
+            } else {
+                let comm = self.cmd.comm(pid);
+                b.pad(16usize.saturating_sub(kwidth(comm)));
+                b.extend_str(comm);
+                b.push(b'-');
+                let n = b.int(pid as i64);
+                b.pad(7usize.saturating_sub(n));
+                b.push(b' ');
+                if tgid {
+                    match self.cmd.tgid(pid) {
+                        0 => b.extend(b"(-------) "),
+                        t => {
+                            b.push(b'(');
+                            b.int_right(t as i64, 7);
+                            b.extend(b") ");
+                        }
                     }
                 }
+                b.push(b'[');
+                b.zeros(r.cpu as u64, 3);
+                b.extend(b"] ");
+                pre.3.clear();
+                pre.3.push_str(b.as_str().get(mark..).unwrap_or(""));
+                (pre.0, pre.1, pre.2) = (pid, tgid, r.cpu);
             }
-            b.push(b'[');
-            b.zeros(r.cpu as u64, 3);
-            b.extend(b"] ");
-            pre.3.clear();
-            pre.3.push_str(b.as_str().get(mark..).unwrap_or(""));
-            (pre.0, pre.1, pre.2) = (pid, tgid, r.cpu);
-        }
-        self.pre.set(pre);
-        if self.opts.has(opts::IRQ_INFO) {
-            let mut t = [0u8; 5];
-            lat_chars(r.data, &mut t);
-            b.extend(&t);
+            if irq {
+                let mut f = [0u8; 5];
+                lat_chars(d, &mut f);
+                b.extend(&f);
+            }
+            if self.in_ns {
+                let sec = t / 1_000_000;
+                b.push(b' ');
+                b.int_right(sec as i64, 5);
+                b.push(b'.');
+                full.1 = sec * 1_000_000;
+            }
+            full.0 = key;
+            full.2.clear();
+            full.2.push_str(b.as_str().get(mark..).unwrap_or(""));
         }
         if self.in_ns {
-            let t = ns2usecs(r.ts);
-            // The cached second's start in microseconds: no 64-bit divide
-            // (tens of cycles in a size-optimised build) within it.
-            let (s, mut arr, n) = self.secs.get();
-            let usec = t.wrapping_sub(s);
-            if usec < 1_000_000 && n > 0 {
-                b.extend(&arr[..n as usize]);
-                b.six(usec as u32);
-            } else {
-                let (sec, usec) = (t / 1_000_000, t % 1_000_000);
-                let mut l = Line::on(&mut arr);
-                l.push(b' ');
-                l.int_right(sec as i64, 5);
-                l.push(b'.');
-                let n = l.len();
-                b.extend(&arr[..n]);
-                self.secs.set((sec * 1_000_000, arr, n as u8));
-                b.six(usec as u32);
-            }
+            // Microseconds within the cached second: no 64-bit divide
+            // (tens of cycles in a size-optimised build).
+            b.six(t.wrapping_sub(full.1) as u32);
         } else {
             b.push(b' ');
             b.uint_right(r.ts, 12);
         }
         b.extend(b": ");
+        self.pre.set(pre);
+        self.full.set(full);
     }
 
     #[inline]

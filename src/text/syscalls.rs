@@ -14,6 +14,12 @@ use crate::cursor::{read_uint, Endian};
 /// `: VALUE` of one argument, in the style of the recording's kernel.
 fn value(b: &mut Line, v: u64, new_style: bool) {
     b.extend(b": ");
+    digits(b, v, new_style);
+}
+
+/// VALUE alone.
+#[inline(always)]
+fn digits(b: &mut Line, v: u64, new_style: bool) {
     if new_style && v < 10 {
         b.push(b'0' + v as u8);
     } else {
@@ -25,8 +31,22 @@ fn value(b: &mut Line, v: u64, new_style: bool) {
 }
 
 /// The same into a line buffer; false when it does not fit.
-pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
+#[allow(clippy::too_many_arguments)]
+pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], pieces: &[(String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
     let new_style = kver == 0 || kver >= 6018;
+    if !verbose && !pieces.is_empty() {
+        // The usual case: one copy for the text before each value.
+        for (p, f) in pieces {
+            // A value is at most 18 bytes, `)\n` follows.
+            if b.room() < p.len() + 20 {
+                return false;
+            }
+            b.extend_str(p);
+            digits(b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
+        }
+        b.extend(b")\n");
+        return true;
+    }
     if !b.extend_str(name) {
         return false;
     }
