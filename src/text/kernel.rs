@@ -1004,7 +1004,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         // What the columns after `[cpu] ` depend on besides the second: the
         // flags bytes when shown, the options; bit 16 says "valid".
         let key = if irq { 0x3_0000 | (d.get(2).copied().unwrap_or(0) as u32) | ((d.get(3).copied().unwrap_or(0) as u32) << 8) } else { 0x1_0000 } | (self.in_ns as u32) << 18;
-        let t = if self.in_ns { ns2usecs(r.ts) } else { 0 };
+        let t = if self.in_ns { usecs(r.ts) } else { 0 };
         let mut pre = self.pre.take();
         let mut full = self.full.take();
         let who = pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty();
@@ -1185,6 +1185,15 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 /// significant first (seq_buf_putmem_hex), and a space.
 fn hex_field(out: &mut dyn Write, v: u64, size: usize) -> fmt::Result {
     write!(out, "{:0w$x} ", v, w = 2 * size)
+}
+
+/// [`ns2usecs`] with a multiply for the divide (see [`Line::six`]):
+/// x / 1000 = high half of (x >> 3) * ceil(2^68 / 1000), >> 4, exact for
+/// every u64.
+#[inline]
+fn usecs(ns: u64) -> u64 {
+    let x = ns.wrapping_add(500);
+    ((((x >> 3) as u128 * 0x20C4_9BA5_E353_F7CF) >> 64) >> 4) as u64
 }
 
 /// trace_find_mark(): the delay mark of the latency format, for a delta in ns.
@@ -1474,12 +1483,18 @@ impl<'a> Line<'a> {
         self.uint(v);
     }
     /// `%06u` of a value below a million (the microseconds column).
+    /// Divides by constants are multiplies here: a size-optimised build
+    /// emits `div` for them, tens of cycles each.
     pub fn six(&mut self, v: u32) {
         if self.room() < 6 {
             return;
         }
-        let v = v % 1_000_000;
-        let (a, b, c) = (2 * (v / 10_000) as usize, 2 * (v / 100 % 100) as usize, 2 * (v % 100) as usize);
+        let v = if v >= 1_000_000 { v % 1_000_000 } else { v };
+        // v / 10000 and v / 100, exact for v < 10^6.
+        let hi = ((v as u64 * 109_951_163) >> 40) as u32;
+        let lo = v - hi * 10_000;
+        let mid = ((lo as u64 * 0x51EB_851F) >> 37) as u32;
+        let (a, b, c) = (2 * hi as usize, 2 * mid as usize, 2 * (lo - mid * 100) as usize);
         let d = DIGITS2;
         let t = [d[a], d[a + 1], d[b], d[b + 1], d[c], d[c + 1]];
         // SAFETY: 6 bytes fit (checked).
@@ -1610,5 +1625,24 @@ mod probe_tests {
         let le = crate::cursor::Endian::Little;
         assert!(matches!(kind(2), Kind::Probe { func: Some(f), ip } if ip.get(&d, le) == 2 && f.get(&d, le) == 1));
         assert!(matches!(kind(3), Kind::Generic));
+    }
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::{usecs, Line};
+
+    /// The divide-free microseconds: the same as the plain divides.
+    #[test]
+    fn six_and_usecs() {
+        let mut buf = [0u8; 16];
+        for v in [0u32, 7, 99, 100, 9_999, 10_000, 123_456, 999_999, 1_000_000, 4_294_967_295] {
+            let mut l = Line::on(&mut buf);
+            l.six(v);
+            assert_eq!(l.as_str(), alloc::format!("{:06}", v % 1_000_000));
+        }
+        for ns in [0u64, 499, 500, 1_499, 11_408_000_733_123, u64::MAX - 500, u64::MAX - 499, u64::MAX] {
+            assert_eq!(usecs(ns), super::ns2usecs(ns), "{}", ns);
+        }
     }
 }
