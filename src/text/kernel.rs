@@ -1187,6 +1187,12 @@ fn hex_field(out: &mut dyn Write, v: u64, size: usize) -> fmt::Result {
     write!(out, "{:0w$x} ", v, w = 2 * size)
 }
 
+#[cold]
+#[inline(never)]
+fn mod_million(v: u32) -> u32 {
+    v % 1_000_000
+}
+
 /// [`ns2usecs`] with a multiply for the divide (see [`Line::six`]):
 /// x / 1000 = high half of (x >> 3) * ceil(2^68 / 1000), >> 4, exact for
 /// every u64.
@@ -1484,22 +1490,27 @@ impl<'a> Line<'a> {
     }
     /// `%06u` of a value below a million (the microseconds column).
     /// Divides by constants are multiplies here: a size-optimised build
-    /// emits `div` for them, tens of cycles each.
+    /// emits `div` for them, tens of cycles each; the digits go out in
+    /// one store, not byte by byte through the stack.
     pub fn six(&mut self, v: u32) {
-        if self.room() < 6 {
-            return;
-        }
-        let v = if v >= 1_000_000 { v % 1_000_000 } else { v };
+        let v = if v >= 1_000_000 { mod_million(v) } else { v };
         // v / 10000 and v / 100, exact for v < 10^6.
         let hi = ((v as u64 * 109_951_163) >> 40) as u32;
         let lo = v - hi * 10_000;
         let mid = ((lo as u64 * 0x51EB_851F) >> 37) as u32;
-        let (a, b, c) = (2 * hi as usize, 2 * mid as usize, 2 * (lo - mid * 100) as usize);
-        let d = DIGITS2;
-        let t = [d[a], d[a + 1], d[b], d[b + 1], d[c], d[c + 1]];
-        // SAFETY: 6 bytes fit (checked).
-        unsafe { copy_short(self.at(), t.as_ptr(), 6) };
-        self.n += 6;
+        let pair = |x: u32| {
+            let i = 2 * x.min(99) as usize;
+            u16::from_le_bytes([DIGITS2[i], DIGITS2[i + 1]]) as u64
+        };
+        let w = pair(hi) | pair(mid) << 16 | pair(lo - mid * 100) << 32;
+        if self.room() >= 8 {
+            // SAFETY: 8 bytes fit (checked); the two past the six digits
+            // are beyond the line's end and not counted.
+            unsafe { core::ptr::write_unaligned(self.at() as *mut [u8; 8], w.to_le_bytes()) };
+            self.n += 6;
+        } else if self.room() >= 6 {
+            self.extend(&w.to_le_bytes()[..6]);
+        }
     }
     /// `%0*u`.
     #[inline(always)]
