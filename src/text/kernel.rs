@@ -285,10 +285,10 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     pub time_start: u64,
     /// The context columns' `comm-pid (tgid) [cpu] ` of the last pid and CPU: records come in
     /// runs of one task, and rebuilding them was a third of a syscall line's cost ...
-    pre: core::cell::Cell<(i32, bool, u32, String)>,
+    pre: (i32, bool, u32, String),
     /// ... and the whole prefix up to the microseconds: (what it depends
     /// on besides pid and CPU, the second's start in µs, the text).
-    full: core::cell::Cell<(u32, u64, String)>,
+    full: (u32, u64, String),
     pub counts: Counts,
 }
 
@@ -314,8 +314,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             lat_buf: String::new(),
             pend: None,
             time_start: 0,
-            pre: core::cell::Cell::new((0, false, 0, String::new())),
-            full: core::cell::Cell::new((0, 0, String::new())),
+            pre: (0, false, 0, String::new()),
+            full: (0, 0, String::new()),
             counts: Counts::default(),
         }
     }
@@ -478,6 +478,42 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             return res;
         }
         self.trace_fmt(out, r, class, next)
+    }
+
+    /// [`Kernel::line`] for a line of context columns and a short event
+    /// (syscalls) in the default format, written straight into `dst` (at
+    /// least [`LINE_MAX`] bytes, e.g. an output buffer's free space):
+    /// Some(its length), or None when the record needs [`Kernel::line`]
+    /// (then nothing was printed and no state changed but caches).
+    pub fn line_into(&mut self, dst: &mut [u8], r: &Rec) -> Option<usize> {
+        const OTHER: u32 = opts::BIN | opts::HEX | opts::RAW | opts::LATENCY_FMT | opts::FIELDS;
+        if self.pend.is_some() || self.tracer == Tracer::Graph || self.opts.flags & OTHER != 0 || !self.opts.has(opts::CONTEXT_INFO) {
+            return None;
+        }
+        let c = r.cpu as usize;
+        // cpu_buff_start() would have something to do.
+        if self.annotate && self.opts.has(opts::ANNOTATE) && c < MAX_CPUS && !self.started.get(c).copied().unwrap_or(false) {
+            return None;
+        }
+        let cls = self.cls;
+        let class = cls.get(rec_type(r.data, self.endian))?;
+        if !matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. }) {
+            return None;
+        }
+        let mut b = Line::on(dst);
+        self.context_into(&mut b, r);
+        if !self.short_event(&mut b, r, class) {
+            return None;
+        }
+        // What `line` does for every record.
+        self.idx += 1;
+        if c < MAX_CPUS {
+            if self.seen.len() <= c {
+                self.seen.resize(c + 1, false);
+            }
+            self.seen[c] = true;
+        }
+        Some(b.len())
     }
 
     /// The end of the records: a latency line still waiting for the next
@@ -996,7 +1032,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 
     /// The context columns into a line buffer (the event text may follow).
-    pub fn context_into(&self, b: &mut Line, r: &Rec) {
+    pub fn context_into(&mut self, b: &mut Line, r: &Rec) {
         let d = r.data;
         let pid = self.pid(d);
         let tgid = self.opts.has(opts::RECORD_TGID);
@@ -1005,8 +1041,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         // flags bytes when shown, the options; bit 16 says "valid".
         let key = if irq { 0x3_0000 | (d.get(2).copied().unwrap_or(0) as u32) | ((d.get(3).copied().unwrap_or(0) as u32) << 8) } else { 0x1_0000 } | (self.in_ns as u32) << 18;
         let t = if self.in_ns { usecs(r.ts) } else { 0 };
-        let mut pre = self.pre.take();
-        let mut full = self.full.take();
+        let (pre, full) = (&mut self.pre, &mut self.full);
         let who = pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty();
         if who && full.0 == key && t.wrapping_sub(full.1) < 1_000_000 {
             b.extend_str(&full.2);
@@ -1063,9 +1098,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             b.push(b' ');
             b.uint_right(r.ts, 12);
         }
-        b.extend(b": ");
-        self.pre.set(pre);
-        self.full.set(full);
+        b.extend_str(": ");
     }
 
     #[inline]
