@@ -162,6 +162,17 @@ impl<'a> Cursor<'a> {
 /// Direct loads rather than a Cursor: every field of every record comes
 /// through here.
 pub fn read_uint(data: &[u8], off: usize, size: usize, endian: Endian) -> Result<u64, Eof> {
+    // With 8 bytes readable at off (most fields): one load, then the
+    // field's bytes kept.
+    if matches!(size, 1 | 2 | 4 | 8) && off <= data.len() && data.len() - off >= 8 {
+        // SAFETY: off + 8 <= data.len(), checked just above.
+        let a = unsafe { core::ptr::read_unaligned(data.as_ptr().add(off) as *const [u8; 8]) };
+        let sh = 64 - 8 * size as u32;
+        return Ok(match endian {
+            Endian::Little => (u64::from_le_bytes(a) << sh) >> sh,
+            Endian::Big => u64::from_be_bytes(a) >> sh,
+        });
+    }
     let err = Eof { at: off, want: size, len: data.len() };
     let b = match off.checked_add(size) {
         Some(end) if matches!(size, 1 | 2 | 4 | 8) => data.get(off..end).ok_or(err)?,
@@ -190,6 +201,23 @@ mod tests {
         let mut b = Cursor::new(&d, Endian::Big);
         assert_eq!(b.u32().unwrap(), 0x01020304);
         assert_eq!(read_uint(&d, 0, 8, Endian::Big).unwrap(), 0x0102030405060708);
+        // Each size, with and without 8 bytes after the offset.
+        for off in 0..d.len() {
+            for size in [1usize, 2, 4, 8] {
+                for e in [Endian::Little, Endian::Big] {
+                    let want = d.get(off..off + size).map(|b| {
+                        let mut v = 0u64;
+                        for i in 0..size {
+                            let k = if e == Endian::Big { i } else { size - 1 - i };
+                            v = (v << 8) | b[k] as u64;
+                        }
+                        v
+                    });
+                    assert_eq!(read_uint(&d, off, size, e).ok(), want, "{} {} {:?}", off, size, e);
+                }
+            }
+        }
+        assert!(read_uint(&d, 0, 3, Endian::Little).is_err());
         let mut e = Cursor::at(&d, 8, Endian::Little);
         assert_eq!(e.cstr().unwrap(), b"A");
         assert!(e.u8().is_err());
