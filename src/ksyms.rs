@@ -253,8 +253,26 @@ fn scan_addr(text: &[u8], name: &[u8]) -> Option<u64> {
 }
 
 /// Index of the first `\n` of `t` at or after `i` (`t.len()` if none),
-/// eight bytes per step.
+/// sixteen bytes per step with SSE2 (every x86_64 has it), eight with
+/// plain integers elsewhere.
+#[inline]
 fn newline(t: &[u8], mut i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+        while i + 16 <= t.len() {
+            // SAFETY: SSE2 is part of x86_64; the 16 bytes at i are inside
+            // t (checked by the loop condition); loadu has no alignment need.
+            let m = unsafe {
+                let v = _mm_loadu_si128(t.as_ptr().add(i) as *const _);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)))
+            };
+            if m != 0 {
+                return i + m.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+    }
     const ONES: u64 = 0x0101_0101_0101_0101;
     while let Some(c) = t.get(i..i + 8) {
         let mut w = [0u8; 8];

@@ -41,7 +41,18 @@ impl Cmdlines {
             let (Some(p), Some(name)) = (it.next(), it.next()) else { continue };
             let Some(pid) = parse_i32(p) else { continue };
             let start = self.names.len() as u32;
-            let _ = super::put_all(&mut self.names, name);
+            // Plain ASCII names (nearly all) as they are, the rest through
+            // put_all's escapes.
+            let mut hi = 0;
+            for &c in name {
+                hi |= c;
+            }
+            match core::str::from_utf8(name) {
+                Ok(s) if hi < 0x80 => self.names.push_str(s),
+                _ => {
+                    let _ = super::put_all(&mut self.names, name);
+                }
+            }
             self.pids.push((pid, start, self.names.len() as u32));
         }
         // Appended, then sorted once: inserting each line in place moved
@@ -126,7 +137,10 @@ impl Cmdlines {
 /// Sorted by pid (stable), keeping the last entry of each pid: a later line
 /// for a pid wins, as with `insert`.
 fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
-    crate::util::sort_by_key(&mut v, pid);
+    // The kernel's files are often in pid order already.
+    if v.windows(2).any(|w| pid(&w[0]) > pid(&w[1])) {
+        crate::util::sort_by_key(&mut v, pid);
+    }
     let mut out: Vec<T> = Vec::with_capacity(v.len());
     for e in v {
         match out.last_mut() {

@@ -835,7 +835,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 out.write_str(name)?;
                 let mut arr = [0u8; 32];
                 let mut b = Line::on(&mut arr);
-                b.extend(b" -> 0x");
+                b.extend_str(" -> 0x");
                 b.hex(self.ulong(ret.get(d, e)));
                 b.push(b'\n');
                 out.write_str(b.as_str())?;
@@ -891,7 +891,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                     return false;
                 }
                 b.extend_str(name);
-                b.extend(b" -> 0x");
+                b.extend_str(" -> 0x");
                 b.hex(self.ulong(ret.get(d, e)));
                 b.push(b'\n');
                 true
@@ -1059,17 +1059,19 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 b.push(b' ');
                 if tgid {
                     match self.cmd.tgid(pid) {
-                        0 => b.extend(b"(-------) "),
+                        0 => {
+                            b.extend_str("(-------) ");
+                        }
                         t => {
                             b.push(b'(');
                             b.int_right(t as i64, 7);
-                            b.extend(b") ");
+                            b.extend_str(") ");
                         }
                     }
                 }
                 b.push(b'[');
                 b.zeros(r.cpu as u64, 3);
-                b.extend(b"] ");
+                b.extend_str("] ");
                 pre.3.clear();
                 pre.3.push_str(b.as_str().get(mark..).unwrap_or(""));
                 (pre.0, pre.1, pre.2) = (pid, tgid, r.cpu);
@@ -1420,21 +1422,35 @@ impl<'a> Line<'a> {
         unsafe { core::ptr::write_bytes(self.at(), b' ', k) };
         self.n += k;
     }
-    /// `%lx`.
+    /// `%lx`: all sixteen digits made at once (each nibble spread to a
+    /// byte, then turned into its ASCII digit by arithmetic), the
+    /// significant ones copied.
     pub fn hex(&mut self, v: u64) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        // Digits straight into place, like `uint`.
         let n = (16 - v.leading_zeros() as usize / 4).max(1);
         if n > self.room() {
             return;
         }
-        let p = self.at();
-        let mut x = v;
-        for k in (0..n).rev() {
-            // SAFETY: k < n bytes fit after n (checked).
-            unsafe { *p.add(k) = HEX[(x & 15) as usize] };
-            x >>= 4;
+        // The nibbles of a u32, one per byte, most significant in the
+        // lowest byte (first in memory from to_le_bytes).
+        fn spread(x: u32) -> u64 {
+            let x = x as u64;
+            let x = (x | x << 16) & 0x0000_FFFF_0000_FFFF;
+            let x = (x | x << 8) & 0x00FF_00FF_00FF_00FF;
+            let x = (x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F;
+            // Byte k holds nibble k (least significant first): reverse.
+            x.swap_bytes()
         }
+        fn ascii(x: u64) -> u64 {
+            const ONES: u64 = 0x0101_0101_0101_0101;
+            // 0..9 → '0'..'9', 10..15 → 'a'..'f' ('a' - '0' - 10 = 39).
+            let letter = ((x + 6 * ONES) >> 4) & ONES;
+            x + 0x30 * ONES + letter * 39
+        }
+        let mut d = [0u8; 16];
+        d[..8].copy_from_slice(&ascii(spread((v >> 32) as u32)).to_le_bytes());
+        d[8..].copy_from_slice(&ascii(spread(v as u32)).to_le_bytes());
+        // SAFETY: n <= 16 bytes fit after the line's end (checked).
+        unsafe { copy_short(self.at(), d.as_ptr().add(16 - n), n) };
         self.n += n;
     }
     pub fn len(&self) -> usize {
@@ -1684,6 +1700,11 @@ mod number_tests {
             let mut l = Line::on(&mut buf);
             l.six(v);
             assert_eq!(l.as_str(), alloc::format!("{:06}", v % 1_000_000));
+        }
+        for v in [0u64, 1, 9, 10, 15, 16, 0xdead, 0x55d0_c0f9_c000, 0x8000_0000, 0xffff_ffff, 0x1_0000_0000, 0x0123_4567_89ab_cdef, u64::MAX] {
+            let mut l = Line::on(&mut buf);
+            l.hex(v);
+            assert_eq!(l.as_str(), alloc::format!("{:x}", v));
         }
         for ns in [0u64, 499, 500, 1_499, 11_408_000_733_123, u64::MAX - 500, u64::MAX - 499, u64::MAX] {
             assert_eq!(usecs(ns), super::ns2usecs(ns), "{}", ns);

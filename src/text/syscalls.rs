@@ -13,7 +13,7 @@ use crate::cursor::{read_uint, Endian};
 
 /// `: VALUE` of one argument, in the style of the recording's kernel.
 fn value(b: &mut Line, v: u64, new_style: bool) {
-    b.extend(b": ");
+    b.extend_str(": ");
     digits(b, v, new_style);
 }
 
@@ -24,7 +24,7 @@ fn digits(b: &mut Line, v: u64, new_style: bool) {
         b.push(b'0' + v as u8);
     } else {
         if new_style {
-            b.extend(b"0x");
+            b.extend_str("0x");
         }
         b.hex(v);
     }
@@ -44,7 +44,7 @@ pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], pieces
             b.extend_str(p);
             digits(b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
         }
-        b.extend(b")\n");
+        b.extend_str(")\n");
         return true;
     }
     if !b.extend_str(name) {
@@ -56,7 +56,7 @@ pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], pieces
             return false;
         }
         if i > 0 {
-            b.extend(b", ");
+            b.extend_str(", ");
         }
         if verbose {
             b.extend_str(ty);
@@ -68,7 +68,7 @@ pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], pieces
     if b.room() < 2 {
         return false;
     }
-    b.extend(b")\n");
+    b.extend_str(")\n");
     true
 }
 
