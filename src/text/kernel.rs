@@ -1424,33 +1424,49 @@ impl<'a> Line<'a> {
     }
     /// `%lx`: all sixteen digits made at once (each nibble spread to a
     /// byte, then turned into its ASCII digit by arithmetic), the
-    /// significant ones copied.
+    /// significant ones stored with two 8-byte moves.
     pub fn hex(&mut self, v: u64) {
         let n = (16 - v.leading_zeros() as usize / 4).max(1);
-        if n > self.room() {
+        if self.room() < 16 {
+            // Near the end of the buffer: digit by digit, if they fit.
+            if n > self.room() {
+                return;
+            }
+            let p = self.at();
+            let mut x = v;
+            for k in (0..n).rev() {
+                // SAFETY: k < n bytes fit after the line's end (checked).
+                unsafe { *p.add(k) = b"0123456789abcdef"[(x & 15) as usize] };
+                x >>= 4;
+            }
+            self.n += n;
             return;
         }
-        // The nibbles of a u32, one per byte, most significant in the
-        // lowest byte (first in memory from to_le_bytes).
-        fn spread(x: u32) -> u64 {
+        // The nibbles of a u32 as ASCII digits, one per byte, most
+        // significant in the lowest byte (first in memory, little-endian).
+        #[inline(always)]
+        fn digits(x: u32) -> u64 {
+            const ONES: u64 = 0x0101_0101_0101_0101;
             let x = x as u64;
             let x = (x | x << 16) & 0x0000_FFFF_0000_FFFF;
             let x = (x | x << 8) & 0x00FF_00FF_00FF_00FF;
-            let x = (x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F;
-            // Byte k holds nibble k (least significant first): reverse.
-            x.swap_bytes()
-        }
-        fn ascii(x: u64) -> u64 {
-            const ONES: u64 = 0x0101_0101_0101_0101;
+            let x = ((x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F).swap_bytes();
             // 0..9 → '0'..'9', 10..15 → 'a'..'f' ('a' - '0' - 10 = 39).
             let letter = ((x + 6 * ONES) >> 4) & ONES;
             x + 0x30 * ONES + letter * 39
         }
-        let mut d = [0u8; 16];
-        d[..8].copy_from_slice(&ascii(spread((v >> 32) as u32)).to_le_bytes());
-        d[8..].copy_from_slice(&ascii(spread(v as u32)).to_le_bytes());
-        // SAFETY: n <= 16 bytes fit after the line's end (checked).
-        unsafe { copy_short(self.at(), d.as_ptr().add(16 - n), n) };
+        let (hi, lo) = (digits((v >> 32) as u32), digits(v as u32));
+        let p = self.at();
+        // SAFETY: 16 bytes fit after the line's end (checked); the bytes
+        // stored past its new end are not counted.
+        unsafe {
+            if n <= 8 {
+                core::ptr::write_unaligned(p as *mut [u8; 8], (lo >> (8 * (8 - n))).to_le_bytes());
+            } else {
+                core::ptr::write_unaligned(p as *mut [u8; 8], (hi >> (8 * (16 - n))).to_le_bytes());
+                core::ptr::write_unaligned(p.add(n - 8) as *mut [u8; 8], lo.to_le_bytes());
+            }
+        }
         self.n += n;
     }
     pub fn len(&self) -> usize {
@@ -1705,6 +1721,15 @@ mod number_tests {
             let mut l = Line::on(&mut buf);
             l.hex(v);
             assert_eq!(l.as_str(), alloc::format!("{:x}", v));
+            // Exactly room for the digits: the digit-by-digit path (and the
+            // 16-byte path for 16 digits).
+            let mut short = [0u8; 18];
+            let want = alloc::format!("xy{:x}", v);
+            let mut l = Line::on(&mut short[..want.len()]);
+            l.push(b'x');
+            l.push(b'y');
+            l.hex(v);
+            assert_eq!(l.as_str(), want);
         }
         for ns in [0u64, 499, 500, 1_499, 11_408_000_733_123, u64::MAX - 500, u64::MAX - 499, u64::MAX] {
             assert_eq!(usecs(ns), super::ns2usecs(ns), "{}", ns);
