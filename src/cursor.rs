@@ -162,17 +162,6 @@ impl<'a> Cursor<'a> {
 /// Direct loads rather than a Cursor: every field of every record comes
 /// through here.
 pub fn read_uint(data: &[u8], off: usize, size: usize, endian: Endian) -> Result<u64, Eof> {
-    // With 8 bytes readable at off (most fields): one load, then the
-    // field's bytes kept.
-    if matches!(size, 1 | 2 | 4 | 8) && off <= data.len() && data.len() - off >= 8 {
-        // SAFETY: off + 8 <= data.len(), checked just above.
-        let a = unsafe { core::ptr::read_unaligned(data.as_ptr().add(off) as *const [u8; 8]) };
-        let sh = 64 - 8 * size as u32;
-        return Ok(match endian {
-            Endian::Little => (u64::from_le_bytes(a) << sh) >> sh,
-            Endian::Big => u64::from_be_bytes(a) >> sh,
-        });
-    }
     let err = Eof { at: off, want: size, len: data.len() };
     let b = match off.checked_add(size) {
         Some(end) if matches!(size, 1 | 2 | 4 | 8) => data.get(off..end).ok_or(err)?,

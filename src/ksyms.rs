@@ -233,33 +233,40 @@ fn scan_addr(text: &[u8], name: &[u8]) -> Option<u64> {
         if n <= name.len() || line[n - 1] != last || !blank(line[n - name.len() - 1]) || !line[..n].ends_with(name) {
             continue;
         }
-        let Ok(l) = core::str::from_utf8(line) else { continue };
-        let mut w = 0;
-        let (Some(a), Some(t), Some(nm)) = (word(l, &mut w), word(l, &mut w), word(l, &mut w)) else { continue };
         // The name must be the third word (not a type letter or a module).
-        if w != n || nm.len() != name.len() {
-            continue;
-        }
-        match hex(a.as_bytes()) {
-            Some(addr) if addr != 0 && !(t.len() == 1 && matches!(t.as_bytes()[0] | 0x20, b'a' | b'u')) => {
-                if best.map_or(true, |b| addr < b) {
-                    best = Some(addr);
-                }
+        if let Some((addr, _, nm, _, e)) = sym_line(line) {
+            if e == n && nm.len() == name.len() && best.map_or(true, |b| addr < b) {
+                best = Some(addr);
             }
-            _ => {}
         }
     }
     best
 }
 
+/// One kallsyms line `ADDR TYPE NAME [MODULE]` of a symbol the table keeps
+/// (not absolute or undefined, address not 0): address, type letter,
+/// name, module and where the name ends in the line.
+fn sym_line(line: &[u8]) -> Option<(u64, u8, &str, Option<&str>, usize)> {
+    let line = core::str::from_utf8(line).ok()?;
+    let mut at = 0;
+    let (a, t, name) = (word(line, &mut at)?, word(line, &mut at)?, word(line, &mut at)?);
+    let end = at;
+    let addr = hex(a.as_bytes())?;
+    if addr == 0 || (t.len() == 1 && matches!(t.as_bytes()[0] | 0x20, b'a' | b'u')) {
+        return None;
+    }
+    let module = word(line, &mut at).and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
+    Some((addr, t.as_bytes()[0], name, module, end))
+}
+
 /// Index of the first `\n` of `t` at or after `i` (`t.len()` if none),
-/// sixteen bytes per step with SSE2 (every x86_64 has it), eight with
-/// plain integers elsewhere.
+/// sixteen bytes per step with SSE2 (every x86_64 has it).
 #[inline]
-fn newline(t: &[u8], mut i: usize) -> usize {
+fn newline(t: &[u8], i: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
-    {
+    let i = {
         use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+        let mut i = i;
         while i + 16 <= t.len() {
             // SAFETY: SSE2 is part of x86_64; the 16 bytes at i are inside
             // t (checked by the loop condition); loadu has no alignment need.
@@ -272,20 +279,8 @@ fn newline(t: &[u8], mut i: usize) -> usize {
             }
             i += 16;
         }
-    }
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    while let Some(c) = t.get(i..i + 8) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        let x = u64::from_le_bytes(w) ^ (ONES * b'\n' as u64);
-        // The lowest byte of x that is zero has its high bit set here
-        // (bits above it may be wrong, lower ones are not).
-        let z = x.wrapping_sub(ONES) & !x & (ONES << 7);
-        if z != 0 {
-            return i + z.trailing_zeros() as usize / 8;
-        }
-        i += 8;
-    }
+        i
+    };
     t.get(i..).and_then(|r| r.iter().position(|&b| b == b'\n')).map_or(t.len(), |k| i + k)
 }
 
@@ -299,16 +294,13 @@ impl Table {
         // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
         // parses the ~120k lines of a recording's kallsyms at every start,
         // and this way it costs a fifth of the instructions.
-        for line in text.split(|&b| b == b'\n') {
-            let Ok(line) = core::str::from_utf8(line) else { continue };
-            let mut at = 0;
-            let (Some(a), Some(t), Some(name)) = (word(line, &mut at), word(line, &mut at), word(line, &mut at)) else { continue };
-            let Some(addr) = hex(a.as_bytes()) else { continue };
-            if addr == 0 || (t.len() == 1 && matches!(t.as_bytes()[0] | 0x20, b'a' | b'u')) {
-                continue;
+        let mut at = 0;
+        while at < text.len() {
+            let end = newline(text, at);
+            if let Some((addr, kind, name, module, _)) = sym_line(&text[at..end]) {
+                k.push(addr, name, module, kind);
             }
-            let module = word(line, &mut at).and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
-            k.push(addr, name, module, t.as_bytes()[0]);
+            at = end + 1;
         }
         k.finish();
         k

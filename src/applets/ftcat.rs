@@ -557,7 +557,7 @@ struct Lookahead {
 }
 
 impl Lookahead {
-    #[inline(always)]
+    #[inline]
     fn wants(&self, d: &[u8]) -> bool {
         if self.graph_ent.is_empty() {
             return false;

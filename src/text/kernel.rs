@@ -485,6 +485,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// least [`LINE_MAX`] bytes, e.g. an output buffer's free space):
     /// Some(its length), or None when the record needs [`Kernel::line`]
     /// (then nothing was printed and no state changed but caches).
+    #[inline(never)]
     pub fn line_into(&mut self, dst: &mut [u8], r: &Rec) -> Option<usize> {
         const OTHER: u32 = opts::BIN | opts::HEX | opts::RAW | opts::LATENCY_FMT | opts::FIELDS;
         if self.pend.is_some() || self.tracer == Tracer::Graph || self.opts.flags & OTHER != 0 || !self.opts.has(opts::CONTEXT_INFO) {
@@ -896,8 +897,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 b.push(b'\n');
                 true
             }
-            Kind::SysEnter { name, args, pieces } => {
-                let ok = super::syscalls::enter_line(b, name, args, pieces, d, e, self.kver, self.opts.has(opts::VERBOSE));
+            Kind::SysEnter { pieces, .. } => {
+                let ok = super::syscalls::enter_line(b, pieces, d, e, self.kver, self.opts.has(opts::VERBOSE));
                 if !ok {
                     b.truncate(mark);
                 }
@@ -1568,13 +1569,14 @@ impl<'a> Line<'a> {
             u16::from_le_bytes([DIGITS2[i], DIGITS2[i + 1]]) as u64
         };
         let w = pair(hi) | pair(mid) << 16 | pair(lo - mid * 100) << 32;
-        if self.room() >= 8 {
-            // SAFETY: 8 bytes fit (checked); the two past the six digits
-            // are beyond the line's end and not counted.
-            unsafe { core::ptr::write_unaligned(self.at() as *mut [u8; 8], w.to_le_bytes()) };
+        if self.room() >= 6 {
+            let b = w.to_le_bytes();
+            // SAFETY: 6 bytes fit (checked).
+            unsafe {
+                core::ptr::write_unaligned(self.at() as *mut [u8; 4], [b[0], b[1], b[2], b[3]]);
+                core::ptr::write_unaligned(self.at().add(4) as *mut [u8; 2], [b[4], b[5]]);
+            }
             self.n += 6;
-        } else if self.room() >= 6 {
-            self.extend(&w.to_le_bytes()[..6]);
         }
     }
     /// `%0*u`.
