@@ -190,6 +190,23 @@ mod tests {
         let mut b = Cursor::new(&d, Endian::Big);
         assert_eq!(b.u32().unwrap(), 0x01020304);
         assert_eq!(read_uint(&d, 0, 8, Endian::Big).unwrap(), 0x0102030405060708);
+        // Each size, with and without 8 bytes after the offset.
+        for off in 0..d.len() {
+            for size in [1usize, 2, 4, 8] {
+                for e in [Endian::Little, Endian::Big] {
+                    let want = d.get(off..off + size).map(|b| {
+                        let mut v = 0u64;
+                        for i in 0..size {
+                            let k = if e == Endian::Big { i } else { size - 1 - i };
+                            v = (v << 8) | b[k] as u64;
+                        }
+                        v
+                    });
+                    assert_eq!(read_uint(&d, off, size, e).ok(), want, "{} {} {:?}", off, size, e);
+                }
+            }
+        }
+        assert!(read_uint(&d, 0, 3, Endian::Little).is_err());
         let mut e = Cursor::at(&d, 8, Endian::Little);
         assert_eq!(e.cstr().unwrap(), b"A");
         assert!(e.u8().is_err());

@@ -21,9 +21,28 @@ struct Sym {
     kind: u8,
 }
 
-/// A symbol table sorted by address.
-#[derive(Clone, Debug, Default)]
+/// A symbol table sorted by address, parsed at its first use: ftcat reads
+/// the kallsyms of every recording, and most print no symbol (parsing the
+/// ~120k lines was a tenth of decoding a million syscall records).
+#[derive(Default)]
 pub struct Ksyms {
+    /// The kallsyms text until the first lookup parses it.
+    text: core::cell::Cell<Vec<u8>>,
+    tab: core::cell::OnceCell<Table>,
+    /// The last lookup: (address, symbol index and size). Records repeat a
+    /// few call sites (kmem's call_site=%pS): two binary searches saved.
+    last: core::cell::Cell<(u64, Option<(usize, Option<u64>)>)>,
+}
+
+/// For the `Debug` of the printfmt environment that holds one.
+impl core::fmt::Debug for Ksyms {
+    fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        f.write_str("Ksyms")
+    }
+}
+
+#[derive(Default)]
+struct Table {
     names: String,
     syms: Vec<Sym>,
     mods: Vec<String>,
@@ -32,9 +51,6 @@ pub struct Ksyms {
     /// Without it only text addresses have symbols; the few global data
     /// symbols /proc/kallsyms still lists (`__start_init_stack`) hold none.
     all: bool,
-    /// The last lookup: (address, symbol index and size). Records repeat a
-    /// few call sites (kmem's call_site=%pS): two binary searches saved.
-    last: core::cell::Cell<(u64, Option<(usize, Option<u64>)>)>,
 }
 
 /// The answer of `Ksyms::lookup`.
@@ -106,38 +122,191 @@ impl Ksyms {
         Self::default()
     }
 
+    /// Keep `/proc/kallsyms` text for parsing at the first lookup (see
+    /// [`Table::parse`]).
+    pub fn parse(text: &[u8]) -> Ksyms {
+        let k = Ksyms::new();
+        k.text.set(text.to_vec());
+        k
+    }
+
+    fn tab(&self) -> &Table {
+        self.tab.get_or_init(|| Table::parse(&self.text.take()))
+    }
+
+    /// Change the table (parsed first if it was not).
+    fn edit(&mut self, f: impl FnOnce(&mut Table)) {
+        let mut t = self.tab.take().unwrap_or_else(|| Table::parse(&self.text.take()));
+        f(&mut t);
+        self.tab = core::cell::OnceCell::from(t);
+        self.last.set((0, None));
+    }
+
+    /// Add one text symbol; call `finish()` after the last.
+    pub fn push(&mut self, addr: u64, name: &str, module: Option<&str>) {
+        self.edit(|t| t.push(addr, name, module, b'T'))
+    }
+
+    /// Add one symbol with its kallsyms type letter.
+    pub fn push_kind(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
+        self.edit(|t| t.push(addr, name, module, kind))
+    }
+
+    pub fn finish(&mut self) {
+        self.edit(|t| t.finish())
+    }
+
+    pub fn len(&self) -> usize {
+        self.tab().syms.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.tab().syms.is_empty()
+    }
+
+    /// The symbol containing `addr`: the last one starting at or below it.
+    /// Its size runs to the next symbol of the same module (or core kernel);
+    /// an address past the last symbol of its group, or past an end marker
+    /// like `_etext`, is not inside any symbol.
+    pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
+        let t = self.tab();
+        let (la, hit) = self.last.get();
+        let (first, size) = match hit {
+            Some(h) if la == addr && !t.syms.is_empty() => h,
+            _ => {
+                let h = t.find(addr);
+                self.last.set((addr, h));
+                h?
+            }
+        };
+        let s = t.syms.get(first)?;
+        let name = t.name_of(s);
+        let offset = addr - s.addr;
+        if offset > 0 && (is_end_marker(name) || size.is_none()) {
+            return None;
+        }
+        if !t.all && s.module == 0 && matches!(s.kind, b'D' | b'B' | b'R' | b'd' | b'b' | b'r') {
+            return None;
+        }
+        let module = if s.module == 0 { None } else { t.mods.get(s.module as usize - 1).map(|m| m.as_str()) };
+        Some(Ksym { name, offset, size, module })
+    }
+
+    /// Address of a symbol by name (first match), for tests and tools.
+    /// Before the table is parsed, a scan of the text for the line ending
+    /// in the name: ftcat asks for the irq-entry bounds at every start.
+    pub fn addr_of(&self, name: &str) -> Option<u64> {
+        if let Some(t) = self.tab.get() {
+            return t.syms.iter().find(|s| t.name_of(s) == name).map(|s| s.addr);
+        }
+        let text = self.text.take();
+        let r = scan_addr(&text, name.as_bytes());
+        self.text.set(text);
+        r
+    }
+}
+
+/// [`Ksyms::addr_of`] over kallsyms text: the lowest address (first
+/// listed of equal ones) of the symbols named `name` that [`Table::parse`]
+/// keeps. Only lines whose name column ends the way `name` does are
+/// parsed: a tenth of the cost of parsing them all.
+fn scan_addr(text: &[u8], name: &[u8]) -> Option<u64> {
+    let &last = name.last()?;
+    let mut best: Option<u64> = None;
+    let mut at = 0;
+    while at < text.len() {
+        let end = newline(text, at);
+        let line = &text[at..end];
+        at = end + 1;
+        // The name column ends the line, or a `\t[module]` follows it.
+        let mut n = line.len();
+        while n > 0 && blank(line[n - 1]) {
+            n -= 1;
+        }
+        if n > 0 && line[n - 1] == b']' {
+            if let Some(k) = line[..n].iter().rposition(|&b| b == b'[') {
+                n = k;
+                while n > 0 && blank(line[n - 1]) {
+                    n -= 1;
+                }
+            }
+        }
+        if n <= name.len() || line[n - 1] != last || !blank(line[n - name.len() - 1]) || !line[..n].ends_with(name) {
+            continue;
+        }
+        // The name must be the third word (not a type letter or a module).
+        if let Some((addr, _, nm, _, e)) = sym_line(line) {
+            if e == n && nm.len() == name.len() && best.map_or(true, |b| addr < b) {
+                best = Some(addr);
+            }
+        }
+    }
+    best
+}
+
+/// One kallsyms line `ADDR TYPE NAME [MODULE]` of a symbol the table keeps
+/// (not absolute or undefined, address not 0): address, type letter,
+/// name, module and where the name ends in the line.
+fn sym_line(line: &[u8]) -> Option<(u64, u8, &str, Option<&str>, usize)> {
+    let line = core::str::from_utf8(line).ok()?;
+    let mut at = 0;
+    let (a, t, name) = (word(line, &mut at)?, word(line, &mut at)?, word(line, &mut at)?);
+    let end = at;
+    let addr = hex(a.as_bytes())?;
+    if addr == 0 || (t.len() == 1 && matches!(t.as_bytes()[0] | 0x20, b'a' | b'u')) {
+        return None;
+    }
+    let module = word(line, &mut at).and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
+    Some((addr, t.as_bytes()[0], name, module, end))
+}
+
+/// Index of the first `\n` of `t` at or after `i` (`t.len()` if none),
+/// sixteen bytes per step with SSE2 (every x86_64 has it).
+#[inline]
+fn newline(t: &[u8], i: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    let i = {
+        use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+        let mut i = i;
+        while i + 16 <= t.len() {
+            // SAFETY: SSE2 is part of x86_64; the 16 bytes at i are inside
+            // t (checked by the loop condition); loadu has no alignment need.
+            let m = unsafe {
+                let v = _mm_loadu_si128(t.as_ptr().add(i) as *const _);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)))
+            };
+            if m != 0 {
+                return i + m.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+        i
+    };
+    t.get(i..).and_then(|r| r.iter().position(|&b| b == b'\n')).map_or(t.len(), |k| i + k)
+}
+
+impl Table {
     /// Parse `/proc/kallsyms` lines: `ADDR TYPE NAME [MODULE]`. Absolute (`A`)
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
-    pub fn parse(text: &[u8]) -> Ksyms {
-        let mut k = Ksyms::new();
+    fn parse(text: &[u8]) -> Table {
+        let mut k = Table::default();
         // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
         // parses the ~120k lines of a recording's kallsyms at every start,
         // and this way it costs a fifth of the instructions.
-        for line in text.split(|&b| b == b'\n') {
-            let Ok(line) = core::str::from_utf8(line) else { continue };
-            let mut at = 0;
-            let (Some(a), Some(t), Some(name)) = (word(line, &mut at), word(line, &mut at), word(line, &mut at)) else { continue };
-            let Some(addr) = hex(a.as_bytes()) else { continue };
-            if addr == 0 || (t.len() == 1 && matches!(t.as_bytes()[0] | 0x20, b'a' | b'u')) {
-                continue;
+        let mut at = 0;
+        while at < text.len() {
+            let end = newline(text, at);
+            if let Some((addr, kind, name, module, _)) = sym_line(&text[at..end]) {
+                k.push(addr, name, module, kind);
             }
-            let module = word(line, &mut at).and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
-            k.push_kind(addr, name, module, t.as_bytes()[0]);
+            at = end + 1;
         }
         k.finish();
         k
     }
 
-    /// Add one text symbol; call `finish()` after the last.
-    pub fn push(&mut self, addr: u64, name: &str, module: Option<&str>) {
-        self.push_kind(addr, name, module, b'T')
-    }
-
-    /// Add one symbol with its kallsyms type letter.
-    pub fn push_kind(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
-        self.last.set((0, None));
+    fn push(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
         if module.is_none() && matches!(kind, b'd' | b'b' | b'r') {
             self.all = true;
         }
@@ -161,50 +330,16 @@ impl Ksyms {
 
     /// Sort by address. Stable, so of several names at one address the first
     /// listed wins, as in the kernel's own lookup.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         // kallsyms is mostly in order already; skip the sort when it is.
         if self.syms.windows(2).any(|w| w[0].addr > w[1].addr) {
             crate::util::sort_by_key(&mut self.syms, |s| s.addr);
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.syms.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.syms.is_empty()
-    }
-
     fn name_of(&self, s: &Sym) -> &str {
         let a = s.name as usize;
         self.names.get(a..a + s.len as usize).unwrap_or("")
-    }
-
-    /// The symbol containing `addr`: the last one starting at or below it.
-    /// Its size runs to the next symbol of the same module (or core kernel);
-    /// an address past the last symbol of its group, or past an end marker
-    /// like `_etext`, is not inside any symbol.
-    pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
-        let (la, hit) = self.last.get();
-        let (first, size) = match hit {
-            Some(h) if la == addr && !self.syms.is_empty() => h,
-            _ => {
-                let h = self.find(addr);
-                self.last.set((addr, h));
-                h?
-            }
-        };
-        let s = self.syms.get(first)?;
-        let name = self.name_of(s);
-        let offset = addr - s.addr;
-        if offset > 0 && (is_end_marker(name) || size.is_none()) {
-            return None;
-        }
-        if !self.all && s.module == 0 && matches!(s.kind, b'D' | b'B' | b'R' | b'd' | b'b' | b'r') {
-            return None;
-        }
-        let module = if s.module == 0 { None } else { self.mods.get(s.module as usize - 1).map(|m| m.as_str()) };
-        Some(Ksym { name, offset, size, module })
     }
 
     /// Index of the symbol holding `addr` (the first of several names at
@@ -219,11 +354,6 @@ impl Ksyms {
         let s = &self.syms[first];
         let next = self.syms[n..].iter().find(|x| x.module == s.module).map(|x| x.addr);
         Some((first, next.map(|a| a - s.addr)))
-    }
-
-    /// Address of a symbol by name (first match), for tests and tools.
-    pub fn addr_of(&self, name: &str) -> Option<u64> {
-        self.syms.iter().find(|s| self.name_of(s) == name).map(|s| s.addr)
     }
 }
 
@@ -464,6 +594,33 @@ ffffffffc0002000 t other\t[om]
         assert!(k.lookup(0xffffffff82000010).is_none());
         let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff82000000 D __start_init_stack\nffffffff82000008 d x\nffffffff83000000 T _sinittext\n");
         assert_eq!(k.lookup(0xffffffff82000004).unwrap().name, "__start_init_stack");
+    }
+
+    /// addr_of answers the same before the table is parsed (a text scan)
+    /// and after.
+    #[test]
+    fn addr_of_parsed_or_not() {
+        let text: &[u8] = b"ffffffff81000300 T dup\nffffffff81000000 T _stext\nffffffff81000100 T foo\n0000000000000000 A zero\nffffffff81000200 A abs\nffffffff81000280 T dup\nffffffffc0001000 t modfn\t[foo_mod]\nffffffffc0001040 t x\t[modfn2]\n";
+        for parsed in [false, true] {
+            let k = Ksyms::parse(text);
+            if parsed {
+                assert_eq!(k.len(), 6);
+            }
+            assert_eq!(k.addr_of("foo"), Some(0xffffffff81000100));
+            assert_eq!(k.addr_of("fo"), None);
+            assert_eq!(k.addr_of("dup"), Some(0xffffffff81000280));
+            assert_eq!(k.addr_of("modfn"), Some(0xffffffffc0001000));
+            assert_eq!(k.addr_of("modfn2"), None);
+            assert_eq!(k.addr_of("zero"), None);
+            assert_eq!(k.addr_of("abs"), None);
+            assert_eq!(k.addr_of("T"), None);
+            assert_eq!(k.addr_of(""), None);
+            assert_eq!(k.lookup(0xffffffff81000104).map(|s| s.name), Some("foo"));
+        }
+        for i in 0..=text.len() {
+            let naive = text[i..].iter().position(|&b| b == b'\n').map_or(text.len(), |k| i + k);
+            assert_eq!(newline(text, i), naive);
+        }
     }
 
     #[test]

@@ -157,9 +157,17 @@ impl<'s> Merge<'s> {
     /// The next record, lost marker or error, in timestamp order.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Item<'_>> {
+        // The CPU of the last record, refilled first (as before the other
+        // CPUs waiting for a refill) and kept out of the heap: when its
+        // next record is also the merge's next, as in runs of one CPU,
+        // it goes out without a heap push and pop.
+        let mut top = None;
         if let Some(i) = self.last.take() {
             self.cpus[i].state = State::Need;
-            self.need.push(i);
+            self.refill(i);
+            if self.cpus[i].state == State::Has {
+                top = Some(i);
+            }
         }
         while let Some(i) = self.need.pop() {
             if self.cpus[i].state == State::Need {
@@ -168,6 +176,18 @@ impl<'s> Merge<'s> {
                     self.push(self.cpus[i].head.0, i);
                 }
             }
+        }
+        if let Some(i) = top {
+            let key = (self.cpus[i].head.0, i);
+            // The heap orders (ts, index): lower CPU index wins ties.
+            if !(self.errors.is_empty() && self.cpus[i].lost.is_none() && self.heap.first().map_or(true, |&h| key < h)) {
+                self.push(key.0, i);
+                top = None;
+            }
+        }
+        if let Some(i) = top {
+            self.last = Some(i);
+            return Some(self.record(i));
         }
         if !self.errors.is_empty() {
             let (cpu, error) = self.errors.remove(0);
@@ -180,9 +200,14 @@ impl<'s> Merge<'s> {
         }
         self.pop();
         self.last = Some(i);
+        Some(self.record(i))
+    }
+
+    /// CPU `i`'s pending record.
+    fn record(&self, i: usize) -> Item<'_> {
         let c = &self.cpus[i];
         let (ts, s, n) = c.head;
-        Some(Item::Record { cpu: c.cpu, ts, data: &c.page[s as usize..(s + n) as usize] })
+        Item::Record { cpu: c.cpu, ts, data: &c.page[s as usize..(s + n) as usize] }
     }
 
     fn push(&mut self, ts: u64, i: usize) {

@@ -284,9 +284,11 @@ pub fn glob(pat: &str, s: &str) -> bool {
 
 /// Output: one big buffer, flushed in large writes to stdout; the
 /// private-use raw byte escapes of `text::put_all` become the bytes they
-/// stand for.
+/// stand for. The buffer is initialised once, whole, and `n` counts the
+/// bytes in use: short lines are formatted straight into it ([`Out::room`]).
 pub struct Out {
     buf: Vec<u8>,
+    n: usize,
     err: Option<Errno>,
 }
 
@@ -294,15 +296,15 @@ const OUT_BUF: usize = 1 << 20;
 
 impl Out {
     pub fn new() -> Self {
-        Out { buf: Vec::with_capacity(OUT_BUF + 4096), err: None }
+        Out { buf: alloc::vec![0; OUT_BUF + 4096], n: 0, err: None }
     }
     pub fn flush_now(&mut self) {
-        if self.err.is_none() && !self.buf.is_empty() {
-            if let Err(e) = sys::write_all(sys::fd(1), &self.buf) {
+        if self.err.is_none() && self.n > 0 {
+            if let Err(e) = sys::write_all(sys::fd(1), self.buf.get(..self.n).unwrap_or(&[])) {
                 self.err = Some(e);
             }
         }
-        self.buf.clear();
+        self.n = 0;
     }
     pub fn finish(mut self) -> core::result::Result<(), Errno> {
         self.flush_now();
@@ -310,6 +312,43 @@ impl Out {
     }
     pub fn failed(&self) -> bool {
         self.err.is_some()
+    }
+    /// Room for a line of up to LINE_MAX bytes after the buffered ones, or
+    /// None when the bytes written would need the raw-byte escapes undone.
+    #[inline]
+    fn room(&mut self) -> Option<&mut [u8]> {
+        if crate::text::raw_used() {
+            return None;
+        }
+        self.buf.get_mut(self.n..self.n + text::kernel::LINE_MAX)
+    }
+    /// Count `k` bytes written into [`Out::room`].
+    #[inline]
+    fn commit(&mut self, k: usize) {
+        self.n += k;
+        if self.n >= OUT_BUF {
+            self.flush_now();
+        }
+    }
+    /// Append bytes (flushing first when they do not fit).
+    #[inline]
+    fn put(&mut self, s: &[u8]) {
+        let k = s.len();
+        if self.buf.len() - self.n < k {
+            self.flush_now();
+            if self.buf.len() < k {
+                if self.err.is_none() {
+                    if let Err(e) = sys::write_all(sys::fd(1), s) {
+                        self.err = Some(e);
+                    }
+                }
+                return;
+            }
+        }
+        // SAFETY: n + k <= buf.len() (checked above, n is 0 after a flush);
+        // s is another object than buf.
+        unsafe { text::kernel::copy_short(self.buf.as_mut_ptr().add(self.n), s.as_ptr(), k) };
+        self.n += k;
     }
 }
 
@@ -324,19 +363,19 @@ impl core::fmt::Write for Out {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         // Escapes (U+F780..U+F7FF) exist only once put_all made one.
         if !crate::text::raw_used() {
-            self.buf.extend_from_slice(s.as_bytes());
+            self.put(s.as_bytes());
         } else {
             for c in s.chars() {
                 match crate::text::raw_byte(c) {
-                    Some(x) => self.buf.push(x),
+                    Some(x) => self.put(&[x]),
                     None => {
                         let mut t = [0u8; 4];
-                        self.buf.extend_from_slice(c.encode_utf8(&mut t).as_bytes());
+                        self.put(c.encode_utf8(&mut t).as_bytes());
                     }
                 }
             }
         }
-        if self.buf.len() >= OUT_BUF {
+        if self.n >= OUT_BUF {
             self.flush_now();
             if self.err.is_some() {
                 return Err(core::fmt::Error);
@@ -346,8 +385,9 @@ impl core::fmt::Write for Out {
     }
     #[inline]
     fn write_char(&mut self, c: char) -> core::fmt::Result {
-        if c.is_ascii() {
-            self.buf.push(c as u8);
+        if c.is_ascii() && self.n < self.buf.len() {
+            self.buf[self.n] = c as u8;
+            self.n += 1;
             return Ok(());
         }
         let mut t = [0u8; 4];
@@ -540,7 +580,14 @@ impl Lookahead {
         if self.graph_ent.is_empty() {
             return false;
         }
-        self.graph_ent.contains(&text::kernel::rec_type(d, self.endian))
+        // A loop, not `contains` (a call per record at opt-level z).
+        let ty = text::kernel::rec_type(d, self.endian);
+        for &g in &self.graph_ent {
+            if g == ty {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -677,6 +724,15 @@ impl Sink<'_, '_> {
                 let _ = core::fmt::Write::write_fmt(self.out, format_args!("{:>w$}{}", n, if n.is_empty() { "  " } else { ": " }, w = self.width));
             }
             return t.line(self.out, r, next).unwrap_or(false);
+        }
+        // Syscall lines straight into the output buffer, no copy.
+        if next.is_none() {
+            if let Some(dst) = self.out.room() {
+                if let Some(k) = self.k.line_into(dst, r) {
+                    self.out.commit(k);
+                    return false;
+                }
+            }
         }
         self.k.line(self.out, r, next).unwrap_or(false)
     }

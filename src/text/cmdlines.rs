@@ -12,8 +12,11 @@ pub struct Cmdlines {
     /// (pid, start, end) into `names`, sorted by pid.
     pids: Vec<(i32, u32, u32)>,
     names: String,
+    /// `saved_tgids` text, parsed at the first `tgid` lookup: only the
+    /// record-tgid option shows tgids, and the file lists every pid.
+    tgid_text: Vec<u8>,
     /// (pid, tgid) sorted by pid.
-    tgids: Vec<(i32, i32)>,
+    tgids: core::cell::OnceCell<Vec<(i32, i32)>>,
     /// The last lookup (pid, index+1 into `pids`, 0 = none): records come in
     /// runs of the same task.
     last: Cell<(i32, u32)>,
@@ -38,7 +41,18 @@ impl Cmdlines {
             let (Some(p), Some(name)) = (it.next(), it.next()) else { continue };
             let Some(pid) = parse_i32(p) else { continue };
             let start = self.names.len() as u32;
-            let _ = super::put_all(&mut self.names, name);
+            // Plain ASCII names (nearly all) as they are, the rest through
+            // put_all's escapes.
+            let mut hi = 0;
+            for &c in name {
+                hi |= c;
+            }
+            match core::str::from_utf8(name) {
+                Ok(s) if hi < 0x80 => self.names.push_str(s),
+                _ => {
+                    let _ = super::put_all(&mut self.names, name);
+                }
+            }
             self.pids.push((pid, start, self.names.len() as u32));
         }
         // Appended, then sorted once: inserting each line in place moved
@@ -61,13 +75,20 @@ impl Cmdlines {
     }
 
     pub fn add_tgids(&mut self, text: &[u8]) {
+        self.tgid_text.extend_from_slice(text);
+        self.tgid_text.push(b'\n');
+        self.tgids = core::cell::OnceCell::new();
+    }
+
+    fn parse_tgids(text: &[u8]) -> Vec<(i32, i32)> {
+        let mut v = Vec::new();
         for line in text.split(|&b| b == b'\n') {
             let mut it = line.split(|&b| b == b' ').filter(|s| !s.is_empty());
             let (Some(p), Some(t)) = (it.next(), it.next()) else { continue };
             let (Some(pid), Some(tgid)) = (parse_i32(p), parse_i32(t)) else { continue };
-            self.tgids.push((pid, tgid));
+            v.push((pid, tgid));
         }
-        self.tgids = sorted_last_wins(core::mem::take(&mut self.tgids), |e| e.0);
+        sorted_last_wins(v, |e| e.0)
     }
 
     /// The recorded name, without the kernel's placeholders.
@@ -98,8 +119,9 @@ impl Cmdlines {
 
     /// 0 when unknown, as `trace_find_tgid()`.
     pub fn tgid(&self, pid: i32) -> i32 {
-        match self.tgids.binary_search_by_key(&pid, |e| e.0) {
-            Ok(i) => self.tgids[i].1,
+        let t = self.tgids.get_or_init(|| Self::parse_tgids(&self.tgid_text));
+        match t.binary_search_by_key(&pid, |e| e.0) {
+            Ok(i) => t[i].1,
             Err(_) => 0,
         }
     }
@@ -115,7 +137,10 @@ impl Cmdlines {
 /// Sorted by pid (stable), keeping the last entry of each pid: a later line
 /// for a pid wins, as with `insert`.
 fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
-    crate::util::sort_by_key(&mut v, pid);
+    // The kernel's files are often in pid order already.
+    if v.windows(2).any(|w| pid(&w[0]) > pid(&w[1])) {
+        crate::util::sort_by_key(&mut v, pid);
+    }
     let mut out: Vec<T> = Vec::with_capacity(v.len());
     for e in v {
         match out.last_mut() {

@@ -60,8 +60,10 @@ pub enum Kind {
     UStack { caller: u16 },
     FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
     RawData { id: F, buf: u16 },
-    /// `sys_enter_*`: the syscall's name (`sys_openat`) and its arguments.
-    SysEnter { name: String, args: Vec<(String, String, F)> },
+    /// `sys_enter_*`: the syscall's name (`sys_openat`) and its arguments,
+    /// and the text before each value as one piece (`sys_openat(dfd: `,
+    /// `, filename: `, ...).
+    SysEnter { name: String, args: Vec<(String, String, F)>, pieces: Vec<(String, F)> },
     SysExit { name: String, ret: F },
     /// kprobe/fprobe (`ip`) and kretprobe/fexit (`ip` = `__probe_ret_ip`,
     /// `func` = `__probe_func`): trace_kprobe.c prints the probe address as
@@ -184,7 +186,23 @@ fn classify_kind(e: &Event) -> Option<Kind> {
             }
             let mut name = String::from("sys_");
             name.push_str(n);
-            return Some(Kind::SysEnter { name, args });
+            let pieces = args
+                .iter()
+                .enumerate()
+                .map(|(i, (a, _, f))| {
+                    let mut p = String::new();
+                    if i == 0 {
+                        p.push_str(&name);
+                        p.push('(');
+                    } else {
+                        p.push_str(", ");
+                    }
+                    p.push_str(a);
+                    p.push_str(": ");
+                    (p, *f)
+                })
+                .collect();
+            return Some(Kind::SysEnter { name, args, pieces });
         }
         if let Some(n) = e.name.strip_prefix("sys_exit_") {
             let mut name = String::from("sys_");
@@ -265,11 +283,12 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     /// (array_buffer->time_start), which the kernel does not export: 0 is
     /// right for a buffer never reset (a new instance, the boot buffer).
     pub time_start: u64,
-    /// The context columns' `comm-pid (tgid) [cpu] ` of the last pid and CPU, and its
-    /// ` secs.` of the last second (with its start in µs): records come in runs of one task, and
-    /// rebuilding them was a third of a syscall line's cost.
-    pre: core::cell::Cell<(i32, bool, u32, String)>,
-    secs: core::cell::Cell<(u64, [u8; 24], u8)>,
+    /// The context columns' `comm-pid (tgid) [cpu] ` of the last pid and CPU: records come in
+    /// runs of one task, and rebuilding them was a third of a syscall line's cost ...
+    pre: (i32, bool, u32, String),
+    /// ... and the whole prefix up to the microseconds: (what it depends
+    /// on besides pid and CPU, the second's start in µs, the text).
+    full: (u32, u64, String),
     pub counts: Counts,
 }
 
@@ -295,8 +314,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             lat_buf: String::new(),
             pend: None,
             time_start: 0,
-            pre: core::cell::Cell::new((0, false, 0, String::new())),
-            secs: core::cell::Cell::new((0, [0; 24], 0)),
+            pre: (0, false, 0, String::new()),
+            full: (0, 0, String::new()),
             counts: Counts::default(),
         }
     }
@@ -459,6 +478,43 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             return res;
         }
         self.trace_fmt(out, r, class, next)
+    }
+
+    /// [`Kernel::line`] for a line of context columns and a short event
+    /// (syscalls) in the default format, written straight into `dst` (at
+    /// least [`LINE_MAX`] bytes, e.g. an output buffer's free space):
+    /// Some(its length), or None when the record needs [`Kernel::line`]
+    /// (then nothing was printed and no state changed but caches).
+    #[inline(never)]
+    pub fn line_into(&mut self, dst: &mut [u8], r: &Rec) -> Option<usize> {
+        const OTHER: u32 = opts::BIN | opts::HEX | opts::RAW | opts::LATENCY_FMT | opts::FIELDS;
+        if self.pend.is_some() || self.tracer == Tracer::Graph || self.opts.flags & OTHER != 0 || !self.opts.has(opts::CONTEXT_INFO) {
+            return None;
+        }
+        let c = r.cpu as usize;
+        // cpu_buff_start() would have something to do.
+        if self.annotate && self.opts.has(opts::ANNOTATE) && c < MAX_CPUS && !self.started.get(c).copied().unwrap_or(false) {
+            return None;
+        }
+        let cls = self.cls;
+        let class = cls.get(rec_type(r.data, self.endian))?;
+        if !matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. }) {
+            return None;
+        }
+        let mut b = Line::on(dst);
+        self.context_into(&mut b, r);
+        if !self.short_event(&mut b, r, class) {
+            return None;
+        }
+        // What `line` does for every record.
+        self.idx += 1;
+        if c < MAX_CPUS {
+            if self.seen.len() <= c {
+                self.seen.resize(c + 1, false);
+            }
+            self.seen[c] = true;
+        }
+        Some(b.len())
     }
 
     /// The end of the records: a latency line still waiting for the next
@@ -773,14 +829,14 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 }
                 out.write_char('\n')?;
             }
-            Kind::SysEnter { name, args } => {
+            Kind::SysEnter { name, args, .. } => {
                 super::syscalls::enter(out, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE))?;
             }
             Kind::SysExit { name, ret } => {
                 out.write_str(name)?;
                 let mut arr = [0u8; 32];
                 let mut b = Line::on(&mut arr);
-                b.extend(b" -> 0x");
+                b.extend_str(" -> 0x");
                 b.hex(self.ulong(ret.get(d, e)));
                 b.push(b'\n');
                 out.write_str(b.as_str())?;
@@ -836,13 +892,13 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                     return false;
                 }
                 b.extend_str(name);
-                b.extend(b" -> 0x");
+                b.extend_str(" -> 0x");
                 b.hex(self.ulong(ret.get(d, e)));
                 b.push(b'\n');
                 true
             }
-            Kind::SysEnter { name, args } => {
-                let ok = super::syscalls::enter_line(b, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE));
+            Kind::SysEnter { pieces, .. } => {
+                let ok = super::syscalls::enter_line(b, pieces, d, e, self.kver, self.opts.has(opts::VERBOSE));
                 if !ok {
                     b.truncate(mark);
                 }
@@ -977,69 +1033,75 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 
     /// The context columns into a line buffer (the event text may follow).
-    pub fn context_into(&self, b: &mut Line, r: &Rec) {
-        let pid = self.pid(r.data);
+    pub fn context_into(&mut self, b: &mut Line, r: &Rec) {
+        let d = r.data;
+        let pid = self.pid(d);
         let tgid = self.opts.has(opts::RECORD_TGID);
-        let mut pre = self.pre.take();
-        if pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty() {
-            b.extend_str(&pre.3);
+        let irq = self.opts.has(opts::IRQ_INFO);
+        // What the columns after `[cpu] ` depend on besides the second: the
+        // flags bytes when shown, the options; bit 16 says "valid".
+        let key = if irq { 0x3_0000 | (d.get(2).copied().unwrap_or(0) as u32) | ((d.get(3).copied().unwrap_or(0) as u32) << 8) } else { 0x1_0000 } | (self.in_ns as u32) << 18;
+        let t = if self.in_ns { usecs(r.ts) } else { 0 };
+        let (pre, full) = (&mut self.pre, &mut self.full);
+        let who = pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty();
+        if who && full.0 == key && t.wrapping_sub(full.1) < 1_000_000 {
+            b.extend_str(&full.2);
         } else {
             let mark = b.len();
-            let comm = self.cmd.comm(pid);
-            b.pad(16usize.saturating_sub(kwidth(comm)));
-            b.extend_str(comm);
-            b.push(b'-');
-            let n = b.int(pid as i64);
-            b.pad(7usize.saturating_sub(n));
-            b.push(b' ');
-            if tgid {
-                match self.cmd.tgid(pid) {
-                    0 => b.extend(b"(-------) "),
-                    t => {
-                        b.push(b'(');
-                        b.int_right(t as i64, 7);
-                        b.extend(b") ");
+            if who {
+                b.extend_str(&pre.3);
+            } else {
+                let comm = self.cmd.comm(pid);
+                b.pad(16usize.saturating_sub(kwidth(comm)));
+                b.extend_str(comm);
+                b.push(b'-');
+                let n = b.int(pid as i64);
+                b.pad(7usize.saturating_sub(n));
+                b.push(b' ');
+                if tgid {
+                    match self.cmd.tgid(pid) {
+                        0 => {
+                            b.extend_str("(-------) ");
+                        }
+                        t => {
+                            b.push(b'(');
+                            b.int_right(t as i64, 7);
+                            b.extend_str(") ");
+                        }
                     }
                 }
+                b.push(b'[');
+                b.zeros(r.cpu as u64, 3);
+                b.extend_str("] ");
+                pre.3.clear();
+                pre.3.push_str(b.as_str().get(mark..).unwrap_or(""));
+                (pre.0, pre.1, pre.2) = (pid, tgid, r.cpu);
             }
-            b.push(b'[');
-            b.zeros(r.cpu as u64, 3);
-            b.extend(b"] ");
-            pre.3.clear();
-            pre.3.push_str(b.as_str().get(mark..).unwrap_or(""));
-            (pre.0, pre.1, pre.2) = (pid, tgid, r.cpu);
-        }
-        self.pre.set(pre);
-        if self.opts.has(opts::IRQ_INFO) {
-            let mut t = [0u8; 5];
-            lat_chars(r.data, &mut t);
-            b.extend(&t);
+            if irq {
+                let mut f = [0u8; 5];
+                lat_chars(d, &mut f);
+                b.extend(&f);
+            }
+            if self.in_ns {
+                let sec = t / 1_000_000;
+                b.push(b' ');
+                b.int_right(sec as i64, 5);
+                b.push(b'.');
+                full.1 = sec * 1_000_000;
+            }
+            full.0 = key;
+            full.2.clear();
+            full.2.push_str(b.as_str().get(mark..).unwrap_or(""));
         }
         if self.in_ns {
-            let t = ns2usecs(r.ts);
-            // The cached second's start in microseconds: no 64-bit divide
-            // (tens of cycles in a size-optimised build) within it.
-            let (s, mut arr, n) = self.secs.get();
-            let usec = t.wrapping_sub(s);
-            if usec < 1_000_000 && n > 0 {
-                b.extend(&arr[..n as usize]);
-                b.six(usec as u32);
-            } else {
-                let (sec, usec) = (t / 1_000_000, t % 1_000_000);
-                let mut l = Line::on(&mut arr);
-                l.push(b' ');
-                l.int_right(sec as i64, 5);
-                l.push(b'.');
-                let n = l.len();
-                b.extend(&arr[..n]);
-                self.secs.set((sec * 1_000_000, arr, n as u8));
-                b.six(usec as u32);
-            }
+            // Microseconds within the cached second: no 64-bit divide
+            // (tens of cycles in a size-optimised build).
+            b.six(t.wrapping_sub(full.1) as u32);
         } else {
             b.push(b' ');
             b.uint_right(r.ts, 12);
         }
-        b.extend(b": ");
+        b.extend_str(": ");
     }
 
     #[inline]
@@ -1161,6 +1223,21 @@ fn hex_field(out: &mut dyn Write, v: u64, size: usize) -> fmt::Result {
     write!(out, "{:0w$x} ", v, w = 2 * size)
 }
 
+#[cold]
+#[inline(never)]
+fn mod_million(v: u32) -> u32 {
+    v % 1_000_000
+}
+
+/// [`ns2usecs`] with a multiply for the divide (see [`Line::six`]):
+/// x / 1000 = high half of (x >> 3) * ceil(2^68 / 1000), >> 4, exact for
+/// every u64.
+#[inline]
+fn usecs(ns: u64) -> u64 {
+    let x = ns.wrapping_add(500);
+    ((((x >> 3) as u128 * 0x20C4_9BA5_E353_F7CF) >> 64) >> 4) as u64
+}
+
 /// trace_find_mark(): the delay mark of the latency format, for a delta in ns.
 fn trace_find_mark(d: u64) -> char {
     const MARKS: [(u64, char); 6] = [(1_000_000_000, '$'), (100_000_000, '@'), (10_000_000, '*'), (1_000_000, '#'), (100_000, '!'), (10_000, '+')];
@@ -1187,43 +1264,38 @@ pub fn rec_type(d: &[u8], e: Endian) -> u16 {
     }
 }
 
-/// Copy a short slice (dst and src of equal length) with fixed-size moves:
-/// musl's memcpy starts every call with `rep movsq`, whose start-up cost is
-/// far above that of the few bytes most of a line's pieces are.
+/// Copy `n` bytes from `src` to `dst` with fixed-size moves (16, 8, 4
+/// bytes, overlapping at the end): musl's memcpy is `rep movsq` with byte
+/// moves to align, whose start-up cost is far above that of copying the
+/// few dozen bytes a line or a piece of one is.
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `n` bytes; they do not overlap.
 #[inline(always)]
-fn copy_small(dst: &mut [u8], src: &[u8]) {
-    let n = src.len().min(dst.len());
-    let (d, s) = (&mut dst[..n], &src[..n]);
-    if n > 16 {
-        d.copy_from_slice(s);
-    } else if n >= 8 {
-        move8(d, s, 0);
-        move8(d, s, n - 8);
-    } else if n >= 4 {
-        move4(d, s, 0);
-        move4(d, s, n - 4);
-    } else {
-        for i in 0..n {
-            d[i] = s[i];
-        }
-    }
-}
-
-/// 8 bytes at `at`, through fixed-size arrays (a register move, no call).
-#[inline(always)]
-fn move8(d: &mut [u8], s: &[u8], at: usize) {
-    if let (Some(sa), Some(da)) = (s.get(at..at + 8), d.get_mut(at..at + 8)) {
-        if let (Ok(v), Ok(w)) = (<[u8; 8]>::try_from(sa), <&mut [u8; 8]>::try_from(da)) {
-            *w = v;
-        }
-    }
-}
-
-#[inline(always)]
-fn move4(d: &mut [u8], s: &[u8], at: usize) {
-    if let (Some(sa), Some(da)) = (s.get(at..at + 4), d.get_mut(at..at + 4)) {
-        if let (Ok(v), Ok(w)) = (<[u8; 4]>::try_from(sa), <&mut [u8; 4]>::try_from(da)) {
-            *w = v;
+pub(crate) unsafe fn copy_short(dst: *mut u8, src: *const u8, n: usize) {
+    use core::ptr::{read_unaligned as rd, write_unaligned as wr};
+    // SAFETY (all moves below): each reads and writes inside [0, n) of its
+    // pointer, which the caller vouches for.
+    unsafe {
+        if n >= 16 {
+            let mut i = 0;
+            while i + 16 < n {
+                wr(dst.add(i) as *mut [u8; 16], rd(src.add(i) as *const [u8; 16]));
+                // Keeps the loop a loop: LLVM would otherwise turn it back
+                // into a call of memcpy.
+                i = core::hint::black_box(i + 16);
+            }
+            wr(dst.add(n - 16) as *mut [u8; 16], rd(src.add(n - 16) as *const [u8; 16]));
+        } else if n >= 8 {
+            wr(dst as *mut u64, rd(src as *const u64));
+            wr(dst.add(n - 8) as *mut u64, rd(src.add(n - 8) as *const u64));
+        } else if n >= 4 {
+            wr(dst as *mut u32, rd(src as *const u32));
+            wr(dst.add(n - 4) as *mut u32, rd(src.add(n - 4) as *const u32));
+        } else {
+            for i in 0..n {
+                *dst.add(i) = *src.add(i);
+            }
         }
     }
 }
@@ -1291,19 +1363,28 @@ impl<'a> Line<'a> {
     pub fn clear(&mut self) {
         self.n = 0;
     }
+    /// Where the next byte goes. Every write below checks its room against
+    /// `room()` once and then stores through this pointer: a size-optimised
+    /// build makes each checked slice index a function call.
+    #[inline(always)]
+    fn at(&mut self) -> *mut u8 {
+        // SAFETY: n <= b.len() always holds, so this is in (or one past) b.
+        unsafe { self.b.as_mut_ptr().add(self.n) }
+    }
     #[inline(always)]
     pub fn push(&mut self, c: u8) {
         if self.n < self.b.len() && c.is_ascii() {
-            self.b[self.n] = c;
+            // SAFETY: n < b.len(), checked just above.
+            unsafe { *self.at() = c };
             self.n += 1;
         }
     }
     /// ASCII bytes; anything else becomes `?` (keeps the UTF-8 invariant).
     #[inline(always)]
     pub fn extend(&mut self, s: &[u8]) {
-        let end = (self.n + s.len()).min(self.b.len());
-        let k = end - self.n;
-        copy_small(&mut self.b[self.n..end], &s[..k]);
+        let k = s.len().min(self.room());
+        // SAFETY: k bytes fit after n (room) and are in s.
+        unsafe { copy_short(self.at(), s.as_ptr(), k) };
         // A plain loop, inline: core's is_ascii and even `any` are calls
         // costing more than the few bytes a piece of a line is.
         let mut hi = 0;
@@ -1311,54 +1392,81 @@ impl<'a> Line<'a> {
             hi |= c;
         }
         if hi >= 0x80 {
-            for c in &mut self.b[self.n..end] {
+            for c in &mut self.b[self.n..self.n + k] {
                 if !c.is_ascii() {
                     *c = b'?';
                 }
             }
         }
-        self.n = end;
+        self.n += k;
     }
     /// A whole str, or nothing if it does not fit (a char is never cut).
     #[inline(always)]
     pub fn extend_str(&mut self, s: &str) -> bool {
-        let end = self.n + s.len();
-        if end > self.b.len() {
+        if s.len() > self.room() {
             return false;
         }
-        copy_small(&mut self.b[self.n..end], s.as_bytes());
-        self.n = end;
+        // SAFETY: s fits after n (checked).
+        unsafe { copy_short(self.at(), s.as_ptr(), s.len()) };
+        self.n += s.len();
         true
     }
     /// Room left.
-    #[inline]
+    #[inline(always)]
     pub fn room(&self) -> usize {
         self.b.len() - self.n
     }
     #[inline(always)]
     pub fn pad(&mut self, k: usize) {
-        const SP: [u8; 16] = [b' '; 16];
-        let mut k = k;
-        while k > 0 {
-            let c = k.min(16);
-            let end = (self.n + c).min(self.b.len());
-            let m = end - self.n;
-            copy_small(&mut self.b[self.n..end], &SP[..m]);
-            self.n = end;
-            if m < c {
+        let k = k.min(self.room());
+        // SAFETY: k bytes fit after n (room).
+        unsafe { core::ptr::write_bytes(self.at(), b' ', k) };
+        self.n += k;
+    }
+    /// `%lx`: all sixteen digits made at once (each nibble spread to a
+    /// byte, then turned into its ASCII digit by arithmetic), the
+    /// significant ones stored with two 8-byte moves.
+    pub fn hex(&mut self, v: u64) {
+        let n = (16 - v.leading_zeros() as usize / 4).max(1);
+        if self.room() < 16 {
+            // Near the end of the buffer: digit by digit, if they fit.
+            if n > self.room() {
                 return;
             }
-            k -= c;
+            let p = self.at();
+            let mut x = v;
+            for k in (0..n).rev() {
+                // SAFETY: k < n bytes fit after the line's end (checked).
+                unsafe { *p.add(k) = b"0123456789abcdef"[(x & 15) as usize] };
+                x >>= 4;
+            }
+            self.n += n;
+            return;
         }
-    }
-    /// `%lx`.
-    pub fn hex(&mut self, v: u64) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        // Digits straight into place, like `uint`.
-        let n = (16 - v.leading_zeros() as usize / 4).max(1);
-        let Some(d) = self.b.get_mut(self.n..self.n + n) else { return };
-        for (k, c) in d.iter_mut().enumerate() {
-            *c = HEX[((v >> (4 * (n - 1 - k))) & 15) as usize];
+        // The nibbles of a u32 as ASCII digits, one per byte, most
+        // significant in the lowest byte (first in memory, little-endian).
+        #[inline(always)]
+        fn digits(x: u32) -> u64 {
+            const ONES: u64 = 0x0101_0101_0101_0101;
+            let x = x as u64;
+            let x = (x | x << 16) & 0x0000_FFFF_0000_FFFF;
+            let x = (x | x << 8) & 0x00FF_00FF_00FF_00FF;
+            let x = ((x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F).swap_bytes();
+            // 0..9 → '0'..'9', 10..15 → 'a'..'f' ('a' - '0' - 10 = 39).
+            let letter = ((x + 6 * ONES) >> 4) & ONES;
+            x + 0x30 * ONES + letter * 39
+        }
+        let (hi, lo) = (digits((v >> 32) as u32), digits(v as u32));
+        let p = self.at();
+        // SAFETY: 16 bytes fit after the line's end (checked); the bytes
+        // stored past its new end are not counted.
+        unsafe {
+            if n <= 8 {
+                core::ptr::write_unaligned(p as *mut [u8; 8], (lo >> (8 * (8 - n))).to_le_bytes());
+            } else {
+                core::ptr::write_unaligned(p as *mut [u8; 8], (hi >> (8 * (16 - n))).to_le_bytes());
+                core::ptr::write_unaligned(p.add(n - 8) as *mut [u8; 8], lo.to_le_bytes());
+            }
         }
         self.n += n;
     }
@@ -1377,10 +1485,13 @@ impl<'a> Line<'a> {
     /// build emits; digits go straight into place.
     pub fn uint(&mut self, v: u64) -> usize {
         let n = Self::width(v);
-        if self.n + n > self.b.len() {
+        if n > self.room() {
             return 0;
         }
-        let mut i = self.n + n;
+        let p = self.at();
+        let mut i = n;
+        // SAFETY (the stores): i only goes down from n, and n bytes fit
+        // after the line's end (checked).
         if v <= u32::MAX as u64 {
             // Two digits per step, a multiply instead of a divide.
             let mut x = v as u32;
@@ -1388,27 +1499,28 @@ impl<'a> Line<'a> {
                 let q = ((x as u64 * 0x51EB_851F) >> 37) as u32;
                 let r = (x - q * 100) as usize;
                 i -= 2;
-                self.b[i] = DIGITS2[2 * r];
-                self.b[i + 1] = DIGITS2[2 * r + 1];
+                unsafe {
+                    *p.add(i) = DIGITS2[2 * r];
+                    *p.add(i + 1) = DIGITS2[2 * r + 1];
+                }
                 x = q;
             }
             if x >= 10 {
                 i -= 2;
-                self.b[i] = DIGITS2[2 * x as usize];
-                self.b[i + 1] = DIGITS2[2 * x as usize + 1];
-            } else {
+                unsafe {
+                    *p.add(i) = DIGITS2[2 * x as usize];
+                    *p.add(i + 1) = DIGITS2[2 * x as usize + 1];
+                }
+            } else if i > 0 {
                 i -= 1;
-                self.b[i] = b'0' + x as u8;
+                unsafe { *p.add(i) = b'0' + x as u8 };
             }
         } else {
             let mut x = v;
-            loop {
+            while i > 0 {
                 i -= 1;
-                self.b[i] = b'0' + (x % 10) as u8;
+                unsafe { *p.add(i) = b'0' + (x % 10) as u8 };
                 x /= 10;
-                if x == 0 {
-                    break;
-                }
             }
         }
         self.n += n;
@@ -1443,13 +1555,27 @@ impl<'a> Line<'a> {
         self.uint(v);
     }
     /// `%06u` of a value below a million (the microseconds column).
+    /// Divides by constants are multiplies here: a size-optimised build
+    /// emits `div` for them, tens of cycles each; the digits go out in
+    /// one store, not byte by byte through the stack.
     pub fn six(&mut self, v: u32) {
-        let v = v % 1_000_000;
-        let (a, b, c) = (2 * (v / 10_000) as usize, 2 * (v / 100 % 100) as usize, 2 * (v % 100) as usize);
-        let d = DIGITS2;
-        let t = [d[a], d[a + 1], d[b], d[b + 1], d[c], d[c + 1]];
-        if let Some(o) = self.b.get_mut(self.n..self.n + 6) {
-            o.copy_from_slice(&t);
+        let v = if v >= 1_000_000 { mod_million(v) } else { v };
+        // v / 10000 and v / 100, exact for v < 10^6.
+        let hi = ((v as u64 * 109_951_163) >> 40) as u32;
+        let lo = v - hi * 10_000;
+        let mid = ((lo as u64 * 0x51EB_851F) >> 37) as u32;
+        let pair = |x: u32| {
+            let i = 2 * x.min(99) as usize;
+            u16::from_le_bytes([DIGITS2[i], DIGITS2[i + 1]]) as u64
+        };
+        let w = pair(hi) | pair(mid) << 16 | pair(lo - mid * 100) << 32;
+        if self.room() >= 6 {
+            let b = w.to_le_bytes();
+            // SAFETY: 6 bytes fit (checked).
+            unsafe {
+                core::ptr::write_unaligned(self.at() as *mut [u8; 4], [b[0], b[1], b[2], b[3]]);
+                core::ptr::write_unaligned(self.at().add(4) as *mut [u8; 2], [b[4], b[5]]);
+            }
             self.n += 6;
         }
     }
@@ -1466,7 +1592,7 @@ impl<'a> Line<'a> {
         // SAFETY: every byte in b[..n] was copied from a &str (extend_str,
         // whole strs only) or checked to be ASCII (push, extend, pad, digits),
         // so b[..n] is valid UTF-8.
-        unsafe { core::str::from_utf8_unchecked(&self.b[..self.n]) }
+        unsafe { core::str::from_utf8_unchecked(self.b.get_unchecked(..self.n)) }
     }
     /// Write out and empty.
     #[inline]
@@ -1577,5 +1703,38 @@ mod probe_tests {
         let le = crate::cursor::Endian::Little;
         assert!(matches!(kind(2), Kind::Probe { func: Some(f), ip } if ip.get(&d, le) == 2 && f.get(&d, le) == 1));
         assert!(matches!(kind(3), Kind::Generic));
+    }
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::{usecs, Line};
+
+    /// The divide-free microseconds: the same as the plain divides.
+    #[test]
+    fn six_and_usecs() {
+        let mut buf = [0u8; 16];
+        for v in [0u32, 7, 99, 100, 9_999, 10_000, 123_456, 999_999, 1_000_000, 4_294_967_295] {
+            let mut l = Line::on(&mut buf);
+            l.six(v);
+            assert_eq!(l.as_str(), alloc::format!("{:06}", v % 1_000_000));
+        }
+        for v in [0u64, 1, 9, 10, 15, 16, 0xdead, 0x55d0_c0f9_c000, 0x8000_0000, 0xffff_ffff, 0x1_0000_0000, 0x0123_4567_89ab_cdef, u64::MAX] {
+            let mut l = Line::on(&mut buf);
+            l.hex(v);
+            assert_eq!(l.as_str(), alloc::format!("{:x}", v));
+            // Exactly room for the digits: the digit-by-digit path (and the
+            // 16-byte path for 16 digits).
+            let mut short = [0u8; 18];
+            let want = alloc::format!("xy{:x}", v);
+            let mut l = Line::on(&mut short[..want.len()]);
+            l.push(b'x');
+            l.push(b'y');
+            l.hex(v);
+            assert_eq!(l.as_str(), want);
+        }
+        for ns in [0u64, 499, 500, 1_499, 11_408_000_733_123, u64::MAX - 500, u64::MAX - 499, u64::MAX] {
+            assert_eq!(usecs(ns), super::ns2usecs(ns), "{}", ns);
+        }
     }
 }

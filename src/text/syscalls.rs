@@ -13,42 +13,41 @@ use crate::cursor::{read_uint, Endian};
 
 /// `: VALUE` of one argument, in the style of the recording's kernel.
 fn value(b: &mut Line, v: u64, new_style: bool) {
-    b.extend(b": ");
+    b.extend_str(": ");
+    digits(b, v, new_style);
+}
+
+/// VALUE alone.
+#[inline(always)]
+fn digits(b: &mut Line, v: u64, new_style: bool) {
     if new_style && v < 10 {
         b.push(b'0' + v as u8);
     } else {
         if new_style {
-            b.extend(b"0x");
+            b.extend_str("0x");
         }
         b.hex(v);
     }
 }
 
-/// The same into a line buffer; false when it does not fit.
-pub fn enter_line(b: &mut Line, name: &str, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
-    let new_style = kver == 0 || kver >= 6018;
-    if !b.extend_str(name) {
+/// The same into a line buffer, from the class's pieces (`sys_write(fd: `,
+/// `, buf: `, ...): one copy for the text before each value. false when
+/// it does not fit, or for what [`enter`] prints alone (verbose, no
+/// arguments).
+pub fn enter_line(b: &mut Line, pieces: &[(String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
+    if verbose || pieces.is_empty() {
         return false;
     }
-    b.push(b'(');
-    for (i, (arg, ty, f)) in args.iter().enumerate() {
-        if b.room() < arg.len() + ty.len() + 30 {
+    let new_style = kver == 0 || kver >= 6018;
+    for (p, f) in pieces {
+        // A value is at most 18 bytes, `)\n` follows.
+        if b.room() < p.len() + 20 {
             return false;
         }
-        if i > 0 {
-            b.extend(b", ");
-        }
-        if verbose {
-            b.extend_str(ty);
-            b.push(b' ');
-        }
-        b.extend_str(arg);
-        value(b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
+        b.extend_str(p);
+        digits(b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
     }
-    if b.room() < 2 {
-        return false;
-    }
-    b.extend(b")\n");
+    b.extend_str(")\n");
     true
 }
 

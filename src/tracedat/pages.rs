@@ -9,6 +9,9 @@ use alloc::vec::Vec;
 /// Largest decompressed chunk we accept (trace-cmd writes ~10 pages).
 const MAX_CHUNK: u32 = 16 << 20;
 
+/// Bytes of plain pages read at once.
+const READ_AHEAD: usize = 64 << 10;
+
 pub struct CpuPages<'f> {
     file: &'f dyn ReadAt,
     endian: Endian,
@@ -25,8 +28,11 @@ pub struct CpuPages<'f> {
     chunk_pos: usize,
     /// Compressed: the current chunk's compressed bytes (reused).
     z: Vec<u8>,
-    /// The buffer `next_page` lends out.
-    page: Vec<u8>,
+    /// Plain: the pages read ahead, from file offset `ra_off`; `ra_fail`
+    /// once a read-ahead failed (then one page per read).
+    ra: Vec<u8>,
+    ra_off: u64,
+    ra_fail: bool,
     done: bool,
 }
 
@@ -45,7 +51,9 @@ impl<'f> CpuPages<'f> {
             chunk: Vec::new(),
             chunk_pos: 0,
             z: Vec::new(),
-            page: Vec::new(),
+            ra: Vec::new(),
+            ra_off: 0,
+            ra_fail: false,
             done: cpu.size == 0 || page_size == 0,
         }
     }
@@ -56,33 +64,42 @@ impl<'f> CpuPages<'f> {
     }
 
     /// The next page, or None at the end of this CPU's data. After an error
-    /// (truncated file, corrupt chunk) the stream ends.
+    /// (truncated file, corrupt chunk) the stream ends. The page is lent
+    /// from the read-ahead block or the decompressed chunk: no copy.
     pub fn next_page(&mut self) -> Option<Result<&[u8], Error>> {
-        let mut page = core::mem::take(&mut self.page);
-        let r = self.next_into(&mut page);
-        self.page = page;
-        match r {
-            None => None,
-            Some(Err(e)) => Some(Err(e)),
-            Some(Ok(())) => Some(Ok(&self.page)),
+        match self.advance()? {
+            Ok(r) => Some(Ok(self.bytes(r))),
+            Err(e) => Some(Err(e)),
         }
     }
 
-    /// Like `next_page`, into the caller's buffer (no copy for plain data).
+    /// Like `next_page`, into the caller's buffer.
     pub fn next_into(&mut self, page: &mut Vec<u8>) -> Option<Result<(), Error>> {
+        match self.advance()? {
+            Ok(r) => {
+                page.clear();
+                page.extend_from_slice(self.bytes(r));
+                Some(Ok(()))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// The page `advance` found.
+    fn bytes(&self, r: core::ops::Range<usize>) -> &[u8] {
+        let b = if self.compressed { &self.chunk } else { &self.ra };
+        b.get(r).unwrap_or(&[])
+    }
+
+    /// Step to the next page: its range in `chunk` (compressed) or `ra`.
+    fn advance(&mut self) -> Option<Result<core::ops::Range<usize>, Error>> {
         if self.done {
             return None;
         }
-        let r = if self.compressed { self.next_compressed() } else { self.next_plain(page) };
+        let r = if self.compressed { self.next_compressed().map(|ok| ok.then(|| self.chunk_pos - self.page_size..self.chunk_pos)) } else { self.next_plain() };
         match r {
-            Ok(true) => {
-                if self.compressed {
-                    page.clear();
-                    page.extend_from_slice(&self.chunk[self.chunk_pos - self.page_size..self.chunk_pos]);
-                }
-                Some(Ok(()))
-            }
-            Ok(false) => {
+            Ok(Some(r)) => Some(Ok(r)),
+            Ok(None) => {
                 self.done = true;
                 None
             }
@@ -93,21 +110,41 @@ impl<'f> CpuPages<'f> {
         }
     }
 
-    fn next_plain(&mut self, page: &mut Vec<u8>) -> Result<bool, Error> {
+    /// The next plain page, read ahead with the ones after it: one pread
+    /// for READ_AHEAD bytes instead of one per page (a system call per
+    /// 4 KiB was a tenth of decoding).
+    fn next_plain(&mut self) -> Result<Option<core::ops::Range<usize>>, Error> {
         if self.off >= self.end {
-            return Ok(false);
+            return Ok(None);
         }
         // A short tail (size not a page multiple) is read as a short page:
         // the page header's commit says how much of it matters.
         let n = (self.end - self.off).min(self.page_size as u64) as usize;
-        if n > 65536 {
-            // A huge sub-buffer size from a corrupt header: probe before allocating.
-            read_exact(self.file, "cpu data", self.off + n as u64 - 1, &mut [0u8; 1])?;
+        let in_ra = self.off >= self.ra_off && self.off + n as u64 <= self.ra_off + self.ra.len() as u64;
+        if !in_ra {
+            if n > 65536 {
+                // A huge sub-buffer size from a corrupt header: probe before allocating.
+                read_exact(self.file, "cpu data", self.off + n as u64 - 1, &mut [0u8; 1])?;
+            }
+            let pages = if self.ra_fail { 1 } else { (READ_AHEAD / self.page_size).max(1) };
+            let want = (self.end - self.off).min((pages * self.page_size) as u64).max(n as u64) as usize;
+            self.ra_off = self.off;
+            self.ra.resize(want, 0);
+            if let Err(e) = read_exact(self.file, "cpu data", self.off, &mut self.ra) {
+                if want == n {
+                    return Err(e);
+                }
+                // Past the end of a short file (or of a recovered buffer
+                // of unknown size): page by page from here, so that every
+                // whole page still comes out and the error is this page's.
+                self.ra_fail = true;
+                self.ra.truncate(n);
+                read_exact(self.file, "cpu data", self.off, &mut self.ra)?;
+            }
         }
-        page.resize(n, 0);
-        read_exact(self.file, "cpu data", self.off, page)?;
+        let s = (self.off - self.ra_off) as usize;
         self.off += n as u64;
-        Ok(true)
+        Ok(Some(s..s + n))
     }
 
     fn next_compressed(&mut self) -> Result<bool, Error> {
