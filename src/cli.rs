@@ -55,13 +55,6 @@ impl Error {
 
 pub type Result<T> = core::result::Result<T, Error>;
 
-impl From<crate::argv::Error> for Error {
-    #[inline(never)]
-    fn from(e: crate::argv::Error) -> Self {
-        Error::Usage(e.0)
-    }
-}
-
 impl From<Errno> for Error {
     #[inline(never)]
     fn from(e: Errno) -> Self {
