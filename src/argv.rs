@@ -22,21 +22,15 @@ pub enum Arg<'a> {
 
 pub use Arg::{Long, Short, Value};
 
-/// A usage error, as words.
-pub struct Error(pub String);
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+/// A usage error: the applets' own error (`Usage`, exit 2), so a `?` on
+/// the parser passes it on as it is, with no conversion.
+pub type Error = crate::cli::Error;
 
 pub type Result<T> = core::result::Result<T, Error>;
 
 /// An Error from format arguments: one out-of-line copy for every site.
-#[inline(never)]
 fn err(a: fmt::Arguments<'_>) -> Error {
-    Error(alloc::fmt::format(a))
+    crate::cli::usage(a)
 }
 
 pub struct Parser {
@@ -295,7 +289,7 @@ mod tests {
             assert_eq!(quoted(v.as_bytes()), std::format!("\"{want}\""));
         }
         let mut q = Parser::from_args(vec![b"\xff".to_vec()]);
-        assert_eq!(q.next().err().map(|e| e.0), Some("argument is not UTF-8: \u{fffd}".to_string()));
+        assert_eq!(q.next().err().map(|e| e.to_string()), Some("argument is not UTF-8: \u{fffd}".to_string()));
     }
 
     #[test]

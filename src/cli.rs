@@ -6,7 +6,14 @@ use crate::sys::{self, Errno, OsError};
 use alloc::string::String;
 use core::fmt;
 
-pub enum Error {
+/// An applet's error, one pointer wide: it travels through hundreds of `?`
+/// and a `Result` of it fits in registers, where the four-word enum it
+/// boxes cost a stack copy at each step. Errors are rare; the allocation
+/// is not.
+pub struct Error(alloc::boxed::Box<Kind>);
+
+/// What went wrong, and so the exit status.
+pub enum Kind {
     /// Bad command line: exit 2.
     Usage(String),
     /// The operation failed: exit 1.
@@ -17,15 +24,39 @@ pub enum Error {
     Exit(i32),
 }
 
-pub type Result<T> = core::result::Result<T, Error>;
-
-impl From<crate::argv::Error> for Error {
-    fn from(e: crate::argv::Error) -> Self {
-        Error::Usage(e.0)
+// The constructors keep the names (and call shapes, `map_err(Error::Fail)`)
+// of the variants they replace; out of line, one copy for every call site.
+#[allow(non_snake_case)]
+impl Error {
+    #[inline(never)]
+    fn new(k: Kind) -> Error {
+        Error(alloc::boxed::Box::new(k))
+    }
+    /// Bad command line: exit 2.
+    pub fn Usage(s: String) -> Error {
+        Error::new(Kind::Usage(s))
+    }
+    /// The operation failed: exit 1.
+    pub fn Fail(s: String) -> Error {
+        Error::new(Kind::Fail(s))
+    }
+    /// I/O on our own output; EPIPE ends quietly.
+    pub fn Io(e: Errno) -> Error {
+        Error::new(Kind::Io(e))
+    }
+    /// Stop with this status and say nothing more.
+    pub fn Exit(c: i32) -> Error {
+        Error::new(Kind::Exit(c))
+    }
+    pub fn kind(&self) -> &Kind {
+        &self.0
     }
 }
 
+pub type Result<T> = core::result::Result<T, Error>;
+
 impl From<Errno> for Error {
+    #[inline(never)]
     fn from(e: Errno) -> Self {
         Error::Io(e)
     }
@@ -33,10 +64,10 @@ impl From<Errno> for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Usage(s) | Error::Fail(s) => f.write_str(s),
-            Error::Io(e) => write!(f, "{}", OsError(*e)),
-            Error::Exit(c) => write!(f, "exit {c}"),
+        match &*self.0 {
+            Kind::Usage(s) | Kind::Fail(s) => f.write_str(s),
+            Kind::Io(e) => write!(f, "{}", OsError(*e)),
+            Kind::Exit(c) => write!(f, "exit {c}"),
         }
     }
 }
@@ -74,16 +105,19 @@ pub fn run(applet: &str, usage: &str, body: impl FnOnce() -> Result<()>) -> i32 
 /// The non-generic half of `run`: one copy for all applets.
 #[inline(never)]
 fn finish(applet: &str, usage: &str, r: Result<()>) -> i32 {
-    match r {
-        Ok(()) => 0,
-        Err(Error::Exit(c)) => c,
-        Err(Error::Io(Errno::PIPE)) => 0,
-        Err(Error::Usage(m)) => {
+    let e = match r {
+        Ok(()) => return 0,
+        Err(e) => e,
+    };
+    match e.kind() {
+        Kind::Exit(c) => *c,
+        Kind::Io(Errno::PIPE) => 0,
+        Kind::Usage(m) => {
             let first = usage.lines().next().unwrap_or("");
             sys::eprintln(format_args!("{applet}: {m}\n{first}\nTry '{applet} --help' for more information."));
             2
         }
-        Err(e) => {
+        _ => {
             sys::eprintln(format_args!("{applet}: {e}"));
             1
         }

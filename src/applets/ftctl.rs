@@ -748,7 +748,7 @@ fn v_show(c: &Ctx, a: &Args) -> Result<()> {
             // `ftctl show --pipe | grep` sees lines as they happen.
             Ok(n) => sys::write_all(sys::fd(1), &buf[..n])?,
             Err(Errno::INTR) => {}
-            Err(errno) => return Err(fs(tracefs::Error { file: t.path_of(&file), errno, log: None })),
+            Err(errno) => return Err(fs(tracefs::Error::new(t.path_of(&file), errno, None))),
         }
     }
 }

@@ -25,9 +25,29 @@ pub struct Tracefs {
     pub instance: Option<String>,
 }
 
-/// A failed read or write of a control file, with what the kernel said.
+/// A failed read or write of a control file, with what the kernel said:
+/// one pointer to the `Detail`, so a `Result` of it moves in registers
+/// (the three fields were seven words copied at every `?`). Fields read
+/// through it as before: `e.errno`, `e.file`.
 #[derive(Debug)]
-pub struct Error {
+pub struct Error(alloc::boxed::Box<Detail>);
+
+impl Error {
+    #[inline(never)]
+    pub fn new(file: String, errno: Errno, log: Option<String>) -> Error {
+        Error(alloc::boxed::Box::new(Detail { file, errno, log }))
+    }
+}
+
+impl core::ops::Deref for Error {
+    type Target = Detail;
+    fn deref(&self) -> &Detail {
+        &self.0
+    }
+}
+
+#[derive(Debug)]
+pub struct Detail {
     pub file: String,
     pub errno: Errno,
     /// The tail of `error_log` that belongs to this write, when there is one.
@@ -186,7 +206,7 @@ impl Tracefs {
     /// The error of a failed call on control file `name`.
     #[inline(never)]
     fn error(&self, name: &str, errno: Errno) -> Error {
-        Error { file: self.path_of(name), errno, log: None }
+        Error::new(self.path_of(name), errno, None)
     }
 
     /// Open a control file relative to this directory.
@@ -231,7 +251,7 @@ impl Tracefs {
                 log = log_since(&all, mark).map(String::from);
             }
         }
-        Err(Error { file: self.path_of(name), errno, log })
+        Err(Error::new(self.path_of(name), errno, log))
     }
 
     pub fn write(&self, name: &str, data: &[u8]) -> Result<()> {

@@ -285,6 +285,9 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
             segs = layout_for(&mut meta, &r);
         }
     }
+    // The segments own their bytes now: one drop of the metadata here, not
+    // one on each way out below.
+    drop(meta);
 
     let mut pos = 0u64;
     for s in &segs {
