@@ -95,10 +95,12 @@ fn field<'a>(e: &'a Event, name: &str) -> Option<&'a Field> {
     e.fields.iter().find(|f| f.name == name)
 }
 
+#[inline(never)]
 fn fld(e: &Event, name: &str) -> Option<F> {
     field(e, name).map(F::of)
 }
 
+#[inline(never)]
 fn off(e: &Event, name: &str) -> Option<u16> {
     field(e, name).map(|f| f.offset.min(u16::MAX as usize) as u16)
 }
@@ -145,11 +147,16 @@ fn classify(e: &Event) -> Class {
 
 fn classify_kind(e: &Event) -> Option<Kind> {
     if e.system == "ftrace" {
-        return Some(match e.name.as_str() {
-            "function" => Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? },
-            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: None },
-            "fgraph_retaddr_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: fld(e, "retaddr") },
-            "funcgraph_exit" => Kind::GraphRet {
+        // A word list, not a string `match`: see util::word_index.
+        let i = crate::util::word_index(
+            "function|funcgraph_entry|fgraph_retaddr_entry|funcgraph_exit|print|bprint|bputs|kernel_stack|user_stack|func_repeats|raw_data",
+            &e.name,
+        )?;
+        return Some(match i {
+            0 => Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? },
+            1 => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: None },
+            2 => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: fld(e, "retaddr") },
+            3 => Kind::GraphRet {
                 func: fld(e, "func")?,
                 depth: fld(e, "depth")?,
                 overrun: fld(e, "overrun").unwrap_or_default(),
@@ -157,20 +164,19 @@ fn classify_kind(e: &Event) -> Option<Kind> {
                 rettime: fld(e, "rettime")?,
                 retval: fld(e, "retval"),
             },
-            "print" => Kind::Print { ip: fld(e, "ip")?, buf: off(e, "buf")? },
-            "bprint" => Kind::Bprint { ip: fld(e, "ip")?, fmt: fld(e, "fmt")?, buf: off(e, "buf")? },
-            "bputs" => Kind::Bputs { ip: fld(e, "ip")?, str: fld(e, "str")? },
-            "kernel_stack" => Kind::KStack { caller: off(e, "caller")? },
-            "user_stack" => Kind::UStack { caller: off(e, "caller")? },
-            "func_repeats" => Kind::FuncRepeats {
+            4 => Kind::Print { ip: fld(e, "ip")?, buf: off(e, "buf")? },
+            5 => Kind::Bprint { ip: fld(e, "ip")?, fmt: fld(e, "fmt")?, buf: off(e, "buf")? },
+            6 => Kind::Bputs { ip: fld(e, "ip")?, str: fld(e, "str")? },
+            7 => Kind::KStack { caller: off(e, "caller")? },
+            8 => Kind::UStack { caller: off(e, "caller")? },
+            9 => Kind::FuncRepeats {
                 ip: fld(e, "ip")?,
                 parent: fld(e, "parent_ip")?,
                 count: fld(e, "count")?,
                 top: fld(e, "top_delta_ts")?,
                 bottom: fld(e, "bottom_delta_ts")?,
             },
-            "raw_data" => Kind::RawData { id: fld(e, "id")?, buf: off(e, "buf")? },
-            _ => return None,
+            _ => Kind::RawData { id: fld(e, "id")?, buf: off(e, "buf")? },
         });
     }
     if e.system == "syscalls" {
