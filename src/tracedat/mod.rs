@@ -1011,17 +1011,9 @@ fn header_text(p: &mut Parser, tag: &[u8]) -> R<String> {
 
 /// count:u32 then { size:u64 text } — the `ftrace` system's formats.
 fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> R<(Vec<Format>, u64)> {
-    let s = "ftrace formats";
     let mut p = Parser { file, endian: e, pos: start };
-    let n = p.u32(s)?;
     let mut v = Vec::new();
-    for _ in 0..n {
-        let len = p.u64(s)?;
-        if len > 1 << 24 {
-            return Err(bad(s, p.pos, "implausible format size"));
-        }
-        v.push(Format { system: String::from("ftrace"), text: text_owned(p.bytes(s, len as usize)?) });
-    }
+    read_formats(&mut p, "ftrace formats", "ftrace", &mut v)?;
     Ok((v, p.pos - start))
 }
 
@@ -1032,16 +1024,22 @@ fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Fo
     let systems = p.u32(s)?;
     for _ in 0..systems {
         let system = p.cstr(s)?;
-        let n = p.u32(s)?;
-        for _ in 0..n {
-            let len = p.u64(s)?;
-            if len > 1 << 24 {
-                return Err(bad(s, p.pos, "implausible format size"));
-            }
-            out.push(Format { system: system.clone(), text: text_owned(p.bytes(s, len as usize)?) });
-        }
+        read_formats(&mut p, s, &system, out)?;
     }
     Ok(p.pos - start)
+}
+
+/// count:u32 then { size:u64 text }: the formats of one system.
+fn read_formats(p: &mut Parser, s: &'static str, system: &str, out: &mut Vec<Format>) -> R<()> {
+    let n = p.u32(s)?;
+    for _ in 0..n {
+        let len = p.u64(s)?;
+        if len > 1 << 24 {
+            return Err(bad(s, p.pos, "implausible format size"));
+        }
+        out.push(Format { system: String::from(system), text: text_owned(p.bytes(s, len as usize)?) });
+    }
+    Ok(())
 }
 
 fn check_compression(name: &str, section: &'static str, off: u64) -> Result<(), Error> {
