@@ -974,7 +974,7 @@ impl<'a> TraceCmd<'a> {
             while *i < b.len() && b[*i].is_ascii_digit() {
                 *i += 1;
             }
-            spec[st..*i].parse::<i32>().unwrap_or(0)
+            super::cmdlines::parse_i32(&b[st..*i]).unwrap_or(0)
         };
         let width = num(&mut i);
         let prec = if b.get(i) == Some(&b'.') {
