@@ -434,9 +434,9 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
             // SAFETY: the bytes s..i are ASCII letters, digits and '_'.
             let word = unsafe { core::str::from_utf8_unchecked(&line[s..i]) };
             let call = line[i..].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'(');
-            let skip = in_fmt || prev_member || prev_tag || call || word == "REC" || word == "sizeof"
+            let skip = in_fmt || prev_member || prev_tag || call || crate::util::one_of("REC|sizeof", word)
                 || crate::printfmt::is_type_word(word);
-            prev_tag = matches!(word, "struct" | "union" | "enum");
+            prev_tag = crate::util::one_of("struct|union|enum", word);
             prev_member = false;
             if skip {
                 continue;

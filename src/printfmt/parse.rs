@@ -670,14 +670,9 @@ impl<'e> Parser<'e> {
                 }
                 let f = *FUNCS.get(h - 12).ok_or("call of an unknown function")?;
                 let args = self.call_args()?;
-                let want = match f {
-                    Func::PrintHex | Func::PrintHexStr | Func::Expect => 2,
-                    Func::PrintArray => 3,
-                    Func::JiffiesToMsecs | Func::McEventErrorType => 1,
-                    Func::PrintFlags | Func::PrintFlagsU64 => 2,
-                    Func::PrintSymbolic | Func::PrintSymbolicU64 => 1,
-                };
-                let variadic = matches!(f, Func::PrintFlags | Func::PrintFlagsU64 | Func::PrintSymbolic | Func::PrintSymbolicU64);
+                // Arguments (the fixed ones of the variadic first four), in FUNCS order.
+                let want = [2, 2, 1, 1, 2, 2, 3, 2, 1, 1][h - 12];
+                let variadic = h < 16;
                 if args.len() < want || (!variadic && args.len() != want) {
                     return Err("wrong number of helper arguments");
                 }

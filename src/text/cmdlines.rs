@@ -151,18 +151,42 @@ fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
     out
 }
 
-fn parse_i32(s: &[u8]) -> Option<i32> {
+pub(super) fn parse_i32(s: &[u8]) -> Option<i32> {
     // The usual plain digits by hand (tgids lists run to pid_max lines).
     if !s.is_empty() && s.len() < 10 && s.iter().all(|c| c.is_ascii_digit()) {
         return Some(s.iter().fold(0i32, |v, &c| v * 10 + (c - b'0') as i32));
     }
-    let s = core::str::from_utf8(s).ok()?;
-    s.trim().parse().ok()
+    // Else what `str::parse::<i32>` accepts (a sign, digits, in range),
+    // by hand too: core's parser is 340 bytes for this one caller.
+    let s = core::str::from_utf8(s).ok()?.trim().as_bytes();
+    let (neg, d) = match s.split_first() {
+        Some((b'-', d)) => (true, d),
+        Some((b'+', d)) => (false, d),
+        _ => (false, s),
+    };
+    if d.is_empty() {
+        return None;
+    }
+    let mut v = 0i64;
+    for &c in d {
+        if !c.is_ascii_digit() || v > 1 << 31 {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as i64;
+    }
+    i32::try_from(if neg { -v } else { v }).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parse_i32_is_strs() {
+        for t in ["0", "-0", "+7", "-2147483648", "2147483647", "2147483648", "-2147483649", "", "-", "+", "+-1", " 12 ", "1 2", "99999999999999999999", "0012"] {
+            assert_eq!(parse_i32(t.as_bytes()), t.trim().parse::<i32>().ok(), "{t:?}");
+        }
+    }
 
     #[test]
     fn lookups() {

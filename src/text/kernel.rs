@@ -99,8 +99,17 @@ fn fld(e: &Event, name: &str) -> Option<F> {
     field(e, name).map(F::of)
 }
 
-fn off(e: &Event, name: &str) -> Option<u16> {
-    field(e, name).map(|f| f.offset.min(u16::MAX as usize) as u16)
+/// The fields named in group `i` of `groups` (`;`-separated groups of
+/// `|`-separated names, at most 7), in that order: one call per event kind
+/// instead of one per field, and no table of `&str`s (16 bytes each).
+#[inline(never)]
+pub(super) fn flds(e: &Event, groups: &str, i: usize) -> [Option<F>; 7] {
+    let mut out = [None; 7];
+    let names = groups.split(';').nth(i).unwrap_or("");
+    for (o, n) in out.iter_mut().zip(names.split('|')) {
+        *o = fld(e, n);
+    }
+    out
 }
 
 impl Classes {
@@ -145,32 +154,28 @@ fn classify(e: &Event) -> Class {
 
 fn classify_kind(e: &Event) -> Option<Kind> {
     if e.system == "ftrace" {
-        return Some(match e.name.as_str() {
-            "function" => Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? },
-            "funcgraph_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: None },
-            "fgraph_retaddr_entry" => Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")?, retaddr: fld(e, "retaddr") },
-            "funcgraph_exit" => Kind::GraphRet {
-                func: fld(e, "func")?,
-                depth: fld(e, "depth")?,
-                overrun: fld(e, "overrun").unwrap_or_default(),
-                calltime: fld(e, "calltime")?,
-                rettime: fld(e, "rettime")?,
-                retval: fld(e, "retval"),
-            },
-            "print" => Kind::Print { ip: fld(e, "ip")?, buf: off(e, "buf")? },
-            "bprint" => Kind::Bprint { ip: fld(e, "ip")?, fmt: fld(e, "fmt")?, buf: off(e, "buf")? },
-            "bputs" => Kind::Bputs { ip: fld(e, "ip")?, str: fld(e, "str")? },
-            "kernel_stack" => Kind::KStack { caller: off(e, "caller")? },
-            "user_stack" => Kind::UStack { caller: off(e, "caller")? },
-            "func_repeats" => Kind::FuncRepeats {
-                ip: fld(e, "ip")?,
-                parent: fld(e, "parent_ip")?,
-                count: fld(e, "count")?,
-                top: fld(e, "top_delta_ts")?,
-                bottom: fld(e, "bottom_delta_ts")?,
-            },
-            "raw_data" => Kind::RawData { id: fld(e, "id")?, buf: off(e, "buf")? },
-            _ => return None,
+        // A word list, not a string `match`: see util::word_index.
+        let i = crate::util::word_index(
+            "function|funcgraph_entry|fgraph_retaddr_entry|funcgraph_exit|print|bprint|bputs|kernel_stack|user_stack|func_repeats|raw_data",
+            &e.name,
+        )?;
+        let [a, b, c, d, f, g, _] = flds(
+            e,
+            "ip|parent_ip;func|depth;func|depth|retaddr;func|depth|overrun|calltime|rettime|retval;ip|buf;ip|fmt|buf;\
+             ip|str;caller;caller;ip|parent_ip|count|top_delta_ts|bottom_delta_ts;id|buf",
+            i,
+        );
+        return Some(match i {
+            0 => Kind::Function { ip: a?, parent: b? },
+            1 | 2 => Kind::GraphEnt { func: a?, depth: b?, retaddr: c },
+            3 => Kind::GraphRet { func: a?, depth: b?, overrun: c.unwrap_or_default(), calltime: d?, rettime: f?, retval: g },
+            4 => Kind::Print { ip: a?, buf: b?.off },
+            5 => Kind::Bprint { ip: a?, fmt: b?, buf: c?.off },
+            6 => Kind::Bputs { ip: a?, str: b? },
+            7 => Kind::KStack { caller: a?.off },
+            8 => Kind::UStack { caller: a?.off },
+            9 => Kind::FuncRepeats { ip: a?, parent: b?, count: c?, top: d?, bottom: f? },
+            _ => Kind::RawData { id: a?, buf: b?.off },
         });
     }
     if e.system == "syscalls" {

@@ -262,49 +262,42 @@ fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
 }
 
 fn classify(e: &Event) -> Kind {
-    let k = match (e.system.as_str(), e.name.as_str()) {
-        ("ftrace", "function") => (|| Some(Kind::Function { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")? }))(),
-        ("ftrace", "funcgraph_entry") => (|| Some(Kind::GraphEnt { func: fld(e, "func")?, depth: fld(e, "depth")? }))(),
-        ("ftrace", "funcgraph_exit") => (|| {
-            Some(Kind::GraphRet { func: fld(e, "func")?, depth: fld(e, "depth")?, calltime: fld(e, "calltime")?, rettime: fld(e, "rettime")?, retval: fld(e, "retval") })
-        })(),
-        ("ftrace", "kernel_stack") => arr(e, "caller").map(|c| Kind::KStack { caller: c.0 }),
-        ("ftrace", "func_repeats") => (|| {
-            Some(Kind::FuncRepeats { ip: fld(e, "ip")?, parent: fld(e, "parent_ip")?, count: fld(e, "count")?, top: fld(e, "top_delta_ts")?, bottom: fld(e, "bottom_delta_ts")? })
-        })(),
-        ("ftrace", "raw_data") => (|| Some(Kind::RawData { id: fld(e, "id")?, buf: arr(e, "buf")?.0 }))(),
-        ("sched", "sched_switch") => (|| {
-            Some(Kind::Switch {
-                pcomm: arr(e, "prev_comm"),
-                ppid: fld(e, "prev_pid")?,
-                pprio: fld(e, "prev_prio"),
-                pstate: fld(e, "prev_state"),
-                ncomm: arr(e, "next_comm"),
-                npid: fld(e, "next_pid")?,
-                nprio: fld(e, "next_prio"),
-            })
-        })(),
-        ("sched", "sched_wakeup" | "sched_wakeup_new") => (|| {
-            Some(Kind::Wakeup { comm: arr(e, "comm"), pid: fld(e, "pid")?, prio: fld(e, "prio"), success: fld(e, "success"), cpu: fld(e, "target_cpu") })
-        })(),
-        ("timer", "hrtimer_expire_entry") => (|| {
-            Some(Kind::HrtExpire { timer: fld(e, "timer").or_else(|| fld(e, "hrtimer"))?, now: fld(e, "now")?, func: fld(e, "function") })
-        })(),
-        ("timer", "hrtimer_start") => (|| {
-            Some(Kind::HrtStart {
-                timer: fld(e, "timer").or_else(|| fld(e, "hrtimer"))?,
-                func: fld(e, "function"),
-                expires: fld(e, "expires")?,
-                soft: fld(e, "softexpires")?,
-            })
-        })(),
-        ("tlb", "tlb_flush") => (|| Some(Kind::Tlb { pages: fld(e, "pages")?, reason: fld(e, "reason")? }))(),
-        ("kmem", "kfree" | "kmalloc" | "kmalloc_node" | "kmem_cache_alloc" | "kmem_cache_alloc_node" | "kmem_cache_free") => {
-            fld(e, "call_site").map(|site| Kind::CallSite { site })
-        }
-        _ => None,
-    };
-    k.unwrap_or(Kind::Generic)
+    classify_opt(e).unwrap_or(Kind::Generic)
+}
+
+/// The plugins' events by name (word lists, not a string `match`: see
+/// util::word_index), each with its system (an index into SYSTEMS) and
+/// the fields its printer reads.
+const NAMES: &str = "function|funcgraph_entry|funcgraph_exit|kernel_stack|func_repeats|raw_data\
+    |sched_switch|sched_wakeup|sched_wakeup_new|hrtimer_expire_entry|hrtimer_start|tlb_flush\
+    |kfree|kmalloc|kmalloc_node|kmem_cache_alloc|kmem_cache_alloc_node|kmem_cache_free";
+const SYSTEMS: &str = "ftrace|sched|timer|tlb|kmem";
+const SYSTEM_OF: [u8; 18] = [0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4, 4];
+const FIELDS: &str = "ip|parent_ip;func|depth;func|depth|calltime|rettime|retval;caller;\
+    ip|parent_ip|count|top_delta_ts|bottom_delta_ts;id|buf;prev_pid|prev_prio|prev_state|next_pid|next_prio;\
+    pid|prio|success|target_cpu;pid|prio|success|target_cpu;timer|now|function|hrtimer;\
+    timer|function|expires|softexpires|hrtimer;pages|reason;call_site";
+
+fn classify_opt(e: &Event) -> Option<Kind> {
+    let i = crate::util::word_index(NAMES, &e.name)?;
+    if crate::util::word_index(SYSTEMS, &e.system)? != *SYSTEM_OF.get(i)? as usize {
+        return None;
+    }
+    let [a, b, c, d, f, ..] = super::kernel::flds(e, FIELDS, i.min(12)); // the kmem events share one group
+    Some(match i {
+        0 => Kind::Function { ip: a?, parent: b? },
+        1 => Kind::GraphEnt { func: a?, depth: b? },
+        2 => Kind::GraphRet { func: a?, depth: b?, calltime: c?, rettime: d?, retval: f },
+        3 => Kind::KStack { caller: a?.off },
+        4 => Kind::FuncRepeats { ip: a?, parent: b?, count: c?, top: d?, bottom: f? },
+        5 => Kind::RawData { id: a?, buf: b?.off },
+        6 => Kind::Switch { pcomm: arr(e, "prev_comm"), ppid: a?, pprio: b, pstate: c, ncomm: arr(e, "next_comm"), npid: d?, nprio: f },
+        7 | 8 => Kind::Wakeup { comm: arr(e, "comm"), pid: a?, prio: b, success: c, cpu: d },
+        9 => Kind::HrtExpire { timer: a.or(d)?, now: b?, func: c },
+        10 => Kind::HrtStart { timer: a.or(f)?, func: b, expires: c?, soft: d? },
+        11 => Kind::Tlb { pages: a?, reason: b? },
+        _ => Kind::CallSite { site: a? },
+    })
 }
 
 /// libtraceevent 1.7's plugin_sched_switch write_state() letters, bit
@@ -981,7 +974,7 @@ impl<'a> TraceCmd<'a> {
             while *i < b.len() && b[*i].is_ascii_digit() {
                 *i += 1;
             }
-            spec[st..*i].parse::<i32>().unwrap_or(0)
+            super::cmdlines::parse_i32(&b[st..*i]).unwrap_or(0)
         };
         let width = num(&mut i);
         let prec = if b.get(i) == Some(&b'.') {

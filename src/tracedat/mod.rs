@@ -428,6 +428,29 @@ fn eof_at(section: &'static str, base: u64, e: Eof) -> Box<Error> {
     Box::new(Error::new(section, base + e.at as u64, Reason::Truncated { at: base + e.at as u64, want: e.want as u64 }))
 }
 
+/// A number of `n` bytes from an in-memory section, errors mapped as by
+/// [`eof`]: one call instead of an inlined endian-aware read and error
+/// path at each of the option parsers' fields.
+#[inline(never)]
+fn cnum(c: &mut Cursor, n: usize, section: &'static str, base: u64) -> R<u64> {
+    c.uint(n).map_err(eof(section, base))
+}
+
+#[inline(always)]
+fn cu16(c: &mut Cursor, section: &'static str, base: u64) -> R<u16> {
+    cnum(c, 2, section, base).map(|v| v as u16)
+}
+
+#[inline(always)]
+fn cu32(c: &mut Cursor, section: &'static str, base: u64) -> R<u32> {
+    cnum(c, 4, section, base).map(|v| v as u32)
+}
+
+#[inline(always)]
+fn cu64(c: &mut Cursor, section: &'static str, base: u64) -> R<u64> {
+    cnum(c, 8, section, base)
+}
+
 fn cstring(c: &mut Cursor, section: &'static str, base: u64) -> R<String> {
     c.cstr().map(text).map_err(eof(section, base))
 }
@@ -709,7 +732,7 @@ impl<'f> TraceDat<'f> {
                     read_event_formats(&data, self.endian, 0, &mut self.formats).map_err(|e| rebase(e, base))?;
                 }
                 OPT_KALLSYMS | OPT_PRINTK => {
-                    let n = c.u32().map_err(eof(name, base))?;
+                    let n = cu32(&mut c, name, base)?;
                     c.bytes(n as usize).map_err(eof(name, base))?;
                     // In place: kallsyms is megabytes.
                     data.truncate(4 + n as usize);
@@ -722,7 +745,7 @@ impl<'f> TraceDat<'f> {
                     }
                 }
                 _ => {
-                    let n = c.u64().map_err(eof(name, base))?;
+                    let n = cu64(&mut c, name, base)?;
                     let b = usize::try_from(n).ok().and_then(|n| c.bytes(n).ok());
                     let b = b.ok_or_else(|| Box::new(Error::new(name, base, Reason::Truncated { at: base + 8, want: n })))?;
                     self.cmdlines = text(b);
@@ -827,30 +850,30 @@ impl<'f> TraceDat<'f> {
         let mut c = Cursor::new(data, self.endian);
         loop {
             let at = base + c.pos() as u64;
-            let id = c.u16().map_err(eof(s, base))?;
-            let size = c.u32().map_err(eof(s, base))?;
+            let id = cu16(&mut c, s, base)?;
+            let size = cu32(&mut c, s, base)?;
             let d = c.bytes(size as usize).map_err(eof(s, base))?;
             let mut oc = Cursor::new(d, self.endian);
             match id {
-                OPT_DONE => return oc.u64().map_err(eof(s, at)),
+                OPT_DONE => return cu64(&mut oc, s, at),
                 OPT_BUFFER | OPT_BUFFER_TEXT => {
-                    let off = oc.u64().map_err(eof(s, at))?;
+                    let off = cu64(&mut oc, s, at)?;
                     let name = cstring(&mut oc, s, at)?;
                     let clock = cstring(&mut oc, s, at)?;
                     let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, text_at: off, cpus: Vec::new() };
                     if id == OPT_BUFFER {
-                        b.page_size = oc.u32().map_err(eof(s, at))?;
+                        b.page_size = cu32(&mut oc, s, at)?;
                         if !(256..=(1 << 24)).contains(&b.page_size) {
                             return Err(bad("BUFFER option", at, "implausible sub-buffer size"));
                         }
-                        let n = oc.u32().map_err(eof(s, at))?;
+                        let n = cu32(&mut oc, s, at)?;
                         if n as usize > d.len() / 20 {
                             return Err(bad("BUFFER option", at, "CPU count larger than the option"));
                         }
                         for _ in 0..n {
-                            let cpu = oc.u32().map_err(eof(s, at))?;
-                            let offset = oc.u64().map_err(eof(s, at))?;
-                            let size = oc.u64().map_err(eof(s, at))?;
+                            let cpu = cu32(&mut oc, s, at)?;
+                            let offset = cu64(&mut oc, s, at)?;
+                            let size = cu64(&mut oc, s, at)?;
                             b.cpus.push(CpuData { cpu, offset, size });
                         }
                     }
@@ -865,7 +888,7 @@ impl<'f> TraceDat<'f> {
                     self.buffers.push(b);
                 }
                 OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS | OPT_PRINTK | OPT_CMDLINES => {
-                    sections.push((id, oc.u64().map_err(eof(s, at))?));
+                    sections.push((id, cu64(&mut oc, s, at)?));
                 }
                 _ => apply_common_option(&mut self.options, id, d, self.endian),
             }
@@ -930,7 +953,7 @@ fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(St
         let d = p.bytes("options", size as usize)?;
         if id == OPT_BUFFER {
             let mut c = Cursor::new(&d, p.endian);
-            let off = c.u64().map_err(eof("BUFFER option", at))?;
+            let off = cu64(&mut c, "BUFFER option", at)?;
             let name = cstring(&mut c, "BUFFER option", at)?;
             instances.push((name, off));
         } else {
@@ -988,17 +1011,9 @@ fn header_text(p: &mut Parser, tag: &[u8]) -> R<String> {
 
 /// count:u32 then { size:u64 text } — the `ftrace` system's formats.
 fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> R<(Vec<Format>, u64)> {
-    let s = "ftrace formats";
     let mut p = Parser { file, endian: e, pos: start };
-    let n = p.u32(s)?;
     let mut v = Vec::new();
-    for _ in 0..n {
-        let len = p.u64(s)?;
-        if len > 1 << 24 {
-            return Err(bad(s, p.pos, "implausible format size"));
-        }
-        v.push(Format { system: String::from("ftrace"), text: text_owned(p.bytes(s, len as usize)?) });
-    }
+    read_formats(&mut p, "ftrace formats", "ftrace", &mut v)?;
     Ok((v, p.pos - start))
 }
 
@@ -1009,16 +1024,22 @@ fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Fo
     let systems = p.u32(s)?;
     for _ in 0..systems {
         let system = p.cstr(s)?;
-        let n = p.u32(s)?;
-        for _ in 0..n {
-            let len = p.u64(s)?;
-            if len > 1 << 24 {
-                return Err(bad(s, p.pos, "implausible format size"));
-            }
-            out.push(Format { system: system.clone(), text: text_owned(p.bytes(s, len as usize)?) });
-        }
+        read_formats(&mut p, s, &system, out)?;
     }
     Ok(p.pos - start)
+}
+
+/// count:u32 then { size:u64 text }: the formats of one system.
+fn read_formats(p: &mut Parser, s: &'static str, system: &str, out: &mut Vec<Format>) -> R<()> {
+    let n = p.u32(s)?;
+    for _ in 0..n {
+        let len = p.u64(s)?;
+        if len > 1 << 24 {
+            return Err(bad(s, p.pos, "implausible format size"));
+        }
+        out.push(Format { system: String::from(system), text: text_owned(p.bytes(s, len as usize)?) });
+    }
+    Ok(())
 }
 
 fn check_compression(name: &str, section: &'static str, off: u64) -> Result<(), Error> {
