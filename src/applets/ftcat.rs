@@ -7,7 +7,6 @@
 //! function_graph entry and its exit into one line.
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -803,28 +802,45 @@ impl core::fmt::Write for Null {
 const HOLD_MAX: usize = 1 << 16;
 
 /// The items held back, with a count per CPU so "does CPU c have one?" is
-/// a lookup, not a scan.
+/// a lookup, not a scan. A Vec read from `head` on, not a VecDeque: the
+/// ring's wrap handling was ~1 KB of the tiny build; taken items leave a
+/// heap-free placeholder behind and the dead prefix is cut off now and then.
 struct HoldQ {
-    q: VecDeque<Held>,
+    v: Vec<Held>,
+    head: usize,
     per_cpu: Vec<u32>,
 }
 
 impl HoldQ {
+    fn items(&self) -> &[Held] {
+        self.v.get(self.head..).unwrap_or(&[])
+    }
     fn push(&mut self, h: Held) {
         let c = slot(h.cpu());
         if self.per_cpu.len() <= c {
             self.per_cpu.resize(c + 1, 0);
         }
         self.per_cpu[c] += 1;
-        self.q.push_back(h);
+        self.v.push(h);
     }
     fn pop(&mut self) -> Option<Held> {
-        let h = self.q.pop_front()?;
+        let h = core::mem::replace(self.v.get_mut(self.head)?, Held::Lost { cpu: 0, count: None });
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        } else if self.head > 1024 && self.head * 2 > self.v.len() {
+            // Amortised O(1): at most as many live items move as dead
+            // ones were taken.
+            self.v = self.v.split_off(self.head);
+            self.head = 0;
+        }
         self.uncount(h.cpu());
         Some(h)
     }
     fn remove(&mut self, i: usize) {
-        if let Some(h) = self.q.remove(i) {
+        if self.head + i < self.v.len() {
+            let h = self.v.remove(self.head + i);
             self.uncount(h.cpu());
         }
     }
@@ -859,12 +875,12 @@ fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
 
 #[inline(never)]
 fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
-    let mut q = HoldQ { q: VecDeque::new(), per_cpu: Vec::new() };
+    let mut q = HoldQ { v: Vec::new(), head: 0, per_cpu: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
             return;
         }
-        if q.q.is_empty() {
+        if q.items().is_empty() {
             match m.next() {
                 None => {
                     if live && !m.finished() {
@@ -908,7 +924,7 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf:
             Held::Err { cpu, msg } => s.error(cpu, &msg),
             Held::Rec { cpu, ts, data } => {
                 if la.wants(&data) {
-                    while !q.has(cpu) && q.q.len() < HOLD_MAX {
+                    while !q.has(cpu) && q.items().len() < HOLD_MAX {
                         match m.next() {
                             Some(it) => {
                                 if let Some(h) = admit(gf, it) {
@@ -919,11 +935,11 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf:
                         }
                     }
                 }
-                let mut idx = if q.has(cpu) { q.q.iter().position(|h| h.cpu() == cpu) } else { None };
-                if la.global && idx != q.q.iter().position(|h| matches!(h, Held::Rec { .. })) {
+                let mut idx = if q.has(cpu) { q.items().iter().position(|h| h.cpu() == cpu) } else { None };
+                if la.global && idx != q.items().iter().position(|h| matches!(h, Held::Rec { .. })) {
                     idx = None;
                 }
-                let consumed = match idx.and_then(|i| q.q.get(i)) {
+                let consumed = match idx.and_then(|i| q.items().get(i)) {
                     Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
                         let n = Rec { cpu: *nc, ts: *nts, data: nd };
                         s.record(&Rec { cpu, ts, data: &data }, Some(&n))
