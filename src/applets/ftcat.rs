@@ -567,7 +567,8 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
 
 /// Which record types need the next record of their CPU (graph entries).
 struct Lookahead {
-    graph_ent: Vec<u16>,
+    /// The graph entries of [`graph_ids`].
+    graph_ent: Vec<(u16, usize)>,
     endian: Endian,
     /// trace-cmd folds only with the very next record of the merge.
     global: bool,
@@ -581,7 +582,7 @@ impl Lookahead {
         }
         // A loop, not `contains` (a call per record at opt-level z).
         let ty = text::kernel::rec_type(d, self.endian);
-        for &g in &self.graph_ent {
+        for &(g, _) in &self.graph_ent {
             if g == ty {
                 return true;
             }
@@ -1023,11 +1024,11 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
     let (mut graph, mut func) = (false, false);
     // (trace-cmd style needs neither: no header block.)
     if !a.stat && !a.tc {
-        let (ent, ret, fun) = graph_ids(&rec.dec);
         // No type read at all when the file has neither graph nor
-        // function events (most event recordings): three empty
-        // `contains` per record were ~5% of a run.
-        let look = !(ent.is_empty() && ret.is_empty() && fun.is_empty());
+        // function events (most event recordings), and none once a graph
+        // record settled the tracer.
+        let ids = graph_ids(&rec.dec);
+        let mut look = !ids.is_empty();
         // CPU by CPU, no merge: only counting and looking at types.
         for mut cp in td.all_cpu_pages(buf) {
             while let Some(Ok(page)) = cp.next_page() {
@@ -1037,10 +1038,15 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
                     rec.entries += 1;
                     if look {
                         let ty = read_uint(r.data, 0, 2, td.endian).unwrap_or(0) as u16;
-                        if ent.contains(&ty) || ret.contains(&ty) {
-                            graph = true;
-                        } else if fun.contains(&ty) {
-                            func = true;
+                        for &(id, k) in &ids {
+                            if id == ty {
+                                if k < 2 {
+                                    graph = true;
+                                    look = false;
+                                } else {
+                                    func = true;
+                                }
+                            }
                         }
                     }
                 }
@@ -1144,16 +1150,15 @@ fn out_finish(out: Out) -> Result<()> {
     out.finish().map_err(Error::Io)
 }
 
-/// Ids of funcgraph_entry, funcgraph_exit, function.
-fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
-    let mut r = (Vec::new(), Vec::new(), Vec::new());
+/// The ftrace events that matter before decoding, by id: graph entries
+/// (kind 0: funcgraph_entry, fgraph_retaddr_entry), graph exits (1),
+/// function (2).
+fn graph_ids(dec: &Decoder) -> Vec<(u16, usize)> {
+    let mut r = Vec::new();
     for e in dec.events() {
         if e.system == "ftrace" {
-            match e.name.as_str() {
-                "funcgraph_entry" | "fgraph_retaddr_entry" => r.0.push(e.id),
-                "funcgraph_exit" => r.1.push(e.id),
-                "function" => r.2.push(e.id),
-                _ => {}
+            if let Some(k) = crate::util::word_index("funcgraph_entry|fgraph_retaddr_entry|funcgraph_exit|function", &e.name) {
+                r.push((e.id, k.max(1) - 1));
             }
         }
     }
@@ -1224,7 +1229,9 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
             usage_err!("-F {}: {}", f, e);
         }
     }
-    let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
+    let mut ge = graph_ids(&rec.dec);
+    ge.retain(|e| e.1 == 0);
+    let la = Lookahead { graph_ent: ge, endian: rec.dec.endian, global: a.tc };
     let mut s = Sink {
         k,
         tc,
