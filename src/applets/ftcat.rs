@@ -627,8 +627,8 @@ struct Sink<'k, 'a> {
     width: usize,
     allowed: Option<Vec<u16>>,
     // --stat
+    /// Per CPU: records, events lost, losses of unknown size ([`counter`]).
     per_cpu: Vec<u64>,
-    lost: Vec<(u64, u64)>,
     per_event: Vec<(u16, u64)>,
     first: Option<u64>,
     last: u64,
@@ -705,11 +705,7 @@ impl Sink<'_, '_> {
         }
         self.last = r.ts;
         if self.a.stat {
-            let i = slot(r.cpu);
-            if self.per_cpu.len() <= i {
-                self.per_cpu.resize(i + 1, 0);
-            }
-            self.per_cpu[i] += 1;
+            *counter(&mut self.per_cpu, slot(r.cpu) * 3) += 1;
             match self.per_event.binary_search_by_key(&ty, |e| e.0) {
                 Ok(i) => self.per_event[i].1 += 1,
                 Err(i) => self.per_event.insert(i, (ty, 1)),
@@ -739,13 +735,10 @@ impl Sink<'_, '_> {
 
     fn lost(&mut self, cpu: u32, count: Option<u64>) {
         let cpu = cpu & TAG_MASK;
-        let i = slot(cpu);
-        if self.lost.len() <= i {
-            self.lost.resize(i + 1, (0, 0));
-        }
+        let i = slot(cpu) * 3;
         match count {
-            Some(n) => self.lost[i].0 += n,
-            None => self.lost[i].1 += 1,
+            Some(n) => *counter(&mut self.per_cpu, i + 1) += n,
+            None => *counter(&mut self.per_cpu, i + 2) += 1,
         }
         if let Some(t) = &mut self.tc {
             t.lost(cpu, count);
@@ -782,6 +775,16 @@ impl crate::merge::PageSource for Tagged<'_> {
     }
 }
 
+/// Counter `i` of a table that grows as needed: one copy of the growing
+/// code for all the per-CPU counts.
+#[inline(never)]
+fn counter(v: &mut Vec<u64>, i: usize) -> &mut u64 {
+    if v.len() <= i {
+        v.resize(i + 1, 0);
+    }
+    &mut v[i]
+}
+
 /// Index of a CPU's per-CPU counters: corrupt CPU numbers share one slot
 /// instead of growing a table to their size.
 fn slot(cpu: u32) -> usize {
@@ -809,7 +812,7 @@ const HOLD_MAX: usize = 1 << 16;
 struct HoldQ {
     v: Vec<Held>,
     head: usize,
-    per_cpu: Vec<u32>,
+    per_cpu: Vec<u64>,
 }
 
 impl HoldQ {
@@ -817,11 +820,7 @@ impl HoldQ {
         self.v.get(self.head..).unwrap_or(&[])
     }
     fn push(&mut self, h: Held) {
-        let c = slot(h.cpu());
-        if self.per_cpu.len() <= c {
-            self.per_cpu.resize(c + 1, 0);
-        }
-        self.per_cpu[c] += 1;
+        *counter(&mut self.per_cpu, slot(h.cpu())) += 1;
         self.v.push(h);
     }
     fn pop(&mut self) -> Option<Held> {
@@ -1243,7 +1242,6 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
         bufs,
         allowed,
         per_cpu: Vec::new(),
-        lost: Vec::new(),
         per_event: Vec::new(),
         first: None,
         last: 0,
@@ -1276,10 +1274,11 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
 fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
     let o: &mut dyn Write = &mut *s.out;
     let _ = o.write_str("CPU      records         lost\n");
-    let n = s.per_cpu.len().max(s.lost.len());
-    for cpu in 0..n {
-        let r = s.per_cpu.get(cpu).copied().unwrap_or(0);
-        let (l, unk) = s.lost.get(cpu).copied().unwrap_or((0, 0));
+    let c = |i: usize| s.per_cpu.get(i).copied().unwrap_or(0);
+    let mut lost = 0;
+    for cpu in 0..s.per_cpu.len().div_ceil(3) {
+        let (r, l, unk) = (c(cpu * 3), c(cpu * 3 + 1), c(cpu * 3 + 2));
+        lost += l;
         let _ = write!(o, "{:>3} {:>12} {:>12}", cpu, r, l);
         if unk > 0 {
             let _ = write!(o, " (+{} losses of unknown size)", unk);
@@ -1300,7 +1299,6 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
     for (c, name) in ev {
         let _ = write!(o, "{:<40} {:>12}\n", name, c);
     }
-    let lost: u64 = s.lost.iter().map(|l| l.0).sum();
     let _ = write!(o, "\nrecords: {}\nlost events: {}\ntime span:", s.records, lost);
     match s.first {
         Some(f) => {
