@@ -203,10 +203,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             LIVE => a.live = true,
             b'B' => a.instance = Some(v),
             ONCE => a.once = true,
-            STYLE => match v.as_str() {
-                "kernel" => a.tc = false,
-                "trace-cmd" => a.tc = true,
-                _ => usage_err!("--style {}: kernel or trace-cmd", v),
+            STYLE => match crate::util::word_index("kernel|trace-cmd", &v) {
+                Some(i) => a.tc = i == 1,
+                None => usage_err!("--style {}: kernel or trace-cmd", v),
             },
             _ => {}
         }
