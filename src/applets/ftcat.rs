@@ -7,7 +7,6 @@
 //! function_graph entry and its exit into one line.
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -204,10 +203,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             LIVE => a.live = true,
             b'B' => a.instance = Some(v),
             ONCE => a.once = true,
-            STYLE => match v.as_str() {
-                "kernel" => a.tc = false,
-                "trace-cmd" => a.tc = true,
-                _ => usage_err!("--style {}: kernel or trace-cmd", v),
+            STYLE => match crate::util::word_index("kernel|trace-cmd", &v) {
+                Some(i) => a.tc = i == 1,
+                None => usage_err!("--style {}: kernel or trace-cmd", v),
             },
             _ => {}
         }
@@ -568,7 +566,8 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
 
 /// Which record types need the next record of their CPU (graph entries).
 struct Lookahead {
-    graph_ent: Vec<u16>,
+    /// The graph entries of [`graph_ids`].
+    graph_ent: Vec<(u16, usize)>,
     endian: Endian,
     /// trace-cmd folds only with the very next record of the merge.
     global: bool,
@@ -582,7 +581,7 @@ impl Lookahead {
         }
         // A loop, not `contains` (a call per record at opt-level z).
         let ty = text::kernel::rec_type(d, self.endian);
-        for &g in &self.graph_ent {
+        for &(g, _) in &self.graph_ent {
             if g == ty {
                 return true;
             }
@@ -627,8 +626,8 @@ struct Sink<'k, 'a> {
     width: usize,
     allowed: Option<Vec<u16>>,
     // --stat
+    /// Per CPU: records, events lost, losses of unknown size ([`counter`]).
     per_cpu: Vec<u64>,
-    lost: Vec<(u64, u64)>,
     per_event: Vec<(u16, u64)>,
     first: Option<u64>,
     last: u64,
@@ -705,11 +704,7 @@ impl Sink<'_, '_> {
         }
         self.last = r.ts;
         if self.a.stat {
-            let i = slot(r.cpu);
-            if self.per_cpu.len() <= i {
-                self.per_cpu.resize(i + 1, 0);
-            }
-            self.per_cpu[i] += 1;
+            *counter(&mut self.per_cpu, slot(r.cpu) * 3) += 1;
             match self.per_event.binary_search_by_key(&ty, |e| e.0) {
                 Ok(i) => self.per_event[i].1 += 1,
                 Err(i) => self.per_event.insert(i, (ty, 1)),
@@ -739,13 +734,10 @@ impl Sink<'_, '_> {
 
     fn lost(&mut self, cpu: u32, count: Option<u64>) {
         let cpu = cpu & TAG_MASK;
-        let i = slot(cpu);
-        if self.lost.len() <= i {
-            self.lost.resize(i + 1, (0, 0));
-        }
+        let i = slot(cpu) * 3;
         match count {
-            Some(n) => self.lost[i].0 += n,
-            None => self.lost[i].1 += 1,
+            Some(n) => *counter(&mut self.per_cpu, i + 1) += n,
+            None => *counter(&mut self.per_cpu, i + 2) += 1,
         }
         if let Some(t) = &mut self.tc {
             t.lost(cpu, count);
@@ -782,6 +774,16 @@ impl crate::merge::PageSource for Tagged<'_> {
     }
 }
 
+/// Counter `i` of a table that grows as needed: one copy of the growing
+/// code for all the per-CPU counts.
+#[inline(never)]
+fn counter(v: &mut Vec<u64>, i: usize) -> &mut u64 {
+    if v.len() <= i {
+        v.resize(i + 1, 0);
+    }
+    &mut v[i]
+}
+
 /// Index of a CPU's per-CPU counters: corrupt CPU numbers share one slot
 /// instead of growing a table to their size.
 fn slot(cpu: u32) -> usize {
@@ -803,28 +805,41 @@ impl core::fmt::Write for Null {
 const HOLD_MAX: usize = 1 << 16;
 
 /// The items held back, with a count per CPU so "does CPU c have one?" is
-/// a lookup, not a scan.
+/// a lookup, not a scan. A Vec read from `head` on, not a VecDeque: the
+/// ring's wrap handling was ~1 KB of the tiny build; taken items leave a
+/// heap-free placeholder behind and the dead prefix is cut off now and then.
 struct HoldQ {
-    q: VecDeque<Held>,
-    per_cpu: Vec<u32>,
+    v: Vec<Held>,
+    head: usize,
+    per_cpu: Vec<u64>,
 }
 
 impl HoldQ {
+    fn items(&self) -> &[Held] {
+        self.v.get(self.head..).unwrap_or(&[])
+    }
     fn push(&mut self, h: Held) {
-        let c = slot(h.cpu());
-        if self.per_cpu.len() <= c {
-            self.per_cpu.resize(c + 1, 0);
-        }
-        self.per_cpu[c] += 1;
-        self.q.push_back(h);
+        *counter(&mut self.per_cpu, slot(h.cpu())) += 1;
+        self.v.push(h);
     }
     fn pop(&mut self) -> Option<Held> {
-        let h = self.q.pop_front()?;
+        let h = core::mem::replace(self.v.get_mut(self.head)?, Held::Lost { cpu: 0, count: None });
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        } else if self.head > 1024 && self.head * 2 > self.v.len() {
+            // Amortised O(1): at most as many live items move as dead
+            // ones were taken.
+            self.v = self.v.split_off(self.head);
+            self.head = 0;
+        }
         self.uncount(h.cpu());
         Some(h)
     }
     fn remove(&mut self, i: usize) {
-        if let Some(h) = self.q.remove(i) {
+        if self.head + i < self.v.len() {
+            let h = self.v.remove(self.head + i);
             self.uncount(h.cpu());
         }
     }
@@ -859,12 +874,12 @@ fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
 
 #[inline(never)]
 fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf: &mut Option<GraphFilter>) {
-    let mut q = HoldQ { q: VecDeque::new(), per_cpu: Vec::new() };
+    let mut q = HoldQ { v: Vec::new(), head: 0, per_cpu: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
             return;
         }
-        if q.q.is_empty() {
+        if q.items().is_empty() {
             match m.next() {
                 None => {
                     if live && !m.finished() {
@@ -908,7 +923,7 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf:
             Held::Err { cpu, msg } => s.error(cpu, &msg),
             Held::Rec { cpu, ts, data } => {
                 if la.wants(&data) {
-                    while !q.has(cpu) && q.q.len() < HOLD_MAX {
+                    while !q.has(cpu) && q.items().len() < HOLD_MAX {
                         match m.next() {
                             Some(it) => {
                                 if let Some(h) = admit(gf, it) {
@@ -919,11 +934,11 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf:
                         }
                     }
                 }
-                let mut idx = if q.has(cpu) { q.q.iter().position(|h| h.cpu() == cpu) } else { None };
-                if la.global && idx != q.q.iter().position(|h| matches!(h, Held::Rec { .. })) {
+                let mut idx = if q.has(cpu) { q.items().iter().position(|h| h.cpu() == cpu) } else { None };
+                if la.global && idx != q.items().iter().position(|h| matches!(h, Held::Rec { .. })) {
                     idx = None;
                 }
-                let consumed = match idx.and_then(|i| q.q.get(i)) {
+                let consumed = match idx.and_then(|i| q.items().get(i)) {
                     Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
                         let n = Rec { cpu: *nc, ts: *nts, data: nd };
                         s.record(&Rec { cpu, ts, data: &data }, Some(&n))
@@ -1007,11 +1022,11 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
     let (mut graph, mut func) = (false, false);
     // (trace-cmd style needs neither: no header block.)
     if !a.stat && !a.tc {
-        let (ent, ret, fun) = graph_ids(&rec.dec);
         // No type read at all when the file has neither graph nor
-        // function events (most event recordings): three empty
-        // `contains` per record were ~5% of a run.
-        let look = !(ent.is_empty() && ret.is_empty() && fun.is_empty());
+        // function events (most event recordings), and none once a graph
+        // record settled the tracer.
+        let ids = graph_ids(&rec.dec);
+        let mut look = !ids.is_empty();
         // CPU by CPU, no merge: only counting and looking at types.
         for mut cp in td.all_cpu_pages(buf) {
             while let Some(Ok(page)) = cp.next_page() {
@@ -1021,10 +1036,15 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
                     rec.entries += 1;
                     if look {
                         let ty = read_uint(r.data, 0, 2, td.endian).unwrap_or(0) as u16;
-                        if ent.contains(&ty) || ret.contains(&ty) {
-                            graph = true;
-                        } else if fun.contains(&ty) {
-                            func = true;
+                        for &(id, k) in &ids {
+                            if id == ty {
+                                if k < 2 {
+                                    graph = true;
+                                    look = false;
+                                } else {
+                                    func = true;
+                                }
+                            }
                         }
                     }
                 }
@@ -1128,16 +1148,15 @@ fn out_finish(out: Out) -> Result<()> {
     out.finish().map_err(Error::Io)
 }
 
-/// Ids of funcgraph_entry, funcgraph_exit, function.
-fn graph_ids(dec: &Decoder) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
-    let mut r = (Vec::new(), Vec::new(), Vec::new());
+/// The ftrace events that matter before decoding, by id: graph entries
+/// (kind 0: funcgraph_entry, fgraph_retaddr_entry), graph exits (1),
+/// function (2).
+fn graph_ids(dec: &Decoder) -> Vec<(u16, usize)> {
+    let mut r = Vec::new();
     for e in dec.events() {
         if e.system == "ftrace" {
-            match e.name.as_str() {
-                "funcgraph_entry" | "fgraph_retaddr_entry" => r.0.push(e.id),
-                "funcgraph_exit" => r.1.push(e.id),
-                "function" => r.2.push(e.id),
-                _ => {}
+            if let Some(k) = crate::util::word_index("funcgraph_entry|fgraph_retaddr_entry|funcgraph_exit|function", &e.name) {
+                r.push((e.id, k.max(1) - 1));
             }
         }
     }
@@ -1208,7 +1227,9 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
             usage_err!("-F {}: {}", f, e);
         }
     }
-    let la = Lookahead { graph_ent: graph_ids(&rec.dec).0, endian: rec.dec.endian, global: a.tc };
+    let mut ge = graph_ids(&rec.dec);
+    ge.retain(|e| e.1 == 0);
+    let la = Lookahead { graph_ent: ge, endian: rec.dec.endian, global: a.tc };
     let mut s = Sink {
         k,
         tc,
@@ -1220,7 +1241,6 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
         bufs,
         allowed,
         per_cpu: Vec::new(),
-        lost: Vec::new(),
         per_event: Vec::new(),
         first: None,
         last: 0,
@@ -1253,10 +1273,11 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
 fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
     let o: &mut dyn Write = &mut *s.out;
     let _ = o.write_str("CPU      records         lost\n");
-    let n = s.per_cpu.len().max(s.lost.len());
-    for cpu in 0..n {
-        let r = s.per_cpu.get(cpu).copied().unwrap_or(0);
-        let (l, unk) = s.lost.get(cpu).copied().unwrap_or((0, 0));
+    let c = |i: usize| s.per_cpu.get(i).copied().unwrap_or(0);
+    let mut lost = 0;
+    for cpu in 0..s.per_cpu.len().div_ceil(3) {
+        let (r, l, unk) = (c(cpu * 3), c(cpu * 3 + 1), c(cpu * 3 + 2));
+        lost += l;
         let _ = write!(o, "{:>3} {:>12} {:>12}", cpu, r, l);
         if unk > 0 {
             let _ = write!(o, " (+{} losses of unknown size)", unk);
@@ -1277,7 +1298,6 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
     for (c, name) in ev {
         let _ = write!(o, "{:<40} {:>12}\n", name, c);
     }
-    let lost: u64 = s.lost.iter().map(|l| l.0).sum();
     let _ = write!(o, "\nrecords: {}\nlost events: {}\ntime span:", s.records, lost);
     match s.first {
         Some(f) => {
