@@ -67,7 +67,12 @@ test: build
 	@sh scripts/setup.sh test
 	@file $(BIN) | grep -q 'statically linked' || { echo "$(BIN) is not static"; file $(BIN); exit 1; }
 	$(CARGO) check --lib --no-default-features --quiet
-	FTBOX_BIN=$(CURDIR)/$(BIN) $(CARGO) test --release --target $(TARGET) --no-fail-fast -- --test-threads=2
+	@# The tests build apart (target/test) and keep .eh_frame_hdr, which the
+	@# shipped binary leaves out: without it a failed assert cannot unwind
+	@# and the test binary aborts ("failed to initiate panic") before saying
+	@# which test failed and why.
+	FTBOX_BIN=$(CURDIR)/$(BIN) CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C relocation-model=static" \
+		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast -- --test-threads=2
 	@$(MAKE) --no-print-directory test-cross
 	@# The VM lab boots two Debian kernels under TCG (about 7 min): in CI
 	@# always, elsewhere with VMTEST=1.
