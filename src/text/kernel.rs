@@ -438,14 +438,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if let Some(p) = self.pend.take() {
             self.lat_flush(out, p, r.ts)?;
         }
-        self.idx += 1;
-        let c = r.cpu as usize;
-        if c < MAX_CPUS {
-            if self.seen.len() <= c {
-                self.seen.resize(c + 1, false);
-            }
-            self.seen[c] = true;
-        }
+        self.count(r.cpu);
         let ty = rec_type(r.data, self.endian);
         let cls = self.cls;
         let class = cls.get(ty);
@@ -511,15 +504,20 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if !self.short_event(&mut b, r, class) {
             return None;
         }
-        // What `line` does for every record.
+        self.count(r.cpu);
+        Some(b.len())
+    }
+
+    /// What every printed record counts: its index and its CPU as seen.
+    fn count(&mut self, cpu: u32) {
         self.idx += 1;
+        let c = cpu as usize;
         if c < MAX_CPUS {
             if self.seen.len() <= c {
                 self.seen.resize(c + 1, false);
             }
             self.seen[c] = true;
         }
-        Some(b.len())
     }
 
     /// The end of the records: a latency line still waiting for the next
@@ -1495,8 +1493,8 @@ impl<'a> Line<'a> {
         }
         let p = self.at();
         let mut i = n;
-        // SAFETY (the stores): i only goes down from n, and n bytes fit
-        // after the line's end (checked).
+        // The stores below: i only goes down from n, and n bytes fit after
+        // the line's end (checked above).
         if v <= u32::MAX as u64 {
             // Two digits per step, a multiply instead of a divide.
             let mut x = v as u32;
@@ -1504,6 +1502,7 @@ impl<'a> Line<'a> {
                 let q = ((x as u64 * 0x51EB_851F) >> 37) as u32;
                 let r = (x - q * 100) as usize;
                 i -= 2;
+                // SAFETY: i + 1 < n, inside the room checked above.
                 unsafe {
                     *p.add(i) = DIGITS2[2 * r];
                     *p.add(i + 1) = DIGITS2[2 * r + 1];
@@ -1512,18 +1511,21 @@ impl<'a> Line<'a> {
             }
             if x >= 10 {
                 i -= 2;
+                // SAFETY: i + 1 < n, inside the room checked above.
                 unsafe {
                     *p.add(i) = DIGITS2[2 * x as usize];
                     *p.add(i + 1) = DIGITS2[2 * x as usize + 1];
                 }
             } else if i > 0 {
                 i -= 1;
+                // SAFETY: i < n, inside the room checked above.
                 unsafe { *p.add(i) = b'0' + x as u8 };
             }
         } else {
             let mut x = v;
             while i > 0 {
                 i -= 1;
+                // SAFETY: i < n, inside the room checked above.
                 unsafe { *p.add(i) = b'0' + (x % 10) as u8 };
                 x /= 10;
             }
