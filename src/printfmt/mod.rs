@@ -301,6 +301,13 @@ pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Re
     Ok(r?)
 }
 
+/// The kernel's isprint() (lib/ctype.c): printable ASCII and Latin-1
+/// 0xa0-0xff. print_fields() shows such a 1-byte field as the byte itself
+/// too (fib6_table_lookup's rt_type=255).
+pub fn isprint(b: u8) -> bool {
+    (0x20..0x7f).contains(&b) || b >= 0xa0
+}
+
 /// Every non-common field as `name=value`, separated by spaces, the way the
 /// kernel's `fields` option prints them (print_fields() in trace_output.c):
 /// strings as text, dynamic non-string arrays as comma-separated hex bytes,
@@ -367,9 +374,7 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
         };
         match f.size {
             1 => {
-                // The kernel's isprint(): ASCII and Latin-1 (0xa0-0xff)
-                // print as the byte (fib6_table_lookup's rt_type=255).
-                if (0x20..0x7f).contains(&v) || (0xa0..=0xff).contains(&v) {
+                if isprint(v as u8) {
                     b.push(b'\'');
                     b.push(v as u8);
                     b.push(b'\'');

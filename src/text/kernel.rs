@@ -989,8 +989,11 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 match sz {
                     1 => {
                         let b = d[o];
-                        if (0x20..0x7f).contains(&b) {
-                            write!(out, "'{}'", b as char)?;
+                        if crate::printfmt::isprint(b) {
+                            // The byte itself, as the kernel's '%c'.
+                            out.write_char('\'')?;
+                            put_bytes(out, &[b])?;
+                            out.write_char('\'')?;
                         }
                         write!(out, "({})", b)?;
                     }

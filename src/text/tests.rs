@@ -705,3 +705,22 @@ fn audit_every_funcgraph_duration_mark() {
     assert_eq!(mark(0), ' ');
     assert_eq!(mark(u64::MAX), '$');
 }
+
+/// The `fields` fallback (an Env without a fields printer) shows a 1-byte
+/// field as the kernel's print_fields() does: the byte itself in quotes
+/// when isprint() says so, Latin-1 included, then its value.
+#[test]
+fn fields_fallback_latin1_bytes() {
+    let env = syms();
+    let evs = alloc::vec![ev(900, "fib6", "lookup", &[f("u8 a", 8, 1, false), f("u8 b", 9, 1, false), f("u8 c", 10, 1, false)])];
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::parse(b"143 sh\n");
+    let mut o = Opts::default();
+    o.set("fields").unwrap();
+    let mut k = Kernel::new(&env, &cmd, &cls, o, 2);
+    let mut d = hdr(900, 143);
+    d.extend_from_slice(&[b'A', 0x85, 0xff, 0]);
+    let mut want = String::new();
+    super::put_bytes(&mut want, b"lookup: a='A'(65) b=(133) c='\xff'(255)\n").unwrap();
+    assert!(one(&mut k, &d, 0, 0).ends_with(&want), "{:?}", one(&mut k, &d, 0, 0));
+}
