@@ -11,7 +11,7 @@ use core::fmt::{self, Write};
 
 use super::kernel::{Class, Kernel, Kind, F};
 use super::opts::{self, Opts};
-use super::{pad, put_bytes, Env, Rec};
+use super::{pad, Env, Rec};
 
 const INDENT: usize = 2;
 /// FTRACE_RETFUNC_DEPTH: how deep the kernel remembers entered functions.
@@ -252,13 +252,10 @@ fn comment<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec,
     out.write_str("/* ")?;
     let mut s = core::mem::take(&mut k.graph.scratch);
     s.clear();
-    let e = k.endian;
-    let d = r.data;
-    let res = match &c.kind {
-        Kind::Print { buf, .. } => put_bytes(&mut s, d.get(*buf as usize..).unwrap_or(&[])),
-        Kind::Bprint { fmt, buf, .. } => k.bprint(&mut s, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[])),
-        Kind::Bputs { str, .. } => k.kstr(&mut s, str.get(d, e)),
-        _ => k.event(&mut s, r, c, None).map(|_| ()),
+    // print, bprint, bputs: their text alone; others as event() prints them.
+    let res = match k.msg(&mut s, r.data, &c.kind) {
+        Ok(false) => k.event(&mut s, r, c, None).map(|_| ()),
+        x => x.map(|_| ()),
     };
     if s.ends_with('\n') {
         s.pop();

@@ -16,7 +16,7 @@ use super::funcgraph::{self, Graph};
 use super::opts::{self, Opts};
 use super::{clock_in_ns, ns2usecs, pad, put_bytes, Cmdlines, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
-use crate::format::{Event, Field, FieldKind};
+use crate::format::{Event, Field};
 
 /// Where a field sits in a record.
 #[derive(Clone, Copy, Default)]
@@ -60,10 +60,10 @@ pub enum Kind {
     UStack { caller: u16 },
     FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
     RawData { id: F, buf: u16 },
-    /// `sys_enter_*`: the syscall's name (`sys_openat`) and its arguments,
-    /// and the text before each value as one piece (`sys_openat(dfd: `,
-    /// `, filename: `, ...).
-    SysEnter { name: String, args: Vec<(String, String, F)>, pieces: Vec<(String, F)> },
+    /// `sys_enter_*`: the syscall's name (`sys_openat`) and per argument
+    /// the text before its value as one piece (`sys_openat(dfd: `,
+    /// `, filename: `, ...), its C type (for `verbose`) and where it is.
+    SysEnter { name: String, args: Vec<(String, String, F)> },
     SysExit { name: String, ret: F },
     /// kprobe/fprobe (`ip`) and kretprobe/fexit (`ip` = `__probe_ret_ip`,
     /// `func` = `__probe_func`): trace_kprobe.c prints the probe address as
@@ -78,8 +78,9 @@ pub struct Class {
     /// One of ftrace's own record types (system `ftrace`).
     pub ftrace: bool,
     pub kind: Kind,
-    /// Non-common fields, for the `fields` option (ftcat --raw).
-    pub fields: Vec<(String, String, F, FieldKind)>,
+    /// Has fields besides the common ones (the `fields` option prints
+    /// `No fields found` otherwise).
+    pub has_fields: bool,
 }
 
 /// Every event of the recording, classified once, sorted by id.
@@ -143,13 +144,8 @@ impl Classes {
 
 fn classify(e: &Event) -> Class {
     let kind = classify_kind(e).unwrap_or(Kind::Generic);
-    let fields = e
-        .fields
-        .iter()
-        .filter(|f| !f.name.starts_with("common_"))
-        .map(|f| (f.name.clone(), f.ctype.clone(), F::of(f), f.kind.clone()))
-        .collect();
-    Class { id: e.id, name: e.name.clone(), ftrace: e.system == "ftrace", kind, fields }
+    let has_fields = e.fields.iter().any(|f| !f.name.starts_with("common_"));
+    Class { id: e.id, name: e.name.clone(), ftrace: e.system == "ftrace", kind, has_fields }
 }
 
 fn classify_kind(e: &Event) -> Option<Kind> {
@@ -180,34 +176,27 @@ fn classify_kind(e: &Event) -> Option<Kind> {
     }
     if e.system == "syscalls" {
         if let Some(n) = e.name.strip_prefix("sys_enter_") {
+            let mut name = String::from("sys_");
+            name.push_str(n);
             let mut args = Vec::new();
             let mut seen_nr = false;
             for f in &e.fields {
                 if f.name == "__syscall_nr" {
                     seen_nr = true;
                 } else if seen_nr {
-                    args.push((f.name.clone(), f.ctype.clone(), F::of(f)));
-                }
-            }
-            let mut name = String::from("sys_");
-            name.push_str(n);
-            let pieces = args
-                .iter()
-                .enumerate()
-                .map(|(i, (a, _, f))| {
                     let mut p = String::new();
-                    if i == 0 {
+                    if args.is_empty() {
                         p.push_str(&name);
                         p.push('(');
                     } else {
                         p.push_str(", ");
                     }
-                    p.push_str(a);
+                    p.push_str(&f.name);
                     p.push_str(": ");
-                    (p, *f)
-                })
-                .collect();
-            return Some(Kind::SysEnter { name, args, pieces });
+                    args.push((p, f.ctype.clone(), F::of(f)));
+                }
+            }
+            return Some(Kind::SysEnter { name, args });
         }
         if let Some(n) = e.name.strip_prefix("sys_exit_") {
             let mut name = String::from("sys_");
@@ -449,19 +438,15 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             }
         }
         if self.opts.has(opts::PRINTK) && self.opts.has(opts::PRINTK_MSGONLY) {
+            // trace_print_*_msg_only()
             if let Some(c) = class {
-                if matches!(c.kind, Kind::Print { .. } | Kind::Bprint { .. } | Kind::Bputs { .. }) {
-                    self.msg_only(out, r, c)?;
+                if self.msg(out, r.data, &c.kind)? {
                     return Ok(false);
                 }
             }
         }
-        if self.opts.has(opts::BIN) {
-            self.bin_fmt(out, r, class)?;
-            return Ok(false);
-        }
-        if self.opts.has(opts::HEX) {
-            self.hex_fmt(out, r, class)?;
+        if self.opts.flags & (opts::BIN | opts::HEX) != 0 {
+            self.hex_bin(out, r, class)?;
             return Ok(false);
         }
         if self.opts.has(opts::RAW) {
@@ -601,65 +586,56 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
     }
 
-    /// print_hex_fmt(): pid, CPU and timestamp as hex fields, the event's
-    /// hex printer (only the function tracer has one; the others print
-    /// trace_nop_print()'s `type: N`), a newline.
-    fn hex_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>) -> fmt::Result {
+    /// print_hex_fmt() and print_bin_fmt(): pid, CPU and timestamp, then
+    /// the event's hex/bin printer (only the function tracer has one; the
+    /// others print trace_nop_print()'s `type: N`). hex: each value as hex
+    /// digits and a space, a newline at the end; bin: as the kernel's
+    /// memory holds them (the recording's byte order), no newline.
+    fn hex_bin(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>) -> fmt::Result {
         let d = r.data;
         let e = self.endian;
-        if self.opts.has(opts::CONTEXT_INFO) {
-            hex_field(out, self.pid(d) as u32 as u64, 4)?;
-            hex_field(out, r.cpu as u64, 4)?;
-            hex_field(out, r.ts, 8)?;
-        }
-        if let Some(c) = class {
-            match &c.kind {
-                Kind::Function { ip, parent } => {
-                    hex_field(out, ip.get(d, e), self.long)?;
-                    hex_field(out, parent.get(d, e), self.long)?;
-                }
-                _ => write!(out, "type: {}\n", c.id)?,
-            }
-        }
-        out.write_char('\n')
-    }
-
-    /// print_bin_fmt(): the same fields as the kernel's memory holds them
-    /// (the recording's byte order), no newline; events without a binary
-    /// printer print trace_nop_print()'s text.
-    fn bin_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>) -> fmt::Result {
-        let d = r.data;
-        let e = self.endian;
-        let mut b = [0u8; 32];
+        let bin = self.opts.has(opts::BIN);
+        let mut v = [(0u64, 0usize); 5];
         let mut n = 0;
-        let mut put = |v: u64, size: usize| {
-            for i in 0..size {
-                let sh = if e == Endian::Big { 8 * (size - 1 - i) } else { 8 * i };
-                if n < b.len() {
-                    b[n] = (v >> sh) as u8;
-                    n += 1;
-                }
-            }
-        };
         if self.opts.has(opts::CONTEXT_INFO) {
-            put(self.pid(d) as u32 as u64, 4);
-            put(r.cpu as u64, 4);
-            put(r.ts, 8);
+            v[0] = (self.pid(d) as u32 as u64, 4);
+            v[1] = (r.cpu as u64, 4);
+            v[2] = (r.ts, 8);
+            n = 3;
         }
         let mut nop = None;
         match class.map(|c| &c.kind) {
             Some(Kind::Function { ip, parent }) => {
-                put(ip.get(d, e), self.long);
-                put(parent.get(d, e), self.long);
+                v[n] = (ip.get(d, e), self.long);
+                v[n + 1] = (parent.get(d, e), self.long);
+                n += 2;
             }
             Some(_) => nop = class.map(|c| c.id),
             None => {}
         }
-        super::put_all(out, &b[..n])?;
-        match nop {
-            Some(id) => write!(out, "type: {}\n", id),
-            None => Ok(()),
+        let mut b = [0u8; 40];
+        let mut k = 0;
+        for &(x, size) in &v[..n] {
+            if !bin {
+                write!(out, "{:0w$x} ", x, w = 2 * size)?;
+                continue;
+            }
+            for i in 0..size.min(8) {
+                let sh = if e == Endian::Big { 8 * (size - 1 - i) } else { 8 * i };
+                if let Some(c) = b.get_mut(k) {
+                    *c = (x >> sh) as u8;
+                    k += 1;
+                }
+            }
         }
+        super::put_all(out, b.get(..k).unwrap_or(&[]))?;
+        if let Some(id) = nop {
+            write!(out, "type: {}\n", id)?;
+        }
+        if !bin {
+            out.write_char('\n')?;
+        }
+        Ok(())
     }
 
     /// print_raw_fmt(): the `raw` option: `pid cpu ts ` and each type's raw
@@ -675,17 +651,11 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         };
         match &c.kind {
             Kind::Function { ip, parent } => write!(out, "{:x} {:x}\n", ip.get(d, e), parent.get(d, e)),
-            Kind::Print { ip, buf } => {
-                write!(out, "# {:x} ", ip.get(d, e))?;
-                put_bytes(out, d.get(*buf as usize..).unwrap_or(&[]))
-            }
-            Kind::Bprint { ip, fmt, buf } => {
-                write!(out, ": {:x} : ", ip.get(d, e))?;
-                self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[]))
-            }
-            Kind::Bputs { ip, str } => {
-                write!(out, ": {:x} : ", ip.get(d, e))?;
-                self.kstr(out, str.get(d, e))
+            Kind::Print { ip, .. } | Kind::Bprint { ip, .. } | Kind::Bputs { ip, .. } => {
+                // `# ip text` for print, `: ip : text` for bprint/bputs.
+                let print = matches!(c.kind, Kind::Print { .. });
+                write!(out, "{} {:x} {}", if print { "#" } else { ":" }, ip.get(d, e), if print { "" } else { ": " })?;
+                self.msg(out, d, &c.kind).map(|_| ())
             }
             Kind::FuncRepeats { ip, parent, count, top, bottom } => {
                 let delta = (top.get(d, e) << 32) | bottom.get(d, e);
@@ -773,20 +743,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 self.fn_trace(out, ip.get(d, e), parent.get(d, e), sf)?;
                 out.write_char('\n')?;
             }
-            Kind::Print { ip, buf } => {
+            Kind::Print { ip, .. } | Kind::Bprint { ip, .. } | Kind::Bputs { ip, .. } => {
                 self.ip_sym(out, ip.get(d, e), sf)?;
                 out.write_str(": ")?;
-                put_bytes(out, d.get(*buf as usize..).unwrap_or(&[]))?;
-            }
-            Kind::Bprint { ip, fmt, buf } => {
-                self.ip_sym(out, ip.get(d, e), sf)?;
-                out.write_str(": ")?;
-                self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[]))?;
-            }
-            Kind::Bputs { ip, str } => {
-                self.ip_sym(out, ip.get(d, e), sf)?;
-                out.write_str(": ")?;
-                self.kstr(out, str.get(d, e))?;
+                self.msg(out, d, &c.kind)?;
             }
             Kind::KStack { caller } => {
                 out.write_str("<stack trace>\n")?;
@@ -832,18 +792,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 }
                 out.write_char('\n')?;
             }
-            Kind::SysEnter { name, args, .. } => {
+            Kind::SysEnter { name, args } => {
                 super::syscalls::enter(out, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE))?;
             }
-            Kind::SysExit { name, ret } => {
-                out.write_str(name)?;
-                let mut arr = [0u8; 32];
-                let mut b = Line::on(&mut arr);
-                b.extend_str(" -> 0x");
-                b.hex(self.ulong(ret.get(d, e)));
-                b.push(b'\n');
-                out.write_str(b.as_str())?;
-            }
+            Kind::SysExit { name, ret } => write!(out, "{} -> 0x{:x}\n", name, self.ulong(ret.get(d, e)))?,
             Kind::GraphEnt { .. } | Kind::GraphRet { .. } => {
                 // A graph record while another tracer is current: the
                 // graph printer without its per-CPU state, as the kernel.
@@ -900,8 +852,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 b.push(b'\n');
                 true
             }
-            Kind::SysEnter { pieces, .. } => {
-                let ok = super::syscalls::enter_line(b, pieces, d, e, self.kver, self.opts.has(opts::VERBOSE));
+            Kind::SysEnter { args, .. } => {
+                let ok = super::syscalls::enter_line(b, args, d, e, self.kver, self.opts.has(opts::VERBOSE));
                 if !ok {
                     b.truncate(mark);
                 }
@@ -911,16 +863,18 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
     }
 
-    /// trace_print_*_msg_only(): printk-msg-only.
-    fn msg_only(&mut self, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
-        let d = r.data;
+    /// The text of a print, bprint or bputs record (what
+    /// trace_print_*_msg_only() prints); false, nothing printed, for any
+    /// other kind.
+    pub(crate) fn msg(&mut self, out: &mut dyn Write, d: &[u8], kind: &Kind) -> Result<bool, fmt::Error> {
         let e = self.endian;
-        match &c.kind {
-            Kind::Print { buf, .. } => put_bytes(out, d.get(*buf as usize..).unwrap_or(&[])),
-            Kind::Bprint { fmt, buf, .. } => self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[])),
-            Kind::Bputs { str, .. } => self.kstr(out, str.get(d, e)),
-            _ => Ok(()),
+        match kind {
+            Kind::Print { buf, .. } => put_bytes(out, d.get(*buf as usize..).unwrap_or(&[]))?,
+            Kind::Bprint { fmt, buf, .. } => self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[]))?,
+            Kind::Bputs { str, .. } => self.kstr(out, str.get(d, e))?,
+            _ => return Ok(false),
         }
+        Ok(true)
     }
 
     pub(crate) fn bprint(&mut self, out: &mut dyn Write, fmt_addr: u64, args: &[u8]) -> fmt::Result {
@@ -943,87 +897,22 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// The `fields` option (print_event_fields): every field as name=value.
     pub fn fields(&mut self, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
         let d = r.data;
-        let e = self.endian;
         if c.ftrace && !self.opts.has(opts::ALL_FIELDS) {
             // print_event_fields() looks ftrace's own types up among the
             // trace events and does not find them.
             return write!(out, "UNKNOWN TYPE {}\n", c.id);
         }
         write!(out, "{}:", c.name)?;
-        if c.fields.is_empty() {
+        if !c.has_fields {
             return out.write_str("No fields found\n");
         }
-        // printfmt's fields printer follows print_fields() of this kernel
-        // (symbols for long-sized values, ...); ours below is the fallback.
+        // printfmt's fields printer (print_fields() of this kernel: symbols
+        // for long-sized values, ...); an Env without one prints nothing more.
         out.write_char(' ')?;
         let mut s = String::new();
-        if self.env.fields(c.id, d, &mut s)? {
-            // A marker's buf ends in its own newline: one line per record.
-            out.write_str(if c.ftrace { s.trim_end_matches('\n') } else { &s })?;
-            return out.write_char('\n');
-        }
-        for (i, (name, ctype, f, kind)) in c.fields.iter().enumerate() {
-            if i > 0 {
-                out.write_char(' ')?;
-            }
-            write!(out, "{}=", name)?;
-            let (o, sz) = (f.off as usize, f.size as usize);
-            if o + sz > d.len() {
-                out.write_str("<OVERFLOW>")?;
-                continue;
-            }
-            let is_char = ctype.contains("char");
-            let loc = matches!(kind, FieldKind::DataLoc | FieldKind::RelLoc);
-            if loc && is_char {
-                match dyn_range(d, o, *kind == FieldKind::RelLoc, e) {
-                    Some((s, n)) => put_bytes(out, &d[s..s + n])?,
-                    None => out.write_str("<OVERFLOW>")?,
-                }
-            } else if is_char && matches!(kind, FieldKind::Array(_)) {
-                put_bytes(out, &d[o..o + sz])?;
-            } else if ctype == "char *" || ctype == "const char *" {
-                // FILTER_PTR_STRING: the kernel reads the string from its
-                // memory; we only have the pointer.
-                write!(out, "(0x{:016x})", f.get(d, e))?;
-            } else {
-                match sz {
-                    1 => {
-                        let b = d[o];
-                        if crate::printfmt::isprint(b) {
-                            // The byte itself, as the kernel's '%c'.
-                            out.write_char('\'')?;
-                            put_bytes(out, &[b])?;
-                            out.write_char('\'')?;
-                        }
-                        write!(out, "({})", b)?;
-                    }
-                    2 => {
-                        let v = read_uint(d, o, 2, e).unwrap_or(0);
-                        write!(out, "0x{:x} ({})", v, v)?;
-                    }
-                    4 if loc => match dyn_range(d, o, *kind == FieldKind::RelLoc, e) {
-                        Some((s, n)) => {
-                            for (i, b) in d[s..s + n].iter().enumerate() {
-                                if i > 0 {
-                                    out.write_char(',')?;
-                                }
-                                write!(out, "{:02x}", b)?;
-                            }
-                        }
-                        None => out.write_str("<OVERFLOW>")?,
-                    },
-                    4 => {
-                        let v = read_uint(d, o, 4, e).unwrap_or(0) as u32;
-                        write!(out, "0x{:x} ({})", v, v as i32)?;
-                    }
-                    8 => {
-                        let v = read_uint(d, o, 8, e).unwrap_or(0);
-                        write!(out, "0x{:x} ({})", v, v as i64)?;
-                    }
-                    _ => out.write_str("<INVALID-SIZE>")?,
-                }
-            }
-        }
+        self.env.fields(c.id, d, &mut s)?;
+        // A marker's buf ends in its own newline: one line per record.
+        out.write_str(if c.ftrace { s.trim_end_matches('\n') } else { &s })?;
         out.write_char('\n')
     }
 
@@ -1221,12 +1110,6 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             v
         }
     }
-}
-
-/// SEQ_PUT_HEX_FIELD(): a `size`-byte value as hex digits, most
-/// significant first (seq_buf_putmem_hex), and a space.
-fn hex_field(out: &mut dyn Write, v: u64, size: usize) -> fmt::Result {
-    write!(out, "{:0w$x} ", v, w = 2 * size)
 }
 
 #[cold]
@@ -1616,20 +1499,6 @@ impl<'a> Line<'a> {
 
 fn is_kretprobe_tramp(name: &str) -> bool {
     name == "__kretprobe_trampoline" || name == "kretprobe_trampoline"
-}
-
-/// (start, len) of a `__data_loc`/`__rel_loc` payload, checked against the record.
-fn dyn_range(d: &[u8], o: usize, rel: bool, e: Endian) -> Option<(usize, usize)> {
-    let v = read_uint(d, o, 4, e).ok()? as usize;
-    let mut s = v & 0xffff;
-    let n = v >> 16;
-    if rel {
-        s += o + 4;
-    }
-    if s + n > d.len() {
-        return None;
-    }
-    Some((s, n))
 }
 
 /// Printed width of a name the way the kernel's `%16s` counts: bytes, with

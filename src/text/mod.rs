@@ -81,7 +81,8 @@ pub trait Env {
     /// fields): known only through printk_formats.
     fn kstr(&self, addr: u64) -> Option<&str>;
     /// The event's own fields as the `fields` option prints them (after
-    /// `name: `); false when this environment has no such printer.
+    /// `name: `); false (nothing printed) when this environment has no
+    /// such printer: the `fields` line then ends after `name: `.
     fn fields(&self, _id: u16, _data: &[u8], _out: &mut dyn Write) -> Result<bool, fmt::Error> {
         Ok(false)
     }

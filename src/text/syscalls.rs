@@ -11,12 +11,6 @@ use core::fmt::{self, Write};
 use super::kernel::{Line, F};
 use crate::cursor::{read_uint, Endian};
 
-/// `: VALUE` of one argument, in the style of the recording's kernel.
-fn value(b: &mut Line, v: u64, new_style: bool) {
-    b.extend_str(": ");
-    digits(b, v, new_style);
-}
-
 /// VALUE alone.
 #[inline(always)]
 fn digits(b: &mut Line, v: u64, new_style: bool) {
@@ -30,16 +24,16 @@ fn digits(b: &mut Line, v: u64, new_style: bool) {
     }
 }
 
-/// The same into a line buffer, from the class's pieces (`sys_write(fd: `,
+/// The line into a line buffer, from the class's pieces (`sys_write(fd: `,
 /// `, buf: `, ...): one copy for the text before each value. false when
 /// it does not fit, or for what [`enter`] prints alone (verbose, no
 /// arguments).
-pub fn enter_line(b: &mut Line, pieces: &[(String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
-    if verbose || pieces.is_empty() {
+pub fn enter_line(b: &mut Line, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
+    if verbose || args.is_empty() {
         return false;
     }
     let new_style = kver == 0 || kver >= 6018;
-    for (p, f) in pieces {
+    for (p, _, f) in args {
         // A value is at most 18 bytes, `)\n` follows.
         if b.room() < p.len() + 20 {
             return false;
@@ -51,24 +45,32 @@ pub fn enter_line(b: &mut Line, pieces: &[(String, F)], d: &[u8], e: Endian, kve
     true
 }
 
+/// The same through `out`, for any length; `verbose` puts each argument's
+/// type before its name (the piece is cut after `sys_x(` or `, `).
 pub fn enter(out: &mut dyn Write, name: &str, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> fmt::Result {
-    out.write_str(name)?;
-    out.write_char('(')?;
+    if args.is_empty() {
+        return write!(out, "{}()\n", name);
+    }
     let new_style = kver == 0 || kver >= 6018;
-    let mut arr = [0u8; 64];
-    let mut b = Line::on(&mut arr);
-    for (i, (arg, ty, f)) in args.iter().enumerate() {
-        if i > 0 {
-            out.write_str(", ")?;
-        }
+    let mut arr = [0u8; 24];
+    for (i, (p, ty, f)) in args.iter().enumerate() {
+        let cut = if !verbose {
+            0
+        } else if i == 0 {
+            name.len() + 1
+        } else {
+            2
+        };
+        let (head, tail) = p.split_at_checked(cut).unwrap_or(("", p));
+        out.write_str(head)?;
         if verbose {
             out.write_str(ty)?;
             out.write_char(' ')?;
         }
-        out.write_str(arg)?;
+        out.write_str(tail)?;
         // Arguments are `unsigned long` whatever type the field claims.
-        b.clear();
-        value(&mut b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
+        let mut b = Line::on(&mut arr);
+        digits(&mut b, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0), new_style);
         out.write_str(b.as_str())?;
     }
     out.write_str(")\n")
