@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use super::kernel::{Class, Kernel, Kind, F};
+use super::kernel::{Class, Kernel, Kind, Line, F};
 use super::opts::{self, Opts};
 use super::{pad, Env, Rec};
 
@@ -154,26 +154,13 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         duration(k, out, dur, Fill::No)?;
         pad(out, dep.max(0) as usize * INDENT)?;
         let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(n.data, e));
-        if k.kver >= 6013 && (rv.is_some() || ra.is_some()) {
-            // 6.13+: `func(); /* <-caller+0x../0x.. ret=0x0 */`.
+        // The caller's address is a 6.13+ comment.
+        let ra = ra.filter(|_| k.kver >= 6013);
+        if rv.is_none() && ra.is_none() {
             k.ps(out, fnc)?;
-            out.write_str("(); /*")?;
-            if let Some(a) = ra {
-                out.write_str(" <-")?;
-                k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
-            }
-            if let Some(v) = rv {
-                ret_suffix(k, out, v)?;
-            }
-            out.write_str(" */\n")?;
+            out.write_str("();\n")?;
         } else {
-            match rv {
-                Some(v) => retval_line(k, out, v, true, fnc)?,
-                None => {
-                    k.ps(out, fnc)?;
-                    out.write_str("();\n")?;
-                }
-            }
+            ret_comment(k, out, fnc, true, ra, rv)?;
         }
         irq(k, out, r, rf.get(n.data, e), false)?;
         return Ok(true);
@@ -223,17 +210,12 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
     prologue(k, out, r, None, data)?;
     duration(k, out, dur, Fill::No)?;
     pad(out, dep.max(0) as usize * INDENT)?;
-    match retval.filter(|_| print_retval(k)) {
-        Some(rv) => retval_line(k, out, rv.get(d, e), false, fnc)?,
-        None => {
-            if func_match && !k.opts.g(opts::G_TAIL) {
-                out.write_str("}\n")?;
-            } else {
-                out.write_str("} /* ")?;
-                k.ps(out, fnc)?;
-                out.write_str(" */\n")?;
-            }
-        }
+    let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
+    if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
+        out.write_str("}\n")?;
+    } else {
+        // `} /* func */`, with the return value if shown.
+        ret_comment(k, out, fnc, false, None, rv)?;
     }
     if k.opts.g(opts::G_OVERRUN) {
         write!(out, " (Overruns: {})\n", overrun.get(d, e) as u32)?;
@@ -439,60 +421,25 @@ pub fn mark(d: u64) -> char {
 /// trace_print_graph_duration(): usecs with up to 3 decimals, 7 digits
 /// total, padded to 8 columns after ` us `.
 pub fn print_duration(out: &mut dyn Write, dur: u64) -> fmt::Result {
-    let usecs = dur / 1000;
-    let nsecs = dur % 1000;
-    let mut buf = [0u8; 24];
-    let ulen = fmt_u64(&mut buf, usecs);
+    let mut arr = [0u8; 48];
+    let mut b = Line::on(&mut arr);
+    let ulen = b.uint(dur / 1000);
     let mut len = ulen;
-    out.write_str(core::str::from_utf8(&buf[..ulen]).unwrap_or("0"))?;
     if len < 7 {
         // snprintf(nsecs_str, min(5, 8 - len), "%03lu"): keeps 7 - len digits at most.
-        let keep = (8 - len).min(5) - 1;
-        let mut ns = [b'0'; 3];
-        ns[0] = b'0' + (nsecs / 100) as u8;
-        ns[1] = b'0' + (nsecs / 10 % 10) as u8;
-        ns[2] = b'0' + (nsecs % 10) as u8;
-        let keep = keep.min(3);
-        out.write_char('.')?;
-        out.write_str(core::str::from_utf8(&ns[..keep]).unwrap_or(""))?;
+        let keep = ((8 - len).min(5) - 1).min(3);
+        b.push(b'.');
+        b.zeros(dur % 1000, 3);
+        b.truncate(ulen + 1 + keep);
         len += keep + 1;
     }
-    out.write_str(" us ")?;
-    pad(out, 8usize.saturating_sub(len))
-}
-
-fn fmt_u64(buf: &mut [u8; 24], mut v: u64) -> usize {
-    let mut tmp = [0u8; 24];
-    let mut n = 0;
-    loop {
-        tmp[n] = b'0' + (v % 10) as u8;
-        n += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for i in 0..n {
-        buf[i] = tmp[n - 1 - i];
-    }
-    n
+    b.extend_str(" us ");
+    b.pad(8usize.saturating_sub(len));
+    b.flush(out)
 }
 
 fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {
     !k.opts.retval_known || k.opts.g(opts::G_RETVAL)
-}
-
-/// print_graph_retval(): errors (-MAX_ERRNO..-1, also as a sign-extended
-/// 32-bit int) in decimal, everything else in hex; `= 0x0` as 6.5–6.12
-/// print it (and when the kernel is unknown), ` ret=0x0` from 6.13.
-/// ` ret=0x..` / ` ret=-N` (6.13+).
-fn ret_suffix<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64) -> fmt::Result {
-    let (v, err) = ret_value(k, retval);
-    if err == 0 {
-        write!(out, " ret=0x{:x}", v)
-    } else {
-        write!(out, " ret={}", err)
-    }
 }
 
 /// The value as unsigned long and, unless funcgraph-retval-hex, the error
@@ -513,33 +460,34 @@ fn ret_value<E: Env + ?Sized>(k: &Kernel<'_, E>, retval: u64) -> (u64, i64) {
     (retval, err)
 }
 
-fn retval_line<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, retval: u64, leaf: bool, func: u64) -> fmt::Result {
-    if k.kver >= 6013 {
-        // 6.13 reworked the comment for funcgraph-retaddr: ` ret=` inside it.
-        if leaf {
-            k.ps(out, func)?;
-            out.write_str("(); /*")?;
-        } else {
-            out.write_str("} /* ")?;
-            k.ps(out, func)?;
-        }
-        ret_suffix(k, out, retval)?;
-        return out.write_str(" */\n");
-    }
+/// The comment closing a call: `func(); /*` for a leaf, `} /* func` for
+/// an exit, then the caller (` <-caller+0x../0x..`, 6.13+ leaves) and
+/// print_graph_retval()'s value: errors (-MAX_ERRNO..-1, also as a
+/// sign-extended 32-bit int) in decimal, everything else in hex, as 6.5–6.12
+/// print it (` = 0x0`, also when the kernel is unknown) or from 6.13
+/// (` ret=0x0`), then ` */`.
+fn ret_comment<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, func: u64, leaf: bool, ra: Option<u64>, rv: Option<u64>) -> fmt::Result {
     if leaf {
         k.ps(out, func)?;
-        out.write_str("(); /* = ")?;
+        out.write_str("(); /*")?;
     } else {
         out.write_str("} /* ")?;
         k.ps(out, func)?;
-        out.write_str(" = ")?;
     }
-    let (v, err) = ret_value(k, retval);
-    if err == 0 {
-        write!(out, "0x{:x} */\n", v)
-    } else {
-        write!(out, "{} */\n", err)
+    if let Some(a) = ra {
+        out.write_str(" <-")?;
+        k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
     }
+    if let Some(v) = rv {
+        let (v, err) = ret_value(k, v);
+        let pre = if k.kver >= 6013 { " ret=" } else { " = " };
+        if err == 0 {
+            write!(out, "{}0x{:x}", pre, v)?;
+        } else {
+            write!(out, "{}{}", pre, err)?;
+        }
+    }
+    out.write_str(" */\n")
 }
 
 #[cfg(test)]
