@@ -669,30 +669,25 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// print_trace_fmt(): annotation, context columns, the event.
     fn trace_fmt(&mut self, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.cpu_buff_start(out, r.cpu)?;
-        let ctx = self.opts.has(opts::CONTEXT_INFO);
-        // The common short lines go out in one piece.
-        if let Some(c) = class {
-            if !self.opts.has(opts::FIELDS) {
-                let mut lb = core::mem::take(&mut self.lbuf);
-                if lb.len() != LINE_MAX {
-                    lb.resize(LINE_MAX, 0);
-                }
-                let mut b = Line::on(&mut lb);
-                if ctx {
-                    self.context_into(&mut b, r);
-                }
-                let short = self.short_event(&mut b, r, c);
-                let w = b.flush(out);
-                self.lbuf = lb;
-                w?;
-                if short {
-                    return Ok(false);
-                }
-                return self.event(out, r, c, next);
-            }
+        // The context columns and the common short events (syscalls) go
+        // out in one piece.
+        let mut lb = core::mem::take(&mut self.lbuf);
+        if lb.len() != LINE_MAX {
+            lb.resize(LINE_MAX, 0);
         }
-        if ctx {
-            self.context(out, r)?;
+        let mut b = Line::on(&mut lb);
+        if self.opts.has(opts::CONTEXT_INFO) {
+            self.context_into(&mut b, r);
+        }
+        let short = match class {
+            Some(c) if !self.opts.has(opts::FIELDS) => self.short_event(&mut b, r, c),
+            _ => false,
+        };
+        let w = b.flush(out);
+        self.lbuf = lb;
+        w?;
+        if short {
+            return Ok(false);
         }
         self.trace_body(out, r, class, next)
     }
@@ -918,16 +913,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     // ---- pieces -----------------------------------------------------------
 
-    /// trace_print_context(): `%16s-%-7d [%03d] flags  secs.usecs: `.
-    /// Built in a stack buffer and written once: this runs for every line.
-    pub fn context(&mut self, out: &mut dyn Write, r: &Rec) -> fmt::Result {
-        let mut arr = [0u8; LINE_MAX];
-        let mut b = Line::on(&mut arr);
-        self.context_into(&mut b, r);
-        b.flush(out)
-    }
-
-    /// The context columns into a line buffer (the event text may follow).
+    /// trace_print_context(): `%16s-%-7d [%03d] flags  secs.usecs: `,
+    /// into a line buffer (the event text may follow). Built without
+    /// core::fmt: this runs for every line.
     pub fn context_into(&mut self, b: &mut Line, r: &Rec) {
         let d = r.data;
         let pid = self.pid(d);
