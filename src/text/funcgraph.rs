@@ -72,7 +72,10 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
     let lat = o.has(opts::LATENCY_FMT);
     if lat {
         let size = if o.g(opts::G_ABS_TIME) { 16 } else { 0 } + if o.g(opts::G_CPU) { 4 } else { 0 } + if o.g(opts::G_PROC) { 17 } else { 0 };
-        for l in ["  _-----=> irqs-off        \n", " / _----=> need-resched    \n", "| / _---=> hardirq/softirq \n", "|| / _--=> preempt-depth   \n", "||| /                      \n"] {
+        for l in "  _-----=> irqs-off        \n / _----=> need-resched    \n| / _---=> hardirq/softirq \n\
+                  || / _--=> preempt-depth   \n||| /                      \n"
+            .split_inclusive('\n')
+        {
             out.write_char('#')?;
             pad(out, size)?;
             out.write_str(l)?;

@@ -83,7 +83,7 @@ pub struct Class {
     pub has_fields: bool,
 }
 
-/// Every event of the recording, classified once, sorted by id.
+/// Every event of the recording, classified once.
 #[derive(Default)]
 pub struct Classes {
     pub list: Vec<Class>,
@@ -116,16 +116,20 @@ pub(super) fn flds(e: &Event, groups: &str, i: usize) -> [Option<F>; 7] {
 impl Classes {
     #[inline(never)]
     pub fn new(events: &[Event]) -> Classes {
-        let mut list: Vec<Class> = events.iter().map(classify).collect();
-        crate::util::sort_by_key(&mut list, |c| c.id);
-        list.dedup_by_key(|c| c.id);
-        list.truncate(u16::MAX as usize - 1);
-        let max = list.last().map_or(0, |c| c.id as usize);
-        let mut index = alloc::vec![0u16; max + 1];
-        for (i, c) in list.iter().enumerate() {
-            index[c.id as usize] = i as u16 + 1;
+        let mut c = Classes::default();
+        for e in events {
+            let id = e.id as usize;
+            if c.index.len() <= id {
+                c.index.resize(id + 1, 0);
+            }
+            // The first format of an id counts.
+            if c.index[id] != 0 || c.list.len() >= u16::MAX as usize - 1 {
+                continue;
+            }
+            c.list.push(classify(e));
+            c.index[id] = c.list.len() as u16;
         }
-        Classes { list, index }
+        c
     }
 
     #[inline]
@@ -358,14 +362,11 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         let tgid = o.has(opts::RECORD_TGID);
         if o.has(opts::IRQ_INFO) {
             let prec = if tgid { 12 } else { 2 };
-            for l in [
-                "  _-----=> irqs-off/BH-disabled\n",
-                " / _----=> need-resched\n",
-                "| / _---=> hardirq/softirq\n",
-                "|| / _--=> preempt-depth\n",
-                "||| / _-=> migrate-disable\n",
-                "|||| /     delay\n",
-            ] {
+            // One string, not a table of &strs (16 bytes each).
+            for l in "  _-----=> irqs-off/BH-disabled\n / _----=> need-resched\n| / _---=> hardirq/softirq\n\
+                      || / _--=> preempt-depth\n||| / _-=> migrate-disable\n|||| /     delay\n"
+                .split_inclusive('\n')
+            {
                 out.write_str("#                            ")?;
                 pad(out, prec)?;
                 out.write_str(l)?;
@@ -581,7 +582,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         match (self.opts.has(opts::VERBOSE), self.in_ns) {
             (true, true) => write!(out, "[{:08x}] {}.{:03}ms (+{}.{:03}ms): ", ns2usecs(ts), sl(abs / 1000), abs % 1000, sl(rel / 1000), rel % 1000),
             (true, false) => write!(out, "[{:016x}] {} (+{}): ", ts, abs as i64, rel as i64),
-            (false, true) => write!(out, " {:>4}us{}: ", abs as i64, trace_find_mark(rel.wrapping_mul(1000))),
+            (false, true) => write!(out, " {:>4}us{}: ", abs as i64, funcgraph::mark(rel.wrapping_mul(1000))),
             (false, false) => write!(out, " {:>4}: ", abs as i64),
         }
     }
@@ -1115,12 +1116,6 @@ fn usecs(ns: u64) -> u64 {
     ((((x >> 3) as u128 * 0x20C4_9BA5_E353_F7CF) >> 64) >> 4) as u64
 }
 
-/// trace_find_mark(): the delay mark of the latency format, for a delta in ns.
-fn trace_find_mark(d: u64) -> char {
-    const MARKS: [(u64, char); 6] = [(1_000_000_000, '$'), (100_000_000, '@'), (10_000_000, '*'), (1_000_000, '#'), (100_000, '!'), (10_000, '+')];
-    MARKS.iter().find(|m| d > m.0).map_or(' ', |m| m.1)
-}
-
 /// Per-CPU state is kept for CPU numbers below this (NR_CPUS tops out at
 /// 8192); a corrupt CPU number must not make us allocate for billions.
 pub const MAX_CPUS: usize = 8192;
@@ -1485,8 +1480,9 @@ impl<'a> Line<'a> {
 }
 
 
+/// `__kretprobe_trampoline` (5.11+) or `kretprobe_trampoline`.
 fn is_kretprobe_tramp(name: &str) -> bool {
-    name == "__kretprobe_trampoline" || name == "kretprobe_trampoline"
+    name.strip_prefix("__").unwrap_or(name) == "kretprobe_trampoline"
 }
 
 /// Printed width of a name the way the kernel's `%16s` counts: bytes, with

@@ -181,7 +181,7 @@ pub fn pad(out: &mut dyn Write, n: usize) -> fmt::Result {
 /// Does a clock count nanoseconds (TRACE_FILE_TIME_IN_NS)? Counter-style
 /// clocks print raw counts instead of `secs.usecs`.
 pub fn clock_in_ns(clock: &str) -> bool {
-    !matches!(clock, "counter" | "uptime" | "x86-tsc" | "ppc-tb" | "arm64-cntvct" | "arch-counter")
+    !crate::util::one_of("counter|uptime|x86-tsc|ppc-tb|arm64-cntvct|arch-counter", clock)
 }
 
 /// `ns2usecs()` rounds to the nearest microsecond before splitting.
