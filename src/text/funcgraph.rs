@@ -61,6 +61,16 @@ impl Graph {
         &mut self.cpus[i]
     }
 
+    /// The CPU's depth after a record, and the function entered at
+    /// `dep` set to `func` (0: returned); the one it replaces, if `dep` is
+    /// one the kernel remembers.
+    fn enter_at(&mut self, cpu: u32, depth: i32, dep: i32, func: u64) -> Option<u64> {
+        let cd = self.cpu(cpu);
+        cd.depth = depth;
+        let slot = cd.enter.get_mut(usize::try_from(dep).ok()?)?;
+        Some(core::mem::replace(slot, func))
+    }
+
     fn in_irq_text(&self, addr: u64) -> bool {
         self.irq.0 != 0 && addr >= self.irq.0 && addr < self.irq.1
     }
@@ -135,24 +145,17 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     // get_return_for_leaf(): the next record of this CPU is this
     // function's exit, by the same task.
     let pid = k.pid(r.data);
-    let leaf = next.filter(|n| {
-        let ty = crate::cursor::read_uint(n.data, 0, 2, e).unwrap_or(0) as u16;
-        match k.cls.get(ty).map(|c| &c.kind) {
-            Some(Kind::GraphRet { func: rf, .. }) => k.pid(n.data) == pid && rf.get(n.data, e) == fnc,
-            _ => false,
+    let cls = k.cls;
+    let leaf = next.and_then(|n| match cls.get(super::kernel::rec_type(n.data, e)).map(|c| &c.kind) {
+        Some(Kind::GraphRet { func: rf, calltime, rettime, retval, .. }) if k.pid(n.data) == pid && rf.get(n.data, e) == fnc => {
+            Some((n, calltime, rettime, retval))
         }
+        _ => None,
     });
-    if let Some(n) = leaf {
-        let ty = crate::cursor::read_uint(n.data, 0, 2, e).unwrap_or(0) as u16;
-        let cls = k.cls;
-        let Some(Kind::GraphRet { func: rf, calltime, rettime, retval, .. }) = cls.get(ty).map(|c| &c.kind) else { return Ok(false) };
+    if let Some((n, calltime, rettime, retval)) = leaf {
         let dur = rettime.get(n.data, e).wrapping_sub(calltime.get(n.data, e));
         if data {
-            let cd = k.graph.cpu(r.cpu);
-            cd.depth = dep - 1;
-            if (0..RETFUNC_DEPTH as i32).contains(&dep) {
-                cd.enter[dep as usize] = 0;
-            }
+            k.graph.enter_at(r.cpu, dep - 1, dep, 0);
         }
         duration(k, out, dur, Fill::No)?;
         pad(out, dep.max(0) as usize * INDENT)?;
@@ -165,16 +168,12 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         } else {
             ret_comment(k, out, fnc, true, ra, rv)?;
         }
-        irq(k, out, r, rf.get(n.data, e), false)?;
+        irq(k, out, r, fnc, false)?;
         return Ok(true);
     }
     // print_graph_entry_nested()
     if data {
-        let cd = k.graph.cpu(r.cpu);
-        cd.depth = dep;
-        if (0..RETFUNC_DEPTH as i32).contains(&dep) {
-            cd.enter[dep as usize] = fnc;
-        }
+        k.graph.enter_at(r.cpu, dep, dep, fnc);
     }
     duration(k, out, 0, Fill::Full)?;
     pad(out, dep.max(0) as usize * INDENT)?;
@@ -201,14 +200,7 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
         if check_irq_return(k, r.cpu, dep) {
             return Ok(());
         }
-        let cd = k.graph.cpu(r.cpu);
-        cd.depth = dep - 1;
-        if (0..RETFUNC_DEPTH as i32).contains(&dep) {
-            if cd.enter[dep as usize] != fnc {
-                func_match = false;
-            }
-            cd.enter[dep as usize] = 0;
-        }
+        func_match = k.graph.enter_at(r.cpu, dep - 1, dep, 0).map_or(true, |f| f == fnc);
     }
     prologue(k, out, r, None, data)?;
     duration(k, out, dur, Fill::No)?;

@@ -101,14 +101,15 @@ fn fld(e: &Event, name: &str) -> Option<F> {
 }
 
 /// The fields named in group `i` of `groups` (`;`-separated groups of
-/// `|`-separated names, at most 7), in that order: one call per event kind
-/// instead of one per field, and no table of `&str`s (16 bytes each).
+/// `|`-separated names, at most 7; a name may end in `?`, which is not
+/// part of it), in that order: one call per event kind instead of one per
+/// field, and no table of `&str`s (16 bytes each).
 #[inline(never)]
 pub(super) fn flds(e: &Event, groups: &str, i: usize) -> [Option<F>; 7] {
     let mut out = [None; 7];
     let names = groups.split(';').nth(i).unwrap_or("");
     for (o, n) in out.iter_mut().zip(names.split('|')) {
-        *o = fld(e, n);
+        *o = fld(e, n.trim_end_matches('?'));
     }
     out
 }
@@ -159,23 +160,29 @@ fn classify_kind(e: &Event) -> Option<Kind> {
             "function|funcgraph_entry|fgraph_retaddr_entry|funcgraph_exit|print|bprint|bputs|kernel_stack|user_stack|func_repeats|raw_data",
             &e.name,
         )?;
-        let [a, b, c, d, f, g, _] = flds(
-            e,
-            "ip|parent_ip;func|depth;func|depth|retaddr;func|depth|overrun|calltime|rettime|retval;ip|buf;ip|fmt|buf;\
-             ip|str;caller;caller;ip|parent_ip|count|top_delta_ts|bottom_delta_ts;id|buf",
-            i,
-        );
+        // `?`: a field the kind does without; the others must be there.
+        const GROUPS: &str = "ip|parent_ip;func|depth;func|depth|retaddr?;func|depth|overrun?|calltime|rettime|retval?;\
+                              ip|buf;ip|fmt|buf;ip|str;caller;caller;ip|parent_ip|count|top_delta_ts|bottom_delta_ts;id|buf";
+        let o = flds(e, GROUPS, i);
+        for (f, n) in o.iter().zip(GROUPS.split(';').nth(i)?.split('|')) {
+            if f.is_none() && !n.ends_with('?') {
+                return None;
+            }
+        }
+        let (c, g) = (o[2], o[5]);
+        let [a, b, _, d, f, ..] = o.map(Option::unwrap_or_default);
+        let c0 = c.unwrap_or_default();
         return Some(match i {
-            0 => Kind::Function { ip: a?, parent: b? },
-            1 | 2 => Kind::GraphEnt { func: a?, depth: b?, retaddr: c },
-            3 => Kind::GraphRet { func: a?, depth: b?, overrun: c.unwrap_or_default(), calltime: d?, rettime: f?, retval: g },
-            4 => Kind::Print { ip: a?, buf: b?.off },
-            5 => Kind::Bprint { ip: a?, fmt: b?, buf: c?.off },
-            6 => Kind::Bputs { ip: a?, str: b? },
-            7 => Kind::KStack { caller: a?.off },
-            8 => Kind::UStack { caller: a?.off },
-            9 => Kind::FuncRepeats { ip: a?, parent: b?, count: c?, top: d?, bottom: f? },
-            _ => Kind::RawData { id: a?, buf: b?.off },
+            0 => Kind::Function { ip: a, parent: b },
+            1 | 2 => Kind::GraphEnt { func: a, depth: b, retaddr: c },
+            3 => Kind::GraphRet { func: a, depth: b, overrun: c0, calltime: d, rettime: f, retval: g },
+            4 => Kind::Print { ip: a, buf: b.off },
+            5 => Kind::Bprint { ip: a, fmt: b, buf: c0.off },
+            6 => Kind::Bputs { ip: a, str: b },
+            7 => Kind::KStack { caller: a.off },
+            8 => Kind::UStack { caller: a.off },
+            9 => Kind::FuncRepeats { ip: a, parent: b, count: c0, top: d, bottom: f },
+            _ => Kind::RawData { id: a, buf: b.off },
         });
     }
     if e.system == "syscalls" {
@@ -1034,10 +1041,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 if is_kretprobe_tramp(s.name) {
                     out.write_str("[unknown/kretprobe'd]")?;
                 } else if flags & opts::SYM_OFFSET != 0 {
-                    write!(out, "{}+0x{:x}/0x{:x}", s.name, ip - s.addr, s.size)?;
-                    if let Some(m) = s.module {
-                        write!(out, " [{}]", m)?;
-                    }
+                    sym_text(out, &s, ip, true)?;
                 } else {
                     out.write_str(s.name)?;
                 }
@@ -1061,13 +1065,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// `%ps`: the name, ` [module]` for module symbols, `0x...` if unknown.
     pub fn ps(&self, out: &mut dyn Write, ip: u64) -> fmt::Result {
         match self.env.sym(ip) {
-            Some(s) if !s.name.is_empty() => {
-                out.write_str(s.name)?;
-                if let Some(m) = s.module {
-                    write!(out, " [{}]", m)?;
-                }
-                Ok(())
-            }
+            Some(s) if !s.name.is_empty() => sym_text(out, &s, ip, false),
             _ => write!(out, "0x{:x}", ip),
         }
     }
@@ -1479,6 +1477,19 @@ impl<'a> Line<'a> {
     }
 }
 
+
+/// A known symbol as `%ps` (`off` false) or `%pS` (true): the name,
+/// `+0xOFF/0xSIZE` for `%pS`, ` [module]` for a module's.
+fn sym_text(out: &mut dyn Write, s: &super::Sym, ip: u64, off: bool) -> fmt::Result {
+    out.write_str(s.name)?;
+    if off {
+        write!(out, "+0x{:x}/0x{:x}", ip.wrapping_sub(s.addr), s.size)?;
+    }
+    if let Some(m) = s.module {
+        write!(out, " [{}]", m)?;
+    }
+    Ok(())
+}
 
 /// `__kretprobe_trampoline` (5.11+) or `kretprobe_trampoline`.
 fn is_kretprobe_tramp(name: &str) -> bool {
