@@ -15,8 +15,9 @@ pub struct Cmdlines {
     /// `saved_tgids` text, parsed at the first `tgid` lookup: only the
     /// record-tgid option shows tgids, and the file lists every pid.
     tgid_text: Vec<u8>,
-    /// (pid, tgid) sorted by pid.
-    tgids: core::cell::OnceCell<Vec<(i32, i32)>>,
+    /// The same as a table like this one (pid → the tgid's digits): one
+    /// parser and one sort for both files.
+    tgids: core::cell::OnceCell<alloc::boxed::Box<Cmdlines>>,
     /// The last lookup (pid, index+1 into `pids`, 0 = none): records come in
     /// runs of the same task.
     last: Cell<(i32, u32)>,
@@ -80,17 +81,6 @@ impl Cmdlines {
         self.tgids = core::cell::OnceCell::new();
     }
 
-    fn parse_tgids(text: &[u8]) -> Vec<(i32, i32)> {
-        let mut v = Vec::new();
-        for line in text.split(|&b| b == b'\n') {
-            let mut it = line.split(|&b| b == b' ').filter(|s| !s.is_empty());
-            let (Some(p), Some(t)) = (it.next(), it.next()) else { continue };
-            let (Some(pid), Some(tgid)) = (parse_i32(p), parse_i32(t)) else { continue };
-            v.push((pid, tgid));
-        }
-        sorted_last_wins(v, |e| e.0)
-    }
-
     /// The recorded name, without the kernel's placeholders.
     pub fn get(&self, pid: i32) -> Option<&str> {
         let (lp, li) = self.last.get();
@@ -119,11 +109,8 @@ impl Cmdlines {
 
     /// 0 when unknown, as `trace_find_tgid()`.
     pub fn tgid(&self, pid: i32) -> i32 {
-        let t = self.tgids.get_or_init(|| Self::parse_tgids(&self.tgid_text));
-        match t.binary_search_by_key(&pid, |e| e.0) {
-            Ok(i) => t[i].1,
-            Err(_) => 0,
-        }
+        let t = self.tgids.get_or_init(|| alloc::boxed::Box::new(Cmdlines::parse(&self.tgid_text)));
+        t.get(pid).and_then(|s| parse_i32(s.as_bytes())).unwrap_or(0)
     }
 
     pub fn len(&self) -> usize {

@@ -366,25 +366,27 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             return Ok(());
         }
         write!(out, "# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n", h.entries, h.written, h.cpus)?;
-        let tgid = o.has(opts::RECORD_TGID);
-        if o.has(opts::IRQ_INFO) {
-            let prec = if tgid { 12 } else { 2 };
+        // The tgid column, or what stands in its place: the irq-info
+        // layout has two spaces more before `CPU#` either way.
+        let (t0, t1) = if o.has(opts::RECORD_TGID) { ("     TGID   ", "       |    ") } else { ("  ", "  ") };
+        let irq = o.has(opts::IRQ_INFO);
+        if irq {
             // One string, not a table of &strs (16 bytes each).
             for l in "  _-----=> irqs-off/BH-disabled\n / _----=> need-resched\n| / _---=> hardirq/softirq\n\
                       || / _--=> preempt-depth\n||| / _-=> migrate-disable\n|||| /     delay\n"
                 .split_inclusive('\n')
             {
                 out.write_str("#                            ")?;
-                pad(out, prec)?;
+                pad(out, t0.len())?;
                 out.write_str(l)?;
             }
-            write!(out, "#           TASK-PID  {} CPU#  |||||  TIMESTAMP  FUNCTION\n", &"     TGID     "[..prec])?;
-            write!(out, "#              | |    {}   |   |||||     |         |\n", &"       |    "[..prec])?;
-        } else {
-            write!(out, "#           TASK-PID    {} CPU#     TIMESTAMP  FUNCTION\n", if tgid { "   TGID   " } else { "" })?;
-            write!(out, "#              | |      {}   |         |         |\n", if tgid { "     |    " } else { "" })?;
         }
-        Ok(())
+        let (s0, s1) = if irq {
+            (" CPU#  |||||  TIMESTAMP  FUNCTION\n", "   |   |||||     |         |\n")
+        } else {
+            (" CPU#     TIMESTAMP  FUNCTION\n", "   |         |         |\n")
+        };
+        write!(out, "#           TASK-PID  {}{}#              | |    {}{}", t0, s0, t1, s1)
     }
 
     /// print_trace_header(). The latency, CPU and task are those of the
@@ -393,13 +395,17 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// shows zeroed.
     fn lat_header(&self, out: &mut dyn Write, h: &HeaderInfo) -> fmt::Result {
         let model = if h.model.is_empty() { "unknown" } else { h.model };
-        write!(out, "# {} latency trace v1.1.5 on {}\n", h.tracer, release_word(h.release))?;
-        out.write_str("# ")?;
-        for _ in 0..68 {
-            out.write_char('-')?;
-        }
-        write!(out, "\n# latency: 0 us, #{}/{}, CPU#0 | (M:{} VP:0, KP:0, SP:0 HP:0 #P:{})\n", h.entries, h.written, model, h.cpus)?;
-        out.write_str("#    -----------------\n#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n#    -----------------\n#\n")
+        write!(
+            out,
+            "# {} latency trace v1.1.5 on {}\n# --------------------------------------------------------------------\n# latency: 0 us, #{}/{}, CPU#0 | (M:{} VP:0, KP:0, SP:0 HP:0 #P:{})\n\
+             #    -----------------\n#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n#    -----------------\n#\n",
+            h.tracer,
+            release_word(h.release),
+            h.entries,
+            h.written,
+            model,
+            h.cpus
+        )
     }
 
     // ---- lines ------------------------------------------------------------
