@@ -161,7 +161,9 @@ fn bad(section: &'static str, offset: u64, what: &'static str) -> Box<Error> {
 
 /// Read exactly `buf.len()` bytes at `off`, or say where the data ended.
 pub(crate) fn read_exact(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> Result<(), Error> {
-    P::new(file, Endian::Little, off, section).fill(buf).map_err(|e| *e)
+    let mut p = P::new(file, Endian::Little, off, section);
+    p.fill(buf);
+    p.done().map_err(|e| *e)
 }
 
 /// Largest single metadata block we agree to allocate (kallsyms of a
@@ -276,9 +278,13 @@ const OPT_PROCMAPS: u16 = 10;
 const OPT_TRACEID: u16 = 11;
 const OPT_TSC2NSEC: u16 = 14;
 const OPT_HEADER_INFO: u16 = 16;
+#[allow(dead_code)] // v7 ids 16..=21 are read as META indexes; the tests name them
 const OPT_FTRACE_EVENTS: u16 = 17;
+#[allow(dead_code)] // v7 ids 16..=21 are read as META indexes; the tests name them
 const OPT_EVENT_FORMATS: u16 = 18;
+#[allow(dead_code)] // v7 ids 16..=21 are read as META indexes; the tests name them
 const OPT_KALLSYMS: u16 = 19;
+#[allow(dead_code)] // v7 ids 16..=21 are read as META indexes; the tests name them
 const OPT_PRINTK: u16 = 20;
 const OPT_CMDLINES: u16 = 21;
 const OPT_BUFFER_TEXT: u16 = 22;
@@ -319,114 +325,149 @@ pub struct TraceDat<'f> {
 
 /// The one metadata reader: numbers, strings and blocks at `pos` of `file`
 /// — the file itself, or a section already in memory that sits at `base`
-/// in the file — each failure an error naming section `s` and the file
-/// offset. v6 walks the file with it, v7 each (decompressed) section and
-/// option: one bounds-checked path and one error constructor per kind
-/// instead of a cursor plus a rebasing step per format version.
-#[derive(Clone, Copy)]
+/// in the file. The first failure is kept (naming section `s` and the file
+/// offset) and every read after it gives zeros and nothing more, so the
+/// parsers read straight through and ask [`P::done`] once per part: one
+/// exit instead of an error branch (and its clean-up) at every field.
 struct P<'f> {
     file: &'f dyn ReadAt,
     e: Endian,
     pos: u64,
     base: u64,
     s: &'static str,
+    err: Option<Box<Error>>,
 }
 
 impl<'f> P<'f> {
     fn new(file: &'f dyn ReadAt, e: Endian, pos: u64, s: &'static str) -> Self {
-        P { file, e, pos, base: 0, s }
+        P { file, e, pos, base: 0, s, err: None }
     }
     /// Over `d`, an in-memory part of the file that starts at `base`.
     fn mem(d: &'f Vec<u8>, e: Endian, base: u64, s: &'static str) -> Self {
-        P { file: d, e, pos: 0, base, s }
+        P { file: d, e, pos: 0, base, s, err: None }
+    }
+    fn ok(&self) -> bool {
+        self.err.is_none()
+    }
+    /// The first error, if any.
+    fn done(&mut self) -> R<()> {
+        match self.err.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+    /// Keep `e` unless an earlier error is kept.
+    fn put(&mut self, e: Option<Box<Error>>) {
+        if self.err.is_none() {
+            self.err = e;
+        }
     }
     #[cold]
     #[inline(never)]
-    fn err(&self, at: u64, reason: Reason) -> Box<Error> {
-        Box::new(Error { section: self.s, offset: self.base + at, reason })
+    fn fail(&mut self, at: u64, reason: Reason) {
+        let e = Box::new(Error { section: self.s, offset: self.base + at, reason });
+        self.put(Some(e));
     }
     #[cold]
     #[inline(never)]
-    fn bad_at(&self, at: u64, what: &'static str) -> Box<Error> {
-        self.err(at, Reason::Corrupt(what))
+    fn bad_at(&mut self, at: u64, what: &'static str) {
+        self.fail(at, Reason::Corrupt(what))
     }
-    fn bad(&self, what: &'static str) -> Box<Error> {
+    fn bad(&mut self, what: &'static str) {
         self.bad_at(self.pos, what)
     }
     /// `want` bytes at `pos` are not there.
     #[cold]
     #[inline(never)]
-    fn short(&self, want: u64) -> Box<Error> {
-        self.err(self.pos, Reason::Truncated { at: self.base + self.pos, want })
+    fn short(&mut self, want: u64) {
+        self.fail(self.pos, Reason::Truncated { at: self.base + self.pos, want })
     }
-    /// Exactly `buf.len()` bytes, then step past them.
+    /// Exactly `buf.len()` bytes, then step past them; false after an error.
     #[inline(never)]
-    fn fill(&mut self, buf: &mut [u8]) -> R<()> {
+    fn fill(&mut self, buf: &mut [u8]) -> bool {
+        if !self.ok() {
+            return false;
+        }
         let mut done = 0;
         while done < buf.len() {
             let at = self.pos + done as u64;
             match self.file.read_at(at, &mut buf[done..]) {
-                Ok(0) => return Err(self.short(buf.len() as u64)),
+                Ok(0) => {
+                    self.short(buf.len() as u64);
+                    return false;
+                }
                 Ok(n) => done += n,
-                Err(e) => return Err(self.err(at, Reason::Io(e.0))),
+                Err(e) => {
+                    self.fail(at, Reason::Io(e.0));
+                    return false;
+                }
             }
         }
         self.pos += buf.len() as u64;
-        Ok(())
+        true
     }
     /// An unsigned number of `n` (1, 2, 4 or 8) bytes in the file's endianness.
     #[inline(never)]
-    fn num(&mut self, n: usize) -> R<u64> {
+    fn num(&mut self, n: usize) -> u64 {
         let mut b = [0u8; 8];
-        self.fill(&mut b[..n])?;
-        Ok(crate::cursor::read_uint(&b, 0, n, self.e).unwrap_or(0))
+        if !self.fill(&mut b[..n]) {
+            return 0;
+        }
+        crate::cursor::read_uint(&b, 0, n, self.e).unwrap_or(0)
     }
-    fn u16(&mut self) -> R<u16> {
-        self.num(2).map(|v| v as u16)
+    #[inline(always)]
+    fn u16(&mut self) -> u16 {
+        self.num(2) as u16
     }
-    fn u32(&mut self) -> R<u32> {
-        self.num(4).map(|v| v as u32)
+    #[inline(always)]
+    fn u32(&mut self) -> u32 {
+        self.num(4) as u32
     }
-    fn u64(&mut self) -> R<u64> {
+    #[inline(always)]
+    fn u64(&mut self) -> u64 {
         self.num(8)
     }
     /// `len` bytes; a corrupt size fails before the allocation.
     #[inline(never)]
-    fn vec(&mut self, len: u64) -> R<Vec<u8>> {
+    fn vec(&mut self, len: u64) -> Vec<u8> {
         if len > MAX_BLOCK {
-            return Err(self.bad("implausible size"));
+            self.bad("implausible size");
+        } else if len > 4096 && self.ok() && !matches!(self.file.read_at(self.pos + len - 1, &mut [0u8; 1]), Ok(1)) {
+            // Probe the last byte first: a corrupt size fails here, not
+            // after zeroing megabytes.
+            self.short(len);
         }
-        // Probe the last byte first: a corrupt size fails here, not after
-        // zeroing megabytes.
-        if len > 4096 && (P { pos: self.pos + len - 1, ..*self }).fill(&mut [0u8; 1]).is_err() {
-            return Err(self.short(len));
+        if !self.ok() {
+            return Vec::new();
         }
         let mut v = vec![0u8; len as usize];
-        self.fill(&mut v)?;
-        Ok(v)
+        self.fill(&mut v);
+        v
     }
-    fn text(&mut self, len: u64) -> R<String> {
-        self.vec(len).map(text)
+    fn text(&mut self, len: u64) -> String {
+        text(self.vec(len))
     }
     /// A NUL-terminated string.
-    fn cstr(&mut self) -> R<String> {
+    fn cstr(&mut self) -> String {
         let mut v = Vec::new();
         loop {
-            match self.num(1)? as u8 {
-                0 => return Ok(text(v)),
+            match self.num(1) as u8 {
+                0 => break,
                 c => v.push(c),
             }
             if v.len() > 4096 {
-                return Err(self.bad("unterminated string"));
+                self.bad("unterminated string");
+                break;
             }
         }
+        text(v)
     }
     /// A v7 section header { id:u16 flags:u16 string:u32 size:u64 }: id, flags, size.
-    fn section_head(&mut self) -> R<(u16, u16, u64)> {
-        let id = self.u16()?;
-        let flags = self.u16()?;
-        self.u32()?;
-        Ok((id, flags, self.u64()?))
+    fn section_head(&mut self) -> (u16, u16, u64) {
+        let id = self.u16();
+        let flags = self.u16();
+        self.u32();
+        (id, flags, self.u64())
     }
 }
 
@@ -439,6 +480,9 @@ const V6_TOP: u8 = 0;
 const V6_SKIP: u8 = 1;
 const V7: u8 = 2;
 
+/// The metadata parts, in file order in v6 and as v7 section ids 16.. (OPT_HEADER_INFO..).
+const META: [&str; 6] = ["header info", "ftrace formats", "event formats", "kallsyms", "printk formats", "cmdlines"];
+
 impl<'f> TraceDat<'f> {
     /// Read the header and all metadata of a trace.dat file.
     pub fn open(file: &'f dyn ReadAt) -> Result<TraceDat<'f>, Error> {
@@ -449,28 +493,34 @@ impl<'f> TraceDat<'f> {
     fn open_r(file: &'f dyn ReadAt) -> R<TraceDat<'f>> {
         let mut p = P::new(file, Endian::Little, 0, "file header");
         let mut head = [0u8; 10];
-        p.fill(&mut head)?;
-        if &head != b"\x17\x08\x44tracing" {
-            return Err(p.err(0, Reason::BadMagic));
+        if p.fill(&mut head) && &head != b"\x17\x08\x44tracing" {
+            p.fail(0, Reason::BadMagic);
         }
-        let version: u32 = p.cstr()?.parse().map_err(|_| p.bad_at(10, "bad version string"))?;
-        if version != 6 && version != 7 {
-            return Err(p.err(10, Reason::Version(version)));
+        let vs = p.cstr();
+        let version: u32 = vs.parse().unwrap_or(0);
+        if version == 0 {
+            p.bad_at(10, "bad version string");
+        } else if version != 6 && version != 7 {
+            p.fail(10, Reason::Version(version));
         }
-        let endian = match p.num(1)? {
+        let endian = match p.num(1) {
             0 => Endian::Little,
             1 => Endian::Big,
-            _ => return Err(p.bad_at(p.pos - 1, "bad endianness byte")),
+            _ => {
+                p.bad_at(p.pos.wrapping_sub(1), "bad endianness byte");
+                Endian::Little
+            }
         };
         p.e = endian;
-        let long_size = p.num(1)? as u8;
+        let long_size = p.num(1) as u8;
         if long_size != 4 && long_size != 8 {
-            return Err(p.bad_at(p.pos - 1, "long size is neither 4 nor 8"));
+            p.bad_at(p.pos.wrapping_sub(1), "long size is neither 4 nor 8");
         }
-        let page_size = p.u32()?;
+        let page_size = p.u32();
         if !(256..=(1 << 24)).contains(&page_size) {
-            return Err(p.bad_at(p.pos - 4, "implausible page size"));
+            p.bad_at(p.pos.wrapping_sub(4), "implausible page size");
         }
+        p.done()?;
         let mut td = TraceDat {
             file,
             version,
@@ -545,87 +595,126 @@ impl<'f> TraceDat<'f> {
     fn latency_text_r(&self, b: &Buffer) -> R<Vec<u8>> {
         let mut p = P::new(self.file, self.endian, b.text_at, "latency text");
         if !b.latency {
-            return Err(p.bad_at(0, "buffer is not a latency buffer"));
+            p.bad_at(0, "buffer is not a latency buffer");
+            p.done()?;
         }
         let mut out = Vec::new();
         if self.version == 6 {
             // The rest of the file, read in steps (its size is not recorded).
             let mut buf = [0u8; 4096];
             loop {
-                let n = self.file.read_at(p.pos, &mut buf).map_err(|e| p.err(p.pos, Reason::Io(e.0)))?;
-                if n == 0 {
-                    return Ok(out);
+                match self.file.read_at(p.pos, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) if out.len() as u64 + n as u64 <= MAX_BLOCK => {
+                        out.extend_from_slice(&buf[..n]);
+                        p.pos += n as u64;
+                    }
+                    Ok(_) => p.bad("implausible size"),
+                    Err(e) => p.fail(p.pos, Reason::Io(e.0)),
                 }
-                if out.len() as u64 + n as u64 > MAX_BLOCK {
-                    return Err(p.bad("implausible size"));
-                }
-                out.extend_from_slice(&buf[..n]);
-                p.pos += n as u64;
+                p.done()?;
             }
+            return Ok(out);
         }
-        let (_, flags, size) = p.section_head()?;
+        let (_, flags, size) = p.section_head();
         if flags & SEC_FL_COMPRESS == 0 {
-            return p.vec(size);
-        }
-        // Compressed like trace data: a chunk count, then chunks.
-        let n = p.u32()?;
-        for _ in 0..n {
-            let at = p.pos;
-            let z = p.u32()?;
-            let u = p.u32()?;
-            let data = p.vec(z as u64)?;
-            if out.len() as u64 + u as u64 > MAX_BLOCK {
-                return Err(p.bad_at(at, "implausible size"));
+            out = p.vec(size);
+        } else {
+            // Compressed like trace data: a chunk count, then chunks.
+            let n = p.u32();
+            for _ in 0..n {
+                let at = p.pos;
+                let z = p.u32();
+                let u = p.u32();
+                let data = p.vec(z as u64);
+                if out.len() as u64 + u as u64 > MAX_BLOCK {
+                    p.bad_at(at, "implausible size");
+                }
+                if !p.ok() {
+                    break;
+                }
+                match decompress(&self.compression, p.s, at, &data, u as usize) {
+                    Ok(d) => out.extend_from_slice(&d),
+                    Err(e) => p.put(Some(Box::new(e))),
+                }
             }
-            out.extend_from_slice(&decompress(&self.compression, p.s, at, &data, u as usize)?);
         }
+        p.done()?;
         Ok(out)
     }
 
-    /// "header_page\0" size:u64 text "header_event\0" size:u64 text.
-    fn header_info(&mut self, p: &mut P) -> R<()> {
-        p.s = "header info";
-        self.header_page = header_text(p, b"header_page\0")?;
-        self.header_event = header_text(p, b"header_event\0")?;
-        Ok(())
+    /// Metadata part `i` (see [`META`]): v6 reads them in turn from the
+    /// file, v7 each from its section.
+    fn meta(&mut self, p: &mut P, i: usize) {
+        p.s = META[i.min(5)];
+        match i {
+            0 => {
+                self.header_page = header_text(p, b"header_page\0");
+                self.header_event = header_text(p, b"header_event\0");
+            }
+            1 => {
+                // The ftrace system first, whichever section comes first.
+                let mut f = Vec::new();
+                read_formats(p, "ftrace", &mut f);
+                f.append(&mut self.formats);
+                self.formats = f;
+            }
+            2 => {
+                // systems:u32 then { name\0 count:u32 { size:u64 text } }.
+                for _ in 0..p.u32() {
+                    let system = p.cstr();
+                    if !p.ok() {
+                        break;
+                    }
+                    read_formats(p, &system, &mut self.formats);
+                }
+            }
+            _ => {
+                let n = p.num(if i == 5 { 8 } else { 4 });
+                let t = p.text(n);
+                *match i {
+                    3 => &mut self.kallsyms,
+                    4 => &mut self.printk,
+                    _ => &mut self.cmdlines,
+                } = t;
+            }
+        }
     }
 
     // ---- v6 ----
 
     #[inline(never)]
     fn read_v6(&mut self, p: &mut P<'f>) -> R<()> {
-        self.header_info(p)?;
-        p.s = "ftrace formats";
-        read_formats(p, "ftrace", &mut self.formats)?;
-        read_event_formats(p, &mut self.formats)?;
-        p.s = "kallsyms";
-        let n = p.u32()?;
-        self.kallsyms = p.text(n as u64)?;
-        p.s = "printk formats";
-        let n = p.u32()?;
-        self.printk = p.text(n as u64)?;
-        p.s = "cmdlines";
-        let n = p.u64()?;
-        self.cmdlines = p.text(n)?;
+        for i in 0..META.len() {
+            self.meta(p, i);
+        }
         p.s = "cpu count";
-        let cpus = p.u32()?;
+        let cpus = p.u32();
         let mut instances = Vec::new();
         p.s = "options";
         let mut kind = [0u8; 10];
-        p.fill(&mut kind)?;
+        p.fill(&mut kind);
         if kind.starts_with(b"options") {
-            self.read_options(p, V6_TOP, &mut instances)?;
-            p.fill(&mut kind)?;
+            self.read_options(p, V6_TOP, &mut instances);
+            p.fill(&mut kind);
         }
         let cpus = self.options.cpu_count.unwrap_or(cpus);
-        let top = flyrecord_v6(p, &kind, cpus, self.page_size, String::new())?;
+        let top = flyrecord_v6(p, &kind, cpus, self.page_size, String::new());
+        p.done()?;
         self.buffers.push(top);
         for (_, off, name) in instances {
             let mut q = P::new(p.file, p.e, off, "instance buffer");
-            let r = self.instance_v6(&mut q, cpus, name);
+            q.fill(&mut kind);
+            if kind.starts_with(b"options") {
+                // Instance headers may carry their own options; skip them.
+                self.read_options(&mut q, V6_SKIP, &mut Vec::new());
+                q.s = "instance buffer";
+                q.fill(&mut kind);
+            }
+            let b = flyrecord_v6(&mut q, &kind, cpus, self.page_size, name);
             // A broken instance does not hide the top-level buffer.
-            match r {
-                Ok(b) => self.buffers.push(b),
+            match q.done() {
+                Ok(()) => self.buffers.push(b),
                 Err(e) => {
                     self.damage.get_or_insert(*e);
                 }
@@ -634,88 +723,85 @@ impl<'f> TraceDat<'f> {
         Ok(())
     }
 
-    #[inline(never)]
-    fn instance_v6(&mut self, q: &mut P, cpus: u32, name: String) -> R<Buffer> {
-        let mut kind = [0u8; 10];
-        q.fill(&mut kind)?;
-        if kind.starts_with(b"options") {
-            // Instance headers may carry their own options; skip them.
-            self.read_options(q, V6_SKIP, &mut Vec::new())?;
-            q.s = "instance buffer";
-            q.fill(&mut kind)?;
-        }
-        flyrecord_v6(q, &kind, cpus, self.page_size, name)
-    }
-
     // ---- v6 and v7 options ----
 
     /// An options list: v6 ends at a DONE id, v7 with DONE's pointer to the
     /// next options section (returned; 0 = last).
-    fn read_options(&mut self, p: &mut P, mode: u8, refs: &mut Vec<Ref>) -> R<u64> {
+    fn read_options(&mut self, p: &mut P, mode: u8, refs: &mut Vec<Ref>) -> u64 {
         let mut n = 0;
         loop {
             p.s = "options";
             let at = p.pos;
-            let id = p.u16()?;
+            let id = p.u16();
             if id == OPT_DONE && mode != V7 {
-                return Ok(0);
+                return 0;
             }
             n += 1;
             if n > 1 << 20 {
-                return Err(p.bad_at(at, "too many options"));
+                p.bad_at(at, "too many options");
             }
-            let size = p.u32()?;
-            let d = p.vec(size as u64)?;
+            let size = p.u32();
+            let d = p.vec(size as u64);
+            if !p.ok() {
+                return 0;
+            }
             if mode == V6_SKIP {
                 continue;
             }
-            let mut q = P::mem(&d, p.e, p.base + p.pos - size as u64, "options");
+            let mut q = P::mem(&d, p.e, p.base + p.pos - size as u64, "BUFFER option");
             match id {
-                OPT_DONE => return q.u64(),
-                OPT_BUFFER | OPT_BUFFER_TEXT if mode == V7 => self.buffer_option(&mut q, id, d.len())?,
-                OPT_BUFFER => {
-                    q.s = "BUFFER option";
-                    let off = q.u64()?;
-                    refs.push((id, off, q.cstr()?));
+                OPT_DONE => {
+                    let next = q.u64();
+                    p.put(q.err);
+                    return next;
                 }
-                OPT_HEADER_INFO..=OPT_CMDLINES if mode == V7 => refs.push((id, q.u64()?, String::new())),
+                OPT_BUFFER | OPT_BUFFER_TEXT if mode == V7 => self.buffer_option(&mut q, id, d.len()),
+                OPT_BUFFER => {
+                    let off = q.u64();
+                    refs.push((id, off, q.cstr()));
+                }
+                OPT_HEADER_INFO..=OPT_CMDLINES if mode == V7 => refs.push((id, q.u64(), String::new())),
+                // Their errors are not fatal: the value is left out.
                 _ => apply_common_option(&mut self.options, id, &mut q, &d),
             }
+            p.put(q.err);
         }
     }
 
     /// A v7 BUFFER or BUFFER_TEXT option.
     #[inline(never)]
-    fn buffer_option(&mut self, q: &mut P, id: u16, len: usize) -> R<()> {
-        q.s = "BUFFER option";
-        let off = q.u64()?;
-        let name = q.cstr()?;
-        let clock = q.cstr()?;
+    fn buffer_option(&mut self, q: &mut P, id: u16, len: usize) {
+        let off = q.u64();
+        let name = q.cstr();
+        let clock = q.cstr();
         let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, text_at: off, cpus: Vec::new() };
         if id == OPT_BUFFER {
-            b.page_size = q.u32()?;
+            b.page_size = q.u32();
             if !(256..=(1 << 24)).contains(&b.page_size) {
-                return Err(q.bad_at(0, "implausible sub-buffer size"));
+                q.bad_at(0, "implausible sub-buffer size");
             }
-            let n = q.u32()?;
+            let n = q.u32();
             if n as usize > len / 20 {
-                return Err(q.bad_at(0, "CPU count larger than the option"));
-            }
-            for _ in 0..n {
-                let cpu = q.u32()?;
-                let offset = q.u64()?;
-                let size = q.u64()?;
-                b.cpus.push(CpuData { cpu, offset, size });
+                q.bad_at(0, "CPU count larger than the option");
+            } else {
+                for _ in 0..n {
+                    let cpu = q.u32();
+                    let offset = q.u64();
+                    let size = q.u64();
+                    b.cpus.push(CpuData { cpu, offset, size });
+                }
             }
         }
-        // The flyrecord section header says whether the data is compressed.
-        let mut p = P::new(self.file, self.endian, off, "buffer section");
-        b.compressed = p.section_head()?.1 & SEC_FL_COMPRESS != 0;
+        // The flyrecord section header's flags say whether the data is compressed.
+        let mut f = P::new(self.file, self.endian, off + 2, "buffer section");
+        b.compressed = f.u16() & SEC_FL_COMPRESS != 0;
         if b.compressed {
-            check_compression(&self.compression, p.s, off)?;
+            f.put(check_compression(&self.compression, f.s, off).err().map(Box::new));
         }
-        self.buffers.push(b);
-        Ok(())
+        q.put(f.err);
+        if q.ok() {
+            self.buffers.push(b);
+        }
     }
 
     // ---- v7 ----
@@ -723,10 +809,11 @@ impl<'f> TraceDat<'f> {
     #[inline(never)]
     fn read_v7(&mut self, p: &mut P<'f>) -> R<()> {
         p.s = "compression header";
-        self.compression = p.cstr()?;
-        self.compression_version = p.cstr()?;
+        self.compression = p.cstr();
+        self.compression_version = p.cstr();
         p.s = "file header";
-        let mut next = p.u64()?;
+        let mut next = p.u64();
+        p.done()?;
         let mut refs = Vec::new();
         let mut seen = 0;
         // End of the first options section: trace-cmd writes the flyrecord
@@ -744,7 +831,9 @@ impl<'f> TraceDat<'f> {
                     if first_end == 0 {
                         first_end = end;
                     }
-                    self.read_options(&mut P::mem(&data, self.endian, base, "options"), V7, &mut refs)
+                    let mut q = P::mem(&data, self.endian, base, "options");
+                    let n = self.read_options(&mut q, V7, &mut refs);
+                    q.done().map(|()| n)
                 })
             };
             match r {
@@ -760,46 +849,12 @@ impl<'f> TraceDat<'f> {
             }
         }
         for (id, off, _) in refs {
-            // Only these six ids are collected (read_options).
-            let name = match id {
-                OPT_HEADER_INFO => "header info",
-                OPT_FTRACE_EVENTS => "ftrace formats",
-                OPT_EVENT_FORMATS => "event formats",
-                OPT_KALLSYMS => "kallsyms",
-                OPT_PRINTK => "printk formats",
-                _ => "cmdlines",
-            };
-            let (_, mut data, base, _) = self.section(off, name)?;
-            let mut q = P::mem(&data, self.endian, base, name);
-            match id {
-                OPT_HEADER_INFO => self.header_info(&mut q)?,
-                OPT_FTRACE_EVENTS => {
-                    let mut f = Vec::new();
-                    read_formats(&mut q, "ftrace", &mut f)?;
-                    f.append(&mut self.formats);
-                    self.formats = f;
-                }
-                OPT_EVENT_FORMATS => read_event_formats(&mut q, &mut self.formats)?,
-                OPT_KALLSYMS | OPT_PRINTK => {
-                    let n = q.u32()? as u64;
-                    if n > data.len() as u64 - 4 {
-                        return Err(q.short(n));
-                    }
-                    // In place: kallsyms is megabytes.
-                    data.truncate(4 + n as usize);
-                    data.drain(..4);
-                    let t = text(data);
-                    if id == OPT_KALLSYMS {
-                        self.kallsyms = t;
-                    } else {
-                        self.printk = t;
-                    }
-                }
-                _ => {
-                    let n = q.u64()?;
-                    self.cmdlines = q.text(n)?;
-                }
-            }
+            // Only ids 16..=21 are collected (read_options).
+            let i = id.wrapping_sub(OPT_HEADER_INFO) as usize;
+            let (_, data, base, _) = self.section(off, META[i.min(5)])?;
+            let mut q = P::mem(&data, self.endian, base, "");
+            self.meta(&mut q, i);
+            q.done()?;
         }
         if self.header_page.is_empty() {
             return Err(bad("header info", 0, "file has no HEADER_INFO section"));
@@ -825,11 +880,11 @@ impl<'f> TraceDat<'f> {
     #[inline(never)]
     fn recover_buffer(&self, at: u64) -> Option<Buffer> {
         let mut p = P::new(self.file, self.endian, at, "buffer section");
-        let (id, flags, size) = p.section_head().ok()?;
-        if id != OPT_BUFFER {
+        let (id, flags, size) = p.section_head();
+        let ncpu = self.options.cpu_count?;
+        if id != OPT_BUFFER || !p.ok() {
             return None;
         }
-        let ncpu = self.options.cpu_count?;
         let ps = self.page_size as u64;
         let align = |v: u64| v.div_ceil(ps) * ps;
         let compressed = flags & SEC_FL_COMPRESS != 0;
@@ -843,8 +898,17 @@ impl<'f> TraceDat<'f> {
             return None;
         }
         for cpu in 0..ncpu.min(1 << 12) {
+            // Step over the chunk list { count:u32 { zsize:u32 size:u32 data } }.
             let mut q = P::new(self.file, self.endian, off, "cpu data");
-            if skip_chunks(&mut q).is_ok() {
+            for _ in 0..q.u32() {
+                let z = q.u32();
+                q.u32();
+                if !q.ok() {
+                    break;
+                }
+                q.pos += z as u64;
+            }
+            if q.ok() {
                 // trace-cmd's convention: the size leaves out the chunk count.
                 b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off - 4 });
                 off = align(q.pos);
@@ -859,33 +923,32 @@ impl<'f> TraceDat<'f> {
 
     /// Read a v7 section at `off`: its id, its (decompressed) data, the
     /// file offset of the data (for error messages) and where it ends in the file.
+    #[inline(never)]
     fn section(&self, off: u64, name: &'static str) -> R<(u16, Vec<u8>, u64, u64)> {
         let mut p = P::new(self.file, self.endian, off, name);
-        let (id, flags, size) = p.section_head()?;
+        let (id, flags, size) = p.section_head();
         let base = p.pos;
-        let data = if flags & SEC_FL_COMPRESS == 0 {
-            p.vec(size)?
+        let mut data = Vec::new();
+        if flags & SEC_FL_COMPRESS == 0 {
+            data = p.vec(size);
         } else {
-            let z = p.u32()?;
-            let u = p.u32()?;
-            let zd = p.vec(z as u64)?;
-            decompress(&self.compression, name, base, &zd, u as usize)?
-        };
+            let z = p.u32();
+            let u = p.u32();
+            let zd = p.vec(z as u64);
+            if p.ok() {
+                match decompress(&self.compression, name, base, &zd, u as usize) {
+                    Ok(d) => data = d,
+                    Err(e) => p.put(Some(Box::new(e))),
+                }
+            }
+        }
+        p.done()?;
         Ok((id, data, base, base + size))
     }
 }
 
-/// Step over one CPU's zstd chunk list { count:u32 { zsize:u32 size:u32 data } }.
-fn skip_chunks(q: &mut P) -> R<()> {
-    for _ in 0..q.u32()? {
-        let z = q.u32()?;
-        q.u32()?;
-        q.pos += z as u64;
-    }
-    Ok(())
-}
-
-/// Options with the same meaning in v6 and v7 (`q` reads `d`).
+/// Options with the same meaning in v6 and v7 (`q` reads `d`; a short
+/// number is left out).
 fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
     // The text options: pick the slot, convert once.
     let slot = match id {
@@ -898,12 +961,24 @@ fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
         OPT_SAVED_TGIDS => &mut o.tgids,
         OPT_STATE => &mut o.state,
         OPT_CPUSTAT => return o.cpustat.push(text(d.to_vec())),
-        OPT_CPUCOUNT => return o.cpu_count = q.u32().ok(),
-        OPT_TRACEID => return o.trace_id = q.u64().ok(),
+        OPT_CPUCOUNT => {
+            let v = q.u32();
+            o.cpu_count = q.ok().then_some(v);
+            q.err = None;
+            return;
+        }
+        OPT_TRACEID => {
+            let v = q.u64();
+            o.trace_id = q.ok().then_some(v);
+            q.err = None;
+            return;
+        }
         OPT_TSC2NSEC => {
-            if let (Ok(m), Ok(s), Ok(off)) = (q.u32(), q.u32(), q.u64()) {
-                o.tsc2nsec = Some((m, s, off));
+            let v = (q.u32(), q.u32(), q.u64());
+            if q.ok() {
+                o.tsc2nsec = Some(v);
             }
+            q.err = None;
             return;
         }
         _ => return,
@@ -912,64 +987,53 @@ fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
 }
 
 /// After "flyrecord\0" (or "latency  \0"): the per-CPU offsets and sizes.
-fn flyrecord_v6(p: &mut P, kind: &[u8], cpus: u32, page_size: u32, name: String) -> R<Buffer> {
+fn flyrecord_v6(p: &mut P, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Buffer {
     p.s = "flyrecord";
     let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, text_at: p.pos, cpus: Vec::new() };
     if kind.starts_with(b"latency") {
         b.latency = true;
-        return Ok(b);
+    } else if !kind.starts_with(b"flyrecord") {
+        p.bad_at(p.pos.wrapping_sub(10), "expected \"flyrecord\" or \"latency\"");
+    } else if cpus > 1 << 16 {
+        p.bad("implausible CPU count");
+    } else {
+        for cpu in 0..cpus {
+            let offset = p.u64();
+            let size = p.u64();
+            b.cpus.push(CpuData { cpu, offset, size });
+        }
     }
-    if !kind.starts_with(b"flyrecord") {
-        return Err(p.bad_at(p.pos - 10, "expected \"flyrecord\" or \"latency\""));
-    }
-    if cpus > 1 << 16 {
-        return Err(p.bad("implausible CPU count"));
-    }
-    for cpu in 0..cpus {
-        let offset = p.u64()?;
-        let size = p.u64()?;
-        b.cpus.push(CpuData { cpu, offset, size });
-    }
-    Ok(b)
+    b
 }
 
 /// `tag` then size:u64 and that many bytes of text.
-fn header_text(p: &mut P, tag: &[u8]) -> R<String> {
+fn header_text(p: &mut P, tag: &[u8]) -> String {
     let at = p.pos;
     let page = tag.len() == 12;
     let mut b = [0u8; 13];
     let b = &mut b[..tag.len()];
-    p.fill(b)?;
-    if b != tag {
-        return Err(p.bad_at(at, if page { "missing \"header_page\"" } else { "missing \"header_event\"" }));
+    if p.fill(b) && b != tag {
+        p.bad_at(at, if page { "missing \"header_page\"" } else { "missing \"header_event\"" });
     }
-    let n = p.u64()?;
+    let n = p.u64();
     if n > 1 << 20 {
-        return Err(p.bad(if page { "implausible header_page size" } else { "implausible header_event size" }));
+        p.bad(if page { "implausible header_page size" } else { "implausible header_event size" });
     }
     p.text(n)
 }
 
-/// systems:u32 then { name\0 count:u32 { size:u64 text } }.
-fn read_event_formats(p: &mut P, out: &mut Vec<Format>) -> R<()> {
-    p.s = "event formats";
-    for _ in 0..p.u32()? {
-        let system = p.cstr()?;
-        read_formats(p, &system, out)?;
-    }
-    Ok(())
-}
-
 /// count:u32 then { size:u64 text }: the formats of one system.
-fn read_formats(p: &mut P, system: &str, out: &mut Vec<Format>) -> R<()> {
-    for _ in 0..p.u32()? {
-        let len = p.u64()?;
+fn read_formats(p: &mut P, system: &str, out: &mut Vec<Format>) {
+    for _ in 0..p.u32() {
+        let len = p.u64();
         if len > 1 << 24 {
-            return Err(p.bad("implausible format size"));
+            p.bad("implausible format size");
         }
-        out.push(Format { system: String::from(system), text: p.text(len)? });
+        if !p.ok() {
+            break;
+        }
+        out.push(Format { system: String::from(system), text: p.text(len) });
     }
-    Ok(())
 }
 
 fn check_compression(name: &str, section: &'static str, off: u64) -> Result<(), Error> {
