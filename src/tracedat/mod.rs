@@ -160,10 +160,10 @@ fn bad(section: &'static str, offset: u64, what: &'static str) -> Box<Error> {
 }
 
 /// Read exactly `buf.len()` bytes at `off`, or say where the data ended.
-pub(crate) fn read_exact(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> Result<(), Error> {
+fn read_full(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> R<()> {
     let mut p = P::new(file, Endian::Little, off, section);
     p.fill(buf);
-    p.done().map_err(|e| *e)
+    p.done()
 }
 
 /// Largest single metadata block we agree to allocate (kallsyms of a
@@ -1056,29 +1056,31 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], 
     }
     #[cfg(not(feature = "zstd"))]
     {
+        // check_compression refused already.
         let _ = z;
-        Err(Error::new(section, off, Reason::Compression(String::from(algo))))
+        Ok(Vec::new())
     }
 }
 
 /// Like `decompress`, into `out` (resized to `size`; its old bytes are
 /// overwritten, not zeroed first, so a reused buffer costs nothing).
-pub(crate) fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> R<()> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
-        return Err(Error::corrupt(section, off, "implausible uncompressed size"));
+        return Err(bad(section, off, "implausible uncompressed size"));
     }
     #[cfg(feature = "zstd")]
     {
         out.resize(size, 0);
         match zstd::decode(z, out) {
             Some(n) if n == size => Ok(()),
-            _ => Err(Error::new(section, off, Reason::Decompress)),
+            _ => Err(Box::new(Error::new(section, off, Reason::Decompress))),
         }
     }
     #[cfg(not(feature = "zstd"))]
     {
-        let _ = (z, out);
-        Err(Error::new(section, off, Reason::Compression(String::from(algo))))
+        // check_compression refused already.
+        let _ = (z, out, algo);
+        Ok(())
     }
 }
