@@ -865,9 +865,11 @@ impl<'f> TraceDat<'f> {
             }
         }
         // The top-level buffer first: callers default to it.
+        // (Swaps down, the others keep their order: no remove/insert moves.)
         if let Some(i) = self.buffers.iter().position(|b| b.name.is_empty()) {
-            let b = self.buffers.remove(i);
-            self.buffers.insert(0, b);
+            for k in (0..i).rev() {
+                self.buffers.swap(k, k + 1);
+            }
         }
         Ok(())
     }
