@@ -1064,6 +1064,7 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], 
     }
 }
 
+#[cfg(feature = "zstd")]
 /// Like `decompress`, into `out` (resized to `size`; its old bytes are
 /// overwritten, not zeroed first, so a reused buffer costs nothing).
 fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> R<()> {
@@ -1071,18 +1072,9 @@ fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: 
     if size as u64 > MAX_BLOCK {
         return Err(bad(section, off, "implausible uncompressed size"));
     }
-    #[cfg(feature = "zstd")]
-    {
-        out.resize(size, 0);
-        match zstd::decode(z, out) {
-            Some(n) if n == size => Ok(()),
-            _ => Err(Box::new(Error::new(section, off, Reason::Decompress))),
-        }
-    }
-    #[cfg(not(feature = "zstd"))]
-    {
-        // check_compression refused already.
-        let _ = (z, out, algo);
-        Ok(())
+    out.resize(size, 0);
+    match zstd::decode(z, out) {
+        Some(n) if n == size => Ok(()),
+        _ => Err(Box::new(Error::new(section, off, Reason::Decompress))),
     }
 }

@@ -7,11 +7,14 @@ use crate::cursor::Endian;
 use alloc::vec::Vec;
 
 /// Largest decompressed chunk we accept (trace-cmd writes ~10 pages).
+#[cfg(feature = "zstd")]
 const MAX_CHUNK: u32 = 16 << 20;
 
 /// Bytes of plain pages read at once.
 const READ_AHEAD: usize = 64 << 10;
 
+// Without zstd the chunk fields are only set, never read.
+#[cfg_attr(not(feature = "zstd"), allow(dead_code))]
 pub struct CpuPages<'f> {
     file: &'f dyn ReadAt,
     endian: Endian,
@@ -147,6 +150,14 @@ impl<'f> CpuPages<'f> {
         Ok(Some(s..s + n))
     }
 
+    #[cfg(not(feature = "zstd"))]
+    fn next_compressed(&mut self) -> R<bool> {
+        // This build decodes no chunks (and TraceDat::open already refuses
+        // compressed buffers, but a recovered one could get here).
+        Err(alloc::boxed::Box::new(Error::new("cpu data chunk", self.off, super::Reason::Compression(alloc::string::String::from("zstd")))))
+    }
+
+    #[cfg(feature = "zstd")]
     fn next_compressed(&mut self) -> R<bool> {
         loop {
             if self.chunk_pos + self.page_size <= self.chunk.len() {
