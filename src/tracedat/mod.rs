@@ -619,6 +619,8 @@ impl<'f> TraceDat<'f> {
         let (_, flags, size) = p.section_head();
         if flags & SEC_FL_COMPRESS == 0 {
             out = p.vec(size);
+        } else if !cfg!(feature = "zstd") {
+            p.put(check_compression(&self.compression, p.s, p.pos).err().map(Box::new));
         } else {
             // Compressed like trace data: a chunk count, then chunks.
             let n = p.u32();
@@ -933,6 +935,10 @@ impl<'f> TraceDat<'f> {
         let mut data = Vec::new();
         if flags & SEC_FL_COMPRESS == 0 {
             data = p.vec(size);
+        } else if !cfg!(feature = "zstd") {
+            // The one outcome in a build without a decoder (and no dead
+            // chunk reading for it).
+            p.put(check_compression(&self.compression, name, base).err().map(Box::new));
         } else {
             let z = p.u32();
             let u = p.u32();
