@@ -892,6 +892,10 @@ impl<'f> TraceDat<'f> {
         let ps = self.page_size as u64;
         let align = |v: u64| v.div_ceil(ps) * ps;
         let compressed = flags & SEC_FL_COMPRESS != 0;
+        if compressed && !cfg!(feature = "zstd") {
+            // Chunks this build cannot decode: nothing to recover.
+            return None;
+        }
         let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, text_at: 0, cpus: Vec::new() };
         let mut off = align(p.pos);
         if !compressed {
