@@ -106,27 +106,29 @@ pub struct PageLayout {
 /// A `field: TYPE NAME; offset:N; size:N; signed:N;` line of a header file.
 fn header_field(text: &str, name: &str) -> Option<(u32, u32)> {
     for line in text.lines() {
-        let line = line.trim();
-        let Some(rest) = line.strip_prefix("field:") else { continue };
+        let Some(rest) = line.trim().strip_prefix("field:") else { continue };
         let Some((decl, attrs)) = rest.split_once(';') else { continue };
-        let fname = decl.trim().rsplit([' ', '\t', '*']).next().unwrap_or("");
-        // `char data[4080]`-style declarations: drop the array suffix.
-        let fname = fname.split('[').next().unwrap_or("");
-        if fname != name {
-            continue;
+        // The last word of the declaration, without a `[4080]`-style array suffix.
+        let decl = decl.trim().as_bytes();
+        let start = decl.iter().rposition(|&c| matches!(c, b' ' | b'\t' | b'*')).map_or(0, |i| i + 1);
+        let word = &decl[start..];
+        let word = &word[..word.iter().position(|&c| c == b'[').unwrap_or(word.len())];
+        if word == name.as_bytes() {
+            return Some((header_attr(attrs, "offset:")?, header_attr(attrs, "size:")?));
         }
-        let (mut off, mut size) = (None, None);
-        for a in attrs.split(';') {
-            let a = a.trim();
-            if let Some(v) = a.strip_prefix("offset:") {
-                off = v.trim().parse().ok();
-            } else if let Some(v) = a.strip_prefix("size:") {
-                size = v.trim().parse().ok();
-            }
-        }
-        return Some((off?, size?));
     }
     None
+}
+
+/// The number of the last `KEY N` attribute in `a; b; ...`.
+fn header_attr(attrs: &str, key: &str) -> Option<u32> {
+    let mut v = None;
+    for a in attrs.split(';') {
+        if let Some(n) = a.trim().strip_prefix(key) {
+            v = n.trim().parse().ok();
+        }
+    }
+    v
 }
 
 /// `NAME : N bits` or `NAME : type == N` in header_event.

@@ -49,7 +49,7 @@ mod tests;
 #[cfg(feature = "zstd")]
 mod zstd;
 
-use crate::cursor::{Cursor, Endian, Eof};
+use crate::cursor::Endian;
 use crate::ring::{self, PageLayout};
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -150,7 +150,7 @@ impl fmt::Display for Error {
 }
 
 /// Inside the reader errors travel boxed: a 56-byte `Error` moved through
-/// each of ~150 `?` was a large part of the reader's code.
+/// each `?` was a large part of the reader's code.
 type R<T> = Result<T, Box<Error>>;
 
 #[cold]
@@ -160,52 +160,23 @@ fn bad(section: &'static str, offset: u64, what: &'static str) -> Box<Error> {
 }
 
 /// Read exactly `buf.len()` bytes at `off`, or say where the data ended.
-pub(crate) fn read_exact(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> Result<(), Error> {
-    let mut done = 0;
-    while done < buf.len() {
-        let n = file
-            .read_at(off + done as u64, &mut buf[done..])
-            .map_err(|e| Error::new(section, off + done as u64, Reason::Io(e.0)))?;
-        if n == 0 {
-            return Err(Error::new(section, off, Reason::Truncated { at: off, want: buf.len() as u64 }));
-        }
-        done += n;
-    }
-    Ok(())
+fn read_full(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> R<()> {
+    let mut p = P::new(file, Endian::Little, off, section);
+    p.fill(buf);
+    p.done()
 }
 
 /// Largest single metadata block we agree to allocate (kallsyms of a
 /// distribution kernel is ~15 MB): a corrupt size fails, it does not OOM.
 const MAX_BLOCK: u64 = 1 << 30;
 
-fn read_vec(file: &dyn ReadAt, section: &'static str, off: u64, len: u64) -> R<Vec<u8>> {
-    if len > MAX_BLOCK {
-        return Err(bad(section, off, "implausible size"));
-    }
-    // Probe the last byte first: a corrupt size fails here, before the
-    // allocation, not after zeroing megabytes.
-    if len > 4096 {
-        let mut last = [0u8; 1];
-        read_exact(file, section, off + len - 1, &mut last)
-            .map_err(|_| Error::new(section, off, Reason::Truncated { at: off, want: len }))?;
-    }
-    let mut v = vec![0u8; len as usize];
-    read_exact(file, section, off, &mut v)?;
-    Ok(v)
-}
-
-/// Owned bytes to text without a copy when they are valid UTF-8 (kallsyms
-/// is megabytes).
-fn text_owned(mut v: Vec<u8>) -> String {
+/// Bytes to text, C-string NUL padding dropped, without a copy when they
+/// are valid UTF-8 (kallsyms is megabytes). Format files and kallsyms are
+/// ASCII; a stray byte must not lose the rest.
+fn text(mut v: Vec<u8>) -> String {
     let n = nul_tail(&v);
     v.truncate(n);
     String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-fn text(b: &[u8]) -> String {
-    // Format files and kallsyms are ASCII; a stray byte must not lose the rest.
-    let b = &b[..nul_tail(b)];
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Where a run of NULs that ends `b` starts, when no other NUL comes
@@ -307,9 +278,13 @@ const OPT_PROCMAPS: u16 = 10;
 const OPT_TRACEID: u16 = 11;
 const OPT_TSC2NSEC: u16 = 14;
 const OPT_HEADER_INFO: u16 = 16;
+#[allow(dead_code)] // v7 ids 16..=21 are read as META indexes; the tests name them
 const OPT_FTRACE_EVENTS: u16 = 17;
+#[allow(dead_code)] // v7 ids 16..=21 are read as META indexes; the tests name them
 const OPT_EVENT_FORMATS: u16 = 18;
+#[allow(dead_code)] // v7 ids 16..=21 are read as META indexes; the tests name them
 const OPT_KALLSYMS: u16 = 19;
+#[allow(dead_code)] // v7 ids 16..=21 are read as META indexes; the tests name them
 const OPT_PRINTK: u16 = 20;
 const OPT_CMDLINES: u16 = 21;
 const OPT_BUFFER_TEXT: u16 = 22;
@@ -348,112 +323,165 @@ pub struct TraceDat<'f> {
     layout: PageLayout,
 }
 
-struct Parser<'f> {
+/// The one metadata reader: numbers, strings and blocks at `pos` of `file`
+/// — the file itself, or a section already in memory that sits at `base`
+/// in the file. The first failure is kept (naming section `s` and the file
+/// offset) and every read after it gives zeros and nothing more, so the
+/// parsers read straight through and ask [`P::done`] once per part: one
+/// exit instead of an error branch (and its clean-up) at every field.
+struct P<'f> {
     file: &'f dyn ReadAt,
-    endian: Endian,
-    /// v6 walks the file sequentially from here.
+    e: Endian,
     pos: u64,
+    base: u64,
+    s: &'static str,
+    err: Option<Box<Error>>,
 }
 
-impl<'f> Parser<'f> {
-    fn bytes(&mut self, section: &'static str, n: usize) -> R<Vec<u8>> {
-        let v = read_vec(self.file, section, self.pos, n as u64)?;
-        self.pos += n as u64;
-        Ok(v)
+impl<'f> P<'f> {
+    fn new(file: &'f dyn ReadAt, e: Endian, pos: u64, s: &'static str) -> Self {
+        P { file, e, pos, base: 0, s, err: None }
     }
-    /// An unsigned number of `n` (2, 4 or 8) bytes in the file's endianness.
-    /// `N` bytes (a tag, the header's two bytes) without an allocation.
-    fn arr<const N: usize>(&mut self, s: &'static str) -> R<[u8; N]> {
-        let mut b = [0u8; N];
-        read_exact(self.file, s, self.pos, &mut b)?;
-        self.pos += N as u64;
-        Ok(b)
+    /// Over `d`, an in-memory part of the file that starts at `base`.
+    fn mem(d: &'f Vec<u8>, e: Endian, base: u64, s: &'static str) -> Self {
+        P { file: d, e, pos: 0, base, s, err: None }
     }
-    #[inline(never)]
-    fn num(&mut self, s: &'static str, n: usize) -> R<u64> {
-        let mut b = [0u8; 8];
-        read_exact(self.file, s, self.pos, &mut b[..n])?;
-        self.pos += n as u64;
-        crate::cursor::read_uint(&b, 0, n, self.endian).map_err(|_| bad(s, self.pos, "bad number size"))
+    fn ok(&self) -> bool {
+        self.err.is_none()
     }
-    fn u16(&mut self, s: &'static str) -> R<u16> {
-        self.num(s, 2).map(|v| v as u16)
-    }
-    fn u32(&mut self, s: &'static str) -> R<u32> {
-        self.num(s, 4).map(|v| v as u32)
-    }
-    fn u64(&mut self, s: &'static str) -> R<u64> {
-        self.num(s, 8)
-    }
-    /// A v7 section header { id:u16 flags:u16 string:u32 size:u64 }: id, flags, size.
-    fn section_head(&mut self, s: &'static str) -> R<(u16, u16, u64)> {
-        let id = self.u16(s)?;
-        let flags = self.u16(s)?;
-        self.u32(s)?;
-        Ok((id, flags, self.u64(s)?))
-    }
-    /// A NUL-terminated string, read in small steps.
-    fn cstr(&mut self, s: &'static str) -> R<String> {
-        let start = self.pos;
-        let mut out = Vec::new();
-        let mut buf = [0u8; 64];
-        loop {
-            let n = self.file.read_at(self.pos, &mut buf).map_err(|e| Error::new(s, self.pos, Reason::Io(e.0)))?;
-            if n == 0 {
-                return Err(Box::new(Error::new(s, start, Reason::Truncated { at: self.pos, want: 1 })));
-            }
-            if let Some(z) = buf[..n].iter().position(|&c| c == 0) {
-                out.extend_from_slice(&buf[..z]);
-                self.pos += z as u64 + 1;
-                return Ok(text(&out));
-            }
-            out.extend_from_slice(&buf[..n]);
-            self.pos += n as u64;
-            if out.len() > 4096 {
-                return Err(bad(s, start, "unterminated string"));
-            }
+    /// The first error, if any.
+    fn done(&mut self) -> R<()> {
+        match self.err.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
+    /// Keep `e` unless an earlier error is kept.
+    fn put(&mut self, e: Option<Box<Error>>) {
+        if self.err.is_none() {
+            self.err = e;
+        }
+    }
+    #[cold]
+    #[inline(never)]
+    fn fail(&mut self, at: u64, reason: Reason) {
+        let e = Box::new(Error { section: self.s, offset: self.base + at, reason });
+        self.put(Some(e));
+    }
+    #[cold]
+    #[inline(never)]
+    fn bad_at(&mut self, at: u64, what: &'static str) {
+        self.fail(at, Reason::Corrupt(what))
+    }
+    fn bad(&mut self, what: &'static str) {
+        self.bad_at(self.pos, what)
+    }
+    /// `want` bytes at `pos` are not there.
+    #[cold]
+    #[inline(never)]
+    fn short(&mut self, want: u64) {
+        self.fail(self.pos, Reason::Truncated { at: self.base + self.pos, want })
+    }
+    /// Exactly `buf.len()` bytes, then step past them; false after an error.
+    #[inline(never)]
+    fn fill(&mut self, buf: &mut [u8]) -> bool {
+        if !self.ok() {
+            return false;
+        }
+        let mut done = 0;
+        while done < buf.len() {
+            let at = self.pos + done as u64;
+            match self.file.read_at(at, &mut buf[done..]) {
+                Ok(0) => {
+                    self.short(buf.len() as u64);
+                    return false;
+                }
+                Ok(n) => done += n,
+                Err(e) => {
+                    self.fail(at, Reason::Io(e.0));
+                    return false;
+                }
+            }
+        }
+        self.pos += buf.len() as u64;
+        true
+    }
+    /// An unsigned number of `n` (1, 2, 4 or 8) bytes in the file's endianness.
+    #[inline(never)]
+    fn num(&mut self, n: usize) -> u64 {
+        let mut b = [0u8; 8];
+        if !self.fill(&mut b[..n]) {
+            return 0;
+        }
+        crate::cursor::read_uint(&b, 0, n, self.e).unwrap_or(0)
+    }
+    #[inline(always)]
+    fn u16(&mut self) -> u16 {
+        self.num(2) as u16
+    }
+    #[inline(always)]
+    fn u32(&mut self) -> u32 {
+        self.num(4) as u32
+    }
+    #[inline(always)]
+    fn u64(&mut self) -> u64 {
+        self.num(8)
+    }
+    /// `len` bytes; a corrupt size fails before the allocation.
+    #[inline(never)]
+    fn vec(&mut self, len: u64) -> Vec<u8> {
+        if len > MAX_BLOCK {
+            self.bad("implausible size");
+        } else if len > 4096 && self.ok() && !matches!(self.file.read_at(self.pos + len - 1, &mut [0u8; 1]), Ok(1)) {
+            // Probe the last byte first: a corrupt size fails here, not
+            // after zeroing megabytes.
+            self.short(len);
+        }
+        if !self.ok() {
+            return Vec::new();
+        }
+        let mut v = vec![0u8; len as usize];
+        self.fill(&mut v);
+        v
+    }
+    fn text(&mut self, len: u64) -> String {
+        text(self.vec(len))
+    }
+    /// A NUL-terminated string.
+    fn cstr(&mut self) -> String {
+        let mut v = Vec::new();
+        loop {
+            match self.num(1) as u8 {
+                0 => break,
+                c => v.push(c),
+            }
+            if v.len() > 4096 {
+                self.bad("unterminated string");
+                break;
+            }
+        }
+        text(v)
+    }
+    /// A v7 section header { id:u16 flags:u16 string:u32 size:u64 }: id, flags, size.
+    fn section_head(&mut self) -> (u16, u16, u64) {
+        let id = self.u16();
+        let flags = self.u16();
+        self.u32();
+        (id, flags, self.u64())
+    }
 }
 
-/// Errors from a cursor over an in-memory section, mapped to the section
-/// and its file offset.
-fn eof(section: &'static str, base: u64) -> impl Fn(Eof) -> Box<Error> {
-    move |e| eof_at(section, base, e)
-}
+/// What an options list points at: v6 instance buffers (OPT_BUFFER, offset,
+/// name), v7 metadata sections (id, offset, "").
+type Ref = (u16, u64, String);
 
-#[cold]
-#[inline(never)]
-fn eof_at(section: &'static str, base: u64, e: Eof) -> Box<Error> {
-    Box::new(Error::new(section, base + e.at as u64, Reason::Truncated { at: base + e.at as u64, want: e.want as u64 }))
-}
+/// read_options modes.
+const V6_TOP: u8 = 0;
+const V6_SKIP: u8 = 1;
+const V7: u8 = 2;
 
-/// A number of `n` bytes from an in-memory section, errors mapped as by
-/// [`eof`]: one call instead of an inlined endian-aware read and error
-/// path at each of the option parsers' fields.
-#[inline(never)]
-fn cnum(c: &mut Cursor, n: usize, section: &'static str, base: u64) -> R<u64> {
-    c.uint(n).map_err(eof(section, base))
-}
-
-#[inline(always)]
-fn cu16(c: &mut Cursor, section: &'static str, base: u64) -> R<u16> {
-    cnum(c, 2, section, base).map(|v| v as u16)
-}
-
-#[inline(always)]
-fn cu32(c: &mut Cursor, section: &'static str, base: u64) -> R<u32> {
-    cnum(c, 4, section, base).map(|v| v as u32)
-}
-
-#[inline(always)]
-fn cu64(c: &mut Cursor, section: &'static str, base: u64) -> R<u64> {
-    cnum(c, 8, section, base)
-}
-
-fn cstring(c: &mut Cursor, section: &'static str, base: u64) -> R<String> {
-    c.cstr().map(text).map_err(eof(section, base))
-}
+/// The metadata parts, in file order in v6 and as v7 section ids 16.. (OPT_HEADER_INFO..).
+const META: [&str; 6] = ["header info", "ftrace formats", "event formats", "kallsyms", "printk formats", "cmdlines"];
 
 impl<'f> TraceDat<'f> {
     /// Read the header and all metadata of a trace.dat file.
@@ -463,32 +491,36 @@ impl<'f> TraceDat<'f> {
 
     #[inline(never)]
     fn open_r(file: &'f dyn ReadAt) -> R<TraceDat<'f>> {
+        let mut p = P::new(file, Endian::Little, 0, "file header");
         let mut head = [0u8; 10];
-        read_exact(file, "file header", 0, &mut head)?;
-        if &head != b"\x17\x08\x44tracing" {
-            return Err(Box::new(Error::new("file header", 0, Reason::BadMagic)));
+        if p.fill(&mut head) && &head != b"\x17\x08\x44tracing" {
+            p.fail(0, Reason::BadMagic);
         }
-        let mut p = Parser { file, endian: Endian::Little, pos: 10 };
-        let vs = p.cstr("file header")?;
-        let version: u32 = vs.parse().map_err(|_| bad("file header", 10, "bad version string"))?;
-        if version != 6 && version != 7 {
-            return Err(Box::new(Error::new("file header", 10, Reason::Version(version))));
+        let vs = p.cstr();
+        let version: u32 = vs.parse().unwrap_or(0);
+        if version == 0 {
+            p.bad_at(10, "bad version string");
+        } else if version != 6 && version != 7 {
+            p.fail(10, Reason::Version(version));
         }
-        let eb: [u8; 2] = p.arr("file header")?;
-        let endian = match eb[0] {
+        let endian = match p.num(1) {
             0 => Endian::Little,
             1 => Endian::Big,
-            _ => return Err(bad("file header", p.pos - 2, "bad endianness byte")),
+            _ => {
+                p.bad_at(p.pos.wrapping_sub(1), "bad endianness byte");
+                Endian::Little
+            }
         };
-        p.endian = endian;
-        let long_size = eb[1];
+        p.e = endian;
+        let long_size = p.num(1) as u8;
         if long_size != 4 && long_size != 8 {
-            return Err(bad("file header", p.pos - 1, "long size is neither 4 nor 8"));
+            p.bad_at(p.pos.wrapping_sub(1), "long size is neither 4 nor 8");
         }
-        let page_size = p.u32("file header")?;
+        let page_size = p.u32();
         if !(256..=(1 << 24)).contains(&page_size) {
-            return Err(bad("file header", p.pos - 4, "implausible page size"));
+            p.bad_at(p.pos.wrapping_sub(4), "implausible page size");
         }
+        p.done()?;
         let mut td = TraceDat {
             file,
             version,
@@ -536,7 +568,7 @@ impl<'f> TraceDat<'f> {
 
     /// The top-level buffer, if the file has one.
     pub fn top(&self) -> Option<&Buffer> {
-        self.buffers.iter().find(|b| b.name.is_empty())
+        self.buffer("")
     }
 
     /// A buffer by instance name ("" = top level).
@@ -561,100 +593,130 @@ impl<'f> TraceDat<'f> {
     }
 
     fn latency_text_r(&self, b: &Buffer) -> R<Vec<u8>> {
-        let s = "latency text";
+        let mut p = P::new(self.file, self.endian, b.text_at, "latency text");
         if !b.latency {
-            return Err(bad(s, 0, "buffer is not a latency buffer"));
+            p.bad_at(0, "buffer is not a latency buffer");
+            p.done()?;
         }
+        let mut out = Vec::new();
         if self.version == 6 {
             // The rest of the file, read in steps (its size is not recorded).
-            let mut v = Vec::new();
             let mut buf = [0u8; 4096];
-            let mut off = b.text_at;
             loop {
-                let n = self.file.read_at(off, &mut buf).map_err(|e| Error::new(s, off, Reason::Io(e.0)))?;
-                if n == 0 {
-                    return Ok(v);
+                match self.file.read_at(p.pos, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) if out.len() as u64 + n as u64 <= MAX_BLOCK => {
+                        out.extend_from_slice(&buf[..n]);
+                        p.pos += n as u64;
+                    }
+                    Ok(_) => p.bad("implausible size"),
+                    Err(e) => p.fail(p.pos, Reason::Io(e.0)),
                 }
-                if v.len() as u64 + n as u64 > MAX_BLOCK {
-                    return Err(bad(s, off, "implausible size"));
-                }
-                v.extend_from_slice(&buf[..n]);
-                off += n as u64;
+                p.done()?;
             }
+            return Ok(out);
         }
-        let mut p = Parser { file: self.file, endian: self.endian, pos: b.text_at };
-        let (_, flags, size) = p.section_head(s)?;
+        let (_, flags, size) = p.section_head();
         if flags & SEC_FL_COMPRESS == 0 {
-            return read_vec(self.file, s, p.pos, size);
-        }
-        // Compressed like trace data: a chunk count, then chunks.
-        let mut out = Vec::new();
-        let n = p.u32(s)?;
-        for _ in 0..n {
-            let at = p.pos;
-            let z = p.u32(s)?;
-            let u = p.u32(s)?;
-            let data = read_vec(self.file, s, p.pos, z as u64)?;
-            p.pos += z as u64;
-            if out.len() as u64 + u as u64 > MAX_BLOCK {
-                return Err(bad(s, at, "implausible size"));
+            out = p.vec(size);
+        } else if !cfg!(feature = "zstd") {
+            p.put(check_compression(&self.compression, p.s, p.pos).err().map(Box::new));
+        } else {
+            // Compressed like trace data: a chunk count, then chunks.
+            let n = p.u32();
+            for _ in 0..n {
+                let at = p.pos;
+                let z = p.u32();
+                let u = p.u32();
+                let data = p.vec(z as u64);
+                if out.len() as u64 + u as u64 > MAX_BLOCK {
+                    p.bad_at(at, "implausible size");
+                }
+                if !p.ok() {
+                    break;
+                }
+                match decompress(&self.compression, p.s, at, &data, u as usize) {
+                    Ok(d) => out.extend_from_slice(&d),
+                    Err(e) => p.put(Some(Box::new(e))),
+                }
             }
-            out.extend_from_slice(&decompress(&self.compression, s, at, &data, u as usize)?);
         }
+        p.done()?;
         Ok(out)
+    }
+
+    /// Metadata part `i` (see [`META`]): v6 reads them in turn from the
+    /// file, v7 each from its section.
+    fn meta(&mut self, p: &mut P, i: usize) {
+        p.s = META[i.min(5)];
+        match i {
+            0 => {
+                self.header_page = header_text(p, b"header_page\0");
+                self.header_event = header_text(p, b"header_event\0");
+            }
+            1 => {
+                // The ftrace system first, whichever section comes first.
+                let mut f = Vec::new();
+                read_formats(p, "ftrace", &mut f);
+                f.append(&mut self.formats);
+                self.formats = f;
+            }
+            2 => {
+                // systems:u32 then { name\0 count:u32 { size:u64 text } }.
+                for _ in 0..p.u32() {
+                    let system = p.cstr();
+                    if !p.ok() {
+                        break;
+                    }
+                    read_formats(p, &system, &mut self.formats);
+                }
+            }
+            _ => {
+                let n = p.num(if i == 5 { 8 } else { 4 });
+                let t = p.text(n);
+                *match i {
+                    3 => &mut self.kallsyms,
+                    4 => &mut self.printk,
+                    _ => &mut self.cmdlines,
+                } = t;
+            }
+        }
     }
 
     // ---- v6 ----
 
-    fn read_v6(&mut self, p: &mut Parser) -> R<()> {
-        let start = p.pos;
-        let hdr = read_header_info(p.file, p.endian, start, None)?;
-        p.pos = start + hdr.2;
-        self.header_page = hdr.0;
-        self.header_event = hdr.1;
-        let start = p.pos;
-        let (f, used) = read_ftrace_formats(p.file, p.endian, start)?;
-        self.formats = f;
-        p.pos = start + used;
-        let start = p.pos;
-        let used = read_event_formats(p.file, p.endian, start, &mut self.formats)?;
-        p.pos = start + used;
-        let n = p.u32("kallsyms")?;
-        self.kallsyms = text_owned(p.bytes("kallsyms", n as usize)?);
-        let n = p.u32("printk formats")?;
-        self.printk = text_owned(p.bytes("printk formats", n as usize)?);
-        let n = p.u64("cmdlines")?;
-        if n > MAX_BLOCK {
-            return Err(bad("cmdlines", p.pos, "implausible size"));
+    #[inline(never)]
+    fn read_v6(&mut self, p: &mut P<'f>) -> R<()> {
+        for i in 0..META.len() {
+            self.meta(p, i);
         }
-        self.cmdlines = text_owned(p.bytes("cmdlines", n as usize)?);
-        let cpus = p.u32("cpu count")?;
-        let mut instances: Vec<(String, u64)> = Vec::new();
-        let kind: [u8; 10] = p.arr("options")?;
-        let kind = if kind.starts_with(b"options") {
-            self.read_options_v6(p, &mut instances)?;
-            p.arr("options")?
-        } else {
-            kind
-        };
+        p.s = "cpu count";
+        let cpus = p.u32();
+        let mut instances = Vec::new();
+        p.s = "options";
+        let mut kind = [0u8; 10];
+        p.fill(&mut kind);
+        if kind.starts_with(b"options") {
+            self.read_options(p, V6_TOP, &mut instances);
+            p.fill(&mut kind);
+        }
         let cpus = self.options.cpu_count.unwrap_or(cpus);
-        let top = read_flyrecord_v6(p, &kind, cpus, self.page_size, String::new())?;
+        let top = flyrecord_v6(p, &kind, cpus, self.page_size, String::new());
+        p.done()?;
         self.buffers.push(top);
-        for (name, off) in instances {
-            let mut q = Parser { file: p.file, endian: p.endian, pos: off };
-            let r = q.arr::<10>("instance buffer").and_then(|mut kind| {
-                if kind.starts_with(b"options") {
-                    // Instance headers may carry their own options; skip them.
-                    let mut skip = Vec::new();
-                    let mut sink = Options::default();
-                    read_options_v6_into(&mut q, &mut sink, &mut skip)?;
-                    kind = q.arr("instance buffer")?;
-                }
-                read_flyrecord_v6(&mut q, &kind, cpus, self.page_size, name)
-            });
+        for (_, off, name) in instances {
+            let mut q = P::new(p.file, p.e, off, "instance buffer");
+            q.fill(&mut kind);
+            if kind.starts_with(b"options") {
+                // Instance headers may carry their own options; skip them.
+                self.read_options(&mut q, V6_SKIP, &mut Vec::new());
+                q.s = "instance buffer";
+                q.fill(&mut kind);
+            }
+            let b = flyrecord_v6(&mut q, &kind, cpus, self.page_size, name);
             // A broken instance does not hide the top-level buffer.
-            match r {
-                Ok(b) => self.buffers.push(b),
+            match q.done() {
+                Ok(()) => self.buffers.push(b),
                 Err(e) => {
                     self.damage.get_or_insert(*e);
                 }
@@ -663,17 +725,98 @@ impl<'f> TraceDat<'f> {
         Ok(())
     }
 
-    fn read_options_v6(&mut self, p: &mut Parser, instances: &mut Vec<(String, u64)>) -> R<()> {
-        read_options_v6_into(p, &mut self.options, instances)
+    // ---- v6 and v7 options ----
+
+    /// An options list: v6 ends at a DONE id, v7 with DONE's pointer to the
+    /// next options section (returned; 0 = last).
+    fn read_options(&mut self, p: &mut P, mode: u8, refs: &mut Vec<Ref>) -> u64 {
+        let mut n = 0;
+        loop {
+            p.s = "options";
+            let at = p.pos;
+            let id = p.u16();
+            if id == OPT_DONE && mode != V7 {
+                return 0;
+            }
+            n += 1;
+            if n > 1 << 20 {
+                p.bad_at(at, "too many options");
+            }
+            let size = p.u32();
+            let d = p.vec(size as u64);
+            if !p.ok() {
+                return 0;
+            }
+            if mode == V6_SKIP {
+                continue;
+            }
+            let mut q = P::mem(&d, p.e, p.base + p.pos - size as u64, "BUFFER option");
+            match id {
+                OPT_DONE => {
+                    let next = q.u64();
+                    p.put(q.err);
+                    return next;
+                }
+                OPT_BUFFER | OPT_BUFFER_TEXT if mode == V7 => self.buffer_option(&mut q, id, d.len()),
+                OPT_BUFFER => {
+                    let off = q.u64();
+                    refs.push((id, off, q.cstr()));
+                }
+                OPT_HEADER_INFO..=OPT_CMDLINES if mode == V7 => refs.push((id, q.u64(), String::new())),
+                // Their errors are not fatal: the value is left out.
+                _ => apply_common_option(&mut self.options, id, &mut q, &d),
+            }
+            p.put(q.err);
+        }
+    }
+
+    /// A v7 BUFFER or BUFFER_TEXT option.
+    #[inline(never)]
+    fn buffer_option(&mut self, q: &mut P, id: u16, len: usize) {
+        let off = q.u64();
+        let name = q.cstr();
+        let clock = q.cstr();
+        let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, text_at: off, cpus: Vec::new() };
+        if id == OPT_BUFFER {
+            b.page_size = q.u32();
+            if !(256..=(1 << 24)).contains(&b.page_size) {
+                q.bad_at(0, "implausible sub-buffer size");
+            }
+            let n = q.u32();
+            if n as usize > len / 20 {
+                q.bad_at(0, "CPU count larger than the option");
+            } else {
+                for _ in 0..n {
+                    let cpu = q.u32();
+                    let offset = q.u64();
+                    let size = q.u64();
+                    b.cpus.push(CpuData { cpu, offset, size });
+                }
+            }
+        }
+        // The flyrecord section header's flags say whether the data is compressed.
+        let mut f = P::new(self.file, self.endian, off + 2, "buffer section");
+        b.compressed = f.u16() & SEC_FL_COMPRESS != 0;
+        if b.compressed {
+            f.put(check_compression(&self.compression, f.s, off).err().map(Box::new));
+        }
+        q.put(f.err);
+        if q.ok() {
+            self.buffers.push(b);
+        }
     }
 
     // ---- v7 ----
 
-    fn read_v7(&mut self, p: &mut Parser) -> R<()> {
-        self.compression = p.cstr("compression header")?;
-        self.compression_version = p.cstr("compression header")?;
-        let mut next = p.u64("file header")?;
-        let mut sections: Vec<(u16, u64)> = Vec::new();
+    #[inline(never)]
+    fn read_v7(&mut self, p: &mut P<'f>) -> R<()> {
+        p.s = "compression header";
+        self.compression = p.cstr();
+        self.compression_version = p.cstr();
+        p.s = "file header";
+        let mut next = p.u64();
+        p.done()?;
+        let mut refs = Vec::new();
         let mut seen = 0;
         // End of the first options section: trace-cmd writes the flyrecord
         // section right after it, which recovery relies on.
@@ -683,14 +826,16 @@ impl<'f> TraceDat<'f> {
             let r = if seen > 1024 {
                 Err(bad("options", next, "options sections loop"))
             } else {
-                self.section(next, "options").and_then(|(id, data, base)| {
+                self.section(next, "options").and_then(|(id, data, base, end)| {
                     if id != OPT_DONE {
                         return Err(bad("options", next, "section is not an options section"));
                     }
                     if first_end == 0 {
-                        first_end = next + 16 + data_len_in_file(self.file, self.endian, next);
+                        first_end = end;
                     }
-                    self.parse_options_v7(&data, base, &mut sections)
+                    let mut q = P::mem(&data, self.endian, base, "options");
+                    let n = self.read_options(&mut q, V7, &mut refs);
+                    q.done().map(|()| n)
                 })
             };
             match r {
@@ -705,52 +850,13 @@ impl<'f> TraceDat<'f> {
                 }
             }
         }
-        for &(id, off) in &sections {
-            // Only these six ids are collected (parse_options_v7).
-            let name = match id {
-                OPT_HEADER_INFO => "header info",
-                OPT_FTRACE_EVENTS => "ftrace formats",
-                OPT_EVENT_FORMATS => "event formats",
-                OPT_KALLSYMS => "kallsyms",
-                OPT_PRINTK => "printk formats",
-                _ => "cmdlines",
-            };
-            let (_, mut data, base) = self.section(off, name)?;
-            let mut c = Cursor::new(&data, self.endian);
-            match id {
-                OPT_HEADER_INFO => {
-                    let h = read_header_info(&data, self.endian, 0, Some(base))?;
-                    self.header_page = h.0;
-                    self.header_event = h.1;
-                }
-                OPT_FTRACE_EVENTS => {
-                    let (mut f, _) = read_ftrace_formats(&data, self.endian, 0).map_err(|e| rebase(e, base))?;
-                    f.append(&mut self.formats);
-                    self.formats = f;
-                }
-                OPT_EVENT_FORMATS => {
-                    read_event_formats(&data, self.endian, 0, &mut self.formats).map_err(|e| rebase(e, base))?;
-                }
-                OPT_KALLSYMS | OPT_PRINTK => {
-                    let n = cu32(&mut c, name, base)?;
-                    c.bytes(n as usize).map_err(eof(name, base))?;
-                    // In place: kallsyms is megabytes.
-                    data.truncate(4 + n as usize);
-                    data.drain(..4);
-                    let t = text_owned(data);
-                    if id == OPT_KALLSYMS {
-                        self.kallsyms = t;
-                    } else {
-                        self.printk = t;
-                    }
-                }
-                _ => {
-                    let n = cu64(&mut c, name, base)?;
-                    let b = usize::try_from(n).ok().and_then(|n| c.bytes(n).ok());
-                    let b = b.ok_or_else(|| Box::new(Error::new(name, base, Reason::Truncated { at: base + 8, want: n })))?;
-                    self.cmdlines = text(b);
-                }
-            }
+        for (id, off, _) in refs {
+            // Only ids 16..=21 are collected (read_options).
+            let i = id.wrapping_sub(OPT_HEADER_INFO) as usize;
+            let (_, data, base, _) = self.section(off, META[i.min(5)])?;
+            let mut q = P::mem(&data, self.endian, base, "");
+            self.meta(&mut q, i);
+            q.done()?;
         }
         if self.header_page.is_empty() {
             return Err(bad("header info", 0, "file has no HEADER_INFO section"));
@@ -761,9 +867,11 @@ impl<'f> TraceDat<'f> {
             }
         }
         // The top-level buffer first: callers default to it.
+        // (Swaps down, the others keep their order: no remove/insert moves.)
         if let Some(i) = self.buffers.iter().position(|b| b.name.is_empty()) {
-            let b = self.buffers.remove(i);
-            self.buffers.insert(0, b);
+            for k in (0..i).rev() {
+                self.buffers.swap(k, k + 1);
+            }
         }
         Ok(())
     }
@@ -773,16 +881,21 @@ impl<'f> TraceDat<'f> {
     /// chunk lists, which say where each CPU's data ends (each CPU starts on
     /// a page boundary). Uncompressed data does not say where a CPU ends, so
     /// only a single-CPU file is recovered then.
+    #[inline(never)]
     fn recover_buffer(&self, at: u64) -> Option<Buffer> {
-        let mut p = Parser { file: self.file, endian: self.endian, pos: at };
-        let (id, flags, size) = p.section_head("buffer section").ok()?;
-        if id != OPT_BUFFER {
+        let mut p = P::new(self.file, self.endian, at, "buffer section");
+        let (id, flags, size) = p.section_head();
+        let ncpu = self.options.cpu_count?;
+        if id != OPT_BUFFER || !p.ok() {
             return None;
         }
-        let ncpu = self.options.cpu_count?;
         let ps = self.page_size as u64;
         let align = |v: u64| v.div_ceil(ps) * ps;
         let compressed = flags & SEC_FL_COMPRESS != 0;
+        if compressed && !cfg!(feature = "zstd") {
+            // Chunks this build cannot decode: nothing to recover.
+            return None;
+        }
         let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, text_at: 0, cpus: Vec::new() };
         let mut off = align(p.pos);
         if !compressed {
@@ -793,126 +906,62 @@ impl<'f> TraceDat<'f> {
             return None;
         }
         for cpu in 0..ncpu.min(1 << 12) {
-            let mut q = Parser { file: self.file, endian: self.endian, pos: off };
-            let mut end = Some(());
-            if let Ok(n) = q.u32("cpu data") {
-                for _ in 0..n {
-                    match q.u32("cpu data").and_then(|z| q.u32("cpu data").map(|_| z)) {
-                        Ok(z) => q.pos += z as u64,
-                        Err(_) => {
-                            end = None;
-                            break;
-                        }
-                    }
-                }
-            } else {
-                end = None;
-            }
-            match end {
-                Some(()) => {
-                    // trace-cmd's convention: the size leaves out the chunk count.
-                    b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off - 4 });
-                    off = align(q.pos);
-                }
-                None => {
-                    // Cut inside this CPU: read what is there, then report the cut.
-                    b.cpus.push(CpuData { cpu, offset: off, size: u64::MAX - off });
+            // Step over the chunk list { count:u32 { zsize:u32 size:u32 data } }.
+            let mut q = P::new(self.file, self.endian, off, "cpu data");
+            for _ in 0..q.u32() {
+                let z = q.u32();
+                q.u32();
+                if !q.ok() {
                     break;
                 }
+                q.pos += z as u64;
+            }
+            if q.ok() {
+                // trace-cmd's convention: the size leaves out the chunk count.
+                b.cpus.push(CpuData { cpu, offset: off, size: q.pos - off - 4 });
+                off = align(q.pos);
+            } else {
+                // Cut inside this CPU: read what is there, then report the cut.
+                b.cpus.push(CpuData { cpu, offset: off, size: u64::MAX - off });
+                break;
             }
         }
         Some(b)
     }
 
-    /// Read a v7 section at `off`: its id, its (decompressed) data and the
-    /// file offset of the data (for error messages).
-    fn section(&self, off: u64, name: &'static str) -> R<(u16, Vec<u8>, u64)> {
-        let mut p = Parser { file: self.file, endian: self.endian, pos: off };
-        let (id, flags, size) = p.section_head(name)?;
+    /// Read a v7 section at `off`: its id, its (decompressed) data, the
+    /// file offset of the data (for error messages) and where it ends in the file.
+    #[inline(never)]
+    fn section(&self, off: u64, name: &'static str) -> R<(u16, Vec<u8>, u64, u64)> {
+        let mut p = P::new(self.file, self.endian, off, name);
+        let (id, flags, size) = p.section_head();
         let base = p.pos;
+        let mut data = Vec::new();
         if flags & SEC_FL_COMPRESS == 0 {
-            return Ok((id, read_vec(self.file, name, base, size)?, base));
-        }
-        let zsize = p.u32(name)?;
-        let usize_ = p.u32(name)?;
-        let z = read_vec(self.file, name, p.pos, zsize as u64)?;
-        let data = self.decompress(name, base, &z, usize_ as usize)?;
-        Ok((id, data, base))
-    }
-
-    fn decompress(&self, name: &'static str, off: u64, z: &[u8], size: usize) -> R<Vec<u8>> {
-        Ok(decompress(&self.compression, name, off, z, size)?)
-    }
-
-    /// One v7 options section; returns the offset of the next one (0 = last).
-    fn parse_options_v7(&mut self, data: &[u8], base: u64, sections: &mut Vec<(u16, u64)>) -> R<u64> {
-        let s = "options";
-        let mut c = Cursor::new(data, self.endian);
-        loop {
-            let at = base + c.pos() as u64;
-            let id = cu16(&mut c, s, base)?;
-            let size = cu32(&mut c, s, base)?;
-            let d = c.bytes(size as usize).map_err(eof(s, base))?;
-            let mut oc = Cursor::new(d, self.endian);
-            match id {
-                OPT_DONE => return cu64(&mut oc, s, at),
-                OPT_BUFFER | OPT_BUFFER_TEXT => {
-                    let off = cu64(&mut oc, s, at)?;
-                    let name = cstring(&mut oc, s, at)?;
-                    let clock = cstring(&mut oc, s, at)?;
-                    let mut b = Buffer { name, clock: Some(clock), page_size: self.page_size, compressed: false, latency: id == OPT_BUFFER_TEXT, text_at: off, cpus: Vec::new() };
-                    if id == OPT_BUFFER {
-                        b.page_size = cu32(&mut oc, s, at)?;
-                        if !(256..=(1 << 24)).contains(&b.page_size) {
-                            return Err(bad("BUFFER option", at, "implausible sub-buffer size"));
-                        }
-                        let n = cu32(&mut oc, s, at)?;
-                        if n as usize > d.len() / 20 {
-                            return Err(bad("BUFFER option", at, "CPU count larger than the option"));
-                        }
-                        for _ in 0..n {
-                            let cpu = cu32(&mut oc, s, at)?;
-                            let offset = cu64(&mut oc, s, at)?;
-                            let size = cu64(&mut oc, s, at)?;
-                            b.cpus.push(CpuData { cpu, offset, size });
-                        }
-                    }
-                    // The flyrecord section header says whether the data is compressed.
-                    let mut p = Parser { file: self.file, endian: self.endian, pos: off };
-                    let _id = p.u16("buffer section")?;
-                    let flags = p.u16("buffer section")?;
-                    b.compressed = flags & SEC_FL_COMPRESS != 0;
-                    if b.compressed {
-                        check_compression(&self.compression, "buffer section", off)?;
-                    }
-                    self.buffers.push(b);
+            data = p.vec(size);
+        } else if !cfg!(feature = "zstd") {
+            // The one outcome in a build without a decoder (and no dead
+            // chunk reading for it).
+            p.put(check_compression(&self.compression, name, base).err().map(Box::new));
+        } else {
+            let z = p.u32();
+            let u = p.u32();
+            let zd = p.vec(z as u64);
+            if p.ok() {
+                match decompress(&self.compression, name, base, &zd, u as usize) {
+                    Ok(d) => data = d,
+                    Err(e) => p.put(Some(Box::new(e))),
                 }
-                OPT_HEADER_INFO | OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS | OPT_KALLSYMS | OPT_PRINTK | OPT_CMDLINES => {
-                    sections.push((id, cu64(&mut oc, s, at)?));
-                }
-                _ => apply_common_option(&mut self.options, id, d, self.endian),
             }
         }
+        p.done()?;
+        Ok((id, data, base, base + size))
     }
 }
 
-/// The size field of the section header at `off` (0 when unreadable).
-fn data_len_in_file(file: &dyn ReadAt, e: Endian, off: u64) -> u64 {
-    let mut p = Parser { file, endian: e, pos: off + 8 };
-    p.u64("options").unwrap_or(0)
-}
-
-fn rebase(mut e: Box<Error>, base: u64) -> Box<Error> {
-    e.offset += base;
-    if let Reason::Truncated { at, .. } = &mut e.reason {
-        *at += base;
-    }
-    e
-}
-
-/// Options with the same meaning in v6 and v7.
-fn apply_common_option(o: &mut Options, id: u16, d: &[u8], e: Endian) {
-    let mut c = Cursor::new(d, e);
+/// Options with the same meaning in v6 and v7 (`q` reads `d`; a short
+/// number is left out).
+fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
     // The text options: pick the slot, convert once.
     let slot = match id {
         OPT_DATE => &mut o.date,
@@ -923,123 +972,80 @@ fn apply_common_option(o: &mut Options, id: u16, d: &[u8], e: Endian) {
         OPT_PROCMAPS => &mut o.procmaps,
         OPT_SAVED_TGIDS => &mut o.tgids,
         OPT_STATE => &mut o.state,
-        OPT_CPUSTAT => return o.cpustat.push(text(d)),
-        OPT_CPUCOUNT => return o.cpu_count = c.u32().ok(),
-        OPT_TRACEID => return o.trace_id = c.u64().ok(),
+        OPT_CPUSTAT => return o.cpustat.push(text(d.to_vec())),
+        OPT_CPUCOUNT => {
+            let v = q.u32();
+            o.cpu_count = q.ok().then_some(v);
+            q.err = None;
+            return;
+        }
+        OPT_TRACEID => {
+            let v = q.u64();
+            o.trace_id = q.ok().then_some(v);
+            q.err = None;
+            return;
+        }
         OPT_TSC2NSEC => {
-            if let (Ok(m), Ok(s), Ok(off)) = (c.u32(), c.u32(), c.u64()) {
-                o.tsc2nsec = Some((m, s, off));
+            let v = (q.u32(), q.u32(), q.u64());
+            if q.ok() {
+                o.tsc2nsec = Some(v);
             }
+            q.err = None;
             return;
         }
         _ => return,
     };
-    *slot = Some(text(d));
-}
-
-fn read_options_v6_into(p: &mut Parser, o: &mut Options, instances: &mut Vec<(String, u64)>) -> R<()> {
-    let mut n = 0;
-    loop {
-        let at = p.pos;
-        let id = p.u16("options")?;
-        if id == OPT_DONE {
-            return Ok(());
-        }
-        n += 1;
-        if n > 1 << 20 {
-            return Err(bad("options", at, "too many options"));
-        }
-        let size = p.u32("options")?;
-        let d = p.bytes("options", size as usize)?;
-        if id == OPT_BUFFER {
-            let mut c = Cursor::new(&d, p.endian);
-            let off = cu64(&mut c, "BUFFER option", at)?;
-            let name = cstring(&mut c, "BUFFER option", at)?;
-            instances.push((name, off));
-        } else {
-            apply_common_option(o, id, &d, p.endian);
-        }
-    }
+    *slot = Some(text(d.to_vec()));
 }
 
 /// After "flyrecord\0" (or "latency  \0"): the per-CPU offsets and sizes.
-fn read_flyrecord_v6(p: &mut Parser, kind: &[u8], cpus: u32, page_size: u32, name: String) -> R<Buffer> {
+fn flyrecord_v6(p: &mut P, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Buffer {
+    p.s = "flyrecord";
     let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, text_at: p.pos, cpus: Vec::new() };
     if kind.starts_with(b"latency") {
         b.latency = true;
-        return Ok(b);
+    } else if !kind.starts_with(b"flyrecord") {
+        p.bad_at(p.pos.wrapping_sub(10), "expected \"flyrecord\" or \"latency\"");
+    } else if cpus > 1 << 16 {
+        p.bad("implausible CPU count");
+    } else {
+        for cpu in 0..cpus {
+            let offset = p.u64();
+            let size = p.u64();
+            b.cpus.push(CpuData { cpu, offset, size });
+        }
     }
-    if !kind.starts_with(b"flyrecord") {
-        return Err(bad("flyrecord", p.pos - 10, "expected \"flyrecord\" or \"latency\""));
-    }
-    if cpus > 1 << 16 {
-        return Err(bad("flyrecord", p.pos, "implausible CPU count"));
-    }
-    for cpu in 0..cpus {
-        let offset = p.u64("flyrecord")?;
-        let size = p.u64("flyrecord")?;
-        b.cpus.push(CpuData { cpu, offset, size });
-    }
-    Ok(b)
-}
-
-/// "header_page\0" size:u64 text "header_event\0" size:u64 text; returns
-/// both texts and the bytes used. `base` rebases offsets for in-memory data.
-fn read_header_info(file: &dyn ReadAt, e: Endian, start: u64, base: Option<u64>) -> R<(String, String, u64)> {
-    let mut p = Parser { file, endian: e, pos: start };
-    let r = (|| Ok((header_text(&mut p, b"header_page\0")?, header_text(&mut p, b"header_event\0")?)))();
-    let (hp, he) = r.map_err(|err| match base {
-        Some(b) => rebase(err, b),
-        None => err,
-    })?;
-    Ok((hp, he, p.pos - start))
+    b
 }
 
 /// `tag` then size:u64 and that many bytes of text.
-fn header_text(p: &mut Parser, tag: &[u8]) -> R<String> {
-    let s = "header info";
+fn header_text(p: &mut P, tag: &[u8]) -> String {
     let at = p.pos;
-    if p.bytes(s, tag.len())? != tag {
-        return Err(bad(s, at, if tag.len() == 12 { "missing \"header_page\"" } else { "missing \"header_event\"" }));
+    let page = tag.len() == 12;
+    let mut b = [0u8; 13];
+    let b = &mut b[..tag.len()];
+    if p.fill(b) && b != tag {
+        p.bad_at(at, if page { "missing \"header_page\"" } else { "missing \"header_event\"" });
     }
-    let n = p.u64(s)?;
+    let n = p.u64();
     if n > 1 << 20 {
-        return Err(bad(s, p.pos, if tag.len() == 12 { "implausible header_page size" } else { "implausible header_event size" }));
+        p.bad(if page { "implausible header_page size" } else { "implausible header_event size" });
     }
-    Ok(text_owned(p.bytes(s, n as usize)?))
-}
-
-/// count:u32 then { size:u64 text } — the `ftrace` system's formats.
-fn read_ftrace_formats(file: &dyn ReadAt, e: Endian, start: u64) -> R<(Vec<Format>, u64)> {
-    let mut p = Parser { file, endian: e, pos: start };
-    let mut v = Vec::new();
-    read_formats(&mut p, "ftrace formats", "ftrace", &mut v)?;
-    Ok((v, p.pos - start))
-}
-
-/// systems:u32 then { name\0 count:u32 { size:u64 text } }.
-fn read_event_formats(file: &dyn ReadAt, e: Endian, start: u64, out: &mut Vec<Format>) -> R<u64> {
-    let s = "event formats";
-    let mut p = Parser { file, endian: e, pos: start };
-    let systems = p.u32(s)?;
-    for _ in 0..systems {
-        let system = p.cstr(s)?;
-        read_formats(&mut p, s, &system, out)?;
-    }
-    Ok(p.pos - start)
+    p.text(n)
 }
 
 /// count:u32 then { size:u64 text }: the formats of one system.
-fn read_formats(p: &mut Parser, s: &'static str, system: &str, out: &mut Vec<Format>) -> R<()> {
-    let n = p.u32(s)?;
-    for _ in 0..n {
-        let len = p.u64(s)?;
+fn read_formats(p: &mut P, system: &str, out: &mut Vec<Format>) {
+    for _ in 0..p.u32() {
+        let len = p.u64();
         if len > 1 << 24 {
-            return Err(bad(s, p.pos, "implausible format size"));
+            p.bad("implausible format size");
         }
-        out.push(Format { system: String::from(system), text: text_owned(p.bytes(s, len as usize)?) });
+        if !p.ok() {
+            break;
+        }
+        out.push(Format { system: String::from(system), text: p.text(len) });
     }
-    Ok(())
 }
 
 fn check_compression(name: &str, section: &'static str, off: u64) -> Result<(), Error> {
@@ -1062,29 +1068,23 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], 
     }
     #[cfg(not(feature = "zstd"))]
     {
+        // check_compression refused already.
         let _ = z;
-        Err(Error::new(section, off, Reason::Compression(String::from(algo))))
+        Ok(Vec::new())
     }
 }
 
+#[cfg(feature = "zstd")]
 /// Like `decompress`, into `out` (resized to `size`; its old bytes are
 /// overwritten, not zeroed first, so a reused buffer costs nothing).
-pub(crate) fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> R<()> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
-        return Err(Error::corrupt(section, off, "implausible uncompressed size"));
+        return Err(bad(section, off, "implausible uncompressed size"));
     }
-    #[cfg(feature = "zstd")]
-    {
-        out.resize(size, 0);
-        match zstd::decode(z, out) {
-            Some(n) if n == size => Ok(()),
-            _ => Err(Error::new(section, off, Reason::Decompress)),
-        }
-    }
-    #[cfg(not(feature = "zstd"))]
-    {
-        let _ = (z, out);
-        Err(Error::new(section, off, Reason::Compression(String::from(algo))))
+    out.resize(size, 0);
+    match zstd::decode(z, out) {
+        Some(n) if n == size => Ok(()),
+        _ => Err(Box::new(Error::new(section, off, Reason::Decompress))),
     }
 }

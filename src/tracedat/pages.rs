@@ -2,16 +2,19 @@
 //! chunk) at a time: memory is a page, or a chunk for zstd files, however
 //! large the file.
 
-use super::{read_exact, CpuData, Error, ReadAt, Reason};
+use super::{read_full as read_exact, CpuData, Error, ReadAt, R};
 use crate::cursor::Endian;
 use alloc::vec::Vec;
 
 /// Largest decompressed chunk we accept (trace-cmd writes ~10 pages).
+#[cfg(feature = "zstd")]
 const MAX_CHUNK: u32 = 16 << 20;
 
 /// Bytes of plain pages read at once.
 const READ_AHEAD: usize = 64 << 10;
 
+// Without zstd the chunk fields are only set, never read.
+#[cfg_attr(not(feature = "zstd"), allow(dead_code))]
 pub struct CpuPages<'f> {
     file: &'f dyn ReadAt,
     endian: Endian,
@@ -69,7 +72,7 @@ impl<'f> CpuPages<'f> {
     pub fn next_page(&mut self) -> Option<Result<&[u8], Error>> {
         match self.advance()? {
             Ok(r) => Some(Ok(self.bytes(r))),
-            Err(e) => Some(Err(e)),
+            Err(e) => Some(Err(*e)),
         }
     }
 
@@ -81,7 +84,7 @@ impl<'f> CpuPages<'f> {
                 page.extend_from_slice(self.bytes(r));
                 Some(Ok(()))
             }
-            Err(e) => Some(Err(e)),
+            Err(e) => Some(Err(*e)),
         }
     }
 
@@ -92,7 +95,7 @@ impl<'f> CpuPages<'f> {
     }
 
     /// Step to the next page: its range in `chunk` (compressed) or `ra`.
-    fn advance(&mut self) -> Option<Result<core::ops::Range<usize>, Error>> {
+    fn advance(&mut self) -> Option<R<core::ops::Range<usize>>> {
         if self.done {
             return None;
         }
@@ -113,7 +116,7 @@ impl<'f> CpuPages<'f> {
     /// The next plain page, read ahead with the ones after it: one pread
     /// for READ_AHEAD bytes instead of one per page (a system call per
     /// 4 KiB was a tenth of decoding).
-    fn next_plain(&mut self) -> Result<Option<core::ops::Range<usize>>, Error> {
+    fn next_plain(&mut self) -> R<Option<core::ops::Range<usize>>> {
         if self.off >= self.end {
             return Ok(None);
         }
@@ -147,7 +150,15 @@ impl<'f> CpuPages<'f> {
         Ok(Some(s..s + n))
     }
 
-    fn next_compressed(&mut self) -> Result<bool, Error> {
+    #[cfg(not(feature = "zstd"))]
+    fn next_compressed(&mut self) -> R<bool> {
+        // This build decodes no chunks (and TraceDat::open already refuses
+        // compressed buffers, but a recovered one could get here).
+        Err(alloc::boxed::Box::new(Error::new("cpu data chunk", self.off, super::Reason::Compression(alloc::string::String::from("zstd")))))
+    }
+
+    #[cfg(feature = "zstd")]
+    fn next_compressed(&mut self) -> R<bool> {
         loop {
             if self.chunk_pos + self.page_size <= self.chunk.len() {
                 self.chunk_pos += self.page_size;
@@ -175,7 +186,7 @@ impl<'f> CpuPages<'f> {
             // Sizes must fit the limits and this CPU's data (a recovered
             // buffer's end is unknown: u64::MAX).
             if size > MAX_CHUNK || zsize > MAX_CHUNK || at + 8 + zsize as u64 > self.end {
-                return Err(Error::new("cpu data chunk", at, Reason::Corrupt("implausible chunk size")));
+                return Err(super::bad("cpu data chunk", at, "implausible chunk size"));
             }
             self.z.resize(zsize as usize, 0);
             read_exact(self.file, "cpu data chunk", at + 8, &mut self.z)?;
