@@ -35,6 +35,7 @@ pub struct GraphFilter<'a> {
 }
 
 impl<'a> GraphFilter<'a> {
+    #[inline(never)]
     pub fn new(env: &'a dyn Env, events: &[Event], endian: Endian) -> Self {
         let mut ids = Vec::new();
         for e in events.iter().filter(|e| e.system == "ftrace") {
@@ -56,6 +57,7 @@ impl<'a> GraphFilter<'a> {
 
     /// Decide for one record, in merge order (the `--graph` state follows
     /// each pid into and out of FUNC).
+    #[inline(never)]
     pub fn check(&mut self, d: &[u8]) -> Verdict {
         let e = self.endian;
         let ty = read_uint(d, 0, 2, e).unwrap_or(0) as u16;
@@ -121,8 +123,8 @@ enum Val {
 }
 
 enum Ex {
-    And(Box<Ex>, Box<Ex>),
-    Or(Box<Ex>, Box<Ex>),
+    /// `||` (true) or `&&` (false).
+    Bin(bool, Box<Ex>, Box<Ex>),
     Not(Box<Ex>),
     /// field (None = COMM), operator, value
     Cmp(Option<(F, FieldKind, bool)>, u8, Val),
@@ -237,26 +239,27 @@ impl<'s> P<'s> {
             false
         }
     }
-    fn or(&mut self, e: &Event) -> Result<Ex, &'static str> {
-        let mut l = self.and(e)?;
-        while self.eat("||") {
-            l = Ex::Or(Box::new(l), Box::new(self.and(e)?));
+    /// `a || b ...` (or) or `a && b ...`: one loop for both levels.
+    fn bin(&mut self, e: &Event, or: bool) -> Result<Ex, &'static str> {
+        let mut l = self.operand(e, or)?;
+        while self.eat(if or { "||" } else { "&&" }) {
+            l = Ex::Bin(or, Box::new(l), Box::new(self.operand(e, or)?));
         }
         Ok(l)
     }
-    fn and(&mut self, e: &Event) -> Result<Ex, &'static str> {
-        let mut l = self.unary(e)?;
-        while self.eat("&&") {
-            l = Ex::And(Box::new(l), Box::new(self.unary(e)?));
+    fn operand(&mut self, e: &Event, or: bool) -> Result<Ex, &'static str> {
+        if or {
+            self.bin(e, false)
+        } else {
+            self.unary(e)
         }
-        Ok(l)
     }
     fn unary(&mut self, e: &Event) -> Result<Ex, &'static str> {
         if self.eat("!") {
             return Ok(Ex::Not(Box::new(self.unary(e)?)));
         }
         if self.eat("(") {
-            let x = self.or(e)?;
+            let x = self.bin(e, true)?;
             if !self.eat(")") {
                 return Err("missing )");
             }
@@ -341,8 +344,15 @@ pub type WithComm<'c> = &'c mut dyn FnMut(&dyn Fn(&[u8]) -> bool) -> bool;
 
 fn eval(x: &Ex, d: &[u8], comm: WithComm, e: Endian) -> bool {
     match x {
-        Ex::And(a, b) => eval(a, d, comm, e) && eval(b, d, comm, e),
-        Ex::Or(a, b) => eval(a, d, comm, e) || eval(b, d, comm, e),
+        // `||` decided by a true left side, `&&` by a false one.
+        Ex::Bin(or, a, b) => {
+            let l = eval(a, d, comm, e);
+            if l == *or {
+                l
+            } else {
+                eval(b, d, comm, e)
+            }
+        }
         Ex::Not(a) => !eval(a, d, comm, e),
         Ex::False => false,
         Ex::Cmp(f, op, v) => match (f, v) {
@@ -385,6 +395,7 @@ impl EventFilter {
 
     /// Add one `-F` argument: `[SYSTEM/]EVENT[,EVENT...][: FILTER]`, names
     /// as globs.
+    #[inline(never)]
     pub fn add(&mut self, spec: &str, events: &[Event]) -> Result<(), &'static str> {
         let (names, expr) = match spec.split_once(':') {
             Some((n, x)) => (n, Some(x.trim())),
@@ -411,7 +422,7 @@ impl EventFilter {
                 let x = match expr.filter(|x| !x.is_empty()) {
                     Some(x) => {
                         let mut p = P { s: x.as_bytes(), i: 0 };
-                        let ex = p.or(e)?;
+                        let ex = p.bin(e, true)?;
                         p.ws();
                         if p.i != p.s.len() {
                             return Err("junk after the filter");
@@ -430,6 +441,7 @@ impl EventFilter {
     }
 
     /// Does a record pass? `comm` gives its task's name (for COMM).
+    #[inline(never)]
     pub fn pass(&mut self, cpu: u32, d: &[u8], comm: WithComm, e: Endian) -> bool {
         let ty = read_uint(d, 0, 2, e).unwrap_or(0) as u16;
         let ok = self.rules.iter().any(|(id, x)| *id == ty && x.as_ref().map_or(true, |x| eval(x, d, comm, e)));
