@@ -95,6 +95,7 @@ trait Put {
 }
 
 impl Put for String {
+    #[inline(never)]
     fn t(&mut self, s: &str) -> &mut Self {
         self.push_str(s);
         self
@@ -451,7 +452,7 @@ impl<'a> TraceCmd<'a> {
                 n += w;
             }
             pad(s, 8 - n)?;
-            s.push_str(&comm[..cut]);
+            s.t(&comm[..cut]);
             s.t("-").num(pid as i64 as u64, 10, true, LEFT, 5).t(" ").num(r.cpu as u64, 10, false, 0, 3);
             if self.flags & RAW != 0 {
                 s.t("-0x").x(d.get(2).copied().unwrap_or(0) as u64);
@@ -468,24 +469,24 @@ impl<'a> TraceCmd<'a> {
                 p.t("-").num(pid as i64 as u64, 10, true, LEFT, 5).t(" ");
                 self.pre = (pid, p);
             }
-            s.push_str(&self.pre.1);
+            s.t(&self.pre.1);
             let mut arr = [0u8; 16];
             let mut l = Line::on(&mut arr);
             l.push(b'[');
             l.zeros(r.cpu as u64, 3);
             l.push(b']');
-            s.push_str(l.as_str());
+            s.t(l.as_str());
         }
         self.time(s, r.ts)?;
         s.push(':');
         let ty = self.ty(d);
         let Some(c) = self.class(ty) else {
-            s.push_str(" [UNKNOWN EVENT]");
+            s.t(" [UNKNOWN EVENT]");
             return Ok(false);
         };
         s.push(' ');
-        s.push_str(&c.ev.name);
-        s.push_str(": ");
+        s.t(&c.ev.name);
+        s.t(": ");
         pad(s, 20usize.saturating_sub(c.ev.name.len()))?;
         self.body(s, r, ty, next)
     }
@@ -524,7 +525,7 @@ impl<'a> TraceCmd<'a> {
         } else {
             l.zeros(t % p, digits);
         }
-        s.push_str(l.as_str());
+        s.t(l.as_str());
         Ok(())
     }
 
@@ -561,10 +562,10 @@ impl<'a> TraceCmd<'a> {
                         return Ok(true);
                     }
                     None => {
-                        s.push_str("             |  ");
+                        s.t("             |  ");
                         indent(s, dep)?;
                         self.func_name(s, f)?;
-                        s.push_str("() {");
+                        s.t("() {");
                         if self.flags & DEPTH != 0 {
                             s.t(" (").d(dep).t(")");
                         }
@@ -589,7 +590,7 @@ impl<'a> TraceCmd<'a> {
                 self.retval(s, rv)?;
             }
             3 => {
-                s.push_str("<stack trace >\n");
+                s.t("<stack trace >\n");
                 let mut p = fs[0].map_or(0, |f| f.off) as usize;
                 let l = self.long;
                 while p + l <= d.len() {
@@ -599,7 +600,7 @@ impl<'a> TraceCmd<'a> {
                     }
                     match self.env.sym(a) {
                         Some(sym) => {
-                            s.push_str("=> ");
+                            s.t("=> ");
                             self.show_function(s, sym.name, sym.addr, a)?;
                             s.t(" (").x(a).t(")\n");
                         }
@@ -650,7 +651,7 @@ impl<'a> TraceCmd<'a> {
                         s.push('R');
                     }
                 }
-                s.push_str(" ==> ");
+                s.t(" ==> ");
                 self.comm_field(s, d, nc, np)?;
                 s.d(np);
                 if let Some(p) = nprio {
@@ -688,7 +689,7 @@ impl<'a> TraceCmd<'a> {
                 const WHY: [&str; 4] = ["flush on task switch", "remote shootdown", "local shootdown", "local mm shootdown"];
                 s.t("pages=").d(p).t(" reason=");
                 if let Some(w) = usize::try_from(why).ok().and_then(|i| WHY.get(i)) {
-                    s.push_str(w);
+                    s.t(w);
                 }
                 s.t(" (").d(why).t(")");
             }
@@ -755,7 +756,7 @@ impl<'a> TraceCmd<'a> {
         duration(s, dur)?;
         indent(s, dep)?;
         self.func_name(s, f)?;
-        s.push_str("();");
+        s.t("();");
         if self.flags & DEPTH != 0 {
             s.t(" (").d(dep).t(")");
         }
@@ -803,7 +804,7 @@ impl<'a> TraceCmd<'a> {
             }
         }
         if self.flags & PARENT != 0 {
-            s.push_str(" <-- ");
+            s.t(" <-- ");
             match par {
                 Some(p) => self.show_function(s, p.name, p.addr, parent)?,
                 None => {
@@ -815,7 +816,7 @@ impl<'a> TraceCmd<'a> {
     }
 
     fn show_function(&self, s: &mut String, name: &str, start: u64, addr: u64) -> fmt::Result {
-        s.push_str(name);
+        s.t(name);
         if self.flags & OFFSET != 0 {
             s.t("+0x").x(addr.wrapping_sub(start) as u32 as u64).t(" ");
         }
@@ -883,7 +884,7 @@ impl<'a> TraceCmd<'a> {
                     // the fields after print raw.
                     cur = if at + 1 < n { at + 1 } else { usize::MAX };
                     if has0x {
-                        s.push_str("0x");
+                        s.t("0x");
                     }
                     self.conv(s, spec, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0))?;
                     continue;
@@ -920,10 +921,10 @@ impl<'a> TraceCmd<'a> {
             if fd.is_char && printable(b) {
                 put_bytes(s, b)?;
             } else {
-                s.push_str("ARRAY[");
+                s.t("ARRAY[");
                 for (i, x) in b.iter().enumerate() {
                     if i > 0 {
-                        s.push_str(", ");
+                        s.t(", ");
                     }
                     s.num(*x as u64, 16, false, ZEROPAD, 2);
                 }
@@ -1060,9 +1061,9 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
         s.t(".").num(dur % 1000, 10, false, ZEROPAD, 3);
     }
     let len = s.len() - start;
-    s.push_str(" us ");
+    s.t(" us ");
     pad(s, 7usize.saturating_sub(len))?;
-    s.push_str("|  ");
+    s.t("|  ");
     Ok(())
 }
 

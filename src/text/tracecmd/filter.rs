@@ -230,6 +230,14 @@ impl<'s> P<'s> {
             self.i += 1;
         }
     }
+    /// The run of ASCII letters, digits and `more` bytes at the cursor.
+    fn token(&mut self, more: fn(u8) -> bool) -> &'s str {
+        let st = self.i;
+        while self.s.get(self.i).is_some_and(|&c| c.is_ascii_alphanumeric() || more(c)) {
+            self.i += 1;
+        }
+        str_of(self.s.get(st..self.i).unwrap_or(&[]))
+    }
     fn eat(&mut self, t: &str) -> bool {
         self.ws();
         if self.s[self.i..].starts_with(t.as_bytes()) {
@@ -266,11 +274,7 @@ impl<'s> P<'s> {
             return Ok(x);
         }
         self.ws();
-        let st = self.i;
-        while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_') {
-            self.i += 1;
-        }
-        let name = core::str::from_utf8(&self.s[st..self.i]).map_err(|_| "bad field name")?;
+        let name = self.token(|c| c == b'_');
         if name.is_empty() {
             return Err("expected a field name");
         }
@@ -280,28 +284,21 @@ impl<'s> P<'s> {
         let k = OPS.iter().position(|o| self.eat(o)).ok_or("expected an operator")?;
         let op = CODES[k];
         self.ws();
+        // (Slices of the filter end at ASCII bytes: always whole UTF-8.)
         let v = match self.s.get(self.i) {
             Some(&q @ (b'"' | b'\'')) => {
                 let st = self.i + 1;
                 let n = self.s[st..].iter().position(|&c| c == q).ok_or("unterminated string")?;
                 self.i = st + n + 1;
-                Val::Str(String::from(core::str::from_utf8(&self.s[st..st + n]).map_err(|_| "bad string")?))
+                Val::Str(String::from(str_of(&self.s[st..st + n])))
             }
             _ => {
-                let st = self.i;
-                while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || matches!(self.s[self.i], b'-' | b'_' | b'/' | b'*' | b'?' | b'.' | b':')) {
-                    self.i += 1;
-                }
-                let t = core::str::from_utf8(&self.s[st..self.i]).map_err(|_| "bad value")?;
+                let t = self.token(|c| matches!(c, b'-' | b'_' | b'/' | b'*' | b'?' | b'.' | b':'));
                 let (neg, t2) = match t.strip_prefix('-') {
                     Some(r) => (true, r),
                     None => (false, t),
                 };
-                let n = match t2.strip_prefix("0x").or_else(|| t2.strip_prefix("0X")) {
-                    Some(h) => u64::from_str_radix(h, 16).ok(),
-                    None => t2.parse::<u64>().ok(),
-                };
-                match n {
+                match number(t2) {
                     Some(n) => Val::Num(if neg { (n as i64).wrapping_neg() } else { n as i64 }),
                     None if !t.is_empty() => Val::Str(String::from(t)),
                     None => return Err("expected a value"),
@@ -319,6 +316,27 @@ impl<'s> P<'s> {
             None => Ex::False,
         })
     }
+}
+
+fn str_of(b: &[u8]) -> &str {
+    core::str::from_utf8(b).unwrap_or("")
+}
+
+/// A decimal or `0x` hex u64 (None on overflow, as `parse`).
+fn number(t: &str) -> Option<u64> {
+    let (base, digits) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None => (10, t),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for c in digits.bytes() {
+        let x = (c as char).to_digit(base)?;
+        v = v.checked_mul(base as u64)?.checked_add(x as u64)?;
+    }
+    Some(v)
 }
 
 fn field_str<'d>(d: &'d [u8], f: F, kind: &FieldKind, e: Endian) -> &'d [u8] {
@@ -403,7 +421,11 @@ impl EventFilter {
         };
         let mut any = false;
         if self.stacks.is_empty() {
-            self.stacks = events.iter().filter(|e| e.system == "ftrace" && matches!(e.name.as_str(), "kernel_stack" | "user_stack")).map(|e| e.id).collect();
+            for e in events {
+                if e.system == "ftrace" && crate::util::word_index("kernel_stack|user_stack", &e.name).is_some() {
+                    self.stacks.push(e.id);
+                }
+            }
         }
         for name in names.split(',').map(|n| n.trim()) {
             let (sys, ev) = match name.split_once('/') {
