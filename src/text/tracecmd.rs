@@ -171,59 +171,37 @@ fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
     let mut i = start + 1;
     let mut fmt = Vec::new();
     while i < b.len() && b[i] != b'"' {
-        if b[i] == b'\\' && i + 1 < b.len() {
-            fmt.push(b[i + 1]);
-            i += 2;
-        } else {
-            fmt.push(b[i]);
-            i += 1;
-        }
+        let esc = b[i] == b'\\' && i + 1 < b.len();
+        i += esc as usize;
+        fmt.push(b[i]);
+        i += 1;
     }
-    // Top-level comma-separated arguments after the string.
-    let mut args = Vec::new();
-    let rest = pf.get(i + 1..).unwrap_or("");
-    let (mut depth, mut st, mut q) = (0i32, 0, false);
-    let rb = rest.as_bytes();
-    for (j, &c) in rb.iter().enumerate() {
-        match c {
-            b'"' => q = !q,
-            b'(' | b'[' | b'{' if !q => depth += 1,
-            b')' | b']' | b'}' if !q => depth -= 1,
-            b',' if !q && depth == 0 => {
-                args.push(&rest[st..j]);
-                st = j + 1;
-            }
-            _ => {}
-        }
-    }
-    args.push(&rest[st..]);
-    let mut args = args.into_iter().skip(1);
-    let nc: Vec<&str> = e.fields.iter().filter(|f| !f.name.starts_with("common_")).map(|f| f.name.as_str()).collect();
-    let mut lit = Vec::new();
+    // The top-level comma-separated arguments after the string, one at a
+    // time; the first (before the first comma) is not one.
+    let mut rest = pf.get(i + 1..);
+    next_arg(&mut rest);
+    // The literal since the last conversion: its last two bytes, if any.
+    let mut lit: Option<[u8; 2]> = None;
     let mut k = 0;
     while k < fmt.len() {
-        if fmt[k] != b'%' {
-            lit.push(fmt[k]);
-            k += 1;
+        let pct = fmt[k] == b'%';
+        if !pct || fmt.get(k + 1) == Some(&b'%') {
+            lit = Some([lit.map_or(0, |l| l[1]), fmt[k]]);
+            k += 1 + pct as usize;
             continue;
         }
-        if fmt.get(k + 1) == Some(&b'%') {
-            lit.push(b'%');
-            k += 2;
-            continue;
-        }
-        if !lit.is_empty() {
-            v.push(Piece::Lit(lit.ends_with(b"0x")));
-            lit.clear();
+        if let Some(l) = lit.take() {
+            v.push(Piece::Lit(&l == b"0x"));
         }
         let s0 = k;
         k += 1;
-        let mut star = 0;
         while k < fmt.len() && !fmt[k].is_ascii_alphabetic() {
-            star += (fmt[k] == b'*') as usize;
+            if fmt[k] == b'*' {
+                next_arg(&mut rest);
+            }
             k += 1;
         }
-        while k < fmt.len() && matches!(fmt[k], b'h' | b'l' | b'z' | b'L' | b'j' | b't') {
+        while k < fmt.len() && b"hlzLjt".contains(&fmt[k]) {
             k += 1;
         }
         let conv = fmt.get(k).copied().unwrap_or(b'd');
@@ -233,26 +211,58 @@ fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
                 k += 1;
             }
         }
-        for _ in 0..star {
-            args.next();
-        }
-        // `REC->x`, `(long)REC->x`, `((unsigned long)(REC->x))`: only
-        // casts (type words) before the field, nothing after.
-        let field = args.next().and_then(|a| {
-            let t: String = a.chars().filter(|&c| c != '(' && c != ')').collect();
-            let p = t.find("REC->")?;
-            if !t[..p].bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'*' | b'\t')) {
-                return None;
-            }
-            let name = t[p + 5..].trim();
-            nc.iter().position(|n| *n == name)
-        });
+        let field = next_arg(&mut rest).and_then(|a| rec_field(a, e));
         v.push(Piece::Conv { spec: String::from(core::str::from_utf8(&fmt[s0..k.min(fmt.len())]).unwrap_or("%d")), field });
     }
-    if !lit.is_empty() {
-        v.push(Piece::Lit(lit.ends_with(b"0x")));
+    if let Some(l) = lit {
+        v.push(Piece::Lit(&l == b"0x"));
     }
     v
+}
+
+/// The next top-level argument of `rest` (None when there is none left).
+fn next_arg<'s>(rest: &mut Option<&'s str>) -> Option<&'s str> {
+    let r = (*rest)?;
+    let (mut depth, mut q) = (0i32, false);
+    for (j, &c) in r.as_bytes().iter().enumerate() {
+        match c {
+            b'"' => q = !q,
+            b'(' | b'[' | b'{' if !q => depth += 1,
+            b')' | b']' | b'}' if !q => depth -= 1,
+            b',' if !q && depth == 0 => {
+                *rest = r.get(j + 1..);
+                return r.get(..j);
+            }
+            _ => {}
+        }
+    }
+    *rest = None;
+    Some(r)
+}
+
+/// `REC->x`, `(long)REC->x`, `((unsigned long)(REC->x))`: only casts
+/// (type words) before the field, nothing after; the field's index among
+/// the non-common ones.
+fn rec_field(a: &str, e: &Event) -> Option<usize> {
+    let mut t = String::from(a);
+    t.retain(|c| c != '(' && c != ')');
+    let p = t.find("REC->")?;
+    for c in t.get(..p)?.bytes() {
+        if !(c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'*' | b'\t')) {
+            return None;
+        }
+    }
+    let name = t.get(p + 5..)?.trim();
+    let mut i = 0;
+    for f in &e.fields {
+        if !f.name.starts_with("common_") {
+            if f.name == name {
+                return Some(i);
+            }
+            i += 1;
+        }
+    }
+    None
 }
 
 /// The plugins' events by name (word lists, not a string `match`: see
