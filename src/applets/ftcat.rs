@@ -964,6 +964,7 @@ fn run(a: Args) -> Result<()> {
 }
 
 /// The top level, the instance of -B (if any) and its per-CPU pipes.
+#[inline(never)]
 fn open_all(a: &Args) -> core::result::Result<(Tracefs, Option<Tracefs>, source::Live), String> {
     let top = Tracefs::open()?;
     let inst = match &a.instance {
@@ -974,6 +975,7 @@ fn open_all(a: &Args) -> core::result::Result<(Tracefs, Option<Tracefs>, source:
     Ok((top, inst, live))
 }
 
+#[inline(never)]
 fn run_live(a: &Args, out: &mut Out) -> Result<()> {
     let (top, inst, live) = open_all(a).map_err(Error::Fail)?;
     let tfs = inst.as_ref().unwrap_or(&top);
@@ -982,6 +984,7 @@ fn run_live(a: &Args, out: &mut Out) -> Result<()> {
     decode(a, rec, &mut m, out, &tfs.path_of("per_cpu"), true, Vec::new())
 }
 
+#[inline(never)]
 fn run_file(a: &Args, out: &mut Out) -> Result<()> {
     let path = a.file.as_deref().unwrap_or("trace.dat");
     let input = source::Input::open(path).map_err(Error::Fail)?;
