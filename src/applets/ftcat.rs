@@ -716,7 +716,10 @@ impl Sink<'_, '_> {
             // print_handle_file(): "%*s: " before an instance's records,
             // "%*s  " before the top buffer's.
             if let Some(n) = self.bufs.get(b) {
-                let _ = core::fmt::Write::write_fmt(self.out, format_args!("{:>w$}{}", n, if n.is_empty() { "  " } else { ": " }, w = self.width));
+                let o: &mut dyn Write = self.out;
+                let _ = text::pad(o, self.width.saturating_sub(n.chars().count()));
+                let _ = o.write_str(n);
+                let _ = o.write_str(if n.is_empty() { "  " } else { ": " });
             }
             return t.line(self.out, r, next).unwrap_or(false);
         }

@@ -900,33 +900,21 @@ impl<'a> TraceCmd<'a> {
                     continue;
                 }
             }
-            let (o, n) = match kind {
-                FieldKind::DataLoc | FieldKind::RelLoc => {
-                    let v = read_uint(d, f.off as usize, 4, e).unwrap_or(0) as usize;
-                    let mut st = v & 0xffff;
-                    if *kind == FieldKind::RelLoc {
-                        st += f.off as usize + 4;
-                    }
-                    (st, v >> 16)
-                }
-                // A flexible `char buf[]` runs to the end of the record.
-                FieldKind::Array(_) if f.size == 0 => (f.off as usize, d.len().saturating_sub(f.off as usize)),
-                FieldKind::Array(_) => (f.off as usize, f.size as usize),
-                _ => {
-                    // print_field_raw().
-                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
-                    match (ptr, f.signed, f.size) {
-                        (2, ..) | (1, false, _) => s.t("0x").x(v),
-                        (1, true, 4) => s.t("0x").x(v as u32 as u64),
-                        (_, true, 4) => s.d(v as u32 as i32 as i64),
-                        (_, true, 2) => s.num(v as u16 as i16 as i64 as u64, 10, true, 0, 2),
-                        (_, true, 1) => s.d(v as u8 as i8 as i64),
-                        (_, true, _) => s.d(v as i64),
-                        _ => s.u(v),
-                    };
-                    continue;
-                }
-            };
+            if *kind == FieldKind::Scalar {
+                // print_field_raw().
+                let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
+                match (ptr, f.signed, f.size) {
+                    (2, ..) | (1, false, _) => s.t("0x").x(v),
+                    (1, true, 4) => s.t("0x").x(v as u32 as u64),
+                    (_, true, 4) => s.d(v as u32 as i32 as i64),
+                    (_, true, 2) => s.num(v as u16 as i16 as i64 as u64, 10, true, 0, 2),
+                    (_, true, 1) => s.d(v as u8 as i8 as i64),
+                    (_, true, _) => s.d(v as i64),
+                    _ => s.u(v),
+                };
+                continue;
+            }
+            let (o, n) = filter::loc(d, f, kind, e, true);
             let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
             if fd.is_char && printable(b) {
                 put_bytes(s, b)?;

@@ -38,12 +38,9 @@ impl<'a> GraphFilter<'a> {
     #[inline(never)]
     pub fn new(env: &'a dyn Env, events: &[Event], endian: Endian) -> Self {
         let mut ids = Vec::new();
-        for e in events.iter().filter(|e| e.system == "ftrace") {
-            let exit = match e.name.as_str() {
-                "funcgraph_entry" => false,
-                "funcgraph_exit" => true,
-                _ => continue,
-            };
+        for e in events {
+            let Some(k) = crate::util::word_index("funcgraph_entry|funcgraph_exit", &e.name).filter(|_| e.system == "ftrace") else { continue };
+            let exit = k == 1;
             if let (Some(f), Some(d)) = (fld(e, "func"), fld(e, "depth")) {
                 ids.push((e.id, f, d, exit));
             }
@@ -339,18 +336,23 @@ fn number(t: &str) -> Option<u64> {
     Some(v)
 }
 
-fn field_str<'d>(d: &'d [u8], f: F, kind: &FieldKind, e: Endian) -> &'d [u8] {
-    let (o, n) = match kind {
+/// Where a string or array field's bytes lie: (start, length). With
+/// `flex`, a flexible `char buf[]` runs to the end of the record.
+pub(super) fn loc(d: &[u8], f: F, kind: &FieldKind, e: Endian, flex: bool) -> (usize, usize) {
+    let o = f.off as usize;
+    match kind {
         FieldKind::DataLoc | FieldKind::RelLoc => {
-            let v = read_uint(d, f.off as usize, 4, e).unwrap_or(0) as usize;
-            let mut s = v & 0xffff;
-            if *kind == FieldKind::RelLoc {
-                s += f.off as usize + 4;
-            }
-            (s, v >> 16)
+            let v = read_uint(d, o, 4, e).unwrap_or(0) as usize;
+            let rel = if *kind == FieldKind::RelLoc { o + 4 } else { 0 };
+            ((v & 0xffff) + rel, v >> 16)
         }
-        _ => (f.off as usize, f.size as usize),
-    };
+        FieldKind::Array(_) if flex && f.size == 0 => (o, d.len().saturating_sub(o)),
+        _ => (o, f.size as usize),
+    }
+}
+
+fn field_str<'d>(d: &'d [u8], f: F, kind: &FieldKind, e: Endian) -> &'d [u8] {
+    let (o, n) = loc(d, f, kind, e, false);
     let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
     &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
 }
