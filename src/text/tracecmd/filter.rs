@@ -143,13 +143,32 @@ pub struct EventFilter {
     last_printed: Vec<bool>,
 }
 
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    match p.split_first() {
-        None => s.is_empty(),
-        Some((b'*', rest)) => (0..=s.len()).any(|i| glob(rest, &s[i..])),
-        Some((b'?', rest)) => !s.is_empty() && glob(rest, &s[1..]),
-        Some((c, rest)) => s.first() == Some(c) && glob(rest, &s[1..]),
+/// Shell-style `*` and `?` match of the whole of `t` (no `[...]`
+/// classes: a `[` is itself), iterative with one backtrack point. Also
+/// ftcat's `-e` and `--comm`.
+pub fn glob(p: &[u8], t: &[u8]) -> bool {
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (usize::MAX, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = pi;
+            pi += 1;
+            mark = ti;
+        } else if star != usize::MAX {
+            pi = star + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
     }
+    while pi < p.len() && p[pi] == b'*' {
+        pi += 1;
+    }
+    pi == p.len()
 }
 
 /// libtraceevent's `=~`: a POSIX basic regex (regcomp without
