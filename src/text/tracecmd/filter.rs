@@ -339,7 +339,7 @@ fn str_of(b: &[u8]) -> &str {
 }
 
 /// A decimal or `0x` hex u64 (None on overflow, as `parse`).
-fn number(t: &str) -> Option<u64> {
+pub(super) fn number(t: &str) -> Option<u64> {
     let (base, digits) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(h) => (16, h),
         None => (10, t),
@@ -349,8 +349,12 @@ fn number(t: &str) -> Option<u64> {
     }
     let mut v: u64 = 0;
     for c in digits.bytes() {
-        let x = (c as char).to_digit(base)?;
-        v = v.checked_mul(base as u64)?.checked_add(x as u64)?;
+        let x = match c {
+            b'0'..=b'9' => c - b'0',
+            _ if base == 16 && (c | 0x20).wrapping_sub(b'a') < 6 => (c | 0x20) - b'a' + 10,
+            _ => return None,
+        };
+        v = v.checked_mul(base)?.checked_add(x as u64)?;
     }
     Some(v)
 }
