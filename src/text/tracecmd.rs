@@ -44,18 +44,9 @@ pub const INDENT: u32 = 1 << 9;
 /// `-O offset`: `func+0x1c` in function and stack lines.
 pub const OFFSET: u32 = 1 << 10;
 
-/// The plugin options trace-cmd knows, with the plugin alias each can be
-/// given with (`-O fgraph:tailprint`).
-const OPTS: &[(&str, &str, u32)] = &[
-    ("tailprint", "fgraph", TAIL),
-    ("depth", "fgraph", DEPTH),
-    ("retval-skip", "fgraph", RETVAL_SKIP),
-    ("retval-dec", "fgraph", RETVAL_DEC),
-    ("retval-hex", "fgraph", RETVAL_HEX),
-    ("parent", "ftrace", PARENT),
-    ("indent", "ftrace", INDENT),
-    ("offset", "ftrace", OFFSET),
-];
+/// The plugin options trace-cmd knows, bit `TAIL << i` each; the first
+/// five are fgraph's (`-O fgraph:tailprint`), the rest ftrace's.
+const OPT_NAMES: &str = "tailprint|depth|retval-skip|retval-dec|retval-hex|parent|indent|offset";
 
 /// Parse one `-O [plugin:]name[=0|1]` into the flags.
 pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
@@ -67,17 +58,17 @@ pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
         Some((a, n)) => (Some(a), n),
         None => (None, name),
     };
-    for &(n, a, bit) in OPTS {
-        if n == name && alias.map_or(true, |x| x == a || x == "ftrace") {
-            if val {
-                *flags |= bit;
-            } else {
-                *flags &= !bit;
-            }
-            return Ok(());
-        }
+    let i = crate::util::word_index(OPT_NAMES, name).ok_or(())?;
+    if !alias.map_or(true, |x| x == "ftrace" || x == if i < 5 { "fgraph" } else { "ftrace" }) {
+        return Err(());
     }
-    Err(())
+    let bit = TAIL << i;
+    if val {
+        *flags |= bit;
+    } else {
+        *flags &= !bit;
+    }
+    Ok(())
 }
 
 /// Appending to a line without core::fmt: each `write!` site cost ~100 B

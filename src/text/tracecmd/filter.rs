@@ -294,10 +294,14 @@ impl<'s> P<'s> {
         if name.is_empty() {
             return Err("expected a field name");
         }
-        // Longest first; each operator's code at the same position in CODES.
-        const OPS: [&str; 11] = ["==", "!=", "=~", "!~", "<=", ">=", "<", ">", "&", "~", "="];
+        // The operators, longest first (six of two bytes, five of one);
+        // each one's code at the same position in CODES.
+        const OPS: &str = "==!==~!~<=>=<>&~=";
         const CODES: &[u8; 11] = b"=!rnlg<>&~=";
-        let k = OPS.iter().position(|o| self.eat(o)).ok_or("expected an operator")?;
+        let mut k = 0;
+        while !self.eat(OPS.get(if k < 6 { 2 * k..2 * k + 2 } else { k + 6..k + 7 }).ok_or("expected an operator")?) {
+            k += 1;
+        }
         let op = CODES[k];
         self.ws();
         // (Slices of the filter end at ASCII bytes: always whole UTF-8.)
