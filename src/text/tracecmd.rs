@@ -307,7 +307,7 @@ fn classify(e: &Event) -> Classified {
 
 /// libtraceevent 1.7's plugin_sched_switch write_state() letters, bit
 /// by bit (1.8 reads them from the print fmt instead; Debian ships 1.7).
-const STATES: &str = "SDTtZXxW";
+const STATES: &[u8; 8] = b"SDTtZXxW";
 
 /// The trace-cmd printer. One per recording.
 pub struct TraceCmd<'a> {
@@ -639,13 +639,13 @@ impl<'a> TraceCmd<'a> {
                 }
                 if let Some(v) = st {
                     let mut found = false;
-                    for (i, ch) in STATES.chars().enumerate() {
+                    for (i, &ch) in STATES.iter().enumerate() {
                         if v & (1 << i) != 0 {
                             if found {
                                 s.push('|');
                             }
                             found = true;
-                            s.push(ch);
+                            s.push(ch as char);
                         }
                     }
                     if !found {
