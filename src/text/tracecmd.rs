@@ -551,15 +551,13 @@ impl<'a> TraceCmd<'a> {
                 let pid = self.pid(d);
                 // get_return_for_leaf(): the next record, same CPU, is the
                 // exit of this pid and function.
-                let leaf = next.filter(|n| {
-                    n.cpu == r.cpu
-                        && Some(self.ty(n.data)) == self.ret_id
-                        && self.pid(n.data) == pid
-                        && self.ret_func(n.data) == Some(f)
+                let leaf = next.filter(|n| n.cpu == r.cpu && Some(self.ty(n.data)) == self.ret_id && self.pid(n.data) == pid).and_then(|n| {
+                    let c = self.class(self.ty(n.data)).filter(|c| c.kind == 2)?;
+                    (c.f[0].map_or(0, |x| x.get(n.data, e)) == f).then_some((n.data, c))
                 });
                 match leaf {
-                    Some(n) => {
-                        self.graph_leaf(s, f, dep, n.data)?;
+                    Some((nd, c)) => {
+                        self.graph_leaf(s, f, dep, nd, c)?;
                         return Ok(true);
                     }
                     None => {
@@ -743,14 +741,8 @@ impl<'a> TraceCmd<'a> {
         }
     }
 
-    fn ret_func(&self, d: &[u8]) -> Option<u64> {
-        let c = self.class(self.ty(d)).filter(|c| c.kind == 2)?;
-        Some(c.f[0].map_or(0, |f| f.get(d, self.endian)))
-    }
-
     /// print_graph_entry_leaf(): the entry folded with its exit.
-    fn graph_leaf(&self, s: &mut String, f: u64, dep: i64, rd: &[u8]) -> fmt::Result {
-        let Some(c) = self.class(self.ty(rd)).filter(|c| c.kind == 2) else { return Ok(()) };
+    fn graph_leaf(&self, s: &mut String, f: u64, dep: i64, rd: &[u8], c: &Class) -> fmt::Result {
         let e = self.endian;
         let v = |k: usize| c.f[k].map(|f| f.get(rd, e));
         let dur = v(3).unwrap_or(0).wrapping_sub(v(2).unwrap_or(0));
