@@ -22,7 +22,7 @@ use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
 use crate::merge::{Item, Merge};
 use crate::ring::Page;
-use crate::text::tracecmd::filter::{EventFilter, GraphFilter, Verdict};
+use crate::text::tracecmd::filter::{glob, EventFilter, GraphFilter, Verdict};
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::Tracefs;
@@ -251,33 +251,6 @@ fn secs(s: &str) -> Result<u64> {
         frac *= 10;
     }
     Ok(ip.saturating_mul(1_000_000_000).saturating_add(frac))
-}
-
-/// Shell-style `*` and `?` match.
-pub fn glob(pat: &str, s: &str) -> bool {
-    let (p, t) = (pat.as_bytes(), s.as_bytes());
-    let (mut pi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (usize::MAX, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == b'?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == b'*' {
-            star = pi;
-            pi += 1;
-            mark = ti;
-        } else if star != usize::MAX {
-            pi = star + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == b'*' {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 /// Output: one big buffer, flushed in large writes to stdout; the
@@ -688,7 +661,7 @@ impl Sink<'_, '_> {
         }
         if !self.a.comms.is_empty() {
             let c = self.k.cmd.comm(pid);
-            if !self.a.comms.iter().any(|g| glob(g, c)) {
+            if !self.a.comms.iter().any(|g| glob(g.as_bytes(), c.as_bytes())) {
                 return false;
             }
         }
@@ -716,7 +689,10 @@ impl Sink<'_, '_> {
             // print_handle_file(): "%*s: " before an instance's records,
             // "%*s  " before the top buffer's.
             if let Some(n) = self.bufs.get(b) {
-                let _ = core::fmt::Write::write_fmt(self.out, format_args!("{:>w$}{}", n, if n.is_empty() { "  " } else { ": " }, w = self.width));
+                let o: &mut dyn Write = self.out;
+                let _ = text::pad(o, self.width.saturating_sub(n.chars().count()));
+                let _ = o.write_str(n);
+                let _ = o.write_str(if n.is_empty() { "  " } else { ": " });
             }
             return t.line(self.out, r, next).unwrap_or(false);
         }
@@ -964,6 +940,7 @@ fn run(a: Args) -> Result<()> {
 }
 
 /// The top level, the instance of -B (if any) and its per-CPU pipes.
+#[inline(never)]
 fn open_all(a: &Args) -> core::result::Result<(Tracefs, Option<Tracefs>, source::Live), String> {
     let top = Tracefs::open()?;
     let inst = match &a.instance {
@@ -974,6 +951,7 @@ fn open_all(a: &Args) -> core::result::Result<(Tracefs, Option<Tracefs>, source:
     Ok((top, inst, live))
 }
 
+#[inline(never)]
 fn run_live(a: &Args, out: &mut Out) -> Result<()> {
     let (top, inst, live) = open_all(a).map_err(Error::Fail)?;
     let tfs = inst.as_ref().unwrap_or(&top);
@@ -982,6 +960,7 @@ fn run_live(a: &Args, out: &mut Out) -> Result<()> {
     decode(a, rec, &mut m, out, &tfs.path_of("per_cpu"), true, Vec::new())
 }
 
+#[inline(never)]
 fn run_file(a: &Args, out: &mut Out) -> Result<()> {
     let path = a.file.as_deref().unwrap_or("trace.dat");
     let input = source::Input::open(path).map_err(Error::Fail)?;
@@ -1202,7 +1181,7 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
             full.push_str(&e.system);
             full.push(':');
             full.push_str(&e.name);
-            if a.events.iter().any(|g| glob(g, &e.name) || glob(g, &full)) {
+            if a.events.iter().any(|g| glob(g.as_bytes(), e.name.as_bytes()) || glob(g.as_bytes(), full.as_bytes())) {
                 v.push(e.id);
             }
         }
@@ -1320,6 +1299,7 @@ mod tests {
 
     #[test]
     fn globs() {
+        let glob = |p: &str, s: &str| glob(p.as_bytes(), s.as_bytes());
         assert!(glob("sched_*", "sched_switch"));
         assert!(glob("*", ""));
         assert!(glob("s?s_*", "sys_enter"));

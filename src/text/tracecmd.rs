@@ -19,7 +19,7 @@ use core::fmt::{self, Write};
 use super::kernel::{kwidth, Line, F};
 use super::{pad, put_bytes, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
-use crate::format::{Event, FieldKind};
+use crate::format::{Event, Field, FieldKind};
 
 pub mod filter;
 
@@ -44,18 +44,9 @@ pub const INDENT: u32 = 1 << 9;
 /// `-O offset`: `func+0x1c` in function and stack lines.
 pub const OFFSET: u32 = 1 << 10;
 
-/// The plugin options trace-cmd knows, with the plugin alias each can be
-/// given with (`-O fgraph:tailprint`).
-const OPTS: &[(&str, &str, u32)] = &[
-    ("tailprint", "fgraph", TAIL),
-    ("depth", "fgraph", DEPTH),
-    ("retval-skip", "fgraph", RETVAL_SKIP),
-    ("retval-dec", "fgraph", RETVAL_DEC),
-    ("retval-hex", "fgraph", RETVAL_HEX),
-    ("parent", "ftrace", PARENT),
-    ("indent", "ftrace", INDENT),
-    ("offset", "ftrace", OFFSET),
-];
+/// The plugin options trace-cmd knows, bit `TAIL << i` each; the first
+/// five are fgraph's (`-O fgraph:tailprint`), the rest ftrace's.
+const OPT_NAMES: &str = "tailprint|depth|retval-skip|retval-dec|retval-hex|parent|indent|offset";
 
 /// Parse one `-O [plugin:]name[=0|1]` into the flags.
 pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
@@ -67,17 +58,17 @@ pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
         Some((a, n)) => (Some(a), n),
         None => (None, name),
     };
-    for &(n, a, bit) in OPTS {
-        if n == name && alias.map_or(true, |x| x == a || x == "ftrace") {
-            if val {
-                *flags |= bit;
-            } else {
-                *flags &= !bit;
-            }
-            return Ok(());
-        }
+    let i = crate::util::word_index(OPT_NAMES, name).ok_or(())?;
+    if !alias.map_or(true, |x| x == "ftrace" || x == if i < 5 { "fgraph" } else { "ftrace" }) {
+        return Err(());
     }
-    Err(())
+    let bit = TAIL << i;
+    if val {
+        *flags |= bit;
+    } else {
+        *flags &= !bit;
+    }
+    Ok(())
 }
 
 /// Appending to a line without core::fmt: each `write!` site cost ~100 B
@@ -95,6 +86,7 @@ trait Put {
 }
 
 impl Put for String {
+    #[inline(never)]
     fn t(&mut self, s: &str) -> &mut Self {
         self.push_str(s);
         self
@@ -121,8 +113,12 @@ impl Put for String {
 
 use crate::printfmt::printf::{LEFT, ZEROPAD};
 
+fn field_f(f: &Field) -> F {
+    F { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed }
+}
+
 fn fld(e: &Event, name: &str) -> Option<F> {
-    e.field(name).map(|f| F { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed })
+    e.field(name).map(field_f)
 }
 
 /// A fixed `char[N]` field: (offset, size).
@@ -130,36 +126,24 @@ fn arr(e: &Event, name: &str) -> Option<(u16, u16)> {
     e.field(name).map(|f| (f.offset.min(u16::MAX as usize) as u16, f.size.min(u16::MAX as usize) as u16))
 }
 
-/// How one event type prints in trace-cmd.
-enum Kind {
-    Function { ip: F, parent: F },
-    GraphEnt { func: F, depth: F },
-    GraphRet { func: F, depth: F, calltime: F, rettime: F, retval: Option<F> },
-    KStack { caller: u16 },
-    FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
-    RawData { id: F, buf: u16 },
-    Switch { pcomm: Option<(u16, u16)>, ppid: F, pprio: Option<F>, pstate: Option<F>, ncomm: Option<(u16, u16)>, npid: F, nprio: Option<F> },
-    Wakeup { comm: Option<(u16, u16)>, pid: F, prio: Option<F>, success: Option<F>, cpu: Option<F> },
-    HrtExpire { timer: F, now: F, func: Option<F> },
-    HrtStart { timer: F, func: Option<F>, expires: F, soft: F },
-    /// plugin_tlb: `pages=-1 reason=flush on task switch (0)`.
-    Tlb { pages: F, reason: F },
-    /// kmem's `(caller+0x1c) ` before the print fmt.
-    CallSite { site: F },
-    Generic,
-}
-
-struct Class {
+/// One event type as trace-cmd prints it, borrowing its `Event`.
+struct Class<'a> {
     id: u16,
-    name: String,
-    kind: Kind,
-    /// Non-common fields for `-R`: name, location, kind, char array,
-    /// 2 = pointer, 1 = a `long` type, 0 = other.
-    fields: Vec<(String, F, FieldKind, bool, u8)>,
+    ev: &'a Event,
+    /// The plugin that prints it: an index into NAMES (wakeup_new as
+    /// wakeup, the kmem events as kfree's call_site), or GENERIC.
+    kind: u8,
+    /// The plugin's fields, FIELDS' group in order (required ones present).
+    f: [Option<F>; 5],
+    /// sched's comm arrays: prev_comm, next_comm / comm.
+    comm: [Option<(u16, u16)>; 2],
     /// The print fmt as libtraceevent's print cache: literals (does it end
     /// in `0x`?) and conversions with the field they print, if a bare one.
     pieces: Vec<Piece>,
 }
+
+/// The print fmt prints it.
+const GENERIC: u8 = 255;
 
 /// One piece of a print fmt, for `-R` (print_field()).
 enum Piece {
@@ -170,6 +154,7 @@ enum Piece {
 /// Split a print fmt into libtraceevent's pieces; a conversion's field is
 /// the index (in non-common field order) of a `REC->name` argument,
 /// casts allowed.
+#[inline(never)]
 fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
     let mut v = Vec::new();
     let b = pf.as_bytes();
@@ -177,59 +162,37 @@ fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
     let mut i = start + 1;
     let mut fmt = Vec::new();
     while i < b.len() && b[i] != b'"' {
-        if b[i] == b'\\' && i + 1 < b.len() {
-            fmt.push(b[i + 1]);
-            i += 2;
-        } else {
-            fmt.push(b[i]);
-            i += 1;
-        }
+        let esc = b[i] == b'\\' && i + 1 < b.len();
+        i += esc as usize;
+        fmt.push(b[i]);
+        i += 1;
     }
-    // Top-level comma-separated arguments after the string.
-    let mut args = Vec::new();
-    let rest = pf.get(i + 1..).unwrap_or("");
-    let (mut depth, mut st, mut q) = (0i32, 0, false);
-    let rb = rest.as_bytes();
-    for (j, &c) in rb.iter().enumerate() {
-        match c {
-            b'"' => q = !q,
-            b'(' | b'[' | b'{' if !q => depth += 1,
-            b')' | b']' | b'}' if !q => depth -= 1,
-            b',' if !q && depth == 0 => {
-                args.push(&rest[st..j]);
-                st = j + 1;
-            }
-            _ => {}
-        }
-    }
-    args.push(&rest[st..]);
-    let mut args = args.into_iter().skip(1);
-    let nc: Vec<&str> = e.fields.iter().filter(|f| !f.name.starts_with("common_")).map(|f| f.name.as_str()).collect();
-    let mut lit = Vec::new();
+    // The top-level comma-separated arguments after the string, one at a
+    // time; the first (before the first comma) is not one.
+    let mut rest = pf.get(i + 1..);
+    next_arg(&mut rest);
+    // The literal since the last conversion: its last two bytes, if any.
+    let mut lit: Option<[u8; 2]> = None;
     let mut k = 0;
     while k < fmt.len() {
-        if fmt[k] != b'%' {
-            lit.push(fmt[k]);
-            k += 1;
+        let pct = fmt[k] == b'%';
+        if !pct || fmt.get(k + 1) == Some(&b'%') {
+            lit = Some([lit.map_or(0, |l| l[1]), fmt[k]]);
+            k += 1 + pct as usize;
             continue;
         }
-        if fmt.get(k + 1) == Some(&b'%') {
-            lit.push(b'%');
-            k += 2;
-            continue;
-        }
-        if !lit.is_empty() {
-            v.push(Piece::Lit(lit.ends_with(b"0x")));
-            lit.clear();
+        if let Some(l) = lit.take() {
+            v.push(Piece::Lit(&l == b"0x"));
         }
         let s0 = k;
         k += 1;
-        let mut star = 0;
         while k < fmt.len() && !fmt[k].is_ascii_alphabetic() {
-            star += (fmt[k] == b'*') as usize;
+            if fmt[k] == b'*' {
+                next_arg(&mut rest);
+            }
             k += 1;
         }
-        while k < fmt.len() && matches!(fmt[k], b'h' | b'l' | b'z' | b'L' | b'j' | b't') {
+        while k < fmt.len() && b"hlzLjt".contains(&fmt[k]) {
             k += 1;
         }
         let conv = fmt.get(k).copied().unwrap_or(b'd');
@@ -239,30 +202,58 @@ fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
                 k += 1;
             }
         }
-        for _ in 0..star {
-            args.next();
-        }
-        // `REC->x`, `(long)REC->x`, `((unsigned long)(REC->x))`: only
-        // casts (type words) before the field, nothing after.
-        let field = args.next().and_then(|a| {
-            let t: String = a.chars().filter(|&c| c != '(' && c != ')').collect();
-            let p = t.find("REC->")?;
-            if !t[..p].bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'*' | b'\t')) {
-                return None;
-            }
-            let name = t[p + 5..].trim();
-            nc.iter().position(|n| *n == name)
-        });
+        let field = next_arg(&mut rest).and_then(|a| rec_field(a, e));
         v.push(Piece::Conv { spec: String::from(core::str::from_utf8(&fmt[s0..k.min(fmt.len())]).unwrap_or("%d")), field });
     }
-    if !lit.is_empty() {
-        v.push(Piece::Lit(lit.ends_with(b"0x")));
+    if let Some(l) = lit {
+        v.push(Piece::Lit(&l == b"0x"));
     }
     v
 }
 
-fn classify(e: &Event) -> Kind {
-    classify_opt(e).unwrap_or(Kind::Generic)
+/// The next top-level argument of `rest` (None when there is none left).
+fn next_arg<'s>(rest: &mut Option<&'s str>) -> Option<&'s str> {
+    let r = (*rest)?;
+    let (mut depth, mut q) = (0i32, false);
+    for (j, &c) in r.as_bytes().iter().enumerate() {
+        match c {
+            b'"' => q = !q,
+            b'(' | b'[' | b'{' if !q => depth += 1,
+            b')' | b']' | b'}' if !q => depth -= 1,
+            b',' if !q && depth == 0 => {
+                *rest = r.get(j + 1..);
+                return r.get(..j);
+            }
+            _ => {}
+        }
+    }
+    *rest = None;
+    Some(r)
+}
+
+/// `REC->x`, `(long)REC->x`, `((unsigned long)(REC->x))`: only casts
+/// (type words) before the field, nothing after; the field's index among
+/// the non-common ones.
+fn rec_field(a: &str, e: &Event) -> Option<usize> {
+    let mut t = String::from(a);
+    t.retain(|c| c != '(' && c != ')');
+    let p = t.find("REC->")?;
+    for c in t.get(..p)?.bytes() {
+        if !(c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'*' | b'\t')) {
+            return None;
+        }
+    }
+    let name = t.get(p + 5..)?.trim();
+    let mut i = 0;
+    for f in &e.fields {
+        if !f.name.starts_with("common_") {
+            if f.name == name {
+                return Some(i);
+            }
+            i += 1;
+        }
+    }
+    None
 }
 
 /// The plugins' events by name (word lists, not a string `match`: see
@@ -278,36 +269,50 @@ const FIELDS: &str = "ip|parent_ip;func|depth;func|depth|calltime|rettime|retval
     pid|prio|success|target_cpu;pid|prio|success|target_cpu;timer|now|function|hrtimer;\
     timer|function|expires|softexpires|hrtimer;pages|reason;call_site";
 
-fn classify_opt(e: &Event) -> Option<Kind> {
-    let i = crate::util::word_index(NAMES, &e.name)?;
-    if crate::util::word_index(SYSTEMS, &e.system)? != *SYSTEM_OF.get(i)? as usize {
-        return None;
+/// Which fields each plugin cannot print without (bits of FIELDS' group;
+/// hrtimer's `timer` may be the older `hrtimer`).
+const NEED: [u8; 13] = [0b11, 0b11, 0b1111, 0b1, 0b11111, 0b11, 0b1001, 0b1, 0b1, 0b11, 0b1101, 0b11, 0b1];
+
+type Classified = (u8, [Option<F>; 5], [Option<(u16, u16)>; 2]);
+
+#[inline(never)]
+fn classify(e: &Event) -> Classified {
+    let generic = (GENERIC, [None; 5], [None; 2]);
+    let Some(i) = crate::util::word_index(NAMES, &e.name) else { return generic };
+    if crate::util::word_index(SYSTEMS, &e.system) != SYSTEM_OF.get(i).map(|&x| x as usize) {
+        return generic;
     }
-    let [a, b, c, d, f, ..] = super::kernel::flds(e, FIELDS, i.min(12)); // the kmem events share one group
-    Some(match i {
-        0 => Kind::Function { ip: a?, parent: b? },
-        1 => Kind::GraphEnt { func: a?, depth: b? },
-        2 => Kind::GraphRet { func: a?, depth: b?, calltime: c?, rettime: d?, retval: f },
-        3 => Kind::KStack { caller: a?.off },
-        4 => Kind::FuncRepeats { ip: a?, parent: b?, count: c?, top: d?, bottom: f? },
-        5 => Kind::RawData { id: a?, buf: b?.off },
-        6 => Kind::Switch { pcomm: arr(e, "prev_comm"), ppid: a?, pprio: b, pstate: c, ncomm: arr(e, "next_comm"), npid: d?, nprio: f },
-        7 | 8 => Kind::Wakeup { comm: arr(e, "comm"), pid: a?, prio: b, success: c, cpu: d },
-        9 => Kind::HrtExpire { timer: a.or(d)?, now: b?, func: c },
-        10 => Kind::HrtStart { timer: a.or(f)?, func: b, expires: c?, soft: d? },
-        11 => Kind::Tlb { pages: a?, reason: b? },
-        _ => Kind::CallSite { site: a? },
-    })
+    let i = i.min(12); // the kmem events share one group
+    let [a, b, c, d, f, ..] = super::kernel::flds(e, FIELDS, i);
+    let mut fs = [a, b, c, d, f];
+    if i == 9 {
+        fs[0] = a.or(d);
+    } else if i == 10 {
+        fs[0] = a.or(f);
+    }
+    let mut have = 0;
+    for (k, x) in fs.iter().enumerate() {
+        have |= (x.is_some() as u8) << k;
+    }
+    if NEED[i] & !have != 0 {
+        return generic;
+    }
+    let comm = match i {
+        6 => [arr(e, "prev_comm"), arr(e, "next_comm")],
+        7 | 8 => [arr(e, "comm"), None],
+        _ => [None; 2],
+    };
+    (if i == 8 { 7 } else { i as u8 }, fs, comm)
 }
 
 /// libtraceevent 1.7's plugin_sched_switch write_state() letters, bit
 /// by bit (1.8 reads them from the print fmt instead; Debian ships 1.7).
-const STATES: &str = "SDTtZXxW";
+const STATES: &[u8; 8] = b"SDTtZXxW";
 
 /// The trace-cmd printer. One per recording.
 pub struct TraceCmd<'a> {
     env: &'a dyn Env,
-    cls: Vec<Class>,
+    cls: Vec<Class<'a>>,
     pub flags: u32,
     pub endian: Endian,
     pub long: usize,
@@ -331,26 +336,12 @@ impl<'a> TraceCmd<'a> {
     /// `saved` is the recording's saved_cmdlines text, as trace-cmd loads
     /// it (file order matters, see [`Comms`]).
     #[inline(never)]
-    pub fn new(env: &'a dyn Env, saved: &[u8], events: &[Event]) -> Self {
-        let mut cls: Vec<Class> = events
-            .iter()
-            .map(|e| Class {
-                id: e.id,
-                name: e.name.clone(),
-                kind: classify(e),
-                fields: e
-                    .fields
-                    .iter()
-                    .filter(|f| !f.name.starts_with("common_"))
-                    .map(|f| {
-                        // TEP_FIELD_IS_POINTER / TEP_FIELD_IS_LONG ("long" anywhere).
-                        let how = if f.ctype.contains('*') { 2 } else { f.ctype.contains("long") as u8 };
-                        (f.name.clone(), fld(e, &f.name).unwrap_or_default(), f.kind.clone(), f.is_char, how)
-                    })
-                    .collect(),
-                pieces: pieces(&e.print_fmt, e),
-            })
-            .collect();
+    pub fn new(env: &'a dyn Env, saved: &[u8], events: &'a [Event]) -> Self {
+        let mut cls = Vec::with_capacity(events.len());
+        for e in events {
+            let (kind, f, comm) = classify(e);
+            cls.push(Class { id: e.id, ev: e, kind, f, comm, pieces: pieces(&e.print_fmt, e) });
+        }
         crate::util::sort_by_key(&mut cls, |c| c.id);
         let ret_id = events.iter().find(|e| e.system == "ftrace" && e.name == "funcgraph_exit").map(|e| e.id);
         let mut comms = Comms::default();
@@ -373,7 +364,7 @@ impl<'a> TraceCmd<'a> {
         }
     }
 
-    fn class(&self, id: u16) -> Option<&Class> {
+    fn class(&self, id: u16) -> Option<&Class<'a>> {
         self.cls.binary_search_by_key(&id, |c| c.id).ok().map(|i| &self.cls[i])
     }
 
@@ -420,6 +411,7 @@ impl<'a> TraceCmd<'a> {
     /// stream (any CPU), as tracecmd_peek_next_data() sees it: a graph
     /// entry folds with its exit only when that is the very next record.
     /// Returns true when `next` was consumed.
+    #[inline(never)]
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         let mut s = core::mem::take(&mut self.buf);
         s.clear();
@@ -435,6 +427,7 @@ impl<'a> TraceCmd<'a> {
         w.map(|_| consumed)
     }
 
+    #[inline(never)]
     fn line_into(&mut self, s: &mut String, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         if let Some((cpu, c)) = self.armed.take() {
             if cpu == r.cpu {
@@ -460,7 +453,7 @@ impl<'a> TraceCmd<'a> {
                 n += w;
             }
             pad(s, 8 - n)?;
-            s.push_str(&comm[..cut]);
+            s.t(&comm[..cut]);
             s.t("-").num(pid as i64 as u64, 10, true, LEFT, 5).t(" ").num(r.cpu as u64, 10, false, 0, 3);
             if self.flags & RAW != 0 {
                 s.t("-0x").x(d.get(2).copied().unwrap_or(0) as u64);
@@ -477,30 +470,31 @@ impl<'a> TraceCmd<'a> {
                 p.t("-").num(pid as i64 as u64, 10, true, LEFT, 5).t(" ");
                 self.pre = (pid, p);
             }
-            s.push_str(&self.pre.1);
+            s.t(&self.pre.1);
             let mut arr = [0u8; 16];
             let mut l = Line::on(&mut arr);
             l.push(b'[');
             l.zeros(r.cpu as u64, 3);
             l.push(b']');
-            s.push_str(l.as_str());
+            s.t(l.as_str());
         }
         self.time(s, r.ts)?;
         s.push(':');
         let ty = self.ty(d);
         let Some(c) = self.class(ty) else {
-            s.push_str(" [UNKNOWN EVENT]");
+            s.t(" [UNKNOWN EVENT]");
             return Ok(false);
         };
         s.push(' ');
-        s.push_str(&c.name);
-        s.push_str(": ");
-        pad(s, 20usize.saturating_sub(c.name.len()))?;
+        s.t(&c.ev.name);
+        s.t(": ");
+        pad(s, 20usize.saturating_sub(c.ev.name.len()))?;
         self.body(s, r, ty, next)
     }
 
     /// TEP_PRINT_TIME with trace-cmd's formats: ` %6.1000d` (usecs,
     /// rounded), ` %9.1d` with -t, `%12d` for counter clocks.
+    #[inline(never)]
     fn time(&self, s: &mut String, ts: u64) -> fmt::Result {
         if self.in_ns {
             s.push(' ');
@@ -532,10 +526,11 @@ impl<'a> TraceCmd<'a> {
         } else {
             l.zeros(t % p, digits);
         }
-        s.push_str(l.as_str());
+        s.t(l.as_str());
         Ok(())
     }
 
+    #[inline(never)]
     fn body(&mut self, s: &mut String, r: &Rec, ty: u16, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         let Some(ci) = self.cls.binary_search_by_key(&ty, |c| c.id).ok() else { return Ok(false) };
         let d = r.data;
@@ -545,42 +540,41 @@ impl<'a> TraceCmd<'a> {
             return Ok(false);
         }
         let c = &self.cls[ci];
-        match &c.kind {
-            Kind::Function { ip, parent } => {
-                let (ip, parent) = (ip.get(d, e), parent.get(d, e));
-                self.function(s, r.cpu, ip, parent)?;
-            }
-            Kind::GraphEnt { func, depth } => {
-                let (f, dep) = (func.get(d, e), depth.get(d, e) as i64);
+        let (fs, comm) = (c.f, c.comm);
+        // The plugin's field k (0 when absent), and an optional one.
+        let v = |k: usize| fs[k].map_or(0, |f| f.get(d, e));
+        let o = |k: usize| fs[k].map(|f| f.get(d, e));
+        match c.kind {
+            0 => self.function(s, r.cpu, v(0), v(1))?,
+            1 => {
+                let (f, dep) = (v(0), v(1) as i64);
                 let pid = self.pid(d);
                 // get_return_for_leaf(): the next record, same CPU, is the
                 // exit of this pid and function.
-                let leaf = next.filter(|n| {
-                    n.cpu == r.cpu
-                        && Some(self.ty(n.data)) == self.ret_id
-                        && self.pid(n.data) == pid
-                        && self.ret_func(n.data) == Some(f)
+                let leaf = next.filter(|n| n.cpu == r.cpu && Some(self.ty(n.data)) == self.ret_id && self.pid(n.data) == pid).and_then(|n| {
+                    let c = self.class(self.ty(n.data)).filter(|c| c.kind == 2)?;
+                    (c.f[0].map_or(0, |x| x.get(n.data, e)) == f).then_some((n.data, c))
                 });
                 match leaf {
-                    Some(n) => {
-                        self.graph_leaf(s, f, dep, n.data)?;
+                    Some((nd, c)) => {
+                        self.graph_leaf(s, f, dep, nd, c)?;
                         return Ok(true);
                     }
                     None => {
-                        s.push_str("             |  ");
+                        s.t("             |  ");
                         indent(s, dep)?;
                         self.func_name(s, f)?;
-                        s.push_str("() {");
+                        s.t("() {");
                         if self.flags & DEPTH != 0 {
                             s.t(" (").d(dep).t(")");
                         }
                     }
                 }
             }
-            Kind::GraphRet { func, depth, calltime, rettime, retval } => {
-                let dur = rettime.get(d, e).wrapping_sub(calltime.get(d, e));
-                let dep = depth.get(d, e) as i64;
-                let (f, rv) = (func.get(d, e), retval.map(|x| x.get(d, e)));
+            2 => {
+                let dur = v(3).wrapping_sub(v(2));
+                let dep = v(1) as i64;
+                let (f, rv) = (v(0), o(4));
                 duration(s, dur)?;
                 indent(s, dep)?;
                 s.push('}');
@@ -594,9 +588,9 @@ impl<'a> TraceCmd<'a> {
                 }
                 self.retval(s, rv)?;
             }
-            Kind::KStack { caller } => {
-                s.push_str("<stack trace >\n");
-                let mut p = *caller as usize;
+            3 => {
+                s.t("<stack trace >\n");
+                let mut p = fs[0].map_or(0, |f| f.off) as usize;
                 let l = self.long;
                 while p + l <= d.len() {
                     let a = read_uint(d, p, l, e).unwrap_or(0);
@@ -605,7 +599,7 @@ impl<'a> TraceCmd<'a> {
                     }
                     match self.env.sym(a) {
                         Some(sym) => {
-                            s.push_str("=> ");
+                            s.t("=> ");
                             self.show_function(s, sym.name, sym.addr, a)?;
                             s.t(" (").x(a).t(")\n");
                         }
@@ -616,26 +610,26 @@ impl<'a> TraceCmd<'a> {
                     p += l;
                 }
             }
-            Kind::FuncRepeats { ip, parent, count, top, bottom } => {
-                let (ip, parent, count) = (ip.get(d, e), parent.get(d, e), count.get(d, e));
-                let delta = (top.get(d, e) << 32) | bottom.get(d, e);
+            4 => {
+                let (ip, parent, count) = (v(0), v(1), v(2));
+                let delta = (v(3) << 32) | v(4);
                 self.function(s, r.cpu, ip, parent)?;
                 s.t(" (count: ").u(count).t("  last_ts: ");
                 self.time_val(s, r.ts.wrapping_sub(delta))?;
                 s.push(')');
             }
-            Kind::RawData { id, buf } => {
-                s.t("# ").x(id.get(d, e));
-                for &b in d.get(*buf as usize..).unwrap_or(&[]) {
+            5 => {
+                s.t("# ").x(v(0));
+                for &b in d.get(fs[1].map_or(0, |f| f.off) as usize..).unwrap_or(&[]) {
                     s.t(" ").num(b as u64, 16, false, ZEROPAD, 2);
                 }
             }
-            Kind::Switch { pcomm, ppid, pprio, pstate, ncomm, npid, nprio } => {
-                let (pp, np) = (ppid.get(d, e) as i64, npid.get(d, e) as i64);
-                let (pc, nc) = (*pcomm, *ncomm);
-                let pprio = pprio.map(|f| f.get(d, e) as i32);
-                let nprio = nprio.map(|f| f.get(d, e) as i32);
-                let st = pstate.map(|f| f.get(d, e));
+            6 => {
+                let (pp, np) = (v(0) as i64, v(3) as i64);
+                let (pc, nc) = (comm[0], comm[1]);
+                let pprio = o(1).map(|x| x as i32);
+                let nprio = o(4).map(|x| x as i32);
+                let st = o(2);
                 self.comm_field(s, d, pc, pp)?;
                 s.d(pp).t(" ");
                 if let Some(p) = pprio {
@@ -643,30 +637,30 @@ impl<'a> TraceCmd<'a> {
                 }
                 if let Some(v) = st {
                     let mut found = false;
-                    for (i, ch) in STATES.chars().enumerate() {
+                    for (i, &ch) in STATES.iter().enumerate() {
                         if v & (1 << i) != 0 {
                             if found {
                                 s.push('|');
                             }
                             found = true;
-                            s.push(ch);
+                            s.push(ch as char);
                         }
                     }
                     if !found {
                         s.push('R');
                     }
                 }
-                s.push_str(" ==> ");
+                s.t(" ==> ");
                 self.comm_field(s, d, nc, np)?;
                 s.d(np);
                 if let Some(p) = nprio {
                     s.t(" [").d(p as i64).t("]");
                 }
             }
-            Kind::Wakeup { comm, pid, prio, success, cpu } => {
-                let p = pid.get(d, e) as i64;
-                let (comm, prio, success, cpu) = (*comm, prio.map(|f| f.get(d, e) as i64), success.map(|f| f.get(d, e) as i64), cpu.map(|f| f.get(d, e)));
-                self.comm_field(s, d, comm, p)?;
+            7 => {
+                let p = v(0) as i64;
+                let (prio, success, cpu) = (o(1).map(|x| x as i64), o(2).map(|x| x as i64), o(3));
+                self.comm_field(s, d, comm[0], p)?;
                 s.d(p);
                 if let Some(v) = prio {
                     s.t(" [").d(v).t("]");
@@ -678,34 +672,34 @@ impl<'a> TraceCmd<'a> {
                     s.t(" CPU:").num(v, 10, false, ZEROPAD, 3);
                 }
             }
-            Kind::HrtExpire { timer, now, func } => {
-                let (t, n, f) = (timer.get(d, e), now.get(d, e), func.map(|f| f.get(d, e)));
+            9 => {
+                let (t, n, f) = (v(0), v(1), o(2));
                 s.t("hrtimer=0x").x(t).t(" now=").u(n);
                 self.func_field(s, f)?;
             }
-            Kind::HrtStart { timer, func, expires, soft } => {
-                let (t, f, x, so) = (timer.get(d, e), func.map(|f| f.get(d, e)), expires.get(d, e), soft.get(d, e));
+            10 => {
+                let (t, f, x, so) = (v(0), o(1), v(2), v(3));
                 s.t("hrtimer=0x").x(t);
                 self.func_field(s, f)?;
                 s.t(" expires=").u(x).t(" softexpires=").u(so);
             }
-            Kind::Tlb { pages, reason } => {
-                let (p, why) = (pages.get(d, e) as i64, reason.get(d, e) as i64);
+            11 => {
+                let (p, why) = (v(0) as i64, v(1) as i64);
                 const WHY: [&str; 4] = ["flush on task switch", "remote shootdown", "local shootdown", "local mm shootdown"];
                 s.t("pages=").d(p).t(" reason=");
                 if let Some(w) = usize::try_from(why).ok().and_then(|i| WHY.get(i)) {
-                    s.push_str(w);
+                    s.t(w);
                 }
                 s.t(" (").d(why).t(")");
             }
-            Kind::CallSite { site } => {
-                let v = site.get(d, e);
+            12 => {
+                let v = v(0);
                 if let Some(sym) = self.env.sym(v) {
                     s.t("(").t(sym.name).t("+0x").x(v.wrapping_sub(sym.addr) as u32 as u64).t(") ");
                 }
                 self.render(s, ty, d)?;
             }
-            Kind::Generic => self.render(s, ty, d)?,
+            _ => self.render(s, ty, d)?,
         }
         Ok(false)
     }
@@ -747,27 +741,19 @@ impl<'a> TraceCmd<'a> {
         }
     }
 
-    fn ret_func(&self, d: &[u8]) -> Option<u64> {
-        let c = self.class(self.ty(d))?;
-        match &c.kind {
-            Kind::GraphRet { func, .. } => Some(func.get(d, self.endian)),
-            _ => None,
-        }
-    }
-
     /// print_graph_entry_leaf(): the entry folded with its exit.
-    fn graph_leaf(&self, s: &mut String, f: u64, dep: i64, rd: &[u8]) -> fmt::Result {
-        let Some(Kind::GraphRet { calltime, rettime, retval, .. }) = self.class(self.ty(rd)).map(|c| &c.kind) else { return Ok(()) };
+    fn graph_leaf(&self, s: &mut String, f: u64, dep: i64, rd: &[u8], c: &Class) -> fmt::Result {
         let e = self.endian;
-        let dur = rettime.get(rd, e).wrapping_sub(calltime.get(rd, e));
+        let v = |k: usize| c.f[k].map(|f| f.get(rd, e));
+        let dur = v(3).unwrap_or(0).wrapping_sub(v(2).unwrap_or(0));
         duration(s, dur)?;
         indent(s, dep)?;
         self.func_name(s, f)?;
-        s.push_str("();");
+        s.t("();");
         if self.flags & DEPTH != 0 {
             s.t(" (").d(dep).t(")");
         }
-        self.retval(s, retval.map(|x| x.get(rd, e)))
+        self.retval(s, v(4))
     }
 
     /// trace-cmd 3.2+: ` (ret=0x1f)`, errno values in decimal.
@@ -811,7 +797,7 @@ impl<'a> TraceCmd<'a> {
             }
         }
         if self.flags & PARENT != 0 {
-            s.push_str(" <-- ");
+            s.t(" <-- ");
             match par {
                 Some(p) => self.show_function(s, p.name, p.addr, parent)?,
                 None => {
@@ -823,7 +809,7 @@ impl<'a> TraceCmd<'a> {
     }
 
     fn show_function(&self, s: &mut String, name: &str, start: u64, addr: u64) -> fmt::Result {
-        s.push_str(name);
+        s.t(name);
         if self.flags & OFFSET != 0 {
             s.t("+0x").x(addr.wrapping_sub(start) as u32 as u64).t(" ");
         }
@@ -856,12 +842,16 @@ impl<'a> TraceCmd<'a> {
     }
 
     /// `-R`: print_selected_fields() with each field's raw value.
+    #[inline(never)]
     fn raw_fields(&self, s: &mut String, d: &[u8], ci: usize) -> fmt::Result {
         let e = self.endian;
         let c = &self.cls[ci];
         let mut cur = 0;
-        for (fi, (name, f, kind, is_char, ptr)) in c.fields.iter().enumerate() {
-            s.t(" ").t(name).t("=");
+        for (fi, fd) in c.ev.fields.iter().filter(|f| !f.name.starts_with("common_")).enumerate() {
+            let (f, kind) = (field_f(fd), &fd.kind);
+            // TEP_FIELD_IS_POINTER / TEP_FIELD_IS_LONG ("long" anywhere).
+            let ptr = if fd.is_ptr { 2 } else { fd.ctype.contains("long") as u8 };
+            s.t(" ").t(&fd.name).t("=");
             if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() && cur != usize::MAX {
                 // print_field(): the next conversion (from where the last
                 // one matched, wrapping) that prints this very field.
@@ -887,47 +877,35 @@ impl<'a> TraceCmd<'a> {
                     // the fields after print raw.
                     cur = if at + 1 < n { at + 1 } else { usize::MAX };
                     if has0x {
-                        s.push_str("0x");
+                        s.t("0x");
                     }
                     self.conv(s, spec, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0))?;
                     continue;
                 }
             }
-            let (o, n) = match kind {
-                FieldKind::DataLoc | FieldKind::RelLoc => {
-                    let v = read_uint(d, f.off as usize, 4, e).unwrap_or(0) as usize;
-                    let mut st = v & 0xffff;
-                    if *kind == FieldKind::RelLoc {
-                        st += f.off as usize + 4;
-                    }
-                    (st, v >> 16)
-                }
-                // A flexible `char buf[]` runs to the end of the record.
-                FieldKind::Array(_) if f.size == 0 => (f.off as usize, d.len().saturating_sub(f.off as usize)),
-                FieldKind::Array(_) => (f.off as usize, f.size as usize),
-                _ => {
-                    // print_field_raw().
-                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
-                    match (*ptr, f.signed, f.size) {
-                        (2, ..) | (1, false, _) => s.t("0x").x(v),
-                        (1, true, 4) => s.t("0x").x(v as u32 as u64),
-                        (_, true, 4) => s.d(v as u32 as i32 as i64),
-                        (_, true, 2) => s.num(v as u16 as i16 as i64 as u64, 10, true, 0, 2),
-                        (_, true, 1) => s.d(v as u8 as i8 as i64),
-                        (_, true, _) => s.d(v as i64),
-                        _ => s.u(v),
-                    };
-                    continue;
-                }
-            };
+            if *kind == FieldKind::Scalar {
+                // print_field_raw().
+                let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
+                match (ptr, f.signed, f.size) {
+                    (2, ..) | (1, false, _) => s.t("0x").x(v),
+                    (1, true, 4) => s.t("0x").x(v as u32 as u64),
+                    (_, true, 4) => s.d(v as u32 as i32 as i64),
+                    (_, true, 2) => s.num(v as u16 as i16 as i64 as u64, 10, true, 0, 2),
+                    (_, true, 1) => s.d(v as u8 as i8 as i64),
+                    (_, true, _) => s.d(v as i64),
+                    _ => s.u(v),
+                };
+                continue;
+            }
+            let (o, n) = filter::loc(d, f, kind, e, true);
             let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
-            if *is_char && printable(b) {
+            if fd.is_char && printable(b) {
                 put_bytes(s, b)?;
             } else {
-                s.push_str("ARRAY[");
+                s.t("ARRAY[");
                 for (i, x) in b.iter().enumerate() {
                     if i > 0 {
-                        s.push_str(", ");
+                        s.t(", ");
                     }
                     s.num(*x as u64, 16, false, ZEROPAD, 2);
                 }
@@ -940,6 +918,7 @@ impl<'a> TraceCmd<'a> {
 
 impl<'a> TraceCmd<'a> {
     /// print_arg_number() / print_arg_pointer() of one conversion.
+    #[inline(never)]
     fn conv(&self, s: &mut String, spec: &str, v: u64) -> fmt::Result {
         use crate::printfmt::printf;
         let b = spec.as_bytes();
@@ -1063,9 +1042,9 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
         s.t(".").num(dur % 1000, 10, false, ZEROPAD, 3);
     }
     let len = s.len() - start;
-    s.push_str(" us ");
+    s.t(" us ");
     pad(s, 7usize.saturating_sub(len))?;
-    s.push_str("|  ");
+    s.t("|  ");
     Ok(())
 }
 

@@ -35,14 +35,12 @@ pub struct GraphFilter<'a> {
 }
 
 impl<'a> GraphFilter<'a> {
+    #[inline(never)]
     pub fn new(env: &'a dyn Env, events: &[Event], endian: Endian) -> Self {
         let mut ids = Vec::new();
-        for e in events.iter().filter(|e| e.system == "ftrace") {
-            let exit = match e.name.as_str() {
-                "funcgraph_entry" => false,
-                "funcgraph_exit" => true,
-                _ => continue,
-            };
+        for e in events {
+            let Some(k) = crate::util::word_index("funcgraph_entry|funcgraph_exit", &e.name).filter(|_| e.system == "ftrace") else { continue };
+            let exit = k == 1;
             if let (Some(f), Some(d)) = (fld(e, "func"), fld(e, "depth")) {
                 ids.push((e.id, f, d, exit));
             }
@@ -56,6 +54,7 @@ impl<'a> GraphFilter<'a> {
 
     /// Decide for one record, in merge order (the `--graph` state follows
     /// each pid into and out of FUNC).
+    #[inline(never)]
     pub fn check(&mut self, d: &[u8]) -> Verdict {
         let e = self.endian;
         let ty = read_uint(d, 0, 2, e).unwrap_or(0) as u16;
@@ -121,8 +120,8 @@ enum Val {
 }
 
 enum Ex {
-    And(Box<Ex>, Box<Ex>),
-    Or(Box<Ex>, Box<Ex>),
+    /// `||` (true) or `&&` (false).
+    Bin(bool, Box<Ex>, Box<Ex>),
     Not(Box<Ex>),
     /// field (None = COMM), operator, value
     Cmp(Option<(F, FieldKind, bool)>, u8, Val),
@@ -144,13 +143,32 @@ pub struct EventFilter {
     last_printed: Vec<bool>,
 }
 
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    match p.split_first() {
-        None => s.is_empty(),
-        Some((b'*', rest)) => (0..=s.len()).any(|i| glob(rest, &s[i..])),
-        Some((b'?', rest)) => !s.is_empty() && glob(rest, &s[1..]),
-        Some((c, rest)) => s.first() == Some(c) && glob(rest, &s[1..]),
+/// Shell-style `*` and `?` match of the whole of `t` (no `[...]`
+/// classes: a `[` is itself), iterative with one backtrack point. Also
+/// ftcat's `-e` and `--comm`.
+pub fn glob(p: &[u8], t: &[u8]) -> bool {
+    let (mut pi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (usize::MAX, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = pi;
+            pi += 1;
+            mark = ti;
+        } else if star != usize::MAX {
+            pi = star + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
     }
+    while pi < p.len() && p[pi] == b'*' {
+        pi += 1;
+    }
+    pi == p.len()
 }
 
 /// libtraceevent's `=~`: a POSIX basic regex (regcomp without
@@ -228,6 +246,14 @@ impl<'s> P<'s> {
             self.i += 1;
         }
     }
+    /// The run of ASCII letters, digits and `more` bytes at the cursor.
+    fn token(&mut self, more: fn(u8) -> bool) -> &'s str {
+        let st = self.i;
+        while self.s.get(self.i).is_some_and(|&c| c.is_ascii_alphanumeric() || more(c)) {
+            self.i += 1;
+        }
+        str_of(self.s.get(st..self.i).unwrap_or(&[]))
+    }
     fn eat(&mut self, t: &str) -> bool {
         self.ws();
         if self.s[self.i..].starts_with(t.as_bytes()) {
@@ -237,68 +263,62 @@ impl<'s> P<'s> {
             false
         }
     }
-    fn or(&mut self, e: &Event) -> Result<Ex, &'static str> {
-        let mut l = self.and(e)?;
-        while self.eat("||") {
-            l = Ex::Or(Box::new(l), Box::new(self.and(e)?));
+    /// `a || b ...` (or) or `a && b ...`: one loop for both levels.
+    fn bin(&mut self, e: &Event, or: bool) -> Result<Ex, &'static str> {
+        let mut l = self.operand(e, or)?;
+        while self.eat(if or { "||" } else { "&&" }) {
+            l = Ex::Bin(or, Box::new(l), Box::new(self.operand(e, or)?));
         }
         Ok(l)
     }
-    fn and(&mut self, e: &Event) -> Result<Ex, &'static str> {
-        let mut l = self.unary(e)?;
-        while self.eat("&&") {
-            l = Ex::And(Box::new(l), Box::new(self.unary(e)?));
+    fn operand(&mut self, e: &Event, or: bool) -> Result<Ex, &'static str> {
+        if or {
+            self.bin(e, false)
+        } else {
+            self.unary(e)
         }
-        Ok(l)
     }
     fn unary(&mut self, e: &Event) -> Result<Ex, &'static str> {
         if self.eat("!") {
             return Ok(Ex::Not(Box::new(self.unary(e)?)));
         }
         if self.eat("(") {
-            let x = self.or(e)?;
+            let x = self.bin(e, true)?;
             if !self.eat(")") {
                 return Err("missing )");
             }
             return Ok(x);
         }
         self.ws();
-        let st = self.i;
-        while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_') {
-            self.i += 1;
-        }
-        let name = core::str::from_utf8(&self.s[st..self.i]).map_err(|_| "bad field name")?;
+        let name = self.token(|c| c == b'_');
         if name.is_empty() {
             return Err("expected a field name");
         }
-        // Longest first; each operator's code at the same position in CODES.
-        const OPS: [&str; 11] = ["==", "!=", "=~", "!~", "<=", ">=", "<", ">", "&", "~", "="];
+        // The operators, longest first (six of two bytes, five of one);
+        // each one's code at the same position in CODES.
+        const OPS: &str = "==!==~!~<=>=<>&~=";
         const CODES: &[u8; 11] = b"=!rnlg<>&~=";
-        let k = OPS.iter().position(|o| self.eat(o)).ok_or("expected an operator")?;
+        let mut k = 0;
+        while !self.eat(OPS.get(if k < 6 { 2 * k..2 * k + 2 } else { k + 6..k + 7 }).ok_or("expected an operator")?) {
+            k += 1;
+        }
         let op = CODES[k];
         self.ws();
+        // (Slices of the filter end at ASCII bytes: always whole UTF-8.)
         let v = match self.s.get(self.i) {
             Some(&q @ (b'"' | b'\'')) => {
                 let st = self.i + 1;
                 let n = self.s[st..].iter().position(|&c| c == q).ok_or("unterminated string")?;
                 self.i = st + n + 1;
-                Val::Str(String::from(core::str::from_utf8(&self.s[st..st + n]).map_err(|_| "bad string")?))
+                Val::Str(String::from(str_of(&self.s[st..st + n])))
             }
             _ => {
-                let st = self.i;
-                while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || matches!(self.s[self.i], b'-' | b'_' | b'/' | b'*' | b'?' | b'.' | b':')) {
-                    self.i += 1;
-                }
-                let t = core::str::from_utf8(&self.s[st..self.i]).map_err(|_| "bad value")?;
+                let t = self.token(|c| matches!(c, b'-' | b'_' | b'/' | b'*' | b'?' | b'.' | b':'));
                 let (neg, t2) = match t.strip_prefix('-') {
                     Some(r) => (true, r),
                     None => (false, t),
                 };
-                let n = match t2.strip_prefix("0x").or_else(|| t2.strip_prefix("0X")) {
-                    Some(h) => u64::from_str_radix(h, 16).ok(),
-                    None => t2.parse::<u64>().ok(),
-                };
-                match n {
+                match number(t2) {
                     Some(n) => Val::Num(if neg { (n as i64).wrapping_neg() } else { n as i64 }),
                     None if !t.is_empty() => Val::Str(String::from(t)),
                     None => return Err("expected a value"),
@@ -318,18 +338,48 @@ impl<'s> P<'s> {
     }
 }
 
-fn field_str<'d>(d: &'d [u8], f: F, kind: &FieldKind, e: Endian) -> &'d [u8] {
-    let (o, n) = match kind {
-        FieldKind::DataLoc | FieldKind::RelLoc => {
-            let v = read_uint(d, f.off as usize, 4, e).unwrap_or(0) as usize;
-            let mut s = v & 0xffff;
-            if *kind == FieldKind::RelLoc {
-                s += f.off as usize + 4;
-            }
-            (s, v >> 16)
-        }
-        _ => (f.off as usize, f.size as usize),
+fn str_of(b: &[u8]) -> &str {
+    core::str::from_utf8(b).unwrap_or("")
+}
+
+/// A decimal or `0x` hex u64 (None on overflow, as `parse`).
+pub(super) fn number(t: &str) -> Option<u64> {
+    let (base, digits) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None => (10, t),
     };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for c in digits.bytes() {
+        let x = match c {
+            b'0'..=b'9' => c - b'0',
+            _ if base == 16 && (c | 0x20).wrapping_sub(b'a') < 6 => (c | 0x20) - b'a' + 10,
+            _ => return None,
+        };
+        v = v.checked_mul(base)?.checked_add(x as u64)?;
+    }
+    Some(v)
+}
+
+/// Where a string or array field's bytes lie: (start, length). With
+/// `flex`, a flexible `char buf[]` runs to the end of the record.
+pub(super) fn loc(d: &[u8], f: F, kind: &FieldKind, e: Endian, flex: bool) -> (usize, usize) {
+    let o = f.off as usize;
+    match kind {
+        FieldKind::DataLoc | FieldKind::RelLoc => {
+            let v = read_uint(d, o, 4, e).unwrap_or(0) as usize;
+            let rel = if *kind == FieldKind::RelLoc { o + 4 } else { 0 };
+            ((v & 0xffff) + rel, v >> 16)
+        }
+        FieldKind::Array(_) if flex && f.size == 0 => (o, d.len().saturating_sub(o)),
+        _ => (o, f.size as usize),
+    }
+}
+
+fn field_str<'d>(d: &'d [u8], f: F, kind: &FieldKind, e: Endian) -> &'d [u8] {
+    let (o, n) = loc(d, f, kind, e, false);
     let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
     &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
 }
@@ -341,8 +391,15 @@ pub type WithComm<'c> = &'c mut dyn FnMut(&dyn Fn(&[u8]) -> bool) -> bool;
 
 fn eval(x: &Ex, d: &[u8], comm: WithComm, e: Endian) -> bool {
     match x {
-        Ex::And(a, b) => eval(a, d, comm, e) && eval(b, d, comm, e),
-        Ex::Or(a, b) => eval(a, d, comm, e) || eval(b, d, comm, e),
+        // `||` decided by a true left side, `&&` by a false one.
+        Ex::Bin(or, a, b) => {
+            let l = eval(a, d, comm, e);
+            if l == *or {
+                l
+            } else {
+                eval(b, d, comm, e)
+            }
+        }
         Ex::Not(a) => !eval(a, d, comm, e),
         Ex::False => false,
         Ex::Cmp(f, op, v) => match (f, v) {
@@ -385,6 +442,7 @@ impl EventFilter {
 
     /// Add one `-F` argument: `[SYSTEM/]EVENT[,EVENT...][: FILTER]`, names
     /// as globs.
+    #[inline(never)]
     pub fn add(&mut self, spec: &str, events: &[Event]) -> Result<(), &'static str> {
         let (names, expr) = match spec.split_once(':') {
             Some((n, x)) => (n, Some(x.trim())),
@@ -392,7 +450,11 @@ impl EventFilter {
         };
         let mut any = false;
         if self.stacks.is_empty() {
-            self.stacks = events.iter().filter(|e| e.system == "ftrace" && matches!(e.name.as_str(), "kernel_stack" | "user_stack")).map(|e| e.id).collect();
+            for e in events {
+                if e.system == "ftrace" && crate::util::word_index("kernel_stack|user_stack", &e.name).is_some() {
+                    self.stacks.push(e.id);
+                }
+            }
         }
         for name in names.split(',').map(|n| n.trim()) {
             let (sys, ev) = match name.split_once('/') {
@@ -411,7 +473,7 @@ impl EventFilter {
                 let x = match expr.filter(|x| !x.is_empty()) {
                     Some(x) => {
                         let mut p = P { s: x.as_bytes(), i: 0 };
-                        let ex = p.or(e)?;
+                        let ex = p.bin(e, true)?;
                         p.ws();
                         if p.i != p.s.len() {
                             return Err("junk after the filter");
@@ -430,6 +492,7 @@ impl EventFilter {
     }
 
     /// Does a record pass? `comm` gives its task's name (for COMM).
+    #[inline(never)]
     pub fn pass(&mut self, cpu: u32, d: &[u8], comm: WithComm, e: Endian) -> bool {
         let ty = read_uint(d, 0, 2, e).unwrap_or(0) as u16;
         let ok = self.rules.iter().any(|(id, x)| *id == ty && x.as_ref().map_or(true, |x| eval(x, d, comm, e)));

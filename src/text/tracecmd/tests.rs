@@ -593,3 +593,16 @@ fn comm_column_follows_registration_order() {
     let out = run(&mut t, &[(0, 1_000, hdr(600, 3)), sw("y", 3, "q", 9, 3), (0, 1_000, hdr(600, 3))]);
     assert_eq!(col(&out), ["y-3", "y-3", "x-3"]);
 }
+
+#[test]
+fn filter_numbers() {
+    use super::filter::number;
+    assert_eq!(number("0x1F"), Some(31));
+    assert_eq!(number("0Xff"), Some(255));
+    assert_eq!(number("18446744073709551615"), Some(u64::MAX));
+    assert_eq!(number("18446744073709551616"), None);
+    assert_eq!(number("0x"), None);
+    assert_eq!(number(""), None);
+    assert_eq!(number("12a"), None);
+    assert_eq!(number("0xg"), None);
+}
