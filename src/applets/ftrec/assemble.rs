@@ -102,8 +102,9 @@ fn systems_for(top: &Tracefs, all: &[EventRef], ids: &[u16], out: &mut Vec<Strin
         if ids.is_empty() || ev.system == "ftrace" || out.binary_search(&ev.system).is_ok() {
             continue;
         }
-        let id = top.read_str(&ev.path("id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
-        if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
+        let id = top.read_str(&ev.path("id")).ok().and_then(|s| s.trim().parse::<u64>().ok());
+        // (u64: the parser every other number uses; an id above u16 is none of ours.)
+        if id.is_some_and(|id| id <= 0xffff && ids.binary_search(&(id as u16)).is_ok()) {
             super::insert_sorted(out, &ev.system);
         }
     }

@@ -69,12 +69,9 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
     let on = tracing_on.as_raw_fd();
     let stw = st_w.as_raw_fd();
 
-    // SAFETY: fork has no memory-safety preconditions; the child below only
-    // makes async-signal-safe calls on data prepared before the fork.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(os("fork", sys::last_errno()));
-    }
+    // The child below only makes async-signal-safe calls on data prepared
+    // before the fork.
+    let pid = super::fork()?;
     if pid == 0 {
         // Child.
         // SAFETY: getpid is always safe.

@@ -304,12 +304,9 @@ pub struct Worker {
 #[inline(never)]
 pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, String> {
     let (rd, wr) = super::pipe(false).map_err(|e| super::errmsg("pipe", e))?;
-    // SAFETY: the parent is single-threaded here, so the child may use the
+    // The parent is single-threaded here, so the child may use the
     // allocator and everything else freely; it leaves through _exit only.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(super::child::os("fork", crate::sys::last_errno()));
-    }
+    let pid = super::fork()?;
     if pid == 0 {
         // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
