@@ -18,7 +18,7 @@ use crate::tracefs::Tracefs;
 use crate::{fail, usage_err};
 use assemble::{CpuData, Recorded};
 use engine::{Mode, Reader};
-use restore::{Saver, Target};
+use restore::Saver;
 use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{Mode as FMode, OFlags};
 use rustix::io::Errno;
@@ -482,7 +482,6 @@ fn insert_sorted(v: &mut Vec<String>, s: &str) {
 struct Session {
     top: Tracefs,
     rec: Tracefs,
-    target: Target,
     saver: Saver,
     /// Systems of the events enabled, sorted.
     systems: Vec<String>,
@@ -494,7 +493,7 @@ impl Session {
     /// does): then say so, name `soft`, and go on recording events.
     #[inline(never)]
     fn set(&mut self, file: &str, val: &str, soft: Option<&str>) -> Result<()> {
-        match (self.saver.set(&self.rec, self.target, file, val), soft) {
+        match (self.saver.set(&self.rec, file, val), soft) {
             (Ok(()), _) => Ok(()),
             (Err(e), Some(what)) => refused(what, e),
             (Err(e), None) => Err(tf(e)),
@@ -549,7 +548,7 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
             continue;
         }
         let t = &s.rec;
-        let r = s.saver.save_lines(t, s.target, file).and_then(|()| t.write(file, b""));
+        let r = s.saver.save_lines(t, file).and_then(|()| t.write(file, b""));
         if let Err(e) = r.and_then(|()| list.iter().try_for_each(|f| t.append(file, f.as_bytes()))) {
             refused(file, e)?;
         }
@@ -567,9 +566,9 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
             s.option("function-fork", true)?;
         }
     }
-    let (t, tg) = (&s.rec, s.target);
+    let t = &s.rec;
     if let Some(p) = &a.strs[TRACER] {
-        if let Err(e) = s.saver.set(t, tg, "current_tracer", p) {
+        if let Err(e) = s.saver.set(t, "current_tracer", p) {
             if e.errno == Errno::INVAL {
                 fail!("unknown tracer '{p}' (see {})", t.path_of("available_tracers"));
             }
@@ -583,7 +582,7 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
 /// triggers, then enabling.
 #[inline(never)]
 fn events(s: &mut Session, a: &Args) -> Result<()> {
-    let (t, tg) = (&s.rec, s.target);
+    let t = &s.rec;
     if a.events.is_empty() {
         return Ok(());
     }
@@ -607,7 +606,7 @@ fn events(s: &mut Session, a: &Args) -> Result<()> {
             let mut ok = 0;
             for ev in &evs {
                 let file = ev.path("filter");
-                match s.saver.set(t, tg, &file, f) {
+                match s.saver.set(t, &file, f) {
                     Ok(()) => ok += 1,
                     Err(e) if e.errno == Errno::INVAL && evs.len() > 1 => {
                         let _ = t.write(&file, b"0");
@@ -622,11 +621,11 @@ fn events(s: &mut Session, a: &Args) -> Result<()> {
         }
         for ev in &evs {
             for tr in &e.triggers {
-                s.saver.add_trigger(t, tg, &ev.path("trigger"), tr).map_err(tf)?;
+                s.saver.add_trigger(t, &ev.path("trigger"), tr).map_err(tf)?;
             }
         }
     }
-    s.saver.enable(t, tg, &enabled).map_err(Error::Fail)
+    s.saver.enable(t, &enabled).map_err(Error::Fail)
 }
 
 /// The pid filter files, each with "required" (set_ftrace_pid needs the
@@ -653,7 +652,7 @@ fn pid_filters(s: &mut Session, pids: Option<&[u32]>, add: bool) -> Result<Vec<(
         if !s.rec.exists(file) {
             continue;
         }
-        let r = if add { Ok(()) } else { s.saver.save_lines(&s.rec, s.target, file) };
+        let r = if add { Ok(()) } else { s.saver.save_lines(&s.rec, file) };
         let mode = if add { OFlags::APPEND } else { OFlags::TRUNC };
         let r = r.and_then(|()| match &text {
             Some(t) => s.rec.write(file, t),
@@ -743,51 +742,6 @@ fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u
     Ok((v, ps))
 }
 
-/// What the readers left, with the numbers and names restoring would reset
-/// (read before it): per-CPU stats, trace_clock, the tracer state.
-struct Taken {
-    outcomes: Vec<engine::Outcome>,
-    stats: Vec<String>,
-    clock: String,
-    state: String,
-}
-
-fn take(rec: &Tracefs, outcomes: Vec<engine::Outcome>, state: String) -> Taken {
-    let stats = (0..outcomes.len()).map(|c| rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default()).collect();
-    Taken { outcomes, stats, clock: rec.read_str("trace_clock").unwrap_or_default(), state }
-}
-
-/// The first reader error, and whether the disk filled.
-fn first_err(t: &mut Taken) -> (Option<String>, bool) {
-    (t.outcomes.iter_mut().find_map(|o| o.err.take()), t.outcomes.iter().any(|o| o.full))
-}
-
-/// Each CPU's data in its temp file (with -m, only the newest part),
-/// closing the readers' trace_pipe_raw.
-#[inline(never)]
-fn cpus_of(readers: Vec<Reader>, outcomes: &[engine::Outcome]) -> Vec<CpuData> {
-    readers
-        .into_iter()
-        .zip(outcomes)
-        .map(|(r, o)| {
-            let start = match r.max_bytes {
-                Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
-                _ => o.start,
-            };
-            CpuData { file: Some(r.file), start, end: o.bytes }
-        })
-        .collect()
-}
-
-/// Write the file from the readers' temp files.
-#[inline(never)]
-fn finish(s: &mut Session, out: &Output, name: &str, ps: usize, cpus: Vec<CpuData>, t: Taken, a: &Args, full: bool) -> Result<()> {
-    out.begin()?;
-    let systems = core::mem::take(&mut s.systems);
-    let recd = Recorded { name, page_size: ps, cpus, stats: t.stats, systems, clock_file: t.clock, state: t.state };
-    assemble::assemble(&s.top, &out.fd, recd, a.version as u32, full, a.flags[QUIET]).map_err(Error::Fail)
-}
-
 /// Open the tracefs to record (or extract) — an instance is created when
 /// recording needs one — run, and put every setting back.
 #[inline(never)]
@@ -826,8 +780,7 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
     } else {
         (open_tracefs()?, String::new())
     };
-    let target = if rec.instance.is_some() { Target::Rec } else { Target::Top };
-    let mut s = Session { top, rec, target, saver, systems: Vec::new() };
+    let mut s = Session { top, rec, saver, systems: Vec::new() };
     let r = record_in(&mut s, a, sig, out, &name);
     // Anything not yet restored (errors on the way) is put back here.
     let restored = restore_all(&mut s);
@@ -895,26 +848,48 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         let _ = s.rec.write("tracing_on", b"0");
     }
     let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
-    let outcomes = workers.into_iter().map(engine::collect).collect();
+    let outcomes: Vec<engine::Outcome> = workers.into_iter().map(engine::collect).collect();
     let child_status = run?;
     if sig.is_some() {
         state = super::ftcat::trace_state(&s.rec);
     }
-    let mut t = take(&s.rec, outcomes, state);
-    let (err, mut full) = first_err(&mut t);
+    // What restoring would reset: the per-CPU stats, trace_clock.
+    let mut stats = Vec::new();
+    for c in 0..outcomes.len() {
+        stats.push(s.rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default());
+    }
+    let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
+    // Each CPU's data in its temp file (with -m, only the newest part);
+    // the trace files are closed here (an instance cannot be removed while
+    // they are open), the temp files stay open for the assembly. The first
+    // reader error, and whether the disk filled.
+    let mut cpus = Vec::new();
+    let mut err = None;
+    let mut full = false;
+    for (r, o) in readers.into_iter().zip(outcomes) {
+        let start = match r.max_bytes {
+            Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
+            _ => o.start,
+        };
+        cpus.push(CpuData { file: Some(r.file), start, end: o.bytes });
+        if err.is_none() {
+            err = o.err;
+        }
+        full |= o.full;
+    }
     // A full disk while recording still writes what fits; else stop here.
     full &= sig.is_some();
     let err = match (err, full) {
         (Some(e), false) => return Err(Error::Fail(e)),
         (err, _) => err,
     };
-    // Put the system back before the (possibly long) assembly; the trace
-    // files are closed first (an instance cannot be removed while they are
-    // open) — the temp files stay open for the assembly.
-    let cpus = cpus_of(readers, &t.outcomes);
+    // Put the system back before the (possibly long) assembly.
     let restored = restore_all(s);
     drop(stop);
-    finish(s, out, name, ps, cpus, t, a, full)?;
+    out.begin()?;
+    let systems = core::mem::take(&mut s.systems);
+    let recd = Recorded { name, page_size: ps, cpus, stats, systems, clock_file, state };
+    assemble::assemble(&s.top, &out.fd, recd, a.version as u32, full, a.flags[QUIET]).map_err(Error::Fail)?;
     if let Some(e) = err {
         fail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }

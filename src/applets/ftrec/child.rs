@@ -9,6 +9,7 @@
 
 use rustix::fd::{AsRawFd, OwnedFd};
 use crate::sys::{self, OsError};
+use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -24,19 +25,42 @@ pub(super) fn os(what: &str, e: rustix::io::Errno) -> String {
     format!("{what}: {}", OsError(e))
 }
 
+extern "C" {
+    static environ: *const *const libc::c_char;
+}
+
+/// $PATH, straight from `environ` (libc's getenv linked ~300 B of string
+/// helpers into the static binary for this one lookup).
+fn path_var() -> Option<&'static [u8]> {
+    // SAFETY: the C runtime sets environ to a NULL-terminated array of
+    // NUL-terminated strings (or NULL), and nothing in ftbox changes the
+    // environment, so the strings live as long as the process.
+    unsafe {
+        let mut p = environ;
+        while !p.is_null() && !(*p).is_null() {
+            if let Some(v) = core::ffi::CStr::from_ptr(*p).to_bytes().strip_prefix(b"PATH=") {
+                return Some(v);
+            }
+            p = p.add(1);
+        }
+    }
+    None
+}
+
 /// Find `cmd` in PATH the way a shell would (only for names without '/').
 #[inline(never)]
 fn resolve(cmd: &str) -> Option<String> {
     if cmd.contains('/') {
         return Some(String::from(cmd));
     }
-    let path = sys::getenv(c"PATH").map(sys::lossy);
+    let path = path_var().map(sys::lossy);
     for dir in path.as_deref().unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':') {
-        let p = format!("{}/{}", if dir.is_empty() { "." } else { dir }, cmd);
-        if rustix::fs::access(p.as_str(), rustix::fs::Access::EXEC_OK).is_ok()
-            && sys::stat(p.as_str(), true).is_ok_and(|m| sys::file_type(&m) == rustix::fs::FileType::RegularFile)
+        // One C string for both calls (a NUL inside fails here as it would there).
+        let Ok(p) = CString::new(format!("{}/{}", if dir.is_empty() { "." } else { dir }, cmd)) else { continue };
+        if rustix::fs::access(&*p, rustix::fs::Access::EXEC_OK).is_ok()
+            && sys::stat(&*p, true).is_ok_and(|m| sys::file_type(&m) == rustix::fs::FileType::RegularFile)
         {
-            return Some(p);
+            return p.into_string().ok();
         }
     }
     None

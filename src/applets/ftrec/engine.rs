@@ -308,8 +308,7 @@ pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, Strin
     // allocator and everything else freely; it leaves through _exit only.
     let pid = super::fork()?;
     if pid == 0 {
-        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
         drop(rd);
         let o = run(r, stop.as_fd());
         if o.err.is_some() {
