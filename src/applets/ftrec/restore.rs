@@ -34,9 +34,7 @@ pub struct Saver {
 pub fn current_value(file: &str, raw: &str) -> String {
     let s = raw.trim_end();
     if file.ends_with("trace_clock") {
-        if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
-            return String::from(&s[a + 1..b]);
-        }
+        return super::assemble::clock_name(s);
     }
     if file.ends_with("filter") && s == "none" {
         return String::from("0");
