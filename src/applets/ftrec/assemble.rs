@@ -58,7 +58,8 @@ fn uname() -> Vec<u8> {
     // SAFETY: u is a valid utsname.
     if unsafe { libc::uname(&mut u) } == 0 {
         for field in [&u.sysname, &u.nodename, &u.release, &u.machine] {
-            b.extend(field.iter().take_while(|&&c| c != 0).map(|&c| c as u8));
+            // SAFETY: uname NUL-terminates each field within its array.
+            b.extend_from_slice(unsafe { core::ffi::CStr::from_ptr(field.as_ptr()) }.to_bytes());
             b.push(b' ');
         }
         b.pop();
@@ -113,7 +114,15 @@ fn systems_for(top: &Tracefs, all: &[EventRef], ids: &[u16], out: &mut Vec<Strin
 /// The format files of a system's events.
 #[inline(never)]
 fn formats_of(top: &Tracefs, all: &[EventRef], sys: &str) -> Vec<Vec<u8>> {
-    all.iter().filter(|e| e.system == sys).filter_map(|e| top.read(&e.path("format")).ok()).collect()
+    let mut v = Vec::new();
+    for e in all {
+        if e.system == sys {
+            if let Ok(f) = top.read(&e.path("format")) {
+                v.push(f);
+            }
+        }
+    }
+    v
 }
 
 use crate::sys::write_all;
