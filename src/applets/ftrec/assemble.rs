@@ -192,7 +192,11 @@ fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
     if meta.version < 7 && !r.name.is_empty() {
         meta.buffers.push(buffer(r, "", vec![0; r.cpus.len()]));
     }
-    meta.buffers.push(buffer(r, r.name, r.cpus.iter().map(CpuData::len).collect()));
+    let mut sizes = Vec::new();
+    for d in &r.cpus {
+        sizes.push(d.len());
+    }
+    meta.buffers.push(buffer(r, r.name, sizes));
     write::layout(meta)
 }
 
@@ -272,15 +276,36 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         // Room for the metadata and one copy chunk (or, where holes cannot
         // be punched, for a second copy of the data), taken from the newest
         // pages of the biggest CPUs.
-        let metabytes: u64 = segs.iter().map(|s| if let Seg::Bytes(b) = s { b.len() as u64 } else { 0 }).sum();
-        let punch = r.cpus.iter().find_map(|d| d.file.as_ref()).is_some_and(can_punch);
-        let data: u64 = r.cpus.iter().map(CpuData::len).sum();
-        let need = metabytes + 64 * 1024 + if punch { CHUNK } else { data };
+        let mut need = 64 * 1024;
+        for s in &segs {
+            if let Seg::Bytes(b) = s {
+                need += b.len() as u64;
+            }
+        }
+        // (Asked of the first CPU's temp file: they share one directory.)
+        let mut first = None;
+        let mut data = 0;
+        for d in &r.cpus {
+            data += d.len();
+            if first.is_none() {
+                first = d.file.as_ref();
+            }
+        }
+        let punch = first.is_some_and(can_punch);
+        need += if punch { CHUNK } else { data };
         let mut short = need.saturating_sub(free_space(out));
         if short > 0 {
             let ps = r.page_size as u64;
             while short > 0 {
-                let Some(d) = r.cpus.iter_mut().max_by_key(|d| d.len()) else { break };
+                // The biggest CPU (the last of equals).
+                let mut big = None;
+                for (i, d) in r.cpus.iter().enumerate() {
+                    if big.is_none_or(|b: usize| d.len() >= r.cpus[b].len()) {
+                        big = Some(i);
+                    }
+                }
+                let Some(i) = big else { break };
+                let d = &mut r.cpus[i];
                 let cut = short.min(256 << 10).div_ceil(ps).saturating_mul(ps).min(d.len());
                 if cut == 0 {
                     break;

@@ -87,7 +87,10 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         }
         cs.push([a.as_bytes(), b"\0"].concat());
     }
-    let mut ptrs: Vec<*const libc::c_char> = cs[1..].iter().map(|c| c.as_ptr().cast()).collect();
+    let mut ptrs: Vec<*const libc::c_char> = Vec::new();
+    for c in &cs[1..] {
+        ptrs.push(c.as_ptr().cast());
+    }
     ptrs.push(core::ptr::null());
     let (st_r, st_w) = super::pipe(false).map_err(|e| os("pipe", e))?;
     let on = tracing_on.as_raw_fd();
