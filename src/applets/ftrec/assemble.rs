@@ -208,7 +208,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     let mut dropped = false;
     // Which systems: those enabled (sorted) plus those whose ids occur in the data.
     let mut systems = core::mem::take(&mut r.systems);
-    systems.retain(|s| s != "ftrace");
+    // (Sorted and without duplicates: "ftrace" is there once at most.)
+    if let Some(i) = systems.iter().position(|s| s == "ftrace") {
+        systems.remove(i);
+    }
     // Page headers hold a kernel `long` (commit): its size is the kernel's,
     // which header_page says, not this (maybe 32-bit) program's.
     let header_page = read_or_empty(top, "events/header_page");

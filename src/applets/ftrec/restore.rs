@@ -127,7 +127,9 @@ impl Saver {
                         if r != Err(rustix::io::Errno::BUSY) {
                             break;
                         }
-                        crate::sys::sleep_ms(20);
+                        // 20 ms (poll: already linked, unlike nanosleep).
+                        let ts = rustix::event::Timespec { tv_sec: 0, tv_nsec: 20_000_000 };
+                        let _ = rustix::event::poll(&mut [], Some(&ts));
                     }
                     r.map_err(|e| super::errmsg(&top.path_of(p), e))
                 }
