@@ -238,8 +238,9 @@ extern "C" fn on_signal(sig: libc::c_int) {
     SIG_NUM.store(sig, Ordering::SeqCst);
     let fd = SIG_FD.load(Ordering::SeqCst);
     if fd >= 0 {
-        // SAFETY: write(2) on a pipe is async-signal-safe; the byte is static.
-        unsafe { libc::write(fd, b"s".as_ptr().cast(), 1) };
+        // SAFETY: the pipe's write end stays open for the whole process
+        // (install_signals forgets it); a raw write(2) is async-signal-safe.
+        let _ = rustix::io::write(unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) }, b"s");
     }
 }
 
@@ -939,12 +940,11 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
         }
         if let Some(c) = &child {
             if c.pidfd.is_none() {
-                // SAFETY: WNOWAIT peeks at our own child without reaping it.
-                let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
-                // SAFETY: valid pointers; WNOHANG|WNOWAIT never blocks or reaps.
-                let r = unsafe { libc::waitid(libc::P_PID, c.pid as u32, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
-                // SAFETY: reading si_pid of a siginfo filled by waitid.
-                if r == 0 && unsafe { info.si_pid() } == c.pid {
+                // WNOWAIT peeks at our own child without reaping it (a raw
+                // system call: libc's waitid is a cancellation point).
+                use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+                let opts = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+                if Pid::from_raw(c.pid).is_some_and(|p| matches!(waitid(WaitId::Pid(p), opts), Ok(Some(_)))) {
                     break;
                 }
             }

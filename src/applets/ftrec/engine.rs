@@ -314,14 +314,15 @@ pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, Strin
         if o.err.is_some() {
             let _ = rustix::io::write(fail, b"x");
         }
-        let mut msg = Vec::with_capacity(32);
-        msg.extend_from_slice(&o.bytes.to_ne_bytes());
-        msg.extend_from_slice(&o.start.to_ne_bytes());
-        msg.push(o.full as u8);
+        // The numbers, then the error text: one pipe, read to its end.
+        let mut head = [0u8; 17];
+        head[..8].copy_from_slice(&o.bytes.to_ne_bytes());
+        head[8..16].copy_from_slice(&o.start.to_ne_bytes());
+        head[16] = o.full as u8;
+        let _ = rustix::io::write(&wr, &head);
         if let Some(e) = &o.err {
-            msg.extend_from_slice(&e.as_bytes()[..e.len().min(1000)]);
+            let _ = rustix::io::write(&wr, &e.as_bytes()[..e.len().min(1000)]);
         }
-        let _ = rustix::io::write(&wr, &msg);
         // SAFETY: _exit skips the parent's atexit handlers and buffers.
         unsafe { libc::_exit(0) };
     }
@@ -341,9 +342,7 @@ pub fn collect(w: Worker) -> Outcome {
             Err(_) => break,
         }
     }
-    let mut st = 0;
-    // SAFETY: reaping our own child.
-    while unsafe { libc::waitpid(w.pid, &mut st, 0) } < 0 && crate::sys::last_errno() == Errno::INTR {}
+    super::child::reap(w.pid);
     let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
     match (u64_at(0), u64_at(8), msg.get(16)) {
         (Some(bytes), Some(start), Some(&full)) => Outcome {
