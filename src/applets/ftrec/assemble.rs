@@ -354,6 +354,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     Ok(())
 }
 
+/// The kernel's lost-event counts in per_cpu/cpuN/stats, and their words.
+const LOST: [(&str, &str); 3] =
+    [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")];
+
 /// The per-CPU summary on stderr, built as bytes and written at once.
 #[inline(never)]
 fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
@@ -367,8 +371,7 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
         let st = r.stats.get(c).map(String::as_str).unwrap_or("");
         let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
-        let lost = [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")];
-        for (key, what) in lost {
+        for (key, what) in LOST {
             let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
             if n > 0 {
                 let _ = write!(e, "\nCPU {c}: {n} {what}");
