@@ -696,8 +696,8 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
             }
         });
         if let Some(m) = &mut busy {
-            let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            m.push_str(comm.trim());
+            let comm = sys::read(format!("/proc/{pid}/comm").as_str()).unwrap_or_default();
+            m.push_str(sys::lossy(&comm).trim());
             m.push_str(") is reading it");
         }
         busy.is_none()
