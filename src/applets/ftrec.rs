@@ -166,7 +166,7 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 };
                 match row {
                     Some(i) => (i, if i > 0 && i < FLAGS { p.value()? } else { String::new() }),
-                    None => return Err(arg.unexpected().into()),
+                    None => return Err(arg.unexpected()),
                 }
             }
         };

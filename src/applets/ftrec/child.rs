@@ -84,7 +84,7 @@ pub(super) fn reap(pid: i32) -> Option<i32> {
     let p = rustix::process::Pid::from_raw(pid)?;
     loop {
         match rustix::process::waitpid(Some(p), rustix::process::WaitOptions::empty()) {
-            Ok(Some((_, st))) => return Some(st.as_raw() as i32),
+            Ok(Some((_, st))) => return Some(st.as_raw()),
             Err(Errno::INTR) => {}
             _ => return None,
         }
