@@ -18,12 +18,13 @@ use crate::tracefs::Tracefs;
 use crate::{fail, usage_err};
 use assemble::{CpuData, Recorded};
 use engine::{Mode, Reader};
-use restore::{Saver, Target};
+use restore::Saver;
 use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{Mode as FMode, OFlags};
 use rustix::io::Errno;
 use crate::argv::{self, Value};
 use crate::sys;
+use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -62,31 +63,41 @@ struct EventArg {
     triggers: Vec<String>,
 }
 
+/// The options of one kind live in one array (indexed by the option's
+/// row in `OPTS`, which is ordered by kind): parse_args stores each with
+/// one line instead of an arm per option.
 #[derive(Default)]
 struct Args {
     extract: bool,
     events: Vec<EventArg>,
-    tracer: Option<String>,
-    ftrace_filter: Vec<String>,
-    ftrace_notrace: Vec<String>,
-    graph_funcs: Vec<String>,
-    graph_depth: Option<u64>,
+    /// -p, -C, -B, -o: see TRACER, CLOCK, INSTANCE, OUTPUT.
+    strs: [Option<String>; 4],
+    /// -l, -n, -g: the set_ftrace_filter, set_ftrace_notrace and
+    /// set_graph_function lines (LIST_FILES).
+    lists: [Vec<String>; 3],
+    /// --max-graph-depth, -b, -m: see GRAPH_DEPTH, BUFFER_KB, MAX_KB.
+    nums: [Option<u64>; 3],
+    /// -c, --private, -q, --no-splice: see FOLLOW, PRIVATE, QUIET, NO_SPLICE.
+    flags: [bool; 4],
     options: Vec<(String, bool)>,
     pids: Vec<u32>,
-    follow: bool,
-    buffer_kb: Option<u64>,
-    clock: Option<String>,
-    instance: Option<String>,
-    private: bool,
-    output: Option<String>,
     version: u64,
     /// -d as milliseconds.
     duration: Option<u64>,
-    max_kb: Option<u64>,
-    quiet: bool,
-    no_splice: bool,
     command: Vec<String>,
 }
+
+const TRACER: usize = 0;
+const CLOCK: usize = 1;
+const INSTANCE: usize = 2;
+const OUTPUT: usize = 3;
+const GRAPH_DEPTH: usize = 0;
+const BUFFER_KB: usize = 1;
+const MAX_KB: usize = 2;
+const FOLLOW: usize = 0;
+const PRIVATE: usize = 1;
+const QUIET: usize = 2;
+const NO_SPLICE: usize = 3;
 
 /// One (non-generic) number parser for every numeric option.
 #[inline(never)]
@@ -112,36 +123,19 @@ fn parse_ms(v: &str) -> Option<u64> {
     secs.checked_mul(1000)?.checked_add(ms)
 }
 
-/// Long-only option keys (below b'A', see argv::Opt).
-const MAX_DEPTH: u8 = 1;
-const PRIVATE: u8 = 2;
-const FILE_VERSION: u8 = 3;
-const NO_SPLICE: u8 = 4;
-
-const OPTS: &[argv::Opt] = &[
-    (b'h', "help", false),
-    (b'e', "", true),
-    (b'f', "", true),
-    (b'R', "", true),
-    (b'p', "", true),
-    (b'l', "", true),
-    (b'n', "", true),
-    (b'g', "", true),
-    (MAX_DEPTH, "max-graph-depth", true),
-    (b'O', "", true),
-    (b'P', "", true),
-    (b'c', "", false),
-    (b'b', "", true),
-    (b'C', "", true),
-    (b'B', "", true),
-    (PRIVATE, "private", false),
-    (b'o', "", true),
-    (FILE_VERSION, "file-version", true),
-    (b'd', "", true),
-    (b'm', "", true),
-    (b'q', "", false),
-    (NO_SPLICE, "no-splice", false),
-];
+/// The options by row, in groups: the row says what to do with one (rows
+/// 1 to FLAGS-1 take a value). Short letters one byte a row (0: long only),
+/// the few long names beside their rows — argv's (key, name, takes) table
+/// cost 24 bytes a row.
+const SHORTS: &[u8; 22] = b"hefROP\0dpCBolng\0bmc\0q\0";
+const LONGS: [(&str, u8); 5] = [("help", 0), ("file-version", 6), ("max-graph-depth", 15), ("private", 19), ("no-splice", 21)];
+// Rows 0-7: -h -e -f -R -O -P --file-version -d, then the groups:
+const STRS: usize = 8;
+const LISTS: usize = 12;
+const NUMS: usize = 15;
+const FLAGS: usize = 18;
+/// The numeric options' names, for messages.
+const NUM_NAMES: [&str; 3] = ["--max-graph-depth", "-b", "-m"];
 
 #[inline(never)]
 fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
@@ -151,7 +145,7 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     while let Some(arg) = p.next()? {
         let was_first = first;
         first = false;
-        let (key, v) = match arg {
+        let (i, v) = match arg {
             Value(v) => {
                 if was_first && v == "extract" {
                     a.extract = true;
@@ -164,86 +158,72 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 a.command.extend(p.raw_args()?);
                 continue;
             }
-            arg => match argv::find(OPTS, &arg) {
-                Some(&(k, _, takes)) => (k, if takes { p.value()? } else { String::new() }),
-                None => return Err(arg.unexpected().into()),
-            },
+            arg => {
+                let row = match arg {
+                    argv::Short(c) => SHORTS.iter().position(|&b| b != 0 && b as char == c),
+                    argv::Long(l) => LONGS.iter().find(|o| o.0 == l).map(|o| usize::from(o.1)),
+                    Value(_) => None,
+                };
+                match row {
+                    Some(i) => (i, if i > 0 && i < FLAGS { p.value()? } else { String::new() }),
+                    None => return Err(arg.unexpected()),
+                }
+            }
         };
-        // Options of one kind share one arm: the match picks the field.
-        match key {
-            b'h' => cli::help(USAGE)?, // always Err(Exit(0)) after printing
-            b'e' => a.events.push(EventArg { spec: v, filter: None, triggers: Vec::new() }),
-            b'f' | b'R' => match a.events.last_mut() {
-                Some(e) if key == b'f' => e.filter = Some(v),
-                Some(e) => e.triggers.push(v),
-                None => usage_err!("-{} needs a preceding -e", key as char),
-            },
-            b'p' | b'C' | b'B' | b'o' => {
-                *match key {
-                    b'p' => &mut a.tracer,
-                    b'C' => &mut a.clock,
-                    b'B' => &mut a.instance,
-                    _ => &mut a.output,
-                } = Some(v)
-            }
-            b'l' | b'n' | b'g' => match key {
-                b'l' => &mut a.ftrace_filter,
-                b'n' => &mut a.ftrace_notrace,
-                _ => &mut a.graph_funcs,
-            }
-            .push(v),
-            MAX_DEPTH | b'b' | b'm' => {
-                let (slot, what, max) = match key {
-                    MAX_DEPTH => (&mut a.graph_depth, "--max-graph-depth", u32::MAX.into()),
-                    b'b' => (&mut a.buffer_kb, "-b", u64::MAX),
-                    _ => (&mut a.max_kb, "-m", u64::MAX),
-                };
-                *slot = Some(num(what, &v, max)?);
-            }
-            b'O' => {
-                let (name, on) = match v.split_once('=') {
-                    Some((n, "1")) => (n, true),
-                    Some((n, "0")) => (n, false),
-                    Some(_) => usage_err!("-O {v}: the value must be 0 or 1"),
-                    // "noOPT" is resolved against options/ (configure).
-                    None => (v.as_str(), true),
-                };
-                crate::tracefs::check_name("option", name).map_err(Error::Usage)?;
-                a.options.push((String::from(name), on));
-            }
-            b'P' => {
-                for s in v.split(',').filter(|s| !s.is_empty()) {
-                    a.pids.push(num("-P", s, u32::MAX.into())? as u32);
+        if i >= FLAGS {
+            a.flags[i - FLAGS] = true;
+        } else if i >= NUMS {
+            let max = if i == NUMS { u32::MAX.into() } else { u64::MAX };
+            a.nums[i - NUMS] = Some(num(NUM_NAMES[i - NUMS], &v, max)?);
+        } else if i >= LISTS {
+            a.lists[i - LISTS].push(v);
+        } else if i >= STRS {
+            a.strs[i - STRS] = Some(v);
+        } else {
+            match i {
+                0 => cli::help(USAGE)?, // always Err(Exit(0)) after printing
+                1 => a.events.push(EventArg { spec: v, filter: None, triggers: Vec::new() }),
+                2 | 3 => match a.events.last_mut() {
+                    Some(e) if i == 2 => e.filter = Some(v),
+                    Some(e) => e.triggers.push(v),
+                    None => usage_err!("-{} needs a preceding -e", if i == 2 { 'f' } else { 'R' }),
+                },
+                4 => {
+                    let (name, on) = match v.split_once('=') {
+                        Some((n, "1")) => (n, true),
+                        Some((n, "0")) => (n, false),
+                        Some(_) => usage_err!("-O {v}: the value must be 0 or 1"),
+                        // "noOPT" is resolved against options/ (configure).
+                        None => (v.as_str(), true),
+                    };
+                    crate::tracefs::check_name("option", name).map_err(Error::Usage)?;
+                    a.options.push((String::from(name), on));
                 }
-            }
-            b'c' | PRIVATE | b'q' | NO_SPLICE => {
-                *match key {
-                    b'c' => &mut a.follow,
-                    PRIVATE => &mut a.private,
-                    b'q' => &mut a.quiet,
-                    _ => &mut a.no_splice,
-                } = true
-            }
-            FILE_VERSION => {
-                a.version = num("--file-version", &v, u32::MAX.into())?;
-                if a.version != 6 && a.version != 7 {
-                    usage_err!("--file-version must be 6 or 7");
+                5 => {
+                    for s in v.split(',').filter(|s| !s.is_empty()) {
+                        a.pids.push(num("-P", s, u32::MAX.into())? as u32);
+                    }
                 }
+                6 => {
+                    a.version = num("--file-version", &v, u32::MAX.into())?;
+                    if a.version != 6 && a.version != 7 {
+                        usage_err!("--file-version must be 6 or 7");
+                    }
+                }
+                _ => match parse_ms(&v) {
+                    Some(ms) => a.duration = Some(ms),
+                    None => usage_err!("-d: invalid duration '{v}'"),
+                },
             }
-            b'd' => match parse_ms(&v) {
-                Some(ms) => a.duration = Some(ms),
-                None => usage_err!("-d: invalid duration '{v}'"),
-            },
-            _ => {}
         }
     }
-    if a.private && a.instance.is_some() {
+    if a.flags[PRIVATE] && a.strs[INSTANCE].is_some() {
         usage_err!("--private and -B exclude each other");
     }
-    if let Some(i) = &a.instance {
+    if let Some(i) = &a.strs[INSTANCE] {
         crate::tracefs::check_name("instance", i).map_err(Error::Usage)?;
     }
-    if a.extract && (!a.events.is_empty() || a.tracer.is_some() || a.private || !a.pids.is_empty()) {
+    if a.extract && (!a.events.is_empty() || a.strs[TRACER].is_some() || a.flags[PRIVATE] || !a.pids.is_empty()) {
         usage_err!("extract saves the buffer as it is: it takes only -o, -B and -q");
     }
     Ok(a)
@@ -258,9 +238,30 @@ extern "C" fn on_signal(sig: libc::c_int) {
     SIG_NUM.store(sig, Ordering::SeqCst);
     let fd = SIG_FD.load(Ordering::SeqCst);
     if fd >= 0 {
-        // SAFETY: write(2) on a pipe is async-signal-safe; the byte is static.
-        unsafe { libc::write(fd, b"s".as_ptr().cast(), 1) };
+        // SAFETY: the pipe's write end stays open for the whole process
+        // (install_signals forgets it); a raw write(2) is async-signal-safe.
+        let _ = rustix::io::write(unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) }, b"s");
     }
+}
+
+extern "C" {
+    /// fork(2) without fork()'s atfork handlers and the locks it takes for
+    /// the sake of other threads (musl >= 1.2.2, glibc >= 2.34): ftrec has
+    /// no other threads (its readers are processes), and fork() linked
+    /// ~1.5 KB of locking code into the static binary for nothing.
+    fn _Fork() -> libc::pid_t;
+}
+
+/// Fork (both children leave through exec or _exit only).
+#[inline(never)]
+fn fork() -> core::result::Result<i32, String> {
+    // SAFETY: _Fork has no memory-safety preconditions; ftrec is
+    // single-threaded, so the child inherits no lock held by another thread.
+    let pid = unsafe { _Fork() };
+    if pid < 0 {
+        return Err(child::os("fork", sys::last_errno()));
+    }
+    Ok(pid)
 }
 
 /// A close-on-exec pipe; `nonblock` for the ends the main loop polls.
@@ -270,7 +271,6 @@ fn pipe(nonblock: bool) -> rustix::io::Result<(OwnedFd, OwnedFd)> {
     rustix::pipe::pipe_with(if nonblock { PipeFlags::CLOEXEC | PipeFlags::NONBLOCK } else { PipeFlags::CLOEXEC })
 }
 
-#[inline(never)]
 fn install_signals() -> Result<OwnedFd> {
     let (r, w) = pipe(true).map_err(|e| Error::Fail(child::os("pipe", e)))?;
     SIG_FD.store(w.as_raw_fd(), Ordering::SeqCst);
@@ -310,7 +310,6 @@ struct Output {
     started: core::cell::Cell<bool>,
 }
 
-#[inline(never)]
 fn open_output(path: &str) -> Result<Output> {
     let err = |e| os_err(path, e);
     let mode = FMode::from_raw_mode(0o644);
@@ -325,7 +324,7 @@ fn open_output(path: &str) -> Result<Output> {
     // The per-CPU temp files go beside the output: make sure they can.
     if let Err(e) = temp_file(&dir, 0) {
         if created {
-            let _ = rustix::fs::unlink(path);
+            unlink(path);
         }
         return Err(e);
     }
@@ -342,8 +341,15 @@ impl Output {
     /// Nothing was written: remove the file if it is ours.
     fn abandon(&self) {
         if self.created && !self.started.get() {
-            let _ = rustix::fs::unlink(self.path.as_str());
+            unlink(&self.path);
         }
+    }
+}
+
+/// Remove a file we created (best effort).
+fn unlink(path: &str) {
+    if let Ok(p) = CString::new(path) {
+        let _ = rustix::fs::unlinkat(rustix::fs::CWD, &*p, rustix::fs::AtFlags::empty());
     }
 }
 
@@ -355,17 +361,20 @@ const TEMP: &str = "creating a temp file beside the output";
 #[inline(never)]
 fn temp_file(dir: &OwnedFd, cpu: usize) -> Result<OwnedFd> {
     let mode = FMode::from_raw_mode(0o600);
-    match rustix::fs::openat(dir, ".", OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode) {
+    // (Paths as &CStr here: rustix compiles its &str conversion once per
+    // call site type.)
+    match rustix::fs::openat(dir, c".", OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, mode) {
         Ok(f) => return Ok(f),
         Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {}
         Err(e) => return Err(os_err(TEMP, e)),
     }
     for n in 0..100 {
-        let name = format!(".ftrec.{}.cpu{cpu}.{n}", sys::getpid());
+        // (No NUL inside: the name is made of digits and dots.)
+        let name = CString::new(format!(".ftrec.{}.cpu{cpu}.{n}", sys::getpid())).unwrap_or_default();
         let flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC;
-        match rustix::fs::openat(dir, name.as_str(), flags, mode) {
+        match rustix::fs::openat(dir, &*name, flags, mode) {
             Ok(f) => {
-                let _ = rustix::fs::unlinkat(dir, name.as_str(), rustix::fs::AtFlags::empty());
+                let _ = rustix::fs::unlinkat(dir, &*name, rustix::fs::AtFlags::empty());
                 return Ok(f);
             }
             Err(Errno::EXIST) => continue,
@@ -386,11 +395,12 @@ fn cpu_count(t: &Tracefs) -> usize {
 }
 
 fn sub_buffer_size(t: &Tracefs) -> usize {
-    t.read_str("buffer_subbuf_size_kb")
-        .ok()
-        .and_then(|s| s.trim().parse::<usize>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or_else(rustix::param::page_size)
+    match t.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u64>().ok()) {
+        Some(kb) => kb as usize * 1024,
+        // (rustix::param::page_size would link its own auxv reader.)
+        // SAFETY: getauxval only reads the auxiliary vector.
+        None => (unsafe { libc::getauxval(libc::AT_PAGESZ) }) as usize,
+    }
 }
 
 fn is_refused(e: Errno) -> bool {
@@ -454,7 +464,6 @@ fn insert_sorted(v: &mut Vec<String>, s: &str) {
 struct Session {
     top: Tracefs,
     rec: Tracefs,
-    target: Target,
     saver: Saver,
     /// Systems of the events enabled, sorted.
     systems: Vec<String>,
@@ -466,7 +475,7 @@ impl Session {
     /// does): then say so, name `soft`, and go on recording events.
     #[inline(never)]
     fn set(&mut self, file: &str, val: &str, soft: Option<&str>) -> Result<()> {
-        match (self.saver.set(&self.rec, self.target, file, val), soft) {
+        match (self.saver.set(&self.rec, file, val), soft) {
             (Ok(()), _) => Ok(()),
             (Err(e), Some(what)) => refused(what, e),
             (Err(e), None) => Err(tf(e)),
@@ -502,43 +511,46 @@ fn refused(what: &str, e: crate::tracefs::Error) -> Result<()> {
     }
 }
 
+/// The files of -l, -n, -g (Args::lists).
+const LIST_FILES: [&str; 3] = ["set_ftrace_filter", "set_ftrace_notrace", "set_graph_function"];
+
 /// Apply the command line to the recorded tracefs, saving old values.
 #[inline(never)]
 fn configure(s: &mut Session, a: &Args) -> Result<()> {
     s.set("tracing_on", "0", None)?;
-    if let Some(kb) = a.buffer_kb {
+    if let Some(kb) = a.nums[BUFFER_KB] {
         s.set("buffer_size_kb", &kb.to_string(), None)?;
     }
-    if let Some(c) = &a.clock {
+    if let Some(c) = &a.strs[CLOCK] {
         s.set("trace_clock", c, None)?;
     }
     // Function tracing: this kernel may refuse it; say so and record events.
-    for (file, list) in [("set_ftrace_filter", &a.ftrace_filter), ("set_ftrace_notrace", &a.ftrace_notrace), ("set_graph_function", &a.graph_funcs)] {
+    for (file, list) in LIST_FILES.into_iter().zip(&a.lists) {
         if list.is_empty() {
             continue;
         }
         let t = &s.rec;
-        let r = s.saver.save_lines(t, s.target, file).and_then(|()| t.write(file, b""));
+        let r = s.saver.save_lines(t, file).and_then(|()| t.write(file, b""));
         if let Err(e) = r.and_then(|()| list.iter().try_for_each(|f| t.append(file, f.as_bytes()))) {
             refused(file, e)?;
         }
     }
-    if let Some(d) = a.graph_depth {
+    if let Some(d) = a.nums[GRAPH_DEPTH] {
         s.set("max_graph_depth", &d.to_string(), Some("--max-graph-depth"))?;
     }
     for (name, on) in &a.options {
         s.option(name, *on)?;
     }
     // -c adds event-fork (and function-fork with a tracer).
-    if a.follow {
+    if a.flags[FOLLOW] {
         s.option("event-fork", true)?;
-        if a.tracer.as_deref().is_some_and(|p| p != "nop") {
+        if a.strs[TRACER].as_deref().is_some_and(|p| p != "nop") {
             s.option("function-fork", true)?;
         }
     }
-    let (t, tg) = (&s.rec, s.target);
-    if let Some(p) = &a.tracer {
-        if let Err(e) = s.saver.set(t, tg, "current_tracer", p) {
+    let t = &s.rec;
+    if let Some(p) = &a.strs[TRACER] {
+        if let Err(e) = s.saver.set(t, "current_tracer", p) {
             if e.errno == Errno::INVAL {
                 fail!("unknown tracer '{p}' (see {})", t.path_of("available_tracers"));
             }
@@ -552,7 +564,7 @@ fn configure(s: &mut Session, a: &Args) -> Result<()> {
 /// triggers, then enabling.
 #[inline(never)]
 fn events(s: &mut Session, a: &Args) -> Result<()> {
-    let (t, tg) = (&s.rec, s.target);
+    let t = &s.rec;
     if a.events.is_empty() {
         return Ok(());
     }
@@ -576,7 +588,7 @@ fn events(s: &mut Session, a: &Args) -> Result<()> {
             let mut ok = 0;
             for ev in &evs {
                 let file = ev.path("filter");
-                match s.saver.set(t, tg, &file, f) {
+                match s.saver.set(t, &file, f) {
                     Ok(()) => ok += 1,
                     Err(e) if e.errno == Errno::INVAL && evs.len() > 1 => {
                         let _ = t.write(&file, b"0");
@@ -591,11 +603,11 @@ fn events(s: &mut Session, a: &Args) -> Result<()> {
         }
         for ev in &evs {
             for tr in &e.triggers {
-                s.saver.add_trigger(t, tg, &ev.path("trigger"), tr).map_err(tf)?;
+                s.saver.add_trigger(t, &ev.path("trigger"), tr).map_err(tf)?;
             }
         }
     }
-    s.saver.enable(t, tg, &enabled).map_err(Error::Fail)
+    s.saver.enable(t, &enabled).map_err(Error::Fail)
 }
 
 /// The pid filter files, each with "required" (set_ftrace_pid needs the
@@ -622,7 +634,7 @@ fn pid_filters(s: &mut Session, pids: Option<&[u32]>, add: bool) -> Result<Vec<(
         if !s.rec.exists(file) {
             continue;
         }
-        let r = if add { Ok(()) } else { s.saver.save_lines(&s.rec, s.target, file) };
+        let r = if add { Ok(()) } else { s.saver.save_lines(&s.rec, file) };
         let mode = if add { OFlags::APPEND } else { OFlags::TRUNC };
         let r = r.and_then(|()| match &text {
             Some(t) => s.rec.write(file, t),
@@ -643,7 +655,7 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
         let a = parse_args(args)?;
         let sig = if a.extract { None } else { Some(install_signals()?) };
         // The output must be writable before tracing is touched.
-        let out = open_output(a.output.as_deref().unwrap_or("trace.dat"))?;
+        let out = open_output(a.strs[OUTPUT].as_deref().unwrap_or("trace.dat"))?;
         let r = run(&a, sig.as_ref(), &out);
         if r.is_err() {
             out.abandon();
@@ -659,7 +671,6 @@ fn open_tracefs() -> Result<Tracefs> {
 /// The kernel lets several processes read one trace_pipe_raw, each taking
 /// pages from the others. Find such a reader in /proc and refuse, naming the
 /// CPU and the process, before anything is changed.
-#[inline(never)]
 fn check_busy(rec: &Tracefs) -> Result<()> {
     // A link to ".../per_cpu/cpuN/trace_pipe_raw" of this tracefs.
     let pre = rec.path_of("per_cpu/cpu");
@@ -685,8 +696,8 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
             }
         });
         if let Some(m) = &mut busy {
-            let comm = sys::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            m.push_str(comm.trim());
+            let comm = sys::read(format!("/proc/{pid}/comm").as_str()).unwrap_or_default();
+            m.push_str(sys::lossy(&comm).trim());
             m.push_str(") is reading it");
         }
         busy.is_none()
@@ -695,10 +706,9 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
 }
 
 /// One reader per CPU of `s.rec`, after the busy check. `limit`: extract.
-#[inline(never)]
 fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u64>) -> Result<(Vec<Reader>, usize)> {
     let ps = sub_buffer_size(&s.rec);
-    let max_bytes = a.max_kb.map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
+    let max_bytes = a.nums[MAX_KB].map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
     let mut v = Vec::new();
     for cpu in 0..cpu_count(&s.rec) {
         let trace = match s.rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
@@ -712,60 +722,15 @@ fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u
     Ok((v, ps))
 }
 
-/// What the readers left, with the numbers and names restoring would reset
-/// (read before it): per-CPU stats, trace_clock, the tracer state.
-struct Taken {
-    outcomes: Vec<engine::Outcome>,
-    stats: Vec<String>,
-    clock: String,
-    state: String,
-}
-
-fn take(rec: &Tracefs, outcomes: Vec<engine::Outcome>, state: String) -> Taken {
-    let stats = (0..outcomes.len()).map(|c| rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default()).collect();
-    Taken { outcomes, stats, clock: rec.read_str("trace_clock").unwrap_or_default(), state }
-}
-
-/// The first reader error, and whether the disk filled.
-fn first_err(t: &mut Taken) -> (Option<String>, bool) {
-    (t.outcomes.iter_mut().find_map(|o| o.err.take()), t.outcomes.iter().any(|o| o.full))
-}
-
-/// Each CPU's data in its temp file (with -m, only the newest part),
-/// closing the readers' trace_pipe_raw.
-#[inline(never)]
-fn cpus_of(readers: Vec<Reader>, outcomes: &[engine::Outcome]) -> Vec<CpuData> {
-    readers
-        .into_iter()
-        .zip(outcomes)
-        .map(|(r, o)| {
-            let start = match r.max_bytes {
-                Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
-                _ => o.start,
-            };
-            CpuData { file: Some(r.file), start, end: o.bytes }
-        })
-        .collect()
-}
-
-/// Write the file from the readers' temp files.
-#[inline(never)]
-fn finish(s: &mut Session, out: &Output, name: &str, ps: usize, cpus: Vec<CpuData>, t: Taken, a: &Args, full: bool) -> Result<()> {
-    out.begin()?;
-    let systems = core::mem::take(&mut s.systems);
-    let recd = Recorded { name, page_size: ps, cpus, stats: t.stats, systems, clock_file: t.clock, state: t.state };
-    assemble::assemble(&s.top, &out.fd, recd, a.version as u32, full, a.quiet).map_err(Error::Fail)
-}
-
 /// Open the tracefs to record (or extract) — an instance is created when
 /// recording needs one — run, and put every setting back.
 #[inline(never)]
 fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
     let top = open_tracefs()?;
     let mut saver = Saver::default();
-    let (rec, name) = if a.private || a.instance.is_some() {
+    let (rec, name) = if a.flags[PRIVATE] || a.strs[INSTANCE].is_some() {
         // "instances/NAME"; --private takes the first free ftrec-PID-N.
-        let (rel, private) = match &a.instance {
+        let (rel, private) = match &a.strs[INSTANCE] {
             Some(i) => (format!("instances/{i}"), false),
             None => {
                 let mut n = 0u32;
@@ -795,8 +760,7 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
     } else {
         (open_tracefs()?, String::new())
     };
-    let target = if rec.instance.is_some() { Target::Rec } else { Target::Top };
-    let mut s = Session { top, rec, target, saver, systems: Vec::new() };
+    let mut s = Session { top, rec, saver, systems: Vec::new() };
     let r = record_in(&mut s, a, sig, out, &name);
     // Anything not yet restored (errors on the way) is put back here.
     let restored = restore_all(&mut s);
@@ -833,7 +797,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
             }
             // Start from an empty buffer (this also zeroes the per-CPU stats).
             s.rec.write("trace", b"").map_err(tf)?;
-            if !a.no_splice {
+            if !a.flags[NO_SPLICE] {
                 mode = Mode::Splice;
             }
         }
@@ -864,26 +828,48 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         let _ = s.rec.write("tracing_on", b"0");
     }
     let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
-    let outcomes = workers.into_iter().map(engine::collect).collect();
+    let outcomes: Vec<engine::Outcome> = workers.into_iter().map(engine::collect).collect();
     let child_status = run?;
     if sig.is_some() {
         state = super::ftcat::trace_state(&s.rec);
     }
-    let mut t = take(&s.rec, outcomes, state);
-    let (err, mut full) = first_err(&mut t);
+    // What restoring would reset: the per-CPU stats, trace_clock.
+    let mut stats = Vec::new();
+    for c in 0..outcomes.len() {
+        stats.push(s.rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default());
+    }
+    let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
+    // Each CPU's data in its temp file (with -m, only the newest part);
+    // the trace files are closed here (an instance cannot be removed while
+    // they are open), the temp files stay open for the assembly. The first
+    // reader error, and whether the disk filled.
+    let mut cpus = Vec::new();
+    let mut err = None;
+    let mut full = false;
+    for (r, o) in readers.into_iter().zip(outcomes) {
+        let start = match r.max_bytes {
+            Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
+            _ => o.start,
+        };
+        cpus.push(CpuData { file: Some(r.file), start, end: o.bytes });
+        if err.is_none() {
+            err = o.err;
+        }
+        full |= o.full;
+    }
     // A full disk while recording still writes what fits; else stop here.
     full &= sig.is_some();
     let err = match (err, full) {
         (Some(e), false) => return Err(Error::Fail(e)),
         (err, _) => err,
     };
-    // Put the system back before the (possibly long) assembly; the trace
-    // files are closed first (an instance cannot be removed while they are
-    // open) — the temp files stay open for the assembly.
-    let cpus = cpus_of(readers, &t.outcomes);
+    // Put the system back before the (possibly long) assembly.
     let restored = restore_all(s);
     drop(stop);
-    finish(s, out, name, ps, cpus, t, a, full)?;
+    out.begin()?;
+    let systems = core::mem::take(&mut s.systems);
+    let recd = Recorded { name, page_size: ps, cpus, stats, systems, clock_file, state };
+    assemble::assemble(&s.top, &out.fd, recd, a.version as u32, full, a.flags[QUIET]).map_err(Error::Fail)?;
     if let Some(e) = err {
         fail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
@@ -891,6 +877,26 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         return Err(Error::Exit(1));
     }
     Ok(child_status.map(child::wait))
+}
+
+/// A CLOCK_MONOTONIC timerfd that fires once after `ms`.
+fn timer_fd(ms: u64) -> Result<OwnedFd> {
+    // SAFETY: timerfd_create takes no pointers.
+    let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(os_err("timerfd", sys::last_errno()));
+    }
+    // SAFETY: a descriptor just created and owned by no one else.
+    let fd = unsafe { <OwnedFd as rustix::fd::FromRawFd>::from_raw_fd(fd) };
+    let t = libc::itimerspec {
+        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        it_value: libc::timespec { tv_sec: (ms / 1000) as _, tv_nsec: (ms % 1000 * 1_000_000) as _ },
+    };
+    // SAFETY: a valid itimerspec; no old value asked for.
+    if unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &t, core::ptr::null_mut()) } < 0 {
+        return Err(os_err("timerfd", sys::last_errno()));
+    }
+    Ok(fd)
 }
 
 /// Start tracing (or the command) and wait for the end: command exit,
@@ -906,34 +912,39 @@ fn run_until_done(s: &mut Session, a: &Args, sig: &OwnedFd, fail_r: &OwnedFd) ->
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(child::spawn(&a.command, &files, &on).map_err(Error::Fail)?);
     }
-    let deadline = a.duration.map(|d| sys::monotonic_ms() + d);
-    while SIG_NUM.load(Ordering::SeqCst) == 0 {
-        let timeout = deadline.map(|d| {
-            let left = d.saturating_sub(sys::monotonic_ms());
-            Timespec { tv_sec: (left / 1000) as i64, tv_nsec: (left % 1000 * 1_000_000) as i64 }
-        });
-        if timeout.is_some_and(|t| t.tv_sec == 0 && t.tv_nsec == 0) {
-            break;
-        }
+    // -d: a timerfd polled with the rest (no clock reading: that linked the
+    // vDSO lookup into the static binary). -d 0 stops at once.
+    let timer = match a.duration {
+        Some(ms) if ms > 0 => Some(timer_fd(ms)?),
+        _ => None,
+    };
+    while a.duration != Some(0) && SIG_NUM.load(Ordering::SeqCst) == 0 {
         let pidfd = child.as_ref().and_then(|c: &child::Child| c.pidfd.as_ref());
-        // The third slot: the child's pidfd, else the signal pipe again.
-        let mut fds = [PollFd::new(sig, PollFlags::IN), PollFd::new(fail_r, PollFlags::IN), PollFd::new(pidfd.unwrap_or(sig), PollFlags::IN)];
+        // The last two slots: the child's pidfd and the timer, else the
+        // signal pipe again.
+        let mut fds = [
+            PollFd::new(sig, PollFlags::IN),
+            PollFd::new(fail_r, PollFlags::IN),
+            PollFd::new(pidfd.unwrap_or(sig), PollFlags::IN),
+            PollFd::new(timer.as_ref().unwrap_or(sig), PollFlags::IN),
+        ];
         // Without a pidfd (old kernel) check the child every 100 ms.
         let short = Timespec { tv_sec: 0, tv_nsec: 100_000_000 };
-        let t = if child.is_some() && pidfd.is_none() { Some(&short) } else { timeout.as_ref() };
-        let _ = poll(&mut fds, t);
-        // A reader failed (disk full, ...) or the command ended.
-        if fds[1].revents().contains(PollFlags::IN) || (pidfd.is_some() && fds[2].revents().contains(PollFlags::IN)) {
+        let _ = poll(&mut fds, if child.is_some() && pidfd.is_none() { Some(&short) } else { None });
+        // A reader failed (disk full, ...), the command ended, or time is up.
+        if fds[1].revents().contains(PollFlags::IN)
+            || (pidfd.is_some() && fds[2].revents().contains(PollFlags::IN))
+            || (timer.is_some() && fds[3].revents().contains(PollFlags::IN))
+        {
             break;
         }
         if let Some(c) = &child {
             if c.pidfd.is_none() {
-                // SAFETY: WNOWAIT peeks at our own child without reaping it.
-                let mut info: libc::siginfo_t = unsafe { core::mem::zeroed() };
-                // SAFETY: valid pointers; WNOHANG|WNOWAIT never blocks or reaps.
-                let r = unsafe { libc::waitid(libc::P_PID, c.pid as u32, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) };
-                // SAFETY: reading si_pid of a siginfo filled by waitid.
-                if r == 0 && unsafe { info.si_pid() } == c.pid {
+                // WNOWAIT peeks at our own child without reaping it (a raw
+                // system call: libc's waitid is a cancellation point).
+                use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+                let opts = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+                if Pid::from_raw(c.pid).is_some_and(|p| matches!(waitid(WaitId::Pid(p), opts), Ok(Some(_)))) {
                     break;
                 }
             }
@@ -974,7 +985,7 @@ mod tests {
         assert_eq!(a.events[0].filter.as_deref(), Some("pid>1"));
         assert!(a.events[0].triggers.is_empty());
         assert_eq!(a.events[1].triggers, ["traceoff", "stacktrace"]);
-        assert_eq!(a.output.as_deref(), Some("x.dat"));
+        assert_eq!(a.strs[OUTPUT].as_deref(), Some("x.dat"));
         assert!(matches!(args(&["-f", "x"]), Err(e) if matches!(e.kind(), crate::cli::Kind::Usage(_))));
     }
 
@@ -1000,8 +1011,30 @@ mod tests {
         assert_eq!(a.options, [(String::from("nooverwrite"), true), (String::from("print-parent"), true)]);
         assert_eq!(a.pids, [1, 2, 3]);
         assert_eq!(a.version, 6);
-        assert!(a.follow);
+        assert!(a.flags[FOLLOW]);
         for bad in [&["-O", "x=2"][..], &["-O", "../x"], &["-B", "a/b"], &["--file-version", "8"], &["-P", "x"], &["-b", "lots"]] {
+            assert!(matches!(args(bad), Err(e) if matches!(e.kind(), crate::cli::Kind::Usage(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn every_option_reaches_its_field() {
+        let a = args(&[
+            "-p", "nop", "-C", "mono", "-l", "f1", "-n", "f2", "-g", "f3", "-l", "f4", "--max-graph-depth", "3", "-b", "64",
+            "-m", "128", "--private", "--no-splice", "-q", "-c", "-d", "2.5", "--file-version=6", "-o", "out.dat",
+        ])
+        .ok()
+        .unwrap();
+        assert_eq!(a.strs.each_ref().map(Option::as_deref), [Some("nop"), Some("mono"), None, Some("out.dat")]);
+        assert_eq!(a.lists, [&["f1", "f4"][..], &["f2"], &["f3"]]);
+        assert_eq!(a.nums, [Some(3), Some(64), Some(128)]);
+        assert_eq!(a.flags, [true; 4]);
+        assert_eq!((a.duration, a.version), (Some(2500), 6));
+        let a = args(&["-B", "inst"]).ok().unwrap();
+        assert_eq!(a.strs[INSTANCE].as_deref(), Some("inst"));
+        assert!(!a.flags.iter().any(|&f| f));
+        // Flags take no value; value options need one; unknown ones are refused.
+        for bad in [&["--private=1"][..], &["-b"], &["--max-graph-depth", "5000000000"], &["-x"], &["--bogus"]] {
             assert!(matches!(args(bad), Err(e) if matches!(e.kind(), crate::cli::Kind::Usage(_))), "{bad:?}");
         }
     }

@@ -58,7 +58,8 @@ fn uname() -> Vec<u8> {
     // SAFETY: u is a valid utsname.
     if unsafe { libc::uname(&mut u) } == 0 {
         for field in [&u.sysname, &u.nodename, &u.release, &u.machine] {
-            b.extend(field.iter().take_while(|&&c| c != 0).map(|&c| c as u8));
+            // SAFETY: uname NUL-terminates each field within its array.
+            b.extend_from_slice(unsafe { core::ffi::CStr::from_ptr(field.as_ptr()) }.to_bytes());
             b.push(b' ');
         }
         b.pop();
@@ -102,8 +103,9 @@ fn systems_for(top: &Tracefs, all: &[EventRef], ids: &[u16], out: &mut Vec<Strin
         if ids.is_empty() || ev.system == "ftrace" || out.binary_search(&ev.system).is_ok() {
             continue;
         }
-        let id = top.read_str(&ev.path("id")).ok().and_then(|s| s.trim().parse::<u16>().ok());
-        if id.is_some_and(|id| ids.binary_search(&id).is_ok()) {
+        let id = top.read_str(&ev.path("id")).ok().and_then(|s| s.trim().parse::<u64>().ok());
+        // (u64: the parser every other number uses; an id above u16 is none of ours.)
+        if id.is_some_and(|id| id <= 0xffff && ids.binary_search(&(id as u16)).is_ok()) {
             super::insert_sorted(out, &ev.system);
         }
     }
@@ -112,7 +114,15 @@ fn systems_for(top: &Tracefs, all: &[EventRef], ids: &[u16], out: &mut Vec<Strin
 /// The format files of a system's events.
 #[inline(never)]
 fn formats_of(top: &Tracefs, all: &[EventRef], sys: &str) -> Vec<Vec<u8>> {
-    all.iter().filter(|e| e.system == sys).filter_map(|e| top.read(&e.path("format")).ok()).collect()
+    let mut v = Vec::new();
+    for e in all {
+        if e.system == sys {
+            if let Ok(f) = top.read(&e.path("format")) {
+                v.push(f);
+            }
+        }
+    }
+    v
 }
 
 use crate::sys::write_all;
@@ -182,7 +192,11 @@ fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
     if meta.version < 7 && !r.name.is_empty() {
         meta.buffers.push(buffer(r, "", vec![0; r.cpus.len()]));
     }
-    meta.buffers.push(buffer(r, r.name, r.cpus.iter().map(CpuData::len).collect()));
+    let mut sizes = Vec::new();
+    for d in &r.cpus {
+        sizes.push(d.len());
+    }
+    meta.buffers.push(buffer(r, r.name, sizes));
     write::layout(meta)
 }
 
@@ -194,7 +208,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     let mut dropped = false;
     // Which systems: those enabled (sorted) plus those whose ids occur in the data.
     let mut systems = core::mem::take(&mut r.systems);
-    systems.retain(|s| s != "ftrace");
+    // (Sorted and without duplicates: "ftrace" is there once at most.)
+    if let Some(i) = systems.iter().position(|s| s == "ftrace") {
+        systems.remove(i);
+    }
     // Page headers hold a kernel `long` (commit): its size is the kernel's,
     // which header_page says, not this (maybe 32-bit) program's.
     let header_page = read_or_empty(top, "events/header_page");
@@ -262,15 +279,36 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         // Room for the metadata and one copy chunk (or, where holes cannot
         // be punched, for a second copy of the data), taken from the newest
         // pages of the biggest CPUs.
-        let metabytes: u64 = segs.iter().map(|s| if let Seg::Bytes(b) = s { b.len() as u64 } else { 0 }).sum();
-        let punch = r.cpus.iter().find_map(|d| d.file.as_ref()).is_some_and(can_punch);
-        let data: u64 = r.cpus.iter().map(CpuData::len).sum();
-        let need = metabytes + 64 * 1024 + if punch { CHUNK } else { data };
+        let mut need = 64 * 1024;
+        for s in &segs {
+            if let Seg::Bytes(b) = s {
+                need += b.len() as u64;
+            }
+        }
+        // (Asked of the first CPU's temp file: they share one directory.)
+        let mut first = None;
+        let mut data = 0;
+        for d in &r.cpus {
+            data += d.len();
+            if first.is_none() {
+                first = d.file.as_ref();
+            }
+        }
+        let punch = first.is_some_and(can_punch);
+        need += if punch { CHUNK } else { data };
         let mut short = need.saturating_sub(free_space(out));
         if short > 0 {
             let ps = r.page_size as u64;
             while short > 0 {
-                let Some(d) = r.cpus.iter_mut().max_by_key(|d| d.len()) else { break };
+                // The biggest CPU (the last of equals).
+                let mut big = None;
+                for (i, d) in r.cpus.iter().enumerate() {
+                    if big.is_none_or(|b: usize| d.len() >= r.cpus[b].len()) {
+                        big = Some(i);
+                    }
+                }
+                let Some(i) = big else { break };
+                let d = &mut r.cpus[i];
                 let cut = short.min(256 << 10).div_ceil(ps).saturating_mul(ps).min(d.len());
                 if cut == 0 {
                     break;
@@ -316,6 +354,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     Ok(())
 }
 
+/// The kernel's lost-event counts in per_cpu/cpuN/stats, and their words.
+const LOST: [(&str, &str); 3] =
+    [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")];
+
 /// The per-CPU summary on stderr, built as bytes and written at once.
 #[inline(never)]
 fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
@@ -329,8 +371,7 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
         let st = r.stats.get(c).map(String::as_str).unwrap_or("");
         let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
-        let lost = [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")];
-        for (key, what) in lost {
+        for (key, what) in LOST {
             let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
             if n > 0 {
                 let _ = write!(e, "\nCPU {c}: {n} {what}");

@@ -7,8 +7,10 @@
 //! path, argv, the open control files — is prepared before fork, and the
 //! child only formats a number on the stack and calls write/execv/_exit.
 
-use rustix::fd::{AsRawFd, OwnedFd};
+use rustix::fd::OwnedFd;
+use rustix::io::Errno;
 use crate::sys::{self, OsError};
+use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -24,28 +26,69 @@ pub(super) fn os(what: &str, e: rustix::io::Errno) -> String {
     format!("{what}: {}", OsError(e))
 }
 
+extern "C" {
+    static environ: *const *const libc::c_char;
+}
+
+/// $PATH, straight from `environ` (libc's getenv linked ~300 B of string
+/// helpers into the static binary for this one lookup).
+fn path_var() -> Option<&'static [u8]> {
+    // SAFETY: the C runtime sets environ to a NULL-terminated array of
+    // NUL-terminated strings (or NULL), and nothing in ftbox changes the
+    // environment, so the strings live as long as the process.
+    unsafe {
+        let mut p = environ;
+        while !p.is_null() && !(*p).is_null() {
+            if let Some(v) = core::ffi::CStr::from_ptr(*p).to_bytes().strip_prefix(b"PATH=") {
+                return Some(v);
+            }
+            p = p.add(1);
+        }
+    }
+    None
+}
+
 /// Find `cmd` in PATH the way a shell would (only for names without '/').
 #[inline(never)]
 fn resolve(cmd: &str) -> Option<String> {
     if cmd.contains('/') {
         return Some(String::from(cmd));
     }
-    let path = sys::getenv(c"PATH").map(sys::lossy);
+    let path = path_var().map(sys::lossy);
     for dir in path.as_deref().unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':') {
-        let p = format!("{}/{}", if dir.is_empty() { "." } else { dir }, cmd);
-        if rustix::fs::access(p.as_str(), rustix::fs::Access::EXEC_OK).is_ok()
-            && sys::stat(p.as_str(), true).is_ok_and(|m| sys::file_type(&m) == rustix::fs::FileType::RegularFile)
+        // One C string for both calls (a NUL inside fails here as it would there).
+        let Ok(p) = CString::new(format!("{}/{}", if dir.is_empty() { "." } else { dir }, cmd)) else { continue };
+        if rustix::fs::access(&*p, rustix::fs::Access::EXEC_OK).is_ok()
+            && sys::stat(&*p, true).is_ok_and(|m| sys::file_type(&m) == rustix::fs::FileType::RegularFile)
         {
-            return Some(p);
+            return p.into_string().ok();
         }
     }
     None
 }
 
-fn write_all(fd: i32, b: &[u8]) -> bool {
-    // SAFETY: fd is an open descriptor inherited from the parent, b a valid slice.
-    let n = unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
-    n == b.len() as isize
+/// One write(2) of all of `b`: a raw system call (async-signal-safe; libc's
+/// write is a cancellation point and linked its machinery), the errno
+/// when it fails or falls short.
+fn write_all(fd: &OwnedFd, b: &[u8]) -> Result<(), Errno> {
+    match rustix::io::write(fd, b) {
+        Ok(n) if n == b.len() => Ok(()),
+        Ok(_) => Err(Errno::IO),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reap `pid`: its raw wait status, once it has ended (a raw system call,
+/// as write_all's).
+pub(super) fn reap(pid: i32) -> Option<i32> {
+    let p = rustix::process::Pid::from_raw(pid)?;
+    loop {
+        match rustix::process::waitpid(Some(p), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, st))) => return Some(st.as_raw()),
+            Err(Errno::INTR) => {}
+            _ => return None,
+        }
+    }
 }
 
 /// Fork and exec `argv`. `pid_files`: opened (truncated) pid filter files the
@@ -63,18 +106,16 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         }
         cs.push([a.as_bytes(), b"\0"].concat());
     }
-    let mut ptrs: Vec<*const libc::c_char> = cs[1..].iter().map(|c| c.as_ptr().cast()).collect();
+    let mut ptrs: Vec<*const libc::c_char> = Vec::new();
+    for c in &cs[1..] {
+        ptrs.push(c.as_ptr().cast());
+    }
     ptrs.push(core::ptr::null());
     let (st_r, st_w) = super::pipe(false).map_err(|e| os("pipe", e))?;
-    let on = tracing_on.as_raw_fd();
-    let stw = st_w.as_raw_fd();
 
-    // SAFETY: fork has no memory-safety preconditions; the child below only
-    // makes async-signal-safe calls on data prepared before the fork.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(os("fork", sys::last_errno()));
-    }
+    // The child below only makes async-signal-safe calls on data prepared
+    // before the fork.
+    let pid = super::fork()?;
     if pid == 0 {
         // Child.
         // SAFETY: getpid is always safe.
@@ -82,31 +123,30 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
         let mut nb = [0u8; 20];
         let num = super::dec(&mut nb, me as u32 as u64);
         let mut stage = 1u8;
-        let mut ok = true;
-        // (as_raw_fd only reads the descriptor number.)
+        let mut r = Ok(());
         for (f, req) in pid_files {
-            if !write_all(f.as_raw_fd(), num) && *req {
-                ok = false;
+            if let (Err(e), true) = (write_all(f, num), *req) {
+                r = Err(e);
                 break;
             }
         }
-        if ok {
+        if r.is_ok() {
             stage = 2;
-            ok = write_all(on, b"1");
+            r = write_all(tracing_on, b"1");
         }
-        if ok {
+        if r.is_ok() {
             stage = 3;
             // ftbox ignores SIGPIPE (sys::init); the command gets the default.
             sys::default_sigpipe();
             // SAFETY: cprog and ptrs (NUL-terminated array of C strings) outlive the call.
             unsafe { libc::execv(cs[0].as_ptr().cast(), ptrs.as_ptr()) };
+            r = Err(sys::last_errno());
         }
-        // SAFETY: errno location is valid in this thread.
-        let err = unsafe { *libc::__errno_location() };
+        let err = r.err().map_or(0, |e| e.raw_os_error());
         let mut msg = [0u8; 5];
         msg[0] = stage;
         msg[1..].copy_from_slice(&err.to_ne_bytes());
-        write_all(stw, &msg);
+        let _ = write_all(&st_w, &msg);
         // SAFETY: _exit is async-signal-safe and never returns.
         unsafe { libc::_exit(127) };
     }
@@ -123,9 +163,7 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
     }
     if got == msg.len() {
         let err = rustix::io::Errno::from_raw_os_error(i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]]));
-        let mut st = 0;
-        // SAFETY: reaping our own child.
-        unsafe { libc::waitpid(pid, &mut st, 0) };
+        reap(pid);
         // Which stage failed picks the words; one format for all three.
         let (what, name) = match msg[0] {
             1 => ("setting the pid filter for ", &argv[0]),
@@ -141,17 +179,7 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
 
 /// Wait for the child; its exit status as a shell would report it.
 pub fn wait(pid: i32) -> i32 {
-    let mut st = 0;
-    loop {
-        // SAFETY: reaping our own child.
-        let r = unsafe { libc::waitpid(pid, &mut st, 0) };
-        if r == pid {
-            break;
-        }
-        if r < 0 && sys::last_errno() != rustix::io::Errno::INTR {
-            return 1;
-        }
-    }
+    let Some(st) = reap(pid) else { return 1 };
     if libc::WIFEXITED(st) {
         libc::WEXITSTATUS(st)
     } else if libc::WIFSIGNALED(st) {

@@ -304,28 +304,25 @@ pub struct Worker {
 #[inline(never)]
 pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, String> {
     let (rd, wr) = super::pipe(false).map_err(|e| super::errmsg("pipe", e))?;
-    // SAFETY: the parent is single-threaded here, so the child may use the
+    // The parent is single-threaded here, so the child may use the
     // allocator and everything else freely; it leaves through _exit only.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(super::child::os("fork", crate::sys::last_errno()));
-    }
+    let pid = super::fork()?;
     if pid == 0 {
-        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
         drop(rd);
         let o = run(r, stop.as_fd());
         if o.err.is_some() {
             let _ = rustix::io::write(fail, b"x");
         }
-        let mut msg = Vec::with_capacity(32);
-        msg.extend_from_slice(&o.bytes.to_ne_bytes());
-        msg.extend_from_slice(&o.start.to_ne_bytes());
-        msg.push(o.full as u8);
+        // The numbers, then the error text: one pipe, read to its end.
+        let mut head = [0u8; 17];
+        head[..8].copy_from_slice(&o.bytes.to_ne_bytes());
+        head[8..16].copy_from_slice(&o.start.to_ne_bytes());
+        head[16] = o.full as u8;
+        let _ = rustix::io::write(&wr, &head);
         if let Some(e) = &o.err {
-            msg.extend_from_slice(&e.as_bytes()[..e.len().min(1000)]);
+            let _ = rustix::io::write(&wr, &e.as_bytes()[..e.len().min(1000)]);
         }
-        let _ = rustix::io::write(&wr, &msg);
         // SAFETY: _exit skips the parent's atexit handlers and buffers.
         unsafe { libc::_exit(0) };
     }
@@ -345,9 +342,7 @@ pub fn collect(w: Worker) -> Outcome {
             Err(_) => break,
         }
     }
-    let mut st = 0;
-    // SAFETY: reaping our own child.
-    while unsafe { libc::waitpid(w.pid, &mut st, 0) } < 0 && crate::sys::last_errno() == Errno::INTR {}
+    super::child::reap(w.pid);
     let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
     match (u64_at(0), u64_at(8), msg.get(16)) {
         (Some(bytes), Some(start), Some(&full)) => Outcome {

@@ -9,13 +9,6 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// Which tracefs an undo step applies to.
-#[derive(Clone, Copy, PartialEq)]
-pub enum Target {
-    Top,
-    Rec,
-}
-
 enum Undo {
     /// Write the old value back in one write: truncating, or appending
     /// (`!trigger` removes a trigger we added).
@@ -28,9 +21,11 @@ enum Undo {
     Rmdir(String),
 }
 
+/// The undo steps, oldest first. Every step but Rmdir applies to the
+/// recorded tracefs (which is the top level unless recording an instance).
 #[derive(Default)]
 pub struct Saver {
-    undo: Vec<(Target, Undo)>,
+    undo: Vec<Undo>,
 }
 
 /// A control file's value as it would be written back: trace_clock's
@@ -39,9 +34,7 @@ pub struct Saver {
 pub fn current_value(file: &str, raw: &str) -> String {
     let s = raw.trim_end();
     if file.ends_with("trace_clock") {
-        if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
-            return String::from(&s[a + 1..b]);
-        }
+        return super::assemble::clock_name(s);
     }
     if file.ends_with("filter") && s == "none" {
         return String::from("0");
@@ -62,7 +55,7 @@ fn msg(e: Error) -> String {
 
 impl Saver {
     /// Set `file` to `val` unless it already holds it; remember the old value.
-    pub fn set(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str) -> Result<(), Error> {
+    pub fn set(&mut self, t: &Tracefs, file: &str, val: &str) -> Result<(), Error> {
         let old = t.read_str(file)?;
         let old_v = current_value(file, &old);
         if old_v == val.trim_end() {
@@ -70,12 +63,12 @@ impl Saver {
         }
         // Undo first: a refused write may still have changed the file (a
         // filter keeps the error text).
-        self.undo.push((tgt, Undo::Write(String::from(file), old_v.into_bytes(), false)));
+        self.undo.push(Undo::Write(String::from(file), old_v.into_bytes(), false));
         t.write(file, val.as_bytes())
     }
 
     /// Remember a list file (pids, function filters) before changing it.
-    pub fn save_lines(&mut self, t: &Tracefs, tgt: Target, file: &str) -> Result<(), Error> {
+    pub fn save_lines(&mut self, t: &Tracefs, file: &str) -> Result<(), Error> {
         let old = t.read_str(file)?;
         let mut lines = String::new();
         for l in old.lines().map(str::trim) {
@@ -84,40 +77,41 @@ impl Saver {
                 lines.push('\n');
             }
         }
-        self.undo.push((tgt, Undo::Lines(String::from(file), lines)));
+        self.undo.push(Undo::Lines(String::from(file), lines));
         Ok(())
     }
 
     /// Add a trigger; appending `!TRIGGER` undoes it.
-    pub fn add_trigger(&mut self, t: &Tracefs, tgt: Target, file: &str, val: &str) -> Result<(), Error> {
+    pub fn add_trigger(&mut self, t: &Tracefs, file: &str, val: &str) -> Result<(), Error> {
         t.append(file, val.as_bytes())?;
-        self.undo.push((tgt, Undo::Write(String::from(file), [b"!", val.as_bytes()].concat(), true)));
+        self.undo.push(Undo::Write(String::from(file), [b"!", val.as_bytes()].concat(), true));
         Ok(())
     }
 
     /// Enable events; remember those that were off.
-    pub fn enable(&mut self, t: &Tracefs, tgt: Target, evs: &[EventRef]) -> Result<(), String> {
+    pub fn enable(&mut self, t: &Tracefs, evs: &[EventRef]) -> Result<(), String> {
         let on = t.read_str("set_event").map_err(msg)?;
-        let off: Vec<EventRef> = evs
-            .iter()
-            .filter(|e| !on.lines().any(|l| l.split_once(':') == Some((e.system.as_str(), e.name.as_str()))))
-            .cloned()
-            .collect();
+        let mut off = Vec::new();
+        for e in evs {
+            if !on.lines().any(|l| l.split_once(':') == Some((e.system.as_str(), e.name.as_str()))) {
+                off.push(e.clone());
+            }
+        }
         // Record first: a failure halfway through still disables what got on.
-        self.undo.push((tgt, Undo::Events(off.clone())));
+        self.undo.push(Undo::Events(off.clone()));
         enable_events(t, &off, true)
     }
 
     /// `rel`: "instances/NAME".
     pub fn created_instance(&mut self, rel: &str) {
-        self.undo.push((Target::Top, Undo::Rmdir(String::from(rel))));
+        self.undo.push(Undo::Rmdir(String::from(rel)));
     }
 
     /// Undo everything, newest first. Returns the failures, one per line.
     pub fn restore(&mut self, top: &Tracefs, rec: &Tracefs) -> Vec<String> {
         let mut errs = Vec::new();
-        while let Some((tgt, u)) = self.undo.pop() {
-            let t = if tgt == Target::Top { top } else { rec };
+        while let Some(u) = self.undo.pop() {
+            let t = rec;
             let r: Result<(), String> = match &u {
                 Undo::Write(f, v, append) => t.write_with(f, v, *append).map_err(msg),
                 Undo::Lines(f, lines) => t.write(f, b"").map_err(msg).and_then(|()| {
@@ -133,7 +127,9 @@ impl Saver {
                         if r != Err(rustix::io::Errno::BUSY) {
                             break;
                         }
-                        crate::sys::sleep_ms(20);
+                        // 20 ms (poll: already linked, unlike nanosleep).
+                        let ts = rustix::event::Timespec { tv_sec: 0, tv_nsec: 20_000_000 };
+                        let _ = rustix::event::poll(&mut [], Some(&ts));
                     }
                     r.map_err(|e| super::errmsg(&top.path_of(p), e))
                 }
