@@ -179,6 +179,12 @@ impl Parser {
         rest.into_iter().map(utf8).collect()
     }
 
+    /// The last option as typed (`-o`, `--opt`, without a `=value`): the
+    /// `Short` or `Long` just returned, for a table of options written that way.
+    pub fn last(&self) -> &str {
+        &self.last
+    }
+
     fn optional_value(&mut self) -> Option<Vec<u8>> {
         let (i, mut at) = self.rest.take()?;
         let a = &self.args[i];

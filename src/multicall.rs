@@ -49,13 +49,14 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
             0
         }
         b"--version" => {
-            let _ = writeln!(sys::stdout(), "ftbox {}", env!("CARGO_PKG_VERSION"));
+            sys::stdout().bytes(concat!("ftbox ", env!("CARGO_PKG_VERSION"), "\n").as_bytes());
             0
         }
         b"--list" => {
             let mut out = sys::stdout();
             for a in APPLETS {
-                let _ = writeln!(out, "{}", a.name);
+                out.bytes(a.name.as_bytes());
+                out.bytes(b"\n");
             }
             0
         }

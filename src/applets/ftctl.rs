@@ -8,7 +8,7 @@ use crate::cli::{self, Error, Result};
 use crate::tracefs::{self, events, glob, state, Tracefs};
 use crate::{fail, usage_err};
 use crate::argv::{self, Long, Short, Value};
-use crate::sys;
+use crate::{sys, util};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -144,11 +144,12 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 }
                 continue;
             }
-            Short(c) => OPTS.iter().position(|o| o.0.len() == 2 && o.0.ends_with(c)),
-            Long(l) => OPTS.iter().position(|o| o.0.strip_prefix("--") == Some(l)),
+            // Looked up as typed (`-a`, `--clear`), the way OPTS spells them.
+            Short(_) | Long(_) => OPTS.iter().position(|o| o.0 == p.last()),
         };
         let Some(i) = opt else {
-            return Err(arg.unexpected().into());
+            // arg.unexpected()'s words, from the option as typed.
+            usage_err!("invalid option '{}'", p.last());
         };
         let v = if OPTS[i].1 { p.value()? } else { String::new() };
         a.opts.push((i as u8, v));
@@ -261,7 +262,7 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
 #[inline(never)]
 pub(crate) fn fs_msg(e: tracefs::Error) -> String {
     let mut msg = e.to_string();
-    let file = e.file.rsplit('/').next().unwrap_or("");
+    let file = &e.file[e.file.bytes().rposition(|b| b == b'/').map_or(0, |i| i + 1)..];
     let func = file.starts_with("set_ftrace")
         || file.starts_with("set_graph")
         || file.starts_with("available_filter_functions")
@@ -390,37 +391,26 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let what = a.pos[0].as_str();
     let pat = a.pos.get(1).map(String::as_str);
-    if pat.is_some() && what != "events" && what != "functions" {
+    // By index in one word list: the names are compared in one loop.
+    let k = util::word_index("events|functions|tracers|clocks|systems|instances|options", what);
+    if pat.is_some() && k.is_none_or(|k| k > 1) {
         usage_err!("list {what}: unexpected argument");
     }
     let mut o = String::new();
-    match what {
-        // Clocks are listed like tracers, the current one in brackets.
-        "tracers" | "clocks" => {
-            let f = if what == "clocks" { "trace_clock" } else { "available_tracers" };
-            for x in read(t, f)?.split_whitespace() {
-                line(&mut o, x.trim_start_matches('[').trim_end_matches(']'));
-            }
-        }
-        "events" => {
+    match k {
+        Some(0) => {
             let all = events::all_events(t).map_err(Error::Fail)?;
             let evs = match pat {
                 Some(p) => events::resolve_in(&all, p).map_err(Error::Fail)?,
                 None => all,
             };
-            for e in evs {
-                let _ = writeln!(o, "{}:{}", e.system, e.name);
+            for e in &evs {
+                o.push_str(&e.system);
+                o.push(':');
+                line(&mut o, &e.name);
             }
         }
-        "systems" | "instances" => {
-            let (tf, dir) = if what == "systems" { (t, "events") } else { (&c.top, "instances") };
-            for (n, d) in tf.list_dir(dir).map_err(fs)? {
-                if d {
-                    line(&mut o, &n);
-                }
-            }
-        }
-        "functions" => {
+        Some(1) => {
             // Only the top level has the list; it is the same for instances.
             for l in read(&c.top, "available_filter_functions")?.lines() {
                 let f = l.split_whitespace().next().unwrap_or("");
@@ -429,8 +419,22 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
                 }
             }
         }
-        "options" => return options(c, false),
-        _ => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
+        // Clocks are listed like tracers, the current one in brackets.
+        Some(k @ (2 | 3)) => {
+            for x in read(t, if k == 3 { "trace_clock" } else { "available_tracers" })?.split_whitespace() {
+                line(&mut o, x.trim_start_matches('[').trim_end_matches(']'));
+            }
+        }
+        Some(k @ (4 | 5)) => {
+            let (tf, dir) = if k == 4 { (t, "events") } else { (&c.top, "instances") };
+            for (n, d) in tf.list_dir(dir).map_err(fs)? {
+                if d {
+                    line(&mut o, &n);
+                }
+            }
+        }
+        Some(_) => return options(c, false),
+        None => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
     }
     say(&o)
 }
@@ -772,10 +776,9 @@ fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
     // -B and the name were checked before tracefs was opened.
     let name = a.pos[1].as_str();
     let rel = format!("instances/{name}");
-    let dir = c.top.dir();
     let r = match a.pos[0].as_str() {
-        "add" => rustix::fs::mkdirat(dir, rel.as_str(), rustix::fs::Mode::from_raw_mode(0o755)),
-        "rm" => rustix::fs::unlinkat(dir, rel.as_str(), rustix::fs::AtFlags::REMOVEDIR),
+        "add" => c.top.mkdir(&rel, true),
+        "rm" => c.top.mkdir(&rel, false),
         x => usage_err!("instance: '{x}' is not add or rm"),
     };
     r.map_err(|errno| {

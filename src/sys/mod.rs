@@ -201,7 +201,7 @@ pub fn init() {
     for n in 0..3 {
         if rustix::io::fcntl_getfd(fd(n)) == Err(Errno::BADF) {
             // open returns the lowest free descriptor: this one.
-            if let Ok(f) = rustix::fs::open("/dev/null", OFlags::RDWR, Mode::empty()) {
+            if let Ok(f) = rustix::fs::open(c"/dev/null", OFlags::RDWR, Mode::empty()) {
                 core::mem::forget(f);
             }
         }

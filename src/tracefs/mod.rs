@@ -73,7 +73,7 @@ pub type Result<T> = core::result::Result<T, Error>;
 pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
     let bad = name.is_empty()
         || name == "."
-        || name.contains("..")
+        || find_str(name, "..", false).is_some()
         || name.bytes().any(|b| b == b'/' || b < 0x20 || b == 0x7f);
     if !bad {
         return Ok(());
@@ -169,7 +169,16 @@ impl Tracefs {
         for l in String::from_utf8_lossy(&text).lines() {
             let mut it = l.split_whitespace();
             if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
-                if let Some(r) = probe(dir.replace("\\040", " "), &mut tried) {
+                // A space in a mount point is written \040.
+                let mut p = String::new();
+                let mut rest = dir;
+                while let Some(at) = find_str(rest, "\\040", false) {
+                    p.push_str(&rest[..at]);
+                    p.push(' ');
+                    rest = &rest[at + 4..];
+                }
+                p.push_str(rest);
+                if let Some(r) = probe(p, &mut tried) {
                     return r;
                 }
             }
@@ -247,7 +256,7 @@ impl Tracefs {
             if let Some(all) = self.error_log() {
                 // Each entry starts with a `[timestamp]` header line: the
                 // last one before the write marks where the new ones begin.
-                let mark = before.as_deref().and_then(|b| b.lines().rev().find(|l| l.starts_with('[')));
+                let mark = before.as_deref().and_then(|b| b.lines().filter(|l| l.starts_with('[')).last());
                 log = log_since(&all, mark).map(String::from);
             }
         }
@@ -297,6 +306,18 @@ impl Tracefs {
         Ok(out)
     }
 
+    /// Create (`mkdir`) or remove a directory relative to this tracefs
+    /// (`instances/NAME`): one path conversion for every caller, where
+    /// rustix's mkdirat/unlinkat on a `&str` are a copy each.
+    pub fn mkdir(&self, rel: &str, make: bool) -> core::result::Result<(), Errno> {
+        let p = c(rel)?;
+        if make {
+            rustix::fs::mkdirat(&self.dir, &*p, Mode::from_raw_mode(0o755))
+        } else {
+            rustix::fs::unlinkat(&self.dir, &*p, rustix::fs::AtFlags::REMOVEDIR)
+        }
+    }
+
     /// Does a control file exist here? (Kernels differ in what they build in:
     /// no `snapshot` without CONFIG_TRACER_SNAPSHOT, no `set_graph_function`
     /// without the graph tracer.)
@@ -310,7 +331,7 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     let new = match mark {
         // The log keeps a bounded number of entries, so the old mark may
         // have rotated out; then everything present is newer.
-        Some(m) => match all.rfind(m) {
+        Some(m) => match find_str(all, m, true) {
             Some(at) => &all[at + m.len()..],
             None => all,
         },
@@ -318,9 +339,30 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     };
     // Keep only entries (from a header line on), never a stray tail of
     // the old entry (whose command may itself contain '[').
-    let at = if new.starts_with('[') { 0 } else { new.find("\n[")? + 1 };
+    let at = if new.starts_with('[') { 0 } else { find_str(new, "\n[", false)? + 1 };
     let new = new[at..].trim_end();
     (!new.is_empty()).then_some(new)
+}
+
+/// Where `needle` first (`last`: last) occurs in `hay`, by comparing it at
+/// every offset. The strings searched here are short (control file texts,
+/// names); core's `str::find`/`rfind`/`contains` with a `&str` pattern bring
+/// its two-way searcher (~2.5 KB, forward and reverse) into the binary.
+#[inline(never)]
+pub fn find_str(hay: &str, needle: &str, last: bool) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let mut found = None;
+    let mut i = 0;
+    while i + n.len() <= h.len() {
+        if h[i..i + n.len()] == *n {
+            found = Some(i);
+            if !last {
+                break;
+            }
+        }
+        i += 1;
+    }
+    found
 }
 
 /// Files whose writes the kernel may explain in `error_log`.
@@ -349,6 +391,14 @@ mod tests {
         assert_eq!(log_since("", None), None);
         // The mark rotated out: everything is new.
         assert_eq!(log_since(E2, Some("[  0.5] gone")), Some(E2.trim_end()));
+    }
+
+    #[test]
+    fn substrings() {
+        for (h, n) in [("abcabc", "bc"), ("abc", ""), ("", ""), ("", "a"), ("ab", "abc"), ("a\\040b\\040", "\\040"), ("xx", "x")] {
+            assert_eq!(find_str(h, n, false), h.find(n), "{h:?} {n:?}");
+            assert_eq!(find_str(h, n, true), h.rfind(n), "{h:?} {n:?}");
+        }
     }
 
     #[test]

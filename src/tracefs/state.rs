@@ -81,12 +81,12 @@ pub fn trigger_removal(line: &str) -> String {
         s = s.strip_suffix(tail).unwrap_or(s);
     }
     if !s.starts_with("hist") {
-        if let Some(at) = s.find(" if ") {
+        if let Some(at) = super::find_str(s, " if ", false) {
             s = &s[..at];
         }
         if let Some(rest) = s.strip_suffix(":unlimited") {
             s = rest;
-        } else if let Some(at) = s.rfind(":count=") {
+        } else if let Some(at) = super::find_str(s, ":count=", true) {
             s = &s[..at];
         }
     }
@@ -160,17 +160,20 @@ pub fn mask_of(cpus: &[u32]) -> String {
 /// leading group differently.) Groups compared from the least significant
 /// up, a missing group being 0.
 pub fn same_cpumask(a: &str, b: &str) -> bool {
-    let group = |g: Option<&str>| g.map_or(0, |g| u32::from_str_radix(g, 16).unwrap_or(u32::MAX));
-    let (mut x, mut y) = (a.trim().rsplit(','), b.trim().rsplit(','));
-    loop {
-        let (p, q) = (x.next(), y.next());
-        if p.is_none() && q.is_none() {
-            return true;
-        }
-        if group(p) != group(q) {
-            return false;
-        }
+    let (x, y) = (groups(a), groups(b));
+    // The i-th group from the end, 0 past the start.
+    let at = |v: &[u32], i: usize| if i < v.len() { v[v.len() - 1 - i] } else { 0 };
+    (0..x.len().max(y.len())).all(|i| at(&x, i) == at(&y, i))
+}
+
+/// The comma-separated hex groups of a mask, most significant first (a
+/// group that is not hex: u32::MAX, unlike any real one).
+fn groups(s: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    for g in s.trim().split(',') {
+        v.push(u32::from_str_radix(g, 16).unwrap_or(u32::MAX));
     }
+    v
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
             Ok(list) => {
                 for (name, _) in list.into_iter().filter(|(_, d)| *d) {
                     let rel = format!("instances/{name}");
-                    if let Err(e) = rustix::fs::unlinkat(c.top.dir(), rel.as_str(), rustix::fs::AtFlags::REMOVEDIR) {
+                    if let Err(e) = c.top.mkdir(&rel, false) {
                         add(&mut errs, &format!("removing instance '{name}': {}", crate::sys::Msg(e)));
                     }
                 }

@@ -5,7 +5,7 @@
 use super::{fs, on_off, Args, Ctx};
 use core::fmt::Write;
 use crate::cli::{Error, Result};
-use crate::tracefs::{events, state, Tracefs};
+use crate::tracefs::{events, find_str, state, Tracefs};
 use rustix::io::Errno;
 use alloc::string::String;
 
@@ -115,7 +115,7 @@ fn event_sections(s: &mut St) {
             let f = s.v.trim();
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
-            if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
+            if f != "none" && !f.is_empty() && find_str(f, "\nparse_error:", false).is_none() {
                 let _ = write!(s.sec, "  {}:{}: ", e.system, e.name);
                 for (i, l) in f.split('\n').enumerate() {
                     if i > 0 {
@@ -231,7 +231,7 @@ fn buffers(c: &Ctx, s: &mut St) {
     if s.get("error_log", true) {
         // The last entry: from its "[timestamp]" header line to the end.
         let log = &s.v;
-        let start = if log.starts_with('[') { 0 } else { log.rfind("\n[").map_or(log.len(), |i| i + 1) };
+        let start = if log.starts_with('[') { 0 } else { find_str(log, "\n[", true).map_or(log.len(), |i| i + 1) };
         for l in log[start..].lines() {
             item(&mut s.sec, l);
         }
