@@ -308,6 +308,20 @@ pub(crate) fn line(o: &mut String, s: &str) {
     o.push('\n');
 }
 
+/// `v` joined by `sep`: one plain loop (`[String]::join` is a generic
+/// copy of its own).
+#[inline(never)]
+fn join(v: &[String], sep: char) -> String {
+    let mut o = String::new();
+    for (i, w) in v.iter().enumerate() {
+        if i > 0 {
+            o.push(sep);
+        }
+        o.push_str(w);
+    }
+    o
+}
+
 /// The words of `s` joined by single spaces (pid lists).
 #[inline(never)]
 pub(crate) fn words(s: &str) -> String {
@@ -338,7 +352,7 @@ fn resolve(t: &Tracefs, specs: &[String]) -> Result<Vec<events::EventRef>> {
 #[inline(never)]
 fn resolve_all(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
     let all = events::all_events(t).map_err(Error::Fail)?;
-    let evs = events::resolve_in(&all, &specs.join(",")).map_err(Error::Fail)?;
+    let evs = events::resolve_in(&all, &join(specs, ',')).map_err(Error::Fail)?;
     Ok((all, evs))
 }
 
@@ -422,7 +436,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
         // Clocks are listed like tracers, the current one in brackets.
         Some(k @ (2 | 3)) => {
             for x in read(t, if k == 3 { "trace_clock" } else { "available_tracers" })?.split_whitespace() {
-                line(&mut o, x.trim_start_matches('[').trim_end_matches(']'));
+                line(&mut o, state::unbracket(x));
             }
         }
         Some(k @ (4 | 5)) => {
@@ -463,7 +477,7 @@ fn enable(c: &Ctx, a: &Args, on: bool) -> Result<()> {
 
 fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let expr = a.pos[1..].join(" ");
+    let expr = join(&a.pos[1..], ' ');
     let clear = a.has(O_CLEAR);
     if clear != expr.is_empty() {
         usage_err!("filter: give either an expression or --clear");
@@ -479,7 +493,7 @@ fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
 
 fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let trig = a.pos[1..].join(" ");
+    let trig = join(&a.pos[1..], ' ');
     let (clear, remove) = (a.has(O_CLEAR), a.val(O_REMOVE));
     if clear as u8 + remove.is_some() as u8 + !trig.is_empty() as u8 != 1 {
         usage_err!("trigger: give one of TRIGGER, --remove TRIGGER or --clear");
@@ -639,7 +653,7 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
         }
     }
     if clear || !a.pos.is_empty() {
-        let list = a.pos.join(" ");
+        let list = join(&a.pos, ' ');
         // Truncating replaces the list; the kernel parses all pids of one write.
         write(t, "set_event_pid", &list)?;
         // Function pid filtering only where the kernel permits it.
@@ -714,7 +728,7 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
 fn v_mark(c: &Ctx, a: &Args) -> Result<()> {
     // One write is one marker event; end it with a newline like echo does
     // so the text file shows one line per mark.
-    write(c.t(), "trace_marker", &format!("{}\n", a.pos.join(" ")))
+    write(c.t(), "trace_marker", &(join(&a.pos, ' ') + "\n"))
 }
 
 fn v_show(c: &Ctx, a: &Args) -> Result<()> {

@@ -61,9 +61,23 @@ pub fn names(list: &str) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(c.trim_start_matches('[').trim_end_matches(']'));
+        out.push_str(unbracket(c));
     }
     out
+}
+
+/// `name` without the brackets around a selected entry (`[global]`):
+/// trimmed by hand, not by a trim_matches copy per pattern.
+pub fn unbracket(name: &str) -> &str {
+    let b = name.as_bytes();
+    let (mut i, mut j) = (0, b.len());
+    while i < j && b[i] == b'[' {
+        i += 1;
+    }
+    while j > i && b[j - 1] == b']' {
+        j -= 1;
+    }
+    &name[i..j]
 }
 
 /// The trigger lines of an event's `trigger` file (its `#` help header dropped).
@@ -157,21 +171,25 @@ pub fn mask_of(cpus: &[u32]) -> String {
 }
 
 /// Is this `tracing_cpumask` text the same set as `mask`? (Kernels pad the
-/// leading group differently.) Groups compared from the least significant
-/// up, a missing group being 0.
+/// leading group differently.) Both are the hex digits of one number in
+/// 32-bit groups, every group but the leading one 8 digits wide, so the
+/// digits without commas and leading zeros say it.
 pub fn same_cpumask(a: &str, b: &str) -> bool {
-    let (x, y) = (groups(a), groups(b));
-    // The i-th group from the end, 0 past the start.
-    let at = |v: &[u32], i: usize| if i < v.len() { v[v.len() - 1 - i] } else { 0 };
-    (0..x.len().max(y.len())).all(|i| at(&x, i) == at(&y, i))
+    digits(a) == digits(b)
 }
 
-/// The comma-separated hex groups of a mask, most significant first (a
-/// group that is not hex: u32::MAX, unlike any real one).
-fn groups(s: &str) -> Vec<u32> {
+/// The hex digits of a mask, lower case, without commas and leading zeros
+/// ("0" for zero, nothing for an empty text).
+fn digits(s: &str) -> Vec<u8> {
+    let s = s.trim().as_bytes();
     let mut v = Vec::new();
-    for g in s.trim().split(',') {
-        v.push(u32::from_str_radix(g, 16).unwrap_or(u32::MAX));
+    for &c in s {
+        if c != b',' && !(c == b'0' && v.is_empty()) {
+            v.push(c.to_ascii_lowercase());
+        }
+    }
+    if v.is_empty() && !s.is_empty() {
+        v.push(b'0');
     }
     v
 }
@@ -196,6 +214,10 @@ mod tests {
         assert_eq!(current_clock(l), "global");
         assert_eq!(names(l), "local global counter uptime perf");
         assert_eq!(names("  nop  function\n"), "nop function");
+        for x in ["[a]", "[[a]]", "a", "[]", "[", "]", "", "a[b]c", "[a", "a]"] {
+            assert_eq!(unbracket(x), x.trim_start_matches('[').trim_end_matches(']'), "{x}");
+        }
+
     }
 
     #[test]
@@ -225,5 +247,9 @@ mod tests {
         assert!(!same_cpumask("1", "3"));
         assert!(!same_cpumask("00000001,00000003", "3"));
         assert!(!same_cpumask("x", "0"));
+        assert!(same_cpumask("00000000,00000000", "0"));
+        assert!(same_cpumask("FF", "ff"));
+        assert!(!same_cpumask("", "0"));
+        assert!(same_cpumask(&mask_of(&[0, 40]), "00000100,00000001"));
     }
 }
