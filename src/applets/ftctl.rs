@@ -183,7 +183,7 @@ struct Verb(u16, (u8, u8), VerbFn);
 const MANY: u8 = u8::MAX;
 
 /// The verb names, in the order of VERBS: one string, not a &str per row.
-const VERB_NAMES: &str = "status reset on off tracer list format enable disable filter trigger funcs pid buffer subbuf clock option mark show snapshot instance mount";
+const VERB_NAMES: &str = "status|reset|on|off|tracer|list|format|enable|disable|filter|trigger|funcs|pid|buffer|subbuf|clock|option|mark|show|snapshot|instance|mount";
 
 const VERBS: &[Verb] = &[
     Verb(0, (0, 0), status::run), // status
@@ -217,7 +217,7 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
 /// Check the verb's arguments, open tracefs, run the verb.
 #[inline(never)]
 fn dispatch(a: &Args) -> Result<()> {
-    let Some(v) = VERB_NAMES.split(' ').position(|n| n == a.verb).map(|i| &VERBS[i]) else {
+    let Some(v) = util::word_index(VERB_NAMES, &a.verb).map(|i| &VERBS[i]) else {
         usage_err!("unknown command '{}'", a.verb);
     };
     let name = &a.verb;
@@ -395,7 +395,7 @@ fn v_tracer(c: &Ctx, a: &Args) -> Result<()> {
 #[inline(never)]
 fn pick(t: &Tracefs, what: &str, n: &str, list: &str, file: &str) -> Result<()> {
     let names = state::names(list);
-    if !names.split(' ').any(|x| x == n) {
+    if !state::listed(&names, n) {
         fail!("unknown {what} '{n}' (available: {names})");
     }
     write(t, file, n)
@@ -718,9 +718,11 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
     }
     let v = match a.pos.get(1).map(String::as_str) {
         None => return say_line(on_off(read(t, &f)?.trim() == "1")),
-        Some("on" | "1") => "1",
-        Some("off" | "0") => "0",
-        Some(v) => usage_err!("option: '{v}' is not on or off"),
+        // on, 1, off, 0: the first two set it.
+        Some(v) => match util::word_index("on|1|off|0", v) {
+            Some(i) => if i < 2 { "1" } else { "0" },
+            None => usage_err!("option: '{v}' is not on or off"),
+        },
     };
     write(t, &f, v)
 }
@@ -774,12 +776,11 @@ fn v_show(c: &Ctx, a: &Args) -> Result<()> {
 fn v_snapshot(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     // Writing 1 allocates (if needed) and swaps, 2 clears, 0 frees.
-    let v = match a.pos[0].as_str() {
-        "take" => "1",
-        "clear" => "2",
-        "free" => "0",
-        x => usage_err!("snapshot: '{x}' is not take, clear or free"),
+    let x = a.pos[0].as_str();
+    let Some(i) = util::word_index("take|clear|free", x) else {
+        usage_err!("snapshot: '{x}' is not take, clear or free");
     };
+    let v = &"120"[i..i + 1];
     if !t.exists("snapshot") {
         fail!("this kernel has no snapshot buffer (CONFIG_TRACER_SNAPSHOT is off)");
     }
@@ -790,20 +791,18 @@ fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
     // -B and the name were checked before tracefs was opened.
     let name = a.pos[1].as_str();
     let rel = format!("instances/{name}");
-    let r = match a.pos[0].as_str() {
-        "add" => c.top.mkdir(&rel, true),
-        "rm" => c.top.mkdir(&rel, false),
-        x => usage_err!("instance: '{x}' is not add or rm"),
+    let x = a.pos[0].as_str();
+    let Some(i) = util::word_index("add|rm", x) else {
+        usage_err!("instance: '{x}' is not add or rm");
     };
-    r.map_err(|errno| {
-        let why = match errno {
-            Errno::EXIST => String::from("it already exists"),
-            Errno::NOENT => String::from("no such instance"),
-            Errno::BUSY => String::from("it is in use (a reader has a file of it open)"),
-            e => tracefs::errno_str(e),
-        };
-        Error::Fail(format!("instance {} '{name}': {why}", a.pos[0]))
-    })
+    let Err(errno) = c.top.mkdir(&rel, i == 0) else { return Ok(()) };
+    let why = match errno {
+        Errno::EXIST => "it already exists",
+        Errno::NOENT => "no such instance",
+        Errno::BUSY => "it is in use (a reader has a file of it open)",
+        e => fail!("instance {x} '{name}': {}", sys::Msg(e)),
+    };
+    fail!("instance {x} '{name}': {why}")
 }
 
 fn v_mount(c: &Ctx, _: &Args) -> Result<()> {

@@ -78,7 +78,7 @@ pub fn resolve_in(all: &[EventRef], spec: &str) -> Result<Vec<EventRef>, String>
         if text.is_empty() {
             return Err(format!("empty event name in '{spec}'"));
         }
-        let p = match text.find([':', '/']) {
+        let p = match text.bytes().position(|b| b == b':' || b == b'/') {
             _ if text == "all" => Part { text, sys: "*", ev: "*", either: false, hit: false },
             Some(at) => {
                 let (sys, ev) = (&text[..at], &text[at + 1..]);

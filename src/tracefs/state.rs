@@ -24,7 +24,7 @@ const DEFAULT_ON: &str = "annotate context-info copy_trace_marker function-trace
 const INSTANCE_OFF: &str = "copy_trace_marker trace_printk_dest event-fork function-fork";
 
 /// Is `name` one of the words of `list`?
-fn listed(list: &str, name: &str) -> bool {
+pub fn listed(list: &str, name: &str) -> bool {
     list.split_whitespace().any(|w| w == name)
 }
 
