@@ -258,29 +258,31 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
     Error::Fail(fs_msg(e))
 }
 
+/// Control files of function tracing, by the start of their names.
+const FUNC_PREFIXES: &[&str] = &["set_ftrace", "set_graph", "available_filter_functions", "func"];
+
 /// The text of `fs`.
 #[inline(never)]
 pub(crate) fn fs_msg(e: tracefs::Error) -> String {
     let mut msg = e.to_string();
     let file = &e.file[e.file.bytes().rposition(|b| b == b'/').map_or(0, |i| i + 1)..];
-    let func = file.starts_with("set_ftrace")
-        || file.starts_with("set_graph")
-        || file.starts_with("available_filter_functions")
-        || file == "max_graph_depth"
-        || file == "current_tracer"
-        || file.starts_with("func");
+    let func = FUNC_PREFIXES.iter().any(|p| file.starts_with(p)) || util::one_of("max_graph_depth|current_tracer", file);
     let root = rustix::process::geteuid().is_root();
-    if e.errno == Errno::PERM && func {
-        msg.push_str("\n  the kernel refuses function tracing here (EPERM: lockdown, or ftrace disabled)");
-    } else if (e.errno == Errno::PERM || e.errno == Errno::ACCESS) && !root {
-        msg.push_str("\n  tracefs needs root (or CAP_SYS_ADMIN)");
-    } else if e.errno == Errno::NOENT {
-        msg.push_str("\n  this kernel does not have that control file");
-    } else if e.errno == Errno::BADF && file.starts_with("trace_marker") {
-        msg.push_str("\n  tracing is off here ('ftctl on' first)");
-    } else if e.errno == Errno::BUSY && file == "current_tracer" {
-        msg.push_str("\n  the tracer is in use (a trace_pipe reader is open)");
-    }
+    let (errno, perm) = (e.errno, e.errno == Errno::PERM);
+    // One hint at most; one push for all of them.
+    msg.push_str(if perm && func {
+        "\n  the kernel refuses function tracing here (EPERM: lockdown, or ftrace disabled)"
+    } else if (perm || errno == Errno::ACCESS) && !root {
+        "\n  tracefs needs root (or CAP_SYS_ADMIN)"
+    } else if errno == Errno::NOENT {
+        "\n  this kernel does not have that control file"
+    } else if errno == Errno::BADF && file.starts_with("trace_marker") {
+        "\n  tracing is off here ('ftctl on' first)"
+    } else if errno == Errno::BUSY && file == "current_tracer" {
+        "\n  the tracer is in use (a trace_pipe reader is open)"
+    } else {
+        ""
+    });
     msg
 }
 
@@ -441,9 +443,9 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
         }
         Some(k @ (4 | 5)) => {
             let (tf, dir) = if k == 4 { (t, "events") } else { (&c.top, "instances") };
-            for (n, d) in tf.list_dir(dir).map_err(fs)? {
-                if d {
-                    line(&mut o, &n);
+            for (n, d) in &tf.list_dir(dir).map_err(fs)? {
+                if *d {
+                    line(&mut o, n);
                 }
             }
         }
@@ -456,7 +458,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
 fn v_format(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let mut o = String::new();
-    for e in resolve(t, &a.pos)? {
+    for e in &resolve(t, &a.pos)? {
         o.push_str(&read(t, &e.path("format"))?);
     }
     say(&o)
@@ -699,9 +701,9 @@ fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
 /// the defaults (`option`, where `list options` does not).
 fn options(c: &Ctx, changed: bool) -> Result<()> {
     let mut o = String::new();
-    for (n, on) in state::options(c.t()).map_err(fs)? {
-        let mark = if changed && on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
-        let _ = writeln!(o, "{n} {}{mark}", on_off(on));
+    for (n, on) in &state::options(c.t()).map_err(fs)? {
+        let mark = if changed && *on != state::option_default(n, c.inst.is_some()) { "  (changed)" } else { "" };
+        let _ = writeln!(o, "{n} {}{mark}", on_off(*on));
     }
     say(&o)
 }

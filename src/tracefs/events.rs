@@ -37,14 +37,14 @@ fn msg(e: super::Error) -> String {
 /// come back sorted).
 pub fn all_events(t: &Tracefs) -> Result<Vec<EventRef>, String> {
     let mut out = Vec::new();
-    for (sys, is_dir) in t.list_dir("events").map_err(msg)? {
+    // By reference: see state::options.
+    for (sys, is_dir) in &t.list_dir("events").map_err(msg)? {
         if !is_dir {
             continue;
         }
-        let names = t.list_dir(&format!("events/{sys}")).map_err(msg)?;
-        for (name, is_dir) in names {
-            if is_dir {
-                out.push(EventRef { system: sys.clone(), name });
+        for (name, is_dir) in &t.list_dir(&format!("events/{sys}")).map_err(msg)? {
+            if *is_dir {
+                out.push(EventRef { system: sys.clone(), name: name.clone() });
             }
         }
     }

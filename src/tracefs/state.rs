@@ -36,12 +36,14 @@ pub fn option_default(name: &str, instance: bool) -> bool {
 /// Every option in `options/` with its current value, sorted by name.
 pub fn options(t: &Tracefs) -> Result<Vec<(String, bool)>> {
     let mut out = Vec::new();
-    for (name, is_dir) in t.list_dir("options")? {
-        if is_dir {
+    // Listings are walked by reference: a loop that moves out of a Vec
+    // compiles to its own iterator and drop code at each site.
+    for (name, is_dir) in &t.list_dir("options")? {
+        if *is_dir {
             continue;
         }
         let v = t.read_str(&format!("options/{name}"))?;
-        out.push((name, v.trim() == "1"));
+        out.push((name.clone(), v.trim() == "1"));
     }
     Ok(out)
 }
@@ -131,8 +133,8 @@ pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
 /// The CPUs with a `per_cpu/cpuN` directory, in directory order.
 pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {
     let mut cpus = Vec::new();
-    for (n, d) in t.list_dir("per_cpu")? {
-        if let (true, Some(Ok(c))) = (d, n.strip_prefix("cpu").map(str::parse::<u32>)) {
+    for (n, d) in &t.list_dir("per_cpu")? {
+        if let (true, Some(Ok(c))) = (*d, n.strip_prefix("cpu").map(str::parse::<u32>)) {
             cpus.push(c);
         }
     }

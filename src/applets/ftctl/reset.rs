@@ -21,7 +21,10 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
     if all {
         match c.top.list_dir("instances") {
             Ok(list) => {
-                for (name, _) in list.into_iter().filter(|(_, d)| *d) {
+                for (name, d) in &list {
+                    if !d {
+                        continue;
+                    }
                     let rel = format!("instances/{name}");
                     if let Err(e) = c.top.mkdir(&rel, false) {
                         add(&mut errs, &format!("removing instance '{name}': {}", crate::sys::Msg(e)));
@@ -87,9 +90,9 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
     }
     match state::options(t) {
         Ok(opts) => {
-            for (name, on) in opts {
-                let def = state::option_default(&name, instance);
-                if on != def {
+            for (name, on) in &opts {
+                let def = state::option_default(name, instance);
+                if *on != def {
                     set(errs, t, &format!("options/{name}"), if def { "1" } else { "0" }, name.starts_with("func"));
                 }
             }

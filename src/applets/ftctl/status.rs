@@ -127,7 +127,7 @@ fn event_sections(s: &mut St) {
             }
         }
         if s.get(&e.path("trigger"), true) {
-            for l in state::trigger_lines(&s.v) {
+            for l in &state::trigger_lines(&s.v) {
                 let _ = writeln!(trig, "  {}:{}: {l}", e.system, e.name);
             }
         }
@@ -204,9 +204,9 @@ fn buffers(c: &Ctx, s: &mut St) {
 
     match state::options(t) {
         Ok(opts) => {
-            for (n, on) in opts {
-                if on != state::option_default(&n, c.inst.is_some()) {
-                    let _ = writeln!(s.sec, "  {n} {}", on_off(on));
+            for (n, on) in &opts {
+                if *on != state::option_default(n, c.inst.is_some()) {
+                    let _ = writeln!(s.sec, "  {n} {}", on_off(*on));
                 }
             }
         }
@@ -217,9 +217,9 @@ fn buffers(c: &Ctx, s: &mut St) {
     if c.inst.is_none() {
         match c.top.list_dir("instances") {
             Ok(list) => {
-                for (n, d) in list {
-                    if d {
-                        item(&mut s.sec, &n);
+                for (n, d) in &list {
+                    if *d {
+                        item(&mut s.sec, n);
                     }
                 }
             }
