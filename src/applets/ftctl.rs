@@ -185,6 +185,9 @@ const MANY: u8 = u8::MAX;
 /// The verb names, in the order of VERBS: one string, not a &str per row.
 const VERB_NAMES: &str = "status|reset|on|off|tracer|list|format|enable|disable|filter|trigger|funcs|pid|buffer|subbuf|clock|option|mark|show|snapshot|instance|mount";
 
+/// The index of `instance` in VERB_NAMES.
+const V_INSTANCE: usize = 20;
+
 const VERBS: &[Verb] = &[
     Verb(0, (0, 0), status::run), // status
     Verb(bits(&[O_A, O_B]), (0, 0), reset::run), // reset
@@ -217,9 +220,10 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
 /// Check the verb's arguments, open tracefs, run the verb.
 #[inline(never)]
 fn dispatch(a: &Args) -> Result<()> {
-    let Some(v) = util::word_index(VERB_NAMES, &a.verb).map(|i| &VERBS[i]) else {
+    let Some(k) = util::word_index(VERB_NAMES, &a.verb) else {
         usage_err!("unknown command '{}'", a.verb);
     };
+    let v = &VERBS[k];
     let name = &a.verb;
     if let Some(o) = a.opts.iter().find(|o| v.0 & 1 << o.0 == 0) {
         usage_err!("{name}: option {} does not apply", OPTS[o.0 as usize].0);
@@ -235,7 +239,7 @@ fn dispatch(a: &Args) -> Result<()> {
     if let Some(i) = &a.instance {
         tracefs::check_name("instance", i).map_err(Error::Fail)?;
     }
-    if name == "instance" {
+    if k == V_INSTANCE {
         if a.instance.is_some() {
             usage_err!("instance: -B does not apply (instances do not nest)");
         }
@@ -809,4 +813,15 @@ fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
 
 fn v_mount(c: &Ctx, _: &Args) -> Result<()> {
     say_line(&c.top.mount)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verb_table() {
+        assert_eq!(util::word_index(VERB_NAMES, "instance"), Some(V_INSTANCE));
+        assert_eq!(VERB_NAMES.split('|').count(), VERBS.len());
+    }
 }

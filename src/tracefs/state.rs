@@ -84,7 +84,14 @@ pub fn unbracket(name: &str) -> &str {
 
 /// The trigger lines of an event's `trigger` file (its `#` help header dropped).
 pub fn trigger_lines(text: &str) -> Vec<&str> {
-    text.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
+    let mut v = Vec::new();
+    for l in text.lines() {
+        let l = l.trim_end();
+        if !l.is_empty() && !l.starts_with('#') {
+            v.push(l);
+        }
+    }
+    v
 }
 
 /// The command that removes a trigger as the kernel lists it. The listing

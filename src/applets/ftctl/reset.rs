@@ -67,12 +67,10 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
                     last = &e.system;
                     set(errs, t, &format!("events/{last}/filter"), "0", true);
                 }
-                let f = e.path("trigger");
-                match t.read_str(&f) {
-                    Ok(s) if !state::trigger_lines(&s).is_empty() => step(errs, state::clear_triggers(t, &f)),
-                    Ok(_) => {}
-                    Err(e) => optional(errs, Err(e)),
-                }
+                // clear_triggers reads the file first and writes only when
+                // there is a trigger; events without a trigger file are
+                // skipped like other files the kernel lacks.
+                optional(errs, state::clear_triggers(t, &e.path("trigger")));
             }
         }
         Err(e) => add(errs, &e),
