@@ -602,7 +602,7 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
     }
     if let Some(d) = depth.or(clear.then_some(0)) {
         if t.exists("max_graph_depth") {
-            write(t, "max_graph_depth", &format!("{d}"))?;
+            write(t, "max_graph_depth", &u64::from(d).to_string())?;
         } else if depth.is_some() {
             fail!("--depth: this kernel has no max_graph_depth (no function graph tracer)");
         }

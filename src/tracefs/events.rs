@@ -30,7 +30,7 @@ impl core::fmt::Display for EventRef {
 
 /// A tracefs error as message text: one function, not a closure per call.
 fn msg(e: super::Error) -> String {
-    format!("{e}")
+    alloc::string::ToString::to_string(&e)
 }
 
 /// Every event of a tracefs, sorted by (system, name) (directory listings

@@ -10,7 +10,6 @@ pub mod state;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{openat, Mode, OFlags, CWD};
 use crate::sys;
-use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -96,14 +95,7 @@ pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
 
 const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// `name` as the C string the system calls take: one conversion serves
-/// every call here (rustix converts a &str through its own copy of a
-/// stack-buffer routine per call site type). A NUL in it is EINVAL, as
-/// rustix says.
-#[inline(never)]
-fn c(name: &str) -> core::result::Result<CString, Errno> {
-    CString::new(name).map_err(|_| Errno::INVAL)
-}
+use sys::cpath as c;
 
 fn open_dir(path: &str) -> core::result::Result<OwnedFd, Errno> {
     openat(CWD, &*c(path)?, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())

@@ -8,7 +8,7 @@ use crate::cli::{Error, Result};
 use crate::tracefs::{events, state, Tracefs};
 use rustix::io::Errno;
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 
 pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
     let all = a.has(super::O_A);
@@ -98,7 +98,7 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
         Err(e) => step(errs, Err(e)),
     }
     if let Some(kb) = buf_kb {
-        set(errs, t, "buffer_size_kb", &format!("{kb}"), false);
+        set(errs, t, "buffer_size_kb", &kb.to_string(), false);
     }
     if t.exists("snapshot") {
         set(errs, t, "snapshot", "0", false);
