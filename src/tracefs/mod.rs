@@ -195,12 +195,10 @@ impl Tracefs {
     pub fn instance(&self, name: &str) -> core::result::Result<Tracefs, String> {
         check_name("instance", name)?;
         let rel = format!("instances/{name}");
-        let fd = c(&rel)
-            .and_then(|p| openat(self.dir.as_fd(), &*p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))
-            .map_err(|e| match e {
-                Errno::NOENT => format!("instance '{name}' does not exist"),
-                e => format!("{}: {}", self.path_of(&rel), sys::OsError(e)),
-            })?;
+        let fd = self.open_file(&rel, OFlags::RDONLY | OFlags::DIRECTORY).map_err(|e| match e.errno {
+            Errno::NOENT => format!("instance '{name}' does not exist"),
+            errno => format!("{}: {}", e.file, sys::OsError(errno)),
+        })?;
         Ok(Tracefs { dir: fd, mount: self.mount.clone(), instance: Some(String::from(name)) })
     }
 
