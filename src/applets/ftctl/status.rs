@@ -116,7 +116,7 @@ fn event_sections(s: &mut St) {
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
             if f != "none" && !f.is_empty() && find_str(f, "\nparse_error:", false).is_none() {
-                let _ = write!(s.sec, "  {}:{}: ", e.system, e.name);
+                ev(&mut s.sec, e, ": ");
                 for (i, l) in f.split('\n').enumerate() {
                     if i > 0 {
                         s.sec.push(' ');
@@ -128,7 +128,9 @@ fn event_sections(s: &mut St) {
         }
         if s.get(&e.path("trigger"), true) {
             for l in &state::trigger_lines(&s.v) {
-                let _ = writeln!(trig, "  {}:{}: {l}", e.system, e.name);
+                ev(&mut trig, e, ": ");
+                trig.push_str(l);
+                trig.push('\n');
             }
         }
     }
@@ -239,6 +241,16 @@ fn buffers(c: &Ctx, s: &mut St) {
     }
 }
 
+/// `  SYSTEM:EVENT` and `tail`: the start of an event's section line.
+#[inline(never)]
+fn ev(sec: &mut String, e: &events::EventRef, tail: &str) {
+    sec.push_str("  ");
+    sec.push_str(&e.system);
+    sec.push(':');
+    sec.push_str(&e.name);
+    sec.push_str(tail);
+}
+
 /// One indented line of a section.
 #[inline(never)]
 fn item(sec: &mut String, s: &str) {
@@ -275,7 +287,7 @@ fn collapse(all: &[events::EventRef], set_event: &str, out: &mut String) {
             let _ = writeln!(out, "  {sys}:*");
         } else {
             for e in (i..i + n).filter(|&k| on[k]).map(|k| &all[k]) {
-                let _ = writeln!(out, "  {}:{}", e.system, e.name);
+                ev(out, e, "\n");
             }
         }
         i += n;
