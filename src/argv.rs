@@ -9,7 +9,6 @@
 //! strings (argv); values must be UTF-8, option names are read lossily.
 //! The error texts are lexopt's.
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -126,7 +125,9 @@ impl Parser {
                 let c = a.get(at..at + n).and_then(|b| core::str::from_utf8(b).ok()).and_then(|s| s.chars().next());
                 let (c, n) = c.map_or(('\u{fffd}', 1), |c| (c, n));
                 self.rest = Some((i, at + n));
-                self.last = format!("-{c}");
+                self.last.clear();
+                self.last.push('-');
+                self.last.push(c);
                 return Ok(Some(Short(c)));
             }
             self.rest = None;
@@ -179,6 +180,12 @@ impl Parser {
         rest.into_iter().map(utf8).collect()
     }
 
+    /// The last option as typed (`-o`, `--opt`, without a `=value`): the
+    /// `Short` or `Long` just returned, for a table of options written that way.
+    pub fn last(&self) -> &str {
+        &self.last
+    }
+
     fn optional_value(&mut self) -> Option<Vec<u8>> {
         let (i, mut at) = self.rest.take()?;
         let a = &self.args[i];
@@ -226,6 +233,7 @@ impl Arg<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
     use alloc::string::ToString;
     use alloc::vec;
 

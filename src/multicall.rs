@@ -43,24 +43,27 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
         return 2;
     }
     let first = args.remove(0);
-    match &first[..] {
-        b"--help" | b"-h" => {
+    // The options by index in one word list: one compare loop.
+    let opt = core::str::from_utf8(&first).ok().and_then(|f| crate::util::word_index("--help|-h|--version|--list|--install", f));
+    match opt {
+        Some(0 | 1) => {
             print_help();
             0
         }
-        b"--version" => {
-            let _ = writeln!(sys::stdout(), "ftbox {}", env!("CARGO_PKG_VERSION"));
+        Some(2) => {
+            sys::stdout().bytes(concat!("ftbox ", env!("CARGO_PKG_VERSION"), "\n").as_bytes());
             0
         }
-        b"--list" => {
+        Some(3) => {
             let mut out = sys::stdout();
             for a in APPLETS {
-                let _ = writeln!(out, "{}", a.name);
+                out.bytes(a.name.as_bytes());
+                out.bytes(b"\n");
             }
             0
         }
-        b"--install" => install(&argv0, &args),
-        _ => match find(&first) {
+        Some(_) => install(&argv0, &args),
+        None => match find(&first) {
             Some(a) => (a.main)(args),
             None => not_found(&first),
         },

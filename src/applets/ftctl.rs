@@ -8,7 +8,7 @@ use crate::cli::{self, Error, Result};
 use crate::tracefs::{self, events, glob, state, Tracefs};
 use crate::{fail, usage_err};
 use crate::argv::{self, Long, Short, Value};
-use crate::sys;
+use crate::{sys, util};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -144,11 +144,12 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 }
                 continue;
             }
-            Short(c) => OPTS.iter().position(|o| o.0.len() == 2 && o.0.ends_with(c)),
-            Long(l) => OPTS.iter().position(|o| o.0.strip_prefix("--") == Some(l)),
+            // Looked up as typed (`-a`, `--clear`), the way OPTS spells them.
+            Short(_) | Long(_) => OPTS.iter().position(|o| o.0 == p.last()),
         };
         let Some(i) = opt else {
-            return Err(arg.unexpected().into());
+            // arg.unexpected()'s words, from the option as typed.
+            usage_err!("invalid option '{}'", p.last());
         };
         let v = if OPTS[i].1 { p.value()? } else { String::new() };
         a.opts.push((i as u8, v));
@@ -182,7 +183,10 @@ struct Verb(u16, (u8, u8), VerbFn);
 const MANY: u8 = u8::MAX;
 
 /// The verb names, in the order of VERBS: one string, not a &str per row.
-const VERB_NAMES: &str = "status reset on off tracer list format enable disable filter trigger funcs pid buffer subbuf clock option mark show snapshot instance mount";
+const VERB_NAMES: &str = "status|reset|on|off|tracer|list|format|enable|disable|filter|trigger|funcs|pid|buffer|subbuf|clock|option|mark|show|snapshot|instance|mount";
+
+/// The index of `instance` in VERB_NAMES.
+const V_INSTANCE: usize = 20;
 
 const VERBS: &[Verb] = &[
     Verb(0, (0, 0), status::run), // status
@@ -216,9 +220,10 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
 /// Check the verb's arguments, open tracefs, run the verb.
 #[inline(never)]
 fn dispatch(a: &Args) -> Result<()> {
-    let Some(v) = VERB_NAMES.split(' ').position(|n| n == a.verb).map(|i| &VERBS[i]) else {
+    let Some(k) = util::word_index(VERB_NAMES, &a.verb) else {
         usage_err!("unknown command '{}'", a.verb);
     };
+    let v = &VERBS[k];
     let name = &a.verb;
     if let Some(o) = a.opts.iter().find(|o| v.0 & 1 << o.0 == 0) {
         usage_err!("{name}: option {} does not apply", OPTS[o.0 as usize].0);
@@ -234,7 +239,7 @@ fn dispatch(a: &Args) -> Result<()> {
     if let Some(i) = &a.instance {
         tracefs::check_name("instance", i).map_err(Error::Fail)?;
     }
-    if name == "instance" {
+    if k == V_INSTANCE {
         if a.instance.is_some() {
             usage_err!("instance: -B does not apply (instances do not nest)");
         }
@@ -257,29 +262,31 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
     Error::Fail(fs_msg(e))
 }
 
+/// Control files of function tracing, by the start of their names.
+const FUNC_PREFIXES: &[&str] = &["set_ftrace", "set_graph", "available_filter_functions", "func"];
+
 /// The text of `fs`.
 #[inline(never)]
 pub(crate) fn fs_msg(e: tracefs::Error) -> String {
     let mut msg = e.to_string();
-    let file = e.file.rsplit('/').next().unwrap_or("");
-    let func = file.starts_with("set_ftrace")
-        || file.starts_with("set_graph")
-        || file.starts_with("available_filter_functions")
-        || file == "max_graph_depth"
-        || file == "current_tracer"
-        || file.starts_with("func");
+    let file = &e.file[e.file.bytes().rposition(|b| b == b'/').map_or(0, |i| i + 1)..];
+    let func = FUNC_PREFIXES.iter().any(|p| file.starts_with(p)) || util::one_of("max_graph_depth|current_tracer", file);
     let root = rustix::process::geteuid().is_root();
-    if e.errno == Errno::PERM && func {
-        msg.push_str("\n  the kernel refuses function tracing here (EPERM: lockdown, or ftrace disabled)");
-    } else if (e.errno == Errno::PERM || e.errno == Errno::ACCESS) && !root {
-        msg.push_str("\n  tracefs needs root (or CAP_SYS_ADMIN)");
-    } else if e.errno == Errno::NOENT {
-        msg.push_str("\n  this kernel does not have that control file");
-    } else if e.errno == Errno::BADF && file.starts_with("trace_marker") {
-        msg.push_str("\n  tracing is off here ('ftctl on' first)");
-    } else if e.errno == Errno::BUSY && file == "current_tracer" {
-        msg.push_str("\n  the tracer is in use (a trace_pipe reader is open)");
-    }
+    let (errno, perm) = (e.errno, e.errno == Errno::PERM);
+    // One hint at most; one push for all of them.
+    msg.push_str(if perm && func {
+        "\n  the kernel refuses function tracing here (EPERM: lockdown, or ftrace disabled)"
+    } else if (perm || errno == Errno::ACCESS) && !root {
+        "\n  tracefs needs root (or CAP_SYS_ADMIN)"
+    } else if errno == Errno::NOENT {
+        "\n  this kernel does not have that control file"
+    } else if errno == Errno::BADF && file.starts_with("trace_marker") {
+        "\n  tracing is off here ('ftctl on' first)"
+    } else if errno == Errno::BUSY && file == "current_tracer" {
+        "\n  the tracer is in use (a trace_pipe reader is open)"
+    } else {
+        ""
+    });
     msg
 }
 
@@ -305,6 +312,20 @@ pub(crate) fn say(s: &str) -> Result<()> {
 pub(crate) fn line(o: &mut String, s: &str) {
     o.push_str(s);
     o.push('\n');
+}
+
+/// `v` joined by `sep`: one plain loop (`[String]::join` is a generic
+/// copy of its own).
+#[inline(never)]
+fn join(v: &[String], sep: char) -> String {
+    let mut o = String::new();
+    for (i, w) in v.iter().enumerate() {
+        if i > 0 {
+            o.push(sep);
+        }
+        o.push_str(w);
+    }
+    o
 }
 
 /// The words of `s` joined by single spaces (pid lists).
@@ -337,7 +358,7 @@ fn resolve(t: &Tracefs, specs: &[String]) -> Result<Vec<events::EventRef>> {
 #[inline(never)]
 fn resolve_all(t: &Tracefs, specs: &[String]) -> Result<(Vec<events::EventRef>, Vec<events::EventRef>)> {
     let all = events::all_events(t).map_err(Error::Fail)?;
-    let evs = events::resolve_in(&all, &specs.join(",")).map_err(Error::Fail)?;
+    let evs = events::resolve_in(&all, &join(specs, ',')).map_err(Error::Fail)?;
     Ok((all, evs))
 }
 
@@ -380,7 +401,7 @@ fn v_tracer(c: &Ctx, a: &Args) -> Result<()> {
 #[inline(never)]
 fn pick(t: &Tracefs, what: &str, n: &str, list: &str, file: &str) -> Result<()> {
     let names = state::names(list);
-    if !names.split(' ').any(|x| x == n) {
+    if !state::listed(&names, n) {
         fail!("unknown {what} '{n}' (available: {names})");
     }
     write(t, file, n)
@@ -390,37 +411,26 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let what = a.pos[0].as_str();
     let pat = a.pos.get(1).map(String::as_str);
-    if pat.is_some() && what != "events" && what != "functions" {
+    // By index in one word list: the names are compared in one loop.
+    let k = util::word_index("events|functions|tracers|clocks|systems|instances|options", what);
+    if pat.is_some() && k.is_none_or(|k| k > 1) {
         usage_err!("list {what}: unexpected argument");
     }
     let mut o = String::new();
-    match what {
-        // Clocks are listed like tracers, the current one in brackets.
-        "tracers" | "clocks" => {
-            let f = if what == "clocks" { "trace_clock" } else { "available_tracers" };
-            for x in read(t, f)?.split_whitespace() {
-                line(&mut o, x.trim_start_matches('[').trim_end_matches(']'));
-            }
-        }
-        "events" => {
+    match k {
+        Some(0) => {
             let all = events::all_events(t).map_err(Error::Fail)?;
             let evs = match pat {
                 Some(p) => events::resolve_in(&all, p).map_err(Error::Fail)?,
                 None => all,
             };
-            for e in evs {
-                let _ = writeln!(o, "{}:{}", e.system, e.name);
+            for e in &evs {
+                o.push_str(&e.system);
+                o.push(':');
+                line(&mut o, &e.name);
             }
         }
-        "systems" | "instances" => {
-            let (tf, dir) = if what == "systems" { (t, "events") } else { (&c.top, "instances") };
-            for (n, d) in tf.list_dir(dir).map_err(fs)? {
-                if d {
-                    line(&mut o, &n);
-                }
-            }
-        }
-        "functions" => {
+        Some(1) => {
             // Only the top level has the list; it is the same for instances.
             for l in read(&c.top, "available_filter_functions")?.lines() {
                 let f = l.split_whitespace().next().unwrap_or("");
@@ -429,8 +439,22 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
                 }
             }
         }
-        "options" => return options(c, false),
-        _ => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
+        // Clocks are listed like tracers, the current one in brackets.
+        Some(k @ (2 | 3)) => {
+            for x in read(t, if k == 3 { "trace_clock" } else { "available_tracers" })?.split_whitespace() {
+                line(&mut o, state::unbracket(x));
+            }
+        }
+        Some(k @ (4 | 5)) => {
+            let (tf, dir) = if k == 4 { (t, "events") } else { (&c.top, "instances") };
+            for (n, d) in &tf.list_dir(dir).map_err(fs)? {
+                if *d {
+                    line(&mut o, n);
+                }
+            }
+        }
+        Some(_) => return options(c, false),
+        None => usage_err!("list: unknown list '{what}' (tracers, events, systems, functions, options, clocks, instances)"),
     }
     say(&o)
 }
@@ -438,7 +462,7 @@ fn v_list(c: &Ctx, a: &Args) -> Result<()> {
 fn v_format(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     let mut o = String::new();
-    for e in resolve(t, &a.pos)? {
+    for e in &resolve(t, &a.pos)? {
         o.push_str(&read(t, &e.path("format"))?);
     }
     say(&o)
@@ -459,7 +483,7 @@ fn enable(c: &Ctx, a: &Args, on: bool) -> Result<()> {
 
 fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let expr = a.pos[1..].join(" ");
+    let expr = join(&a.pos[1..], ' ');
     let clear = a.has(O_CLEAR);
     if clear != expr.is_empty() {
         usage_err!("filter: give either an expression or --clear");
@@ -475,7 +499,7 @@ fn v_filter(c: &Ctx, a: &Args) -> Result<()> {
 
 fn v_trigger(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let trig = a.pos[1..].join(" ");
+    let trig = join(&a.pos[1..], ' ');
     let (clear, remove) = (a.has(O_CLEAR), a.val(O_REMOVE));
     if clear as u8 + remove.is_some() as u8 + !trig.is_empty() as u8 != 1 {
         usage_err!("trigger: give one of TRIGGER, --remove TRIGGER or --clear");
@@ -578,7 +602,7 @@ fn v_funcs(c: &Ctx, a: &Args) -> Result<()> {
     }
     if let Some(d) = depth.or(clear.then_some(0)) {
         if t.exists("max_graph_depth") {
-            write(t, "max_graph_depth", &format!("{d}"))?;
+            write(t, "max_graph_depth", &u64::from(d).to_string())?;
         } else if depth.is_some() {
             fail!("--depth: this kernel has no max_graph_depth (no function graph tracer)");
         }
@@ -635,7 +659,7 @@ fn v_pid(c: &Ctx, a: &Args) -> Result<()> {
         }
     }
     if clear || !a.pos.is_empty() {
-        let list = a.pos.join(" ");
+        let list = join(&a.pos, ' ');
         // Truncating replaces the list; the kernel parses all pids of one write.
         write(t, "set_event_pid", &list)?;
         // Function pid filtering only where the kernel permits it.
@@ -681,9 +705,9 @@ fn v_clock(c: &Ctx, a: &Args) -> Result<()> {
 /// the defaults (`option`, where `list options` does not).
 fn options(c: &Ctx, changed: bool) -> Result<()> {
     let mut o = String::new();
-    for (n, on) in state::options(c.t()).map_err(fs)? {
-        let mark = if changed && on != state::option_default(&n, c.inst.is_some()) { "  (changed)" } else { "" };
-        let _ = writeln!(o, "{n} {}{mark}", on_off(on));
+    for (n, on) in &state::options(c.t()).map_err(fs)? {
+        let mark = if changed && *on != state::option_default(n, c.inst.is_some()) { "  (changed)" } else { "" };
+        let _ = writeln!(o, "{n} {}{mark}", on_off(*on));
     }
     say(&o)
 }
@@ -700,9 +724,11 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
     }
     let v = match a.pos.get(1).map(String::as_str) {
         None => return say_line(on_off(read(t, &f)?.trim() == "1")),
-        Some("on" | "1") => "1",
-        Some("off" | "0") => "0",
-        Some(v) => usage_err!("option: '{v}' is not on or off"),
+        // on, 1, off, 0: the first two set it.
+        Some(v) => match util::word_index("on|1|off|0", v) {
+            Some(i) => if i < 2 { "1" } else { "0" },
+            None => usage_err!("option: '{v}' is not on or off"),
+        },
     };
     write(t, &f, v)
 }
@@ -710,7 +736,7 @@ fn v_option(c: &Ctx, a: &Args) -> Result<()> {
 fn v_mark(c: &Ctx, a: &Args) -> Result<()> {
     // One write is one marker event; end it with a newline like echo does
     // so the text file shows one line per mark.
-    write(c.t(), "trace_marker", &format!("{}\n", a.pos.join(" ")))
+    write(c.t(), "trace_marker", &(join(&a.pos, ' ') + "\n"))
 }
 
 fn v_show(c: &Ctx, a: &Args) -> Result<()> {
@@ -756,12 +782,11 @@ fn v_show(c: &Ctx, a: &Args) -> Result<()> {
 fn v_snapshot(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
     // Writing 1 allocates (if needed) and swaps, 2 clears, 0 frees.
-    let v = match a.pos[0].as_str() {
-        "take" => "1",
-        "clear" => "2",
-        "free" => "0",
-        x => usage_err!("snapshot: '{x}' is not take, clear or free"),
+    let x = a.pos[0].as_str();
+    let Some(i) = util::word_index("take|clear|free", x) else {
+        usage_err!("snapshot: '{x}' is not take, clear or free");
     };
+    let v = &"120"[i..i + 1];
     if !t.exists("snapshot") {
         fail!("this kernel has no snapshot buffer (CONFIG_TRACER_SNAPSHOT is off)");
     }
@@ -772,23 +797,31 @@ fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
     // -B and the name were checked before tracefs was opened.
     let name = a.pos[1].as_str();
     let rel = format!("instances/{name}");
-    let dir = c.top.dir();
-    let r = match a.pos[0].as_str() {
-        "add" => rustix::fs::mkdirat(dir, rel.as_str(), rustix::fs::Mode::from_raw_mode(0o755)),
-        "rm" => rustix::fs::unlinkat(dir, rel.as_str(), rustix::fs::AtFlags::REMOVEDIR),
-        x => usage_err!("instance: '{x}' is not add or rm"),
+    let x = a.pos[0].as_str();
+    let Some(i) = util::word_index("add|rm", x) else {
+        usage_err!("instance: '{x}' is not add or rm");
     };
-    r.map_err(|errno| {
-        let why = match errno {
-            Errno::EXIST => String::from("it already exists"),
-            Errno::NOENT => String::from("no such instance"),
-            Errno::BUSY => String::from("it is in use (a reader has a file of it open)"),
-            e => tracefs::errno_str(e),
-        };
-        Error::Fail(format!("instance {} '{name}': {why}", a.pos[0]))
-    })
+    let Err(errno) = c.top.mkdir(&rel, i == 0) else { return Ok(()) };
+    let why = match errno {
+        Errno::EXIST => "it already exists",
+        Errno::NOENT => "no such instance",
+        Errno::BUSY => "it is in use (a reader has a file of it open)",
+        e => fail!("instance {x} '{name}': {}", sys::Msg(e)),
+    };
+    fail!("instance {x} '{name}': {why}")
 }
 
 fn v_mount(c: &Ctx, _: &Args) -> Result<()> {
     say_line(&c.top.mount)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verb_table() {
+        assert_eq!(util::word_index(VERB_NAMES, "instance"), Some(V_INSTANCE));
+        assert_eq!(VERB_NAMES.split('|').count(), VERBS.len());
+    }
 }

@@ -61,6 +61,16 @@ pub fn fd(n: i32) -> BorrowedFd<'static> {
     unsafe { BorrowedFd::borrow_raw(n) }
 }
 
+/// `path` as the C string the system calls take. rustix converts a `&str`
+/// path through a stack-buffer routine of its own per function and path
+/// type (openat, unlinkat, mkdirat, open, unlink: ~200 B each); a call on
+/// `&*cpath(p)?` takes the `&CStr` as it is. A NUL in it is EINVAL, as
+/// rustix says.
+#[inline(never)]
+pub fn cpath(path: &str) -> Result<alloc::ffi::CString> {
+    alloc::ffi::CString::new(path).map_err(|_| Errno::INVAL)
+}
+
 /// Open for reading, close-on-exec.
 pub fn open(path: impl rustix::path::Arg) -> Result<OwnedFd> {
     rustix::fs::openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
@@ -201,7 +211,7 @@ pub fn init() {
     for n in 0..3 {
         if rustix::io::fcntl_getfd(fd(n)) == Err(Errno::BADF) {
             // open returns the lowest free descriptor: this one.
-            if let Ok(f) = rustix::fs::open("/dev/null", OFlags::RDWR, Mode::empty()) {
+            if let Ok(f) = rustix::fs::open(c"/dev/null", OFlags::RDWR, Mode::empty()) {
                 core::mem::forget(f);
             }
         }

@@ -30,21 +30,21 @@ impl core::fmt::Display for EventRef {
 
 /// A tracefs error as message text: one function, not a closure per call.
 fn msg(e: super::Error) -> String {
-    format!("{e}")
+    alloc::string::ToString::to_string(&e)
 }
 
 /// Every event of a tracefs, sorted by (system, name) (directory listings
 /// come back sorted).
 pub fn all_events(t: &Tracefs) -> Result<Vec<EventRef>, String> {
     let mut out = Vec::new();
-    for (sys, is_dir) in t.list_dir("events").map_err(msg)? {
+    // By reference: see state::options.
+    for (sys, is_dir) in &t.list_dir("events").map_err(msg)? {
         if !is_dir {
             continue;
         }
-        let names = t.list_dir(&format!("events/{sys}")).map_err(msg)?;
-        for (name, is_dir) in names {
-            if is_dir {
-                out.push(EventRef { system: sys.clone(), name });
+        for (name, is_dir) in &t.list_dir(&format!("events/{sys}")).map_err(msg)? {
+            if *is_dir {
+                out.push(EventRef { system: sys.clone(), name: name.clone() });
             }
         }
     }
@@ -78,7 +78,7 @@ pub fn resolve_in(all: &[EventRef], spec: &str) -> Result<Vec<EventRef>, String>
         if text.is_empty() {
             return Err(format!("empty event name in '{spec}'"));
         }
-        let p = match text.find([':', '/']) {
+        let p = match text.bytes().position(|b| b == b':' || b == b'/') {
             _ if text == "all" => Part { text, sys: "*", ev: "*", either: false, hit: false },
             Some(at) => {
                 let (sys, ev) = (&text[..at], &text[at + 1..]);
@@ -131,7 +131,14 @@ fn check_pat(kind: &str, s: &str) -> Result<(), String> {
 #[inline(never)]
 fn unknown(all: &[EventRef], what: &str) -> String {
     let mut msg = format!("unknown event '{what}'");
-    let what = what.replace('/', ":");
+    // SYSTEM/EVENT is compared as SYSTEM:EVENT (bytes: both are ASCII).
+    let mut what = what.as_bytes().to_vec();
+    for b in what.iter_mut() {
+        if *b == b'/' {
+            *b = b':';
+        }
+    }
+    let what = &what[..];
     let limit = 2 + what.len() / 5;
     // (distance, index in `all`, the system rather than the event), kept
     // ordered by distance by inserting in place (after equals: the first
@@ -145,11 +152,11 @@ fn unknown(all: &[EventRef], what: &str) -> String {
         full.push_str(&e.system);
         full.push(':');
         full.push_str(&e.name);
-        let mut d = distance(&what, &e.name).min(distance(&what, &full));
+        let mut d = distance(what, e.name.as_bytes()).min(distance(what, full.as_bytes()));
         let mut is_sys = false;
         if e.system != last_sys {
             last_sys = &e.system;
-            let ds = distance(&what, &e.system);
+            let ds = distance(what, e.system.as_bytes());
             if ds < d {
                 d = ds;
                 is_sys = true;
@@ -163,13 +170,19 @@ fn unknown(all: &[EventRef], what: &str) -> String {
             at += 1;
         }
         if at < 3 {
-            best.copy_within(at..2, at + 1);
+            let mut k = 2;
+            while k > at {
+                best[k] = best[k - 1];
+                k -= 1;
+            }
             best[at] = (d, i, is_sys);
         }
     }
-    let best = best.iter().take_while(|b| b.0 != usize::MAX);
     let mut any = false;
-    for &(_, i, is_sys) in best {
+    for &(d, i, is_sys) in &best {
+        if d == usize::MAX {
+            break;
+        }
         msg.push_str(if any { ", " } else { " (did you mean " });
         any = true;
         msg.push_str(&all[i].system);
@@ -185,8 +198,7 @@ fn unknown(all: &[EventRef], what: &str) -> String {
 }
 
 /// Levenshtein distance over bytes, one row of memory.
-fn distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+fn distance(a: &[u8], b: &[u8]) -> usize {
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, &ca) in a.iter().enumerate() {
         let mut diag = row[0];
@@ -310,9 +322,9 @@ mod tests {
 
     #[test]
     fn distances() {
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("", "abc"), 3);
-        assert_eq!(distance("same", "same"), 0);
+        assert_eq!(distance(b"kitten", b"sitting"), 3);
+        assert_eq!(distance(b"", b"abc"), 3);
+        assert_eq!(distance(b"same", b"same"), 0);
     }
 
     /// Against the running kernel, when there is one we may read.

@@ -10,7 +10,6 @@ pub mod state;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{openat, Mode, OFlags, CWD};
 use crate::sys;
-use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -73,7 +72,7 @@ pub type Result<T> = core::result::Result<T, Error>;
 pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
     let bad = name.is_empty()
         || name == "."
-        || name.contains("..")
+        || find_str(name, "..", false).is_some()
         || name.bytes().any(|b| b == b'/' || b < 0x20 || b == 0x7f);
     if !bad {
         return Ok(());
@@ -96,14 +95,7 @@ pub fn check_name(kind: &str, name: &str) -> core::result::Result<(), String> {
 
 const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// `name` as the C string the system calls take: one conversion serves
-/// every call here (rustix converts a &str through its own copy of a
-/// stack-buffer routine per call site type). A NUL in it is EINVAL, as
-/// rustix says.
-#[inline(never)]
-fn c(name: &str) -> core::result::Result<CString, Errno> {
-    CString::new(name).map_err(|_| Errno::INVAL)
-}
+use sys::cpath as c;
 
 fn open_dir(path: &str) -> core::result::Result<OwnedFd, Errno> {
     openat(CWD, &*c(path)?, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
@@ -169,7 +161,16 @@ impl Tracefs {
         for l in String::from_utf8_lossy(&text).lines() {
             let mut it = l.split_whitespace();
             if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
-                if let Some(r) = probe(dir.replace("\\040", " "), &mut tried) {
+                // A space in a mount point is written \040.
+                let mut p = String::new();
+                let mut rest = dir;
+                while let Some(at) = find_str(rest, "\\040", false) {
+                    p.push_str(&rest[..at]);
+                    p.push(' ');
+                    rest = &rest[at + 4..];
+                }
+                p.push_str(rest);
+                if let Some(r) = probe(p, &mut tried) {
                     return r;
                 }
             }
@@ -194,12 +195,10 @@ impl Tracefs {
     pub fn instance(&self, name: &str) -> core::result::Result<Tracefs, String> {
         check_name("instance", name)?;
         let rel = format!("instances/{name}");
-        let fd = c(&rel)
-            .and_then(|p| openat(self.dir.as_fd(), &*p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()))
-            .map_err(|e| match e {
-                Errno::NOENT => format!("instance '{name}' does not exist"),
-                e => format!("{}: {}", self.path_of(&rel), sys::OsError(e)),
-            })?;
+        let fd = self.open_file(&rel, OFlags::RDONLY | OFlags::DIRECTORY).map_err(|e| match e.errno {
+            Errno::NOENT => format!("instance '{name}' does not exist"),
+            errno => format!("{}: {}", e.file, sys::OsError(errno)),
+        })?;
         Ok(Tracefs { dir: fd, mount: self.mount.clone(), instance: Some(String::from(name)) })
     }
 
@@ -247,7 +246,7 @@ impl Tracefs {
             if let Some(all) = self.error_log() {
                 // Each entry starts with a `[timestamp]` header line: the
                 // last one before the write marks where the new ones begin.
-                let mark = before.as_deref().and_then(|b| b.lines().rev().find(|l| l.starts_with('[')));
+                let mark = before.as_deref().and_then(|b| b.lines().filter(|l| l.starts_with('[')).last());
                 log = log_since(&all, mark).map(String::from);
             }
         }
@@ -297,6 +296,18 @@ impl Tracefs {
         Ok(out)
     }
 
+    /// Create (`mkdir`) or remove a directory relative to this tracefs
+    /// (`instances/NAME`): one path conversion for every caller, where
+    /// rustix's mkdirat/unlinkat on a `&str` are a copy each.
+    pub fn mkdir(&self, rel: &str, make: bool) -> core::result::Result<(), Errno> {
+        let p = c(rel)?;
+        if make {
+            rustix::fs::mkdirat(&self.dir, &*p, Mode::from_raw_mode(0o755))
+        } else {
+            rustix::fs::unlinkat(&self.dir, &*p, rustix::fs::AtFlags::REMOVEDIR)
+        }
+    }
+
     /// Does a control file exist here? (Kernels differ in what they build in:
     /// no `snapshot` without CONFIG_TRACER_SNAPSHOT, no `set_graph_function`
     /// without the graph tracer.)
@@ -310,7 +321,7 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     let new = match mark {
         // The log keeps a bounded number of entries, so the old mark may
         // have rotated out; then everything present is newer.
-        Some(m) => match all.rfind(m) {
+        Some(m) => match find_str(all, m, true) {
             Some(at) => &all[at + m.len()..],
             None => all,
         },
@@ -318,9 +329,30 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     };
     // Keep only entries (from a header line on), never a stray tail of
     // the old entry (whose command may itself contain '[').
-    let at = if new.starts_with('[') { 0 } else { new.find("\n[")? + 1 };
+    let at = if new.starts_with('[') { 0 } else { find_str(new, "\n[", false)? + 1 };
     let new = new[at..].trim_end();
     (!new.is_empty()).then_some(new)
+}
+
+/// Where `needle` first (`last`: last) occurs in `hay`, by comparing it at
+/// every offset. The strings searched here are short (control file texts,
+/// names); core's `str::find`/`rfind`/`contains` with a `&str` pattern bring
+/// its two-way searcher (~2.5 KB, forward and reverse) into the binary.
+#[inline(never)]
+pub fn find_str(hay: &str, needle: &str, last: bool) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let mut found = None;
+    let mut i = 0;
+    while i + n.len() <= h.len() {
+        if h[i..i + n.len()] == *n {
+            found = Some(i);
+            if !last {
+                break;
+            }
+        }
+        i += 1;
+    }
+    found
 }
 
 /// Files whose writes the kernel may explain in `error_log`.
@@ -349,6 +381,14 @@ mod tests {
         assert_eq!(log_since("", None), None);
         // The mark rotated out: everything is new.
         assert_eq!(log_since(E2, Some("[  0.5] gone")), Some(E2.trim_end()));
+    }
+
+    #[test]
+    fn substrings() {
+        for (h, n) in [("abcabc", "bc"), ("abc", ""), ("", ""), ("", "a"), ("ab", "abc"), ("a\\040b\\040", "\\040"), ("xx", "x")] {
+            assert_eq!(find_str(h, n, false), h.find(n), "{h:?} {n:?}");
+            assert_eq!(find_str(h, n, true), h.rfind(n), "{h:?} {n:?}");
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ const DEFAULT_ON: &str = "annotate context-info copy_trace_marker function-trace
 const INSTANCE_OFF: &str = "copy_trace_marker trace_printk_dest event-fork function-fork";
 
 /// Is `name` one of the words of `list`?
-fn listed(list: &str, name: &str) -> bool {
+pub fn listed(list: &str, name: &str) -> bool {
     list.split_whitespace().any(|w| w == name)
 }
 
@@ -36,12 +36,14 @@ pub fn option_default(name: &str, instance: bool) -> bool {
 /// Every option in `options/` with its current value, sorted by name.
 pub fn options(t: &Tracefs) -> Result<Vec<(String, bool)>> {
     let mut out = Vec::new();
-    for (name, is_dir) in t.list_dir("options")? {
-        if is_dir {
+    // Listings are walked by reference: a loop that moves out of a Vec
+    // compiles to its own iterator and drop code at each site.
+    for (name, is_dir) in &t.list_dir("options")? {
+        if *is_dir {
             continue;
         }
         let v = t.read_str(&format!("options/{name}"))?;
-        out.push((name, v.trim() == "1"));
+        out.push((name.clone(), v.trim() == "1"));
     }
     Ok(out)
 }
@@ -61,14 +63,35 @@ pub fn names(list: &str) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(c.trim_start_matches('[').trim_end_matches(']'));
+        out.push_str(unbracket(c));
     }
     out
 }
 
+/// `name` without the brackets around a selected entry (`[global]`):
+/// trimmed by hand, not by a trim_matches copy per pattern.
+pub fn unbracket(name: &str) -> &str {
+    let b = name.as_bytes();
+    let (mut i, mut j) = (0, b.len());
+    while i < j && b[i] == b'[' {
+        i += 1;
+    }
+    while j > i && b[j - 1] == b']' {
+        j -= 1;
+    }
+    &name[i..j]
+}
+
 /// The trigger lines of an event's `trigger` file (its `#` help header dropped).
 pub fn trigger_lines(text: &str) -> Vec<&str> {
-    text.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
+    let mut v = Vec::new();
+    for l in text.lines() {
+        let l = l.trim_end();
+        if !l.is_empty() && !l.starts_with('#') {
+            v.push(l);
+        }
+    }
+    v
 }
 
 /// The command that removes a trigger as the kernel lists it. The listing
@@ -81,12 +104,12 @@ pub fn trigger_removal(line: &str) -> String {
         s = s.strip_suffix(tail).unwrap_or(s);
     }
     if !s.starts_with("hist") {
-        if let Some(at) = s.find(" if ") {
+        if let Some(at) = super::find_str(s, " if ", false) {
             s = &s[..at];
         }
         if let Some(rest) = s.strip_suffix(":unlimited") {
             s = rest;
-        } else if let Some(at) = s.rfind(":count=") {
+        } else if let Some(at) = super::find_str(s, ":count=", true) {
             s = &s[..at];
         }
     }
@@ -117,8 +140,8 @@ pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
 /// The CPUs with a `per_cpu/cpuN` directory, in directory order.
 pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {
     let mut cpus = Vec::new();
-    for (n, d) in t.list_dir("per_cpu")? {
-        if let (true, Some(Ok(c))) = (d, n.strip_prefix("cpu").map(str::parse::<u32>)) {
+    for (n, d) in &t.list_dir("per_cpu")? {
+        if let (true, Some(Ok(c))) = (*d, n.strip_prefix("cpu").map(str::parse::<u32>)) {
             cpus.push(c);
         }
     }
@@ -157,20 +180,27 @@ pub fn mask_of(cpus: &[u32]) -> String {
 }
 
 /// Is this `tracing_cpumask` text the same set as `mask`? (Kernels pad the
-/// leading group differently.) Groups compared from the least significant
-/// up, a missing group being 0.
+/// leading group differently.) Both are the hex digits of one number in
+/// 32-bit groups, every group but the leading one 8 digits wide, so the
+/// digits without commas and leading zeros say it.
 pub fn same_cpumask(a: &str, b: &str) -> bool {
-    let group = |g: Option<&str>| g.map_or(0, |g| u32::from_str_radix(g, 16).unwrap_or(u32::MAX));
-    let (mut x, mut y) = (a.trim().rsplit(','), b.trim().rsplit(','));
-    loop {
-        let (p, q) = (x.next(), y.next());
-        if p.is_none() && q.is_none() {
-            return true;
-        }
-        if group(p) != group(q) {
-            return false;
+    digits(a) == digits(b)
+}
+
+/// The hex digits of a mask, lower case, without commas and leading zeros
+/// ("0" for zero, nothing for an empty text).
+fn digits(s: &str) -> Vec<u8> {
+    let s = s.trim().as_bytes();
+    let mut v = Vec::new();
+    for &c in s {
+        if c != b',' && !(c == b'0' && v.is_empty()) {
+            v.push(c.to_ascii_lowercase());
         }
     }
+    if v.is_empty() && !s.is_empty() {
+        v.push(b'0');
+    }
+    v
 }
 
 #[cfg(test)]
@@ -193,6 +223,10 @@ mod tests {
         assert_eq!(current_clock(l), "global");
         assert_eq!(names(l), "local global counter uptime perf");
         assert_eq!(names("  nop  function\n"), "nop function");
+        for x in ["[a]", "[[a]]", "a", "[]", "[", "]", "", "a[b]c", "[a", "a]"] {
+            assert_eq!(unbracket(x), x.trim_start_matches('[').trim_end_matches(']'), "{x}");
+        }
+
     }
 
     #[test]
@@ -222,5 +256,9 @@ mod tests {
         assert!(!same_cpumask("1", "3"));
         assert!(!same_cpumask("00000001,00000003", "3"));
         assert!(!same_cpumask("x", "0"));
+        assert!(same_cpumask("00000000,00000000", "0"));
+        assert!(same_cpumask("FF", "ff"));
+        assert!(!same_cpumask("", "0"));
+        assert!(same_cpumask(&mask_of(&[0, 40]), "00000100,00000001"));
     }
 }

@@ -8,7 +8,7 @@ use crate::cli::{Error, Result};
 use crate::tracefs::{events, state, Tracefs};
 use rustix::io::Errno;
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 
 pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
     let all = a.has(super::O_A);
@@ -21,9 +21,12 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
     if all {
         match c.top.list_dir("instances") {
             Ok(list) => {
-                for (name, _) in list.into_iter().filter(|(_, d)| *d) {
+                for (name, d) in &list {
+                    if !d {
+                        continue;
+                    }
                     let rel = format!("instances/{name}");
-                    if let Err(e) = rustix::fs::unlinkat(c.top.dir(), rel.as_str(), rustix::fs::AtFlags::REMOVEDIR) {
+                    if let Err(e) = c.top.mkdir(&rel, false) {
                         add(&mut errs, &format!("removing instance '{name}': {}", crate::sys::Msg(e)));
                     }
                 }
@@ -64,12 +67,10 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
                     last = &e.system;
                     set(errs, t, &format!("events/{last}/filter"), "0", true);
                 }
-                let f = e.path("trigger");
-                match t.read_str(&f) {
-                    Ok(s) if !state::trigger_lines(&s).is_empty() => step(errs, state::clear_triggers(t, &f)),
-                    Ok(_) => {}
-                    Err(e) => optional(errs, Err(e)),
-                }
+                // clear_triggers reads the file first and writes only when
+                // there is a trigger; events without a trigger file are
+                // skipped like other files the kernel lacks.
+                optional(errs, state::clear_triggers(t, &e.path("trigger")));
             }
         }
         Err(e) => add(errs, &e),
@@ -87,9 +88,9 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
     }
     match state::options(t) {
         Ok(opts) => {
-            for (name, on) in opts {
-                let def = state::option_default(&name, instance);
-                if on != def {
+            for (name, on) in &opts {
+                let def = state::option_default(name, instance);
+                if *on != def {
                     set(errs, t, &format!("options/{name}"), if def { "1" } else { "0" }, name.starts_with("func"));
                 }
             }
@@ -97,7 +98,7 @@ pub(crate) fn reset(t: &Tracefs, instance: bool, buf_kb: Option<u64>, errs: &mut
         Err(e) => step(errs, Err(e)),
     }
     if let Some(kb) = buf_kb {
-        set(errs, t, "buffer_size_kb", &format!("{kb}"), false);
+        set(errs, t, "buffer_size_kb", &kb.to_string(), false);
     }
     if t.exists("snapshot") {
         set(errs, t, "snapshot", "0", false);

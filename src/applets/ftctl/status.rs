@@ -5,7 +5,7 @@
 use super::{fs, on_off, Args, Ctx};
 use core::fmt::Write;
 use crate::cli::{Error, Result};
-use crate::tracefs::{events, state, Tracefs};
+use crate::tracefs::{events, find_str, state, Tracefs};
 use rustix::io::Errno;
 use alloc::string::String;
 
@@ -115,8 +115,8 @@ fn event_sections(s: &mut St) {
             let f = s.v.trim();
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
-            if f != "none" && !f.is_empty() && !f.contains("\nparse_error:") {
-                let _ = write!(s.sec, "  {}:{}: ", e.system, e.name);
+            if f != "none" && !f.is_empty() && find_str(f, "\nparse_error:", false).is_none() {
+                ev(&mut s.sec, e, ": ");
                 for (i, l) in f.split('\n').enumerate() {
                     if i > 0 {
                         s.sec.push(' ');
@@ -127,8 +127,10 @@ fn event_sections(s: &mut St) {
             }
         }
         if s.get(&e.path("trigger"), true) {
-            for l in state::trigger_lines(&s.v) {
-                let _ = writeln!(trig, "  {}:{}: {l}", e.system, e.name);
+            for l in &state::trigger_lines(&s.v) {
+                ev(&mut trig, e, ": ");
+                trig.push_str(l);
+                trig.push('\n');
             }
         }
     }
@@ -204,9 +206,9 @@ fn buffers(c: &Ctx, s: &mut St) {
 
     match state::options(t) {
         Ok(opts) => {
-            for (n, on) in opts {
-                if on != state::option_default(&n, c.inst.is_some()) {
-                    let _ = writeln!(s.sec, "  {n} {}", on_off(on));
+            for (n, on) in &opts {
+                if *on != state::option_default(n, c.inst.is_some()) {
+                    let _ = writeln!(s.sec, "  {n} {}", on_off(*on));
                 }
             }
         }
@@ -217,9 +219,9 @@ fn buffers(c: &Ctx, s: &mut St) {
     if c.inst.is_none() {
         match c.top.list_dir("instances") {
             Ok(list) => {
-                for (n, d) in list {
-                    if d {
-                        item(&mut s.sec, &n);
+                for (n, d) in &list {
+                    if *d {
+                        item(&mut s.sec, n);
                     }
                 }
             }
@@ -231,12 +233,22 @@ fn buffers(c: &Ctx, s: &mut St) {
     if s.get("error_log", true) {
         // The last entry: from its "[timestamp]" header line to the end.
         let log = &s.v;
-        let start = if log.starts_with('[') { 0 } else { log.rfind("\n[").map_or(log.len(), |i| i + 1) };
+        let start = if log.starts_with('[') { 0 } else { find_str(log, "\n[", true).map_or(log.len(), |i| i + 1) };
         for l in log[start..].lines() {
             item(&mut s.sec, l);
         }
         s.section("Last error_log entry");
     }
+}
+
+/// `  SYSTEM:EVENT` and `tail`: the start of an event's section line.
+#[inline(never)]
+fn ev(sec: &mut String, e: &events::EventRef, tail: &str) {
+    sec.push_str("  ");
+    sec.push_str(&e.system);
+    sec.push(':');
+    sec.push_str(&e.name);
+    sec.push_str(tail);
 }
 
 /// One indented line of a section.
@@ -275,7 +287,7 @@ fn collapse(all: &[events::EventRef], set_event: &str, out: &mut String) {
             let _ = writeln!(out, "  {sys}:*");
         } else {
             for e in (i..i + n).filter(|&k| on[k]).map(|k| &all[k]) {
-                let _ = writeln!(out, "  {}:{}", e.system, e.name);
+                ev(out, e, "\n");
             }
         }
         i += n;
