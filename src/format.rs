@@ -178,25 +178,21 @@ fn num(s: &str) -> Option<usize> {
 fn parse_field(line: &str) -> Result<Field, &'static str> {
     let rest = line.strip_prefix("field:").ok_or("expected field:")?;
     let mut parts = rest.split(';');
-    let decl = parts.next().ok_or("empty field")?.trim();
-    let (mut offset, mut size, mut signed) = (None, None, None);
+    let decl = parts.next().unwrap_or("").trim();
+    // offset, size, signed.
+    let mut v = [None; 3];
     for p in parts {
-        let p = p.trim();
-        if let Some(v) = p.strip_prefix("offset:") {
-            offset = num(v);
-        } else if let Some(v) = p.strip_prefix("size:") {
-            size = num(v);
-        } else if let Some(v) = p.strip_prefix("signed:") {
-            signed = num(v);
+        if let Some((k, n)) = p.split_once(':') {
+            if let Some(i) = crate::util::word_index("offset|size|signed", k.trim_start()) {
+                v[i] = num(n);
+            }
         }
     }
-    let offset = offset.ok_or("field without offset")?;
-    let size = size.ok_or("field without size")?;
-    let signed = signed.unwrap_or(0) != 0;
+    let offset = v[0].ok_or("field without offset")?;
+    let size = v[1].ok_or("field without size")?;
+    let signed = v[2].unwrap_or(0) != 0;
 
     // `__data_loc char[] name`: the brackets belong to the type.
-    let mut kind = FieldKind::Scalar;
-    let (ctype, name);
     let dyn_loc = if decl.starts_with("__data_loc") {
         Some(FieldKind::DataLoc)
     } else if decl.starts_with("__rel_loc") {
@@ -204,27 +200,22 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
     } else {
         None
     };
+    let set: &[u8] = if dyn_loc.is_some() { b" \t]*" } else { b" \t*" };
+    let mut kind = FieldKind::Scalar;
+    let mut head = decl;
     if let Some(k) = dyn_loc {
-        let sp = rfind_any(decl, b" \t]*").ok_or("bad field declaration")?;
-        name = decl[sp + 1..].trim();
-        ctype = decl[..sp + 1].trim();
         kind = k;
     } else if decl.ends_with(']') {
-        let lb = decl.find('[').ok_or("bad array declaration")?;
-        let inner = &decl[lb + 1..decl.len() - 1];
-        let head = decl[..lb].trim_end();
-        let sp = rfind_any(head, b" \t*").ok_or("bad array declaration")?;
-        name = head[sp + 1..].trim();
-        ctype = head[..sp + 1].trim();
+        let lb = decl.find('[').ok_or("bad field declaration")?;
         // The count may be a number or (older kernels) a symbolic constant;
         // then the size decides the layout below.
-        let n = if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) };
-        kind = FieldKind::Array(n);
-    } else {
-        let sp = rfind_any(decl, b" \t*").ok_or("bad field declaration")?;
-        name = decl[sp + 1..].trim();
-        ctype = decl[..sp + 1].trim();
+        let inner = &decl[lb + 1..decl.len() - 1];
+        kind = FieldKind::Array(if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) });
+        head = decl[..lb].trim_end();
     }
+    let sp = rfind_any(head, set).ok_or("bad field declaration")?;
+    let name = head[sp + 1..].trim();
+    let ctype = head[..sp + 1].trim();
     if name.is_empty() {
         return Err("field without a name");
     }
@@ -313,7 +304,7 @@ pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
         if let Some(v) = line.strip_prefix("name:") {
             name = Some(v.trim());
         } else if let Some(v) = line.strip_prefix("ID:") {
-            id = Some(v.trim().parse::<u16>().map_err(|_| err("bad ID"))?);
+            id = Some(num(v).and_then(|v| u16::try_from(v).ok()).ok_or(err("bad ID"))?);
         } else if line.starts_with("field:") {
             let f = parse_field(line).map_err(err)?;
             if in_common && f.name.starts_with("common_") {
@@ -324,7 +315,7 @@ pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
             fields.push(f);
         } else if line.is_empty() && !fields.is_empty() {
             in_common = false;
-        } else if raw.trim_start().starts_with("print fmt:") {
+        } else if line.starts_with("print fmt:") {
             // The print fmt runs to the end of the file: a format string may
             // hold newlines (ext4_fc_stats, fsmap events). Keep it verbatim.
             let at = text.find("print fmt:").unwrap_or(0) + "print fmt:".len();
@@ -449,7 +440,7 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
                 if neg {
                     out.push(b'(');
                 }
-                crate::printfmt::printf::number(&mut out, v, 10, true, false, 0, -1, -1);
+                crate::printfmt::printf::sdec(&mut out, v);
                 if neg {
                     out.push(b')');
                 }

@@ -381,8 +381,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if !first {
                         self.push_str(&delim);
                     }
-                    self.scratch.extend_from_slice(b"0x");
-                    printf::number(&mut self.scratch, flags, 16, false, false, 0, -1, -1);
+                    printf::hex0x(&mut self.scratch, flags);
                 }
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
@@ -403,8 +402,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     }
                 }
                 let start = self.scratch.len();
-                self.scratch.extend_from_slice(b"0x");
-                printf::number(&mut self.scratch, v, 16, false, false, 0, -1, -1);
+                printf::hex0x(&mut self.scratch, v);
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
             Func::PrintHex | Func::PrintHexStr => {
@@ -443,14 +441,13 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     match el {
                         1 | 2 | 4 | 8 => {
                             let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| "short array")?;
-                            self.scratch.extend_from_slice(b"0x");
-                            printf::number(&mut self.scratch, v, 16, false, false, 0, -1, -1);
+                            printf::hex0x(&mut self.scratch, v);
                         }
                         _ => {
                             self.scratch.extend_from_slice(b"BAD SIZE:");
-                            printf::number(&mut self.scratch, el as u64, 10, false, false, 0, -1, -1);
-                            self.scratch.extend_from_slice(b" 0x");
-                            printf::number(&mut self.scratch, d[p] as u64, 16, false, false, 0, -1, -1);
+                            printf::dec(&mut self.scratch, el as u64);
+                            self.scratch.push(b' ');
+                            printf::hex0x(&mut self.scratch, d[p] as u64);
                             el = 1;
                         }
                     }
@@ -759,20 +756,16 @@ pub(crate) fn pointer<'a>(
 fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: u8) -> EResult<()> {
     let func = matches!(first, b'S' | b's' | b'B' | b'F' | b'f');
     let sym = if func { env.ksyms.and_then(|k| k.lookup(addr)) } else { None };
-    let hex = |out: &mut Vec<u8>, v: u64| {
-        out.extend_from_slice(b"0x");
-        printf::number(out, v, 16, false, false, 0, -1, -1);
-    };
     match sym {
         Some(k) => {
             out.extend_from_slice(k.name.as_bytes());
             if !matches!(first, b's' | b'f') {
                 out.push(b'+');
-                hex(out, k.offset);
+                printf::hex0x(out, k.offset);
             }
         }
         None if addr == 0 && !func => out.extend_from_slice(b"(nil)"),
-        None => hex(out, addr),
+        None => printf::hex0x(out, addr),
     }
     Ok(())
 }

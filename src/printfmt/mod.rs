@@ -137,10 +137,7 @@ pub struct Program {
 impl Program {
     pub fn compile(ev: &Event) -> Result<Program, CompileError> {
         let e = |what| CompileError { what };
-        let toks = parse::lex(ev.print_fmt.as_bytes()).map_err(|(_, w)| e(w))?;
-        let mut p = Parser::new(toks, ev);
-        let fmt = p.fmt_string().map_err(e)?;
-        let args = p.args().map_err(e)?;
+        let (fmt, args) = parse_print_fmt(ev).map_err(e)?;
         let pieces = printf::parse_format(&fmt).map_err(e)?;
         let need: usize = pieces
             .iter()
@@ -170,13 +167,14 @@ impl Program {
         scratch.clear();
         let mut ctx = Ctx { ev, rec, env, scratch };
         let s = self.spec.get_or_init(|| {
-            let mut a = self.args.clone();
+            // The trees parsed once more: smaller than code to clone them.
+            let mut a = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
             for e in &mut a {
                 eval::specialize(e, env, false);
             }
             (env.long_size, env.tep, a)
         });
-        let exprs = if (s.0, s.1) == (env.long_size, env.tep) { &s.2 } else { &self.args };
+        let exprs = if (s.0, s.1, s.2.len()) == (env.long_size, env.tep, self.args.len()) { &s.2 } else { &self.args };
         let mut args = ExprArgs { exprs, next: 0 };
         let start = buf.len();
         let r = eval::format(&mut ctx, &self.fmt, &self.pieces, &mut args, buf);
@@ -186,6 +184,14 @@ impl Program {
         }
         Ok(r?)
     }
+}
+
+/// The format string and the argument trees of `ev`'s print fmt.
+fn parse_print_fmt(ev: &Event) -> Result<(Vec<u8>, Vec<Expr>), &'static str> {
+    let toks = parse::lex(ev.print_fmt.as_bytes()).map_err(|(_, w)| w)?;
+    let mut p = Parser::new(toks, ev);
+    let fmt = p.fmt_string()?;
+    Ok((fmt, p.args()?))
 }
 
 struct ExprArgs<'a> {
@@ -342,7 +348,7 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
                         if i > 0 {
                             b.push(b',');
                         }
-                        printf::number(&mut b, *x as u64, 16, false, false, printf::ZEROPAD, 2, -1);
+                        printf::hex2(&mut b, *x, false);
                     }
                 }
                 None => b.extend_from_slice(b"<OVERFLOW>"),
@@ -372,7 +378,8 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
                 continue;
             }
         };
-        match f.size {
+        // Every form but the 1-byte one ends in ` (%d)`.
+        let sv = match f.size {
             1 => {
                 if isprint(v as u8) {
                     b.push(b'\'');
@@ -380,34 +387,32 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
                     b.push(b'\'');
                 }
                 b.push(b'(');
-                printf::number(&mut b, v, 10, false, false, 0, -1, -1);
+                printf::dec(&mut b, v);
                 b.push(b')');
+                continue;
             }
             // "0x%x (%d)": an unsigned short promotes to a positive int, an
             // unsigned int prints negative when its top bit is set.
             2 | 4 if !(f.size == 4 && env.long_size == 4) => {
-                b.extend_from_slice(b"0x");
-                printf::number(&mut b, v, 16, false, false, 0, -1, -1);
-                b.extend_from_slice(b" (");
-                printf::number(&mut b, crate::format::sext(v, 4), 10, true, false, 0, -1, -1);
-                b.push(b')');
+                printf::hex0x(&mut b, v);
+                crate::format::sext(v, 4)
             }
             4 | 8 if f.size == env.long_size => {
                 printf::symbol(&mut b, env.ksyms, v, true, false);
-                b.extend_from_slice(b" (");
-                let sv = crate::format::sext(v, f.size);
-                printf::number(&mut b, sv, 10, true, false, 0, -1, -1);
-                b.push(b')');
+                crate::format::sext(v, f.size)
             }
             8 => {
-                b.extend_from_slice(b"0x");
-                printf::number(&mut b, v, 16, false, false, 0, -1, -1);
-                b.extend_from_slice(b" (");
-                printf::number(&mut b, v, 10, true, false, 0, -1, -1);
-                b.push(b')');
+                printf::hex0x(&mut b, v);
+                v
             }
-            _ => b.extend_from_slice(b"<INVALID-SIZE>"),
-        }
+            _ => {
+                b.extend_from_slice(b"<INVALID-SIZE>");
+                continue;
+            }
+        };
+        b.extend_from_slice(b" (");
+        printf::sdec(&mut b, sv);
+        b.push(b')');
     }
     write_bytes(out, &b)
 }

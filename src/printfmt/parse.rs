@@ -14,12 +14,13 @@ use crate::format::{type_size, Event};
 use crate::util::{one_of, word_index};
 
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Tok {
+pub(crate) enum Tok<'s> {
     /// value, has an unsigned suffix, has a long/long long suffix (`ll` = 8 bytes)
     Num(u64, bool, u8),
     Str(Vec<u8>),
     Chr(u8),
-    Id(String),
+    /// An identifier: a slice of the print fmt, no copy.
+    Id(&'s str),
     P(&'static str),
 }
 
@@ -69,7 +70,7 @@ fn escape(s: &[u8], i: &mut usize) -> u8 {
     }
 }
 
-pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok>, (usize, &'static str)> {
+pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, &'static str)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < s.len() {
@@ -155,7 +156,8 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok>, (usize, &'static str)> {
             while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
                 i += 1;
             }
-            out.push(Tok::Id(String::from_utf8_lossy(&s[start..i]).into_owned()));
+            // SAFETY: the bytes start..i are ASCII letters, digits and '_'.
+            out.push(Tok::Id(unsafe { core::str::from_utf8_unchecked(&s[start..i]) }));
         } else {
             let p = PUNCT.iter().find(|p| s[i..].starts_with(p.as_bytes())).ok_or((i, "unexpected character"))?;
             i += p.len();
@@ -229,12 +231,14 @@ pub(crate) enum Expr {
 }
 
 pub(crate) struct Parser<'e> {
-    toks: Vec<Tok>,
+    toks: Vec<Tok<'e>>,
     pos: usize,
     ev: &'e Event,
     /// Variables of GNU statement expressions (`({ int x = e; ... })`, what
-    /// the kernel's min()/max() expand to), substituted where used.
-    locals: Vec<(String, Expr)>,
+    /// the kernel's min()/max() expand to): name, type, and the position of
+    /// the initializer, parsed again where the name is used (a copy of the
+    /// tree without a clone of it).
+    locals: Vec<(&'e str, Ty, usize)>,
     depth: u32,
 }
 
@@ -290,16 +294,16 @@ const LEVELS: [&[(&str, Op)]; 10] = [
 ];
 
 impl<'e> Parser<'e> {
-    pub fn new(toks: Vec<Tok>, ev: &'e Event) -> Self {
+    pub fn new(toks: Vec<Tok<'e>>, ev: &'e Event) -> Self {
         Parser { toks, pos: 0, ev, locals: Vec::new(), depth: 0 }
     }
     pub fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
     }
-    fn peek(&self) -> Option<&Tok> {
+    fn peek(&self) -> Option<&Tok<'e>> {
         self.toks.get(self.pos)
     }
-    fn peek_at(&self, n: usize) -> Option<&Tok> {
+    fn peek_at(&self, n: usize) -> Option<&Tok<'e>> {
         self.toks.get(self.pos + n)
     }
     fn is_p(&self, p: &str) -> bool {
@@ -392,19 +396,19 @@ impl<'e> Parser<'e> {
 
     /// Parse a type name up to (not including) the closing `)`.
     fn type_name(&mut self) -> PResult<Ty> {
-        let mut words: Vec<String> = Vec::new();
+        let mut words: Vec<&str> = Vec::new();
         let mut ptr = false;
         let mut tagged = false;
         loop {
             match self.peek() {
                 // A typedef name may only start a type; after that only type
                 // words (or a struct tag) continue it: `int x = ...` stops at x.
-                Some(Tok::Id(s)) if !ptr && (words.is_empty() || tagged && words.len() == 1 || is_type_word(s)) => {
+                Some(&Tok::Id(s)) if !ptr && (words.is_empty() || tagged && words.len() == 1 || is_type_word(s)) => {
                     if one_of("struct|union|enum", s) {
                         tagged = true;
                     }
                     if !one_of("const|volatile", s) {
-                        words.push(s.clone());
+                        words.push(s);
                     }
                     self.pos += 1;
                 }
@@ -420,7 +424,7 @@ impl<'e> Parser<'e> {
             return Ok(Ty::PTR);
         }
         if tagged {
-            if words.first().map(|s| s.as_str()) == Some("enum") {
+            if words.first() == Some(&"enum") {
                 return Ok(Ty::INT);
             }
             return Err("cast to a struct");
@@ -474,7 +478,7 @@ impl<'e> Parser<'e> {
                 _ => return Err("& of something other than a field"),
             });
         }
-        if matches!(self.peek(), Some(Tok::Id(s)) if s == "sizeof") {
+        if matches!(self.peek(), Some(&Tok::Id(s)) if s == "sizeof") {
             self.pos += 1;
             self.expect("(", "expected ( after sizeof")?;
             let e = if self.type_start(0) {
@@ -513,13 +517,13 @@ impl<'e> Parser<'e> {
             } else if self.is_p("->") || self.is_p(".") {
                 self.pos += 1;
                 let name = match self.peek() {
-                    Some(Tok::Id(s)) => s.clone(),
+                    Some(&Tok::Id(s)) => s,
                     _ => return Err("expected field name"),
                 };
                 self.pos += 1;
                 match e {
                     Expr::Field(usize::MAX) => {
-                        let i = self.ev.field_index(&name).ok_or("REC-> names no field of this event")?;
+                        let i = self.ev.field_index(name).ok_or("REC-> names no field of this event")?;
                         e = Expr::Field(i);
                     }
                     _ => return Err("member access on something other than REC"),
@@ -544,14 +548,15 @@ impl<'e> Parser<'e> {
             if self.type_start(0) {
                 let t = self.type_name()?;
                 let name = match self.peek() {
-                    Some(Tok::Id(s)) => s.clone(),
+                    Some(&Tok::Id(s)) => s,
                     _ => return Err("expected a variable name"),
                 };
                 self.pos += 1;
                 self.expect("=", "statement expression variable without initializer")?;
-                let e = self.expr()?;
+                let at = self.pos;
+                self.expr()?;
                 self.expect(";", "expected ; after declaration")?;
-                self.locals.push((name, Expr::Cast(t, Box::new(e))));
+                self.locals.push((name, t, at));
             } else {
                 let e = self.expr()?;
                 self.expect(";", "expected ; in statement expression")?;
@@ -606,9 +611,9 @@ impl<'e> Parser<'e> {
     }
 
     fn primary(&mut self) -> PResult<Expr> {
-        let t = self.peek().cloned().ok_or("unexpected end of expression")?;
+        let t = self.toks.get(self.pos).ok_or("unexpected end of expression")?;
         self.pos += 1;
-        match t {
+        match *t {
             Tok::Num(v, uns, long) => {
                 // C's rules, simplified: int if it fits, else 64 bits.
                 let size = match long {
@@ -619,7 +624,7 @@ impl<'e> Parser<'e> {
                 Ok(Expr::Num(v, Ty { size, signed: !uns, ptr: false }))
             }
             Tok::Chr(c) => Ok(Expr::Num(c as i8 as i64 as u64, Ty::INT)),
-            Tok::Str(s) => Ok(Expr::Str(s)),
+            Tok::Str(ref s) => Ok(Expr::Str(s.clone())),
             Tok::P("(") if self.is_p("{") => self.statement_expr(),
             Tok::P("(") => {
                 let e = self.expr()?;
@@ -630,13 +635,20 @@ impl<'e> Parser<'e> {
                 if name == "REC" {
                     return Ok(Expr::Field(usize::MAX));
                 }
-                if let Some((_, e)) = self.locals.iter().rev().find(|(n, _)| *n == name) {
-                    return Ok(e.clone());
+                if let Some(k) = self.locals.iter().rposition(|l| l.0 == name) {
+                    // The initializer again, seeing only the locals declared before it.
+                    let (_, t, at) = self.locals[k];
+                    let later = self.locals.split_off(k);
+                    let pos = core::mem::replace(&mut self.pos, at);
+                    let e = self.expr();
+                    self.pos = pos;
+                    self.locals.extend(later);
+                    return Ok(Expr::Cast(t, Box::new(e?)));
                 }
                 if !self.is_p("(") {
-                    return Ok(match word_index("false|NULL|true", &name) {
+                    return Ok(match word_index("false|NULL|true", name) {
                         Some(v) => Expr::Num((v == 2) as u64, Ty::INT),
-                        None => Expr::Unknown(name),
+                        None => Expr::Unknown(name.into()),
                     });
                 }
                 self.pos += 1;
@@ -658,7 +670,7 @@ impl<'e> Parser<'e> {
                     Func::JiffiesToMsecs,
                     Func::McEventErrorType,
                 ];
-                let h = word_index(HELPERS, &name).ok_or("call of an unknown function")?;
+                let h = word_index(HELPERS, name).ok_or("call of an unknown function")?;
                 if h < 12 {
                     let i = self.field_arg()?;
                     self.expect(")", "expected ) after field name")?;

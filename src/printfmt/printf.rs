@@ -296,11 +296,8 @@ pub(crate) fn pad_tail(out: &mut Vec<u8>, start: usize, flags: u8, width: i32, p
 /// (`%px`): the raw value, zero-padded to the pointer width unless a width
 /// was given.
 pub(crate) fn pointer_string(out: &mut Vec<u8>, v: u64, flags: u8, width: i32, long_size: usize) {
-    if width < 0 {
-        number(out, v, 16, false, false, flags | ZEROPAD, 2 * long_size as i32, -1);
-    } else {
-        number(out, v, 16, false, false, flags, width, -1);
-    }
+    let (flags, width) = if width < 0 { (flags | ZEROPAD, 2 * long_size as i32) } else { (flags, width) };
+    number(out, v, 16, false, false, flags, width, -1);
 }
 
 /// sprint_symbol() and friends: `name+0xoff/0xsize [module]`, or `0xaddr`
@@ -312,10 +309,10 @@ pub(crate) fn symbol(out: &mut Vec<u8>, ksyms: Option<&Ksyms>, addr: u64, offset
             out.extend_from_slice(s.name.as_bytes());
             if offset {
                 let off = s.offset + backtrace as u64;
-                out.extend_from_slice(b"+0x");
-                number(out, off, 16, false, false, 0, -1, -1);
-                out.extend_from_slice(b"/0x");
-                number(out, s.size.unwrap_or(0), 16, false, false, 0, -1, -1);
+                out.push(b'+');
+                hex0x(out, off);
+                out.push(b'/');
+                hex0x(out, s.size.unwrap_or(0));
             }
             if let Some(m) = s.module {
                 out.extend_from_slice(b" [");
@@ -323,14 +320,11 @@ pub(crate) fn symbol(out: &mut Vec<u8>, ksyms: Option<&Ksyms>, addr: u64, offset
                 out.push(b']');
             }
         }
-        None => {
-            out.extend_from_slice(b"0x");
-            number(out, addr, 16, false, false, 0, -1, -1);
-        }
+        None => hex0x(out, addr),
     }
 }
 
-fn hex2(out: &mut Vec<u8>, b: u8, upper: bool) {
+pub(crate) fn hex2(out: &mut Vec<u8>, b: u8, upper: bool) {
     let d: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
     out.push(d[(b >> 4) as usize]);
     out.push(d[(b & 15) as usize]);
@@ -374,8 +368,23 @@ pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'stati
     Ok(())
 }
 
-fn dec(out: &mut Vec<u8>, v: u64) {
+/// `%llu`, `%lld` and `0x%llx` without width or precision: one call for the
+/// many places that print a bare number (8 arguments to set up at each
+/// `number` call site).
+#[inline(never)]
+pub(crate) fn dec(out: &mut Vec<u8>, v: u64) {
     number(out, v, 10, false, false, 0, -1, -1);
+}
+
+#[inline(never)]
+pub(crate) fn sdec(out: &mut Vec<u8>, v: u64) {
+    number(out, v, 10, true, false, 0, -1, -1);
+}
+
+#[inline(never)]
+pub(crate) fn hex0x(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(b"0x");
+    number(out, v, 16, false, false, 0, -1, -1);
 }
 
 pub(crate) fn ip4(out: &mut Vec<u8>, d: &[u8], leading_zeros: bool) {
