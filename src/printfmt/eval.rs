@@ -203,36 +203,31 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
                 Val::Int(v, t)
             }
-            Expr::Field(i) => {
-                let f = self.ev.fields.get(*i).ok_or("REC used without ->field")?;
-                match f.kind {
-                    FieldKind::Array(_) => Val::Bytes(f.data(self.rec, env.endian).ok_or("field beyond the record")?),
-                    _ => {
-                        let v = f.int(self.rec, env.endian).ok_or("field beyond the record")?;
+            // One lookup of the field for every way a format reads it.
+            Expr::Field(i) | Expr::AddrOf(i) | Expr::Dyn(i) | Expr::DynLen(i) | Expr::Bitmask(i) => {
+                let (ev, rec) = (self.ev, self.rec);
+                let f = ev.fields.get(*i).ok_or("REC used without ->field")?;
+                let beyond = "field beyond the record";
+                match e {
+                    Expr::AddrOf(_) => Val::Bytes(rec.get(f.offset..f.offset.saturating_add(f.size)).ok_or(beyond)?),
+                    Expr::DynLen(_) => {
+                        let w = f.int(rec, env.endian).ok_or(beyond)? as u32;
+                        Val::Int((w >> 16) as u64, Ty::UINT)
+                    }
+                    Expr::Field(_) if !matches!(f.kind, FieldKind::Array(_)) => {
+                        let v = f.int(rec, env.endian).ok_or(beyond)?;
                         Val::Int(v, Ty { size: f.size.min(8) as u8, signed: f.signed, ptr: f.is_ptr })
                     }
+                    _ => {
+                        let d = f.data(rec, env.endian).ok_or(beyond)?;
+                        if !matches!(e, Expr::Bitmask(_)) {
+                            return Ok(Val::Bytes(d));
+                        }
+                        let s = self.scratch.len();
+                        printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
+                        Val::Scratch(s, self.scratch.len())
+                    }
                 }
-            }
-            Expr::AddrOf(i) => {
-                let f = self.ev.fields.get(*i).ok_or("bad field")?;
-                let d = self.rec.get(f.offset..f.offset.saturating_add(f.size)).ok_or("field beyond the record")?;
-                Val::Bytes(d)
-            }
-            Expr::Dyn(i) => {
-                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
-                Val::Bytes(f.data(self.rec, env.endian).ok_or("dynamic array beyond the record")?)
-            }
-            Expr::DynLen(i) => {
-                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
-                let w = f.int(self.rec, env.endian).ok_or("field beyond the record")? as u32;
-                Val::Int((w >> 16) as u64, Ty::UINT)
-            }
-            Expr::Bitmask(i) => {
-                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
-                let d = f.data(self.rec, env.endian).ok_or("bitmask beyond the record")?;
-                let s = self.scratch.len();
-                printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
-                Val::Scratch(s, self.scratch.len())
             }
             Expr::Unary(op, a) => {
                 if *op == UnOp::Not {
@@ -348,88 +343,71 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 };
                 Ok(Val::Bytes(s))
             }
-            Func::PrintFlags | Func::PrintFlagsU64 => {
-                let (v, _) = self.int(&args[0])?;
-                let mut flags = if f == Func::PrintFlags { long_mask(v) } else { v };
-                let delim = self.eval(&args[1])?;
+            Func::PrintFlags | Func::PrintFlagsU64 | Func::PrintSymbolic | Func::PrintSymbolicU64 => {
+                // trace_print_flags_seq() and trace_print_symbols_seq(): one
+                // walk of the table; flags take a delimiter before it.
+                let is_flags = matches!(f, Func::PrintFlags | Func::PrintFlagsU64);
+                let long = matches!(f, Func::PrintFlags | Func::PrintSymbolic);
+                let mask = |v: u64| if long { long_mask(v) } else { v };
+                let v = mask(self.int(&args[0])?.0);
+                let (delim, table) = if is_flags { (self.eval(&args[1])?, &args[2..]) } else { (Val::Int(0, Ty::INT), &args[1..]) };
                 let start = self.scratch.len();
+                let mut rest = v;
                 let mut first = true;
-                // trace_print_flags_seq(): stop when no flags are left.
-                for ent in &args[2..] {
-                    if flags == 0 {
+                for ent in table {
+                    // Flags stop when none are left.
+                    if is_flags && rest == 0 {
                         break;
                     }
                     let (m, name) = match self.entry(ent)? {
                         Some(e) => e,
                         None => break, // a NULL name ends the table, as in the kernel's loop
                     };
-                    let m = if f == Func::PrintFlags { long_mask(m) } else { m };
-                    if flags & m != m {
+                    let m = mask(m);
+                    if if is_flags { rest & m != m } else { m != v } {
                         continue;
                     }
-                    flags &= !m;
+                    if matches!(name, Val::Int(..)) {
+                        return Err("flag/symbol name is not a string");
+                    }
+                    if !is_flags {
+                        return Ok(name);
+                    }
+                    rest &= !m;
                     if !first {
                         self.push_str(&delim);
                     }
                     first = false;
-                    if matches!(name, Val::Int(..)) {
-                        return Err("flag name is not a string");
-                    }
                     self.push_str(&name);
                 }
-                if flags != 0 {
+                // What no entry named, in hex.
+                if rest != 0 || !is_flags {
                     if !first {
                         self.push_str(&delim);
                     }
-                    printf::hex0x(&mut self.scratch, flags);
+                    printf::hex0x(&mut self.scratch, rest);
                 }
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
-            Func::PrintSymbolic | Func::PrintSymbolicU64 => {
-                let (v, _) = self.int(&args[0])?;
-                let v = if f == Func::PrintSymbolic { long_mask(v) } else { v };
-                for ent in &args[1..] {
-                    let (m, name) = match self.entry(ent)? {
-                        Some(e) => e,
-                        None => break, // a NULL name ends the table
-                    };
-                    let m = if f == Func::PrintSymbolic { long_mask(m) } else { m };
-                    if m == v {
-                        if matches!(name, Val::Int(..)) {
-                            return Err("symbol name is not a string");
-                        }
-                        return Ok(name);
-                    }
-                }
-                let start = self.scratch.len();
-                printf::hex0x(&mut self.scratch, v);
-                Ok(Val::Scratch(start, self.scratch.len()))
-            }
-            Func::PrintHex | Func::PrintHexStr => {
+            Func::PrintHex | Func::PrintHexStr | Func::PrintArray => {
                 let b = self.eval(&args[0])?;
                 let (n, _) = self.int(&args[1])?;
-                let d = self.bytes(&b).ok_or("__print_hex of a number")?;
-                let n = (n as i64).max(0) as usize;
-                let d: Vec<u8> = d.get(..n).ok_or("__print_hex beyond the array")?.to_vec();
+                let hex = f != Func::PrintArray;
+                let (n, el) = if hex { ((n as i64).max(0) as u64, 1) } else { (n, self.int(&args[2])?.0 as usize) };
+                let d = self.bytes(&b).ok_or("__print_hex/array of a number")?;
+                let len = (n as usize).checked_mul(el.max(1)).ok_or("__print_array too long")?;
+                let d: Vec<u8> = d.get(..len).ok_or("__print_hex/array beyond the array")?.to_vec();
                 let start = self.scratch.len();
-                // trace_print_hex_seq(): 16-byte chunks of %*ph (spaced) or %*phN.
-                for (k, c) in d.chunks(16).enumerate() {
-                    if f == Func::PrintHex && k > 0 {
-                        self.scratch.push(b' ');
+                if hex {
+                    // trace_print_hex_seq(): 16-byte chunks of %*ph (spaced) or %*phN.
+                    for (k, c) in d.chunks(16).enumerate() {
+                        if f == Func::PrintHex && k > 0 {
+                            self.scratch.push(b' ');
+                        }
+                        printf::hex_string(&mut self.scratch, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" });
                     }
-                    printf::hex_string(&mut self.scratch, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" });
+                    return Ok(Val::Scratch(start, self.scratch.len()));
                 }
-                Ok(Val::Scratch(start, self.scratch.len()))
-            }
-            Func::PrintArray => {
-                let b = self.eval(&args[0])?;
-                let (count, _) = self.int(&args[1])?;
-                let (el, _) = self.int(&args[2])?;
-                let d = self.bytes(&b).ok_or("__print_array of a number")?;
-                let el = el as usize;
-                let len = (count as usize).checked_mul(el.max(1)).ok_or("__print_array too long")?;
-                let d: Vec<u8> = d.get(..len).ok_or("__print_array beyond the array")?.to_vec();
-                let start = self.scratch.len();
                 self.scratch.push(b'{');
                 // trace_print_array_seq()
                 let mut p = 0;

@@ -21,14 +21,25 @@ pub(crate) enum Tok<'s> {
     Chr(u8),
     /// An identifier: a slice of the print fmt, no copy.
     Id(&'s str),
-    P(&'static str),
+    /// A punctuator: the character itself, or `MULTI`'s code for the longer
+    /// ones (one byte to compare, not a string).
+    P(u8),
 }
 
-const PUNCT: [&str; 38] = [
-    "<<=", ">>=", "...", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "--", "(", ")",
-    "[", "]", "{", "}", ",", "?", ":", ";", ".", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^",
-    "!", "~", "=",
-];
+/// The punctuators longer than one character, longest first; the i-th is
+/// `P(0x80 + i)`.
+const MULTI: &str = "<<= >>= ... -> << >> <= >= == != && || ++ --";
+const ARROW: u8 = 0x83;
+const SHL: u8 = 0x84;
+const SHR: u8 = 0x85;
+const LE: u8 = 0x86;
+const GE: u8 = 0x87;
+const EQ: u8 = 0x88;
+const NE: u8 = 0x89;
+const ANDAND: u8 = 0x8a;
+const OROR: u8 = 0x8b;
+/// The one-character punctuators.
+const SINGLE: &[u8] = b"()[]{},?:;.+-*/%<>&|^!~=";
 
 /// Decode the C escape after a backslash at `s[i]` (i points past the `\`).
 fn escape(s: &[u8], i: &mut usize) -> u8 {
@@ -159,8 +170,21 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, &'static str)> {
             // SAFETY: the bytes start..i are ASCII letters, digits and '_'.
             out.push(Tok::Id(unsafe { core::str::from_utf8_unchecked(&s[start..i]) }));
         } else {
-            let p = PUNCT.iter().find(|p| s[i..].starts_with(p.as_bytes())).ok_or((i, "unexpected character"))?;
-            i += p.len();
+            let mut code = 0x80;
+            let mut tok = None;
+            for p in MULTI.split(' ') {
+                if s[i..].starts_with(p.as_bytes()) {
+                    tok = Some((code, p.len()));
+                    break;
+                }
+                code += 1;
+            }
+            let (p, n) = match tok {
+                Some(t) => t,
+                None if SINGLE.contains(&c) => (c, 1),
+                None => return Err((i, "unexpected character")),
+            };
+            i += n;
             out.push(Tok::P(p));
         }
     }
@@ -279,19 +303,28 @@ pub(crate) enum UnOp {
     Deref,
 }
 
-/// The C binary operators by precedence, loosest first.
-const LEVELS: [&[(&str, Op)]; 10] = [
-    &[("||", Op::OrOr)],
-    &[("&&", Op::AndAnd)],
-    &[("|", Op::Or)],
-    &[("^", Op::Xor)],
-    &[("&", Op::And)],
-    &[("==", Op::Eq), ("!=", Op::Ne)],
-    &[("<", Op::Lt), (">", Op::Gt), ("<=", Op::Le), (">=", Op::Ge)],
-    &[("<<", Op::Shl), (">>", Op::Shr)],
-    &[("+", Op::Add), ("-", Op::Sub)],
-    &[("*", Op::Mul), ("/", Op::Div), ("%", Op::Rem)],
+/// The C binary operators: (precedence level, loosest first, token, operator).
+const BINOPS: [(u8, u8, Op); 18] = [
+    (0, OROR, Op::OrOr),
+    (1, ANDAND, Op::AndAnd),
+    (2, b'|', Op::Or),
+    (3, b'^', Op::Xor),
+    (4, b'&', Op::And),
+    (5, EQ, Op::Eq),
+    (5, NE, Op::Ne),
+    (6, b'<', Op::Lt),
+    (6, b'>', Op::Gt),
+    (6, LE, Op::Le),
+    (6, GE, Op::Ge),
+    (7, SHL, Op::Shl),
+    (7, SHR, Op::Shr),
+    (8, b'+', Op::Add),
+    (8, b'-', Op::Sub),
+    (9, b'*', Op::Mul),
+    (9, b'/', Op::Div),
+    (9, b'%', Op::Rem),
 ];
+const LEVELS: u8 = 10;
 
 impl<'e> Parser<'e> {
     pub fn new(toks: Vec<Tok<'e>>, ev: &'e Event) -> Self {
@@ -306,10 +339,10 @@ impl<'e> Parser<'e> {
     fn peek_at(&self, n: usize) -> Option<&Tok<'e>> {
         self.toks.get(self.pos + n)
     }
-    fn is_p(&self, p: &str) -> bool {
-        matches!(self.peek(), Some(Tok::P(q)) if *q == p)
+    fn is_p(&self, p: u8) -> bool {
+        matches!(self.peek(), Some(&Tok::P(q)) if q == p)
     }
-    fn eat(&mut self, p: &str) -> bool {
+    fn eat(&mut self, p: u8) -> bool {
         if self.is_p(p) {
             self.pos += 1;
             true
@@ -317,7 +350,7 @@ impl<'e> Parser<'e> {
             false
         }
     }
-    fn expect(&mut self, p: &str, what: &'static str) -> PResult<()> {
+    fn expect(&mut self, p: u8, what: &'static str) -> PResult<()> {
         if self.eat(p) {
             Ok(())
         } else {
@@ -337,7 +370,7 @@ impl<'e> Parser<'e> {
     /// `, arg, arg ...` to the end.
     pub fn args(&mut self) -> PResult<Vec<Expr>> {
         let mut v = Vec::new();
-        while self.eat(",") {
+        while self.eat(b',') {
             v.push(self.expr()?);
         }
         if !self.at_end() {
@@ -359,23 +392,23 @@ impl<'e> Parser<'e> {
 
     fn expr_inner(&mut self) -> PResult<Expr> {
         let c = self.binary(0)?;
-        if self.eat("?") {
+        if self.eat(b'?') {
             let a = self.expr()?;
-            self.expect(":", "expected ':' in ?:")?;
+            self.expect(b':', "expected ':' in ?:")?;
             let b = self.expr()?;
             return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
         }
         Ok(c)
     }
 
-    fn binary(&mut self, level: usize) -> PResult<Expr> {
-        if level >= LEVELS.len() {
+    fn binary(&mut self, level: u8) -> PResult<Expr> {
+        if level >= LEVELS {
             return self.unary();
         }
         let mut l = self.binary(level + 1)?;
         loop {
             let op = match self.peek() {
-                Some(Tok::P(p)) => LEVELS[level].iter().find(|o| o.0 == *p).map(|o| o.1),
+                Some(&Tok::P(p)) => BINOPS.iter().find(|o| o.0 == level && o.1 == p).map(|o| o.2),
                 _ => None,
             };
             let Some(op) = op else { break };
@@ -412,7 +445,7 @@ impl<'e> Parser<'e> {
                     }
                     self.pos += 1;
                 }
-                Some(Tok::P("*")) => {
+                Some(Tok::P(b'*')) => {
                     ptr = true;
                     self.pos += 1;
                 }
@@ -464,7 +497,7 @@ impl<'e> Parser<'e> {
 
     fn unary_inner(&mut self) -> PResult<Expr> {
         let op = match self.peek() {
-            Some(Tok::P(p)) => word_index("!|~|-|*|+|&", p),
+            Some(Tok::P(p)) => b"!~-*+&".iter().position(|c| c == p),
             _ => None,
         };
         if let Some(op) = op {
@@ -480,7 +513,7 @@ impl<'e> Parser<'e> {
         }
         if matches!(self.peek(), Some(&Tok::Id(s)) if s == "sizeof") {
             self.pos += 1;
-            self.expect("(", "expected ( after sizeof")?;
+            self.expect(b'(', "expected ( after sizeof")?;
             let e = if self.type_start(0) {
                 let t = self.type_name()?;
                 if t.ptr || t.size == 0 {
@@ -494,13 +527,13 @@ impl<'e> Parser<'e> {
                     _ => return Err("sizeof of an expression"),
                 }
             };
-            self.expect(")", "expected ) after sizeof")?;
+            self.expect(b')', "expected ) after sizeof")?;
             return Ok(e);
         }
-        if self.is_p("(") && self.type_start(1) {
+        if self.is_p(b'(') && self.type_start(1) {
             self.pos += 1;
             let t = self.type_name()?;
-            self.expect(")", "expected ) after cast type")?;
+            self.expect(b')', "expected ) after cast type")?;
             let e = self.unary()?;
             return Ok(super::eval::fold(Expr::Cast(t, Box::new(e))));
         }
@@ -510,11 +543,11 @@ impl<'e> Parser<'e> {
     fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
         loop {
-            if self.eat("[") {
+            if self.eat(b'[') {
                 let i = self.expr()?;
-                self.expect("]", "expected ]")?;
+                self.expect(b']', "expected ]")?;
                 e = Expr::Index(Box::new(e), Box::new(i));
-            } else if self.is_p("->") || self.is_p(".") {
+            } else if self.is_p(ARROW) || self.is_p(b'.') {
                 self.pos += 1;
                 let name = match self.peek() {
                     Some(&Tok::Id(s)) => s,
@@ -538,11 +571,11 @@ impl<'e> Parser<'e> {
     /// scalar locals, then the value. Anything else (calls with side
     /// effects, struct locals) is not an expression over the record.
     fn statement_expr(&mut self) -> PResult<Expr> {
-        self.expect("{", "expected {")?;
+        self.expect(b'{', "expected {")?;
         let depth = self.locals.len();
         let mut last = None;
         loop {
-            if self.eat("}") {
+            if self.eat(b'}') {
                 break;
             }
             if self.type_start(0) {
@@ -552,18 +585,18 @@ impl<'e> Parser<'e> {
                     _ => return Err("expected a variable name"),
                 };
                 self.pos += 1;
-                self.expect("=", "statement expression variable without initializer")?;
+                self.expect(b'=', "statement expression variable without initializer")?;
                 let at = self.pos;
                 self.expr()?;
-                self.expect(";", "expected ; after declaration")?;
+                self.expect(b';', "expected ; after declaration")?;
                 self.locals.push((name, t, at));
             } else {
                 let e = self.expr()?;
-                self.expect(";", "expected ; in statement expression")?;
+                self.expect(b';', "expected ; in statement expression")?;
                 last = Some(e);
             }
         }
-        self.expect(")", "expected ) after statement expression")?;
+        self.expect(b')', "expected ) after statement expression")?;
         self.locals.truncate(depth);
         last.ok_or("statement expression without a value")
     }
@@ -580,30 +613,30 @@ impl<'e> Parser<'e> {
 
     fn call_args(&mut self) -> PResult<Vec<Expr>> {
         let mut v = Vec::new();
-        if self.eat(")") {
+        if self.eat(b')') {
             return Ok(v);
         }
         loop {
             v.push(self.arg()?);
-            if self.eat(")") {
+            if self.eat(b')') {
                 return Ok(v);
             }
-            self.expect(",", "expected , or ) in call")?;
+            self.expect(b',', "expected , or ) in call")?;
         }
     }
 
     fn arg(&mut self) -> PResult<Expr> {
-        if self.eat("{") {
+        if self.eat(b'{') {
             let mut v = Vec::new();
             loop {
-                if self.eat("}") {
+                if self.eat(b'}') {
                     break;
                 }
                 v.push(self.expr()?);
-                if self.eat("}") {
+                if self.eat(b'}') {
                     break;
                 }
-                self.expect(",", "expected , in { }")?;
+                self.expect(b',', "expected , in { }")?;
             }
             return Ok(Expr::List(v));
         }
@@ -625,10 +658,10 @@ impl<'e> Parser<'e> {
             }
             Tok::Chr(c) => Ok(Expr::Num(c as i8 as i64 as u64, Ty::INT)),
             Tok::Str(ref s) => Ok(Expr::Str(s.clone())),
-            Tok::P("(") if self.is_p("{") => self.statement_expr(),
-            Tok::P("(") => {
+            Tok::P(b'(') if self.is_p(b'{') => self.statement_expr(),
+            Tok::P(b'(') => {
                 let e = self.expr()?;
-                self.expect(")", "expected )")?;
+                self.expect(b')', "expected )")?;
                 Ok(e)
             }
             Tok::Id(name) => {
@@ -645,7 +678,7 @@ impl<'e> Parser<'e> {
                     self.locals.extend(later);
                     return Ok(Expr::Cast(t, Box::new(e?)));
                 }
-                if !self.is_p("(") {
+                if !self.is_p(b'(') {
                     return Ok(match word_index("false|NULL|true", name) {
                         Some(v) => Expr::Num((v == 2) as u64, Ty::INT),
                         None => Expr::Unknown(name.into()),
@@ -673,7 +706,7 @@ impl<'e> Parser<'e> {
                 let h = word_index(HELPERS, name).ok_or("call of an unknown function")?;
                 if h < 12 {
                     let i = self.field_arg()?;
-                    self.expect(")", "expected ) after field name")?;
+                    self.expect(b')', "expected ) after field name")?;
                     return Ok(match h {
                         0..=5 => Expr::Dyn(i),
                         6 | 7 => Expr::DynLen(i),
@@ -729,11 +762,11 @@ mod tests {
         let t = lex(br#""a\n" "b" , 0x10ULL<<2, 'x', '\'', 017 REC->f"#).unwrap();
         assert_eq!(t[0], Tok::Str(b"a\nb".to_vec()));
         assert_eq!(t[2], Tok::Num(16, true, 2));
-        assert_eq!(t[3], Tok::P("<<"));
+        assert_eq!(t[3], Tok::P(SHL));
         assert_eq!(t[6], Tok::Chr(b'x'));
         assert_eq!(t[8], Tok::Chr(b'\''));
         assert_eq!(t[10], Tok::Num(15, false, 0));
-        assert_eq!(t[12], Tok::P("->"));
+        assert_eq!(t[12], Tok::P(ARROW));
         assert!(lex(b"\"abc").is_err());
         assert!(lex(b"12abc").is_err());
         assert!(lex(b"@").is_err());
