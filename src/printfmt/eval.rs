@@ -18,7 +18,7 @@ pub(crate) enum Val<'a> {
     Scratch(usize, usize),
 }
 
-pub(crate) type EResult<T> = Result<T, &'static str>;
+pub(crate) type EResult<T> = Result<T, super::Msg>;
 
 pub(crate) struct Ctx<'a, 'e> {
     pub ev: &'a Event,
@@ -114,14 +114,14 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 Ok(Some((self.int(&l[0])?.0, name)))
             }
             Expr::List(_) => Ok(None),
-            _ => Err("bad flag/symbol entry"),
+            _ => Err(msg!("bad flag/symbol entry")),
         }
     }
 
     pub fn int(&mut self, e: &'a Expr) -> EResult<(u64, Ty)> {
         match self.eval(e)? {
             Val::Int(v, t) => Ok((v, t)),
-            _ => Err("a pointer where a number was expected"),
+            _ => Err(msg!("a pointer where a number was expected")),
         }
     }
 
@@ -166,7 +166,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     Op::Mul => x.wrapping_mul(y),
                     Op::Div | Op::Rem => {
                         if y == 0 {
-                            return Err("division by zero");
+                            return Err(msg!("division by zero"));
                         }
                         match (*op, t.signed) {
                             (Op::Div, true) => (x as i64).wrapping_div(y as i64) as u64,
@@ -184,7 +184,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     Op::Gt => return Ok(cmp(sgt)),
                     Op::Le => return Ok(cmp(!sgt)),
                     Op::Ge => return Ok(cmp(!slt)),
-                    _ => return Err("unsupported operator"),
+                    _ => return Err(msg!("unsupported operator")),
                 };
                 Ok(Val::Int(norm(r, t, env), t))
     }
@@ -198,7 +198,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
             // libtraceevent reads an unknown name with strtoull(): 0.
             Expr::Unknown(_) if env.tep => Val::Int(0, Ty::ULONG),
             Expr::Unknown(name) => {
-                let v = env.enums.and_then(|e| e.get(name)).ok_or("an identifier the format does not define (unresolved enum)")?;
+                let v = env.enums.and_then(|e| e.get(name)).ok_or(msg!("an identifier the format does not define (unresolved enum)"))?;
                 // An enumerator is an int unless its value needs more.
                 let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
                 Val::Int(v, t)
@@ -206,8 +206,8 @@ impl<'a, 'e> Ctx<'a, 'e> {
             // One lookup of the field for every way a format reads it.
             Expr::Field(i) | Expr::AddrOf(i) | Expr::Dyn(i) | Expr::DynLen(i) | Expr::Bitmask(i) => {
                 let (ev, rec) = (self.ev, self.rec);
-                let f = ev.fields.get(*i).ok_or("REC used without ->field")?;
-                let beyond = "field beyond the record";
+                let f = ev.fields.get(*i).ok_or(msg!("REC used without ->field"))?;
+                let beyond = msg!("field beyond the record");
                 match e {
                     Expr::AddrOf(_) => Val::Bytes(rec.get(f.offset..f.offset.saturating_add(f.size)).ok_or(beyond)?),
                     Expr::DynLen(_) => {
@@ -238,7 +238,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let r = match op {
                     UnOp::Neg => v.wrapping_neg(),
                     UnOp::BitNot => !v,
-                    _ => return Err("unsupported unary operator"),
+                    _ => return Err(msg!("unsupported unary operator")),
                 };
                 Val::Int(norm(r, t, env), t)
             }
@@ -246,7 +246,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 // libtraceevent's parser keeps no parentheses: `x & (A | B)`
                 // becomes `(x & A) | B` when the right side's operator binds
                 // looser. Do the same so the output matches trace-cmd's.
-                let Expr::Bin(op2, ..) = &**b else { return Err("bad rotation") };
+                let Expr::Bin(op2, ..) = &**b else { return Err(msg!("bad rotation")) };
                 let mut rights = Vec::new();
                 let mut leaf: &'a Expr = b;
                 while let Expr::Bin(o, l, r) = leaf {
@@ -259,7 +259,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let (x, y) = (self.int(a)?, self.int(leaf)?);
                 let mut v = self.binop(*op, x, y)?;
                 for r in rights.into_iter().rev() {
-                    let Val::Int(n, t) = v else { return Err("bad rotation") };
+                    let Val::Int(n, t) = v else { return Err(msg!("bad rotation")) };
                     let y = self.int(r)?;
                     v = self.binop(*op2, (n, t), y)?;
                 }
@@ -286,7 +286,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 Val::Int(v, _) => Val::Int(norm(v, *t, env), *t),
                 // (char *)__get_dynamic_array(x), (void *)REC->buf: still the bytes.
                 other if t.ptr => other,
-                _ => return Err("cast of a pointer to an integer"),
+                _ => return Err(msg!("cast of a pointer to an integer")),
             },
             Expr::Index(a, i) => {
                 let (i, _) = self.int(i)?;
@@ -295,24 +295,24 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if let Some(f) = self.ev.fields.get(fi) {
                         if matches!(f.kind, FieldKind::Array(_)) && !f.is_char {
                             let el = f.elem_size(env.long_size);
-                            let off = (i as usize).checked_mul(el).ok_or("index beyond the array")?;
+                            let off = (i as usize).checked_mul(el).ok_or(msg!("index beyond the array"))?;
                             if off.saturating_add(el) > f.size && f.size != 0 {
-                                return Err("index beyond the array");
+                                return Err(msg!("index beyond the array"));
                             }
                             let v = crate::cursor::read_uint(self.rec, f.offset.saturating_add(off), el, env.endian)
-                                .map_err(|_| "index beyond the record")?;
+                                .map_err(|_| msg!("index beyond the record"))?;
                             let v = if f.signed { sext(v, el) } else { v };
                             return Ok(Val::Int(v, Ty { size: el as u8, signed: f.signed, ptr: false }));
                         }
                     }
                 }
                 let v = self.eval(a)?;
-                let d = self.bytes(&v).ok_or("index into a number")?;
-                let c = *d.get(i as usize).ok_or("index beyond the array")?;
+                let d = self.bytes(&v).ok_or(msg!("index into a number"))?;
+                let c = *d.get(i as usize).ok_or(msg!("index beyond the array"))?;
                 // Only byte arrays (strings) are indexed in practice.
                 Val::Int(c as i8 as i64 as u64, Ty { size: 1, signed: true, ptr: false })
             }
-            Expr::List(_) | Expr::Entry(..) => return Err("{ } outside a helper"),
+            Expr::List(_) | Expr::Entry(..) => return Err(msg!("{ } outside a helper")),
             Expr::Call(f, args) => self.call(*f, args)?,
         })
     }
@@ -326,7 +326,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let (j, _) = self.int(&args[0])?;
                 let hz = env.hz as u64;
                 if hz == 0 {
-                    return Err("jiffies_to_msecs() needs the kernel's HZ");
+                    return Err(msg!("jiffies_to_msecs() needs the kernel's HZ"));
                 }
                 let ms = if 1000 % hz == 0 { j.wrapping_mul(1000 / hz) } else { j.wrapping_mul(1000).div_ceil(hz) };
                 Ok(Val::Int(ms & 0xffff_ffff, Ty::UINT))
@@ -368,7 +368,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         continue;
                     }
                     if matches!(name, Val::Int(..)) {
-                        return Err("flag/symbol name is not a string");
+                        return Err(msg!("flag/symbol name is not a string"));
                     }
                     if !is_flags {
                         return Ok(name);
@@ -394,9 +394,9 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let (n, _) = self.int(&args[1])?;
                 let hex = f != Func::PrintArray;
                 let (n, el) = if hex { ((n as i64).max(0) as u64, 1) } else { (n, self.int(&args[2])?.0 as usize) };
-                let d = self.bytes(&b).ok_or("__print_hex/array of a number")?;
-                let len = (n as usize).checked_mul(el.max(1)).ok_or("__print_array too long")?;
-                let d: Vec<u8> = d.get(..len).ok_or("__print_hex/array beyond the array")?.to_vec();
+                let d = self.bytes(&b).ok_or(msg!("__print_hex/array of a number"))?;
+                let len = (n as usize).checked_mul(el.max(1)).ok_or(msg!("__print_array too long"))?;
+                let d: Vec<u8> = d.get(..len).ok_or(msg!("__print_hex/array beyond the array"))?.to_vec();
                 let start = self.scratch.len();
                 if hex {
                     // trace_print_hex_seq(): 16-byte chunks of %*ph (spaced) or %*phN.
@@ -418,7 +418,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     }
                     match el {
                         1 | 2 | 4 | 8 => {
-                            let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| "short array")?;
+                            let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| msg!("short array"))?;
                             printf::hex0x(&mut self.scratch, v);
                         }
                         _ => {
@@ -632,7 +632,7 @@ pub(crate) fn format<'a>(
                     // in printk_formats: the kernel's text for the pointer.
                     Val::Int(a, _) => match env.printk.and_then(|p| p.lookup(a)) {
                         Some(s) => printf::string(out, s.as_bytes(), flags, width, prec),
-                        None => return Err("%s of a kernel pointer (its text is not in the record)"),
+                        None => return Err(msg!("%s of a kernel pointer (its text is not in the record)")),
                     },
                     v => {
                         let d = ctx.bytes(&v).unwrap_or(b"");
@@ -644,7 +644,7 @@ pub(crate) fn format<'a>(
                 let v = args.val(ctx, s, ext)?;
                 pointer(ctx, out, v, ext, flags, width, prec)?;
             }
-            _ => return Err("unsupported conversion"),
+            _ => return Err(msg!("unsupported conversion")),
         }
     }
     Ok(())
@@ -666,7 +666,7 @@ pub(crate) fn pointer<'a>(
     if matches!(first, 0 | b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K') {
         let addr = match v {
             Val::Int(a, _) => a,
-            _ => return Err("%p of data inside the record (its address is unknown)"),
+            _ => return Err(msg!("%p of data inside the record (its address is unknown)")),
         };
         let addr = if env.long_size < 8 { addr & 0xffff_ffff } else { addr };
         if env.tep {
@@ -689,7 +689,7 @@ pub(crate) fn pointer<'a>(
             printf::string(out, b"(null)", flags, width, prec);
             return Ok(());
         }
-        Val::Int(..) => return Err("%p extension of a kernel pointer (the data is not in the record)"),
+        Val::Int(..) => return Err(msg!("%p extension of a kernel pointer (the data is not in the record)")),
         ref v => ctx.bytes(v).unwrap_or(b""),
     };
     // Formatted in place at the end of `out`, then padded like a string.
@@ -712,18 +712,18 @@ pub(crate) fn pointer<'a>(
         }
         b'M' | b'm' => printf::mac(tmp, d, ext)?,
         b'I' | b'i' => match ext.get(1) {
-            Some(b'4') => printf::ip4(tmp, d.get(..4).ok_or("short IPv4 address")?, first == b'i'),
+            Some(b'4') => printf::ip4(tmp, d.get(..4).ok_or(msg!("short IPv4 address"))?, first == b'i'),
             Some(b'6') => {
                 if d.len() < 16 {
-                    return Err("short IPv6 address");
+                    return Err(msg!("short IPv6 address"));
                 }
                 printf::ip6(tmp, d, first == b'I', first == b'I' && ext.get(2) == Some(&b'c'))
             }
             Some(b'S') => printf::sockaddr(tmp, d, ext, env)?,
-            _ => return Err("unsupported %pI variant"),
+            _ => return Err(msg!("unsupported %pI variant")),
         },
         b'U' => printf::uuid(tmp, d, ext)?,
-        _ => return Err("unsupported %p extension"),
+        _ => return Err(msg!("unsupported %p extension")),
     }
     printf::pad_tail(out, start, flags, width, -1);
     Ok(())

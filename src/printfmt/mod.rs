@@ -46,6 +46,16 @@
 //! - output through `core::fmt::Write` turns bytes that are not UTF-8
 //!   (binary junk in a string field) into U+FFFD; `render_bytes` keeps them.
 
+/// Defined before the modules that use it: `msg!("text")` is the `Msg` of
+/// one of the lines of `MSGS`, found at compile time (a text not listed
+/// there does not compile).
+macro_rules! msg {
+    ($s:literal) => {{
+        const M: $crate::printfmt::Msg = $crate::printfmt::Msg::of($s);
+        M
+    }};
+}
+
 mod eval;
 mod parse;
 pub(crate) use parse::is_type_word;
@@ -90,6 +100,117 @@ impl<'a> Env<'a> {
     }
 }
 
+/// Why a print fmt does not compile or a record does not render: a line of
+/// `MSGS` by number. One byte in a `Result` where a `&'static str` is two
+/// words, which every error site of the parser and evaluator wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Msg(u8);
+
+/// Every message, one a line.
+const MSGS: &str = "print fmt does not start with a string\n\
+    unexpected token after argument\n\
+    expression nested too deeply\n\
+    cast to a struct\n\
+    cast to an unknown type\n\
+    & of something other than a field\n\
+    sizeof of an expression\n\
+    expected field name\n\
+    member access on something other than REC\n\
+    expected a variable name\n\
+    helper expects a field name\n\
+    wrong number of helper arguments\n\
+    flag/symbol table entry is not { value, name }\n\
+    unexpected token in expression\n\
+    REC-> names no field of this event\n\
+    statement expression without a value\n\
+    helper names no field of this event\n\
+    unexpected end of expression\n\
+    call of an unknown function\n\
+    expected ':' in ?:\n\
+    expected ]\n\
+    expected {\n\
+    statement expression variable without initializer\n\
+    expected ; after declaration\n\
+    expected ; in statement expression\n\
+    unterminated string\n\
+    unterminated char\n\
+    bad char literal\n\
+    bad number\n\
+    unexpected character\n\
+    bad flag/symbol entry\n\
+    a pointer where a number was expected\n\
+    division by zero\n\
+    unsupported operator\n\
+    unsupported unary operator\n\
+    bad rotation\n\
+    cast of a pointer to an integer\n\
+    index beyond the array\n\
+    { } outside a helper\n\
+    jiffies_to_msecs() needs the kernel's HZ\n\
+    flag/symbol name is not a string\n\
+    %s of a kernel pointer (its text is not in the record)\n\
+    unsupported conversion\n\
+    %p of data inside the record (its address is unknown)\n\
+    %p extension of a kernel pointer (the data is not in the record)\n\
+    short IPv6 address\n\
+    unsupported %pI variant\n\
+    unsupported %p extension\n\
+    an identifier the format does not define (unresolved enum)\n\
+    REC used without ->field\n\
+    index into a number\n\
+    __print_hex/array of a number\n\
+    __print_array too long\n\
+    __print_hex/array beyond the array\n\
+    short IPv4 address\n\
+    index beyond the record\n\
+    short array\n\
+    field beyond the record\n\
+    fewer arguments than conversions\n\
+    bprint arguments end early\n\
+    bprint string without NUL\n\
+    unsupported printf conversion\n\
+    format ends inside a conversion\n\
+    MAC address shorter than 6 bytes\n\
+    short sockaddr_in\n\
+    short sockaddr_in6\n\
+    UUID shorter than 16 bytes\n\
+    short sockaddr\n\
+    expected ( after sizeof\n\
+    expected ) after sizeof\n\
+    expected ) after cast type\n\
+    expected ) after statement expression\n\
+    expected , or ) in call\n\
+    expected , in { }\n\
+    expected )\n\
+    expected ) after field name";
+
+impl Msg {
+    /// The number of line `s` of `MSGS`; a compile-time error when it is not there.
+    pub(crate) const fn of(s: &str) -> Msg {
+        let (m, s) = (MSGS.as_bytes(), s.as_bytes());
+        let (mut at, mut n) = (0, 0);
+        while at < m.len() {
+            let mut k = 0;
+            while k < s.len() && at + k < m.len() && m[at + k] == s[k] {
+                k += 1;
+            }
+            if k == s.len() && (at + k == m.len() || m[at + k] == b'\n') {
+                return Msg(n);
+            }
+            while at < m.len() && m[at] != b'\n' {
+                at += 1;
+            }
+            at += 1;
+            n += 1;
+        }
+        panic!("message not in MSGS")
+    }
+
+    pub(crate) fn text(self) -> &'static str {
+        MSGS.split('\n').nth(self.0 as usize).unwrap_or("")
+    }
+}
+
 /// The print fmt cannot be compiled; the caller prints fields instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileError {
@@ -114,9 +235,9 @@ impl fmt::Display for RenderError {
     }
 }
 
-impl From<&'static str> for RenderError {
-    fn from(what: &'static str) -> Self {
-        RenderError { what }
+impl From<Msg> for RenderError {
+    fn from(m: Msg) -> Self {
+        RenderError { what: m.text() }
     }
 }
 
@@ -136,7 +257,7 @@ pub struct Program {
 
 impl Program {
     pub fn compile(ev: &Event) -> Result<Program, CompileError> {
-        let e = |what| CompileError { what };
+        let e = |m: Msg| CompileError { what: m.text() };
         let (fmt, args) = parse_print_fmt(ev).map_err(e)?;
         let pieces = printf::parse_format(&fmt).map_err(e)?;
         let need: usize = pieces
@@ -149,7 +270,7 @@ impl Program {
             })
             .sum();
         if need > args.len() {
-            return Err(e("fewer arguments than conversions"));
+            return Err(e(msg!("fewer arguments than conversions")));
         }
         Ok(Program { fmt, pieces, args, spec: core::cell::OnceCell::new(), scratch: core::cell::RefCell::new(Vec::new()) })
     }
@@ -187,7 +308,7 @@ impl Program {
 }
 
 /// The format string and the argument trees of `ev`'s print fmt.
-fn parse_print_fmt(ev: &Event) -> Result<(Vec<u8>, Vec<Expr>), &'static str> {
+fn parse_print_fmt(ev: &Event) -> Result<(Vec<u8>, Vec<Expr>), Msg> {
     let toks = parse::lex(ev.print_fmt.as_bytes()).map_err(|(_, w)| w)?;
     let mut p = Parser::new(toks, ev);
     let fmt = p.fmt_string()?;
@@ -201,7 +322,7 @@ struct ExprArgs<'a> {
 
 impl<'a> ExprArgs<'a> {
     fn next_expr(&mut self) -> EResult<&'a Expr> {
-        let e = self.exprs.get(self.next).ok_or("fewer arguments than conversions")?;
+        let e = self.exprs.get(self.next).ok_or(msg!("fewer arguments than conversions"))?;
         self.next += 1;
         Ok(e)
     }
@@ -231,13 +352,13 @@ impl<'a> BinArgs<'a> {
     fn get(&mut self, size: usize, env: &Env) -> EResult<u64> {
         let align = if size == 8 { 4 } else { size.max(1) };
         self.pos = self.pos.div_ceil(align) * align;
-        let v = read_uint(self.buf, self.pos, size, env.endian).map_err(|_| "bprint arguments end early")?;
+        let v = read_uint(self.buf, self.pos, size, env.endian).map_err(|_| msg!("bprint arguments end early"))?;
         self.pos += size;
         Ok(v)
     }
     fn cstr(&mut self) -> EResult<&'a [u8]> {
-        let rest = self.buf.get(self.pos..).ok_or("bprint arguments end early")?;
-        let n = rest.iter().position(|&b| b == 0).ok_or("bprint string without NUL")?;
+        let rest = self.buf.get(self.pos..).ok_or(msg!("bprint arguments end early"))?;
+        let n = rest.iter().position(|&b| b == 0).ok_or(msg!("bprint string without NUL"))?;
         self.pos += n + 1;
         Ok(&rest[..n])
     }

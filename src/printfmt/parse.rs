@@ -11,6 +11,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::format::{type_size, Event};
+use super::Msg;
 use crate::util::{one_of, word_index};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -81,7 +82,7 @@ fn escape(s: &[u8], i: &mut usize) -> u8 {
     }
 }
 
-pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, &'static str)> {
+pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, Msg)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < s.len() {
@@ -94,7 +95,7 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, &'static str)> {
             let mut v = Vec::new();
             loop {
                 match s.get(i) {
-                    None => return Err((start, "unterminated string")),
+                    None => return Err((start, msg!("unterminated string"))),
                     Some(b'"') => {
                         i += 1;
                         break;
@@ -127,10 +128,10 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, &'static str)> {
                     i += 1;
                     b
                 }
-                None => return Err((start, "unterminated char")),
+                None => return Err((start, msg!("unterminated char"))),
             };
             if s.get(i) != Some(&b'\'') {
-                return Err((start, "bad char literal"));
+                return Err((start, msg!("bad char literal")));
             }
             i += 1;
             out.push(Tok::Chr(v));
@@ -158,7 +159,7 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, &'static str)> {
                 j += 1;
             }
             if s.get(j).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.') {
-                return Err((start, "bad number"));
+                return Err((start, msg!("bad number")));
             }
             i = j;
             out.push(Tok::Num(v, uns || base != 10 && v > i64::MAX as u64, long));
@@ -182,7 +183,7 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, &'static str)> {
             let (p, n) = match tok {
                 Some(t) => t,
                 None if SINGLE.contains(&c) => (c, 1),
-                None => return Err((i, "unexpected character")),
+                None => return Err((i, msg!("unexpected character"))),
             };
             i += n;
             out.push(Tok::P(p));
@@ -266,7 +267,7 @@ pub(crate) struct Parser<'e> {
     depth: u32,
 }
 
-type PResult<T> = Result<T, &'static str>;
+type PResult<T> = Result<T, Msg>;
 
 /// Nesting limit (counting expressions and unary operators); every format of
 /// a 6.18 kernel fits in 40 (24 is too few for some).
@@ -350,7 +351,7 @@ impl<'e> Parser<'e> {
             false
         }
     }
-    fn expect(&mut self, p: u8, what: &'static str) -> PResult<()> {
+    fn expect(&mut self, p: u8, what: Msg) -> PResult<()> {
         if self.eat(p) {
             Ok(())
         } else {
@@ -364,7 +365,7 @@ impl<'e> Parser<'e> {
                 self.pos += 1;
                 Ok(s.clone())
             }
-            _ => Err("print fmt does not start with a string"),
+            _ => Err(msg!("print fmt does not start with a string")),
         }
     }
     /// `, arg, arg ...` to the end.
@@ -374,7 +375,7 @@ impl<'e> Parser<'e> {
             v.push(self.expr()?);
         }
         if !self.at_end() {
-            return Err("unexpected token after argument");
+            return Err(msg!("unexpected token after argument"));
         }
         Ok(v)
     }
@@ -382,7 +383,7 @@ impl<'e> Parser<'e> {
     pub fn expr(&mut self) -> PResult<Expr> {
         // A hostile format must not exhaust the stack: real ones nest < 40 deep.
         if self.depth >= MAX_DEPTH {
-            return Err("expression nested too deeply");
+            return Err(msg!("expression nested too deeply"));
         }
         self.depth += 1;
         let r = self.expr_inner();
@@ -394,7 +395,7 @@ impl<'e> Parser<'e> {
         let c = self.binary(0)?;
         if self.eat(b'?') {
             let a = self.expr()?;
-            self.expect(b':', "expected ':' in ?:")?;
+            self.expect(b':', msg!("expected ':' in ?:"))?;
             let b = self.expr()?;
             return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
         }
@@ -460,7 +461,7 @@ impl<'e> Parser<'e> {
             if words.first() == Some(&"enum") {
                 return Ok(Ty::INT);
             }
-            return Err("cast to a struct");
+            return Err(msg!("cast to a struct"));
         }
         let name = words.join(" ");
         let n = name.as_str();
@@ -478,7 +479,7 @@ impl<'e> Parser<'e> {
             return Ok(Ty::INT);
         } else {
             match type_size(n, false) {
-                0 => return Err("cast to an unknown type"),
+                0 => return Err(msg!("cast to an unknown type")),
                 s => s as u8,
             }
         };
@@ -487,7 +488,7 @@ impl<'e> Parser<'e> {
 
     fn unary(&mut self) -> PResult<Expr> {
         if self.depth >= MAX_DEPTH {
-            return Err("expression nested too deeply");
+            return Err(msg!("expression nested too deeply"));
         }
         self.depth += 1;
         let r = self.unary_inner();
@@ -508,12 +509,12 @@ impl<'e> Parser<'e> {
                 (Some(&u), e) => super::eval::fold(Expr::Unary(u, Box::new(e))),
                 (None, e) if op == 4 => e,
                 (None, Expr::Field(i)) => Expr::AddrOf(i),
-                _ => return Err("& of something other than a field"),
+                _ => return Err(msg!("& of something other than a field")),
             });
         }
         if matches!(self.peek(), Some(&Tok::Id(s)) if s == "sizeof") {
             self.pos += 1;
-            self.expect(b'(', "expected ( after sizeof")?;
+            self.expect(b'(', msg!("expected ( after sizeof"))?;
             let e = if self.type_start(0) {
                 let t = self.type_name()?;
                 if t.ptr || t.size == 0 {
@@ -524,16 +525,16 @@ impl<'e> Parser<'e> {
             } else {
                 match self.expr()? {
                     Expr::Field(i) => Expr::Num(self.ev.fields[i].size as u64, Ty::ULONG),
-                    _ => return Err("sizeof of an expression"),
+                    _ => return Err(msg!("sizeof of an expression")),
                 }
             };
-            self.expect(b')', "expected ) after sizeof")?;
+            self.expect(b')', msg!("expected ) after sizeof"))?;
             return Ok(e);
         }
         if self.is_p(b'(') && self.type_start(1) {
             self.pos += 1;
             let t = self.type_name()?;
-            self.expect(b')', "expected ) after cast type")?;
+            self.expect(b')', msg!("expected ) after cast type"))?;
             let e = self.unary()?;
             return Ok(super::eval::fold(Expr::Cast(t, Box::new(e))));
         }
@@ -545,21 +546,21 @@ impl<'e> Parser<'e> {
         loop {
             if self.eat(b'[') {
                 let i = self.expr()?;
-                self.expect(b']', "expected ]")?;
+                self.expect(b']', msg!("expected ]"))?;
                 e = Expr::Index(Box::new(e), Box::new(i));
             } else if self.is_p(ARROW) || self.is_p(b'.') {
                 self.pos += 1;
                 let name = match self.peek() {
                     Some(&Tok::Id(s)) => s,
-                    _ => return Err("expected field name"),
+                    _ => return Err(msg!("expected field name")),
                 };
                 self.pos += 1;
                 match e {
                     Expr::Field(usize::MAX) => {
-                        let i = self.ev.field_index(name).ok_or("REC-> names no field of this event")?;
+                        let i = self.ev.field_index(name).ok_or(msg!("REC-> names no field of this event"))?;
                         e = Expr::Field(i);
                     }
-                    _ => return Err("member access on something other than REC"),
+                    _ => return Err(msg!("member access on something other than REC")),
                 }
             } else {
                 return Ok(e);
@@ -571,7 +572,7 @@ impl<'e> Parser<'e> {
     /// scalar locals, then the value. Anything else (calls with side
     /// effects, struct locals) is not an expression over the record.
     fn statement_expr(&mut self) -> PResult<Expr> {
-        self.expect(b'{', "expected {")?;
+        self.expect(b'{', msg!("expected {"))?;
         let depth = self.locals.len();
         let mut last = None;
         loop {
@@ -582,30 +583,30 @@ impl<'e> Parser<'e> {
                 let t = self.type_name()?;
                 let name = match self.peek() {
                     Some(&Tok::Id(s)) => s,
-                    _ => return Err("expected a variable name"),
+                    _ => return Err(msg!("expected a variable name")),
                 };
                 self.pos += 1;
-                self.expect(b'=', "statement expression variable without initializer")?;
+                self.expect(b'=', msg!("statement expression variable without initializer"))?;
                 let at = self.pos;
                 self.expr()?;
-                self.expect(b';', "expected ; after declaration")?;
+                self.expect(b';', msg!("expected ; after declaration"))?;
                 self.locals.push((name, t, at));
             } else {
                 let e = self.expr()?;
-                self.expect(b';', "expected ; in statement expression")?;
+                self.expect(b';', msg!("expected ; in statement expression"))?;
                 last = Some(e);
             }
         }
-        self.expect(b')', "expected ) after statement expression")?;
+        self.expect(b')', msg!("expected ) after statement expression"))?;
         self.locals.truncate(depth);
-        last.ok_or("statement expression without a value")
+        last.ok_or(msg!("statement expression without a value"))
     }
 
     /// A bare field name as helper argument (`__get_str(name)`).
     fn field_arg(&mut self) -> PResult<usize> {
         let r = match self.peek() {
-            Some(Tok::Id(s)) => self.ev.field_index(s).ok_or("helper names no field of this event"),
-            _ => Err("helper expects a field name"),
+            Some(Tok::Id(s)) => self.ev.field_index(s).ok_or(msg!("helper names no field of this event")),
+            _ => Err(msg!("helper expects a field name")),
         };
         self.pos += 1;
         r
@@ -621,7 +622,7 @@ impl<'e> Parser<'e> {
             if self.eat(b')') {
                 return Ok(v);
             }
-            self.expect(b',', "expected , or ) in call")?;
+            self.expect(b',', msg!("expected , or ) in call"))?;
         }
     }
 
@@ -636,7 +637,7 @@ impl<'e> Parser<'e> {
                 if self.eat(b'}') {
                     break;
                 }
-                self.expect(b',', "expected , in { }")?;
+                self.expect(b',', msg!("expected , in { }"))?;
             }
             return Ok(Expr::List(v));
         }
@@ -644,7 +645,7 @@ impl<'e> Parser<'e> {
     }
 
     fn primary(&mut self) -> PResult<Expr> {
-        let t = self.toks.get(self.pos).ok_or("unexpected end of expression")?;
+        let t = self.toks.get(self.pos).ok_or(msg!("unexpected end of expression"))?;
         self.pos += 1;
         match *t {
             Tok::Num(v, uns, long) => {
@@ -661,7 +662,7 @@ impl<'e> Parser<'e> {
             Tok::P(b'(') if self.is_p(b'{') => self.statement_expr(),
             Tok::P(b'(') => {
                 let e = self.expr()?;
-                self.expect(b')', "expected )")?;
+                self.expect(b')', msg!("expected )"))?;
                 Ok(e)
             }
             Tok::Id(name) => {
@@ -703,23 +704,23 @@ impl<'e> Parser<'e> {
                     Func::JiffiesToMsecs,
                     Func::McEventErrorType,
                 ];
-                let h = word_index(HELPERS, name).ok_or("call of an unknown function")?;
+                let h = word_index(HELPERS, name).ok_or(msg!("call of an unknown function"))?;
                 if h < 12 {
                     let i = self.field_arg()?;
-                    self.expect(b')', "expected ) after field name")?;
+                    self.expect(b')', msg!("expected ) after field name"))?;
                     return Ok(match h {
                         0..=5 => Expr::Dyn(i),
                         6 | 7 => Expr::DynLen(i),
                         _ => Expr::Bitmask(i),
                     });
                 }
-                let f = *FUNCS.get(h - 12).ok_or("call of an unknown function")?;
+                let f = *FUNCS.get(h - 12).ok_or(msg!("call of an unknown function"))?;
                 let args = self.call_args()?;
                 // Arguments (the fixed ones of the variadic first four), in FUNCS order.
                 let want = [2, 2, 1, 1, 2, 2, 3, 2, 1, 1][h - 12];
                 let variadic = h < 16;
                 if args.len() < want || (!variadic && args.len() != want) {
-                    return Err("wrong number of helper arguments");
+                    return Err(msg!("wrong number of helper arguments"));
                 }
                 let mut args = args;
                 if variadic {
@@ -735,13 +736,13 @@ impl<'e> Parser<'e> {
                             }
                             // `{ }` is an entry with a NULL name: it ends the table.
                             Expr::List(l) if l.is_empty() => {}
-                            _ => return Err("flag/symbol table entry is not { value, name }"),
+                            _ => return Err(msg!("flag/symbol table entry is not { value, name }")),
                         }
                     }
                 }
                 Ok(Expr::Call(f, args))
             }
-            _ => Err("unexpected token in expression"),
+            _ => Err(msg!("unexpected token in expression")),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use alloc::vec::Vec;
 
-use super::Env;
+use super::{Env, Msg};
 use crate::cursor::read_uint;
 use crate::ksyms::Ksyms;
 
@@ -46,7 +46,7 @@ pub(crate) enum Piece {
 /// Split a format string into literals and conversions. An unknown
 /// conversion is an error: the kernel stops printing there, and so cannot we
 /// pretend to know what follows.
-pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, &'static str> {
+pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, Msg> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut lit = 0;
@@ -117,7 +117,7 @@ pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, &'static str> {
             }
             _ => {}
         }
-        let conv = *f.get(i).ok_or("format ends inside a conversion")?;
+        let conv = *f.get(i).ok_or(msg!("format ends inside a conversion"))?;
         i += 1;
         let mut ext = (i as u32, 0);
         match conv {
@@ -128,7 +128,7 @@ pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, &'static str> {
                 }
                 ext.1 = i as u32 - ext.0;
             }
-            _ => return Err("unsupported printf conversion"),
+            _ => return Err(msg!("unsupported printf conversion")),
         }
         if conv == b'%' {
             out.push(Piece::Lit(i as u32 - 1, i as u32));
@@ -353,8 +353,8 @@ pub(crate) fn hex_string(out: &mut Vec<u8>, data: &[u8], width: i32, ext: &[u8])
 }
 
 /// `%pM` (colons), `%pm` (none), `R` reversed, `F` dashes.
-pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'static str> {
-    let d = d.get(..6).ok_or("MAC address shorter than 6 bytes")?;
+pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
+    let d = d.get(..6).ok_or(msg!("MAC address shorter than 6 bytes"))?;
     let sep = if ext[0] == b'm' { None } else if ext.get(1) == Some(&b'F') { Some(b'-') } else { Some(b':') };
     let rev = ext.get(1) == Some(&b'R');
     for i in 0..6 {
@@ -484,13 +484,13 @@ pub(crate) fn ip6(out: &mut Vec<u8>, d: &[u8], colons: bool, compressed: bool) {
 
 /// `%pISpc` & co: a struct sockaddr (family in the recording's byte order,
 /// port big endian).
-pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Result<(), &'static str> {
-    let fam = read_uint(d, 0, 2, env.endian).map_err(|_| "short sockaddr")?;
+pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Result<(), Msg> {
+    let fam = read_uint(d, 0, 2, env.endian).map_err(|_| msg!("short sockaddr"))?;
     let opts = &ext[2.min(ext.len())..];
     let port = |d: &[u8]| d.get(2..4).map(|p| ((p[0] as u64) << 8) | p[1] as u64).unwrap_or(0);
     match fam {
         2 => {
-            let a = d.get(4..8).ok_or("short sockaddr_in")?;
+            let a = d.get(4..8).ok_or(msg!("short sockaddr_in"))?;
             ip4(out, a, ext[0] == b'i');
             if opts.contains(&b'p') {
                 out.push(b':');
@@ -498,7 +498,7 @@ pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Re
             }
         }
         10 => {
-            let a = d.get(8..24).ok_or("short sockaddr_in6")?;
+            let a = d.get(8..24).ok_or(msg!("short sockaddr_in6"))?;
             let p = opts.contains(&b'p');
             if p {
                 out.push(b'[');
@@ -529,8 +529,8 @@ pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Re
 }
 
 /// `%pU[bBlL]`: 16 bytes as a UUID; `l`/`L` little-endian field order, upper case for `B`/`L`.
-pub(crate) fn uuid(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'static str> {
-    let d = d.get(..16).ok_or("UUID shorter than 16 bytes")?;
+pub(crate) fn uuid(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
+    let d = d.get(..16).ok_or(msg!("UUID shorter than 16 bytes"))?;
     const BE: [usize; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
     const LE: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
     let (idx, upper) = match ext.get(1) {
