@@ -130,6 +130,11 @@ pub struct Event {
     pub ncommon: usize,
 }
 
+/// An event without fields, for what prints without a record (constant
+/// folding, bprint): no allocation where one is needed.
+pub(crate) static NO_EVENT: Event =
+    Event { id: 0, system: String::new(), name: String::new(), fields: Vec::new(), print_fmt: String::new(), ncommon: 0 };
+
 impl Event {
     /// An event built by hand; `ncommon` counts the leading `common_*` fields.
     pub fn new(id: u16, system: &str, name: &str, fields: Vec<Field>, print_fmt: &str) -> Event {

@@ -135,12 +135,12 @@ impl<'a, 'e> Ctx<'a, 'e> {
     /// A binary operator's C arithmetic on two integers (usual conversions,
     /// wrapping, signed shifts): `eval`'s and the re-associated
     /// (libtraceevent) evaluation's one copy.
-    fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<Val<'a>> {
+    fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<(u64, Ty)> {
         let env = self.env;
         let op = &op;
         match op {
-            Op::AndAnd => return Ok(Val::Int((x != 0 && y != 0) as u64, Ty::INT)),
-            Op::OrOr => return Ok(Val::Int((x != 0 || y != 0) as u64, Ty::INT)),
+            Op::AndAnd => return Ok(((x != 0 && y != 0) as u64, Ty::INT)),
+            Op::OrOr => return Ok(((x != 0 || y != 0) as u64, Ty::INT)),
             _ => {}
         }
                 if matches!(op, Op::Shl | Op::Shr) {
@@ -153,11 +153,11 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     } else {
                         x >> sh
                     };
-                    return Ok(Val::Int(norm(r, t, env), t));
+                    return Ok((norm(r, t, env), t));
                 }
                 let t = common(tx, ty, env);
                 let (x, y) = (norm(x, t, env), norm(y, t, env));
-                let cmp = |lt: bool| Val::Int(lt as u64, Ty::INT);
+                let cmp = |lt: bool| (lt as u64, Ty::INT);
                 let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
                 let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
                 let r = match op {
@@ -186,7 +186,22 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     Op::Ge => return Ok(cmp(!slt)),
                     _ => return Err(msg!("unsupported operator")),
                 };
-                Ok(Val::Int(norm(r, t, env), t))
+                Ok((norm(r, t, env), t))
+    }
+
+    /// libtraceevent's parser keeps no parentheses: `a OP (l OP2 r)` is
+    /// `(a OP l) OP2 r`, down the left spine of OP2s of `b`.
+    fn rotated(&mut self, op: Op, a: &'a Expr, b: &'a Expr, op2: Op) -> EResult<(u64, Ty)> {
+        if let Expr::Bin(o, l, r) = b {
+            if *o == op2 {
+                let x = self.rotated(op, a, l, op2)?;
+                let y = self.int(r)?;
+                return self.binop(op2, x, y);
+            }
+        }
+        let x = self.int(a)?;
+        let y = self.int(b)?;
+        self.binop(op, x, y)
     }
 
     pub fn eval(&mut self, e: &'a Expr) -> EResult<Val<'a>> {
@@ -247,23 +262,8 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 // becomes `(x & A) | B` when the right side's operator binds
                 // looser. Do the same so the output matches trace-cmd's.
                 let Expr::Bin(op2, ..) = &**b else { return Err(msg!("bad rotation")) };
-                let mut rights = Vec::new();
-                let mut leaf: &'a Expr = b;
-                while let Expr::Bin(o, l, r) = leaf {
-                    if o != op2 {
-                        break;
-                    }
-                    rights.push(&**r);
-                    leaf = l;
-                }
-                let (x, y) = (self.int(a)?, self.int(leaf)?);
-                let mut v = self.binop(*op, x, y)?;
-                for r in rights.into_iter().rev() {
-                    let Val::Int(n, t) = v else { return Err(msg!("bad rotation")) };
-                    let y = self.int(r)?;
-                    v = self.binop(*op2, (n, t), y)?;
-                }
-                v
+                let (v, t) = self.rotated(*op, a, b, *op2)?;
+                Val::Int(v, t)
             }
             Expr::Bin(op, a, b) => {
                 match op {
@@ -273,7 +273,8 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 }
                 let (x, tx) = self.int(a)?;
                 let (y, ty) = self.int(b)?;
-                self.binop(*op, (x, tx), (y, ty))?
+                let (v, t) = self.binop(*op, (x, tx), (y, ty))?;
+                Val::Int(v, t)
             }
             Expr::Cond(c, a, b) => {
                 if self.truth(c)? {
@@ -471,8 +472,7 @@ pub(crate) fn fold(e: Expr) -> Expr {
 
 /// The value of an expression over no record (a constant), if it has one.
 fn const_int(e: &Expr, env: &Env) -> Option<(u64, Ty)> {
-    let ev = Event::new(0, "", "", Vec::new(), "");
-    let mut ctx = Ctx { ev: &ev, rec: &[], env, scratch: Vec::new() };
+    let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new() };
     match ctx.eval(e) {
         Ok(Val::Int(v, t)) => Some((v, t)),
         _ => None,
@@ -615,30 +615,22 @@ pub(crate) fn format<'a>(
             }
             b'c' => {
                 let c = args.int(ctx, 4, false)? as u8;
-                let pad = (width.max(1) - 1) as usize;
-                if flags & printf::LEFT == 0 {
-                    out.extend(core::iter::repeat_n(b' ', pad));
-                }
-                out.push(c);
-                if flags & printf::LEFT != 0 {
-                    out.extend(core::iter::repeat_n(b' ', pad));
-                }
+                printf::pad(out, &[c], flags, width);
             }
             b's' => {
                 let v = args.val(ctx, s, ext)?;
-                match v {
-                    Val::Int(0, _) => printf::string(out, b"(null)", flags, width, prec),
+                let d: &[u8] = match v {
+                    Val::Int(0, _) => b"(null)",
                     // tracepoint_string()s and trace_printk formats are listed
                     // in printk_formats: the kernel's text for the pointer.
-                    Val::Int(a, _) => match env.printk.and_then(|p| p.lookup(a)) {
-                        Some(s) => printf::string(out, s.as_bytes(), flags, width, prec),
-                        None => return Err(msg!("%s of a kernel pointer (its text is not in the record)")),
-                    },
-                    v => {
-                        let d = ctx.bytes(&v).unwrap_or(b"");
-                        printf::string(out, d, flags, width, prec)
-                    }
-                }
+                    Val::Int(a, _) => env
+                        .printk
+                        .and_then(|p| p.lookup(a))
+                        .ok_or(msg!("%s of a kernel pointer (its text is not in the record)"))?
+                        .as_bytes(),
+                    ref v => ctx.bytes(v).unwrap_or(b""),
+                };
+                printf::string(out, d, flags, width, prec);
             }
             b'p' => {
                 let v = args.val(ctx, s, ext)?;

@@ -397,8 +397,7 @@ pub fn bprint(fmt: &[u8], args: &[u8], env: &Env, out: &mut dyn fmt::Write) -> R
 /// `bprint` into bytes; nothing is appended on error.
 pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
     let pieces = printf::parse_format(fmt)?;
-    let ev = Event::new(0, "", "", Vec::new(), "");
-    let mut ctx = Ctx { ev: &ev, rec: &[], env, scratch: Vec::new() };
+    let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new() };
     let start = buf.len();
     let mut a = BinArgs { buf: args, pos: 0 };
     // Pre-formatted %p strings are copied verbatim (bstr_printf), so split

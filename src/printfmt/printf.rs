@@ -264,13 +264,18 @@ pub(crate) fn string(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32, prec: i
     if prec >= 0 {
         len = len.min(prec as usize);
     }
-    let pad = (width.max(0) as usize).saturating_sub(len);
+    pad(out, &s[..len], flags, width);
+}
+
+/// `s` padded with spaces to `width`, on the left unless the flags say LEFT.
+pub(crate) fn pad(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32) {
+    let pad = (width.max(0) as usize).saturating_sub(s.len());
     if flags & LEFT == 0 {
-        out.extend(core::iter::repeat_n(b' ', pad));
+        out.resize(out.len() + pad, b' ');
     }
-    out.extend_from_slice(&s[..len]);
+    out.extend_from_slice(s);
     if flags & LEFT != 0 {
-        out.extend(core::iter::repeat_n(b' ', pad));
+        out.resize(out.len() + pad, b' ');
     }
 }
 
