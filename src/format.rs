@@ -237,10 +237,8 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
 /// The type without `__data_loc`/`__rel_loc`, `const`, `volatile` and `[]`.
 fn base_type(ctype: &str) -> &str {
     let mut t = ctype.trim();
-    for p in ["__data_loc", "__rel_loc"] {
-        if let Some(r) = t.strip_prefix(p) {
-            t = r.trim_start();
-        }
+    if let Some(r) = t.strip_prefix("__data_loc").or_else(|| t.strip_prefix("__rel_loc")) {
+        t = r.trim_start();
     }
     if let Some(i) = t.find('[') {
         t = t[..i].trim_end();
@@ -323,9 +321,14 @@ pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
         } else if line.starts_with("print fmt:") {
             // The print fmt runs to the end of the file: a format string may
             // hold newlines (ext4_fc_stats, fsmap events). Keep it verbatim.
-            let at = text.find("print fmt:").unwrap_or(0) + "print fmt:".len();
-            let v = &text[at..];
-            print_fmt = Some(v.strip_prefix(' ').unwrap_or(v).trim_end_matches(['\n', '\r']));
+            // `line` is a slice of `text`: where it starts is where the rest is.
+            let at = line.as_ptr() as usize - text.as_ptr() as usize + "print fmt:".len();
+            let v = text.get(at..).unwrap_or("");
+            let mut v = v.strip_prefix(' ').unwrap_or(v);
+            while let Some(r) = v.strip_suffix('\n').or_else(|| v.strip_suffix('\r')) {
+                v = r;
+            }
+            print_fmt = Some(v);
             break;
         }
     }
