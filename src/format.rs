@@ -184,18 +184,20 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
     let rest = line.strip_prefix("field:").ok_or("expected field:")?;
     let mut parts = rest.split(';');
     let decl = parts.next().unwrap_or("").trim();
-    // offset, size, signed.
-    let mut v = [None; 3];
+    let (mut offset, mut size, mut signed) = (None, None, None);
     for p in parts {
-        if let Some((k, n)) = p.split_once(':') {
-            if let Some(i) = crate::util::word_index("offset|size|signed", k.trim_start()) {
-                v[i] = num(n);
-            }
+        let p = p.trim();
+        if let Some(v) = p.strip_prefix("offset:") {
+            offset = num(v);
+        } else if let Some(v) = p.strip_prefix("size:") {
+            size = num(v);
+        } else if let Some(v) = p.strip_prefix("signed:") {
+            signed = num(v);
         }
     }
-    let offset = v[0].ok_or("field without offset")?;
-    let size = v[1].ok_or("field without size")?;
-    let signed = v[2].unwrap_or(0) != 0;
+    let offset = offset.ok_or("field without offset")?;
+    let size = size.ok_or("field without size")?;
+    let signed = signed.unwrap_or(0) != 0;
 
     // `__data_loc char[] name`: the brackets belong to the type.
     let dyn_loc = if decl.starts_with("__data_loc") {

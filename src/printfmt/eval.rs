@@ -789,7 +789,7 @@ mod tests {
     fn specialize_folds_what_the_recording_fixes() {
         let e = ev(r#""%s %d", __print_flags(REC->a, "|", { (unsigned long)(0x1 | 0x2), "AB" }, { (unsigned long)0x4, "C" }), REC->a & (0x1 | 0x2)"#);
         let env = Env::new(crate::cursor::Endian::Little, 8);
-        let mut call = Program::compile(&e).unwrap().args[0].clone();
+        let mut call = Program::compile(&e).unwrap().args.borrow()[0].clone();
         specialize(&mut call, &env, false);
         let Expr::Call(_, args) = &call else { panic!() };
         assert!(matches!(args[2], Expr::Entry(3, _)), "{:?}", args[2]);

@@ -184,30 +184,60 @@ const MSGS: &str = "print fmt does not start with a string\n\
     expected )\n\
     expected ) after field name";
 
+/// Where each line of `MSGS` starts, and one past the end: `Msg::text` of
+/// every failed record without a search.
+const MSG_AT: [u16; msg_lines() + 1] = {
+    let m = MSGS.as_bytes();
+    let mut at = [0u16; msg_lines() + 1];
+    let (mut i, mut n) = (0, 1);
+    while i < m.len() {
+        if m[i] == b'\n' {
+            at[n] = (i + 1) as u16;
+            n += 1;
+        }
+        i += 1;
+    }
+    at[n] = (m.len() + 1) as u16;
+    at
+};
+
+const fn msg_lines() -> usize {
+    let m = MSGS.as_bytes();
+    let (mut i, mut n) = (0, 1);
+    while i < m.len() {
+        n += (m[i] == b'\n') as usize;
+        i += 1;
+    }
+    n
+}
+
 impl Msg {
     /// The number of line `s` of `MSGS`; a compile-time error when it is not there.
     pub(crate) const fn of(s: &str) -> Msg {
-        let (m, s) = (MSGS.as_bytes(), s.as_bytes());
-        let (mut at, mut n) = (0, 0);
-        while at < m.len() {
-            let mut k = 0;
-            while k < s.len() && at + k < m.len() && m[at + k] == s[k] {
-                k += 1;
+        let s = s.as_bytes();
+        let mut n = 0;
+        while n + 1 < MSG_AT.len() {
+            let (a, b) = (MSG_AT[n] as usize, MSG_AT[n + 1] as usize - 1);
+            if b - a == s.len() {
+                let mut k = 0;
+                while k < s.len() && MSGS.as_bytes()[a + k] == s[k] {
+                    k += 1;
+                }
+                if k == s.len() {
+                    return Msg(n as u8);
+                }
             }
-            if k == s.len() && (at + k == m.len() || m[at + k] == b'\n') {
-                return Msg(n);
-            }
-            while at < m.len() && m[at] != b'\n' {
-                at += 1;
-            }
-            at += 1;
             n += 1;
         }
         panic!("message not in MSGS")
     }
 
     pub(crate) fn text(self) -> &'static str {
-        MSGS.split('\n').nth(self.0 as usize).unwrap_or("")
+        let n = self.0 as usize;
+        match (MSG_AT.get(n), MSG_AT.get(n + 1)) {
+            (Some(&a), Some(&b)) => MSGS.get(a as usize..b as usize - 1).unwrap_or(""),
+            _ => "",
+        }
     }
 }
 
@@ -246,7 +276,8 @@ impl From<Msg> for RenderError {
 pub struct Program {
     fmt: Vec<u8>,
     pieces: Vec<Piece>,
-    args: Vec<Expr>,
+    /// The argument trees, until the first render specializes them.
+    args: core::cell::RefCell<Vec<Expr>>,
     /// `args` with the constants of one recording folded (its `long` size
     /// and dialect), made at the first render (see `eval::specialize`).
     spec: core::cell::OnceCell<(usize, bool, Vec<Expr>)>,
@@ -272,7 +303,7 @@ impl Program {
         if need > args.len() {
             return Err(e(msg!("fewer arguments than conversions")));
         }
-        Ok(Program { fmt, pieces, args, spec: core::cell::OnceCell::new(), scratch: core::cell::RefCell::new(Vec::new()) })
+        Ok(Program { fmt, pieces, args: core::cell::RefCell::new(args), spec: core::cell::OnceCell::new(), scratch: core::cell::RefCell::new(Vec::new()) })
     }
 
     /// Print one record. On error nothing has been written to `out`.
@@ -288,14 +319,21 @@ impl Program {
         scratch.clear();
         let mut ctx = Ctx { ev, rec, env, scratch };
         let s = self.spec.get_or_init(|| {
-            // The trees parsed once more: smaller than code to clone them.
-            let mut a = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
+            let mut a = self.args.take();
             for e in &mut a {
                 eval::specialize(e, env, false);
             }
             (env.long_size, env.tep, a)
         });
-        let exprs = if (s.0, s.1, s.2.len()) == (env.long_size, env.tep, self.args.len()) { &s.2 } else { &self.args };
+        // Another recording's `long` or dialect (tests): the trees parsed
+        // again, which is smaller than code to keep or clone a copy.
+        let other;
+        let exprs = if (s.0, s.1) == (env.long_size, env.tep) {
+            &s.2
+        } else {
+            other = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
+            &other
+        };
         let mut args = ExprArgs { exprs, next: 0 };
         let start = buf.len();
         let r = eval::format(&mut ctx, &self.fmt, &self.pieces, &mut args, buf);

@@ -27,9 +27,9 @@ pub(crate) enum Tok<'s> {
     P(u8),
 }
 
-/// The punctuators longer than one character, longest first; the i-th is
-/// `P(0x80 + i)`.
-const MULTI: &str = "<<= >>= ... -> << >> <= >= == != && || ++ --";
+/// The punctuators longer than one character, longest first, 3 bytes each
+/// (space-padded); the i-th is `P(0x80 + i)`.
+const MULTI: &[u8; 42] = b"<<=>>=...-> << >> <= >= == != && || ++ -- ";
 const ARROW: u8 = 0x83;
 const SHL: u8 = 0x84;
 const SHR: u8 = 0x85;
@@ -171,14 +171,16 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, Msg)> {
             // SAFETY: the bytes start..i are ASCII letters, digits and '_'.
             out.push(Tok::Id(unsafe { core::str::from_utf8_unchecked(&s[start..i]) }));
         } else {
-            let mut code = 0x80;
             let mut tok = None;
-            for p in MULTI.split(' ') {
-                if s[i..].starts_with(p.as_bytes()) {
-                    tok = Some((code, p.len()));
+            let mut k = 0;
+            while k < MULTI.len() {
+                let p = &MULTI[k..k + 3];
+                let n = if p[2] == b' ' { 2 } else { 3 };
+                if s[i..].starts_with(&p[..n]) {
+                    tok = Some((0x80 + (k / 3) as u8, n));
                     break;
                 }
-                code += 1;
+                k += 3;
             }
             let (p, n) = match tok {
                 Some(t) => t,
