@@ -291,15 +291,12 @@ impl Program {
         let e = |m: Msg| CompileError { what: m.text() };
         let (fmt, args) = parse_print_fmt(ev).map_err(e)?;
         let pieces = printf::parse_format(&fmt).map_err(e)?;
-        let need: usize = pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Conv(s) => {
-                    1 + (s.width == printf::Num::Star) as usize + (s.prec == printf::Num::Star) as usize
-                }
-                _ => 0,
-            })
-            .sum();
+        let mut need = 0;
+        for p in &pieces {
+            if let Piece::Conv(s) = p {
+                need += 1 + (s.width == printf::Num::Star) as usize + (s.prec == printf::Num::Star) as usize;
+            }
+        }
         if need > args.len() {
             return Err(e(msg!("fewer arguments than conversions")));
         }
@@ -491,25 +488,21 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
             b.extend_from_slice(b"<OVERFLOW>");
             continue;
         }
-        let dynamic = matches!(f.kind, FieldKind::DataLoc | FieldKind::RelLoc);
-        if f.is_char && (dynamic || matches!(f.kind, FieldKind::Array(_))) {
-            match f.data(rec, env.endian) {
-                Some(d) => printf::string(&mut b, d, 0, -1, -1),
-                None => b.extend_from_slice(b"<OVERFLOW>"),
+        // Strings (char arrays, fixed or dynamic) and dynamic arrays.
+        if matches!(f.kind, FieldKind::DataLoc | FieldKind::RelLoc) || f.is_char && matches!(f.kind, FieldKind::Array(_)) {
+            let Some(d) = f.data(rec, env.endian) else {
+                b.extend_from_slice(b"<OVERFLOW>");
+                continue;
+            };
+            if f.is_char {
+                printf::string(&mut b, d, 0, -1, -1);
+                continue;
             }
-            continue;
-        }
-        if dynamic {
-            match f.data(rec, env.endian) {
-                Some(d) => {
-                    for (i, x) in d.iter().enumerate() {
-                        if i > 0 {
-                            b.push(b',');
-                        }
-                        printf::hex2(&mut b, *x, false);
-                    }
+            for (i, x) in d.iter().enumerate() {
+                if i > 0 {
+                    b.push(b',');
                 }
-                None => b.extend_from_slice(b"<OVERFLOW>"),
+                printf::hex2(&mut b, *x, false);
             }
             continue;
         }
