@@ -432,19 +432,25 @@ impl<'e> Parser<'e> {
 
     /// Parse a type name up to (not including) the closing `)`.
     fn type_name(&mut self) -> PResult<Ty> {
-        let mut words: Vec<&str> = Vec::new();
+        // The words but const/volatile, space-separated (`unsigned long`).
+        let mut name = String::new();
+        let mut nwords = 0;
         let mut ptr = false;
         let mut tagged = false;
         loop {
             match self.peek() {
                 // A typedef name may only start a type; after that only type
                 // words (or a struct tag) continue it: `int x = ...` stops at x.
-                Some(&Tok::Id(s)) if !ptr && (words.is_empty() || tagged && words.len() == 1 || is_type_word(s)) => {
+                Some(&Tok::Id(s)) if !ptr && (nwords == 0 || tagged && nwords == 1 || is_type_word(s)) => {
                     if one_of("struct|union|enum", s) {
                         tagged = true;
                     }
                     if !one_of("const|volatile", s) {
-                        words.push(s);
+                        if nwords > 0 {
+                            name.push(' ');
+                        }
+                        name.push_str(s);
+                        nwords += 1;
                     }
                     self.pos += 1;
                 }
@@ -460,12 +466,11 @@ impl<'e> Parser<'e> {
             return Ok(Ty::PTR);
         }
         if tagged {
-            if words.first() == Some(&"enum") {
+            if name == "enum" || name.starts_with("enum ") {
                 return Ok(Ty::INT);
             }
             return Err(msg!("cast to a struct"));
         }
-        let name = words.join(" ");
         let n = name.as_str();
         let signed = !(n.contains("unsigned") || n.starts_with('u') || n.starts_with("__u") || n.starts_with("__be")
             || n.starts_with("__le")
