@@ -132,8 +132,7 @@ const MSGS: &str = "print fmt does not start with a string\n\
     statement expression variable without initializer\n\
     expected ; after declaration\n\
     expected ; in statement expression\n\
-    unterminated string\n\
-    unterminated char\n\
+    unterminated string or char\n\
     bad char literal\n\
     bad number\n\
     unexpected character\n\

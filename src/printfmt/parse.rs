@@ -89,14 +89,15 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, Msg)> {
         let c = s[i];
         if c.is_ascii_whitespace() {
             i += 1;
-        } else if c == b'"' {
+        } else if c == b'"' || c == b'\'' {
+            // A string or a character literal: the same escapes.
             let start = i;
             i += 1;
             let mut v = Vec::new();
             loop {
                 match s.get(i) {
-                    None => return Err((start, msg!("unterminated string"))),
-                    Some(b'"') => {
+                    None => return Err((start, msg!("unterminated string or char"))),
+                    Some(&q) if q == c => {
                         i += 1;
                         break;
                     }
@@ -110,31 +111,17 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, Msg)> {
                     }
                 }
             }
-            // Adjacent literals concatenate, as in C.
-            if let Some(Tok::Str(prev)) = out.last_mut() {
+            if c == b'\'' {
+                match v[..] {
+                    [ch] => out.push(Tok::Chr(ch)),
+                    _ => return Err((start, msg!("bad char literal"))),
+                }
+            } else if let Some(Tok::Str(prev)) = out.last_mut() {
+                // Adjacent literals concatenate, as in C.
                 prev.extend_from_slice(&v);
             } else {
                 out.push(Tok::Str(v));
             }
-        } else if c == b'\'' {
-            let start = i;
-            i += 1;
-            let v = match s.get(i) {
-                Some(b'\\') => {
-                    i += 1;
-                    escape(s, &mut i)
-                }
-                Some(&b) => {
-                    i += 1;
-                    b
-                }
-                None => return Err((start, msg!("unterminated char"))),
-            };
-            if s.get(i) != Some(&b'\'') {
-                return Err((start, msg!("bad char literal")));
-            }
-            i += 1;
-            out.push(Tok::Chr(v));
         } else if c.is_ascii_digit() {
             let start = i;
             let (base, mut j) = if c == b'0' && matches!(s.get(i + 1), Some(b'x' | b'X')) {
