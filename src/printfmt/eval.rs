@@ -192,16 +192,12 @@ impl<'a, 'e> Ctx<'a, 'e> {
     /// libtraceevent's parser keeps no parentheses: `a OP (l OP2 r)` is
     /// `(a OP l) OP2 r`, down the left spine of OP2s of `b`.
     fn rotated(&mut self, op: Op, a: &'a Expr, b: &'a Expr, op2: Op) -> EResult<(u64, Ty)> {
-        if let Expr::Bin(o, l, r) = b {
-            if *o == op2 {
-                let x = self.rotated(op, a, l, op2)?;
-                let y = self.int(r)?;
-                return self.binop(op2, x, y);
-            }
-        }
-        let x = self.int(a)?;
-        let y = self.int(b)?;
-        self.binop(op, x, y)
+        let (o, x, r) = match b {
+            Expr::Bin(o, l, r) if *o == op2 => (op2, self.rotated(op, a, l, op2)?, &**r),
+            _ => (op, self.int(a)?, b),
+        };
+        let y = self.int(r)?;
+        self.binop(o, x, y)
     }
 
     pub fn eval(&mut self, e: &'a Expr) -> EResult<Val<'a>> {
