@@ -262,10 +262,11 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 Val::Int(v, t)
             }
             Expr::Bin(op, a, b) => {
-                match op {
-                    Op::AndAnd => return Ok(Val::Int((self.truth(a)? && self.truth(b)?) as u64, Ty::INT)),
-                    Op::OrOr => return Ok(Val::Int((self.truth(a)? || self.truth(b)?) as u64, Ty::INT)),
-                    _ => {}
+                if matches!(op, Op::AndAnd | Op::OrOr) {
+                    // Short-circuit: `b` only when `a` does not decide.
+                    let x = self.truth(a)?;
+                    let r = if x == (*op == Op::OrOr) { x } else { self.truth(b)? };
+                    return Ok(Val::Int(r as u64, Ty::INT));
                 }
                 let (x, tx) = self.int(a)?;
                 let (y, ty) = self.int(b)?;
