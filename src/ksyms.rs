@@ -313,9 +313,9 @@ impl Table {
         let len = name.len().min(u16::MAX as usize);
         let m = match module {
             None => 0,
-            // kallsyms lists a module's symbols together: try the last first.
-            Some(m) if self.mods.last().is_some_and(|x| x == m) => self.mods.len(),
-            Some(m) => match self.mods.iter().position(|x| x == m) {
+            // kallsyms lists a module's symbols together: the search from
+            // the last finds it at once.
+            Some(m) => match self.mods.iter().rposition(|x| x == m) {
                 Some(i) => i + 1,
                 None => {
                     self.mods.push(m.into());
