@@ -315,6 +315,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
         })
     }
 
+    #[inline(never)]
     fn call(&mut self, f: Func, args: &'a [Expr]) -> EResult<Val<'a>> {
         let env = self.env;
         let long_mask = |v: u64| if env.long_size >= 8 { v } else { v & 0xffff_ffff };
