@@ -289,6 +289,8 @@ impl Table {
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
+    // Not inlined into `lookup`, its one caller: that spilled (-50 B).
+    #[inline(never)]
     fn parse(text: &[u8]) -> Table {
         let mut k = Table::default();
         // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
