@@ -130,6 +130,11 @@ pub struct Event {
     pub ncommon: usize,
 }
 
+/// An event without fields, for what prints without a record (constant
+/// folding, bprint): no allocation where one is needed.
+pub(crate) static NO_EVENT: Event =
+    Event { id: 0, system: String::new(), name: String::new(), fields: Vec::new(), print_fmt: String::new(), ncommon: 0 };
+
 impl Event {
     /// An event built by hand; `ncommon` counts the leading `common_*` fields.
     pub fn new(id: u16, system: &str, name: &str, fields: Vec<Field>, print_fmt: &str) -> Event {
@@ -138,7 +143,7 @@ impl Event {
     }
 
     pub fn field(&self, name: &str) -> Option<&Field> {
-        self.fields.iter().find(|f| f.name == name)
+        self.fields.get(self.field_index(name)?)
     }
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
@@ -178,7 +183,7 @@ fn num(s: &str) -> Option<usize> {
 fn parse_field(line: &str) -> Result<Field, &'static str> {
     let rest = line.strip_prefix("field:").ok_or("expected field:")?;
     let mut parts = rest.split(';');
-    let decl = parts.next().ok_or("empty field")?.trim();
+    let decl = parts.next().unwrap_or("").trim();
     let (mut offset, mut size, mut signed) = (None, None, None);
     for p in parts {
         let p = p.trim();
@@ -195,8 +200,6 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
     let signed = signed.unwrap_or(0) != 0;
 
     // `__data_loc char[] name`: the brackets belong to the type.
-    let mut kind = FieldKind::Scalar;
-    let (ctype, name);
     let dyn_loc = if decl.starts_with("__data_loc") {
         Some(FieldKind::DataLoc)
     } else if decl.starts_with("__rel_loc") {
@@ -204,27 +207,22 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
     } else {
         None
     };
+    let set: &[u8] = if dyn_loc.is_some() { b" \t]*" } else { b" \t*" };
+    let mut kind = FieldKind::Scalar;
+    let mut head = decl;
     if let Some(k) = dyn_loc {
-        let sp = rfind_any(decl, b" \t]*").ok_or("bad field declaration")?;
-        name = decl[sp + 1..].trim();
-        ctype = decl[..sp + 1].trim();
         kind = k;
     } else if decl.ends_with(']') {
-        let lb = decl.find('[').ok_or("bad array declaration")?;
-        let inner = &decl[lb + 1..decl.len() - 1];
-        let head = decl[..lb].trim_end();
-        let sp = rfind_any(head, b" \t*").ok_or("bad array declaration")?;
-        name = head[sp + 1..].trim();
-        ctype = head[..sp + 1].trim();
+        let lb = decl.find('[').ok_or("bad field declaration")?;
         // The count may be a number or (older kernels) a symbolic constant;
         // then the size decides the layout below.
-        let n = if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) };
-        kind = FieldKind::Array(n);
-    } else {
-        let sp = rfind_any(decl, b" \t*").ok_or("bad field declaration")?;
-        name = decl[sp + 1..].trim();
-        ctype = decl[..sp + 1].trim();
+        let inner = &decl[lb + 1..decl.len() - 1];
+        kind = FieldKind::Array(if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) });
+        head = decl[..lb].trim_end();
     }
+    let sp = rfind_any(head, set).ok_or("bad field declaration")?;
+    let name = head[sp + 1..].trim();
+    let ctype = head[..sp + 1].trim();
     if name.is_empty() {
         return Err("field without a name");
     }
@@ -241,10 +239,8 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
 /// The type without `__data_loc`/`__rel_loc`, `const`, `volatile` and `[]`.
 fn base_type(ctype: &str) -> &str {
     let mut t = ctype.trim();
-    for p in ["__data_loc", "__rel_loc"] {
-        if let Some(r) = t.strip_prefix(p) {
-            t = r.trim_start();
-        }
+    if let Some(r) = t.strip_prefix("__data_loc").or_else(|| t.strip_prefix("__rel_loc")) {
+        t = r.trim_start();
     }
     if let Some(i) = t.find('[') {
         t = t[..i].trim_end();
@@ -313,7 +309,7 @@ pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
         if let Some(v) = line.strip_prefix("name:") {
             name = Some(v.trim());
         } else if let Some(v) = line.strip_prefix("ID:") {
-            id = Some(v.trim().parse::<u16>().map_err(|_| err("bad ID"))?);
+            id = Some(num(v).and_then(|v| u16::try_from(v).ok()).ok_or(err("bad ID"))?);
         } else if line.starts_with("field:") {
             let f = parse_field(line).map_err(err)?;
             if in_common && f.name.starts_with("common_") {
@@ -324,12 +320,17 @@ pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
             fields.push(f);
         } else if line.is_empty() && !fields.is_empty() {
             in_common = false;
-        } else if raw.trim_start().starts_with("print fmt:") {
+        } else if line.starts_with("print fmt:") {
             // The print fmt runs to the end of the file: a format string may
             // hold newlines (ext4_fc_stats, fsmap events). Keep it verbatim.
-            let at = text.find("print fmt:").unwrap_or(0) + "print fmt:".len();
-            let v = &text[at..];
-            print_fmt = Some(v.strip_prefix(' ').unwrap_or(v).trim_end_matches(['\n', '\r']));
+            // `line` is a slice of `text`: where it starts is where the rest is.
+            let at = line.as_ptr() as usize - text.as_ptr() as usize + "print fmt:".len();
+            let v = text.get(at..).unwrap_or("");
+            let mut v = v.strip_prefix(' ').unwrap_or(v);
+            while let Some(r) = v.strip_suffix('\n').or_else(|| v.strip_suffix('\r')) {
+                v = r;
+            }
+            print_fmt = Some(v);
             break;
         }
     }
@@ -449,7 +450,7 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
                 if neg {
                     out.push(b'(');
                 }
-                crate::printfmt::printf::number(&mut out, v, 10, true, false, 0, -1, -1);
+                crate::printfmt::printf::sdec(&mut out, v);
                 if neg {
                     out.push(b')');
                 }

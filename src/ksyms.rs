@@ -289,6 +289,8 @@ impl Table {
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
+    // Not inlined into `lookup`, its one caller: that spilled (-50 B).
+    #[inline(never)]
     fn parse(text: &[u8]) -> Table {
         let mut k = Table::default();
         // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
@@ -313,9 +315,9 @@ impl Table {
         let len = name.len().min(u16::MAX as usize);
         let m = match module {
             None => 0,
-            // kallsyms lists a module's symbols together: try the last first.
-            Some(m) if self.mods.last().is_some_and(|x| x == m) => self.mods.len(),
-            Some(m) => match self.mods.iter().position(|x| x == m) {
+            // kallsyms lists a module's symbols together: the search from
+            // the last finds it at once.
+            Some(m) => match self.mods.iter().rposition(|x| x == m) {
                 Some(i) => i + 1,
                 None => {
                     self.mods.push(m.into());

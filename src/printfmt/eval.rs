@@ -18,7 +18,7 @@ pub(crate) enum Val<'a> {
     Scratch(usize, usize),
 }
 
-pub(crate) type EResult<T> = Result<T, &'static str>;
+pub(crate) type EResult<T> = Result<T, super::Msg>;
 
 pub(crate) struct Ctx<'a, 'e> {
     pub ev: &'a Event,
@@ -114,14 +114,14 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 Ok(Some((self.int(&l[0])?.0, name)))
             }
             Expr::List(_) => Ok(None),
-            _ => Err("bad flag/symbol entry"),
+            _ => Err(msg!("bad flag/symbol entry")),
         }
     }
 
     pub fn int(&mut self, e: &'a Expr) -> EResult<(u64, Ty)> {
         match self.eval(e)? {
             Val::Int(v, t) => Ok((v, t)),
-            _ => Err("a pointer where a number was expected"),
+            _ => Err(msg!("a pointer where a number was expected")),
         }
     }
 
@@ -135,12 +135,12 @@ impl<'a, 'e> Ctx<'a, 'e> {
     /// A binary operator's C arithmetic on two integers (usual conversions,
     /// wrapping, signed shifts): `eval`'s and the re-associated
     /// (libtraceevent) evaluation's one copy.
-    fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<Val<'a>> {
+    fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<(u64, Ty)> {
         let env = self.env;
         let op = &op;
         match op {
-            Op::AndAnd => return Ok(Val::Int((x != 0 && y != 0) as u64, Ty::INT)),
-            Op::OrOr => return Ok(Val::Int((x != 0 || y != 0) as u64, Ty::INT)),
+            Op::AndAnd => return Ok(((x != 0 && y != 0) as u64, Ty::INT)),
+            Op::OrOr => return Ok(((x != 0 || y != 0) as u64, Ty::INT)),
             _ => {}
         }
                 if matches!(op, Op::Shl | Op::Shr) {
@@ -153,11 +153,11 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     } else {
                         x >> sh
                     };
-                    return Ok(Val::Int(norm(r, t, env), t));
+                    return Ok((norm(r, t, env), t));
                 }
                 let t = common(tx, ty, env);
                 let (x, y) = (norm(x, t, env), norm(y, t, env));
-                let cmp = |lt: bool| Val::Int(lt as u64, Ty::INT);
+                let cmp = |lt: bool| (lt as u64, Ty::INT);
                 let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
                 let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
                 let r = match op {
@@ -166,7 +166,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     Op::Mul => x.wrapping_mul(y),
                     Op::Div | Op::Rem => {
                         if y == 0 {
-                            return Err("division by zero");
+                            return Err(msg!("division by zero"));
                         }
                         match (*op, t.signed) {
                             (Op::Div, true) => (x as i64).wrapping_div(y as i64) as u64,
@@ -184,9 +184,20 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     Op::Gt => return Ok(cmp(sgt)),
                     Op::Le => return Ok(cmp(!sgt)),
                     Op::Ge => return Ok(cmp(!slt)),
-                    _ => return Err("unsupported operator"),
+                    _ => return Err(msg!("unsupported operator")),
                 };
-                Ok(Val::Int(norm(r, t, env), t))
+                Ok((norm(r, t, env), t))
+    }
+
+    /// libtraceevent's parser keeps no parentheses: `a OP (l OP2 r)` is
+    /// `(a OP l) OP2 r`, down the left spine of OP2s of `b`.
+    fn rotated(&mut self, op: Op, a: &'a Expr, b: &'a Expr, op2: Op) -> EResult<(u64, Ty)> {
+        let (o, x, r) = match b {
+            Expr::Bin(o, l, r) if *o == op2 => (op2, self.rotated(op, a, l, op2)?, &**r),
+            _ => (op, self.int(a)?, b),
+        };
+        let y = self.int(r)?;
+        self.binop(o, x, y)
     }
 
     pub fn eval(&mut self, e: &'a Expr) -> EResult<Val<'a>> {
@@ -198,41 +209,36 @@ impl<'a, 'e> Ctx<'a, 'e> {
             // libtraceevent reads an unknown name with strtoull(): 0.
             Expr::Unknown(_) if env.tep => Val::Int(0, Ty::ULONG),
             Expr::Unknown(name) => {
-                let v = env.enums.and_then(|e| e.get(name)).ok_or("an identifier the format does not define (unresolved enum)")?;
+                let v = env.enums.and_then(|e| e.get(name)).ok_or(msg!("an identifier the format does not define (unresolved enum)"))?;
                 // An enumerator is an int unless its value needs more.
                 let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
                 Val::Int(v, t)
             }
-            Expr::Field(i) => {
-                let f = self.ev.fields.get(*i).ok_or("REC used without ->field")?;
-                match f.kind {
-                    FieldKind::Array(_) => Val::Bytes(f.data(self.rec, env.endian).ok_or("field beyond the record")?),
-                    _ => {
-                        let v = f.int(self.rec, env.endian).ok_or("field beyond the record")?;
+            // One lookup of the field for every way a format reads it.
+            Expr::Field(i) | Expr::AddrOf(i) | Expr::Dyn(i) | Expr::DynLen(i) | Expr::Bitmask(i) => {
+                let (ev, rec) = (self.ev, self.rec);
+                let f = ev.fields.get(*i).ok_or(msg!("REC used without ->field"))?;
+                let beyond = msg!("field beyond the record");
+                match e {
+                    Expr::AddrOf(_) => Val::Bytes(rec.get(f.offset..f.offset.saturating_add(f.size)).ok_or(beyond)?),
+                    Expr::DynLen(_) => {
+                        let w = f.int(rec, env.endian).ok_or(beyond)? as u32;
+                        Val::Int((w >> 16) as u64, Ty::UINT)
+                    }
+                    Expr::Field(_) if !matches!(f.kind, FieldKind::Array(_)) => {
+                        let v = f.int(rec, env.endian).ok_or(beyond)?;
                         Val::Int(v, Ty { size: f.size.min(8) as u8, signed: f.signed, ptr: f.is_ptr })
                     }
+                    _ => {
+                        let d = f.data(rec, env.endian).ok_or(beyond)?;
+                        if !matches!(e, Expr::Bitmask(_)) {
+                            return Ok(Val::Bytes(d));
+                        }
+                        let s = self.scratch.len();
+                        printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
+                        Val::Scratch(s, self.scratch.len())
+                    }
                 }
-            }
-            Expr::AddrOf(i) => {
-                let f = self.ev.fields.get(*i).ok_or("bad field")?;
-                let d = self.rec.get(f.offset..f.offset.saturating_add(f.size)).ok_or("field beyond the record")?;
-                Val::Bytes(d)
-            }
-            Expr::Dyn(i) => {
-                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
-                Val::Bytes(f.data(self.rec, env.endian).ok_or("dynamic array beyond the record")?)
-            }
-            Expr::DynLen(i) => {
-                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
-                let w = f.int(self.rec, env.endian).ok_or("field beyond the record")? as u32;
-                Val::Int((w >> 16) as u64, Ty::UINT)
-            }
-            Expr::Bitmask(i) => {
-                let f = self.ev.fields.get(*i).ok_or("program used with another event")?;
-                let d = f.data(self.rec, env.endian).ok_or("bitmask beyond the record")?;
-                let s = self.scratch.len();
-                printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
-                Val::Scratch(s, self.scratch.len())
             }
             Expr::Unary(op, a) => {
                 if *op == UnOp::Not {
@@ -243,7 +249,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let r = match op {
                     UnOp::Neg => v.wrapping_neg(),
                     UnOp::BitNot => !v,
-                    _ => return Err("unsupported unary operator"),
+                    _ => return Err(msg!("unsupported unary operator")),
                 };
                 Val::Int(norm(r, t, env), t)
             }
@@ -251,34 +257,21 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 // libtraceevent's parser keeps no parentheses: `x & (A | B)`
                 // becomes `(x & A) | B` when the right side's operator binds
                 // looser. Do the same so the output matches trace-cmd's.
-                let Expr::Bin(op2, ..) = &**b else { return Err("bad rotation") };
-                let mut rights = Vec::new();
-                let mut leaf: &'a Expr = b;
-                while let Expr::Bin(o, l, r) = leaf {
-                    if o != op2 {
-                        break;
-                    }
-                    rights.push(&**r);
-                    leaf = l;
-                }
-                let (x, y) = (self.int(a)?, self.int(leaf)?);
-                let mut v = self.binop(*op, x, y)?;
-                for r in rights.into_iter().rev() {
-                    let Val::Int(n, t) = v else { return Err("bad rotation") };
-                    let y = self.int(r)?;
-                    v = self.binop(*op2, (n, t), y)?;
-                }
-                v
+                let Expr::Bin(op2, ..) = &**b else { return Err(msg!("bad rotation")) };
+                let (v, t) = self.rotated(*op, a, b, *op2)?;
+                Val::Int(v, t)
             }
             Expr::Bin(op, a, b) => {
-                match op {
-                    Op::AndAnd => return Ok(Val::Int((self.truth(a)? && self.truth(b)?) as u64, Ty::INT)),
-                    Op::OrOr => return Ok(Val::Int((self.truth(a)? || self.truth(b)?) as u64, Ty::INT)),
-                    _ => {}
+                if matches!(op, Op::AndAnd | Op::OrOr) {
+                    // Short-circuit: `b` only when `a` does not decide.
+                    let x = self.truth(a)?;
+                    let r = if x == (*op == Op::OrOr) { x } else { self.truth(b)? };
+                    return Ok(Val::Int(r as u64, Ty::INT));
                 }
                 let (x, tx) = self.int(a)?;
                 let (y, ty) = self.int(b)?;
-                self.binop(*op, (x, tx), (y, ty))?
+                let (v, t) = self.binop(*op, (x, tx), (y, ty))?;
+                Val::Int(v, t)
             }
             Expr::Cond(c, a, b) => {
                 if self.truth(c)? {
@@ -291,7 +284,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 Val::Int(v, _) => Val::Int(norm(v, *t, env), *t),
                 // (char *)__get_dynamic_array(x), (void *)REC->buf: still the bytes.
                 other if t.ptr => other,
-                _ => return Err("cast of a pointer to an integer"),
+                _ => return Err(msg!("cast of a pointer to an integer")),
             },
             Expr::Index(a, i) => {
                 let (i, _) = self.int(i)?;
@@ -300,28 +293,31 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if let Some(f) = self.ev.fields.get(fi) {
                         if matches!(f.kind, FieldKind::Array(_)) && !f.is_char {
                             let el = f.elem_size(env.long_size);
-                            let off = (i as usize).checked_mul(el).ok_or("index beyond the array")?;
+                            let off = (i as usize).checked_mul(el).ok_or(msg!("index beyond the array"))?;
                             if off.saturating_add(el) > f.size && f.size != 0 {
-                                return Err("index beyond the array");
+                                return Err(msg!("index beyond the array"));
                             }
                             let v = crate::cursor::read_uint(self.rec, f.offset.saturating_add(off), el, env.endian)
-                                .map_err(|_| "index beyond the record")?;
+                                .map_err(|_| msg!("index beyond the record"))?;
                             let v = if f.signed { sext(v, el) } else { v };
                             return Ok(Val::Int(v, Ty { size: el as u8, signed: f.signed, ptr: false }));
                         }
                     }
                 }
                 let v = self.eval(a)?;
-                let d = self.bytes(&v).ok_or("index into a number")?;
-                let c = *d.get(i as usize).ok_or("index beyond the array")?;
+                let d = self.bytes(&v).ok_or(msg!("index into a number"))?;
+                let c = *d.get(i as usize).ok_or(msg!("index beyond the array"))?;
                 // Only byte arrays (strings) are indexed in practice.
                 Val::Int(c as i8 as i64 as u64, Ty { size: 1, signed: true, ptr: false })
             }
-            Expr::List(_) | Expr::Entry(..) => return Err("{ } outside a helper"),
+            Expr::List(_) | Expr::Entry(..) => return Err(msg!("{ } outside a helper")),
             Expr::Call(f, args) => self.call(*f, args)?,
         })
     }
 
+    // Not inlined into `eval`, its one caller: the two together spilled
+    // (-186 B of the tiny build).
+    #[inline(never)]
     fn call(&mut self, f: Func, args: &'a [Expr]) -> EResult<Val<'a>> {
         let env = self.env;
         let long_mask = |v: u64| if env.long_size >= 8 { v } else { v & 0xffff_ffff };
@@ -331,7 +327,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let (j, _) = self.int(&args[0])?;
                 let hz = env.hz as u64;
                 if hz == 0 {
-                    return Err("jiffies_to_msecs() needs the kernel's HZ");
+                    return Err(msg!("jiffies_to_msecs() needs the kernel's HZ"));
                 }
                 let ms = if 1000 % hz == 0 { j.wrapping_mul(1000 / hz) } else { j.wrapping_mul(1000).div_ceil(hz) };
                 Ok(Val::Int(ms & 0xffff_ffff, Ty::UINT))
@@ -348,90 +344,71 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 };
                 Ok(Val::Bytes(s))
             }
-            Func::PrintFlags | Func::PrintFlagsU64 => {
-                let (v, _) = self.int(&args[0])?;
-                let mut flags = if f == Func::PrintFlags { long_mask(v) } else { v };
-                let delim = self.eval(&args[1])?;
+            Func::PrintFlags | Func::PrintFlagsU64 | Func::PrintSymbolic | Func::PrintSymbolicU64 => {
+                // trace_print_flags_seq() and trace_print_symbols_seq(): one
+                // walk of the table; flags take a delimiter before it.
+                let is_flags = matches!(f, Func::PrintFlags | Func::PrintFlagsU64);
+                let long = matches!(f, Func::PrintFlags | Func::PrintSymbolic);
+                let mask = |v: u64| if long { long_mask(v) } else { v };
+                let v = mask(self.int(&args[0])?.0);
+                let (delim, table) = if is_flags { (self.eval(&args[1])?, &args[2..]) } else { (Val::Int(0, Ty::INT), &args[1..]) };
                 let start = self.scratch.len();
+                let mut rest = v;
                 let mut first = true;
-                // trace_print_flags_seq(): stop when no flags are left.
-                for ent in &args[2..] {
-                    if flags == 0 {
+                for ent in table {
+                    // Flags stop when none are left.
+                    if is_flags && rest == 0 {
                         break;
                     }
                     let (m, name) = match self.entry(ent)? {
                         Some(e) => e,
                         None => break, // a NULL name ends the table, as in the kernel's loop
                     };
-                    let m = if f == Func::PrintFlags { long_mask(m) } else { m };
-                    if flags & m != m {
+                    let m = mask(m);
+                    if if is_flags { rest & m != m } else { m != v } {
                         continue;
                     }
-                    flags &= !m;
+                    if matches!(name, Val::Int(..)) {
+                        return Err(msg!("flag/symbol name is not a string"));
+                    }
+                    if !is_flags {
+                        return Ok(name);
+                    }
+                    rest &= !m;
                     if !first {
                         self.push_str(&delim);
                     }
                     first = false;
-                    if matches!(name, Val::Int(..)) {
-                        return Err("flag name is not a string");
-                    }
                     self.push_str(&name);
                 }
-                if flags != 0 {
+                // What no entry named, in hex.
+                if rest != 0 || !is_flags {
                     if !first {
                         self.push_str(&delim);
                     }
-                    self.scratch.extend_from_slice(b"0x");
-                    printf::number(&mut self.scratch, flags, 16, false, false, 0, -1, -1);
+                    printf::hex0x(&mut self.scratch, rest);
                 }
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
-            Func::PrintSymbolic | Func::PrintSymbolicU64 => {
-                let (v, _) = self.int(&args[0])?;
-                let v = if f == Func::PrintSymbolic { long_mask(v) } else { v };
-                for ent in &args[1..] {
-                    let (m, name) = match self.entry(ent)? {
-                        Some(e) => e,
-                        None => break, // a NULL name ends the table
-                    };
-                    let m = if f == Func::PrintSymbolic { long_mask(m) } else { m };
-                    if m == v {
-                        if matches!(name, Val::Int(..)) {
-                            return Err("symbol name is not a string");
-                        }
-                        return Ok(name);
-                    }
-                }
-                let start = self.scratch.len();
-                self.scratch.extend_from_slice(b"0x");
-                printf::number(&mut self.scratch, v, 16, false, false, 0, -1, -1);
-                Ok(Val::Scratch(start, self.scratch.len()))
-            }
-            Func::PrintHex | Func::PrintHexStr => {
+            Func::PrintHex | Func::PrintHexStr | Func::PrintArray => {
                 let b = self.eval(&args[0])?;
                 let (n, _) = self.int(&args[1])?;
-                let d = self.bytes(&b).ok_or("__print_hex of a number")?;
-                let n = (n as i64).max(0) as usize;
-                let d: Vec<u8> = d.get(..n).ok_or("__print_hex beyond the array")?.to_vec();
+                let hex = f != Func::PrintArray;
+                let (n, el) = if hex { ((n as i64).max(0) as u64, 1) } else { (n, self.int(&args[2])?.0 as usize) };
+                let d = self.bytes(&b).ok_or(msg!("__print_hex/array of a number"))?;
+                let len = (n as usize).checked_mul(el.max(1)).ok_or(msg!("__print_array too long"))?;
+                let d: Vec<u8> = d.get(..len).ok_or(msg!("__print_hex/array beyond the array"))?.to_vec();
                 let start = self.scratch.len();
-                // trace_print_hex_seq(): 16-byte chunks of %*ph (spaced) or %*phN.
-                for (k, c) in d.chunks(16).enumerate() {
-                    if f == Func::PrintHex && k > 0 {
-                        self.scratch.push(b' ');
+                if hex {
+                    // trace_print_hex_seq(): 16-byte chunks of %*ph (spaced) or %*phN.
+                    for (k, c) in d.chunks(16).enumerate() {
+                        if f == Func::PrintHex && k > 0 {
+                            self.scratch.push(b' ');
+                        }
+                        printf::hex_string(&mut self.scratch, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" });
                     }
-                    printf::hex_string(&mut self.scratch, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" });
+                    return Ok(Val::Scratch(start, self.scratch.len()));
                 }
-                Ok(Val::Scratch(start, self.scratch.len()))
-            }
-            Func::PrintArray => {
-                let b = self.eval(&args[0])?;
-                let (count, _) = self.int(&args[1])?;
-                let (el, _) = self.int(&args[2])?;
-                let d = self.bytes(&b).ok_or("__print_array of a number")?;
-                let el = el as usize;
-                let len = (count as usize).checked_mul(el.max(1)).ok_or("__print_array too long")?;
-                let d: Vec<u8> = d.get(..len).ok_or("__print_array beyond the array")?.to_vec();
-                let start = self.scratch.len();
                 self.scratch.push(b'{');
                 // trace_print_array_seq()
                 let mut p = 0;
@@ -442,15 +419,14 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     }
                     match el {
                         1 | 2 | 4 | 8 => {
-                            let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| "short array")?;
-                            self.scratch.extend_from_slice(b"0x");
-                            printf::number(&mut self.scratch, v, 16, false, false, 0, -1, -1);
+                            let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| msg!("short array"))?;
+                            printf::hex0x(&mut self.scratch, v);
                         }
                         _ => {
                             self.scratch.extend_from_slice(b"BAD SIZE:");
-                            printf::number(&mut self.scratch, el as u64, 10, false, false, 0, -1, -1);
-                            self.scratch.extend_from_slice(b" 0x");
-                            printf::number(&mut self.scratch, d[p] as u64, 16, false, false, 0, -1, -1);
+                            printf::dec(&mut self.scratch, el as u64);
+                            self.scratch.push(b' ');
+                            printf::hex0x(&mut self.scratch, d[p] as u64);
                             el = 1;
                         }
                     }
@@ -496,8 +472,7 @@ pub(crate) fn fold(e: Expr) -> Expr {
 
 /// The value of an expression over no record (a constant), if it has one.
 fn const_int(e: &Expr, env: &Env) -> Option<(u64, Ty)> {
-    let ev = Event::new(0, "", "", Vec::new(), "");
-    let mut ctx = Ctx { ev: &ev, rec: &[], env, scratch: Vec::new() };
+    let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new() };
     match ctx.eval(e) {
         Ok(Val::Int(v, t)) => Some((v, t)),
         _ => None,
@@ -640,36 +615,28 @@ pub(crate) fn format<'a>(
             }
             b'c' => {
                 let c = args.int(ctx, 4, false)? as u8;
-                let pad = (width.max(1) - 1) as usize;
-                if flags & printf::LEFT == 0 {
-                    out.extend(core::iter::repeat_n(b' ', pad));
-                }
-                out.push(c);
-                if flags & printf::LEFT != 0 {
-                    out.extend(core::iter::repeat_n(b' ', pad));
-                }
+                printf::pad(out, &[c], flags, width);
             }
             b's' => {
                 let v = args.val(ctx, s, ext)?;
-                match v {
-                    Val::Int(0, _) => printf::string(out, b"(null)", flags, width, prec),
+                let d: &[u8] = match v {
+                    Val::Int(0, _) => b"(null)",
                     // tracepoint_string()s and trace_printk formats are listed
                     // in printk_formats: the kernel's text for the pointer.
-                    Val::Int(a, _) => match env.printk.and_then(|p| p.lookup(a)) {
-                        Some(s) => printf::string(out, s.as_bytes(), flags, width, prec),
-                        None => return Err("%s of a kernel pointer (its text is not in the record)"),
-                    },
-                    v => {
-                        let d = ctx.bytes(&v).unwrap_or(b"");
-                        printf::string(out, d, flags, width, prec)
-                    }
-                }
+                    Val::Int(a, _) => env
+                        .printk
+                        .and_then(|p| p.lookup(a))
+                        .ok_or(msg!("%s of a kernel pointer (its text is not in the record)"))?
+                        .as_bytes(),
+                    ref v => ctx.bytes(v).unwrap_or(b""),
+                };
+                printf::string(out, d, flags, width, prec);
             }
             b'p' => {
                 let v = args.val(ctx, s, ext)?;
                 pointer(ctx, out, v, ext, flags, width, prec)?;
             }
-            _ => return Err("unsupported conversion"),
+            _ => return Err(msg!("unsupported conversion")),
         }
     }
     Ok(())
@@ -691,7 +658,7 @@ pub(crate) fn pointer<'a>(
     if matches!(first, 0 | b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K') {
         let addr = match v {
             Val::Int(a, _) => a,
-            _ => return Err("%p of data inside the record (its address is unknown)"),
+            _ => return Err(msg!("%p of data inside the record (its address is unknown)")),
         };
         let addr = if env.long_size < 8 { addr & 0xffff_ffff } else { addr };
         if env.tep {
@@ -714,7 +681,7 @@ pub(crate) fn pointer<'a>(
             printf::string(out, b"(null)", flags, width, prec);
             return Ok(());
         }
-        Val::Int(..) => return Err("%p extension of a kernel pointer (the data is not in the record)"),
+        Val::Int(..) => return Err(msg!("%p extension of a kernel pointer (the data is not in the record)")),
         ref v => ctx.bytes(v).unwrap_or(b""),
     };
     // Formatted in place at the end of `out`, then padded like a string.
@@ -737,18 +704,18 @@ pub(crate) fn pointer<'a>(
         }
         b'M' | b'm' => printf::mac(tmp, d, ext)?,
         b'I' | b'i' => match ext.get(1) {
-            Some(b'4') => printf::ip4(tmp, d.get(..4).ok_or("short IPv4 address")?, first == b'i'),
+            Some(b'4') => printf::ip4(tmp, d.get(..4).ok_or(msg!("short IPv4 address"))?, first == b'i'),
             Some(b'6') => {
                 if d.len() < 16 {
-                    return Err("short IPv6 address");
+                    return Err(msg!("short IPv6 address"));
                 }
                 printf::ip6(tmp, d, first == b'I', first == b'I' && ext.get(2) == Some(&b'c'))
             }
             Some(b'S') => printf::sockaddr(tmp, d, ext, env)?,
-            _ => return Err("unsupported %pI variant"),
+            _ => return Err(msg!("unsupported %pI variant")),
         },
         b'U' => printf::uuid(tmp, d, ext)?,
-        _ => return Err("unsupported %p extension"),
+        _ => return Err(msg!("unsupported %p extension")),
     }
     printf::pad_tail(out, start, flags, width, -1);
     Ok(())
@@ -759,20 +726,16 @@ pub(crate) fn pointer<'a>(
 fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: u8) -> EResult<()> {
     let func = matches!(first, b'S' | b's' | b'B' | b'F' | b'f');
     let sym = if func { env.ksyms.and_then(|k| k.lookup(addr)) } else { None };
-    let hex = |out: &mut Vec<u8>, v: u64| {
-        out.extend_from_slice(b"0x");
-        printf::number(out, v, 16, false, false, 0, -1, -1);
-    };
     match sym {
         Some(k) => {
             out.extend_from_slice(k.name.as_bytes());
             if !matches!(first, b's' | b'f') {
                 out.push(b'+');
-                hex(out, k.offset);
+                printf::hex0x(out, k.offset);
             }
         }
         None if addr == 0 && !func => out.extend_from_slice(b"(nil)"),
-        None => hex(out, addr),
+        None => printf::hex0x(out, addr),
     }
     Ok(())
 }
@@ -826,7 +789,7 @@ mod tests {
     fn specialize_folds_what_the_recording_fixes() {
         let e = ev(r#""%s %d", __print_flags(REC->a, "|", { (unsigned long)(0x1 | 0x2), "AB" }, { (unsigned long)0x4, "C" }), REC->a & (0x1 | 0x2)"#);
         let env = Env::new(crate::cursor::Endian::Little, 8);
-        let mut call = Program::compile(&e).unwrap().args[0].clone();
+        let mut call = Program::compile(&e).unwrap().args.borrow()[0].clone();
         specialize(&mut call, &env, false);
         let Expr::Call(_, args) = &call else { panic!() };
         assert!(matches!(args[2], Expr::Entry(3, _)), "{:?}", args[2]);

@@ -46,6 +46,16 @@
 //! - output through `core::fmt::Write` turns bytes that are not UTF-8
 //!   (binary junk in a string field) into U+FFFD; `render_bytes` keeps them.
 
+/// Defined before the modules that use it: `msg!("text")` is the `Msg` of
+/// one of the lines of `MSGS`, found at compile time (a text not listed
+/// there does not compile).
+macro_rules! msg {
+    ($s:literal) => {{
+        const M: $crate::printfmt::Msg = $crate::printfmt::Msg::of($s);
+        M
+    }};
+}
+
 mod eval;
 mod parse;
 pub(crate) use parse::is_type_word;
@@ -90,6 +100,146 @@ impl<'a> Env<'a> {
     }
 }
 
+/// Why a print fmt does not compile or a record does not render: a line of
+/// `MSGS` by number. One byte in a `Result` where a `&'static str` is two
+/// words, which every error site of the parser and evaluator wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Msg(u8);
+
+/// Every message, one a line.
+const MSGS: &str = "print fmt does not start with a string\n\
+    unexpected token after argument\n\
+    expression nested too deeply\n\
+    cast to a struct\n\
+    cast to an unknown type\n\
+    & of something other than a field\n\
+    sizeof of an expression\n\
+    expected field name\n\
+    member access on something other than REC\n\
+    expected a variable name\n\
+    helper expects a field name\n\
+    wrong number of helper arguments\n\
+    flag/symbol table entry is not { value, name }\n\
+    unexpected token in expression\n\
+    REC-> names no field of this event\n\
+    statement expression without a value\n\
+    helper names no field of this event\n\
+    unexpected end of expression\n\
+    call of an unknown function\n\
+    expected ':' in ?:\n\
+    expected ]\n\
+    expected {\n\
+    statement expression variable without initializer\n\
+    expected ; after declaration\n\
+    expected ; in statement expression\n\
+    unterminated string or char\n\
+    bad char literal\n\
+    bad number\n\
+    unexpected character\n\
+    bad flag/symbol entry\n\
+    a pointer where a number was expected\n\
+    division by zero\n\
+    unsupported operator\n\
+    unsupported unary operator\n\
+    bad rotation\n\
+    cast of a pointer to an integer\n\
+    index beyond the array\n\
+    { } outside a helper\n\
+    jiffies_to_msecs() needs the kernel's HZ\n\
+    flag/symbol name is not a string\n\
+    %s of a kernel pointer (its text is not in the record)\n\
+    unsupported conversion\n\
+    %p of data inside the record (its address is unknown)\n\
+    %p extension of a kernel pointer (the data is not in the record)\n\
+    short IPv6 address\n\
+    unsupported %pI variant\n\
+    unsupported %p extension\n\
+    an identifier the format does not define (unresolved enum)\n\
+    REC used without ->field\n\
+    index into a number\n\
+    __print_hex/array of a number\n\
+    __print_array too long\n\
+    __print_hex/array beyond the array\n\
+    short IPv4 address\n\
+    index beyond the record\n\
+    short array\n\
+    field beyond the record\n\
+    fewer arguments than conversions\n\
+    bprint arguments end early\n\
+    bprint string without NUL\n\
+    unsupported printf conversion\n\
+    format ends inside a conversion\n\
+    MAC address shorter than 6 bytes\n\
+    short sockaddr_in\n\
+    short sockaddr_in6\n\
+    UUID shorter than 16 bytes\n\
+    short sockaddr\n\
+    expected ( after sizeof\n\
+    expected ) after sizeof\n\
+    expected ) after cast type\n\
+    expected ) after statement expression\n\
+    expected , or ) in call\n\
+    expected , in { }\n\
+    expected )\n\
+    expected ) after field name";
+
+/// Where each line of `MSGS` starts, and one past the end: `Msg::text` of
+/// every failed record without a search.
+const MSG_AT: [u16; msg_lines() + 1] = {
+    let m = MSGS.as_bytes();
+    let mut at = [0u16; msg_lines() + 1];
+    let (mut i, mut n) = (0, 1);
+    while i < m.len() {
+        if m[i] == b'\n' {
+            at[n] = (i + 1) as u16;
+            n += 1;
+        }
+        i += 1;
+    }
+    at[n] = (m.len() + 1) as u16;
+    at
+};
+
+const fn msg_lines() -> usize {
+    let m = MSGS.as_bytes();
+    let (mut i, mut n) = (0, 1);
+    while i < m.len() {
+        n += (m[i] == b'\n') as usize;
+        i += 1;
+    }
+    n
+}
+
+impl Msg {
+    /// The number of line `s` of `MSGS`; a compile-time error when it is not there.
+    pub(crate) const fn of(s: &str) -> Msg {
+        let s = s.as_bytes();
+        let mut n = 0;
+        while n + 1 < MSG_AT.len() {
+            let (a, b) = (MSG_AT[n] as usize, MSG_AT[n + 1] as usize - 1);
+            if b - a == s.len() {
+                let mut k = 0;
+                while k < s.len() && MSGS.as_bytes()[a + k] == s[k] {
+                    k += 1;
+                }
+                if k == s.len() {
+                    return Msg(n as u8);
+                }
+            }
+            n += 1;
+        }
+        panic!("message not in MSGS")
+    }
+
+    pub(crate) fn text(self) -> &'static str {
+        let n = self.0 as usize;
+        match (MSG_AT.get(n), MSG_AT.get(n + 1)) {
+            (Some(&a), Some(&b)) => MSGS.get(a as usize..b as usize - 1).unwrap_or(""),
+            _ => "",
+        }
+    }
+}
+
 /// The print fmt cannot be compiled; the caller prints fields instead.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompileError {
@@ -114,9 +264,9 @@ impl fmt::Display for RenderError {
     }
 }
 
-impl From<&'static str> for RenderError {
-    fn from(what: &'static str) -> Self {
-        RenderError { what }
+impl From<Msg> for RenderError {
+    fn from(m: Msg) -> Self {
+        RenderError { what: m.text() }
     }
 }
 
@@ -125,7 +275,8 @@ impl From<&'static str> for RenderError {
 pub struct Program {
     fmt: Vec<u8>,
     pieces: Vec<Piece>,
-    args: Vec<Expr>,
+    /// The argument trees, until the first render specializes them.
+    args: core::cell::RefCell<Vec<Expr>>,
     /// `args` with the constants of one recording folded (its `long` size
     /// and dialect), made at the first render (see `eval::specialize`).
     spec: core::cell::OnceCell<(usize, bool, Vec<Expr>)>,
@@ -136,25 +287,19 @@ pub struct Program {
 
 impl Program {
     pub fn compile(ev: &Event) -> Result<Program, CompileError> {
-        let e = |what| CompileError { what };
-        let toks = parse::lex(ev.print_fmt.as_bytes()).map_err(|(_, w)| e(w))?;
-        let mut p = Parser::new(toks, ev);
-        let fmt = p.fmt_string().map_err(e)?;
-        let args = p.args().map_err(e)?;
+        let e = |m: Msg| CompileError { what: m.text() };
+        let (fmt, args) = parse_print_fmt(ev).map_err(e)?;
         let pieces = printf::parse_format(&fmt).map_err(e)?;
-        let need: usize = pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Conv(s) => {
-                    1 + (s.width == printf::Num::Star) as usize + (s.prec == printf::Num::Star) as usize
-                }
-                _ => 0,
-            })
-            .sum();
-        if need > args.len() {
-            return Err(e("fewer arguments than conversions"));
+        let mut need = 0;
+        for p in &pieces {
+            if let Piece::Conv(s) = p {
+                need += 1 + (s.width == printf::Num::Star) as usize + (s.prec == printf::Num::Star) as usize;
+            }
         }
-        Ok(Program { fmt, pieces, args, spec: core::cell::OnceCell::new(), scratch: core::cell::RefCell::new(Vec::new()) })
+        if need > args.len() {
+            return Err(e(msg!("fewer arguments than conversions")));
+        }
+        Ok(Program { fmt, pieces, args: core::cell::RefCell::new(args), spec: core::cell::OnceCell::new(), scratch: core::cell::RefCell::new(Vec::new()) })
     }
 
     /// Print one record. On error nothing has been written to `out`.
@@ -170,13 +315,21 @@ impl Program {
         scratch.clear();
         let mut ctx = Ctx { ev, rec, env, scratch };
         let s = self.spec.get_or_init(|| {
-            let mut a = self.args.clone();
+            let mut a = self.args.take();
             for e in &mut a {
                 eval::specialize(e, env, false);
             }
             (env.long_size, env.tep, a)
         });
-        let exprs = if (s.0, s.1) == (env.long_size, env.tep) { &s.2 } else { &self.args };
+        // Another recording's `long` or dialect (tests): the trees parsed
+        // again, which is smaller than code to keep or clone a copy.
+        let other;
+        let exprs = if (s.0, s.1) == (env.long_size, env.tep) {
+            &s.2
+        } else {
+            other = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
+            &other
+        };
         let mut args = ExprArgs { exprs, next: 0 };
         let start = buf.len();
         let r = eval::format(&mut ctx, &self.fmt, &self.pieces, &mut args, buf);
@@ -188,6 +341,14 @@ impl Program {
     }
 }
 
+/// The format string and the argument trees of `ev`'s print fmt.
+fn parse_print_fmt(ev: &Event) -> Result<(Vec<u8>, Vec<Expr>), Msg> {
+    let toks = parse::lex(ev.print_fmt.as_bytes()).map_err(|(_, w)| w)?;
+    let mut p = Parser::new(toks, ev);
+    let fmt = p.fmt_string()?;
+    Ok((fmt, p.args()?))
+}
+
 struct ExprArgs<'a> {
     exprs: &'a [Expr],
     next: usize,
@@ -195,7 +356,7 @@ struct ExprArgs<'a> {
 
 impl<'a> ExprArgs<'a> {
     fn next_expr(&mut self) -> EResult<&'a Expr> {
-        let e = self.exprs.get(self.next).ok_or("fewer arguments than conversions")?;
+        let e = self.exprs.get(self.next).ok_or(msg!("fewer arguments than conversions"))?;
         self.next += 1;
         Ok(e)
     }
@@ -225,13 +386,13 @@ impl<'a> BinArgs<'a> {
     fn get(&mut self, size: usize, env: &Env) -> EResult<u64> {
         let align = if size == 8 { 4 } else { size.max(1) };
         self.pos = self.pos.div_ceil(align) * align;
-        let v = read_uint(self.buf, self.pos, size, env.endian).map_err(|_| "bprint arguments end early")?;
+        let v = read_uint(self.buf, self.pos, size, env.endian).map_err(|_| msg!("bprint arguments end early"))?;
         self.pos += size;
         Ok(v)
     }
     fn cstr(&mut self) -> EResult<&'a [u8]> {
-        let rest = self.buf.get(self.pos..).ok_or("bprint arguments end early")?;
-        let n = rest.iter().position(|&b| b == 0).ok_or("bprint string without NUL")?;
+        let rest = self.buf.get(self.pos..).ok_or(msg!("bprint arguments end early"))?;
+        let n = rest.iter().position(|&b| b == 0).ok_or(msg!("bprint string without NUL"))?;
         self.pos += n + 1;
         Ok(&rest[..n])
     }
@@ -270,8 +431,7 @@ pub fn bprint(fmt: &[u8], args: &[u8], env: &Env, out: &mut dyn fmt::Write) -> R
 /// `bprint` into bytes; nothing is appended on error.
 pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
     let pieces = printf::parse_format(fmt)?;
-    let ev = Event::new(0, "", "", Vec::new(), "");
-    let mut ctx = Ctx { ev: &ev, rec: &[], env, scratch: Vec::new() };
+    let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new() };
     let start = buf.len();
     let mut a = BinArgs { buf: args, pos: 0 };
     // Pre-formatted %p strings are copied verbatim (bstr_printf), so split
@@ -327,25 +487,21 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
             b.extend_from_slice(b"<OVERFLOW>");
             continue;
         }
-        let dynamic = matches!(f.kind, FieldKind::DataLoc | FieldKind::RelLoc);
-        if f.is_char && (dynamic || matches!(f.kind, FieldKind::Array(_))) {
-            match f.data(rec, env.endian) {
-                Some(d) => printf::string(&mut b, d, 0, -1, -1),
-                None => b.extend_from_slice(b"<OVERFLOW>"),
+        // Strings (char arrays, fixed or dynamic) and dynamic arrays.
+        if matches!(f.kind, FieldKind::DataLoc | FieldKind::RelLoc) || f.is_char && matches!(f.kind, FieldKind::Array(_)) {
+            let Some(d) = f.data(rec, env.endian) else {
+                b.extend_from_slice(b"<OVERFLOW>");
+                continue;
+            };
+            if f.is_char {
+                printf::string(&mut b, d, 0, -1, -1);
+                continue;
             }
-            continue;
-        }
-        if dynamic {
-            match f.data(rec, env.endian) {
-                Some(d) => {
-                    for (i, x) in d.iter().enumerate() {
-                        if i > 0 {
-                            b.push(b',');
-                        }
-                        printf::number(&mut b, *x as u64, 16, false, false, printf::ZEROPAD, 2, -1);
-                    }
+            for (i, x) in d.iter().enumerate() {
+                if i > 0 {
+                    b.push(b',');
                 }
-                None => b.extend_from_slice(b"<OVERFLOW>"),
+                printf::hex2(&mut b, *x, false);
             }
             continue;
         }
@@ -372,7 +528,8 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
                 continue;
             }
         };
-        match f.size {
+        // Every form but the 1-byte one ends in ` (%d)`.
+        let sv = match f.size {
             1 => {
                 if isprint(v as u8) {
                     b.push(b'\'');
@@ -380,34 +537,32 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
                     b.push(b'\'');
                 }
                 b.push(b'(');
-                printf::number(&mut b, v, 10, false, false, 0, -1, -1);
+                printf::dec(&mut b, v);
                 b.push(b')');
+                continue;
             }
             // "0x%x (%d)": an unsigned short promotes to a positive int, an
             // unsigned int prints negative when its top bit is set.
             2 | 4 if !(f.size == 4 && env.long_size == 4) => {
-                b.extend_from_slice(b"0x");
-                printf::number(&mut b, v, 16, false, false, 0, -1, -1);
-                b.extend_from_slice(b" (");
-                printf::number(&mut b, crate::format::sext(v, 4), 10, true, false, 0, -1, -1);
-                b.push(b')');
+                printf::hex0x(&mut b, v);
+                crate::format::sext(v, 4)
             }
             4 | 8 if f.size == env.long_size => {
                 printf::symbol(&mut b, env.ksyms, v, true, false);
-                b.extend_from_slice(b" (");
-                let sv = crate::format::sext(v, f.size);
-                printf::number(&mut b, sv, 10, true, false, 0, -1, -1);
-                b.push(b')');
+                crate::format::sext(v, f.size)
             }
             8 => {
-                b.extend_from_slice(b"0x");
-                printf::number(&mut b, v, 16, false, false, 0, -1, -1);
-                b.extend_from_slice(b" (");
-                printf::number(&mut b, v, 10, true, false, 0, -1, -1);
-                b.push(b')');
+                printf::hex0x(&mut b, v);
+                v
             }
-            _ => b.extend_from_slice(b"<INVALID-SIZE>"),
-        }
+            _ => {
+                b.extend_from_slice(b"<INVALID-SIZE>");
+                continue;
+            }
+        };
+        b.extend_from_slice(b" (");
+        printf::sdec(&mut b, sv);
+        b.push(b')');
     }
     write_bytes(out, &b)
 }

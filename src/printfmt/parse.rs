@@ -11,23 +11,36 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::format::{type_size, Event};
+use super::Msg;
 use crate::util::{one_of, word_index};
 
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Tok {
+pub(crate) enum Tok<'s> {
     /// value, has an unsigned suffix, has a long/long long suffix (`ll` = 8 bytes)
     Num(u64, bool, u8),
     Str(Vec<u8>),
     Chr(u8),
-    Id(String),
-    P(&'static str),
+    /// An identifier: a slice of the print fmt, no copy.
+    Id(&'s str),
+    /// A punctuator: the character itself, or `MULTI`'s code for the longer
+    /// ones (one byte to compare, not a string).
+    P(u8),
 }
 
-const PUNCT: [&str; 38] = [
-    "<<=", ">>=", "...", "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "--", "(", ")",
-    "[", "]", "{", "}", ",", "?", ":", ";", ".", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^",
-    "!", "~", "=",
-];
+/// The punctuators longer than one character, longest first, 3 bytes each
+/// (space-padded); the i-th is `P(0x80 + i)`.
+const MULTI: &[u8; 42] = b"<<=>>=...-> << >> <= >= == != && || ++ -- ";
+const ARROW: u8 = 0x83;
+const SHL: u8 = 0x84;
+const SHR: u8 = 0x85;
+const LE: u8 = 0x86;
+const GE: u8 = 0x87;
+const EQ: u8 = 0x88;
+const NE: u8 = 0x89;
+const ANDAND: u8 = 0x8a;
+const OROR: u8 = 0x8b;
+/// The one-character punctuators.
+const SINGLE: &[u8] = b"()[]{},?:;.+-*/%<>&|^!~=";
 
 /// Decode the C escape after a backslash at `s[i]` (i points past the `\`).
 fn escape(s: &[u8], i: &mut usize) -> u8 {
@@ -69,21 +82,22 @@ fn escape(s: &[u8], i: &mut usize) -> u8 {
     }
 }
 
-pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok>, (usize, &'static str)> {
+pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, Msg)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < s.len() {
         let c = s[i];
         if c.is_ascii_whitespace() {
             i += 1;
-        } else if c == b'"' {
+        } else if c == b'"' || c == b'\'' {
+            // A string or a character literal: the same escapes.
             let start = i;
             i += 1;
             let mut v = Vec::new();
             loop {
                 match s.get(i) {
-                    None => return Err((start, "unterminated string")),
-                    Some(b'"') => {
+                    None => return Err((start, msg!("unterminated string or char"))),
+                    Some(&q) if q == c => {
                         i += 1;
                         break;
                     }
@@ -97,31 +111,17 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok>, (usize, &'static str)> {
                     }
                 }
             }
-            // Adjacent literals concatenate, as in C.
-            if let Some(Tok::Str(prev)) = out.last_mut() {
+            if c == b'\'' {
+                match v[..] {
+                    [ch] => out.push(Tok::Chr(ch)),
+                    _ => return Err((start, msg!("bad char literal"))),
+                }
+            } else if let Some(Tok::Str(prev)) = out.last_mut() {
+                // Adjacent literals concatenate, as in C.
                 prev.extend_from_slice(&v);
             } else {
                 out.push(Tok::Str(v));
             }
-        } else if c == b'\'' {
-            let start = i;
-            i += 1;
-            let v = match s.get(i) {
-                Some(b'\\') => {
-                    i += 1;
-                    escape(s, &mut i)
-                }
-                Some(&b) => {
-                    i += 1;
-                    b
-                }
-                None => return Err((start, "unterminated char")),
-            };
-            if s.get(i) != Some(&b'\'') {
-                return Err((start, "bad char literal"));
-            }
-            i += 1;
-            out.push(Tok::Chr(v));
         } else if c.is_ascii_digit() {
             let start = i;
             let (base, mut j) = if c == b'0' && matches!(s.get(i + 1), Some(b'x' | b'X')) {
@@ -146,7 +146,7 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok>, (usize, &'static str)> {
                 j += 1;
             }
             if s.get(j).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.') {
-                return Err((start, "bad number"));
+                return Err((start, msg!("bad number")));
             }
             i = j;
             out.push(Tok::Num(v, uns || base != 10 && v > i64::MAX as u64, long));
@@ -155,10 +155,26 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok>, (usize, &'static str)> {
             while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
                 i += 1;
             }
-            out.push(Tok::Id(String::from_utf8_lossy(&s[start..i]).into_owned()));
+            // SAFETY: the bytes start..i are ASCII letters, digits and '_'.
+            out.push(Tok::Id(unsafe { core::str::from_utf8_unchecked(&s[start..i]) }));
         } else {
-            let p = PUNCT.iter().find(|p| s[i..].starts_with(p.as_bytes())).ok_or((i, "unexpected character"))?;
-            i += p.len();
+            let mut tok = None;
+            let mut k = 0;
+            while k < MULTI.len() {
+                let p = &MULTI[k..k + 3];
+                let n = if p[2] == b' ' { 2 } else { 3 };
+                if s[i..].starts_with(&p[..n]) {
+                    tok = Some((0x80 + (k / 3) as u8, n));
+                    break;
+                }
+                k += 3;
+            }
+            let (p, n) = match tok {
+                Some(t) => t,
+                None if SINGLE.contains(&c) => (c, 1),
+                None => return Err((i, msg!("unexpected character"))),
+            };
+            i += n;
             out.push(Tok::P(p));
         }
     }
@@ -229,16 +245,18 @@ pub(crate) enum Expr {
 }
 
 pub(crate) struct Parser<'e> {
-    toks: Vec<Tok>,
+    toks: Vec<Tok<'e>>,
     pos: usize,
     ev: &'e Event,
     /// Variables of GNU statement expressions (`({ int x = e; ... })`, what
-    /// the kernel's min()/max() expand to), substituted where used.
-    locals: Vec<(String, Expr)>,
+    /// the kernel's min()/max() expand to): name, type, and the position of
+    /// the initializer, parsed again where the name is used (a copy of the
+    /// tree without a clone of it).
+    locals: Vec<(&'e str, Ty, usize)>,
     depth: u32,
 }
 
-type PResult<T> = Result<T, &'static str>;
+type PResult<T> = Result<T, Msg>;
 
 /// Nesting limit (counting expressions and unary operators); every format of
 /// a 6.18 kernel fits in 40 (24 is too few for some).
@@ -275,37 +293,46 @@ pub(crate) enum UnOp {
     Deref,
 }
 
-/// The C binary operators by precedence, loosest first.
-const LEVELS: [&[(&str, Op)]; 10] = [
-    &[("||", Op::OrOr)],
-    &[("&&", Op::AndAnd)],
-    &[("|", Op::Or)],
-    &[("^", Op::Xor)],
-    &[("&", Op::And)],
-    &[("==", Op::Eq), ("!=", Op::Ne)],
-    &[("<", Op::Lt), (">", Op::Gt), ("<=", Op::Le), (">=", Op::Ge)],
-    &[("<<", Op::Shl), (">>", Op::Shr)],
-    &[("+", Op::Add), ("-", Op::Sub)],
-    &[("*", Op::Mul), ("/", Op::Div), ("%", Op::Rem)],
+/// The C binary operators: (precedence level, loosest first, token, operator).
+const BINOPS: [(u8, u8, Op); 18] = [
+    (0, OROR, Op::OrOr),
+    (1, ANDAND, Op::AndAnd),
+    (2, b'|', Op::Or),
+    (3, b'^', Op::Xor),
+    (4, b'&', Op::And),
+    (5, EQ, Op::Eq),
+    (5, NE, Op::Ne),
+    (6, b'<', Op::Lt),
+    (6, b'>', Op::Gt),
+    (6, LE, Op::Le),
+    (6, GE, Op::Ge),
+    (7, SHL, Op::Shl),
+    (7, SHR, Op::Shr),
+    (8, b'+', Op::Add),
+    (8, b'-', Op::Sub),
+    (9, b'*', Op::Mul),
+    (9, b'/', Op::Div),
+    (9, b'%', Op::Rem),
 ];
+const LEVELS: u8 = 10;
 
 impl<'e> Parser<'e> {
-    pub fn new(toks: Vec<Tok>, ev: &'e Event) -> Self {
+    pub fn new(toks: Vec<Tok<'e>>, ev: &'e Event) -> Self {
         Parser { toks, pos: 0, ev, locals: Vec::new(), depth: 0 }
     }
     pub fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
     }
-    fn peek(&self) -> Option<&Tok> {
+    fn peek(&self) -> Option<&Tok<'e>> {
         self.toks.get(self.pos)
     }
-    fn peek_at(&self, n: usize) -> Option<&Tok> {
+    fn peek_at(&self, n: usize) -> Option<&Tok<'e>> {
         self.toks.get(self.pos + n)
     }
-    fn is_p(&self, p: &str) -> bool {
-        matches!(self.peek(), Some(Tok::P(q)) if *q == p)
+    fn is_p(&self, p: u8) -> bool {
+        matches!(self.peek(), Some(&Tok::P(q)) if q == p)
     }
-    fn eat(&mut self, p: &str) -> bool {
+    fn eat(&mut self, p: u8) -> bool {
         if self.is_p(p) {
             self.pos += 1;
             true
@@ -313,7 +340,7 @@ impl<'e> Parser<'e> {
             false
         }
     }
-    fn expect(&mut self, p: &str, what: &'static str) -> PResult<()> {
+    fn expect(&mut self, p: u8, what: Msg) -> PResult<()> {
         if self.eat(p) {
             Ok(())
         } else {
@@ -327,17 +354,17 @@ impl<'e> Parser<'e> {
                 self.pos += 1;
                 Ok(s.clone())
             }
-            _ => Err("print fmt does not start with a string"),
+            _ => Err(msg!("print fmt does not start with a string")),
         }
     }
     /// `, arg, arg ...` to the end.
     pub fn args(&mut self) -> PResult<Vec<Expr>> {
         let mut v = Vec::new();
-        while self.eat(",") {
+        while self.eat(b',') {
             v.push(self.expr()?);
         }
         if !self.at_end() {
-            return Err("unexpected token after argument");
+            return Err(msg!("unexpected token after argument"));
         }
         Ok(v)
     }
@@ -345,7 +372,7 @@ impl<'e> Parser<'e> {
     pub fn expr(&mut self) -> PResult<Expr> {
         // A hostile format must not exhaust the stack: real ones nest < 40 deep.
         if self.depth >= MAX_DEPTH {
-            return Err("expression nested too deeply");
+            return Err(msg!("expression nested too deeply"));
         }
         self.depth += 1;
         let r = self.expr_inner();
@@ -355,23 +382,23 @@ impl<'e> Parser<'e> {
 
     fn expr_inner(&mut self) -> PResult<Expr> {
         let c = self.binary(0)?;
-        if self.eat("?") {
+        if self.eat(b'?') {
             let a = self.expr()?;
-            self.expect(":", "expected ':' in ?:")?;
+            self.expect(b':', msg!("expected ':' in ?:"))?;
             let b = self.expr()?;
             return Ok(Expr::Cond(Box::new(c), Box::new(a), Box::new(b)));
         }
         Ok(c)
     }
 
-    fn binary(&mut self, level: usize) -> PResult<Expr> {
-        if level >= LEVELS.len() {
+    fn binary(&mut self, level: u8) -> PResult<Expr> {
+        if level >= LEVELS {
             return self.unary();
         }
         let mut l = self.binary(level + 1)?;
         loop {
             let op = match self.peek() {
-                Some(Tok::P(p)) => LEVELS[level].iter().find(|o| o.0 == *p).map(|o| o.1),
+                Some(&Tok::P(p)) => BINOPS.iter().find(|o| o.0 == level && o.1 == p).map(|o| o.2),
                 _ => None,
             };
             let Some(op) = op else { break };
@@ -392,23 +419,29 @@ impl<'e> Parser<'e> {
 
     /// Parse a type name up to (not including) the closing `)`.
     fn type_name(&mut self) -> PResult<Ty> {
-        let mut words: Vec<String> = Vec::new();
+        // The words but const/volatile, space-separated (`unsigned long`).
+        let mut name = String::new();
+        let mut nwords = 0;
         let mut ptr = false;
         let mut tagged = false;
         loop {
             match self.peek() {
                 // A typedef name may only start a type; after that only type
                 // words (or a struct tag) continue it: `int x = ...` stops at x.
-                Some(Tok::Id(s)) if !ptr && (words.is_empty() || tagged && words.len() == 1 || is_type_word(s)) => {
+                Some(&Tok::Id(s)) if !ptr && (nwords == 0 || tagged && nwords == 1 || is_type_word(s)) => {
                     if one_of("struct|union|enum", s) {
                         tagged = true;
                     }
                     if !one_of("const|volatile", s) {
-                        words.push(s.clone());
+                        if nwords > 0 {
+                            name.push(' ');
+                        }
+                        name.push_str(s);
+                        nwords += 1;
                     }
                     self.pos += 1;
                 }
-                Some(Tok::P("*")) => {
+                Some(Tok::P(b'*')) => {
                     ptr = true;
                     self.pos += 1;
                 }
@@ -420,12 +453,11 @@ impl<'e> Parser<'e> {
             return Ok(Ty::PTR);
         }
         if tagged {
-            if words.first().map(|s| s.as_str()) == Some("enum") {
+            if name == "enum" || name.starts_with("enum ") {
                 return Ok(Ty::INT);
             }
-            return Err("cast to a struct");
+            return Err(msg!("cast to a struct"));
         }
-        let name = words.join(" ");
         let n = name.as_str();
         let signed = !(n.contains("unsigned") || n.starts_with('u') || n.starts_with("__u") || n.starts_with("__be")
             || n.starts_with("__le")
@@ -441,7 +473,7 @@ impl<'e> Parser<'e> {
             return Ok(Ty::INT);
         } else {
             match type_size(n, false) {
-                0 => return Err("cast to an unknown type"),
+                0 => return Err(msg!("cast to an unknown type")),
                 s => s as u8,
             }
         };
@@ -450,7 +482,7 @@ impl<'e> Parser<'e> {
 
     fn unary(&mut self) -> PResult<Expr> {
         if self.depth >= MAX_DEPTH {
-            return Err("expression nested too deeply");
+            return Err(msg!("expression nested too deeply"));
         }
         self.depth += 1;
         let r = self.unary_inner();
@@ -460,7 +492,7 @@ impl<'e> Parser<'e> {
 
     fn unary_inner(&mut self) -> PResult<Expr> {
         let op = match self.peek() {
-            Some(Tok::P(p)) => word_index("!|~|-|*|+|&", p),
+            Some(Tok::P(p)) => b"!~-*+&".iter().position(|c| c == p),
             _ => None,
         };
         if let Some(op) = op {
@@ -471,12 +503,12 @@ impl<'e> Parser<'e> {
                 (Some(&u), e) => super::eval::fold(Expr::Unary(u, Box::new(e))),
                 (None, e) if op == 4 => e,
                 (None, Expr::Field(i)) => Expr::AddrOf(i),
-                _ => return Err("& of something other than a field"),
+                _ => return Err(msg!("& of something other than a field")),
             });
         }
-        if matches!(self.peek(), Some(Tok::Id(s)) if s == "sizeof") {
+        if matches!(self.peek(), Some(&Tok::Id(s)) if s == "sizeof") {
             self.pos += 1;
-            self.expect("(", "expected ( after sizeof")?;
+            self.expect(b'(', msg!("expected ( after sizeof"))?;
             let e = if self.type_start(0) {
                 let t = self.type_name()?;
                 if t.ptr || t.size == 0 {
@@ -487,16 +519,16 @@ impl<'e> Parser<'e> {
             } else {
                 match self.expr()? {
                     Expr::Field(i) => Expr::Num(self.ev.fields[i].size as u64, Ty::ULONG),
-                    _ => return Err("sizeof of an expression"),
+                    _ => return Err(msg!("sizeof of an expression")),
                 }
             };
-            self.expect(")", "expected ) after sizeof")?;
+            self.expect(b')', msg!("expected ) after sizeof"))?;
             return Ok(e);
         }
-        if self.is_p("(") && self.type_start(1) {
+        if self.is_p(b'(') && self.type_start(1) {
             self.pos += 1;
             let t = self.type_name()?;
-            self.expect(")", "expected ) after cast type")?;
+            self.expect(b')', msg!("expected ) after cast type"))?;
             let e = self.unary()?;
             return Ok(super::eval::fold(Expr::Cast(t, Box::new(e))));
         }
@@ -506,23 +538,23 @@ impl<'e> Parser<'e> {
     fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
         loop {
-            if self.eat("[") {
+            if self.eat(b'[') {
                 let i = self.expr()?;
-                self.expect("]", "expected ]")?;
+                self.expect(b']', msg!("expected ]"))?;
                 e = Expr::Index(Box::new(e), Box::new(i));
-            } else if self.is_p("->") || self.is_p(".") {
+            } else if self.is_p(ARROW) || self.is_p(b'.') {
                 self.pos += 1;
                 let name = match self.peek() {
-                    Some(Tok::Id(s)) => s.clone(),
-                    _ => return Err("expected field name"),
+                    Some(&Tok::Id(s)) => s,
+                    _ => return Err(msg!("expected field name")),
                 };
                 self.pos += 1;
                 match e {
                     Expr::Field(usize::MAX) => {
-                        let i = self.ev.field_index(&name).ok_or("REC-> names no field of this event")?;
+                        let i = self.ev.field_index(name).ok_or(msg!("REC-> names no field of this event"))?;
                         e = Expr::Field(i);
                     }
-                    _ => return Err("member access on something other than REC"),
+                    _ => return Err(msg!("member access on something other than REC")),
                 }
             } else {
                 return Ok(e);
@@ -534,40 +566,41 @@ impl<'e> Parser<'e> {
     /// scalar locals, then the value. Anything else (calls with side
     /// effects, struct locals) is not an expression over the record.
     fn statement_expr(&mut self) -> PResult<Expr> {
-        self.expect("{", "expected {")?;
+        self.expect(b'{', msg!("expected {"))?;
         let depth = self.locals.len();
         let mut last = None;
         loop {
-            if self.eat("}") {
+            if self.eat(b'}') {
                 break;
             }
             if self.type_start(0) {
                 let t = self.type_name()?;
                 let name = match self.peek() {
-                    Some(Tok::Id(s)) => s.clone(),
-                    _ => return Err("expected a variable name"),
+                    Some(&Tok::Id(s)) => s,
+                    _ => return Err(msg!("expected a variable name")),
                 };
                 self.pos += 1;
-                self.expect("=", "statement expression variable without initializer")?;
-                let e = self.expr()?;
-                self.expect(";", "expected ; after declaration")?;
-                self.locals.push((name, Expr::Cast(t, Box::new(e))));
+                self.expect(b'=', msg!("statement expression variable without initializer"))?;
+                let at = self.pos;
+                self.expr()?;
+                self.expect(b';', msg!("expected ; after declaration"))?;
+                self.locals.push((name, t, at));
             } else {
                 let e = self.expr()?;
-                self.expect(";", "expected ; in statement expression")?;
+                self.expect(b';', msg!("expected ; in statement expression"))?;
                 last = Some(e);
             }
         }
-        self.expect(")", "expected ) after statement expression")?;
+        self.expect(b')', msg!("expected ) after statement expression"))?;
         self.locals.truncate(depth);
-        last.ok_or("statement expression without a value")
+        last.ok_or(msg!("statement expression without a value"))
     }
 
     /// A bare field name as helper argument (`__get_str(name)`).
     fn field_arg(&mut self) -> PResult<usize> {
         let r = match self.peek() {
-            Some(Tok::Id(s)) => self.ev.field_index(s).ok_or("helper names no field of this event"),
-            _ => Err("helper expects a field name"),
+            Some(Tok::Id(s)) => self.ev.field_index(s).ok_or(msg!("helper names no field of this event")),
+            _ => Err(msg!("helper expects a field name")),
         };
         self.pos += 1;
         r
@@ -575,30 +608,30 @@ impl<'e> Parser<'e> {
 
     fn call_args(&mut self) -> PResult<Vec<Expr>> {
         let mut v = Vec::new();
-        if self.eat(")") {
+        if self.eat(b')') {
             return Ok(v);
         }
         loop {
             v.push(self.arg()?);
-            if self.eat(")") {
+            if self.eat(b')') {
                 return Ok(v);
             }
-            self.expect(",", "expected , or ) in call")?;
+            self.expect(b',', msg!("expected , or ) in call"))?;
         }
     }
 
     fn arg(&mut self) -> PResult<Expr> {
-        if self.eat("{") {
+        if self.eat(b'{') {
             let mut v = Vec::new();
             loop {
-                if self.eat("}") {
+                if self.eat(b'}') {
                     break;
                 }
                 v.push(self.expr()?);
-                if self.eat("}") {
+                if self.eat(b'}') {
                     break;
                 }
-                self.expect(",", "expected , in { }")?;
+                self.expect(b',', msg!("expected , in { }"))?;
             }
             return Ok(Expr::List(v));
         }
@@ -606,9 +639,9 @@ impl<'e> Parser<'e> {
     }
 
     fn primary(&mut self) -> PResult<Expr> {
-        let t = self.peek().cloned().ok_or("unexpected end of expression")?;
+        let t = self.toks.get(self.pos).ok_or(msg!("unexpected end of expression"))?;
         self.pos += 1;
-        match t {
+        match *t {
             Tok::Num(v, uns, long) => {
                 // C's rules, simplified: int if it fits, else 64 bits.
                 let size = match long {
@@ -619,24 +652,31 @@ impl<'e> Parser<'e> {
                 Ok(Expr::Num(v, Ty { size, signed: !uns, ptr: false }))
             }
             Tok::Chr(c) => Ok(Expr::Num(c as i8 as i64 as u64, Ty::INT)),
-            Tok::Str(s) => Ok(Expr::Str(s)),
-            Tok::P("(") if self.is_p("{") => self.statement_expr(),
-            Tok::P("(") => {
+            Tok::Str(ref s) => Ok(Expr::Str(s.clone())),
+            Tok::P(b'(') if self.is_p(b'{') => self.statement_expr(),
+            Tok::P(b'(') => {
                 let e = self.expr()?;
-                self.expect(")", "expected )")?;
+                self.expect(b')', msg!("expected )"))?;
                 Ok(e)
             }
             Tok::Id(name) => {
                 if name == "REC" {
                     return Ok(Expr::Field(usize::MAX));
                 }
-                if let Some((_, e)) = self.locals.iter().rev().find(|(n, _)| *n == name) {
-                    return Ok(e.clone());
+                if let Some(k) = self.locals.iter().rposition(|l| l.0 == name) {
+                    // The initializer again, seeing only the locals declared before it.
+                    let (_, t, at) = self.locals[k];
+                    let later = self.locals.split_off(k);
+                    let pos = core::mem::replace(&mut self.pos, at);
+                    let e = self.expr();
+                    self.pos = pos;
+                    self.locals.extend(later);
+                    return Ok(Expr::Cast(t, Box::new(e?)));
                 }
-                if !self.is_p("(") {
-                    return Ok(match word_index("false|NULL|true", &name) {
+                if !self.is_p(b'(') {
+                    return Ok(match word_index("false|NULL|true", name) {
                         Some(v) => Expr::Num((v == 2) as u64, Ty::INT),
-                        None => Expr::Unknown(name),
+                        None => Expr::Unknown(name.into()),
                     });
                 }
                 self.pos += 1;
@@ -658,23 +698,23 @@ impl<'e> Parser<'e> {
                     Func::JiffiesToMsecs,
                     Func::McEventErrorType,
                 ];
-                let h = word_index(HELPERS, &name).ok_or("call of an unknown function")?;
+                let h = word_index(HELPERS, name).ok_or(msg!("call of an unknown function"))?;
                 if h < 12 {
                     let i = self.field_arg()?;
-                    self.expect(")", "expected ) after field name")?;
+                    self.expect(b')', msg!("expected ) after field name"))?;
                     return Ok(match h {
                         0..=5 => Expr::Dyn(i),
                         6 | 7 => Expr::DynLen(i),
                         _ => Expr::Bitmask(i),
                     });
                 }
-                let f = *FUNCS.get(h - 12).ok_or("call of an unknown function")?;
+                let f = *FUNCS.get(h - 12).ok_or(msg!("call of an unknown function"))?;
                 let args = self.call_args()?;
                 // Arguments (the fixed ones of the variadic first four), in FUNCS order.
                 let want = [2, 2, 1, 1, 2, 2, 3, 2, 1, 1][h - 12];
                 let variadic = h < 16;
                 if args.len() < want || (!variadic && args.len() != want) {
-                    return Err("wrong number of helper arguments");
+                    return Err(msg!("wrong number of helper arguments"));
                 }
                 let mut args = args;
                 if variadic {
@@ -690,13 +730,13 @@ impl<'e> Parser<'e> {
                             }
                             // `{ }` is an entry with a NULL name: it ends the table.
                             Expr::List(l) if l.is_empty() => {}
-                            _ => return Err("flag/symbol table entry is not { value, name }"),
+                            _ => return Err(msg!("flag/symbol table entry is not { value, name }")),
                         }
                     }
                 }
                 Ok(Expr::Call(f, args))
             }
-            _ => Err("unexpected token in expression"),
+            _ => Err(msg!("unexpected token in expression")),
         }
     }
 }
@@ -717,11 +757,11 @@ mod tests {
         let t = lex(br#""a\n" "b" , 0x10ULL<<2, 'x', '\'', 017 REC->f"#).unwrap();
         assert_eq!(t[0], Tok::Str(b"a\nb".to_vec()));
         assert_eq!(t[2], Tok::Num(16, true, 2));
-        assert_eq!(t[3], Tok::P("<<"));
+        assert_eq!(t[3], Tok::P(SHL));
         assert_eq!(t[6], Tok::Chr(b'x'));
         assert_eq!(t[8], Tok::Chr(b'\''));
         assert_eq!(t[10], Tok::Num(15, false, 0));
-        assert_eq!(t[12], Tok::P("->"));
+        assert_eq!(t[12], Tok::P(ARROW));
         assert!(lex(b"\"abc").is_err());
         assert!(lex(b"12abc").is_err());
         assert!(lex(b"@").is_err());

@@ -5,7 +5,7 @@
 
 use alloc::vec::Vec;
 
-use super::Env;
+use super::{Env, Msg};
 use crate::cursor::read_uint;
 use crate::ksyms::Ksyms;
 
@@ -46,7 +46,7 @@ pub(crate) enum Piece {
 /// Split a format string into literals and conversions. An unknown
 /// conversion is an error: the kernel stops printing there, and so cannot we
 /// pretend to know what follows.
-pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, &'static str> {
+pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, Msg> {
     let mut out = Vec::new();
     let mut i = 0;
     let mut lit = 0;
@@ -117,7 +117,7 @@ pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, &'static str> {
             }
             _ => {}
         }
-        let conv = *f.get(i).ok_or("format ends inside a conversion")?;
+        let conv = *f.get(i).ok_or(msg!("format ends inside a conversion"))?;
         i += 1;
         let mut ext = (i as u32, 0);
         match conv {
@@ -128,7 +128,7 @@ pub(crate) fn parse_format(f: &[u8]) -> Result<Vec<Piece>, &'static str> {
                 }
                 ext.1 = i as u32 - ext.0;
             }
-            _ => return Err("unsupported printf conversion"),
+            _ => return Err(msg!("unsupported printf conversion")),
         }
         if conv == b'%' {
             out.push(Piece::Lit(i as u32 - 1, i as u32));
@@ -264,13 +264,18 @@ pub(crate) fn string(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32, prec: i
     if prec >= 0 {
         len = len.min(prec as usize);
     }
-    let pad = (width.max(0) as usize).saturating_sub(len);
+    pad(out, &s[..len], flags, width);
+}
+
+/// `s` padded with spaces to `width`, on the left unless the flags say LEFT.
+pub(crate) fn pad(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32) {
+    let pad = (width.max(0) as usize).saturating_sub(s.len());
     if flags & LEFT == 0 {
-        out.extend(core::iter::repeat_n(b' ', pad));
+        out.resize(out.len() + pad, b' ');
     }
-    out.extend_from_slice(&s[..len]);
+    out.extend_from_slice(s);
     if flags & LEFT != 0 {
-        out.extend(core::iter::repeat_n(b' ', pad));
+        out.resize(out.len() + pad, b' ');
     }
 }
 
@@ -296,11 +301,8 @@ pub(crate) fn pad_tail(out: &mut Vec<u8>, start: usize, flags: u8, width: i32, p
 /// (`%px`): the raw value, zero-padded to the pointer width unless a width
 /// was given.
 pub(crate) fn pointer_string(out: &mut Vec<u8>, v: u64, flags: u8, width: i32, long_size: usize) {
-    if width < 0 {
-        number(out, v, 16, false, false, flags | ZEROPAD, 2 * long_size as i32, -1);
-    } else {
-        number(out, v, 16, false, false, flags, width, -1);
-    }
+    let (flags, width) = if width < 0 { (flags | ZEROPAD, 2 * long_size as i32) } else { (flags, width) };
+    number(out, v, 16, false, false, flags, width, -1);
 }
 
 /// sprint_symbol() and friends: `name+0xoff/0xsize [module]`, or `0xaddr`
@@ -312,10 +314,10 @@ pub(crate) fn symbol(out: &mut Vec<u8>, ksyms: Option<&Ksyms>, addr: u64, offset
             out.extend_from_slice(s.name.as_bytes());
             if offset {
                 let off = s.offset + backtrace as u64;
-                out.extend_from_slice(b"+0x");
-                number(out, off, 16, false, false, 0, -1, -1);
-                out.extend_from_slice(b"/0x");
-                number(out, s.size.unwrap_or(0), 16, false, false, 0, -1, -1);
+                out.push(b'+');
+                hex0x(out, off);
+                out.push(b'/');
+                hex0x(out, s.size.unwrap_or(0));
             }
             if let Some(m) = s.module {
                 out.extend_from_slice(b" [");
@@ -323,14 +325,11 @@ pub(crate) fn symbol(out: &mut Vec<u8>, ksyms: Option<&Ksyms>, addr: u64, offset
                 out.push(b']');
             }
         }
-        None => {
-            out.extend_from_slice(b"0x");
-            number(out, addr, 16, false, false, 0, -1, -1);
-        }
+        None => hex0x(out, addr),
     }
 }
 
-fn hex2(out: &mut Vec<u8>, b: u8, upper: bool) {
+pub(crate) fn hex2(out: &mut Vec<u8>, b: u8, upper: bool) {
     let d: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
     out.push(d[(b >> 4) as usize]);
     out.push(d[(b & 15) as usize]);
@@ -359,8 +358,8 @@ pub(crate) fn hex_string(out: &mut Vec<u8>, data: &[u8], width: i32, ext: &[u8])
 }
 
 /// `%pM` (colons), `%pm` (none), `R` reversed, `F` dashes.
-pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'static str> {
-    let d = d.get(..6).ok_or("MAC address shorter than 6 bytes")?;
+pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
+    let d = d.get(..6).ok_or(msg!("MAC address shorter than 6 bytes"))?;
     let sep = if ext[0] == b'm' { None } else if ext.get(1) == Some(&b'F') { Some(b'-') } else { Some(b':') };
     let rev = ext.get(1) == Some(&b'R');
     for i in 0..6 {
@@ -374,8 +373,23 @@ pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'stati
     Ok(())
 }
 
-fn dec(out: &mut Vec<u8>, v: u64) {
+/// `%llu`, `%lld` and `0x%llx` without width or precision: one call for the
+/// many places that print a bare number (8 arguments to set up at each
+/// `number` call site).
+#[inline(never)]
+pub(crate) fn dec(out: &mut Vec<u8>, v: u64) {
     number(out, v, 10, false, false, 0, -1, -1);
+}
+
+#[inline(never)]
+pub(crate) fn sdec(out: &mut Vec<u8>, v: u64) {
+    number(out, v, 10, true, false, 0, -1, -1);
+}
+
+#[inline(never)]
+pub(crate) fn hex0x(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(b"0x");
+    number(out, v, 16, false, false, 0, -1, -1);
 }
 
 pub(crate) fn ip4(out: &mut Vec<u8>, d: &[u8], leading_zeros: bool) {
@@ -475,13 +489,13 @@ pub(crate) fn ip6(out: &mut Vec<u8>, d: &[u8], colons: bool, compressed: bool) {
 
 /// `%pISpc` & co: a struct sockaddr (family in the recording's byte order,
 /// port big endian).
-pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Result<(), &'static str> {
-    let fam = read_uint(d, 0, 2, env.endian).map_err(|_| "short sockaddr")?;
+pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Result<(), Msg> {
+    let fam = read_uint(d, 0, 2, env.endian).map_err(|_| msg!("short sockaddr"))?;
     let opts = &ext[2.min(ext.len())..];
     let port = |d: &[u8]| d.get(2..4).map(|p| ((p[0] as u64) << 8) | p[1] as u64).unwrap_or(0);
     match fam {
         2 => {
-            let a = d.get(4..8).ok_or("short sockaddr_in")?;
+            let a = d.get(4..8).ok_or(msg!("short sockaddr_in"))?;
             ip4(out, a, ext[0] == b'i');
             if opts.contains(&b'p') {
                 out.push(b':');
@@ -489,7 +503,7 @@ pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Re
             }
         }
         10 => {
-            let a = d.get(8..24).ok_or("short sockaddr_in6")?;
+            let a = d.get(8..24).ok_or(msg!("short sockaddr_in6"))?;
             let p = opts.contains(&b'p');
             if p {
                 out.push(b'[');
@@ -520,8 +534,8 @@ pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Re
 }
 
 /// `%pU[bBlL]`: 16 bytes as a UUID; `l`/`L` little-endian field order, upper case for `B`/`L`.
-pub(crate) fn uuid(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), &'static str> {
-    let d = d.get(..16).ok_or("UUID shorter than 16 bytes")?;
+pub(crate) fn uuid(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
+    let d = d.get(..16).ok_or(msg!("UUID shorter than 16 bytes"))?;
     const BE: [usize; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
     const LE: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
     let (idx, upper) = match ext.get(1) {

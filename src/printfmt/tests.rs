@@ -436,10 +436,10 @@ fn random_bytes_never_panic() {
 fn constant_subexpressions_fold() {
     let ev = event(&[("long s", 8, true)], r#""%d %lu", REC->s & ((((0x0 | 0x1 | 0x2) + 1) << 1) - 1), sizeof(long) * 2"#);
     let p = Program::compile(&ev).unwrap();
-    let d = alloc::format!("{:?}", p.args[0]);
+    let d = alloc::format!("{:?}", p.args.borrow()[0]);
     assert!(d.starts_with("Bin(And, Field(4), Num(7,"), "{d}");
     // `long` depends on the recording: not folded.
-    assert!(matches!(p.args[1], Expr::Bin(..)));
+    assert!(matches!(p.args.borrow()[1], Expr::Bin(..)));
     assert_eq!(run(&ev, &rec(&0xffu64.to_le_bytes())), "7 16");
 }
 
@@ -520,4 +520,22 @@ fn audit_casts_i_and_uuid_variants() {
     // Narrowing keeps the low bits; widening a signed value sign-extends.
     let ev = event(&[("u64 v", 8, false)], r#""%d %d %lld %llu", (s8)(REC->v >> 8), (u8)(REC->v >> 8), (s64)(s32)REC->v, (u64)(u32)(s32)REC->v"#);
     assert_eq!(run(&ev, &rec(&0x8000_8080u64.to_le_bytes())), "-128 128 -2147450752 2147516544");
+}
+
+/// Every error message comes back as written: `msg!` finds the line at
+/// compile time, `Msg::text` cuts it out through the offset table.
+#[test]
+fn messages_round_trip() {
+    use super::Msg;
+    for m in super::MSGS.split('\n') {
+        assert_eq!(Msg::of(m).text(), m);
+    }
+    assert_eq!(msg!("expected )").text(), "expected )");
+    assert_eq!(msg!("UUID shorter than 16 bytes").text(), "UUID shorter than 16 bytes");
+    // A record that fails keeps its reason.
+    let e = parse_event("t", "name: t\nID: 1\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n\nprint fmt: \"%d\", 1 / (REC->a - REC->a)\n").unwrap();
+    let env = Env::new(crate::cursor::Endian::Little, 8);
+    let mut s = alloc::string::String::new();
+    let r = Program::compile(&e).unwrap().render(&e, &[0, 0, 0, 0], &env, &mut s);
+    assert_eq!(r.unwrap_err().what, "division by zero");
 }
