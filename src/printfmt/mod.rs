@@ -505,7 +505,7 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
             }
             continue;
         }
-        if f.is_ptr && f.ctype.contains("char") {
+        if f.is_ptr && crate::util::find_str(&f.ctype, "char", false).is_some() {
             // FILTER_PTR_STRING: the kernel prints `(0xADDR:text)`, reading the
             // text from its memory; we know it only for strings listed in
             // printk_formats. (6.18 prints as ADDR where the field sits in its

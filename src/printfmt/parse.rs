@@ -459,7 +459,7 @@ impl<'e> Parser<'e> {
             return Err(msg!("cast to a struct"));
         }
         let n = name.as_str();
-        let signed = !(n.contains("unsigned") || n.starts_with('u') || n.starts_with("__u") || n.starts_with("__be")
+        let signed = !(crate::util::find_str(n, "unsigned", false).is_some() || n.starts_with('u') || n.starts_with("__u") || n.starts_with("__be")
             || n.starts_with("__le")
             || one_of("bool|_Bool|size_t|gfp_t|dma_addr_t|phys_addr_t|pgoff_t|sector_t|dev_t|umode_t|resource_size_t", n));
         let size = if one_of(

@@ -1534,10 +1534,10 @@ pub fn release_word(rel: &str) -> &str {
 /// (server/desktop/preempt before, preempt_model_str() since). "unknown"
 /// when not given.
 pub fn lat_model(line: &str) -> &str {
-    match line.find("(M:") {
+    match crate::util::find_str(line, "(M:", false) {
         Some(i) => {
             let t = &line[i + 3..];
-            &t[..t.find(" VP:").unwrap_or(t.len())]
+            &t[..crate::util::find_str(t, " VP:", false).unwrap_or(t.len())]
         }
         None => "unknown",
     }

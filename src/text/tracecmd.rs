@@ -237,7 +237,7 @@ fn next_arg<'s>(rest: &mut Option<&'s str>) -> Option<&'s str> {
 fn rec_field(a: &str, e: &Event) -> Option<usize> {
     let mut t = String::from(a);
     t.retain(|c| c != '(' && c != ')');
-    let p = t.find("REC->")?;
+    let p = crate::util::find_str(&t, "REC->", false)?;
     for c in t.get(..p)?.bytes() {
         if !(c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'*' | b'\t')) {
             return None;
@@ -850,7 +850,7 @@ impl<'a> TraceCmd<'a> {
         for (fi, fd) in c.ev.fields.iter().filter(|f| !f.name.starts_with("common_")).enumerate() {
             let (f, kind) = (field_f(fd), &fd.kind);
             // TEP_FIELD_IS_POINTER / TEP_FIELD_IS_LONG ("long" anywhere).
-            let ptr = if fd.is_ptr { 2 } else { fd.ctype.contains("long") as u8 };
+            let ptr = if fd.is_ptr { 2 } else { crate::util::find_str(&fd.ctype, "long", false).is_some() as u8 };
             s.t(" ").t(&fd.name).t("=");
             if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() && cur != usize::MAX {
                 // print_field(): the next conversion (from where the last

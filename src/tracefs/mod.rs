@@ -334,26 +334,8 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     (!new.is_empty()).then_some(new)
 }
 
-/// Where `needle` first (`last`: last) occurs in `hay`, by comparing it at
-/// every offset. The strings searched here are short (control file texts,
-/// names); core's `str::find`/`rfind`/`contains` with a `&str` pattern bring
-/// its two-way searcher (~2.5 KB, forward and reverse) into the binary.
-#[inline(never)]
-pub fn find_str(hay: &str, needle: &str, last: bool) -> Option<usize> {
-    let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    let mut found = None;
-    let mut i = 0;
-    while i + n.len() <= h.len() {
-        if h[i..i + n.len()] == *n {
-            found = Some(i);
-            if !last {
-                break;
-            }
-        }
-        i += 1;
-    }
-    found
-}
+pub use crate::util::find_str;
+
 
 /// Files whose writes the kernel may explain in `error_log`.
 fn logs_errors(name: &str) -> bool {

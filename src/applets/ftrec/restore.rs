@@ -40,7 +40,7 @@ pub fn current_value(file: &str, raw: &str) -> String {
         return String::from("0");
     }
     if file.ends_with("buffer_size_kb") {
-        if let Some(at) = s.find("(expanded: ") {
+        if let Some(at) = crate::util::find_str(s, "(expanded: ", false) {
             return String::from(s[at + 11..].trim_end_matches(')'));
         }
     }
