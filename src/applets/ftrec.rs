@@ -313,13 +313,13 @@ struct Output {
 fn open_output(path: &str) -> Result<Output> {
     let err = |e| os_err(path, e);
     let mode = FMode::from_raw_mode(0o644);
-    let (fd, created) = match rustix::fs::open(path, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC, mode) {
+    let (fd, created) = match sys::open_str(path, OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC, mode) {
         Ok(fd) => (fd, true),
-        Err(Errno::EXIST) => (rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, mode).map_err(err)?, false),
+        Err(Errno::EXIST) => (sys::open_str(path, OFlags::WRONLY | OFlags::CLOEXEC, mode).map_err(err)?, false),
         Err(e) => return Err(err(e)),
     };
     let d = dir_of(path);
-    let dir = rustix::fs::open(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
+    let dir = sys::open_str(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
         .map_err(|e| os_err(d, e))?;
     // The per-CPU temp files go beside the output: make sure they can.
     if let Err(e) = temp_file(&dir, 0) {
@@ -675,7 +675,7 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
     // A link to ".../per_cpu/cpuN/trace_pipe_raw" of this tracefs.
     let pre = rec.path_of("per_cpu/cpu");
     let me = sys::getpid().to_string();
-    let open_dir = |p: &str| rustix::fs::open(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
+    let open_dir = |p: &str| sys::open_str(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
     let Ok(procs) = open_dir("/proc") else { return Ok(()) };
     let mut busy = None;
     let _ = sys::read_dir(&procs, &mut |pid, _| {
@@ -745,7 +745,7 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
         };
         let name = String::from(&rel["instances/".len()..]);
         if sig.is_some() && !top.exists(&rel) {
-            rustix::fs::mkdirat(top.dir(), rel.as_str(), FMode::from_raw_mode(0o755))
+            top.mkdir(&rel, true)
                 .map_err(|e| os_err(&top.path_of(&rel), e))?;
             saver.created_instance(&rel);
         }

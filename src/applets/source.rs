@@ -22,7 +22,7 @@ pub struct FileAt {
 
 impl FileAt {
     pub fn open(path: &str) -> Result<FileAt, String> {
-        let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        let fd = crate::sys::open_str(path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| format!("{}: {}", path, OsError(e)))?;
         Ok(FileAt { fd })
     }

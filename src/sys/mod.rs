@@ -71,6 +71,12 @@ pub fn cpath(path: &str) -> Result<alloc::ffi::CString> {
     alloc::ffi::CString::new(path).map_err(|_| Errno::INVAL)
 }
 
+/// Open a `&str` path: one C-string conversion for every caller, not
+/// rustix's stack-buffer conversion copied into each generic instance.
+pub fn open_str(path: &str, flags: OFlags, mode: Mode) -> Result<OwnedFd> {
+    rustix::fs::openat(CWD, &*cpath(path)?, flags, mode)
+}
+
 /// Open for reading, close-on-exec.
 pub fn open(path: impl rustix::path::Arg) -> Result<OwnedFd> {
     rustix::fs::openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())

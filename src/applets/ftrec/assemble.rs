@@ -235,7 +235,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         header_event: read_or_empty(top, "events/header_event"),
         ftrace_formats: formats_of(top, &all, "ftrace"),
         systems: Vec::new(),
-        kallsyms: crate::sys::read("/proc/kallsyms").unwrap_or_default(),
+        kallsyms: crate::sys::read(c"/proc/kallsyms").unwrap_or_default(),
         printk_formats: read_or_empty(top, "printk_formats"),
         cmdlines: read_or_empty(top, "saved_cmdlines"),
         cpus: r.cpus.len() as u32,
@@ -253,7 +253,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     for s in meta.systems.iter_mut() {
         fs.extend(s.1.iter_mut());
     }
-    crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
+    crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
     // "\nBuffer: NAME\n\n": the CPUSTAT option's head and the summary's.
     let buffer_head = if r.name.is_empty() { Vec::new() } else { [b"\nBuffer: ", r.name.as_bytes(), b"\n\n"].concat() };
     let o = &mut meta.options;

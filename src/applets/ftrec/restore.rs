@@ -123,7 +123,7 @@ impl Saver {
                     // still hold a reference for a moment: retry briefly.
                     let mut r = Ok(());
                     for _ in 0..50 {
-                        r = rustix::fs::unlinkat(top.dir(), p.as_str(), rustix::fs::AtFlags::REMOVEDIR);
+                        r = top.mkdir(p, false);
                         if r != Err(rustix::io::Errno::BUSY) {
                             break;
                         }
