@@ -438,7 +438,7 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
     // kernel's enumerators, which its BTF lists: resolved as ftrec does.
     let mut fs: Vec<&mut Vec<u8>> = formats.iter_mut().map(|f| &mut f.1).collect();
-    format::resolve_enums_btf(&mut fs, &|| sys::read("/sys/kernel/btf/vmlinux").unwrap_or_default());
+    format::resolve_enums_btf(&mut fs, &|| sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
     let what = top.path_of("events");
     let mut events = Vec::new();
     for (s, t) in &formats {
@@ -448,7 +448,7 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     // The kernel's `long` (header_page's commit field), not ours: a 32-bit
     // ftcat on a 64-bit kernel must read 8-byte longs.
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
-    let kallsyms = sys::read("/proc/kallsyms").unwrap_or_default();
+    let kallsyms = sys::read(c"/proc/kallsyms").unwrap_or_default();
     let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"));
     for (name, on) in crate::tracefs::state::options(tfs).unwrap_or_default() {
         let mut spec = name;
@@ -1305,6 +1305,17 @@ mod tests {
         assert!(glob("s?s_*", "sys_enter"));
         assert!(!glob("sched_*", "irq_handler_entry"));
         assert!(glob("*exit*", "sys_exit_read"));
+    }
+
+    /// Bytes that are not UTF-8 (a Latin-1 comm, a 1-byte field's 0xff)
+    /// reach stdout as themselves, as the kernel writes them.
+    #[test]
+    fn raw_bytes_leave_as_bytes() {
+        let mut o = Out::new();
+        let b = b"a='\xff'(255) \xe9t\xc3\xa9 \xef\x9e\x80";
+        crate::text::put_all(&mut o, b).unwrap();
+        assert_eq!(&o.buf[..o.n], b);
+        o.n = 0;
     }
 
     #[test]

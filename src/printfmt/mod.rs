@@ -567,21 +567,11 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
     write_bytes(out, &b)
 }
 
-/// Write bytes through `fmt::Write`; invalid UTF-8 becomes U+FFFD.
-pub fn write_bytes(out: &mut dyn fmt::Write, mut b: &[u8]) -> Result<(), RenderError> {
-    let werr = |_| RenderError { what: "output write failed" };
-    loop {
-        match core::str::from_utf8(b) {
-            Ok(s) => return out.write_str(s).map_err(werr),
-            Err(e) => {
-                let (ok, rest) = b.split_at(e.valid_up_to());
-                out.write_str(core::str::from_utf8(ok).unwrap_or("")).map_err(werr)?;
-                out.write_char('\u{fffd}').map_err(werr)?;
-                let skip = e.error_len().unwrap_or(rest.len()).max(1);
-                b = &rest[skip.min(rest.len())..];
-            }
-        }
-    }
+/// Write bytes through `fmt::Write` exactly: bytes that are not UTF-8
+/// (a Latin-1 name, a 1-byte field's 0xff) go as text's raw-byte escapes,
+/// which the output edge turns back into the bytes the kernel prints.
+pub fn write_bytes(out: &mut dyn fmt::Write, b: &[u8]) -> Result<(), RenderError> {
+    crate::text::put_all(out, b).map_err(|_| RenderError { what: "output write failed" })
 }
 
 #[cfg(test)]
