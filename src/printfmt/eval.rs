@@ -643,6 +643,7 @@ pub(crate) fn format<'a>(
 }
 
 /// One `%p` conversion with extension `ext` (the alphanumerics after `p`).
+#[inline(never)]
 pub(crate) fn pointer<'a>(
     ctx: &Ctx<'a, '_>,
     out: &mut Vec<u8>,
