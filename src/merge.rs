@@ -123,8 +123,14 @@ impl<'s> Merge<'s> {
     }
 
     /// Merge the page streams of a trace.dat buffer.
-    pub fn from_pages(layout: PageLayout, streams: Vec<CpuPages<'s>>) -> Merge<'s> {
-        let v: Vec<Box<dyn PageSource + 's>> = streams.into_iter().map(|s| Box::new(s) as Box<dyn PageSource + 's>).collect();
+    pub fn from_pages(layout: PageLayout, mut streams: Vec<CpuPages<'s>>) -> Merge<'s> {
+        // pop and reverse, not into_iter().map().collect(): no IntoIter of
+        // CpuPages and its drop code.
+        let mut v: Vec<Box<dyn PageSource + 's>> = Vec::with_capacity(streams.len());
+        while let Some(s) = streams.pop() {
+            v.push(Box::new(s));
+        }
+        v.reverse();
         Merge::new(layout, v)
     }
 

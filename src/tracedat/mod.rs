@@ -704,8 +704,10 @@ impl<'f> TraceDat<'f> {
         let top = flyrecord_v6(p, &kind, cpus, self.page_size, String::new());
         p.done()?;
         self.buffers.push(top);
-        for (_, off, name) in instances {
-            let mut q = P::new(p.file, p.e, off, "instance buffer");
+        // By reference: a by-value loop adds an IntoIter and its drop code.
+        for r in &mut instances {
+            let name = core::mem::take(&mut r.2);
+            let mut q = P::new(p.file, p.e, r.1, "instance buffer");
             q.fill(&mut kind);
             if kind.starts_with(b"options") {
                 // Instance headers may carry their own options; skip them.
@@ -850,7 +852,7 @@ impl<'f> TraceDat<'f> {
                 }
             }
         }
-        for (id, off, _) in refs {
+        for &(id, off, _) in &refs {
             // Only ids 16..=21 are collected (read_options).
             let i = id.wrapping_sub(OPT_HEADER_INFO) as usize;
             let (_, data, base, _) = self.section(off, META[i.min(5)])?;
