@@ -60,7 +60,7 @@ impl Field {
     pub fn new(name: &str, ctype: &str, offset: usize, size: usize, signed: bool, kind: FieldKind) -> Field {
         let is_ptr = ctype.contains('*');
         let base = base_type(ctype);
-        let is_char = !is_ptr && matches!(base, "char" | "unsigned char" | "signed char");
+        let is_char = !is_ptr && crate::util::one_of("char|unsigned char|signed char", base);
         let elem = match kind {
             FieldKind::Scalar => size,
             FieldKind::Array(n) if n > 0 && size.is_multiple_of(n) => size / n,
