@@ -20,7 +20,10 @@ pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
         let s = &*v;
         order(s.len(), &mut |a, b| cmp(&s[a], &s[b]) == Ordering::Greater)
     };
-    permute(perm, &mut |i, j| v.swap(i, j));
+    // SAFETY: `v` is a live, exclusively borrowed slice; `perm` is a
+    // permutation of 0..v.len(), so permute swaps whole, distinct elements
+    // of `size_of::<T>()` bytes inside it (a move, as `<[T]>::swap` does).
+    unsafe { permute(perm, v.as_mut_ptr().cast::<u8>(), core::mem::size_of::<T>()) }
 }
 
 /// Stable sort of `v` by a key, like `<[T]>::sort_by_key`.
@@ -72,9 +75,15 @@ fn order(n: usize, gt: &mut dyn FnMut(usize, usize) -> bool) -> Vec<usize> {
 
 /// Rearrange so that new position `k` holds the element that was at
 /// `perm[k]`, using only swaps. Each cycle of the permutation is walked once;
-/// a finished position is marked by making it a fixed point.
+/// a finished position is marked by making it a fixed point. The elements
+/// are `size` bytes at `base`: one copy of this code for every element
+/// type (a swap closure per type cost ~40 B a call site).
+///
+/// # Safety
+/// `base` points to `perm.len()` elements of `size` bytes, writable, and
+/// `perm` is a permutation of `0..perm.len()`.
 #[inline(never)]
-fn permute(mut perm: Vec<usize>, swap: &mut dyn FnMut(usize, usize)) {
+unsafe fn permute(mut perm: Vec<usize>, base: *mut u8, size: usize) {
     for s in 0..perm.len() {
         let mut k = s;
         while perm[k] != k {
@@ -83,7 +92,9 @@ fn permute(mut perm: Vec<usize>, swap: &mut dyn FnMut(usize, usize)) {
             if next == s {
                 break;
             }
-            swap(k, next);
+            // SAFETY: k != next (perm[k] != k), both < perm.len(): two
+            // distinct elements inside the slice (the caller's contract).
+            unsafe { core::ptr::swap_nonoverlapping(base.add(k * size), base.add(next * size), size) };
             k = next;
         }
     }
