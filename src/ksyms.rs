@@ -67,7 +67,8 @@ pub struct Ksym<'a> {
 /// Symbols that mark the end of a kernel region: an address past them is not
 /// inside any symbol (the kernel's is_ksym_addr() refuses it).
 fn is_end_marker(name: &str) -> bool {
-    crate::util::one_of("_etext|_einittext|_end|__init_end|_edata|__bss_stop", name)
+    // A cheap rejection first: every %pS with an offset asks.
+    name.len() <= 11 && name.starts_with('_') && crate::util::one_of("_etext|_einittext|_end|__init_end|_edata|__bss_stop", name)
 }
 
 /// `u8::is_ascii_whitespace`, with one compare for the usual non-blank byte.
