@@ -104,14 +104,24 @@ fn fld(e: &Event, name: &str) -> Option<F> {
 /// `|`-separated names, at most 7; a name may end in `?`, which is not
 /// part of it), in that order: one call per event kind instead of one per
 /// field, and no table of `&str`s (16 bytes each).
-#[inline(never)]
+#[inline]
 pub(super) fn flds(e: &Event, groups: &str, i: usize) -> [Option<F>; 7] {
+    flds_req(e, groups, i).0
+}
+
+/// [`flds`], and whether every name without `?` was found (one walk over
+/// the names for both).
+#[inline(never)]
+fn flds_req(e: &Event, groups: &str, i: usize) -> ([Option<F>; 7], bool) {
     let mut out = [None; 7];
+    let mut all = true;
     let names = groups.split(';').nth(i).unwrap_or("");
     for (o, n) in out.iter_mut().zip(names.split('|')) {
+        let opt = n.ends_with('?');
         *o = fld(e, n.trim_end_matches('?'));
+        all &= opt || o.is_some();
     }
-    out
+    (out, all)
 }
 
 impl Classes {
@@ -163,11 +173,9 @@ fn classify_kind(e: &Event) -> Option<Kind> {
         // `?`: a field the kind does without; the others must be there.
         const GROUPS: &str = "ip|parent_ip;func|depth;func|depth|retaddr?;func|depth|overrun?|calltime|rettime|retval?;\
                               ip|buf;ip|fmt|buf;ip|str;caller;caller;ip|parent_ip|count|top_delta_ts|bottom_delta_ts;id|buf";
-        let o = flds(e, GROUPS, i);
-        for (f, n) in o.iter().zip(GROUPS.split(';').nth(i)?.split('|')) {
-            if f.is_none() && !n.ends_with('?') {
-                return None;
-            }
+        let (o, all) = flds_req(e, GROUPS, i);
+        if !all {
+            return None;
         }
         let (c, g) = (o[2], o[5]);
         let [a, b, _, d, f, ..] = o.map(Option::unwrap_or_default);
@@ -342,6 +350,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     /// trace.c s_show() for the header: `# tracer:`, then the tracer's own
     /// header or trace_default_header().
+    ///
+    /// Out of line: its one caller (ftcat's decode) is big, and inlined
+    /// there these writes cost ~2 KB of spills and copies.
+    #[inline(never)]
     pub fn header(&self, out: &mut dyn Write, h: &HeaderInfo) -> fmt::Result {
         write!(out, "# tracer: {}\n#\n", h.tracer)?;
         let o = &self.opts;
@@ -521,6 +533,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     /// The end of the records: a latency line still waiting for the next
     /// record's timestamp gets none (delta 0), as the kernel's last line.
+    #[inline(never)]
     pub fn finish(&mut self, out: &mut dyn Write) -> fmt::Result {
         match self.pend.take() {
             Some(p) => self.lat_flush(out, p, p.0),
