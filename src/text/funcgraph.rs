@@ -91,22 +91,25 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
             out.write_str(l)?;
         }
     }
-    // The two header rows: each optional column's title, then its ticks.
-    let cols = [
-        (o.g(opts::G_ABS_TIME), ["     TIME       ", "      |         "]),
-        (o.g(opts::G_CPU), [" CPU", " |  "]),
-        (o.g(opts::G_PROC), ["  TASK/PID       ", "   |    |        "]),
-        (lat, ["||||   ", "||||   "]),
-        (o.g(opts::G_DURATION), ["  DURATION   ", "   |   |      "]),
-    ];
-    for (row, tail) in ["               FUNCTION CALLS\n", "               |   |   |   |\n"].into_iter().enumerate() {
-        out.write_char('#')?;
-        for (on, t) in &cols {
-            if *on {
-                out.write_str(t[row])?;
+    // The two header rows: `#`, each optional column's title (ticks in
+    // the second row), the function column. One string split at `;`
+    // and a bit per piece, not a table of &strs (16 bytes each).
+    let on = 1
+        | (o.g(opts::G_ABS_TIME) as u32) << 1
+        | (o.g(opts::G_CPU) as u32) << 2
+        | (o.g(opts::G_PROC) as u32) << 3
+        | (lat as u32) << 4
+        | (o.g(opts::G_DURATION) as u32) << 5
+        | 1 << 6;
+    for row in "#;     TIME       ; CPU;  TASK/PID       ;||||   ;  DURATION   ;               FUNCTION CALLS\n\
+                #;      |         ; |  ;   |    |        ;||||   ;   |   |      ;               |   |   |   |\n"
+        .split_inclusive('\n')
+    {
+        for (k, t) in row.split(';').enumerate() {
+            if on >> k & 1 != 0 {
+                out.write_str(t)?;
             }
         }
-        out.write_str(tail)?;
     }
     Ok(())
 }

@@ -380,7 +380,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         write!(out, "# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n", h.entries, h.written, h.cpus)?;
         // The tgid column, or what stands in its place: the irq-info
         // layout has two spaces more before `CPU#` either way.
-        let (t0, t1) = if o.has(opts::RECORD_TGID) { ("     TGID   ", "       |    ") } else { ("  ", "  ") };
+        let t0 = if o.has(opts::RECORD_TGID) { 12 } else { 2 };
         let irq = o.has(opts::IRQ_INFO);
         if irq {
             // One string, not a table of &strs (16 bytes each).
@@ -389,16 +389,24 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 .split_inclusive('\n')
             {
                 out.write_str("#                            ")?;
-                pad(out, t0.len())?;
+                pad(out, t0)?;
                 out.write_str(l)?;
             }
         }
-        let (s0, s1) = if irq {
-            (" CPU#  |||||  TIMESTAMP  FUNCTION\n", "   |   |||||     |         |\n")
-        } else {
-            (" CPU#     TIMESTAMP  FUNCTION\n", "   |         |         |\n")
-        };
-        write!(out, "#           TASK-PID  {}{}#              | |    {}{}", t0, s0, t1, s1)
+        // The two rows of column titles: pieces split at `;`, a bit each
+        // (tgid or not, irq-info or not), as funcgraph::header; `@` ends a row.
+        let on = 1 | if o.has(opts::RECORD_TGID) { 2 } else { 4 } | if irq { 8 } else { 16 };
+        for row in "#           TASK-PID  ;     TGID   ;  ; CPU#  |||||  TIMESTAMP  FUNCTION\n; CPU#     TIMESTAMP  FUNCTION\n@\
+                    #              | |    ;       |    ;  ;   |   |||||     |         |\n;   |         |         |\n"
+            .split('@')
+        {
+            for (k, t) in row.split(';').enumerate() {
+                if on >> k & 1 != 0 {
+                    out.write_str(t)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// print_trace_header(). The latency, CPU and task are those of the
