@@ -394,14 +394,15 @@ fn duration<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, dur: u64, f
         Fill::End => return out.write_str(" |"),
         Fill::No => {}
     }
-    if k.opts.g(opts::G_OVERHEAD) {
-        out.write_char(mark(dur))?;
-        out.write_char(' ')?;
-    } else {
-        out.write_str("  ")?;
-    }
-    print_duration(out, dur)?;
-    out.write_str("|  ")
+    // The mark, the time and the bar as one line: one write, not four.
+    let mut arr = [0u8; 48];
+    let mut b = Line::on(&mut arr);
+    // The marks are ASCII.
+    b.push(if k.opts.g(opts::G_OVERHEAD) { mark(dur) as u8 } else { b' ' });
+    b.push(b' ');
+    dur_into(&mut b, dur);
+    b.extend_str("|  ");
+    b.flush(out)
 }
 
 /// trace_find_mark(): the overhead mark for a duration in ns.
@@ -421,6 +422,13 @@ pub fn mark(d: u64) -> char {
 pub fn print_duration(out: &mut dyn Write, dur: u64) -> fmt::Result {
     let mut arr = [0u8; 48];
     let mut b = Line::on(&mut arr);
+    dur_into(&mut b, dur);
+    b.flush(out)
+}
+
+/// [`print_duration`] into a line (at most 32 bytes).
+fn dur_into(b: &mut Line, dur: u64) {
+    let at = b.len();
     let ulen = b.uint(dur / 1000);
     let mut len = ulen;
     if len < 7 {
@@ -428,12 +436,11 @@ pub fn print_duration(out: &mut dyn Write, dur: u64) -> fmt::Result {
         let keep = ((8 - len).min(5) - 1).min(3);
         b.push(b'.');
         b.zeros(dur % 1000, 3);
-        b.truncate(ulen + 1 + keep);
+        b.truncate(at + ulen + 1 + keep);
         len += keep + 1;
     }
     b.extend_str(" us ");
     b.pad(8usize.saturating_sub(len));
-    b.flush(out)
 }
 
 fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {
