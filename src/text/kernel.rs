@@ -778,34 +778,31 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 out.write_str(": ")?;
                 self.msg(out, d, &c.kind)?;
             }
-            Kind::KStack { caller } => {
-                out.write_str("<stack trace>\n")?;
+            Kind::KStack { caller } | Kind::UStack { caller } => {
+                // One loop for both: the kernel stack ends at ULONG_MAX
+                // (or the record's end) and prints symbols; the user stack
+                // has FTRACE_STACK_ENTRIES slots, ends at 0, and without
+                // the task's mm (gone by now) prints bare addresses.
+                let user = matches!(c.kind, Kind::UStack { .. });
+                out.write_str(if user { "<user stack trace>\n" } else { "<stack trace>\n" })?;
+                let (mut n, end) = if user { (8, 0) } else { (usize::MAX, self.ulong_max()) };
                 let mut p = *caller as usize;
-                while p + self.long <= d.len() {
-                    let a = read_uint(d, p, self.long, e).unwrap_or(0);
-                    if a == self.ulong_max() {
-                        break;
-                    }
-                    out.write_str(" => ")?;
-                    self.ip_sym(out, a, sf)?;
-                    out.write_char('\n')?;
-                    p += self.long;
-                }
-            }
-            Kind::UStack { caller } => {
-                out.write_str("<user stack trace>\n")?;
-                // FTRACE_STACK_ENTRIES slots; without the task's mm (gone by
-                // now) the kernel prints the bare address.
-                let mut p = *caller as usize;
-                for _ in 0..8 {
+                while n > 0 {
                     let Ok(a) = read_uint(d, p, self.long, e) else { break };
-                    if a == 0 {
+                    if a == end {
                         break;
                     }
-                    out.write_str(" =>  <")?;
-                    self.hex_ip(out, a)?;
-                    out.write_str(">\n")?;
+                    if user {
+                        out.write_str(" =>  <")?;
+                        self.hex_ip(out, a)?;
+                        out.write_str(">\n")?;
+                    } else {
+                        out.write_str(" => ")?;
+                        self.ip_sym(out, a, sf)?;
+                        out.write_char('\n')?;
+                    }
                     p += self.long;
+                    n -= 1;
                 }
             }
             Kind::FuncRepeats { ip, parent, count, top, bottom } => {
