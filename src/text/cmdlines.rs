@@ -38,8 +38,8 @@ impl Cmdlines {
 
     pub fn add_cmdlines(&mut self, text: &[u8]) {
         for line in text.split(|&b| b == b'\n') {
-            let mut it = line.splitn(2, |&b| b == b' ');
-            let (Some(p), Some(name)) = (it.next(), it.next()) else { continue };
+            let Some(sp) = line.iter().position(|&b| b == b' ') else { continue };
+            let (p, name) = (&line[..sp], &line[sp + 1..]);
             let Some(pid) = parse_i32(p) else { continue };
             let start = self.names.len() as u32;
             // Plain ASCII names (nearly all) as they are, the rest through
@@ -139,12 +139,8 @@ fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
 }
 
 pub(super) fn parse_i32(s: &[u8]) -> Option<i32> {
-    // The usual plain digits by hand (tgids lists run to pid_max lines).
-    if !s.is_empty() && s.len() < 10 && s.iter().all(|c| c.is_ascii_digit()) {
-        return Some(s.iter().fold(0i32, |v, &c| v * 10 + (c - b'0') as i32));
-    }
-    // Else what `str::parse::<i32>` accepts (a sign, digits, in range),
-    // by hand too: core's parser is 340 bytes for this one caller.
+    // What `str::parse::<i32>` accepts (a sign, digits, in range), by
+    // hand: core's parser is 340 bytes for this one caller.
     let s = core::str::from_utf8(s).ok()?.trim().as_bytes();
     let (neg, d) = match s.split_first() {
         Some((b'-', d)) => (true, d),

@@ -51,6 +51,8 @@ impl Decoder {
         Some((self.events.get(i)?, self.progs.get(i)?))
     }
 
+    /// Out of line: render, bprint and fields each had a copy.
+    #[inline(never)]
     fn penv(&self) -> printfmt::Env<'_> {
         let mut e = printfmt::Env::new(self.endian, self.long_size);
         e.ksyms = Some(&self.ksyms);

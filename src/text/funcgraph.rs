@@ -91,22 +91,25 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
             out.write_str(l)?;
         }
     }
-    // The two header rows: each optional column's title, then its ticks.
-    let cols = [
-        (o.g(opts::G_ABS_TIME), ["     TIME       ", "      |         "]),
-        (o.g(opts::G_CPU), [" CPU", " |  "]),
-        (o.g(opts::G_PROC), ["  TASK/PID       ", "   |    |        "]),
-        (lat, ["||||   ", "||||   "]),
-        (o.g(opts::G_DURATION), ["  DURATION   ", "   |   |      "]),
-    ];
-    for (row, tail) in ["               FUNCTION CALLS\n", "               |   |   |   |\n"].into_iter().enumerate() {
-        out.write_char('#')?;
-        for (on, t) in &cols {
-            if *on {
-                out.write_str(t[row])?;
+    // The two header rows: `#`, each optional column's title (ticks in
+    // the second row), the function column. One string split at `;`
+    // and a bit per piece, not a table of &strs (16 bytes each).
+    let on = 1
+        | (o.g(opts::G_ABS_TIME) as u32) << 1
+        | (o.g(opts::G_CPU) as u32) << 2
+        | (o.g(opts::G_PROC) as u32) << 3
+        | (lat as u32) << 4
+        | (o.g(opts::G_DURATION) as u32) << 5
+        | 1 << 6;
+    for row in "#;     TIME       ; CPU;  TASK/PID       ;||||   ;  DURATION   ;               FUNCTION CALLS\n\
+                #;      |         ; |  ;   |    |        ;||||   ;   |   |      ;               |   |   |   |\n"
+        .split_inclusive('\n')
+    {
+        for (k, t) in row.split(';').enumerate() {
+            if on >> k & 1 != 0 {
+                out.write_str(t)?;
             }
         }
-        out.write_str(tail)?;
     }
     Ok(())
 }
@@ -391,14 +394,15 @@ fn duration<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, dur: u64, f
         Fill::End => return out.write_str(" |"),
         Fill::No => {}
     }
-    if k.opts.g(opts::G_OVERHEAD) {
-        out.write_char(mark(dur))?;
-        out.write_char(' ')?;
-    } else {
-        out.write_str("  ")?;
-    }
-    print_duration(out, dur)?;
-    out.write_str("|  ")
+    // The mark, the time and the bar as one line: one write, not four.
+    let mut arr = [0u8; 48];
+    let mut b = Line::on(&mut arr);
+    // The marks are ASCII.
+    b.push(if k.opts.g(opts::G_OVERHEAD) { mark(dur) as u8 } else { b' ' });
+    b.push(b' ');
+    dur_into(&mut b, dur);
+    b.extend_str("|  ");
+    b.flush(out)
 }
 
 /// trace_find_mark(): the overhead mark for a duration in ns.
@@ -418,6 +422,13 @@ pub fn mark(d: u64) -> char {
 pub fn print_duration(out: &mut dyn Write, dur: u64) -> fmt::Result {
     let mut arr = [0u8; 48];
     let mut b = Line::on(&mut arr);
+    dur_into(&mut b, dur);
+    b.flush(out)
+}
+
+/// [`print_duration`] into a line (at most 32 bytes).
+fn dur_into(b: &mut Line, dur: u64) {
+    let at = b.len();
     let ulen = b.uint(dur / 1000);
     let mut len = ulen;
     if len < 7 {
@@ -425,12 +436,11 @@ pub fn print_duration(out: &mut dyn Write, dur: u64) -> fmt::Result {
         let keep = ((8 - len).min(5) - 1).min(3);
         b.push(b'.');
         b.zeros(dur % 1000, 3);
-        b.truncate(ulen + 1 + keep);
+        b.truncate(at + ulen + 1 + keep);
         len += keep + 1;
     }
     b.extend_str(" us ");
     b.pad(8usize.saturating_sub(len));
-    b.flush(out)
 }
 
 fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {

@@ -104,14 +104,24 @@ fn fld(e: &Event, name: &str) -> Option<F> {
 /// `|`-separated names, at most 7; a name may end in `?`, which is not
 /// part of it), in that order: one call per event kind instead of one per
 /// field, and no table of `&str`s (16 bytes each).
-#[inline(never)]
+#[inline]
 pub(super) fn flds(e: &Event, groups: &str, i: usize) -> [Option<F>; 7] {
+    flds_req(e, groups, i).0
+}
+
+/// [`flds`], and whether every name without `?` was found (one walk over
+/// the names for both).
+#[inline(never)]
+fn flds_req(e: &Event, groups: &str, i: usize) -> ([Option<F>; 7], bool) {
     let mut out = [None; 7];
+    let mut all = true;
     let names = groups.split(';').nth(i).unwrap_or("");
     for (o, n) in out.iter_mut().zip(names.split('|')) {
+        let opt = n.ends_with('?');
         *o = fld(e, n.trim_end_matches('?'));
+        all &= opt || o.is_some();
     }
-    out
+    (out, all)
 }
 
 impl Classes {
@@ -163,11 +173,9 @@ fn classify_kind(e: &Event) -> Option<Kind> {
         // `?`: a field the kind does without; the others must be there.
         const GROUPS: &str = "ip|parent_ip;func|depth;func|depth|retaddr?;func|depth|overrun?|calltime|rettime|retval?;\
                               ip|buf;ip|fmt|buf;ip|str;caller;caller;ip|parent_ip|count|top_delta_ts|bottom_delta_ts;id|buf";
-        let o = flds(e, GROUPS, i);
-        for (f, n) in o.iter().zip(GROUPS.split(';').nth(i)?.split('|')) {
-            if f.is_none() && !n.ends_with('?') {
-                return None;
-            }
+        let (o, all) = flds_req(e, GROUPS, i);
+        if !all {
+            return None;
         }
         let (c, g) = (o[2], o[5]);
         let [a, b, _, d, f, ..] = o.map(Option::unwrap_or_default);
@@ -342,6 +350,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     /// trace.c s_show() for the header: `# tracer:`, then the tracer's own
     /// header or trace_default_header().
+    ///
+    /// Out of line: its one caller (ftcat's decode) is big, and inlined
+    /// there these writes cost ~2 KB of spills and copies.
+    #[inline(never)]
     pub fn header(&self, out: &mut dyn Write, h: &HeaderInfo) -> fmt::Result {
         write!(out, "# tracer: {}\n#\n", h.tracer)?;
         let o = &self.opts;
@@ -368,7 +380,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         write!(out, "# entries-in-buffer/entries-written: {}/{}   #P:{}\n#\n", h.entries, h.written, h.cpus)?;
         // The tgid column, or what stands in its place: the irq-info
         // layout has two spaces more before `CPU#` either way.
-        let (t0, t1) = if o.has(opts::RECORD_TGID) { ("     TGID   ", "       |    ") } else { ("  ", "  ") };
+        let t0 = if o.has(opts::RECORD_TGID) { 12 } else { 2 };
         let irq = o.has(opts::IRQ_INFO);
         if irq {
             // One string, not a table of &strs (16 bytes each).
@@ -377,16 +389,24 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 .split_inclusive('\n')
             {
                 out.write_str("#                            ")?;
-                pad(out, t0.len())?;
+                pad(out, t0)?;
                 out.write_str(l)?;
             }
         }
-        let (s0, s1) = if irq {
-            (" CPU#  |||||  TIMESTAMP  FUNCTION\n", "   |   |||||     |         |\n")
-        } else {
-            (" CPU#     TIMESTAMP  FUNCTION\n", "   |         |         |\n")
-        };
-        write!(out, "#           TASK-PID  {}{}#              | |    {}{}", t0, s0, t1, s1)
+        // The two rows of column titles: pieces split at `;`, a bit each
+        // (tgid or not, irq-info or not), as funcgraph::header; `@` ends a row.
+        let on = 1 | if o.has(opts::RECORD_TGID) { 2 } else { 4 } | if irq { 8 } else { 16 };
+        for row in "#           TASK-PID  ;     TGID   ;  ; CPU#  |||||  TIMESTAMP  FUNCTION\n; CPU#     TIMESTAMP  FUNCTION\n@\
+                    #              | |    ;       |    ;  ;   |   |||||     |         |\n;   |         |         |\n"
+            .split('@')
+        {
+            for (k, t) in row.split(';').enumerate() {
+                if on >> k & 1 != 0 {
+                    out.write_str(t)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// print_trace_header(). The latency, CPU and task are those of the
@@ -521,6 +541,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     /// The end of the records: a latency line still waiting for the next
     /// record's timestamp gets none (delta 0), as the kernel's last line.
+    #[inline(never)]
     pub fn finish(&mut self, out: &mut dyn Write) -> fmt::Result {
         match self.pend.take() {
             Some(p) => self.lat_flush(out, p, p.0),
@@ -757,34 +778,31 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 out.write_str(": ")?;
                 self.msg(out, d, &c.kind)?;
             }
-            Kind::KStack { caller } => {
-                out.write_str("<stack trace>\n")?;
+            Kind::KStack { caller } | Kind::UStack { caller } => {
+                // One loop for both: the kernel stack ends at ULONG_MAX
+                // (or the record's end) and prints symbols; the user stack
+                // has FTRACE_STACK_ENTRIES slots, ends at 0, and without
+                // the task's mm (gone by now) prints bare addresses.
+                let user = matches!(c.kind, Kind::UStack { .. });
+                out.write_str(if user { "<user stack trace>\n" } else { "<stack trace>\n" })?;
+                let (mut n, end) = if user { (8, 0) } else { (usize::MAX, self.ulong_max()) };
                 let mut p = *caller as usize;
-                while p + self.long <= d.len() {
-                    let a = read_uint(d, p, self.long, e).unwrap_or(0);
-                    if a == self.ulong_max() {
-                        break;
-                    }
-                    out.write_str(" => ")?;
-                    self.ip_sym(out, a, sf)?;
-                    out.write_char('\n')?;
-                    p += self.long;
-                }
-            }
-            Kind::UStack { caller } => {
-                out.write_str("<user stack trace>\n")?;
-                // FTRACE_STACK_ENTRIES slots; without the task's mm (gone by
-                // now) the kernel prints the bare address.
-                let mut p = *caller as usize;
-                for _ in 0..8 {
+                while n > 0 {
                     let Ok(a) = read_uint(d, p, self.long, e) else { break };
-                    if a == 0 {
+                    if a == end {
                         break;
                     }
-                    out.write_str(" =>  <")?;
-                    self.hex_ip(out, a)?;
-                    out.write_str(">\n")?;
+                    if user {
+                        out.write_str(" =>  <")?;
+                        self.hex_ip(out, a)?;
+                        out.write_str(">\n")?;
+                    } else {
+                        out.write_str(" => ")?;
+                        self.ip_sym(out, a, sf)?;
+                        out.write_char('\n')?;
+                    }
                     p += self.long;
+                    n -= 1;
                 }
             }
             Kind::FuncRepeats { ip, parent, count, top, bottom } => {
