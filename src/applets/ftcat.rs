@@ -428,10 +428,13 @@ fn stat_num(text: &str, key: &str) -> u64 {
 #[inline(never)]
 fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
+    // (Listings walked by reference: a loop moving out of a Vec compiles
+    // to its own iterator and drop code.)
+    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
     let mut formats = Vec::new();
-    for e in crate::tracefs::events::all_events(top).unwrap_or_default() {
+    for e in &all {
         if let Ok(t) = top.read_str(&e.path("format")) {
-            formats.push((e.system, t.into_bytes()));
+            formats.push((e.system.as_str(), t.into_bytes()));
         }
     }
     // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
@@ -450,9 +453,11 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
     let kallsyms = sys::read(c"/proc/kallsyms").unwrap_or_default();
     let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"));
-    for (name, on) in crate::tracefs::state::options(tfs).unwrap_or_default() {
-        let mut spec = name;
-        spec.push_str(if on { "=1" } else { "=0" });
+    let mut spec = String::new();
+    for (name, on) in &crate::tracefs::state::options(tfs).unwrap_or_default() {
+        spec.clear();
+        spec.push_str(name);
+        spec.push_str(if *on { "=1" } else { "=0" });
         let _ = r.opts.set(&spec);
     }
     let rs = |f: &str| tfs.read_str(f).unwrap_or_default();
@@ -1007,7 +1012,8 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
         let ids = graph_ids(&rec.dec);
         let mut look = !ids.is_empty();
         // CPU by CPU, no merge: only counting and looking at types.
-        for mut cp in td.all_cpu_pages(buf) {
+        for c in &buf.cpus {
+            let mut cp = td.cpu_pages(buf, c);
             while let Some(Ok(page)) = cp.next_page() {
                 let Ok(p) = Page::parse(&layout, page) else { continue };
                 for r in p.records() {
@@ -1274,7 +1280,7 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
         ev.push((c, name));
     }
     crate::util::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    for (c, name) in ev {
+    for (c, name) in &ev {
         let _ = write!(o, "{:<40} {:>12}\n", name, c);
     }
     let _ = write!(o, "\nrecords: {}\nlost events: {}\ntime span:", s.records, lost);

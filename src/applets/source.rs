@@ -144,7 +144,7 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
     let mut cpus = crate::tracefs::state::cpus(tfs).map_err(msg)?;
     crate::util::sort(&mut cpus);
     let mut sources: Vec<Box<dyn PageSource>> = Vec::new();
-    for cpu in cpus {
+    for &cpu in &cpus {
         let rel = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
         let fd = tfs.open_file(&rel, OFlags::RDONLY | OFlags::NONBLOCK).map_err(msg)?;
         sources.push(Box::new(LiveCpu { fd, cpu, page_size: page_size as usize, once, path: "trace_pipe_raw" }));
