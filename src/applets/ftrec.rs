@@ -572,10 +572,10 @@ fn events(s: &mut Session, a: &Args) -> Result<()> {
     let resolve = |e: &EventArg| resolve_in(&all, &e.spec).map_err(Error::Fail);
     let mut enabled: Vec<EventRef> = Vec::new();
     for e in &a.events {
-        for ev in resolve(e)? {
+        for ev in &resolve(e)? {
             insert_sorted(&mut s.systems, &ev.system);
-            if let Err(at) = enabled.binary_search(&ev) {
-                enabled.insert(at, ev);
+            if let Err(at) = enabled.binary_search(ev) {
+                enabled.insert(at, ev.clone());
             }
         }
     }
@@ -828,7 +828,13 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         let _ = s.rec.write("tracing_on", b"0");
     }
     let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
-    let outcomes: Vec<engine::Outcome> = workers.into_iter().map(engine::collect).collect();
+    // (By reference, as plain loops: a Vec moved into an iterator chain
+    // compiles its own IntoIter and drop code.)
+    let mut outcomes = Vec::new();
+    for w in &workers {
+        outcomes.push(engine::collect(w));
+    }
+    drop(workers);
     let child_status = run?;
     if sig.is_some() {
         state = super::ftcat::trace_state(&s.rec);
@@ -846,14 +852,14 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
     let mut cpus = Vec::new();
     let mut err = None;
     let mut full = false;
-    for (r, o) in readers.into_iter().zip(outcomes) {
+    for (o, r) in outcomes.iter_mut().zip(readers) {
         let start = match r.max_bytes {
             Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
             _ => o.start,
         };
         cpus.push(CpuData { file: Some(r.file), start, end: o.bytes });
         if err.is_none() {
-            err = o.err;
+            err = o.err.take();
         }
         full |= o.full;
     }
