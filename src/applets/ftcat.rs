@@ -440,7 +440,10 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
     // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
     // kernel's enumerators, which its BTF lists: resolved as ftrec does.
-    let mut fs: Vec<&mut Vec<u8>> = formats.iter_mut().map(|f| &mut f.1).collect();
+    let mut fs: Vec<&mut Vec<u8>> = Vec::new();
+    for f in formats.iter_mut() {
+        fs.push(&mut f.1);
+    }
     format::resolve_enums_btf(&mut fs, &|| sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
     let what = top.path_of("events");
     let mut events = Vec::new();

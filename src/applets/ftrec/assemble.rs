@@ -242,16 +242,18 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         options: Vec::new(),
         buffers: Vec::new(),
     };
-    for s in systems {
-        let f = formats_of(top, &all, &s);
-        meta.systems.push((s, f));
+    // (By reference: a loop moving out of a Vec compiles its own IntoIter.)
+    for s in &systems {
+        meta.systems.push((s.clone(), formats_of(top, &all, s)));
     }
     // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
     // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
     // maps would have written them, so every reader prints what `trace` does.
     let mut fs: Vec<&mut Vec<u8>> = Vec::new();
     for s in meta.systems.iter_mut() {
-        fs.extend(s.1.iter_mut());
+        for f in s.1.iter_mut() {
+            fs.push(f);
+        }
     }
     crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
     // "\nBuffer: NAME\n\n": the CPUSTAT option's head and the summary's.
