@@ -394,14 +394,6 @@ fn cpu_count(t: &Tracefs) -> usize {
     n
 }
 
-fn sub_buffer_size(t: &Tracefs) -> usize {
-    match t.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u64>().ok()) {
-        Some(kb) => kb as usize * 1024,
-        // (rustix::param::page_size would link its own auxv reader.)
-        // SAFETY: getauxval only reads the auxiliary vector.
-        None => (unsafe { libc::getauxval(libc::AT_PAGESZ) }) as usize,
-    }
-}
 
 fn is_refused(e: Errno) -> bool {
     e == Errno::PERM || e == Errno::ACCESS || e == Errno::NODEV || e == Errno::OPNOTSUPP
@@ -707,7 +699,7 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
 
 /// One reader per CPU of `s.rec`, after the busy check. `limit`: extract.
 fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u64>) -> Result<(Vec<Reader>, usize)> {
-    let ps = sub_buffer_size(&s.rec);
+    let ps = s.rec.subbuf_size();
     let max_bytes = a.nums[MAX_KB].map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
     let mut v = Vec::new();
     for cpu in 0..cpu_count(&s.rec) {
@@ -786,7 +778,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         None => {
             // Never chase a live buffer forever: at most its size (plus slack) per CPU.
             let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
-            limit = Some(kb * 1024 * 2 + 64 * sub_buffer_size(&s.rec) as u64);
+            limit = Some(kb * 1024 * 2 + 64 * s.rec.subbuf_size() as u64);
             // Before draining: the latency header is only there while it has data.
             state = super::ftcat::trace_state(&s.rec);
         }

@@ -134,9 +134,7 @@ fn msg(e: crate::tracefs::Error) -> String {
 pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, String> {
     let hp = top.read_str("events/header_page").map_err(msg)?;
     let he = top.read_str("events/header_event").map_err(msg)?;
-    // The sub-buffer size: buffer_subbuf_size_kb on 6.8+, else the page size.
-    let subbuf = tfs.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u32>().ok()).map_or(0, |kb| kb * 1024);
-    let page_size = if subbuf != 0 { subbuf } else { rustix::param::page_size() as u32 };
+    let page_size = tfs.subbuf_size() as u32;
     let endian = if cfg!(target_endian = "big") { crate::cursor::Endian::Big } else { crate::cursor::Endian::Little };
     let layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
 
