@@ -275,16 +275,13 @@ fn install_signals() -> Result<OwnedFd> {
     let (r, w) = pipe(true).map_err(|e| Error::Fail(child::os("pipe", e)))?;
     SIG_FD.store(w.as_raw_fd(), Ordering::SeqCst);
     core::mem::forget(w); // lives as long as the process
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with a plain handler is valid; on_signal
-        // only does async-signal-safe work.
-        unsafe {
-            let mut sa: libc::sigaction = core::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, core::ptr::null_mut());
-        }
+    // signal() is sigaction with SA_RESTART and an empty mask in musl and
+    // glibc alike, and sys already links it (for SIGPIPE): no sigaction
+    // struct built here.
+    // SAFETY: on_signal only does async-signal-safe work.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
     Ok(r)
 }
