@@ -121,7 +121,13 @@ pub fn read_stdin() -> Result<Vec<u8>> {
 }
 
 /// Write all of `b`, retrying after signals and short writes.
-pub fn write_all(fd: impl AsFd, mut b: &[u8]) -> Result<()> {
+pub fn write_all(fd: impl AsFd, b: &[u8]) -> Result<()> {
+    write_fd(fd.as_fd(), b)
+}
+
+/// `write_all`'s loop, one copy for every kind of descriptor.
+#[inline(never)]
+fn write_fd(fd: BorrowedFd<'_>, mut b: &[u8]) -> Result<()> {
     while !b.is_empty() {
         match rustix::io::write(&fd, b) {
             Ok(0) => return Err(Errno::IO),
