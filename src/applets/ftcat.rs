@@ -474,7 +474,8 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
         r.entries += stat_num(&st, "entries:");
         r.overrun += stat_num(&st, "overrun:");
     }
-    r.release = sys::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    // (A &CStr path: a &str one compiled sys::read's path conversion again.)
+    r.release = sys::lossy(&sys::read(c"/proc/sys/kernel/osrelease").unwrap_or_default()).into_owned();
     if r.opts.has(text::opts::LATENCY_FMT) {
         r.model = live_model(tfs);
     }

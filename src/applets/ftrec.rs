@@ -685,7 +685,9 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
             }
         });
         if let Some(m) = &mut busy {
-            let comm = sys::read(format!("/proc/{pid}/comm").as_str()).unwrap_or_default();
+            // (Through open_str: sys::read of a &str compiled rustix's path
+            // conversion for this one call.)
+            let comm = sys::open_str(&format!("/proc/{pid}/comm"), OFlags::RDONLY | OFlags::CLOEXEC, FMode::empty()).and_then(sys::read_fd).unwrap_or_default();
             m.push_str(sys::lossy(&comm).trim());
             m.push_str(") is reading it");
         }
