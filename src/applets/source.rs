@@ -140,7 +140,15 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
 
     // (per_cpu/ lists names in byte order: cpu10 before cpu2.)
     let mut cpus = crate::tracefs::state::cpus(tfs).map_err(msg)?;
-    crate::util::sort(&mut cpus);
+    // Insertion sort, as Tracefs::list_dir's: a handful of nearly sorted
+    // numbers, and util::sort was an instantiation of its own for them.
+    for i in 1..cpus.len() {
+        let mut j = i;
+        while j > 0 && cpus[j - 1] > cpus[j] {
+            cpus.swap(j - 1, j);
+            j -= 1;
+        }
+    }
     let mut sources: Vec<Box<dyn PageSource>> = Vec::new();
     for &cpu in &cpus {
         let rel = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
