@@ -345,7 +345,7 @@ impl Output {
 
 /// Remove a file we created (best effort).
 fn unlink(path: &str) {
-    if let Ok(p) = CString::new(path) {
+    if let Ok(p) = sys::cpath(path) {
         let _ = rustix::fs::unlinkat(rustix::fs::CWD, &*p, rustix::fs::AtFlags::empty());
     }
 }

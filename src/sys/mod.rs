@@ -68,7 +68,9 @@ pub fn fd(n: i32) -> BorrowedFd<'static> {
 /// rustix says.
 #[inline(never)]
 pub fn cpath(path: &str) -> Result<alloc::ffi::CString> {
-    alloc::ffi::CString::new(path).map_err(|_| Errno::INVAL)
+    // (Through a Vec: the conversion of a Vec is linked anyway (format!
+    // paths, argv), the one of a &str was a second copy.)
+    alloc::ffi::CString::new(path.as_bytes().to_vec()).map_err(|_| Errno::INVAL)
 }
 
 /// Open a `&str` path: one C-string conversion for every caller, not
