@@ -674,8 +674,8 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
         }
         let Ok(fds) = open_dir(&format!("/proc/{pid}/fd")) else { return true };
         let _ = sys::read_dir(&fds, &mut |f, _| {
-            let Ok(target) = rustix::fs::readlinkat(&fds, f, Vec::new()) else { return true };
-            let t = sys::lossy(target.as_bytes());
+            let Ok(target) = sys::readlink_at(rustix::fd::AsFd::as_fd(&fds), f) else { return true };
+            let t = sys::lossy(&target);
             match t.strip_prefix(pre.as_str()).and_then(|r| r.strip_suffix("/trace_pipe_raw")) {
                 Some(cpu) if !cpu.is_empty() && cpu.bytes().all(|b| b.is_ascii_digit()) => {
                     busy = Some(format!("CPU {cpu}: {t} is busy: process {pid} ("));

@@ -301,8 +301,15 @@ fn read_dir_fd(fd: BorrowedFd<'_>, each: &mut dyn FnMut(&CStr, rustix::fs::FileT
 }
 
 /// Where a symbolic link points.
-pub fn readlink(path: impl rustix::path::Arg) -> Result<Vec<u8>> {
-    rustix::fs::readlink(path, Vec::new()).map(|c| c.into_bytes())
+pub fn readlink(path: &CStr) -> Result<Vec<u8>> {
+    readlink_at(CWD, path)
+}
+
+/// Where a symbolic link relative to `dir` points: one copy of rustix's
+/// growing-buffer loop for every caller.
+#[inline(never)]
+pub fn readlink_at(dir: BorrowedFd<'_>, path: &CStr) -> Result<Vec<u8>> {
+    rustix::fs::readlinkat(dir, path, Vec::new()).map(|c| c.into_bytes())
 }
 
 /// stat or (`follow` false) lstat.
