@@ -419,7 +419,9 @@ fn parse_format(evs: &mut Vec<Event>, system: &str, text: &str, what: &str) {
     }
 }
 
-fn stat_num(text: &str, key: &str) -> u64 {
+/// The number after `key` at the start of a line of a per-CPU `stats`
+/// text (0 when absent or not a number).
+pub(crate) fn stat_num(text: &str, key: &str) -> u64 {
     text.lines()
         .find_map(|l| l.strip_prefix(key).map(|v| v.trim().parse().unwrap_or(0)))
         .unwrap_or(0)
