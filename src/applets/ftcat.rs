@@ -521,6 +521,16 @@ pub fn live_model(tfs: &Tracefs) -> String {
     t.lines().find(|l| l.starts_with("# latency:")).map_or("", text::kernel::lat_model).into()
 }
 
+/// One past the highest CPU a buffer lists (0 when it lists none).
+#[inline(never)]
+fn cpu_top(buf: &Buffer) -> u32 {
+    let mut top = 0;
+    for c in &buf.cpus {
+        top = top.max(c.cpu + 1);
+    }
+    top
+}
+
 /// The buffer's trace clock, else the file's.
 #[inline(never)]
 fn clock_of<'t>(td: &'t TraceDat, buf: &'t Buffer) -> &'t str {
@@ -536,8 +546,11 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
     let tgids = td.options.tgids.as_deref().unwrap_or("");
     let mut r = Recording::new(events, td.kallsyms.as_bytes(), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes());
     r.clock = clock_of(td, buf).into();
-    r.ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(1));
-    r.overrun = td.options.cpustat.iter().map(|s| stat_num(s, "overrun:")).sum();
+    // (Plain loops: each map/max/sum chain was a closure and fold of its own.)
+    r.ncpus = td.options.cpu_count.unwrap_or(0).max(cpu_top(buf).max(1));
+    for s in &td.options.cpustat {
+        r.overrun = r.overrun.wrapping_add(stat_num(s, "overrun:"));
+    }
     // ftrec's recorded tracer state; trace-cmd's files have none (defaults).
     let state = td.options.state.as_deref().unwrap_or("");
     let get = |k| text::opts::state_get(state, k).unwrap_or("");
@@ -1071,7 +1084,7 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
 #[inline(never)]
 fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
     let o: &mut dyn Write = out;
-    let top = buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
+    let top = cpu_top(buf);
     if a.stat {
         let _ = write!(o, "cpus={}\n\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n", td.options.cpu_count.unwrap_or(0).max(top));
         if td.options.cpustat.is_empty() {
