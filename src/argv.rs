@@ -176,8 +176,14 @@ impl Parser {
         if let Some(v) = self.optional_value() {
             return Err(self.unexpected_value(&v));
         }
-        let rest = self.args.split_off(self.next.min(self.args.len()));
-        rest.into_iter().map(utf8).collect()
+        // A plain loop: the into_iter/map/collect into a Result was an
+        // in-place-collect instantiation of its own.
+        let mut v = Vec::new();
+        while let Some(a) = self.args.get_mut(self.next) {
+            self.next += 1;
+            v.push(utf8(core::mem::take(a))?);
+        }
+        Ok(v)
     }
 
     /// The last option as typed (`-o`, `--opt`, without a `=value`): the

@@ -419,7 +419,9 @@ fn parse_format(evs: &mut Vec<Event>, system: &str, text: &str, what: &str) {
     }
 }
 
-fn stat_num(text: &str, key: &str) -> u64 {
+/// The number after `key` at the start of a line of a per-CPU `stats`
+/// text (0 when absent or not a number).
+pub(crate) fn stat_num(text: &str, key: &str) -> u64 {
     text.lines()
         .find_map(|l| l.strip_prefix(key).map(|v| v.trim().parse().unwrap_or(0)))
         .unwrap_or(0)
@@ -428,16 +430,22 @@ fn stat_num(text: &str, key: &str) -> u64 {
 #[inline(never)]
 fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
+    // (Listings walked by reference: a loop moving out of a Vec compiles
+    // to its own iterator and drop code.)
+    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
     let mut formats = Vec::new();
-    for e in crate::tracefs::events::all_events(top).unwrap_or_default() {
+    for e in &all {
         if let Ok(t) = top.read_str(&e.path("format")) {
-            formats.push((e.system, t.into_bytes()));
+            formats.push((e.system.as_str(), t.into_bytes()));
         }
     }
     // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
     // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
     // kernel's enumerators, which its BTF lists: resolved as ftrec does.
-    let mut fs: Vec<&mut Vec<u8>> = formats.iter_mut().map(|f| &mut f.1).collect();
+    let mut fs: Vec<&mut Vec<u8>> = Vec::new();
+    for f in formats.iter_mut() {
+        fs.push(&mut f.1);
+    }
     format::resolve_enums_btf(&mut fs, &|| sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
     let what = top.path_of("events");
     let mut events = Vec::new();
@@ -450,9 +458,11 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
     let kallsyms = sys::read(c"/proc/kallsyms").unwrap_or_default();
     let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"));
-    for (name, on) in crate::tracefs::state::options(tfs).unwrap_or_default() {
-        let mut spec = name;
-        spec.push_str(if on { "=1" } else { "=0" });
+    let mut spec = String::new();
+    for (name, on) in &crate::tracefs::state::options(tfs).unwrap_or_default() {
+        spec.clear();
+        spec.push_str(name);
+        spec.push_str(if *on { "=1" } else { "=0" });
         let _ = r.opts.set(&spec);
     }
     let rs = |f: &str| tfs.read_str(f).unwrap_or_default();
@@ -466,7 +476,8 @@ fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
         r.entries += stat_num(&st, "entries:");
         r.overrun += stat_num(&st, "overrun:");
     }
-    r.release = sys::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    // (A &CStr path: a &str one compiled sys::read's path conversion again.)
+    r.release = sys::lossy(&sys::read(c"/proc/sys/kernel/osrelease").unwrap_or_default()).into_owned();
     if r.opts.has(text::opts::LATENCY_FMT) {
         r.model = live_model(tfs);
     }
@@ -510,6 +521,16 @@ pub fn live_model(tfs: &Tracefs) -> String {
     t.lines().find(|l| l.starts_with("# latency:")).map_or("", text::kernel::lat_model).into()
 }
 
+/// One past the highest CPU a buffer lists (0 when it lists none).
+#[inline(never)]
+fn cpu_top(buf: &Buffer) -> u32 {
+    let mut top = 0;
+    for c in &buf.cpus {
+        top = top.max(c.cpu + 1);
+    }
+    top
+}
+
 /// The buffer's trace clock, else the file's.
 #[inline(never)]
 fn clock_of<'t>(td: &'t TraceDat, buf: &'t Buffer) -> &'t str {
@@ -525,8 +546,11 @@ fn file_recording(td: &TraceDat, buf: &Buffer) -> Recording {
     let tgids = td.options.tgids.as_deref().unwrap_or("");
     let mut r = Recording::new(events, td.kallsyms.as_bytes(), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes());
     r.clock = clock_of(td, buf).into();
-    r.ncpus = td.options.cpu_count.unwrap_or(0).max(buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(1));
-    r.overrun = td.options.cpustat.iter().map(|s| stat_num(s, "overrun:")).sum();
+    // (Plain loops: each map/max/sum chain was a closure and fold of its own.)
+    r.ncpus = td.options.cpu_count.unwrap_or(0).max(cpu_top(buf).max(1));
+    for s in &td.options.cpustat {
+        r.overrun = r.overrun.wrapping_add(stat_num(s, "overrun:"));
+    }
     // ftrec's recorded tracer state; trace-cmd's files have none (defaults).
     let state = td.options.state.as_deref().unwrap_or("");
     let get = |k| text::opts::state_get(state, k).unwrap_or("");
@@ -1007,7 +1031,8 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
         let ids = graph_ids(&rec.dec);
         let mut look = !ids.is_empty();
         // CPU by CPU, no merge: only counting and looking at types.
-        for mut cp in td.all_cpu_pages(buf) {
+        for c in &buf.cpus {
+            let mut cp = td.cpu_pages(buf, c);
             while let Some(Ok(page)) = cp.next_page() {
                 let Ok(p) = Page::parse(&layout, page) else { continue };
                 for r in p.records() {
@@ -1059,7 +1084,7 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
 #[inline(never)]
 fn tc_info(a: &Args, td: &TraceDat, buf: &Buffer, path: &str, out: &mut Out) {
     let o: &mut dyn Write = out;
-    let top = buf.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
+    let top = cpu_top(buf);
     if a.stat {
         let _ = write!(o, "cpus={}\n\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n", td.options.cpu_count.unwrap_or(0).max(top));
         if td.options.cpustat.is_empty() {
@@ -1274,7 +1299,7 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
         ev.push((c, name));
     }
     crate::util::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    for (c, name) in ev {
+    for (c, name) in &ev {
         let _ = write!(o, "{:<40} {:>12}\n", name, c);
     }
     let _ = write!(o, "\nrecords: {}\nlost events: {}\ntime span:", s.records, lost);

@@ -275,16 +275,13 @@ fn install_signals() -> Result<OwnedFd> {
     let (r, w) = pipe(true).map_err(|e| Error::Fail(child::os("pipe", e)))?;
     SIG_FD.store(w.as_raw_fd(), Ordering::SeqCst);
     core::mem::forget(w); // lives as long as the process
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with a plain handler is valid; on_signal
-        // only does async-signal-safe work.
-        unsafe {
-            let mut sa: libc::sigaction = core::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, core::ptr::null_mut());
-        }
+    // signal() is sigaction with SA_RESTART and an empty mask in musl and
+    // glibc alike, and sys already links it (for SIGPIPE): no sigaction
+    // struct built here.
+    // SAFETY: on_signal only does async-signal-safe work.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
     Ok(r)
 }
@@ -348,7 +345,7 @@ impl Output {
 
 /// Remove a file we created (best effort).
 fn unlink(path: &str) {
-    if let Ok(p) = CString::new(path) {
+    if let Ok(p) = sys::cpath(path) {
         let _ = rustix::fs::unlinkat(rustix::fs::CWD, &*p, rustix::fs::AtFlags::empty());
     }
 }
@@ -394,14 +391,6 @@ fn cpu_count(t: &Tracefs) -> usize {
     n
 }
 
-fn sub_buffer_size(t: &Tracefs) -> usize {
-    match t.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u64>().ok()) {
-        Some(kb) => kb as usize * 1024,
-        // (rustix::param::page_size would link its own auxv reader.)
-        // SAFETY: getauxval only reads the auxiliary vector.
-        None => (unsafe { libc::getauxval(libc::AT_PAGESZ) }) as usize,
-    }
-}
 
 fn is_refused(e: Errno) -> bool {
     e == Errno::PERM || e == Errno::ACCESS || e == Errno::NODEV || e == Errno::OPNOTSUPP
@@ -572,10 +561,10 @@ fn events(s: &mut Session, a: &Args) -> Result<()> {
     let resolve = |e: &EventArg| resolve_in(&all, &e.spec).map_err(Error::Fail);
     let mut enabled: Vec<EventRef> = Vec::new();
     for e in &a.events {
-        for ev in resolve(e)? {
+        for ev in &resolve(e)? {
             insert_sorted(&mut s.systems, &ev.system);
-            if let Err(at) = enabled.binary_search(&ev) {
-                enabled.insert(at, ev);
+            if let Err(at) = enabled.binary_search(ev) {
+                enabled.insert(at, ev.clone());
             }
         }
     }
@@ -685,8 +674,8 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
         }
         let Ok(fds) = open_dir(&format!("/proc/{pid}/fd")) else { return true };
         let _ = sys::read_dir(&fds, &mut |f, _| {
-            let Ok(target) = rustix::fs::readlinkat(&fds, f, Vec::new()) else { return true };
-            let t = sys::lossy(target.as_bytes());
+            let Ok(target) = sys::readlink_at(rustix::fd::AsFd::as_fd(&fds), f) else { return true };
+            let t = sys::lossy(&target);
             match t.strip_prefix(pre.as_str()).and_then(|r| r.strip_suffix("/trace_pipe_raw")) {
                 Some(cpu) if !cpu.is_empty() && cpu.bytes().all(|b| b.is_ascii_digit()) => {
                     busy = Some(format!("CPU {cpu}: {t} is busy: process {pid} ("));
@@ -696,7 +685,9 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
             }
         });
         if let Some(m) = &mut busy {
-            let comm = sys::read(format!("/proc/{pid}/comm").as_str()).unwrap_or_default();
+            // (Through open_str: sys::read of a &str compiled rustix's path
+            // conversion for this one call.)
+            let comm = sys::open_str(&format!("/proc/{pid}/comm"), OFlags::RDONLY | OFlags::CLOEXEC, FMode::empty()).and_then(sys::read_fd).unwrap_or_default();
             m.push_str(sys::lossy(&comm).trim());
             m.push_str(") is reading it");
         }
@@ -707,7 +698,7 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
 
 /// One reader per CPU of `s.rec`, after the busy check. `limit`: extract.
 fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u64>) -> Result<(Vec<Reader>, usize)> {
-    let ps = sub_buffer_size(&s.rec);
+    let ps = s.rec.subbuf_size();
     let max_bytes = a.nums[MAX_KB].map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
     let mut v = Vec::new();
     for cpu in 0..cpu_count(&s.rec) {
@@ -786,7 +777,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         None => {
             // Never chase a live buffer forever: at most its size (plus slack) per CPU.
             let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
-            limit = Some(kb * 1024 * 2 + 64 * sub_buffer_size(&s.rec) as u64);
+            limit = Some(kb * 1024 * 2 + 64 * s.rec.subbuf_size() as u64);
             // Before draining: the latency header is only there while it has data.
             state = super::ftcat::trace_state(&s.rec);
         }
@@ -828,7 +819,13 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         let _ = s.rec.write("tracing_on", b"0");
     }
     let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
-    let outcomes: Vec<engine::Outcome> = workers.into_iter().map(engine::collect).collect();
+    // (By reference, as plain loops: a Vec moved into an iterator chain
+    // compiles its own IntoIter and drop code.)
+    let mut outcomes = Vec::new();
+    for w in &workers {
+        outcomes.push(engine::collect(w));
+    }
+    drop(workers);
     let child_status = run?;
     if sig.is_some() {
         state = super::ftcat::trace_state(&s.rec);
@@ -846,14 +843,14 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
     let mut cpus = Vec::new();
     let mut err = None;
     let mut full = false;
-    for (r, o) in readers.into_iter().zip(outcomes) {
+    for (o, r) in outcomes.iter_mut().zip(readers) {
         let start = match r.max_bytes {
             Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
             _ => o.start,
         };
         cpus.push(CpuData { file: Some(r.file), start, end: o.bytes });
         if err.is_none() {
-            err = o.err;
+            err = o.err.take();
         }
         full |= o.full;
     }

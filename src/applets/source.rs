@@ -134,17 +134,23 @@ fn msg(e: crate::tracefs::Error) -> String {
 pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, String> {
     let hp = top.read_str("events/header_page").map_err(msg)?;
     let he = top.read_str("events/header_event").map_err(msg)?;
-    // The sub-buffer size: buffer_subbuf_size_kb on 6.8+, else the page size.
-    let subbuf = tfs.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u32>().ok()).map_or(0, |kb| kb * 1024);
-    let page_size = if subbuf != 0 { subbuf } else { rustix::param::page_size() as u32 };
+    let page_size = tfs.subbuf_size() as u32;
     let endian = if cfg!(target_endian = "big") { crate::cursor::Endian::Big } else { crate::cursor::Endian::Little };
     let layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
 
     // (per_cpu/ lists names in byte order: cpu10 before cpu2.)
     let mut cpus = crate::tracefs::state::cpus(tfs).map_err(msg)?;
-    crate::util::sort(&mut cpus);
+    // Insertion sort, as Tracefs::list_dir's: a handful of nearly sorted
+    // numbers, and util::sort was an instantiation of its own for them.
+    for i in 1..cpus.len() {
+        let mut j = i;
+        while j > 0 && cpus[j - 1] > cpus[j] {
+            cpus.swap(j - 1, j);
+            j -= 1;
+        }
+    }
     let mut sources: Vec<Box<dyn PageSource>> = Vec::new();
-    for cpu in cpus {
+    for &cpu in &cpus {
         let rel = format!("per_cpu/cpu{cpu}/trace_pipe_raw");
         let fd = tfs.open_file(&rel, OFlags::RDONLY | OFlags::NONBLOCK).map_err(msg)?;
         sources.push(Box::new(LiveCpu { fd, cpu, page_size: page_size as usize, once, path: "trace_pipe_raw" }));

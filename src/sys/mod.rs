@@ -68,7 +68,9 @@ pub fn fd(n: i32) -> BorrowedFd<'static> {
 /// rustix says.
 #[inline(never)]
 pub fn cpath(path: &str) -> Result<alloc::ffi::CString> {
-    alloc::ffi::CString::new(path).map_err(|_| Errno::INVAL)
+    // (Through a Vec: the conversion of a Vec is linked anyway (format!
+    // paths, argv), the one of a &str was a second copy.)
+    alloc::ffi::CString::new(path.as_bytes().to_vec()).map_err(|_| Errno::INVAL)
 }
 
 /// Open a `&str` path: one C-string conversion for every caller, not
@@ -121,7 +123,13 @@ pub fn read_stdin() -> Result<Vec<u8>> {
 }
 
 /// Write all of `b`, retrying after signals and short writes.
-pub fn write_all(fd: impl AsFd, mut b: &[u8]) -> Result<()> {
+pub fn write_all(fd: impl AsFd, b: &[u8]) -> Result<()> {
+    write_fd(fd.as_fd(), b)
+}
+
+/// `write_all`'s loop, one copy for every kind of descriptor.
+#[inline(never)]
+fn write_fd(fd: BorrowedFd<'_>, mut b: &[u8]) -> Result<()> {
     while !b.is_empty() {
         match rustix::io::write(&fd, b) {
             Ok(0) => return Err(Errno::IO),
@@ -293,8 +301,15 @@ fn read_dir_fd(fd: BorrowedFd<'_>, each: &mut dyn FnMut(&CStr, rustix::fs::FileT
 }
 
 /// Where a symbolic link points.
-pub fn readlink(path: impl rustix::path::Arg) -> Result<Vec<u8>> {
-    rustix::fs::readlink(path, Vec::new()).map(|c| c.into_bytes())
+pub fn readlink(path: &CStr) -> Result<Vec<u8>> {
+    readlink_at(CWD, path)
+}
+
+/// Where a symbolic link relative to `dir` points: one copy of rustix's
+/// growing-buffer loop for every caller.
+#[inline(never)]
+pub fn readlink_at(dir: BorrowedFd<'_>, path: &CStr) -> Result<Vec<u8>> {
+    rustix::fs::readlinkat(dir, path, Vec::new()).map(|c| c.into_bytes())
 }
 
 /// stat or (`follow` false) lstat.

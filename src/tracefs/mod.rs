@@ -314,6 +314,18 @@ impl Tracefs {
     pub fn exists(&self, name: &str) -> bool {
         c(name).and_then(|p| rustix::fs::accessat(&self.dir, &*p, rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty())).is_ok()
     }
+
+    /// The ring buffer's sub-buffer (page) size in bytes: buffer_subbuf_size_kb
+    /// on 6.8+, else the page size. One copy for ftrec and ftcat --live.
+    #[inline(never)]
+    pub fn subbuf_size(&self) -> usize {
+        match self.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u64>().ok()) {
+            Some(kb) if kb != 0 => kb as usize * 1024,
+            // (rustix::param::page_size would link its own auxv reader.)
+            // SAFETY: getauxval only reads the auxiliary vector.
+            _ => (unsafe { libc::getauxval(libc::AT_PAGESZ) }) as usize,
+        }
+    }
 }
 
 /// The entries of an `error_log` text after the one whose header is `mark`.

@@ -242,16 +242,18 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         options: Vec::new(),
         buffers: Vec::new(),
     };
-    for s in systems {
-        let f = formats_of(top, &all, &s);
-        meta.systems.push((s, f));
+    // (By reference: a loop moving out of a Vec compiles its own IntoIter.)
+    for s in &systems {
+        meta.systems.push((s.clone(), formats_of(top, &all, s)));
     }
     // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
     // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
     // maps would have written them, so every reader prints what `trace` does.
     let mut fs: Vec<&mut Vec<u8>> = Vec::new();
     for s in meta.systems.iter_mut() {
-        fs.extend(s.1.iter_mut());
+        for f in s.1.iter_mut() {
+            fs.push(f);
+        }
     }
     crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
     // "\nBuffer: NAME\n\n": the CPUSTAT option's head and the summary's.
@@ -372,7 +374,8 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
         let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
         for (key, what) in LOST {
-            let n: u64 = st.lines().find_map(|x| x.strip_prefix(key)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+            // (ftcat's reader of the same stats text: one copy.)
+            let n = crate::applets::ftcat::stat_num(st, key);
             if n > 0 {
                 let _ = write!(e, "\nCPU {c}: {n} {what}");
             }

@@ -331,7 +331,7 @@ pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, Strin
 
 /// Wait for a reader to finish and read its outcome.
 #[inline(never)]
-pub fn collect(w: Worker) -> Outcome {
+pub fn collect(w: &Worker) -> Outcome {
     let mut msg = Vec::new();
     let mut buf = [0u8; 512];
     loop {
