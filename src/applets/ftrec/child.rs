@@ -26,35 +26,13 @@ pub(super) fn os(what: &str, e: rustix::io::Errno) -> String {
     format!("{what}: {}", OsError(e))
 }
 
-extern "C" {
-    static environ: *const *const libc::c_char;
-}
-
-/// $PATH, straight from `environ` (libc's getenv linked ~300 B of string
-/// helpers into the static binary for this one lookup).
-fn path_var() -> Option<&'static [u8]> {
-    // SAFETY: the C runtime sets environ to a NULL-terminated array of
-    // NUL-terminated strings (or NULL), and nothing in ftbox changes the
-    // environment, so the strings live as long as the process.
-    unsafe {
-        let mut p = environ;
-        while !p.is_null() && !(*p).is_null() {
-            if let Some(v) = core::ffi::CStr::from_ptr(*p).to_bytes().strip_prefix(b"PATH=") {
-                return Some(v);
-            }
-            p = p.add(1);
-        }
-    }
-    None
-}
-
 /// Find `cmd` in PATH the way a shell would (only for names without '/').
 #[inline(never)]
 fn resolve(cmd: &str) -> Option<String> {
     if cmd.contains('/') {
         return Some(String::from(cmd));
     }
-    let path = path_var().map(sys::lossy);
+    let path = sys::getenv(b"PATH").map(sys::lossy);
     for dir in path.as_deref().unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':') {
         // One C string for both calls (a NUL inside fails here as it would there).
         let Ok(p) = CString::new(format!("{}/{}", if dir.is_empty() { "." } else { dir }, cmd)) else { continue };
