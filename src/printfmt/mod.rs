@@ -43,8 +43,9 @@
 //!   `jiffies` in writeback_single_inode) or calling kernel functions
 //!   (Xen pte_val(), cper_*()) cannot be evaluated: errors.
 //! - `jiffies_to_msecs()` needs `Env::hz`.
-//! - output through `core::fmt::Write` turns bytes that are not UTF-8
-//!   (binary junk in a string field) into U+FFFD; `render_bytes` keeps them.
+//! - bytes that are not UTF-8 (binary junk in a string field) go through
+//!   `core::fmt::Write` as text's raw-byte escapes (`text::put_all`), which
+//!   the output edge writes back as the bytes; `render_bytes` keeps them.
 
 /// Defined before the modules that use it: `msg!("text")` is the `Msg` of
 /// one of the lines of `MSGS`, found at compile time (a text not listed
@@ -464,7 +465,7 @@ pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Re
 /// The kernel's isprint() (lib/ctype.c): printable ASCII and Latin-1
 /// 0xa0-0xff. print_fields() shows such a 1-byte field as the byte itself
 /// too (fib6_table_lookup's rt_type=255).
-pub fn isprint(b: u8) -> bool {
+fn isprint(b: u8) -> bool {
     (0x20..0x7f).contains(&b) || b >= 0xa0
 }
 

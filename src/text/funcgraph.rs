@@ -417,16 +417,8 @@ pub fn mark(d: u64) -> char {
     ' '
 }
 
-/// trace_print_graph_duration(): usecs with up to 3 decimals, 7 digits
-/// total, padded to 8 columns after ` us `.
-pub fn print_duration(out: &mut dyn Write, dur: u64) -> fmt::Result {
-    let mut arr = [0u8; 48];
-    let mut b = Line::on(&mut arr);
-    dur_into(&mut b, dur);
-    b.flush(out)
-}
-
-/// [`print_duration`] into a line (at most 32 bytes).
+/// trace_print_graph_duration() into a line (at most 32 bytes): usecs
+/// with up to 3 decimals, 7 digits total, padded to 8 columns after ` us `.
 fn dur_into(b: &mut Line, dur: u64) {
     let at = b.len();
     let ulen = b.uint(dur / 1000);
@@ -500,8 +492,11 @@ mod tests {
     use super::*;
 
     fn dur(d: u64) -> String {
+        let mut arr = [0u8; 48];
+        let mut b = Line::on(&mut arr);
+        dur_into(&mut b, d);
         let mut s = String::new();
-        print_duration(&mut s, d).unwrap();
+        b.flush(&mut s).unwrap();
         s
     }
 

@@ -27,7 +27,7 @@ pub struct F {
 }
 
 impl F {
-    fn of(f: &Field) -> F {
+    pub(super) fn of(f: &Field) -> F {
         F { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed }
     }
     /// The value, sign-extended when the field is signed; 0 when the

@@ -19,7 +19,7 @@ use core::fmt::{self, Write};
 use super::kernel::{kwidth, Line, F};
 use super::{pad, put_bytes, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
-use crate::format::{Event, Field, FieldKind};
+use crate::format::{Event, FieldKind};
 
 pub mod filter;
 
@@ -113,12 +113,8 @@ impl Put for String {
 
 use crate::printfmt::printf::{LEFT, ZEROPAD};
 
-fn field_f(f: &Field) -> F {
-    F { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed }
-}
-
 fn fld(e: &Event, name: &str) -> Option<F> {
-    e.field(name).map(field_f)
+    e.field(name).map(F::of)
 }
 
 /// A fixed `char[N]` field: (offset, size).
@@ -317,7 +313,6 @@ pub struct TraceCmd<'a> {
     pub endian: Endian,
     pub long: usize,
     pub in_ns: bool,
-    ret_id: Option<u16>,
     /// The function plugin's per-CPU stacks of function names.
     fstack: Vec<Vec<Option<&'a str>>>,
     comms: Comms,
@@ -343,7 +338,6 @@ impl<'a> TraceCmd<'a> {
             cls.push(Class { id: e.id, ev: e, kind, f, comm, pieces: pieces(&e.print_fmt, e) });
         }
         crate::util::sort_by_key(&mut cls, |c| c.id);
-        let ret_id = events.iter().find(|e| e.system == "ftrace" && e.name == "funcgraph_exit").map(|e| e.id);
         let mut comms = Comms::default();
         comms.saved(saved);
         TraceCmd {
@@ -353,7 +347,6 @@ impl<'a> TraceCmd<'a> {
             endian: Endian::Little,
             long: 8,
             in_ns: true,
-            ret_id,
             fstack: Vec::new(),
             comms,
             lost: Vec::new(),
@@ -550,8 +543,9 @@ impl<'a> TraceCmd<'a> {
                 let (f, dep) = (v(0), v(1) as i64);
                 let pid = self.pid(d);
                 // get_return_for_leaf(): the next record, same CPU, is the
-                // exit of this pid and function.
-                let leaf = next.filter(|n| n.cpu == r.cpu && Some(self.ty(n.data)) == self.ret_id && self.pid(n.data) == pid).and_then(|n| {
+                // exit of this pid and function (class kind 2:
+                // ftrace's funcgraph_exit).
+                let leaf = next.filter(|n| n.cpu == r.cpu && self.pid(n.data) == pid).and_then(|n| {
                     let c = self.class(self.ty(n.data)).filter(|c| c.kind == 2)?;
                     (c.f[0].map_or(0, |x| x.get(n.data, e)) == f).then_some((n.data, c))
                 });
@@ -848,7 +842,7 @@ impl<'a> TraceCmd<'a> {
         let c = &self.cls[ci];
         let mut cur = 0;
         for (fi, fd) in c.ev.fields.iter().filter(|f| !f.name.starts_with("common_")).enumerate() {
-            let (f, kind) = (field_f(fd), &fd.kind);
+            let (f, kind) = (F::of(fd), &fd.kind);
             // TEP_FIELD_IS_POINTER / TEP_FIELD_IS_LONG ("long" anywhere).
             let ptr = if fd.is_ptr { 2 } else { crate::util::find_str(&fd.ctype, "long", false).is_some() as u8 };
             s.t(" ").t(&fd.name).t("=");
