@@ -31,12 +31,6 @@ pub fn sort_by_key<T, K: Ord>(v: &mut [T], mut key: impl FnMut(&T) -> K) {
     sort_by(v, |a, b| key(a).cmp(&key(b)))
 }
 
-/// Sort of plain ordered values, like `<[T]>::sort` (stable, so it also
-/// serves for `sort_unstable`).
-pub fn sort<T: Ord>(v: &mut [T]) {
-    sort_by(v, |a, b| a.cmp(b))
-}
-
 /// The indices `0..n` in stably sorted order, where `gt(a, b)` says element
 /// `a` sorts after element `b`. Bottom-up merge sort; a run pair already in
 /// order (the common case: kallsyms is nearly sorted) costs one comparison.
@@ -192,17 +186,17 @@ mod tests {
     #[test]
     fn sorted_and_reversed_input() {
         let mut v: Vec<u32> = (0..500).collect();
-        sort(&mut v);
+        sort_by(&mut v, |a, b| a.cmp(b));
         assert!(v.windows(2).all(|w| w[0] < w[1]));
         v.reverse();
-        sort(&mut v);
+        sort_by(&mut v, |a, b| a.cmp(b));
         assert_eq!(v, (0..500).collect::<Vec<u32>>());
     }
 
     #[test]
     fn strings() {
         let mut v = alloc::vec!["sched", "irq", "ftrace", "irq", "block", "a"];
-        sort(&mut v);
+        sort_by(&mut v, |a, b| a.cmp(b));
         assert_eq!(v, ["a", "block", "ftrace", "irq", "irq", "sched"]);
     }
 }
