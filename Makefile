@@ -50,8 +50,9 @@ setup:
 
 build: $(BIN) bin/.links
 
-# Always asked of cargo (a no-op when nothing changed): `cargo test
-# --release` relinks this same file without the objcopy, and a
+# Always asked of cargo (a no-op when nothing changed): a `cargo test
+# --release --target $(TARGET)` run by hand (make test builds apart, in
+# target/test) relinks this same file without the objcopy, and a
 # timestamp rule would then leave that larger binary for `make size`.
 $(BIN): FORCE
 	@sh scripts/setup.sh base
