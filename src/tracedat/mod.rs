@@ -674,12 +674,17 @@ impl<'f> TraceDat<'f> {
             _ => {
                 let n = p.num(if i == 5 { 8 } else { 4 });
                 let t = p.text(n);
-                *match i {
-                    3 => &mut self.kallsyms,
-                    4 => &mut self.printk,
-                    _ => &mut self.cmdlines,
-                } = t;
+                *self.text_part(i) = t;
             }
+        }
+    }
+
+    /// Metadata part `i` 3..=5: kallsyms, printk formats, cmdlines.
+    fn text_part(&mut self, i: usize) -> &mut String {
+        match i {
+            3 => &mut self.kallsyms,
+            4 => &mut self.printk,
+            _ => &mut self.cmdlines,
         }
     }
 
@@ -855,7 +860,21 @@ impl<'f> TraceDat<'f> {
         for &(id, off, _) in &refs {
             // Only ids 16..=21 are collected (read_options).
             let i = id.wrapping_sub(OPT_HEADER_INFO) as usize;
-            let (_, data, base, _) = self.section(off, META[i.min(5)])?;
+            let (_, mut data, base, _) = self.section(off, META[i.min(5)])?;
+            if (3..=5).contains(&i) {
+                // kallsyms, printk, cmdlines: a count, then the text. A
+                // whole, plausible one is kept in place (kallsyms is
+                // megabytes: no second copy); anything else goes through
+                // meta() for its error.
+                let w = if i == 5 { 8 } else { 4 };
+                let n = P::mem(&data, self.endian, base, "").num(w);
+                if data.len() >= w && n <= MAX_BLOCK && n <= (data.len() - w) as u64 {
+                    data.truncate(w + n as usize);
+                    data.drain(..w);
+                    *self.text_part(i) = text(data);
+                    continue;
+                }
+            }
             let mut q = P::mem(&data, self.endian, base, "");
             self.meta(&mut q, i);
             q.done()?;
