@@ -757,7 +757,7 @@ impl<'f> TraceDat<'f> {
             if mode == V6_SKIP {
                 continue;
             }
-            let mut q = P::mem(&d, p.e, p.base + p.pos - size as u64, "BUFFER option");
+            let mut q = P::mem(&d, p.e, p.base + p.pos - size as u64, "options");
             match id {
                 OPT_DONE => {
                     let next = q.u64();
