@@ -189,13 +189,21 @@ fn compare(what: &str, enabled: &[&str], kernel: &[u8], ours: &[u8]) {
             continue;
         }
         let ex = event_of(y).and_then(|e| EXCLUDED.iter().find(|(n, _)| n.as_bytes() == e));
-        // Excluded lines must still be the same record: same context columns.
-        let same_place = x.len() >= 48 && y.len() >= 48 && x[..48] == y[..48] && event_of(x) == event_of(y);
+        // Excluded lines must still be the same record: same context columns
+        // after the comm, which a comm-cache race may also have changed (an
+        // excluded event of an evicted task differs in both places; CI met
+        // 44 such mm_page_free lines of ksoftirqd/0 in one run).
+        let same_place = x.len() >= 48 && y.len() >= 48 && x[16..48] == y[16..48] && event_of(x) == event_of(y);
         match ex {
-            Some((n, _)) if same_place => match excluded.iter_mut().find(|(m, _)| m == n) {
-                Some(c) => c.1 += 1,
-                None => excluded.push((n, 1)),
-            },
+            Some((n, _)) if same_place => {
+                if x[..16] != y[..16] {
+                    races += 1;
+                }
+                match excluded.iter_mut().find(|(m, _)| m == n) {
+                    Some(c) => c.1 += 1,
+                    None => excluded.push((n, 1)),
+                }
+            }
             _ => bad.push(format!(
                 "line {}:\n  ftcat:  {}\n  kernel: {}",
                 i + 1,
@@ -253,4 +261,29 @@ fn recording_differential() {
     let _ = std::fs::remove_file(&dat);
     assert_eq!(o.status.code(), Some(0), "ftcat failed: {}", String::from_utf8_lossy(&o.stderr));
     compare("recording differential", &enabled, &kernel, &o.stdout);
+}
+
+/// The comparison itself (no tracefs): an excluded event of a task whose
+/// comm the cache lost differs in the comm and in the excluded text, and
+/// is both a race and an exclusion, not a difference (CI once failed on
+/// 44 such lines).
+#[test]
+fn excluded_event_of_an_evicted_task_is_allowed() {
+    let ok = b"          <idle>-0       [000] d.h1. 42540.257700: hrtimer_expire_entry: x\n";
+    let mut kernel = Vec::new();
+    let mut ours = Vec::new();
+    for _ in 0..1000 {
+        kernel.extend_from_slice(ok);
+        ours.extend_from_slice(ok);
+    }
+    for l in [
+        &b"          <...>-1       [000] ..... 42540.257710: tracing_mark_write: ftcat live test: round 2\n"[..],
+        b"          <...>-1       [000] ..... 42540.257711: tracing_mark_write: bytes \xff\xfe and \xc3\xa9\n",
+    ] {
+        kernel.extend_from_slice(l);
+        ours.extend_from_slice(l);
+    }
+    kernel.extend_from_slice(b"     ksoftirqd/0-14      [000] ..s.. 42540.257712: mm_page_free: page=ffffea0004d24380 pfn=0x13490e order=0\n");
+    ours.extend_from_slice(b"           <...>-14      [000] ..s.. 42540.257712: mm_page_free: pfn=0x13490e (1263886) order=0x0 (0)\n");
+    compare("synthetic", &["all"], &kernel, &ours);
 }
