@@ -770,8 +770,12 @@ impl<'f> TraceDat<'f> {
                     refs.push((id, off, q.cstr()));
                 }
                 OPT_HEADER_INFO..=OPT_CMDLINES if mode == V7 => refs.push((id, q.u64(), String::new())),
-                // Their errors are not fatal: the value is left out.
-                _ => apply_common_option(&mut self.options, id, &mut q, &d),
+                // Their errors are not fatal: the value is left out, and
+                // q's error is not passed on.
+                _ => {
+                    apply_common_option(&mut self.options, id, &mut q, &d);
+                    continue;
+                }
             }
             p.put(q.err);
         }
@@ -981,7 +985,7 @@ impl<'f> TraceDat<'f> {
 }
 
 /// Options with the same meaning in v6 and v7 (`q` reads `d`; a short
-/// number is left out).
+/// number is left out, its error stays in `q` for the caller to drop).
 fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
     // The text options: pick the slot, convert once.
     let slot = match id {
@@ -997,13 +1001,11 @@ fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
         OPT_CPUCOUNT => {
             let v = q.u32();
             o.cpu_count = q.ok().then_some(v);
-            q.err = None;
             return;
         }
         OPT_TRACEID => {
             let v = q.u64();
             o.trace_id = q.ok().then_some(v);
-            q.err = None;
             return;
         }
         OPT_TSC2NSEC => {
@@ -1011,7 +1013,6 @@ fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
             if q.ok() {
                 o.tsc2nsec = Some(v);
             }
-            q.err = None;
             return;
         }
         _ => return,
