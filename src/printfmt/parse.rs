@@ -30,15 +30,29 @@ pub(crate) enum Tok<'s> {
 /// The punctuators longer than one character, longest first, 3 bytes each
 /// (space-padded); the i-th is `P(0x80 + i)`.
 const MULTI: &[u8; 42] = b"<<=>>=...-> << >> <= >= == != && || ++ -- ";
-const ARROW: u8 = 0x83;
-const SHL: u8 = 0x84;
-const SHR: u8 = 0x85;
-const LE: u8 = 0x86;
-const GE: u8 = 0x87;
-const EQ: u8 = 0x88;
-const NE: u8 = 0x89;
-const ANDAND: u8 = 0x8a;
-const OROR: u8 = 0x8b;
+const ARROW: u8 = multi(b"->");
+const SHL: u8 = multi(b"<<");
+const SHR: u8 = multi(b">>");
+const LE: u8 = multi(b"<=");
+const GE: u8 = multi(b">=");
+const EQ: u8 = multi(b"==");
+const NE: u8 = multi(b"!=");
+const ANDAND: u8 = multi(b"&&");
+const OROR: u8 = multi(b"||");
+
+/// The code of the two-character punctuator `p` in `MULTI`, found when
+/// compiling: the codes cannot drift from the table.
+const fn multi(p: &[u8; 2]) -> u8 {
+    let mut k = 0;
+    while k < MULTI.len() {
+        if MULTI[k] == p[0] && MULTI[k + 1] == p[1] && MULTI[k + 2] == b' ' {
+            return 0x80 + (k / 3) as u8;
+        }
+        k += 3;
+    }
+    panic!("not in MULTI")
+}
+
 /// The one-character punctuators.
 const SINGLE: &[u8] = b"()[]{},?:;.+-*/%<>&|^!~=";
 
@@ -686,18 +700,21 @@ impl<'e> Parser<'e> {
                     |__get_bitmask|__get_rel_bitmask|__get_cpumask|__get_rel_cpumask\
                     |__print_flags|__print_flags_u64|__print_symbolic|__print_symbolic_u64|__print_hex\
                     |__print_hex_str|__print_array|__builtin_expect|jiffies_to_msecs|mc_event_error_type";
-                const FUNCS: [Func; 10] = [
-                    Func::PrintFlags,
-                    Func::PrintFlagsU64,
-                    Func::PrintSymbolic,
-                    Func::PrintSymbolicU64,
-                    Func::PrintHex,
-                    Func::PrintHexStr,
-                    Func::PrintArray,
-                    Func::Expect,
-                    Func::JiffiesToMsecs,
-                    Func::McEventErrorType,
+                // With their arguments (the fixed ones of the variadic first four).
+                const FUNCS: [(Func, u8); 10] = [
+                    (Func::PrintFlags, 2),
+                    (Func::PrintFlagsU64, 2),
+                    (Func::PrintSymbolic, 1),
+                    (Func::PrintSymbolicU64, 1),
+                    (Func::PrintHex, 2),
+                    (Func::PrintHexStr, 2),
+                    (Func::PrintArray, 3),
+                    (Func::Expect, 2),
+                    (Func::JiffiesToMsecs, 1),
+                    (Func::McEventErrorType, 1),
                 ];
+                // Every helper name has its FUNCS entry.
+                const _: () = assert!(words(HELPERS) == 12 + FUNCS.len());
                 let h = word_index(HELPERS, name).ok_or(msg!("call of an unknown function"))?;
                 if h < 12 {
                     let i = self.field_arg()?;
@@ -708,10 +725,9 @@ impl<'e> Parser<'e> {
                         _ => Expr::Bitmask(i),
                     });
                 }
-                let f = *FUNCS.get(h - 12).ok_or(msg!("call of an unknown function"))?;
+                let (f, want) = *FUNCS.get(h - 12).ok_or(msg!("call of an unknown function"))?;
+                let want = want as usize;
                 let args = self.call_args()?;
-                // Arguments (the fixed ones of the variadic first four), in FUNCS order.
-                let want = [2, 2, 1, 1, 2, 2, 3, 2, 1, 1][h - 12];
                 let variadic = h < 16;
                 if args.len() < want || (!variadic && args.len() != want) {
                     return Err(msg!("wrong number of helper arguments"));
@@ -739,6 +755,16 @@ impl<'e> Parser<'e> {
             _ => Err(msg!("unexpected token in expression")),
         }
     }
+}
+
+/// How many `|`-separated words `list` has (for a compile-time check).
+const fn words(list: &str) -> usize {
+    let (b, mut i, mut n) = (list.as_bytes(), 0, 1);
+    while i < b.len() {
+        n += (b[i] == b'|') as usize;
+        i += 1;
+    }
+    n
 }
 
 /// Words that start a type name in a cast or sizeof.
