@@ -620,7 +620,7 @@ impl<'f> TraceDat<'f> {
         if flags & SEC_FL_COMPRESS == 0 {
             out = p.vec(size);
         } else if !cfg!(feature = "zstd") {
-            p.put(check_compression(&self.compression, p.s, p.pos).err().map(Box::new));
+            p.put(check_compression(&self.compression, p.s, p.pos).err());
         } else {
             // Compressed like trace data: a chunk count, then chunks.
             let n = p.u32();
@@ -637,7 +637,7 @@ impl<'f> TraceDat<'f> {
                 }
                 match decompress(&self.compression, p.s, at, &data, u as usize) {
                     Ok(d) => out.extend_from_slice(&d),
-                    Err(e) => p.put(Some(Box::new(e))),
+                    Err(e) => p.put(Some(e)),
                 }
             }
         }
@@ -809,7 +809,7 @@ impl<'f> TraceDat<'f> {
         let mut f = P::new(self.file, self.endian, off + 2, "buffer section");
         b.compressed = f.u16() & SEC_FL_COMPRESS != 0;
         if b.compressed {
-            f.put(check_compression(&self.compression, f.s, off).err().map(Box::new));
+            f.put(check_compression(&self.compression, f.s, off).err());
         }
         q.put(f.err);
         if q.ok() {
@@ -967,7 +967,7 @@ impl<'f> TraceDat<'f> {
         } else if !cfg!(feature = "zstd") {
             // The one outcome in a build without a decoder (and no dead
             // chunk reading for it).
-            p.put(check_compression(&self.compression, name, base).err().map(Box::new));
+            p.put(check_compression(&self.compression, name, base).err());
         } else {
             let z = p.u32();
             let u = p.u32();
@@ -975,7 +975,7 @@ impl<'f> TraceDat<'f> {
             if p.ok() {
                 match decompress(&self.compression, name, base, &zd, u as usize) {
                     Ok(d) => data = d,
-                    Err(e) => p.put(Some(Box::new(e))),
+                    Err(e) => p.put(Some(e)),
                 }
             }
         }
@@ -1070,23 +1070,25 @@ fn read_formats(p: &mut P, system: &str, out: &mut Vec<Format>) {
     }
 }
 
-fn check_compression(name: &str, section: &'static str, off: u64) -> Result<(), Error> {
+/// Can this build decode `name`? (Boxed like every reader error: the
+/// callers keep it in a `P` or pass it on with `?`.)
+fn check_compression(name: &str, section: &'static str, off: u64) -> R<()> {
     if name == "zstd" && cfg!(feature = "zstd") {
         Ok(())
     } else {
-        Err(Error::new(section, off, Reason::Compression(String::from(name))))
+        Err(Box::new(Error::new(section, off, Reason::Compression(String::from(name)))))
     }
 }
 
 /// Decompress one block of the file's algorithm to exactly `size` bytes.
-pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> Result<Vec<u8>, Error> {
+pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> R<Vec<u8>> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
-        return Err(Error::corrupt(section, off, "implausible uncompressed size"));
+        return Err(bad(section, off, "implausible uncompressed size"));
     }
     #[cfg(feature = "zstd")]
     {
-        zstd::decode_vec(z, size).ok_or_else(|| Error::new(section, off, Reason::Decompress))
+        zstd::decode_vec(z, size).ok_or_else(|| Box::new(Error::new(section, off, Reason::Decompress)))
     }
     #[cfg(not(feature = "zstd"))]
     {

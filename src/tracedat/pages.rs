@@ -152,9 +152,10 @@ impl<'f> CpuPages<'f> {
 
     #[cfg(not(feature = "zstd"))]
     fn next_compressed(&mut self) -> R<bool> {
-        // This build decodes no chunks (and TraceDat::open already refuses
-        // compressed buffers, but a recovered one could get here).
-        Err(alloc::boxed::Box::new(Error::new("cpu data chunk", self.off, super::Reason::Compression(alloc::string::String::from("zstd")))))
+        // This build decodes no chunks: check_compression refuses (TraceDat
+        // already refuses compressed buffers; this is for a caller's own).
+        super::check_compression("zstd", "cpu data chunk", self.off)?;
+        Ok(false)
     }
 
     #[cfg(feature = "zstd")]
