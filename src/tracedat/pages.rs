@@ -2,7 +2,7 @@
 //! chunk) at a time: memory is a page, or a chunk for zstd files, however
 //! large the file.
 
-use super::{read_full as read_exact, CpuData, Error, ReadAt, R};
+use super::{read_full, CpuData, Error, ReadAt, R};
 use crate::cursor::Endian;
 use alloc::vec::Vec;
 
@@ -127,13 +127,13 @@ impl<'f> CpuPages<'f> {
         if !in_ra {
             if n > 65536 {
                 // A huge sub-buffer size from a corrupt header: probe before allocating.
-                read_exact(self.file, "cpu data", self.off + n as u64 - 1, &mut [0u8; 1])?;
+                read_full(self.file, "cpu data", self.off + n as u64 - 1, &mut [0u8; 1])?;
             }
             let pages = if self.ra_fail { 1 } else { (READ_AHEAD / self.page_size).max(1) };
             let want = (self.end - self.off).min((pages * self.page_size) as u64).max(n as u64) as usize;
             self.ra_off = self.off;
             self.ra.resize(want, 0);
-            if let Err(e) = read_exact(self.file, "cpu data", self.off, &mut self.ra) {
+            if let Err(e) = read_full(self.file, "cpu data", self.off, &mut self.ra) {
                 if want == n {
                     return Err(e);
                 }
@@ -142,7 +142,7 @@ impl<'f> CpuPages<'f> {
                 // whole page still comes out and the error is this page's.
                 self.ra_fail = true;
                 self.ra.truncate(n);
-                read_exact(self.file, "cpu data", self.off, &mut self.ra)?;
+                read_full(self.file, "cpu data", self.off, &mut self.ra)?;
             }
         }
         let s = (self.off - self.ra_off) as usize;
@@ -169,7 +169,7 @@ impl<'f> CpuPages<'f> {
                 Some(n) => n,
                 None => {
                     let mut b = [0u8; 4];
-                    read_exact(self.file, "cpu data", self.off, &mut b)?;
+                    read_full(self.file, "cpu data", self.off, &mut b)?;
                     self.off += 4;
                     self.endian.u32(b)
                 }
@@ -181,7 +181,7 @@ impl<'f> CpuPages<'f> {
             self.chunks_left = Some(left - 1);
             let at = self.off;
             let mut h = [0u8; 8];
-            read_exact(self.file, "cpu data chunk", at, &mut h)?;
+            read_full(self.file, "cpu data chunk", at, &mut h)?;
             let zsize = self.endian.u32([h[0], h[1], h[2], h[3]]);
             let size = self.endian.u32([h[4], h[5], h[6], h[7]]);
             // Sizes must fit the limits and this CPU's data (a recovered
@@ -190,7 +190,7 @@ impl<'f> CpuPages<'f> {
                 return Err(super::bad("cpu data chunk", at, "implausible chunk size"));
             }
             self.z.resize(zsize as usize, 0);
-            read_exact(self.file, "cpu data chunk", at + 8, &mut self.z)?;
+            read_full(self.file, "cpu data chunk", at + 8, &mut self.z)?;
             self.off = at + 8 + zsize as u64;
             super::decompress_into("zstd", "cpu data chunk", at, &self.z, size as usize, &mut self.chunk)?;
             // Chunks hold whole pages (sizes are page-aligned); drop a ragged tail.
