@@ -696,9 +696,9 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
     busy.map_or(Ok(()), |m| Err(Error::Fail(m)))
 }
 
-/// One reader per CPU of `s.rec`, after the busy check. `limit`: extract.
-fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u64>) -> Result<(Vec<Reader>, usize)> {
-    let ps = s.rec.subbuf_size();
+/// One reader per CPU of `s.rec`, after the busy check, for pages of
+/// `ps` bytes. `limit`: extract.
+fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, ps: usize, limit: Option<u64>) -> Result<Vec<Reader>> {
     let max_bytes = a.nums[MAX_KB].map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
     let mut v = Vec::new();
     for cpu in 0..cpu_count(&s.rec) {
@@ -710,7 +710,7 @@ fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u
         let file = temp_file(dir, cpu)?;
         v.push(Reader { cpu, trace, file, page_size: ps, mode, max_bytes, limit });
     }
-    Ok((v, ps))
+    Ok(v)
 }
 
 /// Open the tracefs to record (or extract) — an instance is created when
@@ -770,6 +770,9 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
 #[inline(never)]
 fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Option<i32>> {
     check_busy(&s.rec)?;
+    // The sub-buffer size: read once, for extract's limit and the readers
+    // (nothing below changes it).
+    let ps = s.rec.subbuf_size();
     let mut limit = None;
     let mut state = String::new();
     let mut mode = Mode::Read;
@@ -777,7 +780,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         None => {
             // Never chase a live buffer forever: at most its size (plus slack) per CPU.
             let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
-            limit = Some(kb * 1024 * 2 + 64 * s.rec.subbuf_size() as u64);
+            limit = Some(kb * 1024 * 2 + 64 * ps as u64);
             // Before draining: the latency header is only there while it has data.
             state = super::ftcat::trace_state(&s.rec);
         }
@@ -793,7 +796,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
             }
         }
     }
-    let (readers, ps) = readers_for(s, &out.dir, mode, a, limit)?;
+    let readers = readers_for(s, &out.dir, mode, a, ps, limit)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
     let (fail_r, fail_w) = pipe(true).map_err(|e| os_err("pipe", e))?;
