@@ -127,9 +127,7 @@ impl Saver {
                         if r != Err(rustix::io::Errno::BUSY) {
                             break;
                         }
-                        // 20 ms (poll: already linked, unlike nanosleep).
-                        let ts = rustix::event::Timespec { tv_sec: 0, tv_nsec: 20_000_000 };
-                        let _ = rustix::event::poll(&mut [], Some(&ts));
+                        crate::sys::sleep_ms(20);
                     }
                     r.map_err(|e| super::errmsg(&top.path_of(p), e))
                 }
