@@ -1049,5 +1049,7 @@ mod tests {
         assert_eq!(current_value("tracing_on", "1\n"), "1");
         assert_eq!(assemble::clock_name("[mono] local\n"), "mono");
         assert_eq!(assemble::clock_name("local"), "local");
+        assert_eq!(assemble::clock_name(""), "local");
+        assert_eq!(assemble::clock_name("local [x86-tsc] mono\n"), "x86-tsc");
     }
 }
