@@ -736,7 +736,7 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
         };
         let name = String::from(&rel["instances/".len()..]);
         if sig.is_some() && !top.exists(&rel) {
-            top.mkdir(&rel, true)
+            top.mkdir(&rel)
                 .map_err(|e| os_err(&top.path_of(&rel), e))?;
             saver.created_instance(&rel);
         }

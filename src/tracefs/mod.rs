@@ -296,10 +296,20 @@ impl Tracefs {
         Ok(out)
     }
 
-    /// Create (`mkdir`) or remove a directory relative to this tracefs
-    /// (`instances/NAME`): one path conversion for every caller, where
+    /// Create a directory relative to this tracefs (`instances/NAME`).
+    pub fn mkdir(&self, rel: &str) -> core::result::Result<(), Errno> {
+        self.mkdir_or_rmdir(rel, true)
+    }
+
+    /// Remove a directory relative to this tracefs (`instances/NAME`).
+    pub fn rmdir(&self, rel: &str) -> core::result::Result<(), Errno> {
+        self.mkdir_or_rmdir(rel, false)
+    }
+
+    /// mkdir's and rmdir's one body: one path conversion for both, where
     /// rustix's mkdirat/unlinkat on a `&str` are a copy each.
-    pub fn mkdir(&self, rel: &str, make: bool) -> core::result::Result<(), Errno> {
+    #[inline(never)]
+    fn mkdir_or_rmdir(&self, rel: &str, make: bool) -> core::result::Result<(), Errno> {
         let p = c(rel)?;
         if make {
             rustix::fs::mkdirat(&self.dir, &*p, Mode::from_raw_mode(0o755))

@@ -123,7 +123,7 @@ impl Saver {
                     // still hold a reference for a moment: retry briefly.
                     let mut r = Ok(());
                     for _ in 0..50 {
-                        r = top.mkdir(p, false);
+                        r = top.rmdir(p);
                         if r != Err(rustix::io::Errno::BUSY) {
                             break;
                         }
