@@ -10,6 +10,7 @@ pub mod state;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{openat, Mode, OFlags, CWD};
 use crate::sys;
+use crate::util::find_str;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -355,9 +356,6 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     let new = new[at..].trim_end();
     (!new.is_empty()).then_some(new)
 }
-
-pub use crate::util::find_str;
-
 
 /// Files whose writes the kernel may explain in `error_log`.
 fn logs_errors(name: &str) -> bool {

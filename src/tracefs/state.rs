@@ -104,12 +104,12 @@ pub fn trigger_removal(line: &str) -> String {
         s = s.strip_suffix(tail).unwrap_or(s);
     }
     if !s.starts_with("hist") {
-        if let Some(at) = super::find_str(s, " if ", false) {
+        if let Some(at) = crate::util::find_str(s, " if ", false) {
             s = &s[..at];
         }
         if let Some(rest) = s.strip_suffix(":unlimited") {
             s = rest;
-        } else if let Some(at) = super::find_str(s, ":count=", true) {
+        } else if let Some(at) = crate::util::find_str(s, ":count=", true) {
             s = &s[..at];
         }
     }
