@@ -316,8 +316,7 @@ fn open_output(path: &str) -> Result<Output> {
         Err(e) => return Err(err(e)),
     };
     let d = dir_of(path);
-    let dir = sys::open_str(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
-        .map_err(|e| os_err(d, e))?;
+    let dir = sys::open_dir(d).map_err(|e| os_err(d, e))?;
     // The per-CPU temp files go beside the output: make sure they can.
     if let Err(e) = temp_file(&dir, 0) {
         if created {
@@ -664,15 +663,14 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
     // A link to ".../per_cpu/cpuN/trace_pipe_raw" of this tracefs.
     let pre = rec.path_of("per_cpu/cpu");
     let me = sys::getpid().to_string();
-    let open_dir = |p: &str| sys::open_str(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
-    let Ok(procs) = open_dir("/proc") else { return Ok(()) };
+    let Ok(procs) = sys::open_dir("/proc") else { return Ok(()) };
     let mut busy = None;
     let _ = sys::read_dir(&procs, &mut |pid, _| {
         let pid = pid.to_string_lossy();
         if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
             return true;
         }
-        let Ok(fds) = open_dir(&format!("/proc/{pid}/fd")) else { return true };
+        let Ok(fds) = sys::open_dir(&format!("/proc/{pid}/fd")) else { return true };
         let _ = sys::read_dir(&fds, &mut |f, _| {
             let Ok(target) = sys::readlink_at(rustix::fd::AsFd::as_fd(&fds), f) else { return true };
             let t = sys::lossy(&target);

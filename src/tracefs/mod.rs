@@ -8,7 +8,7 @@ pub mod glob;
 pub mod state;
 
 use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{openat, Mode, OFlags, CWD};
+use rustix::fs::{openat, Mode, OFlags};
 use crate::sys;
 use crate::util::find_str;
 use alloc::format;
@@ -98,9 +98,6 @@ const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"
 
 use sys::cpath as c;
 
-fn open_dir(path: &str) -> core::result::Result<OwnedFd, Errno> {
-    openat(CWD, &*c(path)?, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-}
 
 fn is_tracefs(fd: &OwnedFd) -> bool {
     rustix::fs::accessat(fd, c"trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
@@ -110,7 +107,7 @@ fn is_tracefs(fd: &OwnedFd) -> bool {
 /// refuses us, else `None` with `p` added to the list of places tried.
 #[inline(never)]
 fn probe(p: String, tried: &mut String) -> Option<core::result::Result<Tracefs, (String, bool)>> {
-    match open_dir(&p) {
+    match sys::open_dir(&p) {
         Ok(fd) if is_tracefs(&fd) => Some(Ok(Tracefs { dir: fd, mount: p, instance: None })),
         Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
             Some(Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true)))
