@@ -801,7 +801,8 @@ fn v_instance(c: &Ctx, a: &Args) -> Result<()> {
     let Some(i) = util::word_index("add|rm", x) else {
         usage_err!("instance: '{x}' is not add or rm");
     };
-    let Err(errno) = c.top.mkdir(&rel, i == 0) else { return Ok(()) };
+    let f = if i == 0 { Tracefs::mkdir } else { Tracefs::rmdir };
+    let Err(errno) = f(&c.top, &rel) else { return Ok(()) };
     let why = match errno {
         Errno::EXIST => "it already exists",
         Errno::NOENT => "no such instance",

@@ -316,8 +316,7 @@ fn open_output(path: &str) -> Result<Output> {
         Err(e) => return Err(err(e)),
     };
     let d = dir_of(path);
-    let dir = sys::open_str(d, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty())
-        .map_err(|e| os_err(d, e))?;
+    let dir = sys::open_dir(d).map_err(|e| os_err(d, e))?;
     // The per-CPU temp files go beside the output: make sure they can.
     if let Err(e) = temp_file(&dir, 0) {
         if created {
@@ -664,15 +663,14 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
     // A link to ".../per_cpu/cpuN/trace_pipe_raw" of this tracefs.
     let pre = rec.path_of("per_cpu/cpu");
     let me = sys::getpid().to_string();
-    let open_dir = |p: &str| sys::open_str(p, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, FMode::empty());
-    let Ok(procs) = open_dir("/proc") else { return Ok(()) };
+    let Ok(procs) = sys::open_dir("/proc") else { return Ok(()) };
     let mut busy = None;
     let _ = sys::read_dir(&procs, &mut |pid, _| {
         let pid = pid.to_string_lossy();
         if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
             return true;
         }
-        let Ok(fds) = open_dir(&format!("/proc/{pid}/fd")) else { return true };
+        let Ok(fds) = sys::open_dir(&format!("/proc/{pid}/fd")) else { return true };
         let _ = sys::read_dir(&fds, &mut |f, _| {
             let Ok(target) = sys::readlink_at(rustix::fd::AsFd::as_fd(&fds), f) else { return true };
             let t = sys::lossy(&target);
@@ -696,9 +694,9 @@ fn check_busy(rec: &Tracefs) -> Result<()> {
     busy.map_or(Ok(()), |m| Err(Error::Fail(m)))
 }
 
-/// One reader per CPU of `s.rec`, after the busy check. `limit`: extract.
-fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u64>) -> Result<(Vec<Reader>, usize)> {
-    let ps = s.rec.subbuf_size();
+/// One reader per CPU of `s.rec`, after the busy check, for pages of
+/// `ps` bytes. `limit`: extract.
+fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, ps: usize, limit: Option<u64>) -> Result<Vec<Reader>> {
     let max_bytes = a.nums[MAX_KB].map(|kb| (kb * 1024).div_ceil(ps as u64) * ps as u64);
     let mut v = Vec::new();
     for cpu in 0..cpu_count(&s.rec) {
@@ -710,7 +708,7 @@ fn readers_for(s: &Session, dir: &OwnedFd, mode: Mode, a: &Args, limit: Option<u
         let file = temp_file(dir, cpu)?;
         v.push(Reader { cpu, trace, file, page_size: ps, mode, max_bytes, limit });
     }
-    Ok((v, ps))
+    Ok(v)
 }
 
 /// Open the tracefs to record (or extract) — an instance is created when
@@ -736,7 +734,7 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
         };
         let name = String::from(&rel["instances/".len()..]);
         if sig.is_some() && !top.exists(&rel) {
-            top.mkdir(&rel, true)
+            top.mkdir(&rel)
                 .map_err(|e| os_err(&top.path_of(&rel), e))?;
             saver.created_instance(&rel);
         }
@@ -770,6 +768,9 @@ fn run(a: &Args, sig: Option<&OwnedFd>, out: &Output) -> Result<()> {
 #[inline(never)]
 fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Option<i32>> {
     check_busy(&s.rec)?;
+    // The sub-buffer size: read once, for extract's limit and the readers
+    // (nothing below changes it).
+    let ps = s.rec.subbuf_size();
     let mut limit = None;
     let mut state = String::new();
     let mut mode = Mode::Read;
@@ -777,7 +778,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
         None => {
             // Never chase a live buffer forever: at most its size (plus slack) per CPU.
             let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
-            limit = Some(kb * 1024 * 2 + 64 * s.rec.subbuf_size() as u64);
+            limit = Some(kb * 1024 * 2 + 64 * ps as u64);
             // Before draining: the latency header is only there while it has data.
             state = super::ftcat::trace_state(&s.rec);
         }
@@ -793,7 +794,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
             }
         }
     }
-    let (readers, ps) = readers_for(s, &out.dir, mode, a, limit)?;
+    let readers = readers_for(s, &out.dir, mode, a, ps, limit)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
     let (fail_r, fail_w) = pipe(true).map_err(|e| os_err("pipe", e))?;
@@ -1046,5 +1047,7 @@ mod tests {
         assert_eq!(current_value("tracing_on", "1\n"), "1");
         assert_eq!(assemble::clock_name("[mono] local\n"), "mono");
         assert_eq!(assemble::clock_name("local"), "local");
+        assert_eq!(assemble::clock_name(""), "local");
+        assert_eq!(assemble::clock_name("local [x86-tsc] mono\n"), "x86-tsc");
     }
 }

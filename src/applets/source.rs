@@ -138,17 +138,8 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
     let endian = if cfg!(target_endian = "big") { crate::cursor::Endian::Big } else { crate::cursor::Endian::Little };
     let layout = PageLayout::parse(&hp, &he, endian, page_size).map_err(|e| format!("{}: {}", top.path_of("events/header_page"), e))?;
 
-    // (per_cpu/ lists names in byte order: cpu10 before cpu2.)
-    let mut cpus = crate::tracefs::state::cpus(tfs).map_err(msg)?;
-    // Insertion sort, as Tracefs::list_dir's: a handful of nearly sorted
-    // numbers, and util::sort was an instantiation of its own for them.
-    for i in 1..cpus.len() {
-        let mut j = i;
-        while j > 0 && cpus[j - 1] > cpus[j] {
-            cpus.swap(j - 1, j);
-            j -= 1;
-        }
-    }
+    // (In numeric order: state::cpus sorts them.)
+    let cpus = crate::tracefs::state::cpus(tfs).map_err(msg)?;
     let mut sources: Vec<Box<dyn PageSource>> = Vec::new();
     for &cpu in &cpus {
         let rel = format!("per_cpu/cpu{cpu}/trace_pipe_raw");

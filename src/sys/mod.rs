@@ -79,6 +79,11 @@ pub fn open_str(path: &str, flags: OFlags, mode: Mode) -> Result<OwnedFd> {
     rustix::fs::openat(CWD, &*cpath(path)?, flags, mode)
 }
 
+/// Open a directory (to read it, or to open names relative to it).
+pub fn open_dir(path: &str) -> Result<OwnedFd> {
+    open_str(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+}
+
 /// Open for reading, close-on-exec.
 pub fn open(path: impl rustix::path::Arg) -> Result<OwnedFd> {
     rustix::fs::openat(CWD, path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())

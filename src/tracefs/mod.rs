@@ -8,8 +8,9 @@ pub mod glob;
 pub mod state;
 
 use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{openat, Mode, OFlags, CWD};
+use rustix::fs::{openat, Mode, OFlags};
 use crate::sys;
+use crate::util::find_str;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -97,9 +98,6 @@ const CANDIDATES: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"
 
 use sys::cpath as c;
 
-fn open_dir(path: &str) -> core::result::Result<OwnedFd, Errno> {
-    openat(CWD, &*c(path)?, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
-}
 
 fn is_tracefs(fd: &OwnedFd) -> bool {
     rustix::fs::accessat(fd, c"trace", rustix::fs::Access::EXISTS, rustix::fs::AtFlags::empty()).is_ok()
@@ -109,7 +107,7 @@ fn is_tracefs(fd: &OwnedFd) -> bool {
 /// refuses us, else `None` with `p` added to the list of places tried.
 #[inline(never)]
 fn probe(p: String, tried: &mut String) -> Option<core::result::Result<Tracefs, (String, bool)>> {
-    match open_dir(&p) {
+    match sys::open_dir(&p) {
         Ok(fd) if is_tracefs(&fd) => Some(Ok(Tracefs { dir: fd, mount: p, instance: None })),
         Err(e) if e == Errno::ACCESS || e == Errno::PERM => {
             Some(Err((format!("{p}: {} (tracefs needs root)", errno_str(e)), true)))
@@ -296,10 +294,20 @@ impl Tracefs {
         Ok(out)
     }
 
-    /// Create (`mkdir`) or remove a directory relative to this tracefs
-    /// (`instances/NAME`): one path conversion for every caller, where
+    /// Create a directory relative to this tracefs (`instances/NAME`).
+    pub fn mkdir(&self, rel: &str) -> core::result::Result<(), Errno> {
+        self.mkdir_or_rmdir(rel, true)
+    }
+
+    /// Remove a directory relative to this tracefs (`instances/NAME`).
+    pub fn rmdir(&self, rel: &str) -> core::result::Result<(), Errno> {
+        self.mkdir_or_rmdir(rel, false)
+    }
+
+    /// mkdir's and rmdir's one body: one path conversion for both, where
     /// rustix's mkdirat/unlinkat on a `&str` are a copy each.
-    pub fn mkdir(&self, rel: &str, make: bool) -> core::result::Result<(), Errno> {
+    #[inline(never)]
+    fn mkdir_or_rmdir(&self, rel: &str, make: bool) -> core::result::Result<(), Errno> {
         let p = c(rel)?;
         if make {
             rustix::fs::mkdirat(&self.dir, &*p, Mode::from_raw_mode(0o755))
@@ -345,9 +353,6 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     let new = new[at..].trim_end();
     (!new.is_empty()).then_some(new)
 }
-
-pub use crate::util::find_str;
-
 
 /// Files whose writes the kernel may explain in `error_log`.
 fn logs_errors(name: &str) -> bool {

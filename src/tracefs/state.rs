@@ -104,12 +104,12 @@ pub fn trigger_removal(line: &str) -> String {
         s = s.strip_suffix(tail).unwrap_or(s);
     }
     if !s.starts_with("hist") {
-        if let Some(at) = super::find_str(s, " if ", false) {
+        if let Some(at) = crate::util::find_str(s, " if ", false) {
             s = &s[..at];
         }
         if let Some(rest) = s.strip_suffix(":unlimited") {
             s = rest;
-        } else if let Some(at) = super::find_str(s, ":count=", true) {
+        } else if let Some(at) = crate::util::find_str(s, ":count=", true) {
             s = &s[..at];
         }
     }
@@ -137,12 +137,19 @@ pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
     }
 }
 
-/// The CPUs with a `per_cpu/cpuN` directory, in directory order.
+/// The CPUs with a `per_cpu/cpuN` directory, in numeric order (the
+/// listing is in byte order: cpu10 before cpu2).
 pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {
-    let mut cpus = Vec::new();
+    let mut cpus: Vec<u32> = Vec::new();
     for (n, d) in &t.list_dir("per_cpu")? {
         if let (true, Some(Ok(c))) = (*d, n.strip_prefix("cpu").map(str::parse::<u32>)) {
+            // Moved into place: a handful of numbers, nearly in order.
             cpus.push(c);
+            let mut j = cpus.len() - 1;
+            while j > 0 && cpus[j - 1] > c {
+                cpus.swap(j - 1, j);
+                j -= 1;
+            }
         }
     }
     Ok(cpus)
@@ -260,5 +267,21 @@ mod tests {
         assert!(same_cpumask("FF", "ff"));
         assert!(!same_cpumask("", "0"));
         assert!(same_cpumask(&mask_of(&[0, 40]), "00000100,00000001"));
+    }
+
+    /// The running kernel's CPUs (read only), when there is a tracefs.
+    #[test]
+    fn live_cpus_in_order() {
+        if std::env::var_os("FTBOX_NO_LIVE").is_some_and(|v| v == "1") {
+            std::println!("skipped: FTBOX_NO_LIVE=1");
+            return;
+        }
+        let Ok(t) = Tracefs::find() else {
+            std::println!("skipped: no tracefs");
+            return;
+        };
+        let c = cpus(&t).unwrap();
+        assert!(!c.is_empty());
+        assert!(c.windows(2).all(|w| w[0] < w[1]), "{c:?}");
     }
 }

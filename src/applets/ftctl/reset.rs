@@ -26,7 +26,7 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
                         continue;
                     }
                     let rel = format!("instances/{name}");
-                    if let Err(e) = c.top.mkdir(&rel, false) {
+                    if let Err(e) = c.top.rmdir(&rel) {
                         add(&mut errs, &format!("removing instance '{name}': {}", crate::sys::Msg(e)));
                     }
                 }

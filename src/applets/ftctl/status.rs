@@ -5,7 +5,8 @@
 use super::{fs, on_off, Args, Ctx};
 use core::fmt::Write;
 use crate::cli::{Error, Result};
-use crate::tracefs::{events, find_str, state, Tracefs};
+use crate::tracefs::{events, state, Tracefs};
+use crate::util::find_str;
 use rustix::io::Errno;
 use alloc::string::String;
 

@@ -387,10 +387,11 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
     }
 }
 
-/// "[local] global ..." → "local".
+/// "[local] global ..." → "local" (tracefs::state's reader of the listing);
+/// a text with no selected clock: its first word, else "local".
 pub fn clock_name(file: &str) -> String {
-    match (file.find('['), file.find(']')) {
-        (Some(a), Some(b)) if a < b => String::from(&file[a + 1..b]),
-        _ => String::from(file.split_whitespace().next().unwrap_or("local")),
-    }
+    String::from(match crate::tracefs::state::current_clock(file) {
+        "" => file.split_whitespace().next().unwrap_or("local"),
+        c => c,
+    })
 }

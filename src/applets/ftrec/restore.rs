@@ -107,11 +107,11 @@ impl Saver {
         self.undo.push(Undo::Rmdir(String::from(rel)));
     }
 
-    /// Undo everything, newest first. Returns the failures, one per line.
-    pub fn restore(&mut self, top: &Tracefs, rec: &Tracefs) -> Vec<String> {
+    /// Undo everything, newest first, in `t` (the recorded tracefs; an
+    /// instance is removed from `top`). Returns the failures, one per line.
+    pub fn restore(&mut self, top: &Tracefs, t: &Tracefs) -> Vec<String> {
         let mut errs = Vec::new();
         while let Some(u) = self.undo.pop() {
-            let t = rec;
             let r: Result<(), String> = match &u {
                 Undo::Write(f, v, append) => t.write_with(f, v, *append).map_err(msg),
                 Undo::Lines(f, lines) => t.write(f, b"").map_err(msg).and_then(|()| {
@@ -123,13 +123,11 @@ impl Saver {
                     // still hold a reference for a moment: retry briefly.
                     let mut r = Ok(());
                     for _ in 0..50 {
-                        r = top.mkdir(p, false);
+                        r = top.rmdir(p);
                         if r != Err(rustix::io::Errno::BUSY) {
                             break;
                         }
-                        // 20 ms (poll: already linked, unlike nanosleep).
-                        let ts = rustix::event::Timespec { tv_sec: 0, tv_nsec: 20_000_000 };
-                        let _ = rustix::event::poll(&mut [], Some(&ts));
+                        crate::sys::sleep_ms(20);
                     }
                     r.map_err(|e| super::errmsg(&top.path_of(p), e))
                 }
