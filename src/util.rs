@@ -142,6 +142,15 @@ mod tests {
     use super::*;
     use alloc::vec::Vec;
 
+    /// find_str against str::find/rfind.
+    #[test]
+    fn substrings() {
+        for (h, n) in [("abcabc", "bc"), ("abc", ""), ("", ""), ("", "a"), ("ab", "abc"), ("a\\040b\\040", "\\040"), ("xx", "x")] {
+            assert_eq!(find_str(h, n, false), h.find(n), "{h:?} {n:?}");
+            assert_eq!(find_str(h, n, true), h.rfind(n), "{h:?} {n:?}");
+        }
+    }
+
     #[test]
     fn word_lists() {
         assert_eq!(word_index("a|bc|d e|", "bc"), Some(1));
