@@ -25,7 +25,7 @@ use crate::ring::Page;
 use crate::text::tracecmd::filter::{glob, EventFilter, GraphFilter, Verdict};
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
-use crate::tracefs::Tracefs;
+use crate::tracefs::{state::stat_num, Tracefs};
 use crate::{fail, usage_err};
 
 const USAGE: &str = "\
@@ -417,14 +417,6 @@ fn parse_format(evs: &mut Vec<Event>, system: &str, text: &str, what: &str) {
         Ok(e) => evs.push(e),
         Err(e) => sys::eprintln(format_args!("ftcat: {}: format of {}: {}", what, system, e)),
     }
-}
-
-/// The number after `key` at the start of a line of a per-CPU `stats`
-/// text (0 when absent or not a number).
-pub(crate) fn stat_num(text: &str, key: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().parse().unwrap_or(0)))
-        .unwrap_or(0)
 }
 
 #[inline(never)]

@@ -374,8 +374,8 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
         let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
         for (key, what) in LOST {
-            // (ftcat's reader of the same stats text: one copy.)
-            let n = crate::applets::ftcat::stat_num(st, key);
+            // (The one reader of a stats text, ftcat's too.)
+            let n = crate::tracefs::state::stat_num(st, key);
             if n > 0 {
                 let _ = write!(e, "\nCPU {c}: {n} {what}");
             }
