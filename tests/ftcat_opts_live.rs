@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 mod support;
-use support::{Instance, w};
+use support::{retry_races, Instance, w};
 
 fn ftbox() -> PathBuf {
     std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
@@ -96,13 +96,10 @@ fn compare(set: &[(&str, &str)], kernel: &[u8], ours: &[u8], comm: usize) -> Opt
 
 /// Capture and compare up to three times while the comm cache races.
 fn capture_compare(i: usize, set: &[(&str, &str)], comm: usize) -> Option<(Vec<u8>, usize)> {
-    for _ in 0..3 {
+    retry_races(&format!("{set:?}"), || {
         let (kernel, ours) = capture(i, set)?;
-        if let Some(n) = compare(set, &kernel, &ours, comm) {
-            return Some((kernel, n));
-        }
-    }
-    panic!("{set:?}: more than 1% comm-cache races three times");
+        Some(compare(set, &kernel, &ours, comm).map(|n| (kernel, n)))
+    })
 }
 
 #[test]
@@ -160,41 +157,36 @@ fn live_latency_hex_bin() {
 fn extract_keeps_options() {
     let sets: &[&[(&str, &str)]] = &[&[("latency-format", "1")], &[("latency-format", "1"), ("verbose", "1")], &[("hex", "1")], &[("print-parent", "0"), ("record-tgid", "1")]];
     let tmp = std::env::temp_dir();
-    // Up to three captures per set while the comm cache races (see compare).
-    let mut done = Vec::new();
-    let mut tries = vec![0; sets.len()];
-    for (i, set) in sets.iter().enumerate().flat_map(|(i, s)| [(i, s); 3]) {
-        if done.contains(&i) {
-            continue;
-        }
-        let name = format!("ftcat-ext{i}-{}", std::process::id());
-        let Some(inst) = Instance::create(&name, None) else { return };
-        let dir = inst.dir.clone();
-        for (o, v) in *set {
-            w(&dir, &format!("options/{o}"), v);
-        }
-        for s in SYSTEMS {
-            let _ = std::fs::write(dir.join(format!("events/{s}/enable")), "1");
-        }
-        w(&dir, "tracing_on", "1");
-        std::fs::write(dir.join("trace_marker"), "ftrec extract test\n").unwrap();
-        let st = Command::new("sh").arg("-c").arg("ls /usr/bin > /dev/null; sleep 0.02").status().unwrap();
-        assert!(st.success());
-        w(&dir, "tracing_on", "0");
-        let kernel = std::fs::read(dir.join("trace")).unwrap();
-        let file = tmp.join(format!("ftcat-ext{i}-{}.dat", std::process::id()));
-        let o = Command::new(ftbox()).args(["ftrec", "extract", "-B", &name, "-o"]).arg(&file).output().unwrap();
-        assert_eq!(o.status.code(), Some(0), "ftrec extract failed: {}", String::from_utf8_lossy(&o.stderr));
-        drop(inst);
-        let o = Command::new(ftbox()).arg("ftcat").arg(&file).output().unwrap();
-        let _ = std::fs::remove_file(&file);
-        assert_eq!(o.status.code(), Some(0), "ftcat failed: {}", String::from_utf8_lossy(&o.stderr));
-        let comm = if set.iter().any(|o| o.0 == "verbose") { 16 } else if set[0].0 == "latency-format" { 8 } else { 16 };
-        tries[i] += 1;
-        if compare(set, &kernel, &o.stdout, if set[0].0 == "hex" { 0 } else { comm }).is_some() {
-            done.push(i);
-        } else {
-            assert!(tries[i] < 3, "{set:?}: more than 1% comm-cache races three times");
+    for (i, set) in sets.iter().enumerate() {
+        // Up to three captures while the comm cache races (see compare).
+        let done = retry_races(&format!("{set:?}"), || {
+            let name = format!("ftcat-ext{i}-{}", std::process::id());
+            let inst = Instance::create(&name, None)?;
+            let dir = inst.dir.clone();
+            for (o, v) in *set {
+                w(&dir, &format!("options/{o}"), v);
+            }
+            for s in SYSTEMS {
+                let _ = std::fs::write(dir.join(format!("events/{s}/enable")), "1");
+            }
+            w(&dir, "tracing_on", "1");
+            std::fs::write(dir.join("trace_marker"), "ftrec extract test\n").unwrap();
+            let st = Command::new("sh").arg("-c").arg("ls /usr/bin > /dev/null; sleep 0.02").status().unwrap();
+            assert!(st.success());
+            w(&dir, "tracing_on", "0");
+            let kernel = std::fs::read(dir.join("trace")).unwrap();
+            let file = tmp.join(format!("ftcat-ext{i}-{}.dat", std::process::id()));
+            let o = Command::new(ftbox()).args(["ftrec", "extract", "-B", &name, "-o"]).arg(&file).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "ftrec extract failed: {}", String::from_utf8_lossy(&o.stderr));
+            drop(inst);
+            let o = Command::new(ftbox()).arg("ftcat").arg(&file).output().unwrap();
+            let _ = std::fs::remove_file(&file);
+            assert_eq!(o.status.code(), Some(0), "ftcat failed: {}", String::from_utf8_lossy(&o.stderr));
+            let comm = if set.iter().any(|o| o.0 == "verbose") { 16 } else if set[0].0 == "latency-format" { 8 } else { 16 };
+            Some(compare(set, &kernel, &o.stdout, if set[0].0 == "hex" { 0 } else { comm }).map(|_| ()))
+        });
+        if done.is_none() {
+            return;
         }
     }
 }

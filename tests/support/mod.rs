@@ -129,3 +129,17 @@ impl Drop for Instance {
 pub fn w(dir: &Path, f: &str, v: &str) {
     std::fs::write(dir.join(f), v).unwrap_or_else(|e| panic!("write {}: {e}", dir.join(f).display()));
 }
+
+/// Capture and compare up to three times while the kernel's comm cache
+/// races (see comm_race in tests/ftcat_live.rs): `once` returns None to
+/// skip (no tracefs), Some(None) when more than 1% of the lines raced,
+/// Some(Some(x)) when the comparison held. Fails the test naming `what`
+/// after three raced captures.
+pub fn retry_races<T>(what: &str, mut once: impl FnMut() -> Option<Option<T>>) -> Option<T> {
+    for _ in 0..3 {
+        if let Some(x) = once()? {
+            return Some(x);
+        }
+    }
+    panic!("{what}: more than 1% comm-cache races three times");
+}
