@@ -25,7 +25,12 @@ fn read_tracefs(p: &Path) -> std::io::Result<String> {
         }
         out.extend_from_slice(&buf[..n]);
     }
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    // Bytes that are not UTF-8 (the kernel prints a char field's 0xa0-0xff
+    // as the byte) become the same raw-byte escapes our renderers write,
+    // not U+FFFD: the comparison stays byte-exact.
+    let mut s = String::new();
+    ftbox::text::put_all(&mut s, &out).unwrap();
+    Ok(s)
 }
 
 fn tracefs() -> Option<PathBuf> {
