@@ -82,18 +82,15 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
     let lat = o.has(opts::LATENCY_FMT);
     if lat {
         let size = if o.g(opts::G_ABS_TIME) { 16 } else { 0 } + if o.g(opts::G_CPU) { 4 } else { 0 } + if o.g(opts::G_PROC) { 17 } else { 0 };
-        for l in "  _-----=> irqs-off        \n / _----=> need-resched    \n| / _---=> hardirq/softirq \n\
-                  || / _--=> preempt-depth   \n||| /                      \n"
-            .split_inclusive('\n')
-        {
-            out.write_char('#')?;
-            pad(out, size)?;
-            out.write_str(l)?;
-        }
+        super::legend(
+            out,
+            "  _-----=> irqs-off        \n / _----=> need-resched    \n| / _---=> hardirq/softirq \n\
+             || / _--=> preempt-depth   \n||| /                      \n",
+            size,
+        )?;
     }
     // The two header rows: `#`, each optional column's title (ticks in
-    // the second row), the function column. One string split at `;`
-    // and a bit per piece, not a table of &strs (16 bytes each).
+    // the second row), the function column; a bit per piece.
     let on = 1
         | (o.g(opts::G_ABS_TIME) as u32) << 1
         | (o.g(opts::G_CPU) as u32) << 2
@@ -101,17 +98,12 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
         | (lat as u32) << 4
         | (o.g(opts::G_DURATION) as u32) << 5
         | 1 << 6;
-    for row in "#;     TIME       ; CPU;  TASK/PID       ;||||   ;  DURATION   ;               FUNCTION CALLS\n\
-                #;      |         ; |  ;   |    |        ;||||   ;   |   |      ;               |   |   |   |\n"
-        .split_inclusive('\n')
-    {
-        for (k, t) in row.split(';').enumerate() {
-            if on >> k & 1 != 0 {
-                out.write_str(t)?;
-            }
-        }
-    }
-    Ok(())
+    super::rows(
+        out,
+        "#;     TIME       ; CPU;  TASK/PID       ;||||   ;  DURATION   ;               FUNCTION CALLS\n@\
+         #;      |         ; |  ;   |    |        ;||||   ;   |   |      ;               |   |   |   |\n",
+        on,
+    )
 }
 
 /// print_graph_function_flags() with the tracer's private data.

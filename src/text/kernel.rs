@@ -383,30 +383,22 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         let t0 = if o.has(opts::RECORD_TGID) { 12 } else { 2 };
         let irq = o.has(opts::IRQ_INFO);
         if irq {
-            // One string, not a table of &strs (16 bytes each).
-            for l in "  _-----=> irqs-off/BH-disabled\n / _----=> need-resched\n| / _---=> hardirq/softirq\n\
-                      || / _--=> preempt-depth\n||| / _-=> migrate-disable\n|||| /     delay\n"
-                .split_inclusive('\n')
-            {
-                out.write_str("#                            ")?;
-                pad(out, t0)?;
-                out.write_str(l)?;
-            }
+            super::legend(
+                out,
+                "  _-----=> irqs-off/BH-disabled\n / _----=> need-resched\n| / _---=> hardirq/softirq\n\
+                 || / _--=> preempt-depth\n||| / _-=> migrate-disable\n|||| /     delay\n",
+                28 + t0,
+            )?;
         }
-        // The two rows of column titles: pieces split at `;`, a bit each
-        // (tgid or not, irq-info or not), as funcgraph::header; `@` ends a row.
+        // The two rows of column titles, a bit per piece: tgid or not,
+        // irq-info or not.
         let on = 1 | if o.has(opts::RECORD_TGID) { 2 } else { 4 } | if irq { 8 } else { 16 };
-        for row in "#           TASK-PID  ;     TGID   ;  ; CPU#  |||||  TIMESTAMP  FUNCTION\n; CPU#     TIMESTAMP  FUNCTION\n@\
-                    #              | |    ;       |    ;  ;   |   |||||     |         |\n;   |         |         |\n"
-            .split('@')
-        {
-            for (k, t) in row.split(';').enumerate() {
-                if on >> k & 1 != 0 {
-                    out.write_str(t)?;
-                }
-            }
-        }
-        Ok(())
+        super::rows(
+            out,
+            "#           TASK-PID  ;     TGID   ;  ; CPU#  |||||  TIMESTAMP  FUNCTION\n; CPU#     TIMESTAMP  FUNCTION\n@\
+             #              | |    ;       |    ;  ;   |   |||||     |         |\n;   |         |         |\n",
+            on,
+        )
     }
 
     /// print_trace_header(). The latency, CPU and task are those of the

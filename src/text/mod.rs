@@ -178,6 +178,30 @@ pub fn pad(out: &mut dyn Write, n: usize) -> fmt::Result {
     Ok(())
 }
 
+/// A header legend: each line of `text` after `#` and `n` spaces.
+pub(crate) fn legend(out: &mut dyn Write, text: &str, n: usize) -> fmt::Result {
+    for l in text.split_inclusive('\n') {
+        out.write_char('#')?;
+        pad(out, n)?;
+        out.write_str(l)?;
+    }
+    Ok(())
+}
+
+/// Header rows of column titles as one string, not a table of &strs (16
+/// bytes each): `@` ends a row, `;` a piece, and piece k of every row is
+/// printed when bit k of `on` is set.
+pub(crate) fn rows(out: &mut dyn Write, text: &str, on: u32) -> fmt::Result {
+    for row in text.split('@') {
+        for (k, t) in row.split(';').enumerate() {
+            if on >> k & 1 != 0 {
+                out.write_str(t)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Does a clock count nanoseconds (TRACE_FILE_TIME_IN_NS)? Counter-style
 /// clocks print raw counts instead of `secs.usecs`.
 pub fn clock_in_ns(clock: &str) -> bool {
