@@ -843,8 +843,6 @@ impl<'a> TraceCmd<'a> {
         let mut cur = 0;
         for (fi, fd) in c.ev.fields.iter().filter(|f| !f.name.starts_with("common_")).enumerate() {
             let (f, kind) = (F::of(fd), &fd.kind);
-            // TEP_FIELD_IS_POINTER / TEP_FIELD_IS_LONG ("long" anywhere).
-            let ptr = if fd.is_ptr { 2 } else { crate::util::find_str(&fd.ctype, "long", false).is_some() as u8 };
             s.t(" ").t(&fd.name).t("=");
             if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() && cur != usize::MAX {
                 // print_field(): the next conversion (from where the last
@@ -878,7 +876,10 @@ impl<'a> TraceCmd<'a> {
                 }
             }
             if *kind == FieldKind::Scalar {
-                // print_field_raw().
+                // print_field_raw(). TEP_FIELD_IS_POINTER / TEP_FIELD_IS_LONG
+                // ("long" anywhere in the type): looked up only here, for
+                // the fields no conversion printed.
+                let ptr = if fd.is_ptr { 2 } else { crate::util::find_str(&fd.ctype, "long", false).is_some() as u8 };
                 let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
                 match (ptr, f.signed, f.size) {
                     (2, ..) | (1, false, _) => s.t("0x").x(v),
