@@ -1314,16 +1314,6 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn globs() {
-        let glob = |p: &str, s: &str| glob(p.as_bytes(), s.as_bytes());
-        assert!(glob("sched_*", "sched_switch"));
-        assert!(glob("*", ""));
-        assert!(glob("s?s_*", "sys_enter"));
-        assert!(!glob("sched_*", "irq_handler_entry"));
-        assert!(glob("*exit*", "sys_exit_read"));
-    }
-
     /// Bytes that are not UTF-8 (a Latin-1 comm, a 1-byte field's 0xff)
     /// reach stdout as themselves, as the kernel writes them.
     #[test]
