@@ -330,14 +330,7 @@ mod tests {
     /// Against the running kernel, when there is one we may read.
     #[test]
     fn live_catalog() {
-        if std::env::var_os("FTBOX_NO_LIVE").is_some_and(|v| v == "1") {
-            std::println!("skipped: FTBOX_NO_LIVE=1");
-            return;
-        }
-        let Ok(t) = Tracefs::find() else {
-            std::println!("skipped: no tracefs");
-            return;
-        };
+        let Some(t) = crate::tracefs::live_for_test() else { return };
         let all = match all_events(&t) {
             Ok(a) => a,
             Err(e) => {

@@ -364,6 +364,21 @@ pub fn errno_str(e: Errno) -> String {
     format!("{}", sys::Msg(e))
 }
 
+/// The running kernel's tracefs for a read-only unit test, or None after
+/// saying why the test is skipped (FTBOX_NO_LIVE=1, or no tracefs).
+#[cfg(test)]
+pub(crate) fn live_for_test() -> Option<Tracefs> {
+    if std::env::var_os("FTBOX_NO_LIVE").is_some_and(|v| v == "1") {
+        std::println!("skipped: FTBOX_NO_LIVE=1");
+        return None;
+    }
+    let t = Tracefs::find().ok();
+    if t.is_none() {
+        std::println!("skipped: no tracefs");
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

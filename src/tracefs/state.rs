@@ -281,14 +281,7 @@ mod tests {
     /// The running kernel's CPUs (read only), when there is a tracefs.
     #[test]
     fn live_cpus_in_order() {
-        if std::env::var_os("FTBOX_NO_LIVE").is_some_and(|v| v == "1") {
-            std::println!("skipped: FTBOX_NO_LIVE=1");
-            return;
-        }
-        let Ok(t) = Tracefs::find() else {
-            std::println!("skipped: no tracefs");
-            return;
-        };
+        let Some(t) = crate::tracefs::live_for_test() else { return };
         let c = cpus(&t).unwrap();
         assert!(!c.is_empty());
         assert!(c.windows(2).all(|w| w[0] < w[1]), "{c:?}");
