@@ -41,7 +41,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 
-.PHONY: FORCE all build test test-cross unit demo tiny cross size install clean setup vmtest
+.PHONY: FORCE all build test test-quick test-cross unit demo tiny cross size install clean setup vmtest
 all: build
 FORCE:
 
@@ -78,6 +78,15 @@ test: build
 	@# The VM lab boots two Debian kernels under TCG (about 7 min): in CI
 	@# always, elsewhere with VMTEST=1.
 	@if [ "$${CI:-}" = true ] || [ "$${VMTEST:-}" = 1 ]; then $(MAKE) --no-print-directory vmtest; else echo "vmtest: not run (CI=true or VMTEST=1 runs it)"; fi
+
+# The unit, fixture and CLI tests without the live ones (tests/*_live.rs and
+# every test that honours FTBOX_NO_LIVE=1) and without the cross targets: a
+# quick check that leaves tracefs alone, so several work trees can run it at
+# once on one machine.
+QUICK_TESTS = $(foreach f,$(wildcard tests/*.rs),$(if $(filter %_live,$(basename $(notdir $(f)))),,--test $(basename $(notdir $(f)))))
+test-quick: build
+	FTBOX_NO_LIVE=1 FTBOX_BIN=$(CURDIR)/$(BIN) CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C relocation-model=static" \
+		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast --lib $(QUICK_TESTS) -- --test-threads=2
 
 # Function tracers, kprobes and the rescue-shell use on real Debian kernels
 # under QEMU (this host refuses function tracing): see scripts/vmtest.sh.

@@ -780,7 +780,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
             let kb: u64 = s.rec.read_str("buffer_size_kb").ok().map(|v| restore::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
             limit = Some(kb * 1024 * 2 + 64 * ps as u64);
             // Before draining: the latency header is only there while it has data.
-            state = super::ftcat::trace_state(&s.rec);
+            state = crate::tracefs::state::trace_state(&s.rec);
         }
         Some(_) => {
             configure(s, a)?;
@@ -829,7 +829,7 @@ fn record_in(s: &mut Session, a: &Args, sig: Option<&OwnedFd>, out: &Output, nam
     drop(workers);
     let child_status = run?;
     if sig.is_some() {
-        state = super::ftcat::trace_state(&s.rec);
+        state = crate::tracefs::state::trace_state(&s.rec);
     }
     // What restoring would reset: the per-CPU stats, trace_clock.
     let mut stats = Vec::new();

@@ -219,6 +219,42 @@ fn digits(s: &str) -> Vec<u8> {
     v
 }
 
+/// What ftrec records of the tracer state that shapes the text (the
+/// OPT_STATE of its trace.dat): the tracer, the trace_options words (the
+/// graph tracer's own options are among them while it is current) and,
+/// with latency-format, the preemption model for its header (known only
+/// while the buffer has data, see [`live_model`]).
+pub fn trace_state(tfs: &Tracefs) -> String {
+    let rd = |f: &str| tfs.read_str(f).unwrap_or_default();
+    let opts = rd("trace_options");
+    let mut o = crate::text::Opts::default();
+    o.set_all(&opts);
+    let mut s = String::from("tracer=");
+    s.push_str(rd("current_tracer").trim());
+    s.push_str("\noptions=");
+    for w in opts.split_whitespace() {
+        s.push_str(w);
+        s.push(' ');
+    }
+    s.push_str("\nmodel=");
+    if o.has(crate::text::opts::LATENCY_FMT) {
+        s.push_str(&live_model(tfs));
+    }
+    s.push('\n');
+    s
+}
+
+/// The preemption model for latency-format's header, which the kernel
+/// shows only there: in the first lines of a non-empty buffer's `trace`
+/// file, with latency-format set. Empty when not there.
+pub fn live_model(tfs: &Tracefs) -> String {
+    let mut head = [0u8; 1024];
+    let Ok(fd) = tfs.open_file("trace", rustix::fs::OFlags::RDONLY) else { return String::new() };
+    let n = rustix::io::read(&fd, &mut head).unwrap_or(0);
+    let t = String::from_utf8_lossy(&head[..n]);
+    t.lines().find(|l| l.starts_with("# latency:")).map_or("", crate::text::kernel::lat_model).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

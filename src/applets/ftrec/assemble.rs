@@ -39,7 +39,7 @@ pub struct Recorded<'a> {
     /// even when no record of them made it).
     pub systems: Vec<String>,
     pub clock_file: String,
-    /// The tracer state that shapes the text (ftcat::trace_state), read
+    /// The tracer state that shapes the text (tracefs::state::trace_state), read
     /// before anything was restored.
     pub state: String,
 }
