@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod glob;
+pub mod settings;
 pub mod state;
 
 use rustix::fd::{AsFd, OwnedFd};
