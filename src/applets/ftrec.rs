@@ -5,9 +5,9 @@
 
 use crate::argv::{self, Long, Short, Value};
 use crate::cli::{self, Error, Result};
-use crate::record::{self, Buffer, EventSpec, RecordPlan};
+use crate::record::{self, Buffer, EventSpec, Finished, RecordPlan};
 use crate::usage_err;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 const USAGE: &str = "\
@@ -82,6 +82,7 @@ fn last_event<'a>(plan: &'a mut RecordPlan, opt: char) -> Result<&'a mut EventSp
     }
 }
 
+#[inline(never)]
 fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
     let mut plan = RecordPlan::default();
     let mut instance = None;
@@ -168,12 +169,12 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftrec", USAGE, || {
         let plan = parse_args(args)?;
         match record::run(&plan) {
-            // The traced command failed: its status is ours.
-            Ok(Some(status)) if status != 0 => Err(Error::Exit(status)),
-            Ok(_) => Ok(()),
-            Err(record::Error::Failed(why)) => Err(Error::Fail(why)),
+            Err(e) => Err(Error::Fail(e.to_string())),
             // Each setting not put back was reported as it failed.
-            Err(record::Error::NotRestored) => Err(Error::Exit(1)),
+            Ok(f) if !f.restored => Err(Error::Exit(1)),
+            // The traced command failed: its status is ours.
+            Ok(Finished { command_status: Some(status), .. }) if status != 0 => Err(Error::Exit(status)),
+            Ok(_) => Ok(()),
         }
     })
 }

@@ -48,11 +48,6 @@ fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
     t.read(f).unwrap_or_default()
 }
 
-/// The UNAME option's text: sysname, nodename, release and machine, as
-/// `uname -srnm` prints them (trace-cmd shows it in its header).
-fn uname() -> String {
-    crate::sys::uname().join(" ")
-}
 
 /// An option of NUL-terminated text made of `parts`.
 #[inline(never)]
@@ -245,7 +240,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     let buffer_head = if r.name.is_empty() { Vec::new() } else { [b"\nBuffer: ", r.name.as_bytes(), b"\n\n"].concat() };
     let o = &mut meta.options;
     text_opt(o, opt::TRACECLOCK, &[r.clock_file.as_bytes()]);
-    text_opt(o, opt::UNAME, &[uname().as_bytes()]);
+    text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
     text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
     if !buffer_head.is_empty() {
         text_opt(o, opt::CPUSTAT, &[&buffer_head]);

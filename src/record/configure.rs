@@ -124,8 +124,8 @@ fn events(s: &mut Session, specs: &[EventSpec]) -> Result<()> {
     if specs.is_empty() {
         return Ok(());
     }
-    let all = all_events(t).map_err(Error::Failed)?;
-    let resolve = |e: &EventSpec| resolve_in(&all, &e.spec).map_err(Error::Failed);
+    let all = all_events(t).map_err(Error::new)?;
+    let resolve = |e: &EventSpec| resolve_in(&all, &e.spec).map_err(Error::new);
     let mut enabled: Vec<EventRef> = Vec::new();
     for e in specs {
         for ev in &resolve(e)? {
@@ -163,7 +163,7 @@ fn events(s: &mut Session, specs: &[EventSpec]) -> Result<()> {
             }
         }
     }
-    s.changes.enable_events(t, &enabled).map_err(Error::Failed)
+    s.changes.enable_events(t, &enabled).map_err(Error::new)
 }
 
 /// The pid filter files, each with "required" (set_ftrace_pid needs the

@@ -127,19 +127,37 @@ pub struct EventSpec {
     pub triggers: Vec<String>,
 }
 
-/// Why a recording failed.
+/// Why a recording failed: one message naming the file or the step and
+/// what went wrong. The text is boxed so that a `Result` of it is returned
+/// in registers through the pipeline's many `?`.
 #[derive(Debug)]
-pub enum Error {
-    /// The reason, one message (the file or step, and what went wrong).
-    Failed(String),
-    /// The recording was written, but some settings could not be put back;
-    /// each was reported on stderr as it failed.
-    NotRestored,
+pub struct Error(alloc::boxed::Box<str>);
+
+impl Error {
+    #[inline(never)]
+    fn new(message: String) -> Error {
+        Error(message.into_boxed_str())
+    }
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 type Result<T> = core::result::Result<T, Error>;
 
-/// `return Err(Error::Failed(...))` with format arguments.
+/// How a recording that was written ended.
+pub struct Finished {
+    /// The traced command's exit status, as a shell reports it.
+    pub command_status: Option<i32>,
+    /// Every setting went back; when not, each failure was reported on
+    /// stderr as it happened.
+    pub restored: bool,
+}
+
+/// `return Err(...)` with format arguments.
 macro_rules! bail {
     ($($t:tt)*) => { return Err($crate::record::failed(format_args!($($t)*))) };
 }
@@ -148,7 +166,7 @@ use bail;
 /// The error of `bail!`.
 #[inline(never)]
 fn failed(a: core::fmt::Arguments<'_>) -> Error {
-    Error::Failed(alloc::fmt::format(a))
+    Error::new(alloc::fmt::format(a))
 }
 
 /// A warning on stderr; the recording goes on.
@@ -163,12 +181,12 @@ fn errmsg(what: &str, e: Errno) -> String {
 }
 
 fn os_err(what: &str, e: Errno) -> Error {
-    Error::Failed(errmsg(what, e))
+    Error::new(errmsg(what, e))
 }
 
 #[inline(never)]
 fn tf(e: crate::tracefs::Error) -> Error {
-    Error::Failed(e.to_string())
+    Error::new(e.to_string())
 }
 
 /// "per_cpu/cpuN" + `file`.
@@ -210,9 +228,8 @@ impl Session {
 }
 
 /// Record as `plan` says. Every setting changed is put back on every way
-/// out. The traced command's exit status, as a shell reports it, when there
-/// was one.
-pub fn run(plan: &RecordPlan) -> Result<Option<i32>> {
+/// out.
+pub fn run(plan: &RecordPlan) -> Result<Finished> {
     let signals = if plan.extract { None } else { Some(until_done::catch_signals()?) };
     let out = Output::open(&plan.output)?;
     let r = record(plan, signals.as_ref(), &out);
@@ -223,14 +240,14 @@ pub fn run(plan: &RecordPlan) -> Result<Option<i32>> {
 }
 
 fn open_tracefs() -> Result<Tracefs> {
-    Tracefs::open().map_err(Error::Failed)
+    Tracefs::open().map_err(Error::new)
 }
 
 /// Open the tracefs to record (or extract) — an instance is created when
 /// recording needs one — record, and put every setting back. `signals`:
 /// the pipe SIGINT/SIGTERM wake; none for extract.
 #[inline(never)]
-fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<Option<i32>> {
+fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<Finished> {
     let top = open_tracefs()?;
     let mut changes = Changes::default();
     // The instance's name for the file ("" for the top level and --private).
@@ -259,7 +276,7 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<
                 Ok(i) => i,
                 Err(e) => {
                     changes.restore(&top, &top);
-                    return Err(Error::Failed(e));
+                    return Err(Error::new(e));
                 }
             };
             (inst, if *buffer == Buffer::Private { String::new() } else { name })
@@ -269,17 +286,15 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<
     let r = record_in(&mut s, plan, signals, out, &name);
     // Anything not yet restored (errors on the way) is put back here.
     let restored = s.restore();
-    let status = r?;
-    if !restored {
-        return Err(Error::NotRestored);
-    }
-    Ok(status)
+    let mut finished = r?;
+    finished.restored &= restored;
+    Ok(finished)
 }
 
 /// Record (`signals`) or extract (no `signals`: save what the buffer holds
-/// now, changing nothing); returns the traced command's exit status, if any.
+/// now, changing nothing).
 #[inline(never)]
-fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Option<i32>> {
+fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Finished> {
     readers::check_busy(&s.rec)?;
     // The sub-buffer size: read once, for extract's limit and the readers
     // (nothing below changes it).
@@ -321,7 +336,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         match readers::spawn(r, &stop, &fail_w) {
             Ok(w) => workers.push(w),
             Err(e) => {
-                run = Err(Error::Failed(e));
+                run = Err(Error::new(e));
                 break;
             }
         }
@@ -371,7 +386,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     // A full disk while recording still writes what fits; else stop here.
     full &= signals.is_some();
     let err = match (err, full) {
-        (Some(e), false) => return Err(Error::Failed(e)),
+        (Some(e), false) => return Err(Error::new(e)),
         (err, _) => err,
     };
     // Put the system back before the (possibly long) assembly.
@@ -380,12 +395,12 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     out.begin()?;
     let systems = core::mem::take(&mut s.systems);
     let recorded = Recorded { name, page_size, cpus, stats, systems, clock_file, state };
-    assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, full, plan.quiet).map_err(Error::Failed)?;
+    assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, full, plan.quiet).map_err(Error::new)?;
     if let Some(e) = err {
         bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
-    if !restored {
-        return Err(Error::NotRestored);
-    }
-    Ok(child.map(command::wait))
+    // (Waiting for the command only when all went back, as the exit
+    // status is then the command's.)
+    let command_status = if restored { child.map(command::wait) } else { None };
+    Ok(Finished { command_status, restored })
 }

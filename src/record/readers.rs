@@ -422,5 +422,5 @@ pub(super) fn check_busy(rec: &Tracefs) -> Result<()> {
         }
         busy.is_none()
     });
-    busy.map_or(Ok(()), |m| Err(super::Error::Failed(m)))
+    busy.map_or(Ok(()), |m| Err(super::Error::new(m)))
 }

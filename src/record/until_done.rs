@@ -12,7 +12,7 @@ use rustix::process::Signal;
 /// SIGINT and SIGTERM from now on wake the returned pipe end (and are
 /// passed on to the traced command): they end the recording, not ftrec.
 pub(super) fn catch_signals() -> Result<OwnedFd> {
-    sys::catch_signals(&[Signal::INT, Signal::TERM]).map_err(|e| Error::Failed(command::os("pipe", e)))
+    sys::catch_signals(&[Signal::INT, Signal::TERM]).map_err(|e| Error::new(command::os("pipe", e)))
 }
 
 /// Start tracing (or the command) and wait for the end. `signals`: the
@@ -28,7 +28,7 @@ pub(super) fn run_until_done(s: &mut Session, plan: &RecordPlan, signals: &Owned
         // its own.
         let files = configure::pid_filters(s, None, !plan.pids.is_empty())?;
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
-        child = Some(command::spawn(&plan.command, &files, &on).map_err(Error::Failed)?);
+        child = Some(command::spawn(&plan.command, &files, &on).map_err(Error::new)?);
     }
     // The duration as a timerfd polled with the rest (reading a clock
     // instead would link the vDSO lookup into the static binary). A

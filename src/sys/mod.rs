@@ -462,7 +462,12 @@ pub fn catch_signals(signals: &[rustix::process::Signal]) -> Result<OwnedFd> {
 
 /// The last signal [`catch_signals`] caught, if any.
 pub fn caught_signal() -> Option<rustix::process::Signal> {
-    rustix::process::Signal::from_named_raw(SIGNAL_CAUGHT.load(core::sync::atomic::Ordering::SeqCst))
+    match SIGNAL_CAUGHT.load(core::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        // SAFETY: only on_signal stores a non-zero value: the number of a
+        // signal catch_signals was given, so a valid Signal.
+        sig => Some(unsafe { rustix::process::Signal::from_raw_unchecked(sig) }),
+    }
 }
 
 /// Send `sig` to process `pid`. kill(2): <https://man7.org/linux/man-pages/man2/kill.2.html>
@@ -484,11 +489,18 @@ pub fn timer_once(ms: u64) -> Result<OwnedFd> {
     Ok(fd)
 }
 
-/// The kernel's names for this machine (uname(2)), lossily as text:
-/// sysname, nodename, release and machine.
-pub fn uname() -> [String; 4] {
+/// The kernel's names for this machine (uname(2)) as `uname -snrm`
+/// prints them: sysname, nodename, release and machine, joined by spaces,
+/// lossily as text.
+pub fn uname() -> String {
     let u = rustix::system::uname();
-    [u.sysname(), u.nodename(), u.release(), u.machine()].map(|f| String::from_utf8_lossy(f.to_bytes()).into_owned())
+    let mut line = Vec::new();
+    for field in [u.sysname(), u.nodename(), u.release(), u.machine()] {
+        line.extend_from_slice(field.to_bytes());
+        line.push(b' ');
+    }
+    line.pop();
+    String::from_utf8_lossy(&line).into_owned()
 }
 
 /// The system's memory page size, from the auxiliary vector.
