@@ -32,6 +32,8 @@ pub mod cli;
 #[cfg(feature = "cli")]
 pub mod multicall;
 #[cfg(feature = "cli")]
+pub mod record;
+#[cfg(feature = "cli")]
 pub mod sys;
 #[cfg(feature = "cli")]
 pub mod tracefs;

@@ -216,7 +216,7 @@ pub fn eprintln(a: fmt::Arguments<'_>) {
 ///   "stdout";
 /// - SIGPIPE ignored, so a closed output is EPIPE on write and the applet
 ///   ends quietly (`ftcat | head`). Programs ftrec execs get SIG_DFL back
-///   (applets/ftrec/child.rs).
+///   (record/command.rs).
 #[inline(never)]
 pub fn init() {
     for n in 0..3 {
@@ -338,6 +338,176 @@ pub fn link(target: &CStr, link: &CStr, symbolic: bool) -> Result<()> {
 /// Lossy UTF-8 of a byte string, for messages.
 pub fn lossy(b: &[u8]) -> alloc::borrow::Cow<'_, str> {
     String::from_utf8_lossy(b)
+}
+
+// ---- processes, signals, timers (ftrec's command and reader processes) ----
+
+/// A close-on-exec pipe, (read end, write end); `nonblock` for ends that a
+/// loop polls.
+pub fn pipe(nonblock: bool) -> Result<(OwnedFd, OwnedFd)> {
+    use rustix::pipe::PipeFlags;
+    let flags = if nonblock { PipeFlags::CLOEXEC | PipeFlags::NONBLOCK } else { PipeFlags::CLOEXEC };
+    rustix::pipe::pipe_with(flags)
+}
+
+/// Which side of a [`fork`] this is.
+pub enum Forked {
+    Child,
+    Parent(i32),
+}
+
+extern "C" {
+    /// fork(2) without fork()'s atfork handlers and the locks it takes for
+    /// the sake of other threads (musl >= 1.2.2, glibc >= 2.34): ftbox
+    /// starts no threads, and fork() linked its locking code into the
+    /// static binary for nothing.
+    fn _Fork() -> libc::pid_t;
+}
+
+/// fork(2): a copy of this process. Sound as a safe call because ftbox
+/// never starts a thread (it is no_std; its concurrent readers are
+/// processes), so the child cannot inherit a lock held by a thread that
+/// does not exist in it, and may use the allocator like the parent.
+/// fork(2): <https://man7.org/linux/man-pages/man2/fork.2.html>
+pub fn fork() -> Result<Forked> {
+    // SAFETY: _Fork takes no arguments and touches no memory of ours; the
+    // process is single-threaded (see above).
+    match unsafe { _Fork() } {
+        p if p < 0 => Err(last_errno()),
+        0 => Ok(Forked::Child),
+        p => Ok(Forked::Parent(p)),
+    }
+}
+
+/// End this process now with `code`, as _exit(2): no atexit handlers, no
+/// flushing of buffers that the parent of a fork still owns.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit takes a plain integer and never returns.
+    unsafe { libc::_exit(code) }
+}
+
+/// A program and its arguments made ready for execv(3) ahead of time, so
+/// that the child of a fork only has to call [`Exec::exec`] (which
+/// allocates nothing). An argument with a NUL inside would be cut there:
+/// callers refuse those first.
+pub struct Exec {
+    /// The program path, then each argument, each NUL-terminated.
+    strings: Vec<Vec<u8>>,
+    /// Pointers to `strings[1..]`, then NULL: the argv execv takes. The
+    /// pointed-to bytes are the heap buffers of `strings`, which stay put
+    /// while this value lives, wherever it moves.
+    argv: Vec<*const libc::c_char>,
+}
+
+impl Exec {
+    /// `prog`: the path to execute; `args`: its argv (argv[0] first).
+    pub fn new(prog: &str, args: &[String]) -> Exec {
+        let mut strings = Vec::new();
+        for s in core::iter::once(prog).chain(args.iter().map(String::as_str)) {
+            strings.push([s.as_bytes(), b"\0"].concat());
+        }
+        let mut argv = Vec::new();
+        for s in &strings[1..] {
+            argv.push(s.as_ptr().cast());
+        }
+        argv.push(core::ptr::null());
+        Exec { strings, argv }
+    }
+
+    /// Replace this process with the program (with this environment). It
+    /// returns only on failure, with the reason. Async-signal-safe.
+    /// execv(3): <https://man7.org/linux/man-pages/man3/execv.3.html>
+    pub fn exec(&self) -> Errno {
+        // SAFETY: strings[0] is NUL-terminated and argv is a NULL-terminated
+        // array of pointers to NUL-terminated strings, all owned by self
+        // and alive for the call.
+        unsafe { libc::execv(self.strings[0].as_ptr().cast(), self.argv.as_ptr()) };
+        last_errno()
+    }
+}
+
+/// The write end of `catch_signals`' pipe (-1 before), and the last signal
+/// caught (0: none). Atomics, as the handler may run at any point.
+static SIGNAL_PIPE: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(-1);
+static SIGNAL_CAUGHT: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    use core::sync::atomic::Ordering::SeqCst;
+    SIGNAL_CAUGHT.store(sig, SeqCst);
+    let fd = SIGNAL_PIPE.load(SeqCst);
+    if fd >= 0 {
+        // SAFETY: the pipe's write end stays open for the whole process
+        // (catch_signals forgets it); write(2) is async-signal-safe.
+        let _ = rustix::io::write(unsafe { BorrowedFd::borrow_raw(fd) }, b"s");
+    }
+}
+
+/// Catch `signals` from now on (the self-pipe trick): each one is noted
+/// for [`caught_signal`] and makes the returned pipe end readable, so a
+/// loop that polls it wakes up. Call it once per process.
+pub fn catch_signals(signals: &[rustix::process::Signal]) -> Result<OwnedFd> {
+    let (read, write) = pipe(true)?;
+    SIGNAL_PIPE.store(rustix::fd::AsRawFd::as_raw_fd(&write), core::sync::atomic::Ordering::SeqCst);
+    // The handler writes to it for as long as the process lives.
+    core::mem::forget(write);
+    for sig in signals {
+        // signal() is sigaction with SA_RESTART and an empty mask in musl
+        // and glibc alike, and it is linked already (for SIGPIPE).
+        // SAFETY: on_signal does only async-signal-safe work (two atomics
+        // and a write(2)).
+        unsafe { libc::signal(sig.as_raw(), on_signal as *const () as libc::sighandler_t) };
+    }
+    Ok(read)
+}
+
+/// The last signal [`catch_signals`] caught, if any.
+pub fn caught_signal() -> Option<rustix::process::Signal> {
+    match SIGNAL_CAUGHT.load(core::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        // SAFETY: only on_signal stores a non-zero value: the number of a
+        // signal catch_signals was given, so a valid Signal.
+        sig => Some(unsafe { rustix::process::Signal::from_raw_unchecked(sig) }),
+    }
+}
+
+/// Send `sig` to process `pid`. kill(2): <https://man7.org/linux/man-pages/man2/kill.2.html>
+pub fn kill(pid: i32, sig: rustix::process::Signal) -> Result<()> {
+    let pid = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
+    rustix::process::kill_process(pid, sig)
+}
+
+/// A CLOCK_MONOTONIC timerfd that becomes readable once, `ms` from now.
+/// timerfd_create(2): <https://man7.org/linux/man-pages/man2/timerfd_create.2.html>
+pub fn timer_once(ms: u64) -> Result<OwnedFd> {
+    use rustix::time::{timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec};
+    let fd = timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::CLOEXEC)?;
+    let at = Itimerspec {
+        it_interval: Timespec { tv_sec: 0, tv_nsec: 0 },
+        it_value: Timespec { tv_sec: (ms / 1000) as _, tv_nsec: (ms % 1000 * 1_000_000) as _ },
+    };
+    timerfd_settime(&fd, TimerfdTimerFlags::empty(), &at)?;
+    Ok(fd)
+}
+
+/// The kernel's names for this machine (uname(2)) as `uname -snrm`
+/// prints them: sysname, nodename, release and machine, joined by spaces,
+/// lossily as text.
+pub fn uname() -> String {
+    let u = rustix::system::uname();
+    let mut line = Vec::new();
+    for field in [u.sysname(), u.nodename(), u.release(), u.machine()] {
+        line.extend_from_slice(field.to_bytes());
+        line.push(b' ');
+    }
+    line.pop();
+    String::from_utf8_lossy(&line).into_owned()
+}
+
+/// The system's memory page size, from the auxiliary vector.
+pub fn page_size() -> usize {
+    // (rustix::param::page_size would link its own auxv reader.)
+    // SAFETY: getauxval takes an integer and only reads the auxiliary vector.
+    (unsafe { libc::getauxval(libc::AT_PAGESZ) }) as usize
 }
 
 #[cfg(test)]

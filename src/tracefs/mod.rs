@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod glob;
+pub mod settings;
 pub mod state;
 
 use rustix::fd::{AsFd, OwnedFd};
@@ -329,9 +330,7 @@ impl Tracefs {
     pub fn subbuf_size(&self) -> usize {
         match self.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u64>().ok()) {
             Some(kb) if kb != 0 => kb as usize * 1024,
-            // (rustix::param::page_size would link its own auxv reader.)
-            // SAFETY: getauxval only reads the auxiliary vector.
-            _ => (unsafe { libc::getauxval(libc::AT_PAGESZ) }) as usize,
+            _ => sys::page_size(),
         }
     }
 }

@@ -55,6 +55,15 @@ pub fn current_clock(list: &str) -> &str {
         .unwrap_or("")
 }
 
+/// The clock a `trace_clock` text names: the selected `[clock]`; a text
+/// with none selected, its first word, else "local" (the kernel's default).
+pub fn clock_name(list: &str) -> String {
+    String::from(match current_clock(list) {
+        "" => list.split_whitespace().next().unwrap_or("local"),
+        c => c,
+    })
+}
+
 /// All names in a listing such as `trace_clock` (`local [global] ...`) or
 /// `available_tracers`, brackets removed, separated by single spaces.
 pub fn names(list: &str) -> String {
@@ -258,6 +267,14 @@ pub fn live_model(tfs: &Tracefs) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_names() {
+        assert_eq!(clock_name("[mono] local\n"), "mono");
+        assert_eq!(clock_name("local"), "local");
+        assert_eq!(clock_name(""), "local");
+        assert_eq!(clock_name("local [x86-tsc] mono\n"), "x86-tsc");
+    }
 
     #[test]
     fn defaults() {

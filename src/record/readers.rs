@@ -7,51 +7,59 @@
 //! and 0.39-0.64 s for 9-12 M events with process readers (of which the
 //! readers 0.14-0.23 s; the rest is writing trace.dat) — the same cost, as
 //! the work is in the kernel. But threads pull pthread, TLS destructors
-//! and the stack-overflow guard map into the static binary (dropping it,
-//! float parsing and two sorts together saved 62 KB), and a
-//! forked reader needs only an inherited eventfd to stop and a pipe to send
-//! back a few numbers. PR_SET_PDEATHSIG keeps a killed ftrec from leaving
+//! and the stack-overflow guard map into the static binary, and a forked
+//! reader needs only an inherited eventfd to stop and a pipe to send back
+//! a few numbers. PR_SET_PDEATHSIG keeps a killed ftrec from leaving
 //! readers behind.
 //!
 //! Waking: each reader sleeps in poll() on its trace_pipe_raw (the kernel
 //! wakes it when the buffer is `buffer_percent` full) and on the shared stop
-//! eventfd. Stop: the main thread turns tracing off and signals the eventfd;
+//! eventfd. Stop: the main process turns tracing off and signals the eventfd;
 //! readers then drain — splice until no full page is left, then read() the
 //! partial pages until the buffer is empty.
 
+use super::{bail, command, cpu_file, errmsg, output::temp_file, tf, Result};
+use crate::sys::{self, Forked};
+use crate::tracefs::Tracefs;
 use rustix::event::{poll, PollFd, PollFlags};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{Mode as FileMode, OFlags};
 use rustix::io::Errno;
 use rustix::pipe::{splice, SpliceFlags};
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
-
+/// How a reader moves pages out of trace_pipe_raw.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Mode {
     Splice,
     Read,
 }
 
+/// One CPU's reader, as prepared before its process starts.
 pub struct Reader {
     pub cpu: usize,
+    /// The CPU's trace_pipe_raw.
     pub trace: OwnedFd,
+    /// The temp file the pages go to.
     pub file: OwnedFd,
     pub page_size: usize,
     pub mode: Mode,
-    /// Keep only the newest this-many bytes (`-m`), page aligned.
-    pub max_bytes: Option<u64>,
+    /// Keep only the newest this-many bytes, page aligned.
+    pub keep_bytes: Option<u64>,
     /// Stop after this many bytes (extract: never chase a live buffer).
     pub limit: Option<u64>,
 }
 
+/// What a reader did, as it reports it at its end.
 #[derive(Default)]
 pub struct Outcome {
     /// Bytes in the temp file (end offset).
     pub bytes: u64,
-    /// Data before this offset was dropped (`-m`): punched out of the file.
+    /// Data before this offset was dropped (the keep limit): punched out
+    /// of the file.
     pub start: u64,
     pub err: Option<String>,
     /// The temp file's filesystem is full (disk full, quota, file size).
@@ -85,7 +93,7 @@ impl Run<'_> {
             self.out.full = true;
         }
         if self.out.err.is_none() {
-            let why = if e == Errno::BUSY { String::from("trace_pipe_raw is busy (another reader has it open)") } else { super::errmsg(what, e) };
+            let why = if e == Errno::BUSY { String::from("trace_pipe_raw is busy (another reader has it open)") } else { errmsg(what, e) };
             self.out.err = Some(format!("CPU {}: {why}", self.r.cpu));
         }
     }
@@ -109,9 +117,9 @@ impl Run<'_> {
         self.fail(e, "writing the temp file");
     }
 
-    /// After the file grew: with `-m`, punch out what is older than the limit.
+    /// After the file grew: with a keep limit, punch out what is older.
     fn trim(&mut self) {
-        let Some(max) = self.r.max_bytes else { return };
+        let Some(max) = self.r.keep_bytes else { return };
         let ps = self.r.page_size as u64;
         let slack = 256 * ps;
         if self.out.bytes - self.out.start > max + slack {
@@ -282,7 +290,7 @@ impl Run<'_> {
 
 /// Record one CPU until `stop` is signalled, then drain it.
 #[inline(never)]
-pub fn run(r: &Reader, stop: BorrowedFd) -> Outcome {
+fn run(r: &Reader, stop: BorrowedFd) -> Outcome {
     let mut run = Run { r, stop, out: Outcome::default(), stopping: false };
     let spliced = r.mode == Mode::Splice && run.splice_loop();
     if run.out.err.is_none() {
@@ -302,31 +310,32 @@ pub struct Worker {
 /// Fork a reader for `r`. It reports failure at once by writing to `fail`
 /// (so the main loop can stop), and its outcome on its result pipe at exit.
 #[inline(never)]
-pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> Result<Worker, String> {
-    let (rd, wr) = super::pipe(false).map_err(|e| super::errmsg("pipe", e))?;
-    // The parent is single-threaded here, so the child may use the
-    // allocator and everything else freely; it leaves through _exit only.
-    let pid = super::fork()?;
-    if pid == 0 {
-        let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
-        drop(rd);
-        let o = run(r, stop.as_fd());
-        if o.err.is_some() {
-            let _ = rustix::io::write(fail, b"x");
+pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> core::result::Result<Worker, String> {
+    let (rd, wr) = sys::pipe(false).map_err(|e| errmsg("pipe", e))?;
+    // The parent is single-threaded, so the child may use the allocator
+    // and everything else freely; it leaves through exit_now only (the
+    // parent's buffers are not its to flush).
+    match command::fork()? {
+        Forked::Parent(pid) => Ok(Worker { pid, result: rd }),
+        Forked::Child => {
+            let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+            drop(rd);
+            let o = run(r, stop.as_fd());
+            if o.err.is_some() {
+                let _ = rustix::io::write(fail, b"x");
+            }
+            // The numbers, then the error text: one pipe, read to its end.
+            let mut head = [0u8; 17];
+            head[..8].copy_from_slice(&o.bytes.to_ne_bytes());
+            head[8..16].copy_from_slice(&o.start.to_ne_bytes());
+            head[16] = o.full as u8;
+            let _ = rustix::io::write(&wr, &head);
+            if let Some(e) = &o.err {
+                let _ = rustix::io::write(&wr, &e.as_bytes()[..e.len().min(1000)]);
+            }
+            sys::exit_now(0)
         }
-        // The numbers, then the error text: one pipe, read to its end.
-        let mut head = [0u8; 17];
-        head[..8].copy_from_slice(&o.bytes.to_ne_bytes());
-        head[8..16].copy_from_slice(&o.start.to_ne_bytes());
-        head[16] = o.full as u8;
-        let _ = rustix::io::write(&wr, &head);
-        if let Some(e) = &o.err {
-            let _ = rustix::io::write(&wr, &e.as_bytes()[..e.len().min(1000)]);
-        }
-        // SAFETY: _exit skips the parent's atexit handlers and buffers.
-        unsafe { libc::_exit(0) };
     }
-    Ok(Worker { pid, result: rd })
 }
 
 /// Wait for a reader to finish and read its outcome.
@@ -342,7 +351,7 @@ pub fn collect(w: &Worker) -> Outcome {
             Err(_) => break,
         }
     }
-    super::child::reap(w.pid);
+    command::reap(w.pid);
     let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
     match (u64_at(0), u64_at(8), msg.get(16)) {
         (Some(bytes), Some(start), Some(&full)) => Outcome {
@@ -353,4 +362,65 @@ pub fn collect(w: &Worker) -> Outcome {
         },
         _ => Outcome { err: Some(String::from("a reader process died")), ..Outcome::default() },
     }
+}
+
+/// The number of CPUs the tracefs has buffers for.
+fn cpu_count(t: &Tracefs) -> usize {
+    let mut n = 0;
+    while t.exists(&cpu_file(n, "")) {
+        n += 1;
+    }
+    n
+}
+
+/// One reader per CPU of `rec`, for pages of `page_size` bytes, each with
+/// a temp file in `dir`.
+pub(super) fn open(rec: &Tracefs, dir: &OwnedFd, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
+    let mut v = Vec::new();
+    for cpu in 0..cpu_count(rec) {
+        let trace = match rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
+            Ok(fd) => fd,
+            Err(e) if e.errno == Errno::BUSY => bail!("CPU {cpu}: {} is busy (another reader has it open)", e.file),
+            Err(e) => return Err(tf(e)),
+        };
+        let file = temp_file(dir, cpu)?;
+        v.push(Reader { cpu, trace, file, page_size, mode, keep_bytes, limit });
+    }
+    Ok(v)
+}
+
+/// The kernel lets several processes read one trace_pipe_raw, each taking
+/// pages from the others. Find such a reader in /proc and refuse, naming the
+/// CPU and the process, before anything is changed.
+pub(super) fn check_busy(rec: &Tracefs) -> Result<()> {
+    // A link to ".../per_cpu/cpuN/trace_pipe_raw" of this tracefs.
+    let pre = rec.path_of("per_cpu/cpu");
+    let me = sys::getpid().to_string();
+    let Ok(procs) = sys::open_dir("/proc") else { return Ok(()) };
+    let mut busy = None;
+    let _ = sys::read_dir(&procs, &mut |pid, _| {
+        let pid = pid.to_string_lossy();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
+            return true;
+        }
+        let Ok(fds) = sys::open_dir(&format!("/proc/{pid}/fd")) else { return true };
+        let _ = sys::read_dir(&fds, &mut |f, _| {
+            let Ok(target) = sys::readlink_at(fds.as_fd(), f) else { return true };
+            let t = sys::lossy(&target);
+            match t.strip_prefix(pre.as_str()).and_then(|r| r.strip_suffix("/trace_pipe_raw")) {
+                Some(cpu) if !cpu.is_empty() && cpu.bytes().all(|b| b.is_ascii_digit()) => {
+                    busy = Some(format!("CPU {cpu}: {t} is busy: process {pid} ("));
+                    false
+                }
+                _ => true,
+            }
+        });
+        if let Some(m) = &mut busy {
+            let comm = sys::open_str(&format!("/proc/{pid}/comm"), OFlags::RDONLY | OFlags::CLOEXEC, FileMode::empty()).and_then(sys::read_fd).unwrap_or_default();
+            m.push_str(sys::lossy(&comm).trim());
+            m.push_str(") is reading it");
+        }
+        busy.is_none()
+    });
+    busy.map_or(Ok(()), |m| Err(super::Error::new(m)))
 }

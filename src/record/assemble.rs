@@ -48,24 +48,6 @@ fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
     t.read(f).unwrap_or_default()
 }
 
-/// The four uname fields joined by spaces, made text once (a space never
-/// joins a broken UTF-8 sequence, so this is per-field lossy conversion).
-#[inline(never)]
-fn uname() -> Vec<u8> {
-    // SAFETY: utsname is plain data; uname fills it.
-    let mut u: libc::utsname = unsafe { core::mem::zeroed() };
-    let mut b = Vec::new();
-    // SAFETY: u is a valid utsname.
-    if unsafe { libc::uname(&mut u) } == 0 {
-        for field in [&u.sysname, &u.nodename, &u.release, &u.machine] {
-            // SAFETY: uname NUL-terminates each field within its array.
-            b.extend_from_slice(unsafe { core::ffi::CStr::from_ptr(field.as_ptr()) }.to_bytes());
-            b.push(b' ');
-        }
-        b.pop();
-    }
-    String::from_utf8_lossy(&b).into_owned().into_bytes()
-}
 
 /// An option of NUL-terminated text made of `parts`.
 #[inline(never)]
@@ -104,7 +86,6 @@ fn systems_for(top: &Tracefs, all: &[EventRef], ids: &[u16], out: &mut Vec<Strin
             continue;
         }
         let id = top.read_str(&ev.path("id")).ok().and_then(|s| s.trim().parse::<u64>().ok());
-        // (u64: the parser every other number uses; an id above u16 is none of ours.)
         if id.is_some_and(|id| id <= 0xffff && ids.binary_search(&(id as u16)).is_ok()) {
             super::insert_sorted(out, &ev.system);
         }
@@ -180,7 +161,7 @@ fn free_space(fd: &OwnedFd) -> u64 {
 }
 
 fn buffer(r: &Recorded, name: &str, cpu_sizes: Vec<u64>) -> Buffer {
-    Buffer { name: String::from(name), clock: clock_name(&r.clock_file), page_size: r.page_size as u32, cpu_sizes }
+    Buffer { name: String::from(name), clock: crate::tracefs::state::clock_name(&r.clock_file), page_size: r.page_size as u32, cpu_sizes }
 }
 
 /// The layout for the current sizes: the recording's buffer, after an empty
@@ -215,7 +196,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     // Page headers hold a kernel `long` (commit): its size is the kernel's,
     // which header_page says, not this (maybe 32-bit) program's.
     let header_page = read_or_empty(top, "events/header_page");
-    let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<libc::c_long>() as u8);
+    let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<core::ffi::c_long>() as u8);
     let mut ids = Vec::new();
     let mut page_stats = Vec::new();
     for d in &r.cpus {
@@ -242,7 +223,6 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
         options: Vec::new(),
         buffers: Vec::new(),
     };
-    // (By reference: a loop moving out of a Vec compiles its own IntoIter.)
     for s in &systems {
         meta.systems.push((s.clone(), formats_of(top, &all, s)));
     }
@@ -260,7 +240,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     let buffer_head = if r.name.is_empty() { Vec::new() } else { [b"\nBuffer: ", r.name.as_bytes(), b"\n\n"].concat() };
     let o = &mut meta.options;
     text_opt(o, opt::TRACECLOCK, &[r.clock_file.as_bytes()]);
-    text_opt(o, opt::UNAME, &[&uname()]);
+    text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
     text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
     if !buffer_head.is_empty() {
         text_opt(o, opt::CPUSTAT, &[&buffer_head]);
@@ -325,8 +305,8 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
             segs = layout_for(&mut meta, &r);
         }
     }
-    // The segments own their bytes now: one drop of the metadata here, not
-    // one on each way out below.
+    // The segments own their bytes now; the metadata can go before the
+    // (possibly long) copy.
     drop(meta);
 
     let mut pos = 0u64;
@@ -387,11 +367,3 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
     }
 }
 
-/// "[local] global ..." → "local" (tracefs::state's reader of the listing);
-/// a text with no selected clock: its first word, else "local".
-pub fn clock_name(file: &str) -> String {
-    String::from(match crate::tracefs::state::current_clock(file) {
-        "" => file.split_whitespace().next().unwrap_or("local"),
-        c => c,
-    })
-}

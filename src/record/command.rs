@@ -1,21 +1,21 @@
-//! Tracing a command: fork; the child puts its own pid into the pid filters
-//! and turns tracing on itself, then execs — so the first event of the
-//! command is already recorded and nothing of ftrec's own setup is.
+//! The traced command: fork; the child puts its own pid into the pid
+//! filters and turns tracing on itself, then execs — so the first event of
+//! the command is already recorded and nothing of ftrec's own setup is.
 //!
-//! Between fork and exec only async-signal-safe work is allowed (the reader
-//! threads may hold the allocator lock), so everything — the resolved program
-//! path, argv, the open control files — is prepared before fork, and the
-//! child only formats a number on the stack and calls write/execv/_exit.
+//! Everything the child needs — the resolved program path, argv, the open
+//! control files — is prepared before the fork, and the child only formats
+//! a number on the stack and calls write/execv/_exit: the work that stays
+//! correct between fork and exec in any process.
 
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
-use crate::sys::{self, OsError};
+use crate::sys::{self, Forked, OsError};
 use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::String;
-use alloc::vec::Vec;
+use rustix::process::WaitStatus;
 
-pub struct Child {
+pub(super) struct Child {
     pub pid: i32,
     pub pidfd: Option<OwnedFd>,
 }
@@ -45,8 +45,8 @@ fn resolve(cmd: &str) -> Option<String> {
     None
 }
 
-/// One write(2) of all of `b`: a raw system call (async-signal-safe; libc's
-/// write is a cancellation point and linked its machinery), the errno
+/// One write(2) of all of `b`, for the child between fork and exec: a raw
+/// system call (async-signal-safe, unlike a buffered write), the errno
 /// when it fails or falls short.
 fn write_all(fd: &OwnedFd, b: &[u8]) -> Result<(), Errno> {
     match rustix::io::write(fd, b) {
@@ -56,78 +56,98 @@ fn write_all(fd: &OwnedFd, b: &[u8]) -> Result<(), Errno> {
     }
 }
 
-/// Reap `pid`: its raw wait status, once it has ended (a raw system call,
-/// as write_all's).
-pub(super) fn reap(pid: i32) -> Option<i32> {
+/// `v` in decimal, in `b` (no core::fmt: async-signal-safe, for the child).
+#[inline(never)]
+pub(super) fn dec(b: &mut [u8; 20], mut v: u64) -> &[u8] {
+    let mut i = b.len();
+    loop {
+        i -= 1;
+        b[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            return &b[i..];
+        }
+    }
+}
+
+/// Fork, as the messages want it: "fork: reason (os error N)".
+pub(super) fn fork() -> Result<Forked, String> {
+    sys::fork().map_err(|e| os("fork", e))
+}
+
+/// Reap `pid`: its wait status, once it has ended (a raw system call, as
+/// write_all's).
+pub(super) fn reap(pid: i32) -> Option<WaitStatus> {
     let p = rustix::process::Pid::from_raw(pid)?;
     loop {
         match rustix::process::waitpid(Some(p), rustix::process::WaitOptions::empty()) {
-            Ok(Some((_, st))) => return Some(st.as_raw()),
+            Ok(Some((_, st))) => return Some(st),
             Err(Errno::INTR) => {}
             _ => return None,
         }
     }
 }
 
+/// Whether our child `pid` has ended, without reaping it (WNOWAIT; a raw
+/// system call: libc's waitid is a cancellation point). For kernels
+/// without pidfds.
+pub(super) fn has_ended(pid: i32) -> bool {
+    use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+    let opts = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    Pid::from_raw(pid).is_some_and(|p| matches!(waitid(WaitId::Pid(p), opts), Ok(Some(_))))
+}
+
 /// Fork and exec `argv`. `pid_files`: opened (truncated) pid filter files the
 /// child writes its pid to (`required`: a failure aborts the child);
 /// `tracing_on`: written "1" just before exec.
 #[inline(never)]
-pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedFd) -> Result<Child, String> {
+pub(super) fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedFd) -> Result<Child, String> {
     let prog = resolve(&argv[0]).ok_or_else(|| format!("{}: command not found", argv[0]))?;
     // The program and argv as NUL-terminated strings (a NUL inside cannot
     // be passed on), then argv's pointers.
-    let mut cs: Vec<Vec<u8>> = Vec::new();
     for (i, a) in core::iter::once(&prog).chain(argv).enumerate() {
         if a.contains('\0') {
             return Err(format!("{a}: {}", if i == 0 { "bad name" } else { "argument contains NUL" }));
         }
-        cs.push([a.as_bytes(), b"\0"].concat());
     }
-    let mut ptrs: Vec<*const libc::c_char> = Vec::new();
-    for c in &cs[1..] {
-        ptrs.push(c.as_ptr().cast());
-    }
-    ptrs.push(core::ptr::null());
-    let (st_r, st_w) = super::pipe(false).map_err(|e| os("pipe", e))?;
+    let exec = sys::Exec::new(&prog, argv);
+    // The child tells how far it got, and why it failed, on this pipe; its
+    // write end closes on exec.
+    let (st_r, st_w) = sys::pipe(false).map_err(|e| os("pipe", e))?;
 
     // The child below only makes async-signal-safe calls on data prepared
     // before the fork.
-    let pid = super::fork()?;
-    if pid == 0 {
-        // Child.
-        // SAFETY: getpid is always safe.
-        let me = unsafe { libc::getpid() };
-        let mut nb = [0u8; 20];
-        let num = super::dec(&mut nb, me as u32 as u64);
-        let mut stage = 1u8;
-        let mut r = Ok(());
-        for (f, req) in pid_files {
-            if let (Err(e), true) = (write_all(f, num), *req) {
-                r = Err(e);
-                break;
+    let pid = match fork()? {
+        Forked::Parent(pid) => pid,
+        Forked::Child => {
+            let mut nb = [0u8; 20];
+            let num = dec(&mut nb, u64::from(sys::getpid()));
+            let mut stage = 1u8;
+            let mut r = Ok(());
+            for (f, req) in pid_files {
+                if let (Err(e), true) = (write_all(f, num), *req) {
+                    r = Err(e);
+                    break;
+                }
             }
+            if r.is_ok() {
+                stage = 2;
+                r = write_all(tracing_on, b"1");
+            }
+            if r.is_ok() {
+                stage = 3;
+                // ftbox ignores SIGPIPE (sys::init); the command gets the default.
+                sys::default_sigpipe();
+                r = Err(exec.exec());
+            }
+            let err = r.err().map_or(0, |e| e.raw_os_error());
+            let mut msg = [0u8; 5];
+            msg[0] = stage;
+            msg[1..].copy_from_slice(&err.to_ne_bytes());
+            let _ = write_all(&st_w, &msg);
+            sys::exit_now(127)
         }
-        if r.is_ok() {
-            stage = 2;
-            r = write_all(tracing_on, b"1");
-        }
-        if r.is_ok() {
-            stage = 3;
-            // ftbox ignores SIGPIPE (sys::init); the command gets the default.
-            sys::default_sigpipe();
-            // SAFETY: cprog and ptrs (NUL-terminated array of C strings) outlive the call.
-            unsafe { libc::execv(cs[0].as_ptr().cast(), ptrs.as_ptr()) };
-            r = Err(sys::last_errno());
-        }
-        let err = r.err().map_or(0, |e| e.raw_os_error());
-        let mut msg = [0u8; 5];
-        msg[0] = stage;
-        msg[1..].copy_from_slice(&err.to_ne_bytes());
-        let _ = write_all(&st_w, &msg);
-        // SAFETY: _exit is async-signal-safe and never returns.
-        unsafe { libc::_exit(127) };
-    }
+    };
     drop(st_w);
     let mut msg = [0u8; 5];
     let mut got = 0;
@@ -156,13 +176,11 @@ pub fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedF
 }
 
 /// Wait for the child; its exit status as a shell would report it.
-pub fn wait(pid: i32) -> i32 {
+pub(super) fn wait(pid: i32) -> i32 {
     let Some(st) = reap(pid) else { return 1 };
-    if libc::WIFEXITED(st) {
-        libc::WEXITSTATUS(st)
-    } else if libc::WIFSIGNALED(st) {
-        128 + libc::WTERMSIG(st)
-    } else {
-        1
+    match (st.exit_status(), st.terminating_signal()) {
+        (Some(code), _) => code,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
     }
 }

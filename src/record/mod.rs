@@ -1,0 +1,406 @@
+//! Recording the kernel's per-CPU ring buffers into a trace.dat file, as a
+//! library: a [`RecordPlan`] says what to record and [`run`] does it.
+//!
+//! The order matters, and is the same for every recording:
+//! 1. the output is opened (and the temp files beside it tried) before
+//!    tracing is touched, so an unwritable output changes nothing;
+//! 2. the tracefs is configured through a [`Changes`] log that remembers
+//!    every old value (`configure`);
+//! 3. one reader process per CPU copies its buffer into a temp file
+//!    (`readers`);
+//! 4. the traced command runs (`command`), or the recording waits for
+//!    SIGINT/SIGTERM or its duration (`until_done`);
+//! 5. tracing goes off and the readers drain what is left;
+//! 6. every setting goes back, before the (possibly long) assembly;
+//! 7. the temp files and the metadata become the trace.dat (`assemble`),
+//!    and the per-CPU summary goes to stderr.
+//!
+//! `extract` is the same without steps 2 and 4: it saves what the buffer
+//! holds now and changes nothing.
+
+mod assemble;
+mod command;
+mod configure;
+mod output;
+mod readers;
+mod until_done;
+
+use crate::sys;
+use crate::tracefs::settings::Changes;
+use crate::tracefs::Tracefs;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use assemble::{CpuData, Recorded};
+use output::Output;
+use readers::Mode;
+use rustix::fd::OwnedFd;
+use rustix::io::Errno;
+
+/// What to record, and how. `Default` is `ftrec` with no options: the top
+/// level's buffer, as configured, until a signal, into trace.dat.
+pub struct RecordPlan {
+    /// Save what the buffer holds now and change nothing (`ftrec extract`).
+    pub extract: bool,
+    /// The trace.dat to write.
+    pub output: String,
+    /// Which tracefs buffer to record.
+    pub buffer: Buffer,
+    /// Events to enable, in command-line order.
+    pub events: Vec<EventSpec>,
+    /// current_tracer (function, function_graph, ...).
+    pub tracer: Option<String>,
+    /// trace_clock.
+    pub clock: Option<String>,
+    /// Lines of set_ftrace_filter, set_ftrace_notrace, set_graph_function.
+    pub function_filter: Vec<String>,
+    pub function_notrace: Vec<String>,
+    pub graph_functions: Vec<String>,
+    /// max_graph_depth.
+    pub max_graph_depth: Option<u64>,
+    /// buffer_size_kb, per CPU.
+    pub buffer_kb: Option<u64>,
+    /// Trace options as (name, on); "noOPT" names OPT's opposite.
+    pub options: Vec<(String, bool)>,
+    /// Trace only these pids (set_event_pid, set_ftrace_pid).
+    pub pids: Vec<u32>,
+    /// Follow the traced pids' children (event-fork, function-fork).
+    pub follow_forks: bool,
+    /// Keep only the newest this-many KB per CPU.
+    pub keep_kb: Option<u64>,
+    /// Stop after this long (0: at once).
+    pub duration_ms: Option<u64>,
+    /// Move pages with splice(2); false reads them with read(2).
+    pub splice: bool,
+    /// trace.dat version: 6, or 7 (uncompressed).
+    pub file_version: u32,
+    /// No per-CPU summary on stderr.
+    pub quiet: bool,
+    /// The command to trace (and only it) until it exits; empty: record
+    /// until a signal or the duration.
+    pub command: Vec<String>,
+}
+
+impl Default for RecordPlan {
+    fn default() -> RecordPlan {
+        RecordPlan {
+            extract: false,
+            output: String::from("trace.dat"),
+            buffer: Buffer::TopLevel,
+            events: Vec::new(),
+            tracer: None,
+            clock: None,
+            function_filter: Vec::new(),
+            function_notrace: Vec::new(),
+            graph_functions: Vec::new(),
+            max_graph_depth: None,
+            buffer_kb: None,
+            options: Vec::new(),
+            pids: Vec::new(),
+            follow_forks: false,
+            keep_kb: None,
+            duration_ms: None,
+            splice: true,
+            file_version: 7,
+            quiet: false,
+            command: Vec::new(),
+        }
+    }
+}
+
+/// The tracefs buffer a recording reads.
+#[derive(PartialEq, Debug)]
+pub enum Buffer {
+    TopLevel,
+    /// instances/NAME: created for the recording (and removed after) if
+    /// missing.
+    Instance(String),
+    /// A temporary instance of our own (the first free ftrec-PID-N).
+    Private,
+}
+
+/// One event selection: `spec` as `ftctl enable` takes it (all, SYSTEM,
+/// SYSTEM:EVENT, globs), with a filter and triggers for each event it names.
+pub struct EventSpec {
+    pub spec: String,
+    pub filter: Option<String>,
+    pub triggers: Vec<String>,
+}
+
+/// Why a recording failed: one message naming the file or the step and
+/// what went wrong. The text is boxed so that a `Result` of it is returned
+/// in registers through the pipeline's many `?`.
+#[derive(Debug)]
+pub struct Error(alloc::boxed::Box<str>);
+
+impl Error {
+    #[inline(never)]
+    fn new(message: String) -> Error {
+        Error(message.into_boxed_str())
+    }
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+type Result<T> = core::result::Result<T, Error>;
+
+/// How a recording that was written ended.
+pub struct Finished {
+    /// The traced command's exit status, as a shell reports it.
+    pub command_status: Option<i32>,
+    /// Every setting went back; when not, each failure was reported on
+    /// stderr as it happened.
+    pub restored: bool,
+}
+
+/// `return Err(...)` with format arguments.
+macro_rules! bail {
+    ($($t:tt)*) => { return Err($crate::record::failed(format_args!($($t)*))) };
+}
+use bail;
+
+/// The error of `bail!`.
+#[inline(never)]
+fn failed(a: core::fmt::Arguments<'_>) -> Error {
+    Error::new(alloc::fmt::format(a))
+}
+
+/// A warning on stderr; the recording goes on.
+fn warn(a: core::fmt::Arguments<'_>) {
+    sys::eprintln(format_args!("ftrec: {a}"));
+}
+
+/// "WHAT: reason" for a failed system call (the errno's words).
+#[inline(never)]
+fn errmsg(what: &str, e: Errno) -> String {
+    format!("{what}: {}", sys::Msg(e))
+}
+
+fn os_err(what: &str, e: Errno) -> Error {
+    Error::new(errmsg(what, e))
+}
+
+#[inline(never)]
+fn tf(e: crate::tracefs::Error) -> Error {
+    Error::new(e.to_string())
+}
+
+/// "per_cpu/cpuN" + `file`.
+#[inline(never)]
+fn cpu_file(cpu: usize, file: &str) -> String {
+    format!("per_cpu/cpu{cpu}{file}")
+}
+
+/// A sorted list of names gains `s` (once).
+#[inline(never)]
+fn insert_sorted(v: &mut Vec<String>, s: &str) {
+    if let Err(at) = v.binary_search_by(|x| x.as_str().cmp(s)) {
+        v.insert(at, String::from(s));
+    }
+}
+
+/// One recording in progress: the top level (where instances live), the
+/// tracefs being recorded (the top level or an instance), and the changes
+/// made to it.
+struct Session {
+    top: Tracefs,
+    rec: Tracefs,
+    changes: Changes,
+    /// Systems of the events enabled, sorted.
+    systems: Vec<String>,
+}
+
+impl Session {
+    /// Put every changed setting back; each failure is a warning. Whether
+    /// all went back (shared by the normal path and the error path).
+    #[inline(never)]
+    fn restore(&mut self) -> bool {
+        let errs = self.changes.restore(&self.top, &self.rec);
+        for e in &errs {
+            warn(format_args!("restoring {e}"));
+        }
+        errs.is_empty()
+    }
+}
+
+/// Record as `plan` says. Every setting changed is put back on every way
+/// out.
+pub fn run(plan: &RecordPlan) -> Result<Finished> {
+    let signals = if plan.extract { None } else { Some(until_done::catch_signals()?) };
+    let out = Output::open(&plan.output)?;
+    let r = record(plan, signals.as_ref(), &out);
+    if r.is_err() {
+        out.abandon();
+    }
+    r
+}
+
+fn open_tracefs() -> Result<Tracefs> {
+    Tracefs::open().map_err(Error::new)
+}
+
+/// Open the tracefs to record (or extract) — an instance is created when
+/// recording needs one — record, and put every setting back. `signals`:
+/// the pipe SIGINT/SIGTERM wake; none for extract.
+#[inline(never)]
+fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<Finished> {
+    let top = open_tracefs()?;
+    let mut changes = Changes::default();
+    // The instance's name for the file ("" for the top level and --private).
+    let (rec, name) = match &plan.buffer {
+        Buffer::TopLevel => (open_tracefs()?, String::new()),
+        buffer => {
+            let rel = match buffer {
+                Buffer::Instance(name) => format!("instances/{name}"),
+                _ => {
+                    let mut n = 0u32;
+                    loop {
+                        let candidate = format!("instances/ftrec-{}-{n}", sys::getpid());
+                        if !top.exists(&candidate) {
+                            break candidate;
+                        }
+                        n += 1;
+                    }
+                }
+            };
+            let name = String::from(&rel["instances/".len()..]);
+            if signals.is_some() && !top.exists(&rel) {
+                top.mkdir(&rel).map_err(|e| os_err(&top.path_of(&rel), e))?;
+                changes.created_instance(&rel);
+            }
+            let inst = match top.instance(&name) {
+                Ok(i) => i,
+                Err(e) => {
+                    changes.restore(&top, &top);
+                    return Err(Error::new(e));
+                }
+            };
+            (inst, if *buffer == Buffer::Private { String::new() } else { name })
+        }
+    };
+    let mut s = Session { top, rec, changes, systems: Vec::new() };
+    let r = record_in(&mut s, plan, signals, out, &name);
+    // Anything not yet restored (errors on the way) is put back here.
+    let restored = s.restore();
+    let mut finished = r?;
+    finished.restored &= restored;
+    Ok(finished)
+}
+
+/// Record (`signals`) or extract (no `signals`: save what the buffer holds
+/// now, changing nothing).
+#[inline(never)]
+fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Finished> {
+    readers::check_busy(&s.rec)?;
+    // The sub-buffer size: read once, for extract's limit and the readers
+    // (nothing below changes it).
+    let page_size = s.rec.subbuf_size();
+    let mut limit = None;
+    let mut state = String::new();
+    let mut mode = Mode::Read;
+    match signals {
+        None => {
+            // Never chase a live buffer forever: at most its size (plus slack) per CPU.
+            let kb = s.rec.read_str("buffer_size_kb").ok();
+            let kb: u64 = kb.map(|v| crate::tracefs::settings::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
+            limit = Some(kb * 1024 * 2 + 64 * page_size as u64);
+            // Before draining: the latency header is only there while it has data.
+            state = crate::tracefs::state::trace_state(&s.rec);
+        }
+        Some(_) => {
+            configure::configure(s, plan)?;
+            if !plan.pids.is_empty() {
+                configure::pid_filters(s, Some(&plan.pids), false)?;
+            }
+            // Start from an empty buffer (this also zeroes the per-CPU stats).
+            s.rec.write("trace", b"").map_err(tf)?;
+            if plan.splice {
+                mode = Mode::Splice;
+            }
+        }
+    }
+    let keep_bytes = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
+    let readers = readers::open(&s.rec, &out.dir, mode, page_size, keep_bytes, limit)?;
+    let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
+        .map_err(|e| os_err("eventfd", e))?;
+    let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
+
+    // Extract's readers (with a limit) drain and end by themselves.
+    let mut workers = Vec::new();
+    let mut run = Ok(None);
+    for r in &readers {
+        match readers::spawn(r, &stop, &fail_w) {
+            Ok(w) => workers.push(w),
+            Err(e) => {
+                run = Err(Error::new(e));
+                break;
+            }
+        }
+    }
+    drop(fail_w);
+    if let (Ok(_), Some(signals)) = (&run, signals) {
+        run = until_done::run_until_done(s, plan, signals, &fail_r);
+    }
+    // Stop: tracing off first so the drain ends, then wake the readers.
+    if signals.is_some() {
+        let _ = s.rec.write("tracing_on", b"0");
+    }
+    let _ = rustix::io::write(&stop, &1u64.to_ne_bytes());
+    let mut outcomes = Vec::new();
+    for w in &workers {
+        outcomes.push(readers::collect(w));
+    }
+    drop(workers);
+    let child = run?;
+    if signals.is_some() {
+        state = crate::tracefs::state::trace_state(&s.rec);
+    }
+    // What restoring would reset: the per-CPU stats, trace_clock.
+    let mut stats = Vec::new();
+    for c in 0..outcomes.len() {
+        stats.push(s.rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default());
+    }
+    let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
+    // Each CPU's data in its temp file (with a keep limit, only the newest
+    // part); the trace files are closed here (an instance cannot be removed
+    // while they are open), the temp files stay open for the assembly. The
+    // first reader error, and whether the disk filled.
+    let mut cpus = Vec::new();
+    let mut err = None;
+    let mut full = false;
+    for (o, r) in outcomes.iter_mut().zip(readers) {
+        let start = match r.keep_bytes {
+            Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
+            _ => o.start,
+        };
+        cpus.push(CpuData { file: Some(r.file), start, end: o.bytes });
+        if err.is_none() {
+            err = o.err.take();
+        }
+        full |= o.full;
+    }
+    // A full disk while recording still writes what fits; else stop here.
+    full &= signals.is_some();
+    let err = match (err, full) {
+        (Some(e), false) => return Err(Error::new(e)),
+        (err, _) => err,
+    };
+    // Put the system back before the (possibly long) assembly.
+    let restored = s.restore();
+    drop(stop);
+    out.begin()?;
+    let systems = core::mem::take(&mut s.systems);
+    let recorded = Recorded { name, page_size, cpus, stats, systems, clock_file, state };
+    assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, full, plan.quiet).map_err(Error::new)?;
+    if let Some(e) = err {
+        bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
+    }
+    // (Waiting for the command only when all went back, as the exit
+    // status is then the command's.)
+    let command_status = if restored { child.map(command::wait) } else { None };
+    Ok(Finished { command_status, restored })
+}
