@@ -86,7 +86,7 @@ test: build
 QUICK_TESTS = $(foreach f,$(wildcard tests/*.rs),$(if $(filter %_live,$(basename $(notdir $(f)))),,--test $(basename $(notdir $(f)))))
 test-quick: build
 	FTBOX_NO_LIVE=1 FTBOX_BIN=$(CURDIR)/$(BIN) CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C relocation-model=static" \
-		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast --lib $(QUICK_TESTS) -- --test-threads=2
+		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast --lib --bins $(QUICK_TESTS) -- --test-threads=2
 
 # Function tracers, kprobes and the rescue-shell use on real Debian kernels
 # under QEMU (this host refuses function tracing): see scripts/vmtest.sh.
