@@ -41,7 +41,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 
-.PHONY: FORCE all build test test-quick test-cross unit demo tiny cross size install clean setup vmtest
+.PHONY: FORCE all build test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-noeh
 all: build
 FORCE:
 
@@ -57,7 +57,15 @@ build: $(BIN) bin/.links
 $(BIN): FORCE
 	@sh scripts/setup.sh base
 	$(CARGO) build --release --target $(TARGET)
-	$(OBJCOPY) $(NOEH) $(BIN)
+	$(call strip_noeh,$(BIN))
+
+# Remove the unwind tables from $(1) in a copy beside it, renamed over it:
+# a program running from the binary (a recording under ./bin/ftrec) keeps
+# its old inode, where objcopy writing the file in place fails with "Text
+# file busy". `make strip-noeh FILE=...` runs the step alone (tests/cli.rs).
+strip_noeh = $(OBJCOPY) $(NOEH) $(1) $(1).noeh && mv -f $(1).noeh $(1)
+strip-noeh:
+	$(call strip_noeh,$(FILE))
 
 bin/.links: $(BIN)
 	@mkdir -p bin
@@ -122,7 +130,7 @@ tiny:
 	RUSTFLAGS="$(TINYFLAGS)" \
 	$(CARGO) +nightly build --release --target $(TARGET) --target-dir target/tiny \
 		-Zbuild-std=core,alloc -Zbuild-std-features=optimize_for_size --no-default-features --features cli
-	$(OBJCOPY) $(NOEH) $(TINY)
+	$(call strip_noeh,$(TINY))
 
 cross:
 	@sh scripts/setup.sh cross
