@@ -22,7 +22,7 @@ mod list;
 mod reset;
 mod status;
 
-use common::{fs, fs_msg, line, on_off, read, resolve, say, say_line, words, write};
+use common::{fs, fs_msg, join_args, line, on_off, read, resolve, say, say_line, words, write};
 
 const HEAD: &str = "\
 Usage: ftctl [-B INSTANCE] COMMAND [ARGS]

@@ -1,6 +1,6 @@
 //! The ring buffer itself: `mark`, `show`, `snapshot`.
 
-use super::{fs, write, Args, Ctx};
+use super::{fs, join_args, write, Args, Ctx};
 use crate::cli::Result;
 use crate::{fail, sys, tracefs, usage_err};
 use alloc::format;
@@ -10,7 +10,7 @@ use rustix::io::Errno;
 pub(super) fn mark(c: &Ctx, a: &Args) -> Result<()> {
     // One write is one marker event; end it with a newline like echo does
     // so the text file shows one line per mark.
-    write(c.t(), "trace_marker", &(a.pos.join(" ") + "\n"))
+    write(c.t(), "trace_marker", &(join_args(&a.pos, ' ') + "\n"))
 }
 
 pub(super) fn show(c: &Ctx, a: &Args) -> Result<()> {

@@ -1,6 +1,6 @@
 //! Event verbs: `format`, `enable`, `disable`, `filter`, `trigger`.
 
-use super::{fs_msg, read, resolve, say, write, Args, Ctx};
+use super::{fs_msg, join_args, read, resolve, say, write, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{self, events, state, Tracefs};
 use crate::usage_err;
@@ -31,7 +31,7 @@ fn set_enabled(c: &Ctx, a: &Args, on: bool) -> Result<()> {
 
 pub(super) fn filter(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let expr = a.pos[1..].join(" ");
+    let expr = join_args(&a.pos[1..], ' ');
     if a.clear != expr.is_empty() {
         usage_err!("filter: give either an expression or --clear");
     }
@@ -45,7 +45,7 @@ pub(super) fn filter(c: &Ctx, a: &Args) -> Result<()> {
 
 pub(super) fn trigger(c: &Ctx, a: &Args) -> Result<()> {
     let t = c.t();
-    let trig = a.pos[1..].join(" ");
+    let trig = join_args(&a.pos[1..], ' ');
     if a.clear as u8 + a.remove.is_some() as u8 + !trig.is_empty() as u8 != 1 {
         usage_err!("trigger: give one of TRIGGER, --remove TRIGGER or --clear");
     }

@@ -1,6 +1,6 @@
 //! What gets traced by function and by pid: `funcs`, `pid`.
 
-use super::{fs, on_off, read, say, words, write, Args, Ctx};
+use super::{fs, join_args, on_off, read, say, words, write, Args, Ctx};
 use crate::cli::{self, Result};
 use crate::tracefs::{self, Tracefs};
 use crate::{fail, sys, usage_err};
@@ -122,7 +122,7 @@ pub(super) fn pid(c: &Ctx, a: &Args) -> Result<()> {
         }
     }
     if a.clear || !a.pos.is_empty() {
-        let list = a.pos.join(" ");
+        let list = join_args(&a.pos, ' ');
         // Truncating replaces the list; the kernel parses all pids of one write.
         write(t, "set_event_pid", &list)?;
         // Function pid filtering only where the kernel permits it.
