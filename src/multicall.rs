@@ -44,18 +44,16 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
         return 2;
     }
     let first = args.remove(0);
-    // The options by index in one word list: one compare loop.
-    let opt = core::str::from_utf8(&first).ok().and_then(|f| crate::util::word_index("--help|-h|--version|--list|--install", f));
-    match opt {
-        Some(0 | 1) => {
+    match &first[..] {
+        b"--help" | b"-h" => {
             print_help();
             0
         }
-        Some(2) => {
+        b"--version" => {
             sys::stdout().bytes(concat!("ftbox ", env!("CARGO_PKG_VERSION"), "\n").as_bytes());
             0
         }
-        Some(3) => {
+        b"--list" => {
             let mut out = sys::stdout();
             for a in APPLETS {
                 out.bytes(a.name.as_bytes());
@@ -63,10 +61,10 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
             }
             0
         }
-        Some(_) => install(&argv0, &args),
-        None => match find(&first) {
+        b"--install" => install(&argv0, &args),
+        name => match find(name) {
             Some(a) => (a.main)(args),
-            None => not_found(&first),
+            None => not_found(name),
         },
     }
 }

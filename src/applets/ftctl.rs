@@ -40,67 +40,65 @@ Exit status: 0 done, 1 the kernel refused or an operation failed, 2 usage.
 
 /// One command: what --help says of it, what it takes, what runs it.
 struct Verb {
-    name: &'static str,
-    /// The command line --help shows (the name and its arguments).
+    /// The command line --help shows: the verb's name, then its arguments.
     usage: &'static str,
     about: &'static str,
     /// How many positional arguments: at least, at most.
-    args: (usize, usize),
+    args: (u8, u8),
     /// The options it takes, as typed.
     opts: &'static [&'static str],
-    /// Positional arguments that name something in tracefs (index, kind):
-    /// checked before tracefs is touched, so no path can walk out of it.
-    names: &'static [(usize, &'static str)],
-    /// Whether -B applies (false: it works on the top level).
-    in_instance: bool,
+    /// Checks made before tracefs is touched: names given that will become
+    /// paths, so none can walk out of it.
+    check: fn(&Args) -> Result<()>,
     run: fn(&Ctx, &Args) -> Result<()>,
 }
 
-const MANY: usize = usize::MAX;
+impl Verb {
+    fn name(&self) -> &'static str {
+        let u = self.usage;
+        &u[..u.find(' ').unwrap_or(u.len())]
+    }
+}
 
-/// The defaults of a row: no options, no names, -B applies.
-const VERB: Verb =
-    Verb { name: "", usage: "", about: "", args: (0, 0), opts: &[], names: &[], in_instance: true, run: |_, _| Ok(()) };
+const MANY: u8 = u8::MAX;
+
+/// The defaults of a row: no options, nothing to check first.
+const VERB: Verb = Verb { usage: "", about: "", args: (0, 0), opts: &[], check: |_| Ok(()), run: |_, _| Ok(()) };
 
 const VERBS: &[Verb] = &[
     Verb {
-        name: "status",
         usage: "status",
         about: "tracer, events, filters, triggers, pids, buffers, clock, options that differ from defaults, instances, the last error_log entry",
         run: status::run,
         ..VERB
     },
     Verb {
-        name: "reset",
         usage: "reset [-a] [-b KB]",
         about: "everything back to defaults (-a: also remove instances; -b: set the buffer size too)",
         opts: &["-a", "-b"],
         run: reset::run,
         ..VERB
     },
-    Verb { name: "on", usage: "on", about: "start writing to the ring buffer", run: control::on, ..VERB },
-    Verb { name: "off", usage: "off", about: "stop writing to the ring buffer", run: control::off, ..VERB },
-    Verb { name: "tracer", usage: "tracer [NAME]", about: "show or set the current tracer", args: (0, 1), run: control::tracer, ..VERB },
+    Verb { usage: "on", about: "start writing to the ring buffer", run: control::on, ..VERB },
+    Verb { usage: "off", about: "stop writing to the ring buffer", run: control::off, ..VERB },
+    Verb { usage: "tracer [NAME]", about: "show or set the current tracer", args: (0, 1), run: control::tracer, ..VERB },
     Verb {
-        name: "list",
         usage: "list WHAT [GLOB]",
         about: "WHAT: tracers, events [GLOB], systems, functions [GLOB], options, clocks, instances",
         args: (1, 2),
         run: list::run,
         ..VERB
     },
-    Verb { name: "format", usage: "format EVENT...", about: "print the format of each EVENT", args: (1, MANY), run: event::format, ..VERB },
+    Verb { usage: "format EVENT...", about: "print the format of each EVENT", args: (1, MANY), run: event::format, ..VERB },
     Verb {
-        name: "enable",
         usage: "enable EVENT...",
         about: "EVENT is all, SYSTEM, SYSTEM:EVENT, SYSTEM/EVENT, a bare event name, or a glob of these",
         args: (1, MANY),
         run: event::enable,
         ..VERB
     },
-    Verb { name: "disable", usage: "disable EVENT...", about: "events off, named as for enable", args: (1, MANY), run: event::disable, ..VERB },
+    Verb { usage: "disable EVENT...", about: "events off, named as for enable", args: (1, MANY), run: event::disable, ..VERB },
     Verb {
-        name: "filter",
         usage: "filter EVENT [EXPR...]",
         about: "set an event filter; --clear drops it",
         args: (1, MANY),
@@ -109,7 +107,6 @@ const VERBS: &[Verb] = &[
         ..VERB
     },
     Verb {
-        name: "trigger",
         usage: "trigger EVENT [TRIGGER]",
         about: "add a trigger; --remove TRIGGER takes one off, --clear all",
         args: (1, MANY),
@@ -118,7 +115,6 @@ const VERBS: &[Verb] = &[
         ..VERB
     },
     Verb {
-        name: "funcs",
         usage: "funcs [--filter GLOB]... [--notrace GLOB]... [--graph GLOB]... [--graph-notrace GLOB]... [--depth N] [--clear]",
         about: "function and graph filters (each list given is replaced); no options: show them",
         opts: &["--filter", "--notrace", "--graph", "--graph-notrace", "--depth", "--clear"],
@@ -126,7 +122,6 @@ const VERBS: &[Verb] = &[
         ..VERB
     },
     Verb {
-        name: "pid",
         usage: "pid [PID...] [--follow] [--clear]",
         about: "trace only these pids (--follow: and their children); no arguments: show them",
         args: (0, MANY),
@@ -134,42 +129,39 @@ const VERBS: &[Verb] = &[
         run: funcs::pid,
         ..VERB
     },
-    Verb { name: "buffer", usage: "buffer [KB]", about: "show or set the per-CPU buffer size", args: (0, 1), run: control::buffer, ..VERB },
-    Verb { name: "subbuf", usage: "subbuf [KB]", about: "show or set the sub-buffer size", args: (0, 1), run: control::subbuf, ..VERB },
-    Verb { name: "clock", usage: "clock [NAME]", about: "show or set the trace clock", args: (0, 1), run: control::clock, ..VERB },
+    Verb { usage: "buffer [KB]", about: "show or set the per-CPU buffer size", args: (0, 1), run: control::buffer, ..VERB },
+    Verb { usage: "subbuf [KB]", about: "show or set the sub-buffer size", args: (0, 1), run: control::subbuf, ..VERB },
+    Verb { usage: "clock [NAME]", about: "show or set the trace clock", args: (0, 1), run: control::clock, ..VERB },
     Verb {
-        name: "option",
         usage: "option [NAME [on|off]]",
         about: "show options, one option, or set one",
         args: (0, 2),
-        names: &[(0, "option")],
+        check: |a| name_at(a, 0, "option"),
         run: control::option,
         ..VERB
     },
-    Verb { name: "mark", usage: "mark TEXT...", about: "write TEXT into the buffer (trace_marker)", args: (1, MANY), run: buffer::mark, ..VERB },
+    Verb { usage: "mark TEXT...", about: "write TEXT into the buffer (trace_marker)", args: (1, MANY), run: buffer::mark, ..VERB },
     Verb {
-        name: "show",
         usage: "show [--pipe] [--snapshot] [--cpu N]",
         about: "print the buffer; --pipe consumes it and waits",
         opts: &["--pipe", "--snapshot", "--cpu"],
         run: buffer::show,
         ..VERB
     },
-    Verb { name: "snapshot", usage: "snapshot take|clear|free", about: "take a snapshot of the buffer, clear it, or free it", args: (1, 1), run: buffer::snapshot, ..VERB },
+    Verb { usage: "snapshot take|clear|free", about: "take a snapshot of the buffer, clear it, or free it", args: (1, 1), run: buffer::snapshot, ..VERB },
     Verb {
-        name: "instance",
         usage: "instance add|rm NAME",
         about: "create or remove an instance",
         args: (2, 2),
-        names: &[(1, "instance")],
-        in_instance: false,
+        check: instance::check,
         run: instance::instance,
         ..VERB
     },
-    Verb { name: "mount", usage: "mount", about: "mount tracefs if needed and print where it is", run: instance::mount, ..VERB },
+    Verb { usage: "mount", about: "mount tracefs if needed and print where it is", run: instance::mount, ..VERB },
 ];
 
 /// The text of --help: each row's usage, and its about in a column.
+#[inline(never)]
 fn usage() -> String {
     /// Where the about column starts, less the space before its words.
     const COL: usize = 24;
@@ -182,12 +174,18 @@ fn usage() -> String {
             o.push('\n');
             at = 0;
         }
-        o.extend(core::iter::repeat_n(' ', COL - at));
+        pad(&mut o, COL - at);
         fill(&mut o, v.about, COL, COL + 1);
         o.push('\n');
     }
     o.push_str(TAIL);
     o
+}
+
+fn pad(o: &mut String, n: usize) {
+    for _ in 0..n {
+        o.push(' ');
+    }
 }
 
 /// Append the words of `text` to `o`, whose last line is `at` columns
@@ -197,7 +195,7 @@ fn fill(o: &mut String, text: &str, mut at: usize, indent: usize) -> usize {
     for w in text.split(' ') {
         if at + 1 + w.len() > 78 {
             o.push('\n');
-            o.extend(core::iter::repeat_n(' ', indent));
+            pad(o, indent);
             at = indent;
         } else {
             o.push(' ');
@@ -233,13 +231,14 @@ pub(crate) struct Args {
     notrace: Vec<String>,
     graph: Vec<String>,
     graph_notrace: Vec<String>,
-    depth: Option<u32>,
+    depth: Option<u64>,
     /// show --pipe, --snapshot, --cpu N.
     pipe: bool,
     snapshot: bool,
-    cpu: Option<u32>,
+    cpu: Option<u64>,
 }
 
+#[inline(never)]
 fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
     let mut p = argv::Parser::from_args(args);
@@ -320,8 +319,16 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     Ok(a)
 }
 
+/// Check the `i`th argument, when given, as a tracefs name of `kind`.
+fn name_at(a: &Args, i: usize, kind: &str) -> Result<()> {
+    match a.pos.get(i) {
+        Some(n) => tracefs::check_name(kind, n).map_err(Error::Fail),
+        None => Ok(()),
+    }
+}
+
 /// An option's number.
-fn number(s: &str, opt: &str, what: &str) -> Result<u32> {
+fn number(s: &str, opt: &str, what: &str) -> Result<u64> {
     match s.parse() {
         Ok(n) => Ok(n),
         Err(_) => usage_err!("{opt}: '{s}' is not {what}"),
@@ -356,33 +363,27 @@ pub fn main(args: Vec<Vec<u8>>) -> i32 {
 }
 
 /// Check the verb's arguments, open tracefs, run the verb.
+#[inline(never)]
 fn dispatch(a: &Args) -> Result<()> {
-    let Some(v) = VERBS.iter().find(|v| v.name == a.verb) else {
+    let Some(v) = VERBS.iter().find(|v| v.name() == a.verb) else {
         usage_err!("unknown command '{}'", a.verb);
     };
-    let name = v.name;
+    let name = v.name();
     if let Some(o) = a.given.iter().find(|o| !v.opts.contains(o)) {
         usage_err!("{name}: option {o} does not apply");
     }
-    let (min, max) = v.args;
+    let (min, max) = (v.args.0 as usize, v.args.1 as usize);
     if a.pos.len() < min {
         usage_err!("{name}: missing argument");
     }
     if a.pos.len() > max {
         usage_err!("{name}: unexpected argument '{}'", a.pos[max]);
     }
-    if !v.in_instance && a.instance.is_some() {
-        usage_err!("{name}: -B does not apply (it works on the top level)");
-    }
     // Names are checked before tracefs is touched at all.
     if let Some(i) = &a.instance {
         tracefs::check_name("instance", i).map_err(Error::Fail)?;
     }
-    for &(i, kind) in v.names {
-        if let Some(n) = a.pos.get(i) {
-            tracefs::check_name(kind, n).map_err(Error::Fail)?;
-        }
-    }
+    (v.check)(a)?;
     let top = Tracefs::open().map_err(Error::Fail)?;
     let inst = match &a.instance {
         Some(i) => Some(top.instance(i).map_err(Error::Fail)?),
@@ -404,10 +405,10 @@ mod tests {
     fn verb_names_are_unique_and_documented() {
         let help = usage();
         for (i, v) in VERBS.iter().enumerate() {
-            assert!(VERBS[..i].iter().all(|w| w.name != v.name), "{} twice", v.name);
-            assert!(v.usage.starts_with(v.name), "{}", v.name);
-            let at = help.find(&alloc::format!("\n  {} ", v.name)).or_else(|| help.find(&alloc::format!("\n  {}\n", v.name)));
-            assert!(at.is_some(), "{} not in --help", v.name);
+            let name = v.name();
+            assert!(VERBS[..i].iter().all(|w| w.name() != name), "{name} twice");
+            let at = help.find(&alloc::format!("\n  {name} ")).or_else(|| help.find(&alloc::format!("\n  {name}\n")));
+            assert!(at.is_some(), "{name} not in --help");
         }
         for l in help.lines() {
             assert!(l.len() <= 78, "too wide: {l}");

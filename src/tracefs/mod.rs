@@ -85,7 +85,7 @@ impl Detail {
     /// whether we run as root. A write the kernel explained in `error_log`
     /// gets no guess of ours: its entry is the explanation.
     pub fn hint(&self, root: bool) -> Option<&'static str> {
-        let name = self.file.rsplit('/').next().unwrap_or("");
+        let name = &self.file[self.file.bytes().rposition(|b| b == b'/').map_or(0, |i| i + 1)..];
         let function = FUNCTION_FILES.iter().any(|p| name.starts_with(p));
         let write = self.op == Op::Write;
         Some(match self.errno {
@@ -395,38 +395,34 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
 /// `[timestamp]` header line (`[  700.652972] event filter parse error:
 /// error: Invalid value`) and goes on with indented lines (`  Command: ...`,
 /// the caret under the spot).
-pub fn log_entries(log: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = None;
-    let mut at = 0;
-    for l in log.split_inclusive('\n') {
-        if l.starts_with('[') {
-            if let Some(s) = start {
-                out.push(log[s..at].trim_end());
-            }
-            start = Some(at);
-        }
-        at += l.len();
-    }
-    if let Some(s) = start {
-        out.push(log[s..].trim_end());
-    }
-    out
+pub fn log_entries(log: &str) -> impl Iterator<Item = &str> {
+    let mut rest = log;
+    core::iter::from_fn(move || {
+        let at = if rest.starts_with('[') { 0 } else { find_str(rest, "\n[", false)? + 1 };
+        let entry = &rest[at..];
+        let end = find_str(entry, "\n[", false).map_or(entry.len(), |i| i + 1);
+        rest = &entry[end..];
+        Some(entry[..end].trim_end())
+    })
 }
 
 /// The newest entry of an `error_log` text and how many entries in a row
 /// (itself included) say the same thing: one failed command may log its
 /// error several times, and the log keeps older commands' entries too.
 pub fn last_log_entry(log: &str) -> Option<(&str, usize)> {
-    let entries = log_entries(log);
-    let last = *entries.last()?;
-    let same = entries.iter().rev().take_while(|e| untimed(e) == untimed(last)).count();
-    Some((last, same))
+    let mut last: Option<(&str, usize)> = None;
+    for e in log_entries(log) {
+        last = match last {
+            Some((prev, n)) if untimed(prev) == untimed(e) => Some((e, n + 1)),
+            _ => Some((e, 1)),
+        };
+    }
+    last
 }
 
 /// An `error_log` entry without its `[timestamp] `.
 fn untimed(entry: &str) -> &str {
-    entry.split_once("] ").map_or(entry, |x| x.1)
+    find_str(entry, "] ", false).map_or(entry, |at| &entry[at + 2..])
 }
 
 /// Files whose writes the kernel may explain in `error_log`.
@@ -465,7 +461,7 @@ mod tests {
     fn newest_log_entry_once() {
         let e1b = E1.replace("1.000000", "3.000000");
         let log = std::format!("{E2}{E1}{e1b}{}", E1.replace("1.000000", "4.000000"));
-        assert_eq!(log_entries(&log).len(), 4);
+        assert_eq!(log_entries(&log).count(), 4);
         assert_eq!(last_log_entry(&log), Some((E1.replace("1.000000", "4.000000").trim_end(), 3)));
         assert_eq!(last_log_entry(E2), Some((E2.trim_end(), 1)));
         let mixed = std::format!("{E1}{E2}");

@@ -1,10 +1,19 @@
 //! The top level's own verbs: `instance add|rm`, `mount`.
 
-use super::{say_line, Args, Ctx};
+use super::{name_at, say_line, Args, Ctx};
 use crate::cli::Result;
 use crate::{fail, sys, usage_err};
 use alloc::format;
 use rustix::io::Errno;
+
+/// Before tracefs is opened: instances are made at the top level, and
+/// the name must not walk out of it.
+pub(super) fn check(a: &Args) -> Result<()> {
+    if a.instance.is_some() {
+        usage_err!("instance: -B does not apply (instances do not nest)");
+    }
+    name_at(a, 1, "instance")
+}
 
 pub(super) fn instance(c: &Ctx, a: &Args) -> Result<()> {
     // The name was checked before tracefs was opened.
