@@ -80,6 +80,19 @@ impl core::fmt::Display for Error {
 /// (`func` covers the options function-fork, func_stack_trace, ...).
 const FUNCTION_FILES: &[&str] = &["set_ftrace", "set_graph", "available_filter_functions", "func", "max_graph_depth", "current_tracer"];
 
+impl Error {
+    /// The message and, on a line of its own, the hint for this failure
+    /// when it has one: what every applet shows for a tracefs error.
+    pub fn explained(&self) -> String {
+        let mut msg = format!("{self}");
+        if let Some(h) = self.hint(rustix::process::geteuid().is_root()) {
+            msg.push_str("\n  ");
+            msg.push_str(h);
+        }
+        msg
+    }
+}
+
 impl Detail {
     /// What to do next, when the failure has one likely cause; `root`:
     /// whether we run as root. A write the kernel explained in `error_log`
@@ -170,7 +183,10 @@ impl Tracefs {
                 // CANDIDATES[0], as the C string mount(2) takes.
                 let target = CANDIDATES[0];
                 rustix::mount::mount(c"nodev", c"/sys/kernel/tracing", c"tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
-                    .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", errno_str(e)))?;
+                    .map_err(|e| {
+                        let root = if e == Errno::PERM { " (mounting needs root)" } else { "" };
+                        format!("tracefs is not mounted and mounting it on {target} failed: {}{root}", errno_str(e))
+                    })?;
                 Self::find()
             }
         }

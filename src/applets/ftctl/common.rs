@@ -17,12 +17,7 @@ pub(crate) fn fs(e: tracefs::Error) -> Error {
 /// The text of `fs`.
 #[inline(never)]
 pub(crate) fn fs_msg(e: tracefs::Error) -> String {
-    let mut msg = alloc::format!("{e}");
-    if let Some(h) = e.hint(rustix::process::geteuid().is_root()) {
-        msg.push_str("\n  ");
-        msg.push_str(h);
-    }
-    msg
+    e.explained()
 }
 
 #[inline(never)]
