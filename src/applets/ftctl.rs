@@ -216,7 +216,7 @@ pub(crate) struct Args {
     verb: String,
     pos: Vec<String>,
     /// The verb options given, as typed (checked against the verb's row).
-    given: Vec<&'static str>,
+    given: Vec<String>,
     /// reset -a: also remove every instance.
     remove_instances: bool,
     /// reset -b KB.
@@ -243,7 +243,7 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
     let mut p = argv::Parser::from_args(args);
     while let Some(arg) = p.next()? {
-        let opt = match arg {
+        match arg {
             Short('h') | Long("help") => return cli::help(&usage()).map(|()| a),
             Short('B') | Long("instance") => {
                 a.instance = Some(p.value()?);
@@ -257,61 +257,23 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 a.pos.push(v);
                 continue;
             }
-            Short('a') => {
-                a.remove_instances = true;
-                "-a"
-            }
-            Short('b') => {
-                a.buffer_kb = Some(kb(&p.value()?)?);
-                "-b"
-            }
-            Long("clear") => {
-                a.clear = true;
-                "--clear"
-            }
-            Long("remove") => {
-                a.remove = Some(p.value()?);
-                "--remove"
-            }
-            Long("follow") => {
-                a.follow = true;
-                "--follow"
-            }
-            Long("filter") => {
-                a.filter.push(p.value()?);
-                "--filter"
-            }
-            Long("notrace") => {
-                a.notrace.push(p.value()?);
-                "--notrace"
-            }
-            Long("graph") => {
-                a.graph.push(p.value()?);
-                "--graph"
-            }
-            Long("graph-notrace") => {
-                a.graph_notrace.push(p.value()?);
-                "--graph-notrace"
-            }
-            Long("depth") => {
-                a.depth = Some(number(&p.value()?, "--depth", "a number")?);
-                "--depth"
-            }
-            Long("pipe") => {
-                a.pipe = true;
-                "--pipe"
-            }
-            Long("snapshot") => {
-                a.snapshot = true;
-                "--snapshot"
-            }
-            Long("cpu") => {
-                a.cpu = Some(number(&p.value()?, "--cpu", "a CPU number")?);
-                "--cpu"
-            }
+            Short('a') => a.remove_instances = true,
+            Short('b') => a.buffer_kb = Some(kb(&p.value()?)?),
+            Long("clear") => a.clear = true,
+            Long("remove") => a.remove = Some(p.value()?),
+            Long("follow") => a.follow = true,
+            Long("filter") => a.filter.push(p.value()?),
+            Long("notrace") => a.notrace.push(p.value()?),
+            Long("graph") => a.graph.push(p.value()?),
+            Long("graph-notrace") => a.graph_notrace.push(p.value()?),
+            Long("depth") => a.depth = Some(number(&p.value()?, "--depth", "a number")?),
+            Long("pipe") => a.pipe = true,
+            Long("snapshot") => a.snapshot = true,
+            Long("cpu") => a.cpu = Some(number(&p.value()?, "--cpu", "a CPU number")?),
             _ => return Err(arg.unexpected()),
-        };
-        a.given.push(opt);
+        }
+        // A verb option: kept as typed, to check that it applies.
+        a.given.push(String::from(p.last()));
     }
     if a.verb.is_empty() {
         usage_err!("no command given");
@@ -369,7 +331,7 @@ fn dispatch(a: &Args) -> Result<()> {
         usage_err!("unknown command '{}'", a.verb);
     };
     let name = v.name();
-    if let Some(o) = a.given.iter().find(|o| !v.opts.contains(o)) {
+    if let Some(o) = a.given.iter().find(|o| !v.opts.contains(&o.as_str())) {
         usage_err!("{name}: option {o} does not apply");
     }
     let (min, max) = (v.args.0 as usize, v.args.1 as usize);
