@@ -13,10 +13,11 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 # Plain static executables, not static-pie: no run-time relocations to carry
 # (measured: 29 KB smaller). Target-scoped so host builds are unaffected.
 #
-# The release binary does not link std (src/main.rs: no_std, no_main, libc
-# malloc, a panic handler; src/sys for the system calls): std's panic and
-# backtrace machinery alone was 212 KB of the 730 KB binary, and stable
-# Rust cannot leave it out while std is linked. A panic prints
+# The release binary does not link std (src/main.rs: no_std, no_main, an
+# allocator of its own in src/heap.rs, a panic handler; src/sys for the
+# system calls): std's panic and backtrace machinery alone was 212 KB of
+# the 730 KB binary, and stable Rust cannot leave it out while std is
+# linked. A panic prints
 # "ftbox: panicked at FILE:LINE:COL:", the message, and aborts (status 134).
 #
 # x86_64 also links without .eh_frame_hdr (no PT_GNU_EH_FRAME header), and
