@@ -13,10 +13,11 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 # Plain static executables, not static-pie: no run-time relocations to carry
 # (measured: 29 KB smaller). Target-scoped so host builds are unaffected.
 #
-# The release binary does not link std (src/main.rs: no_std, no_main, libc
-# malloc, a panic handler; src/sys for the system calls): std's panic and
-# backtrace machinery alone was 212 KB of the 730 KB binary, and stable
-# Rust cannot leave it out while std is linked. A panic prints
+# The release binary does not link std (src/main.rs: no_std, no_main, an
+# allocator of its own in src/heap.rs, a panic handler; src/sys for the
+# system calls): std's panic and backtrace machinery alone was 212 KB of
+# the 730 KB binary, and stable Rust cannot leave it out while std is
+# linked. A panic prints
 # "ftbox: panicked at FILE:LINE:COL:", the message, and aborts (status 134).
 #
 # x86_64 also links without .eh_frame_hdr (no PT_GNU_EH_FRAME header), and
@@ -41,7 +42,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 
-.PHONY: FORCE all build test test-quick test-cross unit demo tiny cross size install clean setup vmtest
+.PHONY: FORCE all build test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-noeh
 all: build
 FORCE:
 
@@ -57,7 +58,15 @@ build: $(BIN) bin/.links
 $(BIN): FORCE
 	@sh scripts/setup.sh base
 	$(CARGO) build --release --target $(TARGET)
-	$(OBJCOPY) $(NOEH) $(BIN)
+	$(call strip_noeh,$(BIN))
+
+# Remove the unwind tables from $(1) in a copy beside it, renamed over it:
+# a program running from the binary (a recording under ./bin/ftrec) keeps
+# its old inode, where objcopy writing the file in place fails with "Text
+# file busy". `make strip-noeh FILE=...` runs the step alone (tests/cli.rs).
+strip_noeh = $(OBJCOPY) $(NOEH) $(1) $(1).noeh && mv -f $(1).noeh $(1)
+strip-noeh:
+	$(call strip_noeh,$(FILE))
 
 bin/.links: $(BIN)
 	@mkdir -p bin
@@ -86,7 +95,7 @@ test: build
 QUICK_TESTS = $(foreach f,$(wildcard tests/*.rs),$(if $(filter %_live,$(basename $(notdir $(f)))),,--test $(basename $(notdir $(f)))))
 test-quick: build
 	FTBOX_NO_LIVE=1 FTBOX_BIN=$(CURDIR)/$(BIN) CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C relocation-model=static" \
-		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast --lib $(QUICK_TESTS) -- --test-threads=2
+		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast --lib --bins $(QUICK_TESTS) -- --test-threads=2
 
 # Function tracers, kprobes and the rescue-shell use on real Debian kernels
 # under QEMU (this host refuses function tracing): see scripts/vmtest.sh.
@@ -122,7 +131,7 @@ tiny:
 	RUSTFLAGS="$(TINYFLAGS)" \
 	$(CARGO) +nightly build --release --target $(TARGET) --target-dir target/tiny \
 		-Zbuild-std=core,alloc -Zbuild-std-features=optimize_for_size --no-default-features --features cli
-	$(OBJCOPY) $(NOEH) $(TINY)
+	$(call strip_noeh,$(TINY))
 
 cross:
 	@sh scripts/setup.sh cross

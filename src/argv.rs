@@ -49,8 +49,9 @@ pub struct Parser {
 
 /// `"text"` with quotes and escapes, as lexopt showed values (without Debug
 /// formatting, which `make tiny` compiles out). The escapes are those of
-/// `char::escape_debug`, whose Unicode tables (printable, grapheme-extend:
-/// 3.4 KB) are left out: beyond ASCII, what it escapes is approximated by
+/// `char::escape_debug`, without its Unicode tables (printable,
+/// grapheme-extend), which a usage message does not warrant: beyond
+/// ASCII, what it escapes is approximated by
 /// the C1 controls, the Latin-1 no-break and soft hyphens, the combining
 /// diacritical marks and the invisible spaces and marks of U+2000-U+202F
 /// and U+FEFF (rarer scripts' marks are shown as they are).
@@ -212,8 +213,7 @@ impl Parser {
 
 /// A row of an applet's option table: the key (the short option's letter,
 /// or a byte below b'A' for an option that has only a long name), the long
-/// name ("" for none), and whether a value follows. One table lookup and
-/// one value fetch replace a match arm and a value call per option.
+/// name ("" for none), and whether a value follows.
 pub type Opt = (u8, &'static str, bool);
 
 /// The row of `table` that names `arg`.

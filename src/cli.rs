@@ -1,10 +1,14 @@
 //! What every applet shares at the edge: the error type that maps to exit
-//! codes (1 failed, 2 usage), `APPLET: message` on stderr, and a quiet end
-//! when stdout is closed under us (`ftcat | head`).
+//! codes (1 failed, 2 usage), `APPLET: message` on stderr (errors and
+//! warnings take the prefix from the running applet, as toybox's
+//! `error_msg()` does), and a quiet end when stdout is closed under us
+//! (`ftcat | head`).
 
+use crate::applets::APPLETS;
 use crate::sys::{self, Errno, OsError};
 use alloc::string::String;
 use core::fmt;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// An applet's error, one pointer wide: it travels through hundreds of `?`
 /// and a `Result` of it fits in registers, where the four-word enum it
@@ -97,14 +101,35 @@ pub fn usage(a: fmt::Arguments<'_>) -> Error {
     Error::Usage(alloc::fmt::format(a))
 }
 
-/// Run an applet body and turn its result into an exit status.
-pub fn run(applet: &str, usage: &str, body: impl FnOnce() -> Result<()>) -> i32 {
-    finish(applet, usage, body())
+/// The running applet, as an index into `APPLETS` (`NONE`: ftbox itself).
+static RUNNING: AtomicUsize = AtomicUsize::new(NONE);
+const NONE: usize = usize::MAX;
+
+/// The name messages are prefixed with: the running applet, else `ftbox`.
+pub fn applet() -> &'static str {
+    APPLETS.get(RUNNING.load(Ordering::Relaxed)).map_or("ftbox", |a| a.name)
+}
+
+/// A warning on stderr, `APPLET: text`: the operation goes on.
+#[inline(never)]
+pub fn warn(a: fmt::Arguments<'_>) {
+    sys::eprintln(format_args!("{}: {a}", applet()));
+}
+
+/// Run an applet body and turn its result into an exit status. `applet`
+/// is the applet's name in `APPLETS`: from here on `applet()` and `warn`
+/// use it.
+pub fn run(applet: &'static str, usage: &str, body: impl FnOnce() -> Result<()>) -> i32 {
+    if let Some(i) = APPLETS.iter().position(|a| a.name == applet) {
+        RUNNING.store(i, Ordering::Relaxed);
+    }
+    finish(usage, body())
 }
 
 /// The non-generic half of `run`: one copy for all applets.
 #[inline(never)]
-fn finish(applet: &str, usage: &str, r: Result<()>) -> i32 {
+fn finish(usage: &str, r: Result<()>) -> i32 {
+    let applet = applet();
     let e = match r {
         Ok(()) => return 0,
         Err(e) => e,
@@ -133,4 +158,15 @@ pub fn help(usage: &str) -> Result<()> {
 /// Text to stdout, written at once; a closed pipe is an error we handle.
 pub fn say(s: &str) -> Result<()> {
     sys::write_all(sys::fd(1), s.as_bytes()).map_err(Error::Io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_is_the_running_applet() {
+        assert_eq!(run("ftctl", "Usage: ftctl", || Err(Error::Exit(3))), 3);
+        assert_eq!(applet(), "ftctl");
+    }
 }

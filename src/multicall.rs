@@ -2,6 +2,7 @@
 //! APPLET ARGS` and `ftbox --install` make it usable before links exist.
 
 use crate::applets::{Applet, APPLETS};
+use crate::cli;
 use crate::sys::{self, lossy};
 use alloc::ffi::CString;
 use core::ffi::CStr;
@@ -43,18 +44,16 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
         return 2;
     }
     let first = args.remove(0);
-    // The options by index in one word list: one compare loop.
-    let opt = core::str::from_utf8(&first).ok().and_then(|f| crate::util::word_index("--help|-h|--version|--list|--install", f));
-    match opt {
-        Some(0 | 1) => {
+    match &first[..] {
+        b"--help" | b"-h" => {
             print_help();
             0
         }
-        Some(2) => {
+        b"--version" => {
             sys::stdout().bytes(concat!("ftbox ", env!("CARGO_PKG_VERSION"), "\n").as_bytes());
             0
         }
-        Some(3) => {
+        b"--list" => {
             let mut out = sys::stdout();
             for a in APPLETS {
                 out.bytes(a.name.as_bytes());
@@ -62,16 +61,16 @@ pub fn main(mut args: Vec<Vec<u8>>) -> i32 {
             }
             0
         }
-        Some(_) => install(&argv0, &args),
-        None => match find(&first) {
+        b"--install" => install(&argv0, &args),
+        name => match find(name) {
             Some(a) => (a.main)(args),
-            None => not_found(&first),
+            None => not_found(name),
         },
     }
 }
 
 fn not_found(name: &[u8]) -> i32 {
-    sys::eprintln(format_args!("ftbox: applet not found: {}", lossy(name)));
+    cli::warn(format_args!("applet not found: {}", lossy(name)));
     127
 }
 
@@ -121,16 +120,16 @@ fn install(argv0: &[u8], rest: &[Vec<u8>]) -> i32 {
         [d] if d != b"-s" => (false, d),
         [s, d] if s == b"-s" => (true, d),
         _ => {
-            sys::eprintln(format_args!("ftbox: usage: ftbox --install [-s] DIR"));
+            cli::warn(format_args!("usage: ftbox --install [-s] DIR"));
             return 2;
         }
     };
     let Some(target) = self_path(argv0) else {
-        sys::eprintln(format_args!("ftbox: --install: cannot find the running binary (no /proc/self/exe, relative argv[0])"));
+        cli::warn(format_args!("--install: cannot find the running binary (no /proc/self/exe, relative argv[0])"));
         return 1;
     };
     if !sys::stat(&*cstr(dir.to_vec()), true).is_ok_and(|st| sys::file_type(&st) == rustix::fs::FileType::Directory) {
-        sys::eprintln(format_args!("ftbox: --install: {}: not a directory", lossy(dir)));
+        cli::warn(format_args!("--install: {}: not a directory", lossy(dir)));
         return 1;
     }
     let mut status = 0;
@@ -157,12 +156,12 @@ fn install_one(target: &CStr, link: &CStr, symbolic: bool) -> bool {
         };
         if !correct {
             let t = lossy(target.to_bytes());
-            sys::eprintln(format_args!("ftbox: --install: {shown}: exists and is not a link to {t}; skipped"));
+            cli::warn(format_args!("--install: {shown}: exists and is not a link to {t}; skipped"));
         }
         return correct;
     }
     let Err(e) = sys::link(target, link, symbolic) else { return true };
     let hint = if e == sys::Errno::XDEV { "; use -s for symbolic links across filesystems" } else { "" };
-    sys::eprintln(format_args!("ftbox: --install: {shown}: {}{hint}", sys::OsError(e)));
+    cli::warn(format_args!("--install: {shown}: {}{hint}", sys::OsError(e)));
     false
 }

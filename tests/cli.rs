@@ -192,3 +192,52 @@ fn closed_stdout_ends_quietly() {
     assert_eq!(String::from_utf8_lossy(&o.stderr), "");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `make` while the binary is in use (a recording runs from ./bin/ftrec):
+/// the Makefile's strip step writes beside the binary and renames the copy
+/// over it, so a running program keeps its old file and the step succeeds
+/// where objcopy in place fails with "Text file busy". Runs the step
+/// alone (`make strip-noeh FILE=...`) on a copy that is running.
+#[test]
+fn rebuild_while_the_binary_runs() {
+    if Command::new("objcopy").arg("--version").output().is_err() || Command::new("make").arg("--version").output().is_err() {
+        println!("skipped: rebuild_while_the_binary_runs: no objcopy or make");
+        return;
+    }
+    let d = tmpdir("busy");
+    let bin = d.join("ftbox");
+    std::fs::copy(ftbox(), &bin).unwrap();
+    // `ftcat -` reads stdin to its end: it runs until stdin closes.
+    let mut running = Command::new(&bin).args(["ftcat", "-"]).stdin(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    // Wait until it has exec'ed (its exe is our copy).
+    let exe = std::path::PathBuf::from(format!("/proc/{}/exe", running.id()));
+    for _ in 0..200 {
+        if std::fs::read_link(&exe).is_ok_and(|p| p == bin) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let o = Command::new("make")
+        .args(["-s", "--no-print-directory", "-C", env!("CARGO_MANIFEST_DIR"), "strip-noeh"])
+        .arg(format!("FILE={}", bin.display()))
+        .output()
+        .unwrap();
+    drop(running.stdin.take());
+    let _ = running.wait();
+    assert!(o.status.success(), "make strip-noeh on a running binary: {}", String::from_utf8_lossy(&o.stderr));
+    let (c, out, _) = run(&bin, &["--version"]);
+    assert_eq!(c, 0);
+    assert!(out.starts_with("ftbox "), "{out}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A system error reaches the user in the system's words: a directory
+/// given as a trace file says "Is a directory", not an errno number.
+#[test]
+fn system_errors_in_words() {
+    let d = tmpdir("eisdir");
+    let (c, _, err) = run(&ftbox(), &["ftcat", d.to_str().unwrap()]);
+    assert_eq!(c, 1, "{err}");
+    assert!(err.contains("Is a directory") && !err.contains("errno"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -234,6 +234,12 @@ fn filters() {
     // Only the entry for this command, not older ones.
     let err2 = i.fails(1, &["filter", "sched_switch", "no_such_field == 1"]);
     assert!(err2.contains("Field not found") && !err2.contains("><"), "{err2}");
+    // Unbalanced parentheses (refused with ENOENT on some kernels): the
+    // file is there, so no "does not have that control file"; the
+    // kernel's error_log entry or a hint about the value instead.
+    let err3 = i.fails(1, &["filter", "sched_switch", "((prev_pid == 1"]);
+    assert!(!err3.contains("does not have"), "{err3}");
+    assert!(err3.contains("parse error") || err3.contains("refused what was written"), "{err3}");
     let err = i.fails(2, &["filter", "sched_switch"]);
     assert!(err.contains("--clear"), "{err}");
 }
@@ -457,7 +463,11 @@ fn status_then_reset() {
     i.ok(&["option", "raw", "on"]);
     i.ok(&["off"]);
     let _ = i.fails(1, &["filter", "sched_wakeup", "bad >< expr"]);
+    let _ = i.fails(1, &["filter", "sched_wakeup", "bad >< expr"]);
     let s = i.ok(&["status"]);
+    // The newest command's entry once, with a count.
+    assert_eq!(s.matches("Command: bad >< expr").count(), 1, "{s}");
+    assert!(s.contains("(logged 2 times in a row)"), "{s}");
     for want in [
         &format!("Instance: {}\n", i.name)[..],
         "Tracer: nop\n",

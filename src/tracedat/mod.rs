@@ -137,7 +137,11 @@ impl fmt::Display for Error {
         let at = if self.section == "ring page" { " " } else { " at offset " };
         write!(f, "{}{}{}: ", self.section, at, self.offset)?;
         match &self.reason {
-            Reason::Io(e) => write!(f, "read error (errno {})", e),
+            // In the system's words where the system layer is built in.
+            #[cfg(feature = "cli")]
+            Reason::Io(e) => write!(f, "{}", crate::sys::OsError(crate::sys::Errno::from_raw_os_error(*e))),
+            #[cfg(not(feature = "cli"))]
+            Reason::Io(e) => write!(f, "read error (os error {})", e),
             Reason::Truncated { at, want } => write!(f, "file truncated (need {} bytes at offset {})", want, at),
             Reason::BadMagic => f.write_str("not a trace.dat file (bad magic)"),
             Reason::Version(v) => write!(f, "unsupported trace.dat version {}", v),

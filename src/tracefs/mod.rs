@@ -26,17 +26,16 @@ pub struct Tracefs {
     pub instance: Option<String>,
 }
 
-/// A failed read or write of a control file, with what the kernel said:
-/// one pointer to the `Detail`, so a `Result` of it moves in registers
-/// (the three fields were seven words copied at every `?`). Fields read
-/// through it as before: `e.errno`, `e.file`.
+/// A failed open, read or write of a control file, with what the kernel
+/// said: one pointer to the `Detail`, so a `Result` of it moves in
+/// registers. Fields read through it: `e.errno`, `e.file`, `e.op`.
 #[derive(Debug)]
 pub struct Error(alloc::boxed::Box<Detail>);
 
 impl Error {
     #[inline(never)]
-    pub fn new(file: String, errno: Errno, log: Option<String>) -> Error {
-        Error(alloc::boxed::Box::new(Detail { file, errno, log }))
+    pub fn new(op: Op, file: String, errno: Errno, log: Option<String>) -> Error {
+        Error(alloc::boxed::Box::new(Detail { file, op, errno, log }))
     }
 }
 
@@ -47,11 +46,22 @@ impl core::ops::Deref for Error {
     }
 }
 
+/// The step that failed: the same errno means different things at each
+/// (ENOENT from open: no such file; from a write: the kernel refused the
+/// value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Open,
+    Read,
+    Write,
+}
+
 #[derive(Debug)]
 pub struct Detail {
     pub file: String,
+    pub op: Op,
     pub errno: Errno,
-    /// The tail of `error_log` that belongs to this write, when there is one.
+    /// The entries `error_log` gained with this write, when there are any.
     pub log: Option<String>,
 }
 
@@ -64,6 +74,44 @@ impl core::fmt::Display for Error {
             }
         }
         Ok(())
+    }
+}
+
+/// Control files of function tracing, by the start of their names
+/// (`func` covers the options function-fork, func_stack_trace, ...).
+const FUNCTION_FILES: &[&str] = &["set_ftrace", "set_graph", "available_filter_functions", "func", "max_graph_depth", "current_tracer"];
+
+impl Error {
+    /// The message and, on a line of its own, the hint for this failure
+    /// when it has one: what every applet shows for a tracefs error.
+    pub fn explained(&self) -> String {
+        let mut msg = format!("{self}");
+        if let Some(h) = self.hint(rustix::process::geteuid().is_root()) {
+            msg.push_str("\n  ");
+            msg.push_str(h);
+        }
+        msg
+    }
+}
+
+impl Detail {
+    /// What to do next, when the failure has one likely cause; `root`:
+    /// whether we run as root. A write the kernel explained in `error_log`
+    /// gets no guess of ours: its entry is the explanation.
+    pub fn hint(&self, root: bool) -> Option<&'static str> {
+        let name = &self.file[self.file.bytes().rposition(|b| b == b'/').map_or(0, |i| i + 1)..];
+        let function = FUNCTION_FILES.iter().any(|p| name.starts_with(p));
+        let write = self.op == Op::Write;
+        Some(match self.errno {
+            _ if self.log.is_some() => return None,
+            Errno::PERM if function => "this kernel refuses function tracing (lockdown, or ftrace disabled); events still work",
+            Errno::PERM | Errno::ACCESS if !root => "tracefs needs root (or CAP_SYS_ADMIN)",
+            Errno::NOENT if !write => "this kernel does not have that control file",
+            Errno::NOENT => "the file exists; the kernel refused what was written to it",
+            Errno::BADF if name == "trace_marker" => "tracing is off here ('ftctl on' first)",
+            Errno::BUSY if name == "current_tracer" => "the tracer is in use (a trace_pipe reader is open)",
+            _ => return None,
+        })
     }
 }
 
@@ -136,7 +184,10 @@ impl Tracefs {
                 // CANDIDATES[0], as the C string mount(2) takes.
                 let target = CANDIDATES[0];
                 rustix::mount::mount(c"nodev", c"/sys/kernel/tracing", c"tracefs", rustix::mount::MountFlags::empty(), None::<&core::ffi::CStr>)
-                    .map_err(|e| format!("tracefs is not mounted and mounting it on {target} failed: {}", errno_str(e)))?;
+                    .map_err(|e| {
+                        let root = if e == Errno::PERM { " (mounting needs root)" } else { "" };
+                        format!("tracefs is not mounted and mounting it on {target} failed: {}{root}", errno_str(e))
+                    })?;
                 Self::find()
             }
         }
@@ -203,21 +254,21 @@ impl Tracefs {
 
     /// The error of a failed call on control file `name`.
     #[inline(never)]
-    fn error(&self, name: &str, errno: Errno) -> Error {
-        Error::new(self.path_of(name), errno, None)
+    fn error(&self, op: Op, name: &str, errno: Errno) -> Error {
+        Error::new(op, self.path_of(name), errno, None)
     }
 
     /// Open a control file relative to this directory.
     pub fn open_file(&self, name: &str, flags: OFlags) -> Result<OwnedFd> {
         c(name)
             .and_then(|p| openat(self.dir.as_fd(), &*p, flags | OFlags::CLOEXEC, Mode::empty()))
-            .map_err(|errno| self.error(name, errno))
+            .map_err(|errno| self.error(Op::Open, name, errno))
     }
 
     /// Read a whole control file.
     pub fn read(&self, name: &str) -> Result<Vec<u8>> {
         let fd = self.open_file(name, OFlags::RDONLY)?;
-        read_fd(&fd).map_err(|errno| self.error(name, errno))
+        read_fd(&fd).map_err(|errno| self.error(Op::Read, name, errno))
     }
 
     /// Read a control file as text.
@@ -226,7 +277,9 @@ impl Tracefs {
     }
 
     /// Write `data` in one write(2) (the kernel parses per write), truncating
-    /// or appending. On EINVAL the new tail of `error_log` is attached.
+    /// or appending. When the write fails, the entries `error_log` gained
+    /// are attached (the kernel logs a refused filter under EINVAL or
+    /// ENOENT, depending on what it refused).
     pub fn write_with(&self, name: &str, data: &[u8], append: bool) -> Result<()> {
         let flags = OFlags::WRONLY | if append { OFlags::APPEND } else { OFlags::TRUNC };
         let fd = self.open_file(name, flags)?;
@@ -241,7 +294,7 @@ impl Tracefs {
         };
         let Err(errno) = r else { return Ok(()) };
         let mut log = None;
-        if errno == Errno::INVAL && logs {
+        if logs {
             if let Some(all) = self.error_log() {
                 // Each entry starts with a `[timestamp]` header line: the
                 // last one before the write marks where the new ones begin.
@@ -249,7 +302,7 @@ impl Tracefs {
                 log = log_since(&all, mark).map(String::from);
             }
         }
-        Err(Error::new(self.path_of(name), errno, log))
+        Err(Error::new(Op::Write, self.path_of(name), errno, log))
     }
 
     pub fn write(&self, name: &str, data: &[u8]) -> Result<()> {
@@ -268,7 +321,7 @@ impl Tracefs {
     /// Names in a directory relative to this tracefs, with "is a directory",
     /// sorted by name. `.` and `..` are left out.
     pub fn list_dir(&self, rel: &str) -> Result<Vec<(String, bool)>> {
-        let err = |errno| self.error(rel, errno);
+        let err = |errno| self.error(Op::Read, rel, errno);
         let fd = self.open_file(rel, OFlags::RDONLY | OFlags::DIRECTORY)?;
         let mut out = Vec::new();
         sys::read_dir(&fd, &mut |name, ty| {
@@ -353,6 +406,40 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     (!new.is_empty()).then_some(new)
 }
 
+/// The entries of an `error_log` text, oldest first. Each starts with a
+/// `[timestamp]` header line (`[  700.652972] event filter parse error:
+/// error: Invalid value`) and goes on with indented lines (`  Command: ...`,
+/// the caret under the spot).
+pub fn log_entries(log: &str) -> impl Iterator<Item = &str> {
+    let mut rest = log;
+    core::iter::from_fn(move || {
+        let at = if rest.starts_with('[') { 0 } else { find_str(rest, "\n[", false)? + 1 };
+        let entry = &rest[at..];
+        let end = find_str(entry, "\n[", false).map_or(entry.len(), |i| i + 1);
+        rest = &entry[end..];
+        Some(entry[..end].trim_end())
+    })
+}
+
+/// The newest entry of an `error_log` text and how many entries in a row
+/// (itself included) say the same thing: one failed command may log its
+/// error several times, and the log keeps older commands' entries too.
+pub fn last_log_entry(log: &str) -> Option<(&str, usize)> {
+    let mut last: Option<(&str, usize)> = None;
+    for e in log_entries(log) {
+        last = match last {
+            Some((prev, n)) if untimed(prev) == untimed(e) => Some((e, n + 1)),
+            _ => Some((e, 1)),
+        };
+    }
+    last
+}
+
+/// An `error_log` entry without its `[timestamp] `.
+fn untimed(entry: &str) -> &str {
+    find_str(entry, "] ", false).map_or(entry, |at| &entry[at + 2..])
+}
+
 /// Files whose writes the kernel may explain in `error_log`.
 fn logs_errors(name: &str) -> bool {
     name.ends_with("filter") || name.ends_with("trigger") || name.ends_with("_events")
@@ -386,6 +473,19 @@ mod tests {
     const E2: &str = "[  2.000000] event filter parse error: error: Invalid value\n  Command: b >< 3\n          ^\n";
 
     #[test]
+    fn newest_log_entry_once() {
+        let e1b = E1.replace("1.000000", "3.000000");
+        let log = std::format!("{E2}{E1}{e1b}{}", E1.replace("1.000000", "4.000000"));
+        assert_eq!(log_entries(&log).count(), 4);
+        assert_eq!(last_log_entry(&log), Some((E1.replace("1.000000", "4.000000").trim_end(), 3)));
+        assert_eq!(last_log_entry(E2), Some((E2.trim_end(), 1)));
+        let mixed = std::format!("{E1}{E2}");
+        assert_eq!(last_log_entry(&mixed), Some((E2.trim_end(), 1)));
+        assert_eq!(last_log_entry(""), None);
+        assert_eq!(last_log_entry("no header\n"), None);
+    }
+
+    #[test]
     fn error_log_tail() {
         let both = std::format!("{E1}{E2}");
         assert_eq!(log_since(&both, Some("[  1.000000] event filter parse error: error: Field not found")), Some(E2.trim_end()));
@@ -394,6 +494,37 @@ mod tests {
         assert_eq!(log_since("", None), None);
         // The mark rotated out: everything is new.
         assert_eq!(log_since(E2, Some("[  0.5] gone")), Some(E2.trim_end()));
+    }
+
+    fn hint(op: Op, file: &str, errno: Errno, log: Option<&str>) -> Option<&'static str> {
+        Error::new(op, file.into(), errno, log.map(String::from)).hint(true)
+    }
+
+    #[test]
+    fn hints_follow_what_failed() {
+        let filter = "/sys/kernel/tracing/events/sched/sched_switch/filter";
+        // A filter the kernel rejects with ENOENT ('((prev_pid == 1'): the
+        // file is there, the value was refused.
+        let refused = hint(Op::Write, filter, Errno::NOENT, None).unwrap();
+        assert!(!refused.contains("does not have"), "{refused}");
+        assert!(refused.contains("refused"), "{refused}");
+        // With the kernel's own words there is nothing to guess.
+        assert_eq!(hint(Op::Write, filter, Errno::NOENT, Some(E1)), None);
+        assert_eq!(hint(Op::Write, filter, Errno::INVAL, Some(E1)), None);
+        // Opening a file that is not there.
+        assert_eq!(hint(Op::Open, filter, Errno::NOENT, None), Some("this kernel does not have that control file"));
+        // Function tracing refused, by open or by write, also as root.
+        for op in [Op::Open, Op::Write] {
+            let h = hint(op, "/sys/kernel/tracing/set_ftrace_filter", Errno::PERM, None).unwrap();
+            assert!(h.contains("refuses function tracing") && h.contains("events still work"), "{h}");
+        }
+        let h = Error::new(Op::Write, "/t/options/function-fork".into(), Errno::PERM, None).hint(false);
+        assert!(h.is_some_and(|h| h.contains("function tracing")));
+        // Not root.
+        let h = Error::new(Op::Open, "/t/tracing_on".into(), Errno::ACCESS, None).hint(false);
+        assert_eq!(h, Some("tracefs needs root (or CAP_SYS_ADMIN)"));
+        assert_eq!(hint(Op::Write, "/t/trace_marker", Errno::BADF, None), Some("tracing is off here ('ftctl on' first)"));
+        assert_eq!(hint(Op::Write, "/t/buffer_size_kb", Errno::INVAL, None), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! fails; function-tracing files the kernel refuses (EPERM) or lacks are
 //! skipped, since there is nothing to undo in them.
 
-use super::{fs_msg, kb, Args, Ctx};
+use super::{fs_msg, Args, Ctx};
 use crate::cli::{Error, Result};
 use crate::tracefs::{events, state, Tracefs};
 use rustix::io::Errno;
@@ -11,13 +11,12 @@ use alloc::format;
 use alloc::string::{String, ToString};
 
 pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
-    let all = a.has(super::O_A);
+    let all = a.remove_instances;
     if all && c.inst.is_some() {
         crate::usage_err!("reset: -a removes every instance; it does not go with -B");
     }
-    let buf = a.val(super::O_B).map(kb).transpose()?;
     let mut errs = String::new();
-    reset(c.t(), c.inst.is_some(), buf, &mut errs);
+    reset(c.t(), c.inst.is_some(), a.buffer_kb, &mut errs);
     if all {
         match c.top.list_dir("instances") {
             Ok(list) => {
@@ -41,12 +40,13 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
 }
 
 /// Add a failure to the report. The last one is the command's error; the
-/// ones before it are remarks on lines of their own, each `ftctl: `
-/// prefixed as the error is.
-#[inline(never)]
+/// ones before it are remarks on lines of their own, prefixed as the
+/// error is.
 fn add(errs: &mut String, m: &str) {
     if !errs.is_empty() {
-        errs.push_str("\nftctl: ");
+        errs.push('\n');
+        errs.push_str(crate::cli::applet());
+        errs.push_str(": ");
     }
     errs.push_str(m);
 }

@@ -5,15 +5,14 @@
 use super::{fs, on_off, Args, Ctx};
 use core::fmt::Write;
 use crate::cli::{Error, Result};
-use crate::tracefs::{events, state, Tracefs};
+use crate::tracefs::{self, events, state, Tracefs};
 use crate::util::find_str;
 use rustix::io::Errno;
 use alloc::string::String;
 
 /// The report being built. A failed read does not return at once: the
-/// first error is kept and the rest of the sections are skipped by it
-/// (reads of an errored state give nothing), so there is one exit path
-/// instead of an early return (and its drops) per read.
+/// first error is kept, and later reads give nothing, so each section
+/// reads as a list of files rather than a chain of early returns.
 struct St<'a> {
     t: &'a Tracefs,
     o: String,
@@ -140,8 +139,7 @@ fn event_sections(s: &mut St) {
     s.section("Event triggers");
 }
 
-// Tables are consts iterated by reference: an array literal in a `for`
-// is built on the stack, entry by entry, at each run.
+/// The function filter files, under the title status gives each.
 const FUNC_SECTIONS: &[(&str, &str)] = &[
     ("set_ftrace_filter", "Function filter"),
     ("set_ftrace_notrace", "Function notrace"),
@@ -150,13 +148,14 @@ const FUNC_SECTIONS: &[(&str, &str)] = &[
     ("max_graph_depth", "Graph depth"),
 ];
 
+/// The buffer size files, each on a `Title: value` line.
 const BUFFERS: &[(&str, &str)] = &[
     ("buffer_size_kb", "Buffer size per CPU (KiB)"),
     ("buffer_total_size_kb", "Buffer total size (KiB)"),
     ("buffer_subbuf_size_kb", "Sub-buffer size (KiB)"),
 ];
 
-/// The rest of `run`, apart so the event catalog is dropped before it.
+/// Function filters and pid filters, then `buffers`.
 #[inline(never)]
 fn rest(c: &Ctx, s: &mut St) {
     for &(file, title) in FUNC_SECTIONS {
@@ -170,7 +169,7 @@ fn rest(c: &Ctx, s: &mut St) {
         }
     }
 
-    for &f in super::PID_FILES {
+    for &f in super::funcs::PID_FILES {
         if s.get(f, true) {
             // set_ftrace_pid says "no pid" when empty.
             let v = super::words(&s.v);
@@ -183,8 +182,7 @@ fn rest(c: &Ctx, s: &mut St) {
     buffers(c, s);
 }
 
-/// Buffer sizes, clock, CPU mask, options, instances, the last error:
-/// apart from `rest` (a function this long compiles to worse code).
+/// Buffer sizes, clock, CPU mask, options, instances, the last error.
 #[inline(never)]
 fn buffers(c: &Ctx, s: &mut St) {
     let t = s.t;
@@ -232,11 +230,15 @@ fn buffers(c: &Ctx, s: &mut St) {
     }
 
     if s.get("error_log", true) {
-        // The last entry: from its "[timestamp]" header line to the end.
-        let log = &s.v;
-        let start = if log.starts_with('[') { 0 } else { find_str(log, "\n[", true).map_or(log.len(), |i| i + 1) };
-        for l in log[start..].lines() {
-            item(&mut s.sec, l);
+        // The log keeps older commands' entries, and one failed command may
+        // log the same error several times: the newest entry, once.
+        if let Some((entry, times)) = tracefs::last_log_entry(&s.v) {
+            for l in entry.lines() {
+                item(&mut s.sec, l);
+            }
+            if times > 1 {
+                let _ = writeln!(s.sec, "  (logged {times} times in a row)");
+            }
         }
         s.section("Last error_log entry");
     }
