@@ -9,7 +9,7 @@
 //!
 //! [`Changes`]: crate::tracefs::settings::Changes
 
-use super::{bail, command::dec, tf, warn, Error, EventSpec, RecordPlan, Result, Session};
+use super::{bail, command::dec, tf, Error, EventSpec, RecordPlan, Result, Session};
 use crate::tracefs::events::{all_events, resolve_in, EventRef};
 use alloc::format;
 use alloc::string::ToString;
@@ -59,7 +59,7 @@ fn is_refused(e: Errno) -> bool {
 #[inline(never)]
 fn refused(what: &str, e: crate::tracefs::Error) -> Result<()> {
     if is_refused(e.errno) {
-        warn(format_args!("the kernel refused function tracing ({e}); {what} ignored, events still record"));
+        crate::cli::warn(format_args!("the kernel refused function tracing ({e}); {what} ignored, events still record"));
         Ok(())
     } else {
         Err(tf(e))

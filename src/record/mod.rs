@@ -29,7 +29,7 @@ use crate::sys;
 use crate::tracefs::settings::Changes;
 use crate::tracefs::Tracefs;
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use assemble::{CpuData, Recorded};
 use output::Output;
@@ -169,11 +169,6 @@ fn failed(a: core::fmt::Arguments<'_>) -> Error {
     Error::new(alloc::fmt::format(a))
 }
 
-/// A warning on stderr; the recording goes on.
-fn warn(a: core::fmt::Arguments<'_>) {
-    sys::eprintln(format_args!("ftrec: {a}"));
-}
-
 /// "WHAT: reason" for a failed system call (the errno's words).
 #[inline(never)]
 fn errmsg(what: &str, e: Errno) -> String {
@@ -186,7 +181,7 @@ fn os_err(what: &str, e: Errno) -> Error {
 
 #[inline(never)]
 fn tf(e: crate::tracefs::Error) -> Error {
-    Error::new(e.to_string())
+    Error::new(e.explained())
 }
 
 /// "per_cpu/cpuN" + `file`.
@@ -221,7 +216,7 @@ impl Session {
     fn restore(&mut self) -> bool {
         let errs = self.changes.restore(&self.top, &self.rec);
         for e in &errs {
-            warn(format_args!("restoring {e}"));
+            crate::cli::warn(format_args!("restoring {e}"));
         }
         errs.is_empty()
     }
