@@ -230,16 +230,17 @@ fn record_command_v7_and_v6() {
     let _g = top_lock();
     let d = scratch("cmd");
     let before = top_snapshot();
-    // v7 follows children (-c): sh and the sleep it forks are both exec'd;
-    // v6 without -c sees only sh. The pid filter is set by the child itself
-    // before exec, so ftrec's own activity is never in the file.
+    // -F: the command only. v7 follows children (-c): sh and the sleep it
+    // forks are both exec'd; v6 without -c sees only sh. The pid filter is
+    // set by the child itself before exec, so ftrec's own activity is never
+    // in the file.
     for (ver, follow, execs) in [("7", "-c", 2), ("6", "-q", 1)] {
         let f = d.join(format!("cmd-v{ver}.dat"));
         let (c, _, err) = run(
             &d.join("ftrec"),
             &[
                 "-e", "sched:sched_switch", "-e", "sched:sched_process_exec", "-e", "sched:sched_process_exit",
-                "-e", "syscalls:sys_enter_getppid", "--file-version", ver, follow, "-o", f.to_str().unwrap(),
+                "-e", "syscalls:sys_enter_getppid", "--file-version", ver, "-F", follow, "-o", f.to_str().unwrap(),
                 "--", "sh", "-c", "sleep 0.05; exit 3",
             ],
         );
@@ -253,6 +254,59 @@ fn record_command_v7_and_v6() {
         assert_eq!(&head[..12], format!("\x17\x08\x44tracing{ver}\0").as_bytes());
     }
     assert_same(&before, &top_snapshot(), "after recording a command");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A command's scope, as trace-cmd's: by default the whole system while it
+/// runs (its children's execs are in), `-F` the command's own pid only
+/// (the shell may exec its last command itself, in that pid), `-F -c` the
+/// command and its children. The summary says which.
+#[test]
+fn command_scope_system_command_children() {
+    if !live("command_scope_system_command_children") {
+        return;
+    }
+    let d = scratch("scope");
+    let f = d.join("s.dat");
+    // The shell under a name of its own, so that its exec is told apart
+    // from other shells' in a system-wide recording.
+    let sh = d.join("scope-sh");
+    std::os::unix::fs::symlink("/bin/sh", &sh).unwrap();
+    let sh = sh.to_str().unwrap();
+    let modes: [(&[&str], String, bool); 3] = [
+        (&[], format!("system-wide while {sh} ran"), true),
+        (&["-F"], format!("{sh} only"), false),
+        (&["-F", "-c"], format!("{sh} and its children"), true),
+    ];
+    for (mode, said, children) in modes {
+        let mut args = vec!["--private", "-e", "sched:sched_process_exec", "-o", f.to_str().unwrap()];
+        args.extend_from_slice(mode);
+        args.extend_from_slice(&["--", sh, "-c", "true; /bin/true; ls / >/dev/null"]);
+        let (c, _, err) = run(&d.join("ftrec"), &args);
+        assert_eq!(c, 0, "{mode:?}: {err}");
+        assert!(err.contains(&format!("Traced: {said}\n")), "{mode:?}: {err}");
+        let (c, text, err) = run(&d.join("ftcat"), &[f.to_str().unwrap()]);
+        assert_eq!(c, 0, "{err}");
+        // (filename, pid) of each exec.
+        let execs: Vec<(String, String)> = text
+            .lines()
+            .filter(|l| l.contains("sched_process_exec:"))
+            .map(|l| {
+                let field = |k: &str| l.split_whitespace().find_map(|t| t.strip_prefix(k)).unwrap_or_default().to_string();
+                (field("filename="), field("pid="))
+            })
+            .collect();
+        let sh = execs.iter().find(|(file, _)| file == sh).unwrap_or_else(|| panic!("{mode:?}: no exec of {sh}: {text}"));
+        let child = execs.iter().find(|(file, _)| file == "/bin/true");
+        assert_eq!(child.is_some(), children, "{mode:?}: {execs:?}");
+        if let Some((_, pid)) = child {
+            assert_ne!(pid, &sh.1, "/bin/true runs in a child: {execs:?}");
+        }
+        if mode == ["-F"] {
+            assert!(execs.iter().all(|(_, pid)| pid == &sh.1), "-F: the shell's pid only: {execs:?}");
+        }
+    }
+    no_leftover_instances();
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -347,7 +401,7 @@ fn private_recordings_are_isolated() {
     let before = top_snapshot();
     let spawn = |f: &Path, secs: &str| {
         Command::new(d.join("ftrec"))
-            .args(["--private", "-q", "-e", "sched:sched_process_exec", "-e", "sched:sched_switch", "-o"])
+            .args(["--private", "-q", "-F", "-e", "sched:sched_process_exec", "-e", "sched:sched_switch", "-o"])
             .arg(f)
             .args(["--", "sleep", secs])
             .stderr(Stdio::piped())
@@ -384,7 +438,7 @@ fn function_tracer_refused_events_still_record() {
     let f = d.join("f.dat");
     let (c, _, err) = run(
         &d.join("ftrec"),
-        &["--private", "-p", "function", "-l", "schedule", "-e", "sched:sched_process_exec", "-o", f.to_str().unwrap(), "--", "true"],
+        &["--private", "-F", "-p", "function", "-l", "schedule", "-e", "sched:sched_process_exec", "-o", f.to_str().unwrap(), "--", "true"],
     );
     assert_eq!(c, 0, "{err}");
     if !err.contains("refused") {
@@ -439,7 +493,7 @@ fn disk_full_keeps_a_readable_file() {
     // A syscall storm as the traced command fills 24 MB in well under a second.
     let (c, _, err) = run(
         &d.join("ftrec"),
-        &["--private", "-b", "4096", "-e", "syscalls", "-e", "sched", "-d", "60", "-o", f.to_str().unwrap(), "--",
+        &["--private", "-F", "-b", "4096", "-e", "syscalls", "-e", "sched", "-d", "60", "-o", f.to_str().unwrap(), "--",
           "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"],
     );
     assert_eq!(c, 1, "{err}");
@@ -468,7 +522,7 @@ fn existing_instance_with_read_fallback() {
     let f = d.join("b.dat");
     let (c, _, err) = run(
         &d.join("ftrec"),
-        &["-B", &name, "--no-splice", "-b", "512", "-e", "sched:sched_process_exec", "-o", f.to_str().unwrap(), "--", "true"],
+        &["-B", &name, "-F", "--no-splice", "-b", "512", "-e", "sched:sched_process_exec", "-o", f.to_str().unwrap(), "--", "true"],
     );
     assert_eq!(c, 0, "{err}");
     assert!(err.contains(&format!("Buffer: {name}")), "{err}");
@@ -494,7 +548,7 @@ fn max_kb_keeps_the_newest() {
     let f = d.join("m.dat");
     let (c, _, err) = run(
         &d.join("ftrec"),
-        &["--private", "-m", "64", "-e", "syscalls", "-o", f.to_str().unwrap(), "--",
+        &["--private", "-F", "-m", "64", "-e", "syscalls", "-o", f.to_str().unwrap(), "--",
           "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=300000"],
     );
     assert_eq!(c, 0, "{err}");

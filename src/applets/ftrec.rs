@@ -14,9 +14,9 @@ const USAGE: &str = "\
 Usage: ftrec [OPTIONS] [--] [COMMAND [ARGS...]]
        ftrec extract [-o FILE] [-B INSTANCE]
 
-Record the kernel's per-CPU trace buffers into a trace.dat file. With a
-COMMAND, trace it (and only it) until it exits; without one, record until
-SIGINT/SIGTERM or -d. Every setting changed is put back on exit.
+Record the kernel's per-CPU trace buffers into a trace.dat file: with a
+COMMAND, the whole system until it exits; without one, until SIGINT/SIGTERM
+or -d. Every setting changed is put back on exit.
 
   -e EVENT          enable events: all, SYSTEM, SYSTEM:EVENT, globs (repeatable)
   -f FILTER         filter for the preceding -e
@@ -25,7 +25,8 @@ SIGINT/SIGTERM or -d. Every setting changed is put back on exit.
   -l FUNC           function filter          -n FUNC   function notrace
   -g FUNC           graph function           --max-graph-depth N
   -O OPT[=0|1]      set a trace option (noOPT clears it)
-  -P PID[,PID...]   trace only these pids    -c        follow their children
+  -F                trace only COMMAND       -P PID[,PID...]  only these pids
+  -c                and their children
   -b KB             per-CPU buffer size      -C CLOCK  trace clock
   -B INSTANCE       record this instance (created and removed if missing)
   --private         record in a temporary instance of our own
@@ -135,6 +136,7 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
             Short('b') => plan.buffer_kb = Some(num("-b", &p.value()?, u64::MAX)?),
             Short('m') => plan.keep_kb = Some(num("-m", &p.value()?, u64::MAX)?),
             Short('c') => plan.follow_forks = true,
+            Short('F') => plan.filter_command = true,
             Long("private") => private = true,
             Short('q') => plan.quiet = true,
             Long("no-splice") => plan.splice = false,
@@ -159,6 +161,9 @@ fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
         (None, true) => Buffer::Private,
         (None, false) => Buffer::TopLevel,
     };
+    if plan.filter_command && plan.command.is_empty() {
+        usage_err!("-F traces only the command: give one");
+    }
     if plan.extract && (!plan.events.is_empty() || plan.tracer.is_some() || private || !plan.pids.is_empty()) {
         usage_err!("extract saves the buffer as it is: it takes only -o, -B and -q");
     }
@@ -227,6 +232,18 @@ mod tests {
         // `extract` only as the first word.
         let a = args(&["-q", "extract"]).ok().unwrap();
         assert_eq!(a.command, ["extract"]);
+    }
+
+    #[test]
+    fn command_scope() {
+        // trace-cmd's: the whole system while the command runs, unless -F.
+        let a = args(&["-e", "sched", "sh", "x.sh"]).ok().unwrap();
+        assert!(!a.filter_command && !a.follow_forks);
+        let a = args(&["-F", "-c", "--", "sh", "-F"]).ok().unwrap();
+        assert!(a.filter_command && a.follow_forks);
+        assert_eq!(a.command, ["sh", "-F"]);
+        assert!(is_usage(args(&["-F", "-e", "sched"])));
+        assert!(is_usage(args(&["extract", "-F"])));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The traced command: fork; the child puts its own pid into the pid
-//! filters and turns tracing on itself, then execs — so the first event of
-//! the command is already recorded and nothing of ftrec's own setup is.
+//! filters (with -F) and turns tracing on itself, then execs — so the first
+//! event of the command is already recorded and nothing of ftrec's own
+//! setup is.
 //!
 //! Everything the child needs — the resolved program path, argv, the open
 //! control files — is prepared before the fork, and the child only formats

@@ -64,6 +64,9 @@ pub struct RecordPlan {
     pub options: Vec<(String, bool)>,
     /// Trace only these pids (set_event_pid, set_ftrace_pid).
     pub pids: Vec<u32>,
+    /// Trace only the command (added to the pid filters by itself before
+    /// exec); else the whole system, or `pids`, while it runs.
+    pub filter_command: bool,
     /// Follow the traced pids' children (event-fork, function-fork).
     pub follow_forks: bool,
     /// Keep only the newest this-many KB per CPU.
@@ -76,8 +79,8 @@ pub struct RecordPlan {
     pub file_version: u32,
     /// No per-CPU summary on stderr.
     pub quiet: bool,
-    /// The command to trace (and only it) until it exits; empty: record
-    /// until a signal or the duration.
+    /// The command to run, recording until it exits; empty: record until
+    /// a signal or the duration.
     pub command: Vec<String>,
 }
 
@@ -97,6 +100,7 @@ impl Default for RecordPlan {
             buffer_kb: None,
             options: Vec::new(),
             pids: Vec::new(),
+            filter_command: false,
             follow_forks: false,
             keep_kb: None,
             duration_ms: None,
@@ -104,6 +108,22 @@ impl Default for RecordPlan {
             file_version: 7,
             quiet: false,
             command: Vec::new(),
+        }
+    }
+}
+
+impl RecordPlan {
+    /// What a recording with a command traces, for the summary: the words
+    /// before and after the command's name ("system-wide while sh ran",
+    /// "sh only", "sh and its children").
+    pub fn scope(&self) -> (&'static str, &'static str) {
+        match (self.filter_command, !self.pids.is_empty(), self.follow_forks) {
+            // Unfiltered, the command only bounds the recording in time.
+            (false, false, _) => ("system-wide while ", " ran"),
+            (false, true, _) => ("the -P pids while ", " ran"),
+            (true, false, false) => ("", " only"),
+            (true, false, true) => ("", " and its children"),
+            (true, true, children) => ("the -P pids and ", if children { " and their children" } else { " only" }),
         }
     }
 }
@@ -391,6 +411,10 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     let systems = core::mem::take(&mut s.systems);
     let recorded = Recorded { name, page_size, cpus, stats, systems, clock_file, state };
     assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, full, plan.quiet).map_err(Error::new)?;
+    if let (false, Some(_), Some(cmd)) = (plan.quiet, signals, plan.command.first()) {
+        let (before, after) = plan.scope();
+        sys::eprintln(format_args!("Traced: {before}{cmd}{after}"));
+    }
     if let Some(e) = err {
         bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
@@ -398,4 +422,31 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     // status is then the command's.)
     let command_status = if restored { child.map(command::wait) } else { None };
     Ok(Finished { command_status, restored })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(command: &[&str], pids: &[u32], filter_command: bool, follow_forks: bool) -> RecordPlan {
+        let command = command.iter().map(|s| String::from(*s)).collect();
+        RecordPlan { command, pids: pids.to_vec(), filter_command, follow_forks, ..RecordPlan::default() }
+    }
+
+    #[test]
+    fn scope_says_what_was_traced() {
+        for (p, want) in [
+            (plan(&["sh", "x.sh"], &[], false, false), "system-wide while sh ran"),
+            // -c without -F or -P follows nothing: still the whole system.
+            (plan(&["sh"], &[], false, true), "system-wide while sh ran"),
+            (plan(&["./app"], &[], true, false), "./app only"),
+            (plan(&["sh"], &[], true, true), "sh and its children"),
+            (plan(&["sleep", "5"], &[1, 2], false, true), "the -P pids while sleep ran"),
+            (plan(&["sh"], &[1], true, false), "the -P pids and sh only"),
+            (plan(&["sh"], &[1], true, true), "the -P pids and sh and their children"),
+        ] {
+            let (before, after) = p.scope();
+            assert_eq!(format!("{before}{}{after}", p.command[0]), want);
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 use super::{command, configure, os_err, tf, Error, RecordPlan, Result, Session};
 use crate::sys;
+use alloc::vec::Vec;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fd::OwnedFd;
 use rustix::fs::OFlags;
@@ -24,9 +25,10 @@ pub(super) fn run_until_done(s: &mut Session, plan: &RecordPlan, signals: &Owned
     if plan.command.is_empty() {
         s.rec.write("tracing_on", b"1").map_err(tf)?;
     } else {
-        // With pids given the filters hold them already: the command adds
-        // its own.
-        let files = configure::pid_filters(s, None, !plan.pids.is_empty())?;
+        // With -F the command adds its own pid to the filters (which hold
+        // the -P pids already, if any); else it runs unfiltered and the
+        // recording is of the whole system (or the pids) while it runs.
+        let files = if plan.filter_command { configure::pid_filters(s, None, !plan.pids.is_empty())? } else { Vec::new() };
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
         child = Some(command::spawn(&plan.command, &files, &on).map_err(Error::new)?);
     }
