@@ -153,7 +153,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
             k.graph.enter_at(r.cpu, dep - 1, dep, 0);
         }
         duration(k, out, dur, Fill::No)?;
-        pad(out, dep.max(0) as usize * INDENT)?;
+        pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
         let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(n.data, e));
         // The caller's address is a 6.13+ comment.
         let ra = ra.filter(|_| k.kver >= 6013);
@@ -171,7 +171,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         k.graph.enter_at(r.cpu, dep, dep, fnc);
     }
     duration(k, out, 0, Fill::Full)?;
-    pad(out, dep.max(0) as usize * INDENT)?;
+    pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
     k.ps(out, fnc)?;
     out.write_str("() {")?;
     if let Some(a) = ra {
@@ -199,7 +199,7 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
     }
     prologue(k, out, r, None, data)?;
     duration(k, out, dur, Fill::No)?;
-    pad(out, dep.max(0) as usize * INDENT)?;
+    pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
     let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
     if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
         out.write_str("}\n")?;
@@ -219,7 +219,7 @@ fn comment<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec,
     prologue(k, out, r, None, true)?;
     duration(k, out, 0, Fill::Full)?;
     if depth > 0 {
-        pad(out, (depth as usize + 1) * INDENT)?;
+        pad(out, (depth as usize).saturating_add(1).saturating_mul(INDENT))?;
     }
     out.write_str("/* ")?;
     let mut s = core::mem::take(&mut k.graph.scratch);

@@ -14,7 +14,7 @@ use core::fmt::{self, Write};
 
 use super::funcgraph::{self, Graph};
 use super::opts::{self, Opts};
-use super::{clock_in_ns, ns2usecs, pad, put_bytes, Cmdlines, Env, Rec, Rendered};
+use super::{clock_in_ns, ns2usecs, pad, put_bytes, seq_size, Cmdlines, Env, Rec, Rendered, Seq, LINE_TOO_BIG};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, Field};
 
@@ -449,10 +449,21 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// Print one record. `next` is the next record *of the same CPU* (the
     /// graph tracer folds an entry and its exit into `func();`); returns
     /// true when it was consumed that way and must not be printed.
+    ///
+    /// The record's text is bounded as the kernel bounds it: what fits in
+    /// a trace_seq ([`super::seq_size`]), then `[LINE TOO BIG]`.
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         if let Some(p) = self.pend.take() {
             self.lat_flush(out, p, r.ts)?;
         }
+        let mut seq = Seq::new(out, seq_size(self.kver, self.long));
+        let res = self.record(&mut seq, r, next);
+        seq.finish()?;
+        res
+    }
+
+    /// print_trace_line() of one record into its trace_seq.
+    fn record(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.count(r.cpu);
         let ty = rec_type(r.data, self.endian);
         let cls = self.cls;
@@ -483,6 +494,17 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             let mut s = core::mem::take(&mut self.lat_buf);
             s.clear();
             let res = self.lat_line(&mut s, r, class, next);
+            // The timestamp column goes in later, when the next record is
+            // known: the bound leaves it no room.
+            let size = seq_size(self.kver, self.long);
+            if s.len() > size {
+                let mut cut = size - LINE_TOO_BIG.len();
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                s.truncate(cut);
+                s.push_str(LINE_TOO_BIG);
+            }
             self.lat_buf = s;
             return res;
         }

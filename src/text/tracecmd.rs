@@ -413,6 +413,7 @@ impl<'a> TraceCmd<'a> {
         if s.ends_with('\n') {
             s.pop();
         }
+        bound_line(&mut s, super::seq_size(0, self.long));
         s.push('\n');
         let w = out.write_str(&s);
         self.buf = s;
@@ -1011,9 +1012,27 @@ fn add_child<'a>(st: &mut Vec<Option<&'a str>>, child: Option<&'a str>, pos: usi
 
 fn indent(s: &mut String, depth: i64) -> fmt::Result {
     if depth > 0 {
-        pad(s, (depth as usize).saturating_mul(2).min(4096))?;
+        pad(s, (depth as usize).saturating_mul(2))?;
     }
     Ok(())
+}
+
+/// libtraceevent's trace_seq grows without end: trace-cmd prints a
+/// record whose depth or size a corrupt file inflated as one line of
+/// gigabytes. Bounded here as the kernel bounds its own lines: a line
+/// longer than the newest kernels' trace_seq (newline included) keeps what
+/// fits with `[LINE TOO BIG]` at its end.
+fn bound_line(s: &mut String, size: usize) {
+    if s.len() < size {
+        return;
+    }
+    let tail = super::LINE_TOO_BIG.trim_end();
+    let mut cut = size - 1 - tail.len();
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s.truncate(cut);
+    s.push_str(tail);
 }
 
 /// print_graph_overhead() then print_graph_duration(): the mark, the
