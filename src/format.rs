@@ -3,9 +3,6 @@
 //! order, sizes and types come from the text, because they change between
 //! kernels (funcgraph_exit gained `retval` in 6.5, entries gained args).
 //!
-//! OWNER: the `fmt` work (format + printfmt + ksyms). Contract for users:
-//! `Field`, `FieldKind`, `Event` and `parse_event` keep these names.
-//!
 //! API:
 //! - `parse_event(system, text) -> Result<Event, FormatError>`: one `format` file.
 //! - `parse_fields(text) -> Result<Vec<Field>, FormatError>`: just the `field:` lines
@@ -106,6 +103,79 @@ impl Field {
         let v = read_uint(rec, self.offset, self.size, endian).ok()?;
         Some(if self.signed { sext(v, self.size) } else { v })
     }
+}
+
+/// Where a field sits in a record, small enough to keep per event kind and
+/// read per record without looking the field up again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FieldAt {
+    pub off: u16,
+    pub size: u8,
+    pub signed: bool,
+}
+
+impl FieldAt {
+    pub fn of(f: &Field) -> FieldAt {
+        FieldAt { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed }
+    }
+
+    /// The value, sign-extended when the field is signed; 0 when the
+    /// record is too short (a corrupt record prints zeros, never panics).
+    #[inline]
+    pub fn get(self, d: &[u8], e: Endian) -> u64 {
+        let v = read_uint(d, self.off as usize, self.size as usize, e).unwrap_or(0);
+        if self.signed && self.size < 8 && self.size > 0 {
+            let sh = 64 - 8 * self.size as u32;
+            (((v << sh) as i64) >> sh) as u64
+        } else {
+            v
+        }
+    }
+}
+
+/// A field an [`EventRow`] reads: its name, and whether the event prints
+/// without it (an older or newer kernel's format lacks it).
+pub struct Want {
+    pub name: &'static str,
+    pub optional: bool,
+}
+
+/// A field the row cannot do without.
+pub const fn req(name: &'static str) -> Want {
+    Want { name, optional: false }
+}
+
+/// A field the row uses when the format has it.
+pub const fn opt(name: &'static str) -> Want {
+    Want { name, optional: true }
+}
+
+/// An event a printer treats specially, as one self-describing row: which
+/// event, the fields it reads, and how to build the printer's view `T` of
+/// it from where those fields are (in `fields` order, None when absent).
+/// `make` is called only when every required field was found.
+pub struct EventRow<T> {
+    pub system: &'static str,
+    pub name: &'static str,
+    pub fields: &'static [Want],
+    pub make: fn(&[Option<FieldAt>]) -> Option<T>,
+}
+
+/// The most fields an [`EventRow`] may name.
+pub const ROW_FIELDS: usize = 8;
+
+/// The row of `rows` that describes `e`, applied to it: None when no row
+/// names the event or its format lacks a required field.
+pub fn match_row<T>(rows: &[EventRow<T>], e: &Event) -> Option<T> {
+    let row = rows.iter().find(|r| r.name == e.name && r.system == e.system)?;
+    let mut found = [None; ROW_FIELDS];
+    for (slot, want) in found.iter_mut().zip(row.fields) {
+        *slot = e.field(want.name).map(FieldAt::of);
+        if slot.is_none() && !want.optional {
+            return None;
+        }
+    }
+    (row.make)(&found)
 }
 
 /// Sign-extend the low `size` bytes of `v`.

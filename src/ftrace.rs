@@ -1,0 +1,156 @@
+//! The kernel's own ftrace record types (system `ftrace`): what the function
+//! and function_graph tracers, trace_marker/trace_printk and the stack
+//! tracers write into the ring buffer. Their layouts are never assumed: the
+//! recording's format files give each field's place, found here by name,
+//! once per event. Both printers and the decoder's graph filter classify
+//! records through [`Record::of`], so the three agree on what a graph entry
+//! is.
+
+use crate::format::{match_row, opt, req, Event, EventRow, FieldAt, ROW_FIELDS};
+
+/// One ftrace record type, with where the fields its printers read sit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// `function`: the traced function and its caller.
+    Function { ip: FieldAt, parent: FieldAt },
+    /// `funcgraph_entry`, or (6.13+, funcgraph-retaddr) `fgraph_retaddr_entry`
+    /// with the caller's return address.
+    GraphEntry { func: FieldAt, depth: FieldAt, retaddr: Option<FieldAt> },
+    /// `funcgraph_exit`; `overrun` and `retval` (6.5+ with
+    /// CONFIG_FUNCTION_GRAPH_RETVAL) are not in every kernel's format.
+    GraphExit { func: FieldAt, depth: FieldAt, overrun: Option<FieldAt>, calltime: FieldAt, rettime: FieldAt, retval: Option<FieldAt> },
+    /// `print` (trace_marker, trace_puts of a non-constant string): the text
+    /// in `buf`, a flexible array to the record's end.
+    Print { ip: FieldAt, buf: FieldAt },
+    /// `bprint` (trace_printk): the kernel address of the format and the
+    /// packed arguments in `buf`.
+    Bprint { ip: FieldAt, fmt: FieldAt, buf: FieldAt },
+    /// `bputs`: the kernel address of a constant string.
+    Bputs { ip: FieldAt, str: FieldAt },
+    /// `kernel_stack`: return addresses from `caller` on.
+    KernelStack { caller: FieldAt },
+    /// `user_stack`: user-space return addresses from `caller` on.
+    UserStack { caller: FieldAt },
+    /// `func_repeats`: a function record repeated `count` times; the last
+    /// call's time is the record's less the 48-bit delta (top:bottom).
+    FuncRepeats { ip: FieldAt, parent: FieldAt, count: FieldAt, top: FieldAt, bottom: FieldAt },
+    /// `raw_data` (trace_marker_raw): an id and the bytes in `buf`.
+    RawData { id: FieldAt, buf: FieldAt },
+}
+
+/// Every ftrace record type a printer treats specially: its event name,
+/// the fields its printers read and the [`Record`] made of them (`?` on a
+/// required field, which is always there when `make` runs).
+const ROWS: &[EventRow<Record>] = &[
+    EventRow { system: "ftrace", name: "function", fields: &[req("ip"), req("parent_ip")], make: |f| Some(Record::Function { ip: f[0]?, parent: f[1]? }) },
+    EventRow {
+        system: "ftrace",
+        name: "funcgraph_entry",
+        fields: &[req("func"), req("depth")],
+        make: |f| Some(Record::GraphEntry { func: f[0]?, depth: f[1]?, retaddr: None }),
+    },
+    EventRow {
+        system: "ftrace",
+        name: "fgraph_retaddr_entry",
+        fields: &[req("func"), req("depth"), opt("retaddr")],
+        make: |f| Some(Record::GraphEntry { func: f[0]?, depth: f[1]?, retaddr: f[2] }),
+    },
+    EventRow {
+        system: "ftrace",
+        name: "funcgraph_exit",
+        fields: &[req("func"), req("depth"), opt("overrun"), req("calltime"), req("rettime"), opt("retval")],
+        make: |f| Some(Record::GraphExit { func: f[0]?, depth: f[1]?, overrun: f[2], calltime: f[3]?, rettime: f[4]?, retval: f[5] }),
+    },
+    EventRow { system: "ftrace", name: "print", fields: &[req("ip"), req("buf")], make: |f| Some(Record::Print { ip: f[0]?, buf: f[1]? }) },
+    EventRow {
+        system: "ftrace",
+        name: "bprint",
+        fields: &[req("ip"), req("fmt"), req("buf")],
+        make: |f| Some(Record::Bprint { ip: f[0]?, fmt: f[1]?, buf: f[2]? }),
+    },
+    EventRow { system: "ftrace", name: "bputs", fields: &[req("ip"), req("str")], make: |f| Some(Record::Bputs { ip: f[0]?, str: f[1]? }) },
+    EventRow { system: "ftrace", name: "kernel_stack", fields: &[req("caller")], make: |f| Some(Record::KernelStack { caller: f[0]? }) },
+    EventRow { system: "ftrace", name: "user_stack", fields: &[req("caller")], make: |f| Some(Record::UserStack { caller: f[0]? }) },
+    EventRow {
+        system: "ftrace",
+        name: "func_repeats",
+        fields: &[req("ip"), req("parent_ip"), req("count"), req("top_delta_ts"), req("bottom_delta_ts")],
+        make: |f| Some(Record::FuncRepeats { ip: f[0]?, parent: f[1]?, count: f[2]?, top: f[3]?, bottom: f[4]? }),
+    },
+    EventRow { system: "ftrace", name: "raw_data", fields: &[req("id"), req("buf")], make: |f| Some(Record::RawData { id: f[0]?, buf: f[1]? }) },
+];
+
+/// Whether a graph record enters or leaves a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphEdge {
+    Entry,
+    Exit,
+}
+
+impl Record {
+    /// The record type of `e`, if it is one of ftrace's own with every field
+    /// its printers need; None for every other event (and for an ftrace
+    /// event whose format lacks a required field: it prints through its
+    /// print fmt instead).
+    pub fn of(e: &Event) -> Option<Record> {
+        match_row(ROWS, e)
+    }
+
+    /// function_graph's view of a record, for filters that follow the call
+    /// tree: entry or exit, and where the function address and the depth
+    /// are. None for every other record type.
+    pub fn graph(&self) -> Option<(GraphEdge, FieldAt, FieldAt)> {
+        match *self {
+            Record::GraphEntry { func, depth, .. } => Some((GraphEdge::Entry, func, depth)),
+            Record::GraphExit { func, depth, .. } => Some((GraphEdge::Exit, func, depth)),
+            _ => None,
+        }
+    }
+
+    /// A function tracer record?
+    pub fn is_function(&self) -> bool {
+        matches!(self, Record::Function { .. })
+    }
+}
+
+const _: () = {
+    // Every row fits the array match_row() collects its fields in.
+    let mut i = 0;
+    while i < ROWS.len() {
+        assert!(ROWS[i].fields.len() <= ROW_FIELDS);
+        i += 1;
+    }
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(system: &str, name: &str, fields: &[&str]) -> Event {
+        let mut t = alloc::format!("name: {}\nID: 7\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n", name);
+        for (i, f) in fields.iter().enumerate() {
+            t.push_str(&alloc::format!("\tfield:unsigned long {};\toffset:{};\tsize:8;\tsigned:0;\n", f, 8 + 8 * i));
+        }
+        t.push_str("\nprint fmt: \"x\"\n");
+        crate::format::parse_event(system, &t).unwrap()
+    }
+
+    #[test]
+    fn rows_by_name_and_fields() {
+        let at = |off: u16| FieldAt { off, size: 8, signed: false };
+        let r = Record::of(&event("ftrace", "function", &["ip", "parent_ip"]));
+        assert_eq!(r, Some(Record::Function { ip: at(8), parent: at(16) }));
+        assert!(r.unwrap().is_function() && r.unwrap().graph().is_none());
+        // Only system ftrace, and every required field.
+        assert_eq!(Record::of(&event("other", "function", &["ip", "parent_ip"])), None);
+        assert_eq!(Record::of(&event("ftrace", "function", &["ip"])), None);
+        // Optional fields may be missing (6.8+ has no overrun).
+        let x = Record::of(&event("ftrace", "funcgraph_exit", &["func", "depth", "calltime", "rettime"])).unwrap();
+        assert_eq!(x, Record::GraphExit { func: at(8), depth: at(16), overrun: None, calltime: at(24), rettime: at(32), retval: None });
+        assert_eq!(x.graph(), Some((GraphEdge::Exit, at(8), at(16))));
+        let e = Record::of(&event("ftrace", "fgraph_retaddr_entry", &["func", "depth", "retaddr"])).unwrap();
+        assert_eq!(e.graph(), Some((GraphEdge::Entry, at(8), at(16))));
+        assert!(matches!(e, Record::GraphEntry { retaddr: Some(_), .. }));
+        assert_eq!(Record::of(&event("ftrace", "raw_data", &["id", "buf"])), Some(Record::RawData { id: at(8), buf: at(16) }));
+    }
+}
