@@ -8,6 +8,26 @@
 
 use crate::format::{match_row, opt, req, Event, EventRow, FieldAt, ROW_FIELDS};
 
+// The bits of a record's `common_flags` (the kernel's enum trace_flag_type):
+// the context a record was written in, which the latency columns show.
+/// Interrupts were off.
+pub const TRACE_FLAG_IRQS_OFF: u8 = 0x01;
+/// 6.13+: a lazy reschedule was pending ...
+pub const TRACE_FLAG_NEED_RESCHED_LAZY: u8 = 0x02;
+/// ... the same bit before 6.13: the architecture cannot tell whether
+/// interrupts were off (libtraceevent prints `X`).
+pub const TRACE_FLAG_IRQS_NOSUPPORT: u8 = 0x02;
+pub const TRACE_FLAG_NEED_RESCHED: u8 = 0x04;
+/// Written in hard interrupt context.
+pub const TRACE_FLAG_HARDIRQ: u8 = 0x08;
+/// Written in softirq context.
+pub const TRACE_FLAG_SOFTIRQ: u8 = 0x10;
+pub const TRACE_FLAG_PREEMPT_RESCHED: u8 = 0x20;
+/// Written in NMI context.
+pub const TRACE_FLAG_NMI: u8 = 0x40;
+/// Bottom halves were disabled.
+pub const TRACE_FLAG_BH_OFF: u8 = 0x80;
+
 /// One ftrace record type, with where the fields its printers read sit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Record {

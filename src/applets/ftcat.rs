@@ -630,7 +630,7 @@ impl Sink<'_, '_> {
             }
         }
         let flags = d.get(2).copied().unwrap_or(0);
-        if (self.a.no_hardirq && flags & 0x08 != 0) || (self.a.no_softirq && flags & 0x10 != 0) {
+        if (self.a.no_hardirq && flags & crate::ftrace::TRACE_FLAG_HARDIRQ != 0) || (self.a.no_softirq && flags & crate::ftrace::TRACE_FLAG_SOFTIRQ != 0) {
             return false;
         }
         let pid = self.k.pid(d);

@@ -17,7 +17,10 @@ use super::opts::{self, Opts};
 use super::{clock_in_ns, ns2usecs, pad, put_bytes, seq_size, Cmdlines, Env, Rec, Rendered, Seq, LINE_TOO_BIG};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldAt};
-use crate::ftrace::Record;
+use crate::ftrace::{
+    Record, TRACE_FLAG_BH_OFF, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_NEED_RESCHED_LAZY, TRACE_FLAG_NMI,
+    TRACE_FLAG_PREEMPT_RESCHED, TRACE_FLAG_SOFTIRQ,
+};
 
 /// How a record type prints: the kernel's own printers for ftrace's
 /// internal events and syscalls, the print fmt for everything else.
@@ -1123,8 +1126,15 @@ pub(crate) unsafe fn copy_short(dst: *mut u8, src: *const u8, n: usize) {
 fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
     let flags = d.get(2).copied().unwrap_or(0);
     let pc = d.get(3).copied().unwrap_or(0);
-    let (irqs_off, lazy, nr, hard, soft, pr, nmi, bh) =
-        (flags & 0x01 != 0, flags & 0x02 != 0, flags & 0x04 != 0, flags & 0x08 != 0, flags & 0x10 != 0, flags & 0x20 != 0, flags & 0x40 != 0, flags & 0x80 != 0);
+    let on = |bit: u8| flags & bit != 0;
+    let irqs_off = on(TRACE_FLAG_IRQS_OFF);
+    let lazy = on(TRACE_FLAG_NEED_RESCHED_LAZY);
+    let nr = on(TRACE_FLAG_NEED_RESCHED);
+    let hard = on(TRACE_FLAG_HARDIRQ);
+    let soft = on(TRACE_FLAG_SOFTIRQ);
+    let pr = on(TRACE_FLAG_PREEMPT_RESCHED);
+    let nmi = on(TRACE_FLAG_NMI);
+    let bh = on(TRACE_FLAG_BH_OFF);
     t[0] = match (irqs_off, bh) {
         (true, true) => b'D',
         (true, false) => b'd',

@@ -20,7 +20,7 @@ use super::kernel::{kwidth, Line};
 use super::{pad, put_bytes, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{match_row, opt, req, Event, EventRow, FieldAt, FieldKind, Want, ROW_FIELDS};
-use crate::ftrace::Record;
+use crate::ftrace::{Record, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_NOSUPPORT, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_SOFTIRQ};
 
 pub mod filter;
 
@@ -1120,15 +1120,15 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
 fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
     let f = d.get(2).copied().unwrap_or(0);
     let pc = d.get(3).copied().unwrap_or(0);
-    s.push(if f & 0x01 != 0 {
+    s.push(if f & TRACE_FLAG_IRQS_OFF != 0 {
         'd'
-    } else if f & 0x02 != 0 {
+    } else if f & TRACE_FLAG_IRQS_NOSUPPORT != 0 {
         'X'
     } else {
         '.'
     });
-    s.push(if f & 0x04 != 0 { 'N' } else { '.' });
-    let (h, so) = (f & 0x08 != 0, f & 0x10 != 0);
+    s.push(if f & TRACE_FLAG_NEED_RESCHED != 0 { 'N' } else { '.' });
+    let (h, so) = (f & TRACE_FLAG_HARDIRQ != 0, f & TRACE_FLAG_SOFTIRQ != 0);
     s.push(if h && so {
         'H'
     } else if h {
