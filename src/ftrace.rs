@@ -28,6 +28,14 @@ pub const TRACE_FLAG_NMI: u8 = 0x40;
 /// Bottom halves were disabled.
 pub const TRACE_FLAG_BH_OFF: u8 = 0x80;
 
+/// The clock in use in a `trace_clock` listing: the kernel lists every
+/// clock and brackets the selected one (`[local] global counter ...` →
+/// `local`). The listing may come from tracefs or from a trace.dat option
+/// (which ends in a NUL). None when no name is bracketed.
+pub fn selected_clock(listing: &str) -> Option<&str> {
+    listing.split(|c: char| c.is_ascii_whitespace() || c == '\0').find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+}
+
 /// One ftrace record type, with where the fields its printers read sit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Record {
@@ -153,6 +161,15 @@ mod tests {
         }
         t.push_str("\nprint fmt: \"x\"\n");
         crate::format::parse_event(system, &t).unwrap()
+    }
+
+    #[test]
+    fn clock_listings() {
+        assert_eq!(selected_clock("[local] global counter\n"), Some("local"));
+        assert_eq!(selected_clock("local global [x86-tsc] mono\0"), Some("x86-tsc"));
+        assert_eq!(selected_clock("local [mono]\0"), Some("mono"));
+        assert_eq!(selected_clock("local global"), None);
+        assert_eq!(selected_clock(""), None);
     }
 
     #[test]

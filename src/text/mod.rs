@@ -286,7 +286,7 @@ pub(crate) fn rows(out: &mut dyn Write, text: &str, on: u32) -> fmt::Result {
 /// Does a clock count nanoseconds (TRACE_FILE_TIME_IN_NS)? Counter-style
 /// clocks print raw counts instead of `secs.usecs`.
 pub fn clock_in_ns(clock: &str) -> bool {
-    !crate::util::one_of("counter|uptime|x86-tsc|ppc-tb|arm64-cntvct|arch-counter", clock)
+    !matches!(clock, "counter" | "uptime" | "x86-tsc" | "ppc-tb" | "arm64-cntvct" | "arch-counter")
 }
 
 /// `ns2usecs()` rounds to the nearest microsecond before splitting.

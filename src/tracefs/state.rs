@@ -50,9 +50,7 @@ pub fn options(t: &Tracefs) -> Result<Vec<(String, bool)>> {
 
 /// The selected clock in a `trace_clock` listing (`local [global] ...`).
 pub fn current_clock(list: &str) -> &str {
-    list.split_whitespace()
-        .find_map(|c| c.strip_prefix('[').and_then(|c| c.strip_suffix(']')))
-        .unwrap_or("")
+    crate::ftrace::selected_clock(list).unwrap_or("")
 }
 
 /// All names in a listing such as `trace_clock` (`local [global] ...`) or
