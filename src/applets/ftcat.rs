@@ -1254,7 +1254,7 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
         };
         ev.push((c, name));
     }
-    crate::util::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    ev.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     for (c, name) in &ev {
         let _ = write!(o, "{:<40} {:>12}\n", name, c);
     }

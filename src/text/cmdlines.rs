@@ -126,7 +126,7 @@ impl Cmdlines {
 fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
     // The kernel's files are often in pid order already.
     if v.windows(2).any(|w| pid(&w[0]) > pid(&w[1])) {
-        crate::util::sort_by_key(&mut v, pid);
+        v.sort_by_key(pid);
     }
     let mut out: Vec<T> = Vec::with_capacity(v.len());
     for e in v {

@@ -393,7 +393,7 @@ impl<'a> TraceCmd<'a> {
         for e in events {
             cls.push(Class { id: e.id, ev: e, handler: Handler::of(e), pieces: pieces(&e.print_fmt, e) });
         }
-        crate::util::sort_by_key(&mut cls, |c| c.id);
+        cls.sort_by_key(|c| c.id);
         let mut comms = Comms::default();
         comms.saved(saved);
         TraceCmd {
@@ -1249,7 +1249,7 @@ impl Comms {
         if !self.ready {
             self.ready = true;
             self.tab.reverse();
-            crate::util::sort_by_key(&mut self.tab, |t| t.0);
+            self.tab.sort_by_key(|t| t.0);
         }
         match self.search(pid) {
             Some(at) => self.names.get(at as usize..).and_then(|s| s.split('\0').next()).unwrap_or(""),
