@@ -4,9 +4,7 @@
 //! tracer's own (`funcgraph-*`); one table serves both so `-O NAME` and
 //! `-O noNAME` work for either, as `echo noNAME > trace_options` does.
 
-use crate::util::{one_of, word_index};
-
-/// Bits of [`Opts::flags`] (in the order of [`NAMES`]).
+/// Bits of [`Opts::flags`] (the trace array's flags).
 pub const PRINT_PARENT: u32 = 1 << 0;
 pub const SYM_OFFSET: u32 = 1 << 1;
 pub const SYM_ADDR: u32 = 1 << 2;
@@ -41,25 +39,72 @@ pub const G_RETVAL: u32 = 1 << 8;
 pub const G_RETVAL_HEX: u32 = 1 << 9;
 pub const G_RETADDR: u32 = 1 << 10;
 
-/// The names of the bits above, in bit order: the trace array's flags
-/// (PRINT_PARENT .. BIN), then the graph tracer's (G_OVERRUN ..
-/// G_RETADDR). Only options that change the text are here; others
-/// (`overwrite`, `record-cmd`, ...) are accepted and ignored. A word list,
-/// not a table of `&str`s (16 bytes each): see util::word_index.
-const NAMES: &str = "print-parent|sym-offset|sym-addr|verbose|fields|annotate|printk-msg-only|context-info|\
-latency-format|record-tgid|irq-info|hash-ptr|trace_printk|raw|hex|bin|\
-funcgraph-overrun|funcgraph-cpu|funcgraph-overhead|funcgraph-proc|funcgraph-duration|funcgraph-abstime|\
-funcgraph-irqs|funcgraph-tail|funcgraph-retval|funcgraph-retval-hex|funcgraph-retaddr";
-/// How many of [`NAMES`] are trace array flags.
-const NFLAGS: usize = 16;
+/// The option `name` of tracefs, if it changes the text: (is one of the
+/// graph tracer's flags, its bit). Options that do not change the text
+/// are [`ignored`].
+fn lookup(name: &str) -> Option<(bool, u32)> {
+    Some(match name {
+        "print-parent" => (false, PRINT_PARENT),
+        "sym-offset" => (false, SYM_OFFSET),
+        "sym-addr" => (false, SYM_ADDR),
+        "verbose" => (false, VERBOSE),
+        "fields" => (false, FIELDS),
+        "annotate" => (false, ANNOTATE),
+        "printk-msg-only" => (false, PRINTK_MSGONLY),
+        "context-info" => (false, CONTEXT_INFO),
+        "latency-format" => (false, LATENCY_FMT),
+        "record-tgid" => (false, RECORD_TGID),
+        "irq-info" => (false, IRQ_INFO),
+        "hash-ptr" => (false, HASH_PTR),
+        "trace_printk" => (false, PRINTK),
+        "raw" => (false, RAW),
+        "hex" => (false, HEX),
+        "bin" => (false, BIN),
+        "funcgraph-overrun" => (true, G_OVERRUN),
+        "funcgraph-cpu" => (true, G_CPU),
+        "funcgraph-overhead" => (true, G_OVERHEAD),
+        "funcgraph-proc" => (true, G_PROC),
+        "funcgraph-duration" => (true, G_DURATION),
+        "funcgraph-abstime" => (true, G_ABS_TIME),
+        "funcgraph-irqs" => (true, G_IRQS),
+        "funcgraph-tail" => (true, G_TAIL),
+        "funcgraph-retval" => (true, G_RETVAL),
+        "funcgraph-retval-hex" => (true, G_RETVAL_HEX),
+        "funcgraph-retaddr" => (true, G_RETADDR),
+        _ => return None,
+    })
+}
 
 /// Options known to tracefs that do not change the text: accepted so a
 /// recording's whole `options/` directory can be replayed.
-const IGNORED: &str = "block|userstacktrace|sym-userobj|record-cmd|overwrite|\
-disable_on_free|markers|event-fork|pause-on-trace|function-trace|function-fork|\
-display-graph|stacktrace|func_stack_trace|func-no-repeats|trace_printk_dest|\
-copy_trace_marker|test_nop_accept|test_nop_refuse|sleep-time|graph-time|\
-funcgraph-args|func-args";
+fn ignored(name: &str) -> bool {
+    matches!(
+        name,
+        "block"
+            | "userstacktrace"
+            | "sym-userobj"
+            | "record-cmd"
+            | "overwrite"
+            | "disable_on_free"
+            | "markers"
+            | "event-fork"
+            | "pause-on-trace"
+            | "function-trace"
+            | "function-fork"
+            | "display-graph"
+            | "stacktrace"
+            | "func_stack_trace"
+            | "func-no-repeats"
+            | "trace_printk_dest"
+            | "copy_trace_marker"
+            | "test_nop_accept"
+            | "test_nop_refuse"
+            | "sleep-time"
+            | "graph-time"
+            | "funcgraph-args"
+            | "func-args"
+    )
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Opts {
@@ -97,7 +142,7 @@ impl Opts {
         let (name, on) = match spec.split_once('=') {
             Some((n, v)) => (n, v.trim() != "0"),
             None => match spec.strip_prefix("no") {
-                Some(n) if lookup(n).is_some() || one_of(IGNORED, n) => (n, false),
+                Some(n) if lookup(n).is_some() || ignored(n) => (n, false),
                 _ => (spec, true),
             },
         };
@@ -114,7 +159,7 @@ impl Opts {
                 }
                 Ok(())
             }
-            None if one_of(IGNORED, name) => Ok(()),
+            None if ignored(name) => Ok(()),
             None => Err(()),
         }
     }
@@ -135,12 +180,6 @@ pub fn state_get<'a>(state: &'a str, key: &str) -> Option<&'a str> {
     state.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('='))).map(str::trim)
 }
 
-/// (is a graph flag, its bit).
-fn lookup(name: &str) -> Option<(bool, u32)> {
-    let i = word_index(NAMES, name)?;
-    Some(if i < NFLAGS { (false, 1 << i) } else { (true, 1 << (i - NFLAGS)) })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,9 +195,9 @@ mod tests {
         assert_eq!(state_get(st, "nothing"), None);
     }
 
-    /// Every name sets its own bit: the word list is in bit order.
+    /// Names map to their own bits.
     #[test]
-    fn names_in_bit_order() {
+    fn names_and_bits() {
         let bits = [
             (false, PRINT_PARENT, "print-parent"),
             (false, PRINTK_MSGONLY, "printk-msg-only"),
@@ -170,7 +209,6 @@ mod tests {
         for (graph, bit, name) in bits {
             assert_eq!(lookup(name), Some((graph, bit)), "{name}");
         }
-        assert_eq!(NAMES.split('|').count(), NFLAGS + 11);
         assert_eq!(lookup("func-args"), None);
     }
 

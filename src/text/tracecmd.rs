@@ -45,11 +45,9 @@ pub const INDENT: u32 = 1 << 9;
 /// `-O offset`: `func+0x1c` in function and stack lines.
 pub const OFFSET: u32 = 1 << 10;
 
-/// The plugin options trace-cmd knows, bit `TAIL << i` each; the first
-/// five are fgraph's (`-O fgraph:tailprint`), the rest ftrace's.
-const OPT_NAMES: &str = "tailprint|depth|retval-skip|retval-dec|retval-hex|parent|indent|offset";
-
-/// Parse one `-O [plugin:]name[=0|1]` into the flags.
+/// Parse one `-O [plugin:]name[=0|1]` into the flags. The fgraph
+/// plugin's options may be named `fgraph:` or `ftrace:`, the function
+/// plugin's only `ftrace:`.
 pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
     let (name, val) = match spec.split_once('=') {
         Some((n, v)) => (n, !matches!(v, "0" | "false" | "no")),
@@ -59,11 +57,20 @@ pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
         Some((a, n)) => (Some(a), n),
         None => (None, name),
     };
-    let i = crate::util::word_index(OPT_NAMES, name).ok_or(())?;
-    if !alias.map_or(true, |x| x == "ftrace" || x == if i < 5 { "fgraph" } else { "ftrace" }) {
+    let (plugin, bit) = match name {
+        "tailprint" => ("fgraph", TAIL),
+        "depth" => ("fgraph", DEPTH),
+        "retval-skip" => ("fgraph", RETVAL_SKIP),
+        "retval-dec" => ("fgraph", RETVAL_DEC),
+        "retval-hex" => ("fgraph", RETVAL_HEX),
+        "parent" => ("ftrace", PARENT),
+        "indent" => ("ftrace", INDENT),
+        "offset" => ("ftrace", OFFSET),
+        _ => return Err(()),
+    };
+    if !alias.map_or(true, |x| x == "ftrace" || x == plugin) {
         return Err(());
     }
-    let bit = TAIL << i;
     if val {
         *flags |= bit;
     } else {
