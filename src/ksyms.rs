@@ -2,8 +2,6 @@
 //! section): a sorted table with binary search for `%pS`-style lookups, and
 //! the `printk_formats` table that `bprint` records point into.
 //!
-//! OWNER: the `fmt` work.
-//!
 //! Names live in one shared `String` and each symbol is 16 bytes, so the
 //! ~120k symbols of a distribution kernel cost ~3 MB, not 120k allocations.
 
@@ -290,7 +288,6 @@ impl Table {
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
-    // Not inlined into `lookup`, its one caller: that spilled (-50 B).
     #[inline(never)]
     fn parse(text: &[u8]) -> Table {
         let mut k = Table::default();

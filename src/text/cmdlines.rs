@@ -139,8 +139,8 @@ fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
 }
 
 pub(super) fn parse_i32(s: &[u8]) -> Option<i32> {
-    // What `str::parse::<i32>` accepts (a sign, digits, in range), by
-    // hand: core's parser is 340 bytes for this one caller.
+    // What `str::parse::<i32>` accepts: an optional sign, then digits, in
+    // range (surrounding whitespace trimmed).
     let s = core::str::from_utf8(s).ok()?.trim().as_bytes();
     let (neg, d) = match s.split_first() {
         Some((b'-', d)) => (true, d),

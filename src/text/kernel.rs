@@ -264,9 +264,6 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     /// trace.c s_show() for the header: `# tracer:`, then the tracer's own
     /// header or trace_default_header().
-    ///
-    /// Out of line: its one caller (ftcat's decode) is big, and inlined
-    /// there these writes cost ~2 KB of spills and copies.
     #[inline(never)]
     pub fn header(&self, out: &mut dyn Write, h: &HeaderInfo) -> fmt::Result {
         write!(out, "# tracer: {}\n#\n", h.tracer)?;

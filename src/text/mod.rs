@@ -269,9 +269,9 @@ pub(crate) fn legend(out: &mut dyn Write, text: &str, n: usize) -> fmt::Result {
     Ok(())
 }
 
-/// Header rows of column titles as one string, not a table of &strs (16
-/// bytes each): `@` ends a row, `;` a piece, and piece k of every row is
-/// printed when bit k of `on` is set.
+/// Header rows of column titles, written as they appear: `@` ends a row,
+/// `;` a piece, and piece k of every row is printed when bit k of `on` is
+/// set (the optional columns line up in both rows).
 pub(crate) fn rows(out: &mut dyn Write, text: &str, on: u32) -> fmt::Result {
     for row in text.split('@') {
         for (k, t) in row.split(';').enumerate() {
