@@ -127,7 +127,6 @@ pub(super) fn fld(e: &Event, name: &str) -> Option<FieldAt> {
 
 /// One event type as trace-cmd prints it, borrowing its `Event`.
 struct Class<'a> {
-    id: u16,
     ev: &'a Event,
     /// The handler that prints it.
     handler: Handler,
@@ -373,6 +372,9 @@ const STATES: &[u8; 8] = b"SDTtZXxW";
 pub struct TraceCmd<'a> {
     env: &'a dyn Env,
     cls: Vec<Class<'a>>,
+    /// Event id → position in `cls` + 1 (0: no such event): ids are small,
+    /// dense numbers, and every record looks its class up.
+    index: Vec<u32>,
     pub flags: u32,
     pub endian: Endian,
     pub long: usize,
@@ -397,15 +399,25 @@ impl<'a> TraceCmd<'a> {
     #[inline(never)]
     pub fn new(env: &'a dyn Env, saved: &[u8], events: &'a [Event]) -> Self {
         let mut cls = Vec::with_capacity(events.len());
+        let mut index = Vec::new();
         for e in events {
-            cls.push(Class { id: e.id, ev: e, handler: Handler::of(e), pieces: pieces(&e.print_fmt, e) });
+            let id = e.id as usize;
+            if index.len() <= id {
+                index.resize(id + 1, 0);
+            }
+            // The first format of an id counts.
+            if index[id] != 0 {
+                continue;
+            }
+            cls.push(Class { ev: e, handler: Handler::of(e), pieces: pieces(&e.print_fmt, e) });
+            index[id] = cls.len() as u32;
         }
-        cls.sort_by_key(|c| c.id);
         let mut comms = Comms::default();
         comms.saved(saved);
         TraceCmd {
             env,
             cls,
+            index,
             flags: INDENT,
             endian: Endian::Little,
             long: 8,
@@ -420,8 +432,17 @@ impl<'a> TraceCmd<'a> {
         }
     }
 
+    /// The position in `cls` of event `id`'s class.
+    #[inline]
+    fn class_index(&self, id: u16) -> Option<usize> {
+        match self.index.get(id as usize) {
+            Some(&i) if i > 0 => Some(i as usize - 1),
+            _ => None,
+        }
+    }
+
     fn class(&self, id: u16) -> Option<&Class<'a>> {
-        self.cls.binary_search_by_key(&id, |c| c.id).ok().map(|i| &self.cls[i])
+        self.cls.get(self.class_index(id)?)
     }
 
     #[inline]
@@ -589,7 +610,7 @@ impl<'a> TraceCmd<'a> {
 
     #[inline(never)]
     fn body(&mut self, s: &mut String, r: &Rec, ty: u16, next: Option<&Rec>) -> Result<bool, fmt::Error> {
-        let Some(ci) = self.cls.binary_search_by_key(&ty, |c| c.id).ok() else { return Ok(false) };
+        let Some(ci) = self.class_index(ty) else { return Ok(false) };
         let d = r.data;
         let e = self.endian;
         if self.flags & RAW != 0 {
