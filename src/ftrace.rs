@@ -30,10 +30,12 @@ pub const TRACE_FLAG_BH_OFF: u8 = 0x80;
 
 /// The clock in use in a `trace_clock` listing: the kernel lists every
 /// clock and brackets the selected one (`[local] global counter ...` →
-/// `local`). The listing may come from tracefs or from a trace.dat option
-/// (which ends in a NUL). None when no name is bracketed.
+/// `local`), from tracefs or from a trace.dat option. None when no name is
+/// bracketed.
 pub fn selected_clock(listing: &str) -> Option<&str> {
-    listing.split(|c: char| c.is_ascii_whitespace() || c == '\0').find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+    let start = listing.find('[')? + 1;
+    let len = listing[start..].find(']')?;
+    Some(&listing[start..start + len])
 }
 
 /// One ftrace record type, with where the fields its printers read sit.

@@ -224,6 +224,42 @@ pub(crate) enum Func {
     McEventErrorType,
 }
 
+/// What a call in a print fmt's arguments means.
+#[derive(Clone, Copy)]
+enum Helper {
+    /// A field accessor: one field name, the expression it makes.
+    Field(fn(usize) -> Expr),
+    /// A function, how many arguments it takes, and whether a table of
+    /// `{ value, "name" }` entries follows them (flags and symbols).
+    Func(Func, u8, bool),
+}
+
+/// Every helper a print fmt may call, by name.
+const HELPERS: &[(&str, Helper)] = &[
+    ("__get_str", Helper::Field(Expr::Dyn)),
+    ("__get_rel_str", Helper::Field(Expr::Dyn)),
+    ("__get_dynamic_array", Helper::Field(Expr::Dyn)),
+    ("__get_rel_dynamic_array", Helper::Field(Expr::Dyn)),
+    ("__get_sockaddr", Helper::Field(Expr::Dyn)),
+    ("__get_rel_sockaddr", Helper::Field(Expr::Dyn)),
+    ("__get_dynamic_array_len", Helper::Field(Expr::DynLen)),
+    ("__get_rel_dynamic_array_len", Helper::Field(Expr::DynLen)),
+    ("__get_bitmask", Helper::Field(Expr::Bitmask)),
+    ("__get_rel_bitmask", Helper::Field(Expr::Bitmask)),
+    ("__get_cpumask", Helper::Field(Expr::Bitmask)),
+    ("__get_rel_cpumask", Helper::Field(Expr::Bitmask)),
+    ("__print_flags", Helper::Func(Func::PrintFlags, 2, true)),
+    ("__print_flags_u64", Helper::Func(Func::PrintFlagsU64, 2, true)),
+    ("__print_symbolic", Helper::Func(Func::PrintSymbolic, 1, true)),
+    ("__print_symbolic_u64", Helper::Func(Func::PrintSymbolicU64, 1, true)),
+    ("__print_hex", Helper::Func(Func::PrintHex, 2, false)),
+    ("__print_hex_str", Helper::Func(Func::PrintHexStr, 2, false)),
+    ("__print_array", Helper::Func(Func::PrintArray, 3, false)),
+    ("__builtin_expect", Helper::Func(Func::Expect, 2, false)),
+    ("jiffies_to_msecs", Helper::Func(Func::JiffiesToMsecs, 1, false)),
+    ("mc_event_error_type", Helper::Func(Func::McEventErrorType, 1, false)),
+];
+
 #[derive(Clone, Debug)]
 pub(crate) enum Expr {
     /// An integer constant with its C type.
@@ -695,34 +731,14 @@ impl<'e> Parser<'e> {
                     });
                 }
                 self.pos += 1;
-                // The field accessors take one field name.
-                let accessor: Option<fn(_) -> Expr> = match name {
-                    "__get_str" | "__get_rel_str" | "__get_dynamic_array" | "__get_rel_dynamic_array" | "__get_sockaddr" | "__get_rel_sockaddr" => {
-                        Some(Expr::Dyn)
+                let (_, helper) = *HELPERS.iter().find(|h| h.0 == name).ok_or(msg!("call of an unknown function"))?;
+                let (f, want, variadic) = match helper {
+                    Helper::Field(make) => {
+                        let i = self.field_arg()?;
+                        self.expect(b')', msg!("expected ) after field name"))?;
+                        return Ok(make(i));
                     }
-                    "__get_dynamic_array_len" | "__get_rel_dynamic_array_len" => Some(Expr::DynLen),
-                    "__get_bitmask" | "__get_rel_bitmask" | "__get_cpumask" | "__get_rel_cpumask" => Some(Expr::Bitmask),
-                    _ => None,
-                };
-                if let Some(make) = accessor {
-                    let i = self.field_arg()?;
-                    self.expect(b')', msg!("expected ) after field name"))?;
-                    return Ok(make(i));
-                }
-                // The helpers, with how many arguments they take; the flag
-                // and symbol tables take theirs after the fixed ones.
-                let (f, want, variadic) = match name {
-                    "__print_flags" => (Func::PrintFlags, 2, true),
-                    "__print_flags_u64" => (Func::PrintFlagsU64, 2, true),
-                    "__print_symbolic" => (Func::PrintSymbolic, 1, true),
-                    "__print_symbolic_u64" => (Func::PrintSymbolicU64, 1, true),
-                    "__print_hex" => (Func::PrintHex, 2, false),
-                    "__print_hex_str" => (Func::PrintHexStr, 2, false),
-                    "__print_array" => (Func::PrintArray, 3, false),
-                    "__builtin_expect" => (Func::Expect, 2, false),
-                    "jiffies_to_msecs" => (Func::JiffiesToMsecs, 1, false),
-                    "mc_event_error_type" => (Func::McEventErrorType, 1, false),
-                    _ => return Err(msg!("call of an unknown function")),
+                    Helper::Func(f, want, variadic) => (f, want as usize, variadic),
                 };
                 let args = self.call_args()?;
                 if args.len() < want || (!variadic && args.len() != want) {

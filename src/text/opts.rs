@@ -39,71 +39,82 @@ pub const G_RETVAL: u32 = 1 << 8;
 pub const G_RETVAL_HEX: u32 = 1 << 9;
 pub const G_RETADDR: u32 = 1 << 10;
 
-/// The option `name` of tracefs, if it changes the text: (is one of the
-/// graph tracer's flags, its bit). Options that do not change the text
-/// are [`ignored`].
-fn lookup(name: &str) -> Option<(bool, u32)> {
-    Some(match name {
-        "print-parent" => (false, PRINT_PARENT),
-        "sym-offset" => (false, SYM_OFFSET),
-        "sym-addr" => (false, SYM_ADDR),
-        "verbose" => (false, VERBOSE),
-        "fields" => (false, FIELDS),
-        "annotate" => (false, ANNOTATE),
-        "printk-msg-only" => (false, PRINTK_MSGONLY),
-        "context-info" => (false, CONTEXT_INFO),
-        "latency-format" => (false, LATENCY_FMT),
-        "record-tgid" => (false, RECORD_TGID),
-        "irq-info" => (false, IRQ_INFO),
-        "hash-ptr" => (false, HASH_PTR),
-        "trace_printk" => (false, PRINTK),
-        "raw" => (false, RAW),
-        "hex" => (false, HEX),
-        "bin" => (false, BIN),
-        "funcgraph-overrun" => (true, G_OVERRUN),
-        "funcgraph-cpu" => (true, G_CPU),
-        "funcgraph-overhead" => (true, G_OVERHEAD),
-        "funcgraph-proc" => (true, G_PROC),
-        "funcgraph-duration" => (true, G_DURATION),
-        "funcgraph-abstime" => (true, G_ABS_TIME),
-        "funcgraph-irqs" => (true, G_IRQS),
-        "funcgraph-tail" => (true, G_TAIL),
-        "funcgraph-retval" => (true, G_RETVAL),
-        "funcgraph-retval-hex" => (true, G_RETVAL_HEX),
-        "funcgraph-retaddr" => (true, G_RETADDR),
-        _ => return None,
-    })
+/// Which of the kernel's two flag sets an option belongs to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Set {
+    /// The trace array's flags: [`Opts::flags`].
+    Trace,
+    /// The function_graph tracer's: [`Opts::graph`].
+    Graph,
 }
+
+/// Every tracefs option that changes the text, by its name in `options/`.
+/// Options that do not change the text are [`IGNORED`].
+const OPTIONS: &[(&str, Set, u32)] = &[
+    ("print-parent", Set::Trace, PRINT_PARENT),
+    ("sym-offset", Set::Trace, SYM_OFFSET),
+    ("sym-addr", Set::Trace, SYM_ADDR),
+    ("verbose", Set::Trace, VERBOSE),
+    ("fields", Set::Trace, FIELDS),
+    ("annotate", Set::Trace, ANNOTATE),
+    ("printk-msg-only", Set::Trace, PRINTK_MSGONLY),
+    ("context-info", Set::Trace, CONTEXT_INFO),
+    ("latency-format", Set::Trace, LATENCY_FMT),
+    ("record-tgid", Set::Trace, RECORD_TGID),
+    ("irq-info", Set::Trace, IRQ_INFO),
+    ("hash-ptr", Set::Trace, HASH_PTR),
+    ("trace_printk", Set::Trace, PRINTK),
+    ("raw", Set::Trace, RAW),
+    ("hex", Set::Trace, HEX),
+    ("bin", Set::Trace, BIN),
+    ("funcgraph-overrun", Set::Graph, G_OVERRUN),
+    ("funcgraph-cpu", Set::Graph, G_CPU),
+    ("funcgraph-overhead", Set::Graph, G_OVERHEAD),
+    ("funcgraph-proc", Set::Graph, G_PROC),
+    ("funcgraph-duration", Set::Graph, G_DURATION),
+    ("funcgraph-abstime", Set::Graph, G_ABS_TIME),
+    ("funcgraph-irqs", Set::Graph, G_IRQS),
+    ("funcgraph-tail", Set::Graph, G_TAIL),
+    ("funcgraph-retval", Set::Graph, G_RETVAL),
+    ("funcgraph-retval-hex", Set::Graph, G_RETVAL_HEX),
+    ("funcgraph-retaddr", Set::Graph, G_RETADDR),
+];
 
 /// Options known to tracefs that do not change the text: accepted so a
 /// recording's whole `options/` directory can be replayed.
+const IGNORED: &[&str] = &[
+    "block",
+    "userstacktrace",
+    "sym-userobj",
+    "record-cmd",
+    "overwrite",
+    "disable_on_free",
+    "markers",
+    "event-fork",
+    "pause-on-trace",
+    "function-trace",
+    "function-fork",
+    "display-graph",
+    "stacktrace",
+    "func_stack_trace",
+    "func-no-repeats",
+    "trace_printk_dest",
+    "copy_trace_marker",
+    "test_nop_accept",
+    "test_nop_refuse",
+    "sleep-time",
+    "graph-time",
+    "funcgraph-args",
+    "func-args",
+];
+
+/// The option `name`: its flag set and bit.
+fn lookup(name: &str) -> Option<(Set, u32)> {
+    OPTIONS.iter().find(|o| o.0 == name).map(|o| (o.1, o.2))
+}
+
 fn ignored(name: &str) -> bool {
-    matches!(
-        name,
-        "block"
-            | "userstacktrace"
-            | "sym-userobj"
-            | "record-cmd"
-            | "overwrite"
-            | "disable_on_free"
-            | "markers"
-            | "event-fork"
-            | "pause-on-trace"
-            | "function-trace"
-            | "function-fork"
-            | "display-graph"
-            | "stacktrace"
-            | "func_stack_trace"
-            | "func-no-repeats"
-            | "trace_printk_dest"
-            | "copy_trace_marker"
-            | "test_nop_accept"
-            | "test_nop_refuse"
-            | "sleep-time"
-            | "graph-time"
-            | "funcgraph-args"
-            | "func-args"
-    )
+    IGNORED.contains(&name)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -147,7 +158,8 @@ impl Opts {
             },
         };
         match lookup(name) {
-            Some((graph, bit)) => {
+            Some((set, bit)) => {
+                let graph = set == Set::Graph;
                 let set = if graph { &mut self.graph } else { &mut self.flags };
                 if on {
                     *set |= bit
@@ -199,15 +211,23 @@ mod tests {
     #[test]
     fn names_and_bits() {
         let bits = [
-            (false, PRINT_PARENT, "print-parent"),
-            (false, PRINTK_MSGONLY, "printk-msg-only"),
-            (false, BIN, "bin"),
-            (true, G_OVERRUN, "funcgraph-overrun"),
-            (true, G_RETVAL_HEX, "funcgraph-retval-hex"),
-            (true, G_RETADDR, "funcgraph-retaddr"),
+            (Set::Trace, PRINT_PARENT, "print-parent"),
+            (Set::Trace, PRINTK_MSGONLY, "printk-msg-only"),
+            (Set::Trace, BIN, "bin"),
+            (Set::Graph, G_OVERRUN, "funcgraph-overrun"),
+            (Set::Graph, G_RETVAL_HEX, "funcgraph-retval-hex"),
+            (Set::Graph, G_RETADDR, "funcgraph-retaddr"),
         ];
-        for (graph, bit, name) in bits {
-            assert_eq!(lookup(name), Some((graph, bit)), "{name}");
+        for (set, bit, name) in bits {
+            assert_eq!(lookup(name), Some((set, bit)), "{name}");
+        }
+        // Each bit of each set has exactly one name.
+        for set in [Set::Trace, Set::Graph] {
+            let mut seen = 0;
+            for o in OPTIONS.iter().filter(|o| o.1 == set) {
+                assert_eq!(seen & o.2, 0, "{}", o.0);
+                seen |= o.2;
+            }
         }
         assert_eq!(lookup("func-args"), None);
     }
