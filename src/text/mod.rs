@@ -12,6 +12,12 @@
 //! its exit into one line, and reports when it used it), and lost-event
 //! markers to [`Kernel::lost`].
 //!
+//! A record never prints more than the kernel would: the kernel renders
+//! each record into a trace_seq of a page (8 KiB less its header since 6.8,
+//! [`seq_size`]) and marks a record that overflowed it with
+//! `[LINE TOO BIG]`; both printers stop there the same way ([`Seq`]), so a
+//! corrupt depth, width or length costs a line, not gigabytes.
+//!
 //! Decoders write into `core::fmt::Write`, which only takes `str`. Ring
 //! buffer text (trace_marker, comm) is bytes, not always UTF-8: a byte that
 //! is not part of valid UTF-8 goes out as the private-use char
