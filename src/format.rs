@@ -133,51 +133,6 @@ impl FieldAt {
     }
 }
 
-/// A field an [`EventRow`] reads: its name, and whether the event prints
-/// without it (an older or newer kernel's format lacks it).
-pub struct Want {
-    pub name: &'static str,
-    pub optional: bool,
-}
-
-/// A field the row cannot do without.
-pub const fn req(name: &'static str) -> Want {
-    Want { name, optional: false }
-}
-
-/// A field the row uses when the format has it.
-pub const fn opt(name: &'static str) -> Want {
-    Want { name, optional: true }
-}
-
-/// An event a printer treats specially, as one self-describing row: which
-/// event, the fields it reads, and how to build the printer's view `T` of
-/// it from where those fields are (in `fields` order, None when absent).
-/// `make` is called only when every required field was found.
-pub struct EventRow<T> {
-    pub system: &'static str,
-    pub name: &'static str,
-    pub fields: &'static [Want],
-    pub make: fn(&[Option<FieldAt>]) -> Option<T>,
-}
-
-/// The most fields an [`EventRow`] may name.
-pub const ROW_FIELDS: usize = 8;
-
-/// The row of `rows` that describes `e`, applied to it: None when no row
-/// names the event or its format lacks a required field.
-pub fn match_row<T>(rows: &[EventRow<T>], e: &Event) -> Option<T> {
-    let row = rows.iter().find(|r| r.name == e.name && r.system == e.system)?;
-    let mut found = [None; ROW_FIELDS];
-    for (slot, want) in found.iter_mut().zip(row.fields) {
-        *slot = e.field(want.name).map(FieldAt::of);
-        if slot.is_none() && !want.optional {
-            return None;
-        }
-    }
-    (row.make)(&found)
-}
-
 /// Sign-extend the low `size` bytes of `v`.
 pub(crate) fn sext(v: u64, size: usize) -> u64 {
     if size == 0 || size >= 8 {

@@ -6,7 +6,7 @@
 //! records through [`Record::of`], so the three agree on what a graph entry
 //! is.
 
-use crate::format::{match_row, opt, req, Event, EventRow, FieldAt, ROW_FIELDS};
+use crate::format::{Event, FieldAt};
 
 // The bits of a record's `common_flags` (the kernel's enum trace_flag_type):
 // the context a record was written in, which the latency columns show.
@@ -68,48 +68,6 @@ pub enum Record {
     RawData { id: FieldAt, buf: FieldAt },
 }
 
-/// Every ftrace record type a printer treats specially: its event name,
-/// the fields its printers read and the [`Record`] made of them (`?` on a
-/// required field, which is always there when `make` runs).
-const ROWS: &[EventRow<Record>] = &[
-    EventRow { system: "ftrace", name: "function", fields: &[req("ip"), req("parent_ip")], make: |f| Some(Record::Function { ip: f[0]?, parent: f[1]? }) },
-    EventRow {
-        system: "ftrace",
-        name: "funcgraph_entry",
-        fields: &[req("func"), req("depth")],
-        make: |f| Some(Record::GraphEntry { func: f[0]?, depth: f[1]?, retaddr: None }),
-    },
-    EventRow {
-        system: "ftrace",
-        name: "fgraph_retaddr_entry",
-        fields: &[req("func"), req("depth"), opt("retaddr")],
-        make: |f| Some(Record::GraphEntry { func: f[0]?, depth: f[1]?, retaddr: f[2] }),
-    },
-    EventRow {
-        system: "ftrace",
-        name: "funcgraph_exit",
-        fields: &[req("func"), req("depth"), opt("overrun"), req("calltime"), req("rettime"), opt("retval")],
-        make: |f| Some(Record::GraphExit { func: f[0]?, depth: f[1]?, overrun: f[2], calltime: f[3]?, rettime: f[4]?, retval: f[5] }),
-    },
-    EventRow { system: "ftrace", name: "print", fields: &[req("ip"), req("buf")], make: |f| Some(Record::Print { ip: f[0]?, buf: f[1]? }) },
-    EventRow {
-        system: "ftrace",
-        name: "bprint",
-        fields: &[req("ip"), req("fmt"), req("buf")],
-        make: |f| Some(Record::Bprint { ip: f[0]?, fmt: f[1]?, buf: f[2]? }),
-    },
-    EventRow { system: "ftrace", name: "bputs", fields: &[req("ip"), req("str")], make: |f| Some(Record::Bputs { ip: f[0]?, str: f[1]? }) },
-    EventRow { system: "ftrace", name: "kernel_stack", fields: &[req("caller")], make: |f| Some(Record::KernelStack { caller: f[0]? }) },
-    EventRow { system: "ftrace", name: "user_stack", fields: &[req("caller")], make: |f| Some(Record::UserStack { caller: f[0]? }) },
-    EventRow {
-        system: "ftrace",
-        name: "func_repeats",
-        fields: &[req("ip"), req("parent_ip"), req("count"), req("top_delta_ts"), req("bottom_delta_ts")],
-        make: |f| Some(Record::FuncRepeats { ip: f[0]?, parent: f[1]?, count: f[2]?, top: f[3]?, bottom: f[4]? }),
-    },
-    EventRow { system: "ftrace", name: "raw_data", fields: &[req("id"), req("buf")], make: |f| Some(Record::RawData { id: f[0]?, buf: f[1]? }) },
-];
-
 /// Whether a graph record enters or leaves a function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GraphEdge {
@@ -121,9 +79,40 @@ impl Record {
     /// The record type of `e`, if it is one of ftrace's own with every field
     /// its printers need; None for every other event (and for an ftrace
     /// event whose format lacks a required field: it prints through its
-    /// print fmt instead).
+    /// print fmt instead). One arm per record type: its event name, and the
+    /// fields it is made of, `?` marking those it cannot do without.
     pub fn of(e: &Event) -> Option<Record> {
-        match_row(ROWS, e)
+        if e.system != "ftrace" {
+            return None;
+        }
+        let f = |name: &str| e.field(name).map(FieldAt::of);
+        Some(match e.name.as_str() {
+            "function" => Record::Function { ip: f("ip")?, parent: f("parent_ip")? },
+            "funcgraph_entry" => Record::GraphEntry { func: f("func")?, depth: f("depth")?, retaddr: None },
+            "fgraph_retaddr_entry" => Record::GraphEntry { func: f("func")?, depth: f("depth")?, retaddr: f("retaddr") },
+            "funcgraph_exit" => Record::GraphExit {
+                func: f("func")?,
+                depth: f("depth")?,
+                overrun: f("overrun"),
+                calltime: f("calltime")?,
+                rettime: f("rettime")?,
+                retval: f("retval"),
+            },
+            "print" => Record::Print { ip: f("ip")?, buf: f("buf")? },
+            "bprint" => Record::Bprint { ip: f("ip")?, fmt: f("fmt")?, buf: f("buf")? },
+            "bputs" => Record::Bputs { ip: f("ip")?, str: f("str")? },
+            "kernel_stack" => Record::KernelStack { caller: f("caller")? },
+            "user_stack" => Record::UserStack { caller: f("caller")? },
+            "func_repeats" => Record::FuncRepeats {
+                ip: f("ip")?,
+                parent: f("parent_ip")?,
+                count: f("count")?,
+                top: f("top_delta_ts")?,
+                bottom: f("bottom_delta_ts")?,
+            },
+            "raw_data" => Record::RawData { id: f("id")?, buf: f("buf")? },
+            _ => return None,
+        })
     }
 
     /// function_graph's view of a record, for filters that follow the call
@@ -142,15 +131,6 @@ impl Record {
         matches!(self, Record::Function { .. })
     }
 }
-
-const _: () = {
-    // Every row fits the array match_row() collects its fields in.
-    let mut i = 0;
-    while i < ROWS.len() {
-        assert!(ROWS[i].fields.len() <= ROW_FIELDS);
-        i += 1;
-    }
-};
 
 #[cfg(test)]
 mod tests {

@@ -19,7 +19,7 @@ use core::fmt::{self, Write};
 use super::kernel::{kwidth, Line};
 use super::{pad, put_bytes, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
-use crate::format::{match_row, opt, req, Event, EventRow, FieldAt, FieldKind, Want, ROW_FIELDS};
+use crate::format::{Event, FieldAt, FieldKind};
 use crate::ftrace::{Record, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_NOSUPPORT, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_SOFTIRQ};
 
 pub mod filter;
@@ -167,73 +167,6 @@ enum Handler {
     Generic,
 }
 
-/// The libtraceevent 1.7 plugins for events outside system ftrace, one row
-/// per event they register a handler for.
-const PLUGINS: &[EventRow<Handler>] = &[
-    EventRow {
-        system: "sched",
-        name: "sched_switch",
-        fields: &[req("prev_pid"), opt("prev_prio"), opt("prev_state"), req("next_pid"), opt("next_prio"), opt("prev_comm"), opt("next_comm")],
-        make: |f| {
-            Some(Handler::SchedSwitch {
-                prev_pid: f[0]?,
-                prev_prio: f[1],
-                prev_state: f[2],
-                next_pid: f[3]?,
-                next_prio: f[4],
-                prev_comm: f[5],
-                next_comm: f[6],
-            })
-        },
-    },
-    EventRow { system: "sched", name: "sched_wakeup", fields: WAKEUP_FIELDS, make: wakeup },
-    EventRow { system: "sched", name: "sched_wakeup_new", fields: WAKEUP_FIELDS, make: wakeup },
-    EventRow {
-        system: "timer",
-        name: "hrtimer_expire_entry",
-        fields: &[opt("timer"), opt("hrtimer"), req("now"), opt("function")],
-        make: |f| Some(Handler::HrtimerExpireEntry { timer: f[0].or(f[1])?, now: f[2]?, function: f[3] }),
-    },
-    EventRow {
-        system: "timer",
-        name: "hrtimer_start",
-        fields: &[opt("timer"), opt("hrtimer"), opt("function"), req("expires"), req("softexpires")],
-        make: |f| Some(Handler::HrtimerStart { timer: f[0].or(f[1])?, function: f[2], expires: f[3]?, softexpires: f[4]? }),
-    },
-    EventRow {
-        system: "tlb",
-        name: "tlb_flush",
-        fields: &[req("pages"), req("reason")],
-        make: |f| Some(Handler::TlbFlush { pages: f[0]?, reason: f[1]? }),
-    },
-    EventRow { system: "kmem", name: "kfree", fields: CALL_SITE, make: call_site },
-    EventRow { system: "kmem", name: "kmalloc", fields: CALL_SITE, make: call_site },
-    EventRow { system: "kmem", name: "kmalloc_node", fields: CALL_SITE, make: call_site },
-    EventRow { system: "kmem", name: "kmem_cache_alloc", fields: CALL_SITE, make: call_site },
-    EventRow { system: "kmem", name: "kmem_cache_alloc_node", fields: CALL_SITE, make: call_site },
-    EventRow { system: "kmem", name: "kmem_cache_free", fields: CALL_SITE, make: call_site },
-];
-
-const WAKEUP_FIELDS: &[Want] = &[req("pid"), opt("prio"), opt("success"), opt("target_cpu"), opt("comm")];
-
-fn wakeup(f: &[Option<FieldAt>]) -> Option<Handler> {
-    Some(Handler::SchedWakeup { pid: f[0]?, prio: f[1], success: f[2], target_cpu: f[3], comm: f[4] })
-}
-
-const CALL_SITE: &[Want] = &[req("call_site")];
-
-fn call_site(f: &[Option<FieldAt>]) -> Option<Handler> {
-    Some(Handler::KmemCallSite { call_site: f[0]? })
-}
-
-const _: () = {
-    let mut i = 0;
-    while i < PLUGINS.len() {
-        assert!(PLUGINS[i].fields.len() <= ROW_FIELDS);
-        i += 1;
-    }
-};
-
 impl Handler {
     #[inline(never)]
     fn of(e: &Event) -> Handler {
@@ -249,7 +182,46 @@ impl Handler {
             };
             return if own { Handler::Ftrace(r) } else { Handler::Generic };
         }
-        match_row(PLUGINS, e).unwrap_or(Handler::Generic)
+        Handler::plugin(e).unwrap_or(Handler::Generic)
+    }
+
+    /// The libtraceevent 1.7 plugins for events outside system ftrace: one
+    /// arm per event they register a handler for, with the fields it reads
+    /// (`?`: the plugin does not take the event without it).
+    fn plugin(e: &Event) -> Option<Handler> {
+        let f = |name: &str| e.field(name).map(FieldAt::of);
+        Some(match (e.system.as_str(), e.name.as_str()) {
+            ("sched", "sched_switch") => Handler::SchedSwitch {
+                prev_pid: f("prev_pid")?,
+                prev_prio: f("prev_prio"),
+                prev_state: f("prev_state"),
+                next_pid: f("next_pid")?,
+                next_prio: f("next_prio"),
+                prev_comm: f("prev_comm"),
+                next_comm: f("next_comm"),
+            },
+            ("sched", "sched_wakeup" | "sched_wakeup_new") => Handler::SchedWakeup {
+                pid: f("pid")?,
+                prio: f("prio"),
+                success: f("success"),
+                target_cpu: f("target_cpu"),
+                comm: f("comm"),
+            },
+            ("timer", "hrtimer_expire_entry") => {
+                Handler::HrtimerExpireEntry { timer: f("timer").or(f("hrtimer"))?, now: f("now")?, function: f("function") }
+            }
+            ("timer", "hrtimer_start") => Handler::HrtimerStart {
+                timer: f("timer").or(f("hrtimer"))?,
+                function: f("function"),
+                expires: f("expires")?,
+                softexpires: f("softexpires")?,
+            },
+            ("tlb", "tlb_flush") => Handler::TlbFlush { pages: f("pages")?, reason: f("reason")? },
+            ("kmem", "kfree" | "kmalloc" | "kmalloc_node" | "kmem_cache_alloc" | "kmem_cache_alloc_node" | "kmem_cache_free") => {
+                Handler::KmemCallSite { call_site: f("call_site")? }
+            }
+            _ => return None,
+        })
     }
 }
 
