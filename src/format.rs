@@ -170,6 +170,12 @@ impl Event {
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.get(self.field_index(name)?)
     }
+    /// Where field `name` sits in a record. Out of line: the classifiers
+    /// call it once for each field of every type they know.
+    #[inline(never)]
+    pub fn field_at(&self, name: &str) -> Option<FieldAt> {
+        self.field(name).map(FieldAt::of)
+    }
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
     }

@@ -85,7 +85,7 @@ impl Record {
         if e.system != "ftrace" {
             return None;
         }
-        let f = |name: &str| e.field(name).map(FieldAt::of);
+        let f = |name: &str| e.field_at(name);
         Some(match e.name.as_str() {
             "function" => Record::Function { ip: f("ip")?, parent: f("parent_ip")? },
             "funcgraph_entry" => Record::GraphEntry { func: f("func")?, depth: f("depth")?, retaddr: None },

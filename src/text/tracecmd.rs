@@ -189,7 +189,7 @@ impl Handler {
     /// arm per event they register a handler for, with the fields it reads
     /// (`?`: the plugin does not take the event without it).
     fn plugin(e: &Event) -> Option<Handler> {
-        let f = |name: &str| e.field(name).map(FieldAt::of);
+        let f = |name: &str| e.field_at(name);
         Some(match (e.system.as_str(), e.name.as_str()) {
             ("sched", "sched_switch") => Handler::SchedSwitch {
                 prev_pid: f("prev_pid")?,
@@ -1248,8 +1248,9 @@ impl Comms {
         }
         if !self.ready {
             self.ready = true;
-            self.tab.reverse();
-            self.tab.sort_by_key(|t| t.0);
+            // Newest first within a pid: names are appended, so a later
+            // registration has a larger `at`.
+            self.tab.sort_unstable_by_key(|t| (t.0, core::cmp::Reverse(t.1)));
         }
         match self.search(pid) {
             Some(at) => self.names.get(at as usize..).and_then(|s| s.split('\0').next()).unwrap_or(""),
