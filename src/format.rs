@@ -3,9 +3,6 @@
 //! order, sizes and types come from the text, because they change between
 //! kernels (funcgraph_exit gained `retval` in 6.5, entries gained args).
 //!
-//! OWNER: the `fmt` work (format + printfmt + ksyms). Contract for users:
-//! `Field`, `FieldKind`, `Event` and `parse_event` keep these names.
-//!
 //! API:
 //! - `parse_event(system, text) -> Result<Event, FormatError>`: one `format` file.
 //! - `parse_fields(text) -> Result<Vec<Field>, FormatError>`: just the `field:` lines
@@ -108,6 +105,34 @@ impl Field {
     }
 }
 
+/// Where a field sits in a record, small enough to keep per event kind and
+/// read per record without looking the field up again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FieldAt {
+    pub off: u16,
+    pub size: u8,
+    pub signed: bool,
+}
+
+impl FieldAt {
+    pub fn of(f: &Field) -> FieldAt {
+        FieldAt { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed }
+    }
+
+    /// The value, sign-extended when the field is signed; 0 when the
+    /// record is too short (a corrupt record prints zeros, never panics).
+    #[inline]
+    pub fn get(self, d: &[u8], e: Endian) -> u64 {
+        let v = read_uint(d, self.off as usize, self.size as usize, e).unwrap_or(0);
+        if self.signed && self.size < 8 && self.size > 0 {
+            let sh = 64 - 8 * self.size as u32;
+            (((v << sh) as i64) >> sh) as u64
+        } else {
+            v
+        }
+    }
+}
+
 /// Sign-extend the low `size` bytes of `v`.
 pub(crate) fn sext(v: u64, size: usize) -> u64 {
     if size == 0 || size >= 8 {
@@ -144,6 +169,12 @@ impl Event {
 
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.get(self.field_index(name)?)
+    }
+    /// Where field `name` sits in a record. Out of line: the classifiers
+    /// call it once for each field of every type they know.
+    #[inline(never)]
+    pub fn field_at(&self, name: &str) -> Option<FieldAt> {
+        self.field(name).map(FieldAt::of)
     }
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)

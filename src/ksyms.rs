@@ -2,8 +2,6 @@
 //! section): a sorted table with binary search for `%pS`-style lookups, and
 //! the `printk_formats` table that `bprint` records point into.
 //!
-//! OWNER: the `fmt` work.
-//!
 //! Names live in one shared `String` and each symbol is 16 bytes, so the
 //! ~120k symbols of a distribution kernel cost ~3 MB, not 120k allocations.
 
@@ -290,7 +288,6 @@ impl Table {
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
-    // Not inlined into `lookup`, its one caller: that spilled (-50 B).
     #[inline(never)]
     fn parse(text: &[u8]) -> Table {
         let mut k = Table::default();
@@ -336,7 +333,7 @@ impl Table {
     fn finish(&mut self) {
         // kallsyms is mostly in order already; skip the sort when it is.
         if self.syms.windows(2).any(|w| w[0].addr > w[1].addr) {
-            crate::util::sort_by_key(&mut self.syms, |s| s.addr);
+            self.syms.sort_by_key(|s| s.addr);
         }
     }
 
@@ -405,7 +402,7 @@ impl Printk {
             }
             list.push((addr, String::from_utf8_lossy(&out).into_owned()));
         }
-        crate::util::sort_by_key(&mut list, |e| e.0);
+        list.sort_by_key(|e| e.0);
         Printk { list }
     }
 
@@ -451,7 +448,7 @@ impl Enums {
     /// Sort by name; of duplicate names the first pushed wins.
     pub fn finish(&mut self) {
         let mut l = core::mem::take(&mut self.list);
-        crate::util::sort_by(&mut l, |a, b| self.name(a).cmp(self.name(b)));
+        l.sort_by(|a, b| self.name(a).cmp(self.name(b)));
         l.dedup_by(|b, a| self.name(a) == self.name(b));
         self.list = l;
     }

@@ -117,7 +117,7 @@ impl<'s> Merge<'s> {
             .into_iter()
             .map(|src| Cpu { cpu: src.cpu(), src, page: Vec::new(), live: false, cur: RecordCursor::default(), head: (0, 0, 0), state: State::Need, lost: None, pages: 0 })
             .collect();
-        crate::util::sort_by_key(&mut cpus, |c| c.cpu);
+        cpus.sort_by_key(|c| c.cpu);
         let need = (0..cpus.len()).collect();
         Merge { cpus, layout, last: None, errors: Vec::new(), need, heap: Vec::new() }
     }

@@ -8,7 +8,7 @@
 //!
 //! Two kinds of test:
 //! - `fixtures_are_what_they_claim` walks every page with a small
-//!   independent reader (only `ftbox::cursor`) and checks that each fixture
+//!   independent reader (only `ftbox::cursor::read_uint`) and checks that each fixture
 //!   really has the property it stands for, and that its pages hold exactly
 //!   the events of the oracle text, with the same timestamps, CPU by CPU.
 //! - `ftcat_*` run the real ftcat binary (FTBOX_BIN) on each fixture and
@@ -16,9 +16,64 @@
 //!   aarch64, i686 and riscv64 builds on the same files: the i686 build
 //!   decodes the 64-bit recordings, every build decodes the 4-byte-commit one.
 
-use ftbox::cursor::{Cursor, Endian};
+use ftbox::cursor::{read_uint, Endian};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The test's own sequential reader over a file or page: a position and
+/// the integers and strings at it, panicking (as a test should) past the end.
+struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+    endian: Endian,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(data: &'a [u8], endian: Endian) -> Self {
+        Cursor { data, pos: 0, endian }
+    }
+    fn at(data: &'a [u8], pos: usize, endian: Endian) -> Self {
+        Cursor { data, pos, endian }
+    }
+    fn pos(&self) -> usize {
+        self.pos
+    }
+    fn is_empty(&self) -> bool {
+        self.pos >= self.data.len()
+    }
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let b = self.data.get(self.pos..self.pos + n).ok_or(format!("{n} bytes at {} run past the end", self.pos))?;
+        self.pos += n;
+        Ok(b)
+    }
+    fn skip(&mut self, n: usize) -> Result<(), String> {
+        self.bytes(n).map(|_| ())
+    }
+    fn uint(&mut self, size: usize) -> Result<u64, String> {
+        let v = read_uint(self.data, self.pos, size, self.endian).map_err(|e| e.to_string())?;
+        self.pos += size;
+        Ok(v)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        self.uint(1).map(|v| v as u8)
+    }
+    fn u16(&mut self) -> Result<u16, String> {
+        self.uint(2).map(|v| v as u16)
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        self.uint(4).map(|v| v as u32)
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        self.uint(8)
+    }
+    /// A NUL-terminated string (the NUL is consumed, not returned).
+    fn cstr(&mut self) -> Result<&'a [u8], String> {
+        let rest = self.data.get(self.pos..).unwrap_or(&[]);
+        let n = rest.iter().position(|&b| b == 0).ok_or(format!("no NUL after {}", self.pos))?;
+        self.pos += n + 1;
+        Ok(&rest[..n])
+    }
+}
 
 struct Expect {
     name: &'static str,

@@ -630,7 +630,7 @@ impl Sink<'_, '_> {
             }
         }
         let flags = d.get(2).copied().unwrap_or(0);
-        if (self.a.no_hardirq && flags & 0x08 != 0) || (self.a.no_softirq && flags & 0x10 != 0) {
+        if (self.a.no_hardirq && flags & crate::ftrace::TRACE_FLAG_HARDIRQ != 0) || (self.a.no_softirq && flags & crate::ftrace::TRACE_FLAG_SOFTIRQ != 0) {
             return false;
         }
         let pid = self.k.pid(d);
@@ -1254,7 +1254,7 @@ fn print_stat(s: &mut Sink<'_, '_>, events: &[Event]) {
         };
         ev.push((c, name));
     }
-    crate::util::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    ev.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     for (c, name) in &ev {
         let _ = write!(o, "{:<40} {:>12}\n", name, c);
     }

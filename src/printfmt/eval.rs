@@ -315,8 +315,6 @@ impl<'a, 'e> Ctx<'a, 'e> {
         })
     }
 
-    // Not inlined into `eval`, its one caller: the two together spilled
-    // (-186 B of the tiny build).
     #[inline(never)]
     fn call(&mut self, f: Func, args: &'a [Expr]) -> EResult<Val<'a>> {
         let env = self.env;

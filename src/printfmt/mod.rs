@@ -1,8 +1,6 @@
 //! The `print fmt` interpreter: parses the format string and its C argument
 //! expressions once per event, then evaluates them over each record.
 //!
-//! OWNER: the `fmt` work.
-//!
 //! # API (stable names)
 //! ```text
 //! Env::new(endian, long_size)           // + .ksyms, .printk, .enums, .hz (pub fields)

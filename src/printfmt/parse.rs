@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 
 use crate::format::{type_size, Event};
 use super::Msg;
-use crate::util::{one_of, word_index};
+use crate::util::one_of;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Tok<'s> {
@@ -223,6 +223,42 @@ pub(crate) enum Func {
     JiffiesToMsecs,
     McEventErrorType,
 }
+
+/// What a call in a print fmt's arguments means.
+#[derive(Clone, Copy)]
+enum Helper {
+    /// A field accessor: one field name, the expression it makes.
+    Field(fn(usize) -> Expr),
+    /// A function, how many arguments it takes, and whether a table of
+    /// `{ value, "name" }` entries follows them (flags and symbols).
+    Func(Func, u8, bool),
+}
+
+/// Every helper a print fmt may call, by name.
+const HELPERS: &[(&str, Helper)] = &[
+    ("__get_str", Helper::Field(Expr::Dyn)),
+    ("__get_rel_str", Helper::Field(Expr::Dyn)),
+    ("__get_dynamic_array", Helper::Field(Expr::Dyn)),
+    ("__get_rel_dynamic_array", Helper::Field(Expr::Dyn)),
+    ("__get_sockaddr", Helper::Field(Expr::Dyn)),
+    ("__get_rel_sockaddr", Helper::Field(Expr::Dyn)),
+    ("__get_dynamic_array_len", Helper::Field(Expr::DynLen)),
+    ("__get_rel_dynamic_array_len", Helper::Field(Expr::DynLen)),
+    ("__get_bitmask", Helper::Field(Expr::Bitmask)),
+    ("__get_rel_bitmask", Helper::Field(Expr::Bitmask)),
+    ("__get_cpumask", Helper::Field(Expr::Bitmask)),
+    ("__get_rel_cpumask", Helper::Field(Expr::Bitmask)),
+    ("__print_flags", Helper::Func(Func::PrintFlags, 2, true)),
+    ("__print_flags_u64", Helper::Func(Func::PrintFlagsU64, 2, true)),
+    ("__print_symbolic", Helper::Func(Func::PrintSymbolic, 1, true)),
+    ("__print_symbolic_u64", Helper::Func(Func::PrintSymbolicU64, 1, true)),
+    ("__print_hex", Helper::Func(Func::PrintHex, 2, false)),
+    ("__print_hex_str", Helper::Func(Func::PrintHexStr, 2, false)),
+    ("__print_array", Helper::Func(Func::PrintArray, 3, false)),
+    ("__builtin_expect", Helper::Func(Func::Expect, 2, false)),
+    ("jiffies_to_msecs", Helper::Func(Func::JiffiesToMsecs, 1, false)),
+    ("mc_event_error_type", Helper::Func(Func::McEventErrorType, 1, false)),
+];
 
 #[derive(Clone, Debug)]
 pub(crate) enum Expr {
@@ -688,47 +724,23 @@ impl<'e> Parser<'e> {
                     return Ok(Expr::Cast(t, Box::new(e?)));
                 }
                 if !self.is_p(b'(') {
-                    return Ok(match word_index("false|NULL|true", name) {
-                        Some(v) => Expr::Num((v == 2) as u64, Ty::INT),
-                        None => Expr::Unknown(name.into()),
+                    return Ok(match name {
+                        "false" | "NULL" => Expr::Num(0, Ty::INT),
+                        "true" => Expr::Num(1, Ty::INT),
+                        _ => Expr::Unknown(name.into()),
                     });
                 }
                 self.pos += 1;
-                // The field accessors (one field name), then the helpers in FUNCS order.
-                const HELPERS: &str = "__get_str|__get_rel_str|__get_dynamic_array|__get_rel_dynamic_array\
-                    |__get_sockaddr|__get_rel_sockaddr|__get_dynamic_array_len|__get_rel_dynamic_array_len\
-                    |__get_bitmask|__get_rel_bitmask|__get_cpumask|__get_rel_cpumask\
-                    |__print_flags|__print_flags_u64|__print_symbolic|__print_symbolic_u64|__print_hex\
-                    |__print_hex_str|__print_array|__builtin_expect|jiffies_to_msecs|mc_event_error_type";
-                // With their arguments (the fixed ones of the variadic first four).
-                const FUNCS: [(Func, u8); 10] = [
-                    (Func::PrintFlags, 2),
-                    (Func::PrintFlagsU64, 2),
-                    (Func::PrintSymbolic, 1),
-                    (Func::PrintSymbolicU64, 1),
-                    (Func::PrintHex, 2),
-                    (Func::PrintHexStr, 2),
-                    (Func::PrintArray, 3),
-                    (Func::Expect, 2),
-                    (Func::JiffiesToMsecs, 1),
-                    (Func::McEventErrorType, 1),
-                ];
-                // Every helper name has its FUNCS entry.
-                const _: () = assert!(words(HELPERS) == 12 + FUNCS.len());
-                let h = word_index(HELPERS, name).ok_or(msg!("call of an unknown function"))?;
-                if h < 12 {
-                    let i = self.field_arg()?;
-                    self.expect(b')', msg!("expected ) after field name"))?;
-                    return Ok(match h {
-                        0..=5 => Expr::Dyn(i),
-                        6 | 7 => Expr::DynLen(i),
-                        _ => Expr::Bitmask(i),
-                    });
-                }
-                let (f, want) = *FUNCS.get(h - 12).ok_or(msg!("call of an unknown function"))?;
-                let want = want as usize;
+                let (_, helper) = *HELPERS.iter().find(|h| h.0 == name).ok_or(msg!("call of an unknown function"))?;
+                let (f, want, variadic) = match helper {
+                    Helper::Field(make) => {
+                        let i = self.field_arg()?;
+                        self.expect(b')', msg!("expected ) after field name"))?;
+                        return Ok(make(i));
+                    }
+                    Helper::Func(f, want, variadic) => (f, want as usize, variadic),
+                };
                 let args = self.call_args()?;
-                let variadic = h < 16;
                 if args.len() < want || (!variadic && args.len() != want) {
                     return Err(msg!("wrong number of helper arguments"));
                 }
@@ -755,16 +767,6 @@ impl<'e> Parser<'e> {
             _ => Err(msg!("unexpected token in expression")),
         }
     }
-}
-
-/// How many `|`-separated words `list` has (for a compile-time check).
-const fn words(list: &str) -> usize {
-    let (b, mut i, mut n) = (list.as_bytes(), 0, 1);
-    while i < b.len() {
-        n += (b[i] == b'|') as usize;
-        i += 1;
-    }
-    n
 }
 
 /// Words that start a type name in a cast or sizeof.

@@ -58,7 +58,7 @@ impl Cmdlines {
         }
         // Appended, then sorted once: inserting each line in place moved
         // the table for every line (a quarter of ftcat's start-up).
-        self.pids = sorted_last_wins(core::mem::take(&mut self.pids), |e| e.0);
+        self.pids = sorted_last_wins(core::mem::take(&mut self.pids));
         self.last.set((0, 0));
     }
 
@@ -121,17 +121,19 @@ impl Cmdlines {
     }
 }
 
-/// Sorted by pid (stable), keeping the last entry of each pid: a later line
-/// for a pid wins, as with `insert`.
-fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
-    // The kernel's files are often in pid order already.
-    if v.windows(2).any(|w| pid(&w[0]) > pid(&w[1])) {
-        crate::util::sort_by_key(&mut v, pid);
+/// (pid, start, end) entries in line order, sorted by pid keeping the last
+/// entry of each pid: a later line for a pid wins, as with `insert`.
+fn sorted_last_wins(mut v: Vec<(i32, u32, u32)>) -> Vec<(i32, u32, u32)> {
+    // The kernel's files are often in pid order already. Within a pid the
+    // whole tuple grows with the line (names are appended in order), so
+    // sorting by it keeps each pid's lines in their order.
+    if v.windows(2).any(|w| w[0].0 > w[1].0) {
+        v.sort_unstable();
     }
-    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    let mut out: Vec<(i32, u32, u32)> = Vec::with_capacity(v.len());
     for e in v {
         match out.last_mut() {
-            Some(l) if pid(l) == pid(&e) => *l = e,
+            Some(l) if l.0 == e.0 => *l = e,
             _ => out.push(e),
         }
     }
@@ -139,8 +141,8 @@ fn sorted_last_wins<T: Copy>(mut v: Vec<T>, pid: fn(&T) -> i32) -> Vec<T> {
 }
 
 pub(super) fn parse_i32(s: &[u8]) -> Option<i32> {
-    // What `str::parse::<i32>` accepts (a sign, digits, in range), by
-    // hand: core's parser is 340 bytes for this one caller.
+    // What `str::parse::<i32>` accepts: an optional sign, then digits, in
+    // range (surrounding whitespace trimmed).
     let s = core::str::from_utf8(s).ok()?.trim().as_bytes();
     let (neg, d) = match s.split_first() {
         Some((b'-', d)) => (true, d),

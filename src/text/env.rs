@@ -32,7 +32,7 @@ pub struct Decoder {
 
 impl Decoder {
     pub fn new(mut events: Vec<Event>, ksyms: Ksyms, printk: Printk, endian: Endian, long_size: usize) -> Decoder {
-        crate::util::sort_by_key(&mut events, |e| e.id);
+        events.sort_by_key(|e| e.id);
         let progs = events.iter().map(|_| OnceCell::new()).collect();
         Decoder { events, progs, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
     }

@@ -9,7 +9,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use super::kernel::{Class, Kernel, Kind, Line, F};
+use super::kernel::{Class, Kernel, Kind, Line};
+use crate::format::FieldAt;
+use crate::ftrace::Record;
 use super::opts::{self, Opts};
 use super::{pad, Env, Rec};
 
@@ -110,9 +112,9 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
 pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<Done, fmt::Error> {
     let Some(c) = class else { return Ok(Done::Unhandled) };
     match &c.kind {
-        Kind::GraphEnt { func, depth, retaddr } => entry(k, out, r, *func, *depth, *retaddr, next, true).map(Done::Handled),
-        Kind::GraphRet { .. } => ret(k, out, r, c, true).map(|_| Done::Handled(false)),
-        Kind::Function { .. } | Kind::KStack { .. } => Ok(Done::Unhandled),
+        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => entry(k, out, r, *func, *depth, *retaddr, next, true).map(Done::Handled),
+        Kind::Ftrace(Record::GraphExit { .. }) => ret(k, out, r, c, true).map(|_| Done::Handled(false)),
+        Kind::Ftrace(Record::Function { .. } | Record::KernelStack { .. }) => Ok(Done::Unhandled),
         _ => comment(k, out, r, c).map(|_| Done::Handled(false)),
     }
 }
@@ -121,13 +123,13 @@ pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec
 /// trace function runs without the tracer's per-CPU data.
 pub fn event_alone<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>) -> Result<bool, fmt::Error> {
     match &c.kind {
-        Kind::GraphEnt { func, depth, retaddr } => entry(k, out, r, *func, *depth, *retaddr, next, false),
+        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => entry(k, out, r, *func, *depth, *retaddr, next, false),
         _ => ret(k, out, r, c, false).map(|_| false),
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, func: F, depth: F, retaddr: Option<F>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
+fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, func: FieldAt, depth: FieldAt, retaddr: Option<FieldAt>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
     let e = k.endian;
     let fnc = func.get(r.data, e);
     // funcgraph-retaddr: the caller's address, from 6.13's retaddr entries.
@@ -142,7 +144,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     let pid = k.pid(r.data);
     let cls = k.cls;
     let leaf = next.and_then(|n| match cls.get(super::kernel::rec_type(n.data, e)).map(|c| &c.kind) {
-        Some(Kind::GraphRet { func: rf, calltime, rettime, retval, .. }) if k.pid(n.data) == pid && rf.get(n.data, e) == fnc => {
+        Some(Kind::Ftrace(Record::GraphExit { func: rf, calltime, rettime, retval, .. })) if k.pid(n.data) == pid && rf.get(n.data, e) == fnc => {
             Some((n, calltime, rettime, retval))
         }
         _ => None,
@@ -153,7 +155,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
             k.graph.enter_at(r.cpu, dep - 1, dep, 0);
         }
         duration(k, out, dur, Fill::No)?;
-        pad(out, dep.max(0) as usize * INDENT)?;
+        pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
         let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(n.data, e));
         // The caller's address is a 6.13+ comment.
         let ra = ra.filter(|_| k.kver >= 6013);
@@ -171,7 +173,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         k.graph.enter_at(r.cpu, dep, dep, fnc);
     }
     duration(k, out, 0, Fill::Full)?;
-    pad(out, dep.max(0) as usize * INDENT)?;
+    pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
     k.ps(out, fnc)?;
     out.write_str("() {")?;
     if let Some(a) = ra {
@@ -184,7 +186,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
 }
 
 fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, data: bool) -> fmt::Result {
-    let Kind::GraphRet { func, depth, overrun, calltime, rettime, retval } = &c.kind else { return Ok(()) };
+    let Kind::Ftrace(Record::GraphExit { func, depth, overrun, calltime, rettime, retval }) = &c.kind else { return Ok(()) };
     let e = k.endian;
     let d = r.data;
     let fnc = func.get(d, e);
@@ -199,7 +201,7 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
     }
     prologue(k, out, r, None, data)?;
     duration(k, out, dur, Fill::No)?;
-    pad(out, dep.max(0) as usize * INDENT)?;
+    pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
     let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
     if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
         out.write_str("}\n")?;
@@ -208,7 +210,7 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
         ret_comment(k, out, fnc, false, None, rv)?;
     }
     if k.opts.g(opts::G_OVERRUN) {
-        write!(out, " (Overruns: {})\n", overrun.get(d, e) as u32)?;
+        write!(out, " (Overruns: {})\n", overrun.map_or(0, |f| f.get(d, e)) as u32)?;
     }
     irq(k, out, r, fnc, false)
 }
@@ -219,7 +221,7 @@ fn comment<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec,
     prologue(k, out, r, None, true)?;
     duration(k, out, 0, Fill::Full)?;
     if depth > 0 {
-        pad(out, (depth as usize + 1) * INDENT)?;
+        pad(out, (depth as usize).saturating_add(1).saturating_mul(INDENT))?;
     }
     out.write_str("/* ")?;
     let mut s = core::mem::take(&mut k.graph.scratch);

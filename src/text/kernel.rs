@@ -14,61 +14,29 @@ use core::fmt::{self, Write};
 
 use super::funcgraph::{self, Graph};
 use super::opts::{self, Opts};
-use super::{clock_in_ns, ns2usecs, pad, put_bytes, Cmdlines, Env, Rec, Rendered};
+use super::{clock_in_ns, ns2usecs, pad, put_bytes, seq_size, Cmdlines, Env, Rec, Rendered, Seq, LINE_TOO_BIG};
 use crate::cursor::{read_uint, Endian};
-use crate::format::{Event, Field};
-
-/// Where a field sits in a record.
-#[derive(Clone, Copy, Default)]
-pub struct F {
-    pub off: u16,
-    pub size: u8,
-    pub signed: bool,
-}
-
-impl F {
-    pub(super) fn of(f: &Field) -> F {
-        F { off: f.offset.min(u16::MAX as usize) as u16, size: f.size.min(255) as u8, signed: f.signed }
-    }
-    /// The value, sign-extended when the field is signed; 0 when the
-    /// record is too short (a corrupt record prints zeros, never panics).
-    #[inline]
-    pub fn get(self, d: &[u8], e: Endian) -> u64 {
-        let v = read_uint(d, self.off as usize, self.size as usize, e).unwrap_or(0);
-        if self.signed && self.size < 8 && self.size > 0 {
-            let sh = 64 - 8 * self.size as u32;
-            (((v << sh) as i64) >> sh) as u64
-        } else {
-            v
-        }
-    }
-}
+use crate::format::{Event, FieldAt};
+use crate::ftrace::{
+    Record, TRACE_FLAG_BH_OFF, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_NEED_RESCHED_LAZY, TRACE_FLAG_NMI,
+    TRACE_FLAG_PREEMPT_RESCHED, TRACE_FLAG_SOFTIRQ,
+};
 
 /// How a record type prints: the kernel's own printers for ftrace's
 /// internal events and syscalls, the print fmt for everything else.
 #[derive(Clone)]
 pub enum Kind {
-    Function { ip: F, parent: F },
-    /// funcgraph_entry, or (6.13+, funcgraph-retaddr) fgraph_retaddr_entry
-    /// with the caller's return address.
-    GraphEnt { func: F, depth: F, retaddr: Option<F> },
-    GraphRet { func: F, depth: F, overrun: F, calltime: F, rettime: F, retval: Option<F> },
-    Print { ip: F, buf: u16 },
-    Bprint { ip: F, fmt: F, buf: u16 },
-    Bputs { ip: F, str: F },
-    KStack { caller: u16 },
-    UStack { caller: u16 },
-    FuncRepeats { ip: F, parent: F, count: F, top: F, bottom: F },
-    RawData { id: F, buf: u16 },
+    /// One of ftrace's own record types, printed as its tracer prints it.
+    Ftrace(Record),
     /// `sys_enter_*`: the syscall's name (`sys_openat`) and per argument
     /// the text before its value as one piece (`sys_openat(dfd: `,
     /// `, filename: `, ...), its C type (for `verbose`) and where it is.
-    SysEnter { name: String, args: Vec<(String, String, F)> },
-    SysExit { name: String, ret: F },
+    SysEnter { name: String, args: Vec<(String, String, FieldAt)> },
+    SysExit { name: String, ret: FieldAt },
     /// kprobe/fprobe (`ip`) and kretprobe/fexit (`ip` = `__probe_ret_ip`,
     /// `func` = `__probe_func`): trace_kprobe.c prints the probe address as
     /// a symbol, not the `(%lx)` its print fmt has.
-    Probe { ip: F, func: Option<F> },
+    Probe { ip: FieldAt, func: Option<FieldAt> },
     Generic,
 }
 
@@ -92,36 +60,8 @@ pub struct Classes {
     index: Vec<u16>,
 }
 
-fn field<'a>(e: &'a Event, name: &str) -> Option<&'a Field> {
-    e.fields.iter().find(|f| f.name == name)
-}
-
-fn fld(e: &Event, name: &str) -> Option<F> {
-    field(e, name).map(F::of)
-}
-
-/// The fields named in group `i` of `groups` (`;`-separated groups of
-/// `|`-separated names, at most 7; a name may end in `?`, which is not
-/// part of it), in that order: one call per event kind instead of one per
-/// field, and no table of `&str`s (16 bytes each).
-#[inline]
-pub(super) fn flds(e: &Event, groups: &str, i: usize) -> [Option<F>; 7] {
-    flds_req(e, groups, i).0
-}
-
-/// [`flds`], and whether every name without `?` was found (one walk over
-/// the names for both).
-#[inline(never)]
-fn flds_req(e: &Event, groups: &str, i: usize) -> ([Option<F>; 7], bool) {
-    let mut out = [None; 7];
-    let mut all = true;
-    let names = groups.split(';').nth(i).unwrap_or("");
-    for (o, n) in out.iter_mut().zip(names.split('|')) {
-        let opt = n.ends_with('?');
-        *o = fld(e, n.trim_end_matches('?'));
-        all &= opt || o.is_some();
-    }
-    (out, all)
+fn fld(e: &Event, name: &str) -> Option<FieldAt> {
+    e.field(name).map(FieldAt::of)
 }
 
 impl Classes {
@@ -153,7 +93,7 @@ impl Classes {
 
     /// Does the recording have function_graph records' format with `retval`?
     pub fn graph_has_retval(&self) -> bool {
-        self.list.iter().any(|c| matches!(c.kind, Kind::GraphRet { retval: Some(_), .. }))
+        self.list.iter().any(|c| matches!(c.kind, Kind::Ftrace(Record::GraphExit { retval: Some(_), .. })))
     }
 }
 
@@ -164,34 +104,8 @@ fn classify(e: &Event) -> Class {
 }
 
 fn classify_kind(e: &Event) -> Option<Kind> {
-    if e.system == "ftrace" {
-        // A word list, not a string `match`: see util::word_index.
-        let i = crate::util::word_index(
-            "function|funcgraph_entry|fgraph_retaddr_entry|funcgraph_exit|print|bprint|bputs|kernel_stack|user_stack|func_repeats|raw_data",
-            &e.name,
-        )?;
-        // `?`: a field the kind does without; the others must be there.
-        const GROUPS: &str = "ip|parent_ip;func|depth;func|depth|retaddr?;func|depth|overrun?|calltime|rettime|retval?;\
-                              ip|buf;ip|fmt|buf;ip|str;caller;caller;ip|parent_ip|count|top_delta_ts|bottom_delta_ts;id|buf";
-        let (o, all) = flds_req(e, GROUPS, i);
-        if !all {
-            return None;
-        }
-        let (c, g) = (o[2], o[5]);
-        let [a, b, _, d, f, ..] = o.map(Option::unwrap_or_default);
-        let c0 = c.unwrap_or_default();
-        return Some(match i {
-            0 => Kind::Function { ip: a, parent: b },
-            1 | 2 => Kind::GraphEnt { func: a, depth: b, retaddr: c },
-            3 => Kind::GraphRet { func: a, depth: b, overrun: c0, calltime: d, rettime: f, retval: g },
-            4 => Kind::Print { ip: a, buf: b.off },
-            5 => Kind::Bprint { ip: a, fmt: b, buf: c0.off },
-            6 => Kind::Bputs { ip: a, str: b },
-            7 => Kind::KStack { caller: a.off },
-            8 => Kind::UStack { caller: a.off },
-            9 => Kind::FuncRepeats { ip: a, parent: b, count: c0, top: d, bottom: f },
-            _ => Kind::RawData { id: a, buf: b.off },
-        });
+    if let Some(r) = Record::of(e) {
+        return Some(Kind::Ftrace(r));
     }
     if e.system == "syscalls" {
         if let Some(n) = e.name.strip_prefix("sys_enter_") {
@@ -212,7 +126,7 @@ fn classify_kind(e: &Event) -> Option<Kind> {
                     }
                     p.push_str(&f.name);
                     p.push_str(": ");
-                    args.push((p, f.ctype.clone(), F::of(f)));
+                    args.push((p, f.ctype.clone(), FieldAt::of(f)));
                 }
             }
             return Some(Kind::SysEnter { name, args });
@@ -350,9 +264,6 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     /// trace.c s_show() for the header: `# tracer:`, then the tracer's own
     /// header or trace_default_header().
-    ///
-    /// Out of line: its one caller (ftcat's decode) is big, and inlined
-    /// there these writes cost ~2 KB of spills and copies.
     #[inline(never)]
     pub fn header(&self, out: &mut dyn Write, h: &HeaderInfo) -> fmt::Result {
         write!(out, "# tracer: {}\n#\n", h.tracer)?;
@@ -449,10 +360,21 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// Print one record. `next` is the next record *of the same CPU* (the
     /// graph tracer folds an entry and its exit into `func();`); returns
     /// true when it was consumed that way and must not be printed.
+    ///
+    /// The record's text is bounded as the kernel bounds it: what fits in
+    /// a trace_seq ([`super::seq_size`]), then `[LINE TOO BIG]` if that fits.
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         if let Some(p) = self.pend.take() {
             self.lat_flush(out, p, r.ts)?;
         }
+        let mut seq = Seq::new(out, seq_size(self.kver, self.long));
+        let res = self.record(&mut seq, r, next);
+        seq.finish()?;
+        res
+    }
+
+    /// print_trace_line() of one record into its trace_seq.
+    fn record(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.count(r.cpu);
         let ty = rec_type(r.data, self.endian);
         let cls = self.cls;
@@ -483,6 +405,17 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             let mut s = core::mem::take(&mut self.lat_buf);
             s.clear();
             let res = self.lat_line(&mut s, r, class, next);
+            // The timestamp column goes in later, when the next record is
+            // known: the bound leaves it no room.
+            let size = seq_size(self.kver, self.long);
+            if s.len() > size {
+                let mut cut = size - LINE_TOO_BIG.len();
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                s.truncate(cut);
+                s.push_str(LINE_TOO_BIG);
+            }
             self.lat_buf = s;
             return res;
         }
@@ -632,7 +565,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         let mut nop = None;
         match class.map(|c| &c.kind) {
-            Some(Kind::Function { ip, parent }) => {
+            Some(Kind::Ftrace(Record::Function { ip, parent })) => {
                 v[n] = (ip.get(d, e), self.long);
                 v[n + 1] = (parent.get(d, e), self.long);
                 n += 2;
@@ -677,18 +610,18 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             return write!(out, "{} ?\n", rec_type(d, e));
         };
         match &c.kind {
-            Kind::Function { ip, parent } => write!(out, "{:x} {:x}\n", ip.get(d, e), parent.get(d, e)),
-            Kind::Print { ip, .. } | Kind::Bprint { ip, .. } | Kind::Bputs { ip, .. } => {
+            Kind::Ftrace(Record::Function { ip, parent }) => write!(out, "{:x} {:x}\n", ip.get(d, e), parent.get(d, e)),
+            Kind::Ftrace(Record::Print { ip, .. } | Record::Bprint { ip, .. } | Record::Bputs { ip, .. }) => {
                 // `# ip text` for print, `: ip : text` for bprint/bputs.
-                let print = matches!(c.kind, Kind::Print { .. });
+                let print = matches!(c.kind, Kind::Ftrace(Record::Print { .. }));
                 write!(out, "{} {:x} {}", if print { "#" } else { ":" }, ip.get(d, e), if print { "" } else { ": " })?;
                 self.msg(out, d, &c.kind).map(|_| ())
             }
-            Kind::FuncRepeats { ip, parent, count, top, bottom } => {
+            Kind::Ftrace(Record::FuncRepeats { ip, parent, count, top, bottom }) => {
                 let delta = (top.get(d, e) << 32) | bottom.get(d, e);
                 write!(out, "{} {} {} {}\n", ip.get(d, e), parent.get(d, e), count.get(d, e), delta)
             }
-            Kind::RawData { .. } => self.event(out, r, c, None).map(|_| ()),
+            Kind::Ftrace(Record::RawData { .. }) => self.event(out, r, c, None).map(|_| ()),
             _ => write!(out, "type: {}\n", c.id),
         }
     }
@@ -761,24 +694,24 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         let e = self.endian;
         let sf = self.opts.flags;
         match &c.kind {
-            Kind::Function { ip, parent } => {
+            Kind::Ftrace(Record::Function { ip, parent }) => {
                 self.fn_trace(out, ip.get(d, e), parent.get(d, e), sf)?;
                 out.write_char('\n')?;
             }
-            Kind::Print { ip, .. } | Kind::Bprint { ip, .. } | Kind::Bputs { ip, .. } => {
+            Kind::Ftrace(Record::Print { ip, .. } | Record::Bprint { ip, .. } | Record::Bputs { ip, .. }) => {
                 self.ip_sym(out, ip.get(d, e), sf)?;
                 out.write_str(": ")?;
                 self.msg(out, d, &c.kind)?;
             }
-            Kind::KStack { caller } | Kind::UStack { caller } => {
+            Kind::Ftrace(Record::KernelStack { caller } | Record::UserStack { caller }) => {
                 // One loop for both: the kernel stack ends at ULONG_MAX
                 // (or the record's end) and prints symbols; the user stack
                 // has FTRACE_STACK_ENTRIES slots, ends at 0, and without
                 // the task's mm (gone by now) prints bare addresses.
-                let user = matches!(c.kind, Kind::UStack { .. });
+                let user = matches!(c.kind, Kind::Ftrace(Record::UserStack { .. }));
                 out.write_str(if user { "<user stack trace>\n" } else { "<stack trace>\n" })?;
                 let (mut n, end) = if user { (8, 0) } else { (usize::MAX, self.ulong_max()) };
-                let mut p = *caller as usize;
+                let mut p = caller.off as usize;
                 while n > 0 {
                     let Ok(a) = read_uint(d, p, self.long, e) else { break };
                     if a == end {
@@ -797,16 +730,16 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                     n -= 1;
                 }
             }
-            Kind::FuncRepeats { ip, parent, count, top, bottom } => {
+            Kind::Ftrace(Record::FuncRepeats { ip, parent, count, top, bottom }) => {
                 self.fn_trace(out, ip.get(d, e), parent.get(d, e), sf)?;
                 write!(out, " (repeats: {}, last_ts:", count.get(d, e))?;
                 let delta = (top.get(d, e) << 32) | bottom.get(d, e);
                 self.time(out, r.ts.wrapping_sub(delta))?;
                 out.write_str(")\n")?;
             }
-            Kind::RawData { id, buf } => {
+            Kind::Ftrace(Record::RawData { id, buf }) => {
                 write!(out, "# {:x} buf:", id.get(d, e) as u32)?;
-                for b in d.get(*buf as usize..).unwrap_or(&[]) {
+                for b in d.get(buf.off as usize..).unwrap_or(&[]) {
                     write!(out, " {:02x}", b)?;
                 }
                 out.write_char('\n')?;
@@ -815,7 +748,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 super::syscalls::enter(out, name, args, d, e, self.kver, self.opts.has(opts::VERBOSE))?;
             }
             Kind::SysExit { name, ret } => write!(out, "{} -> 0x{:x}\n", name, self.ulong(ret.get(d, e)))?,
-            Kind::GraphEnt { .. } | Kind::GraphRet { .. } => {
+            Kind::Ftrace(Record::GraphEntry { .. } | Record::GraphExit { .. }) => {
                 // A graph record while another tracer is current: the
                 // graph printer without its per-CPU state, as the kernel.
                 return funcgraph::event_alone(self, out, r, c, next);
@@ -888,9 +821,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     pub(crate) fn msg(&mut self, out: &mut dyn Write, d: &[u8], kind: &Kind) -> Result<bool, fmt::Error> {
         let e = self.endian;
         match kind {
-            Kind::Print { buf, .. } => put_bytes(out, d.get(*buf as usize..).unwrap_or(&[]))?,
-            Kind::Bprint { fmt, buf, .. } => self.bprint(out, fmt.get(d, e), d.get(*buf as usize..).unwrap_or(&[]))?,
-            Kind::Bputs { str, .. } => self.kstr(out, str.get(d, e))?,
+            Kind::Ftrace(Record::Print { buf, .. }) => put_bytes(out, d.get(buf.off as usize..).unwrap_or(&[]))?,
+            Kind::Ftrace(Record::Bprint { fmt, buf, .. }) => self.bprint(out, fmt.get(d, e), d.get(buf.off as usize..).unwrap_or(&[]))?,
+            Kind::Ftrace(Record::Bputs { str, .. }) => self.kstr(out, str.get(d, e))?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -1190,8 +1123,15 @@ pub(crate) unsafe fn copy_short(dst: *mut u8, src: *const u8, n: usize) {
 fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
     let flags = d.get(2).copied().unwrap_or(0);
     let pc = d.get(3).copied().unwrap_or(0);
-    let (irqs_off, lazy, nr, hard, soft, pr, nmi, bh) =
-        (flags & 0x01 != 0, flags & 0x02 != 0, flags & 0x04 != 0, flags & 0x08 != 0, flags & 0x10 != 0, flags & 0x20 != 0, flags & 0x40 != 0, flags & 0x80 != 0);
+    let on = |bit: u8| flags & bit != 0;
+    let irqs_off = on(TRACE_FLAG_IRQS_OFF);
+    let lazy = on(TRACE_FLAG_NEED_RESCHED_LAZY);
+    let nr = on(TRACE_FLAG_NEED_RESCHED);
+    let hard = on(TRACE_FLAG_HARDIRQ);
+    let soft = on(TRACE_FLAG_SOFTIRQ);
+    let pr = on(TRACE_FLAG_PREEMPT_RESCHED);
+    let nmi = on(TRACE_FLAG_NMI);
+    let bh = on(TRACE_FLAG_BH_OFF);
     t[0] = match (irqs_off, bh) {
         (true, true) => b'D',
         (true, false) => b'd',

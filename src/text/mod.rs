@@ -12,6 +12,12 @@
 //! its exit into one line, and reports when it used it), and lost-event
 //! markers to [`Kernel::lost`].
 //!
+//! A record never prints more than the kernel would: the kernel renders
+//! each record into a trace_seq of a page (8 KiB less its header since 6.8,
+//! [`seq_size`]) and marks a record that overflowed it with
+//! `[LINE TOO BIG]`; both printers stop there the same way ([`Seq`]), so a
+//! corrupt depth, width or length costs a line, not gigabytes.
+//!
 //! Decoders write into `core::fmt::Write`, which only takes `str`. Ring
 //! buffer text (trace_marker, comm) is bytes, not always UTF-8: a byte that
 //! is not part of valid UTF-8 goes out as the private-use char
@@ -166,16 +172,97 @@ pub fn raw_byte(c: char) -> Option<u8> {
     }
 }
 
-/// Spaces, without a format string.
+/// Spaces, without a format string. At most [`SEQ_SIZE_MAX`]: more could
+/// never fit a line (see [`Seq`]), and a depth or width read from a corrupt
+/// record must not make us write gigabytes of them.
 pub fn pad(out: &mut dyn Write, n: usize) -> fmt::Result {
     const SP: &str = "                                                                ";
-    let mut n = n;
+    let mut n = n.min(SEQ_SIZE_MAX);
     while n > 0 {
         let k = n.min(SP.len());
         out.write_str(&SP[..k])?;
         n -= k;
     }
     Ok(())
+}
+
+/// The bytes the kernel renders one record into: print_trace_line() writes
+/// into the iterator's trace_seq, a page (`char buffer[PAGE_SIZE]`) until
+/// 6.7, then TRACE_SEQ_BUFFER_SIZE, 8 KiB less the trace_seq's own fields
+/// (a seq_buf of three words, `readpos`, `full`). `kver` 0 (unknown) means
+/// the newest kernels; `long` is the recording's sizeof(long).
+pub fn seq_size(kver: u32, long: usize) -> usize {
+    if kver != 0 && kver < 6008 {
+        4096
+    } else {
+        8192 - (3 * long + long + 4)
+    }
+}
+
+/// The largest [`seq_size`].
+pub const SEQ_SIZE_MAX: usize = 8192;
+
+/// What s_show() prints after a record whose text overflowed its trace_seq
+/// (6.7+, and the stable kernels it went back to).
+pub const LINE_TOO_BIG: &str = "[LINE TOO BIG]\n";
+
+/// The kernel's trace_seq around one record's text: writes go through to
+/// `out` while they fit. A write that does not fit is dropped whole and
+/// marks the sequence full, after which everything is dropped
+/// (trace_seq_printf()/trace_seq_puts() write all or nothing), except that
+/// a run of spaces fills up to the end, as the byte-by-byte
+/// trace_seq_putc() loops that indent lines do. [`Seq::finish`] then adds
+/// s_show()'s `[LINE TOO BIG]` line.
+///
+/// One difference, on purpose: the kernel puts that marker only if it
+/// still fits, so a record that filled its trace_seq (a deep indentation
+/// does) ends without a newline and the next record's text runs on. Here
+/// the marker's room is kept free, so an overflowed record always ends its
+/// line with it: a record's text is at most `size` bytes either way, and
+/// one of more than `size` - 15 bytes counts as overflowed.
+pub struct Seq<'w> {
+    out: &'w mut dyn Write,
+    left: usize,
+    full: bool,
+}
+
+impl<'w> Seq<'w> {
+    pub fn new(out: &'w mut dyn Write, size: usize) -> Seq<'w> {
+        Seq { out, left: size.saturating_sub(LINE_TOO_BIG.len()), full: false }
+    }
+
+    /// Did the record's text overflow?
+    pub fn overflowed(&self) -> bool {
+        self.full
+    }
+
+    /// s_show() after an overflow: `[LINE TOO BIG]` on a line of its own.
+    pub fn finish(self) -> fmt::Result {
+        if self.full {
+            self.out.write_str(LINE_TOO_BIG)?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for Seq<'_> {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.full {
+            return Ok(());
+        }
+        if s.len() <= self.left {
+            self.left -= s.len();
+            return self.out.write_str(s);
+        }
+        self.full = true;
+        if s.bytes().all(|c| c == b' ') {
+            let fill = &s[..self.left];
+            self.left = 0;
+            return self.out.write_str(fill);
+        }
+        Ok(())
+    }
 }
 
 /// A header legend: each line of `text` after `#` and `n` spaces.
@@ -188,9 +275,9 @@ pub(crate) fn legend(out: &mut dyn Write, text: &str, n: usize) -> fmt::Result {
     Ok(())
 }
 
-/// Header rows of column titles as one string, not a table of &strs (16
-/// bytes each): `@` ends a row, `;` a piece, and piece k of every row is
-/// printed when bit k of `on` is set.
+/// Header rows of column titles, written as they appear: `@` ends a row,
+/// `;` a piece, and piece k of every row is printed when bit k of `on` is
+/// set (the optional columns line up in both rows).
 pub(crate) fn rows(out: &mut dyn Write, text: &str, on: u32) -> fmt::Result {
     for row in text.split('@') {
         for (k, t) in row.split(';').enumerate() {
@@ -205,7 +292,7 @@ pub(crate) fn rows(out: &mut dyn Write, text: &str, on: u32) -> fmt::Result {
 /// Does a clock count nanoseconds (TRACE_FILE_TIME_IN_NS)? Counter-style
 /// clocks print raw counts instead of `secs.usecs`.
 pub fn clock_in_ns(clock: &str) -> bool {
-    !crate::util::one_of("counter|uptime|x86-tsc|ppc-tb|arm64-cntvct|arch-counter", clock)
+    !matches!(clock, "counter" | "uptime" | "x86-tsc" | "ppc-tb" | "arm64-cntvct" | "arch-counter")
 }
 
 /// `ns2usecs()` rounds to the nearest microsecond before splitting.

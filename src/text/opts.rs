@@ -4,9 +4,7 @@
 //! tracer's own (`funcgraph-*`); one table serves both so `-O NAME` and
 //! `-O noNAME` work for either, as `echo noNAME > trace_options` does.
 
-use crate::util::{one_of, word_index};
-
-/// Bits of [`Opts::flags`] (in the order of [`NAMES`]).
+/// Bits of [`Opts::flags`] (the trace array's flags).
 pub const PRINT_PARENT: u32 = 1 << 0;
 pub const SYM_OFFSET: u32 = 1 << 1;
 pub const SYM_ADDR: u32 = 1 << 2;
@@ -41,25 +39,83 @@ pub const G_RETVAL: u32 = 1 << 8;
 pub const G_RETVAL_HEX: u32 = 1 << 9;
 pub const G_RETADDR: u32 = 1 << 10;
 
-/// The names of the bits above, in bit order: the trace array's flags
-/// (PRINT_PARENT .. BIN), then the graph tracer's (G_OVERRUN ..
-/// G_RETADDR). Only options that change the text are here; others
-/// (`overwrite`, `record-cmd`, ...) are accepted and ignored. A word list,
-/// not a table of `&str`s (16 bytes each): see util::word_index.
-const NAMES: &str = "print-parent|sym-offset|sym-addr|verbose|fields|annotate|printk-msg-only|context-info|\
-latency-format|record-tgid|irq-info|hash-ptr|trace_printk|raw|hex|bin|\
-funcgraph-overrun|funcgraph-cpu|funcgraph-overhead|funcgraph-proc|funcgraph-duration|funcgraph-abstime|\
-funcgraph-irqs|funcgraph-tail|funcgraph-retval|funcgraph-retval-hex|funcgraph-retaddr";
-/// How many of [`NAMES`] are trace array flags.
-const NFLAGS: usize = 16;
+/// Which of the kernel's two flag sets an option belongs to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Set {
+    /// The trace array's flags: [`Opts::flags`].
+    Trace,
+    /// The function_graph tracer's: [`Opts::graph`].
+    Graph,
+}
+
+/// Every tracefs option that changes the text, by its name in `options/`.
+/// Options that do not change the text are [`IGNORED`].
+const OPTIONS: &[(&str, Set, u32)] = &[
+    ("print-parent", Set::Trace, PRINT_PARENT),
+    ("sym-offset", Set::Trace, SYM_OFFSET),
+    ("sym-addr", Set::Trace, SYM_ADDR),
+    ("verbose", Set::Trace, VERBOSE),
+    ("fields", Set::Trace, FIELDS),
+    ("annotate", Set::Trace, ANNOTATE),
+    ("printk-msg-only", Set::Trace, PRINTK_MSGONLY),
+    ("context-info", Set::Trace, CONTEXT_INFO),
+    ("latency-format", Set::Trace, LATENCY_FMT),
+    ("record-tgid", Set::Trace, RECORD_TGID),
+    ("irq-info", Set::Trace, IRQ_INFO),
+    ("hash-ptr", Set::Trace, HASH_PTR),
+    ("trace_printk", Set::Trace, PRINTK),
+    ("raw", Set::Trace, RAW),
+    ("hex", Set::Trace, HEX),
+    ("bin", Set::Trace, BIN),
+    ("funcgraph-overrun", Set::Graph, G_OVERRUN),
+    ("funcgraph-cpu", Set::Graph, G_CPU),
+    ("funcgraph-overhead", Set::Graph, G_OVERHEAD),
+    ("funcgraph-proc", Set::Graph, G_PROC),
+    ("funcgraph-duration", Set::Graph, G_DURATION),
+    ("funcgraph-abstime", Set::Graph, G_ABS_TIME),
+    ("funcgraph-irqs", Set::Graph, G_IRQS),
+    ("funcgraph-tail", Set::Graph, G_TAIL),
+    ("funcgraph-retval", Set::Graph, G_RETVAL),
+    ("funcgraph-retval-hex", Set::Graph, G_RETVAL_HEX),
+    ("funcgraph-retaddr", Set::Graph, G_RETADDR),
+];
 
 /// Options known to tracefs that do not change the text: accepted so a
 /// recording's whole `options/` directory can be replayed.
-const IGNORED: &str = "block|userstacktrace|sym-userobj|record-cmd|overwrite|\
-disable_on_free|markers|event-fork|pause-on-trace|function-trace|function-fork|\
-display-graph|stacktrace|func_stack_trace|func-no-repeats|trace_printk_dest|\
-copy_trace_marker|test_nop_accept|test_nop_refuse|sleep-time|graph-time|\
-funcgraph-args|func-args";
+const IGNORED: &[&str] = &[
+    "block",
+    "userstacktrace",
+    "sym-userobj",
+    "record-cmd",
+    "overwrite",
+    "disable_on_free",
+    "markers",
+    "event-fork",
+    "pause-on-trace",
+    "function-trace",
+    "function-fork",
+    "display-graph",
+    "stacktrace",
+    "func_stack_trace",
+    "func-no-repeats",
+    "trace_printk_dest",
+    "copy_trace_marker",
+    "test_nop_accept",
+    "test_nop_refuse",
+    "sleep-time",
+    "graph-time",
+    "funcgraph-args",
+    "func-args",
+];
+
+/// The option `name`: its flag set and bit.
+fn lookup(name: &str) -> Option<(Set, u32)> {
+    OPTIONS.iter().find(|o| o.0 == name).map(|o| (o.1, o.2))
+}
+
+fn ignored(name: &str) -> bool {
+    IGNORED.contains(&name)
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Opts {
@@ -97,12 +153,13 @@ impl Opts {
         let (name, on) = match spec.split_once('=') {
             Some((n, v)) => (n, v.trim() != "0"),
             None => match spec.strip_prefix("no") {
-                Some(n) if lookup(n).is_some() || one_of(IGNORED, n) => (n, false),
+                Some(n) if lookup(n).is_some() || ignored(n) => (n, false),
                 _ => (spec, true),
             },
         };
         match lookup(name) {
-            Some((graph, bit)) => {
+            Some((set, bit)) => {
+                let graph = set == Set::Graph;
                 let set = if graph { &mut self.graph } else { &mut self.flags };
                 if on {
                     *set |= bit
@@ -114,7 +171,7 @@ impl Opts {
                 }
                 Ok(())
             }
-            None if one_of(IGNORED, name) => Ok(()),
+            None if ignored(name) => Ok(()),
             None => Err(()),
         }
     }
@@ -135,12 +192,6 @@ pub fn state_get<'a>(state: &'a str, key: &str) -> Option<&'a str> {
     state.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('='))).map(str::trim)
 }
 
-/// (is a graph flag, its bit).
-fn lookup(name: &str) -> Option<(bool, u32)> {
-    let i = word_index(NAMES, name)?;
-    Some(if i < NFLAGS { (false, 1 << i) } else { (true, 1 << (i - NFLAGS)) })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,21 +207,28 @@ mod tests {
         assert_eq!(state_get(st, "nothing"), None);
     }
 
-    /// Every name sets its own bit: the word list is in bit order.
+    /// Names map to their own bits.
     #[test]
-    fn names_in_bit_order() {
+    fn names_and_bits() {
         let bits = [
-            (false, PRINT_PARENT, "print-parent"),
-            (false, PRINTK_MSGONLY, "printk-msg-only"),
-            (false, BIN, "bin"),
-            (true, G_OVERRUN, "funcgraph-overrun"),
-            (true, G_RETVAL_HEX, "funcgraph-retval-hex"),
-            (true, G_RETADDR, "funcgraph-retaddr"),
+            (Set::Trace, PRINT_PARENT, "print-parent"),
+            (Set::Trace, PRINTK_MSGONLY, "printk-msg-only"),
+            (Set::Trace, BIN, "bin"),
+            (Set::Graph, G_OVERRUN, "funcgraph-overrun"),
+            (Set::Graph, G_RETVAL_HEX, "funcgraph-retval-hex"),
+            (Set::Graph, G_RETADDR, "funcgraph-retaddr"),
         ];
-        for (graph, bit, name) in bits {
-            assert_eq!(lookup(name), Some((graph, bit)), "{name}");
+        for (set, bit, name) in bits {
+            assert_eq!(lookup(name), Some((set, bit)), "{name}");
         }
-        assert_eq!(NAMES.split('|').count(), NFLAGS + 11);
+        // Each bit of each set has exactly one name.
+        for set in [Set::Trace, Set::Graph] {
+            let mut seen = 0;
+            for o in OPTIONS.iter().filter(|o| o.1 == set) {
+                assert_eq!(seen & o.2, 0, "{}", o.0);
+                seen |= o.2;
+            }
+        }
         assert_eq!(lookup("func-args"), None);
     }
 

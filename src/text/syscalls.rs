@@ -8,7 +8,8 @@
 use alloc::string::String;
 use core::fmt::{self, Write};
 
-use super::kernel::{Line, F};
+use super::kernel::Line;
+use crate::format::FieldAt;
 use crate::cursor::{read_uint, Endian};
 
 /// VALUE alone.
@@ -28,7 +29,7 @@ fn digits(b: &mut Line, v: u64, new_style: bool) {
 /// `, buf: `, ...): one copy for the text before each value. false when
 /// it does not fit, or for what [`enter`] prints alone (verbose, no
 /// arguments).
-pub fn enter_line(b: &mut Line, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
+pub fn enter_line(b: &mut Line, args: &[(String, String, FieldAt)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> bool {
     if verbose || args.is_empty() {
         return false;
     }
@@ -47,7 +48,7 @@ pub fn enter_line(b: &mut Line, args: &[(String, String, F)], d: &[u8], e: Endia
 
 /// The same through `out`, for any length; `verbose` puts each argument's
 /// type before its name (the piece is cut after `sys_x(` or `, `).
-pub fn enter(out: &mut dyn Write, name: &str, args: &[(String, String, F)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> fmt::Result {
+pub fn enter(out: &mut dyn Write, name: &str, args: &[(String, String, FieldAt)], d: &[u8], e: Endian, kver: u32, verbose: bool) -> fmt::Result {
     if args.is_empty() {
         return write!(out, "{}()\n", name);
     }

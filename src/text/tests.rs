@@ -740,3 +740,56 @@ fn fields_through_the_env_latin1_bytes() {
     u64s(&mut fun, &[0x1000, 0x2000]);
     assert!(line(&mut k, &fun).ends_with("] .....     0.000000: UNKNOWN TYPE 1\n"));
 }
+
+/// A corrupt depth (here i32::MAX) indents no further than the kernel's
+/// trace_seq holds: the record's text is cut there and ends with
+/// `[LINE TOO BIG]`; the records around it print as usual.
+#[test]
+fn funcgraph_depth_bounded_as_the_kernel() {
+    let env = TestEnv { syms: alloc::vec![(0x1000, 0x100, "f"), (0x2000, 0x100, "g")] };
+    let evs = graph_events();
+    let cls = Classes::new(&evs);
+    let cmd = Cmdlines::new();
+    for (rel, size) in [("6.12.0", super::seq_size(6012, 8)), ("6.1.0", 4096), ("", 8156)] {
+        let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 1);
+        k.set_tracer("function_graph");
+        k.set_release(rel);
+        let out = run(&mut k, &[ent(0x1000, 0), ent(0x2000, i32::MAX), ent(0x2000, 1)]);
+        let lines: Vec<&str> = out.split_inclusive('\n').collect();
+        assert_eq!(lines.len(), 3, "{rel}");
+        assert_eq!(lines[0], " 0)               |  f() {\n");
+        assert_eq!(lines[1].len(), size - super::LINE_TOO_BIG.len() + super::LINE_TOO_BIG.len(), "{rel}");
+        assert!(lines[1].starts_with(" 0)               |       ") && lines[1].ends_with("   [LINE TOO BIG]\n"), "{rel}");
+        assert_eq!(lines[2], " 0)               |    g() {\n");
+    }
+    assert_eq!(super::seq_size(6012, 8), 8156);
+    assert_eq!(super::seq_size(6012, 4), 8172);
+}
+
+/// The trace_seq writer: whole writes or none, spaces up to the end, and
+/// nothing after the first write that did not fit.
+#[test]
+fn seq_keeps_whole_writes() {
+    let mut s = String::new();
+    let mut q = super::Seq::new(&mut s, 20 + super::LINE_TOO_BIG.len());
+    q.write_str("0123456789").unwrap();
+    q.write_str("abcdefghijk").unwrap();
+    q.write_str("xy").unwrap();
+    assert!(q.overflowed());
+    q.finish().unwrap();
+    assert_eq!(s, "0123456789[LINE TOO BIG]\n");
+    let mut s = String::new();
+    let mut q = super::Seq::new(&mut s, 20 + super::LINE_TOO_BIG.len());
+    q.write_str("0123456789").unwrap();
+    super::pad(&mut q, usize::MAX).unwrap();
+    q.write_str("z").unwrap();
+    q.finish().unwrap();
+    assert_eq!(s, "0123456789          [LINE TOO BIG]\n");
+    // Exactly full is not an overflow.
+    let mut s = String::new();
+    let mut q = super::Seq::new(&mut s, 4 + super::LINE_TOO_BIG.len());
+    q.write_str("abcd").unwrap();
+    assert!(!q.overflowed());
+    q.finish().unwrap();
+    assert_eq!(s, "abcd");
+}

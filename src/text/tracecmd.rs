@@ -16,10 +16,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use super::kernel::{kwidth, Line, F};
+use super::kernel::{kwidth, Line};
 use super::{pad, put_bytes, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
-use crate::format::{Event, FieldKind};
+use crate::format::{Event, FieldAt, FieldKind};
+use crate::ftrace::{Record, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_NOSUPPORT, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_SOFTIRQ};
 
 pub mod filter;
 
@@ -44,11 +45,9 @@ pub const INDENT: u32 = 1 << 9;
 /// `-O offset`: `func+0x1c` in function and stack lines.
 pub const OFFSET: u32 = 1 << 10;
 
-/// The plugin options trace-cmd knows, bit `TAIL << i` each; the first
-/// five are fgraph's (`-O fgraph:tailprint`), the rest ftrace's.
-const OPT_NAMES: &str = "tailprint|depth|retval-skip|retval-dec|retval-hex|parent|indent|offset";
-
-/// Parse one `-O [plugin:]name[=0|1]` into the flags.
+/// Parse one `-O [plugin:]name[=0|1]` into the flags. The fgraph
+/// plugin's options may be named `fgraph:` or `ftrace:`, the function
+/// plugin's only `ftrace:`.
 pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
     let (name, val) = match spec.split_once('=') {
         Some((n, v)) => (n, !matches!(v, "0" | "false" | "no")),
@@ -58,11 +57,20 @@ pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
         Some((a, n)) => (Some(a), n),
         None => (None, name),
     };
-    let i = crate::util::word_index(OPT_NAMES, name).ok_or(())?;
-    if !alias.map_or(true, |x| x == "ftrace" || x == if i < 5 { "fgraph" } else { "ftrace" }) {
+    let (plugin, bit) = match name {
+        "tailprint" => ("fgraph", TAIL),
+        "depth" => ("fgraph", DEPTH),
+        "retval-skip" => ("fgraph", RETVAL_SKIP),
+        "retval-dec" => ("fgraph", RETVAL_DEC),
+        "retval-hex" => ("fgraph", RETVAL_HEX),
+        "parent" => ("ftrace", PARENT),
+        "indent" => ("ftrace", INDENT),
+        "offset" => ("ftrace", OFFSET),
+        _ => return Err(()),
+    };
+    if !alias.map_or(true, |x| x == "ftrace" || x == plugin) {
         return Err(());
     }
-    let bit = TAIL << i;
     if val {
         *flags |= bit;
     } else {
@@ -71,23 +79,23 @@ pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
     Ok(())
 }
 
-/// Appending to a line without core::fmt: each `write!` site cost ~100 B
-/// of code and the formatting machinery per record; these are one call.
-trait Put {
-    fn t(&mut self, s: &str) -> &mut Self;
+/// Appending to a line without core::fmt: these run for every field of
+/// every line, where `write!` would go through the formatting machinery.
+trait Append {
+    fn put(&mut self, s: &str) -> &mut Self;
     /// `v` as C's printf prints it (printf::number: base, sign, flags, width).
     fn num(&mut self, v: u64, base: u64, signed: bool, flags: u8, width: i32) -> &mut Self;
-    /// `{}` of a signed value.
-    fn d(&mut self, v: i64) -> &mut Self;
-    /// `{}` of an unsigned value.
-    fn u(&mut self, v: u64) -> &mut Self;
-    /// `{:x}`.
-    fn x(&mut self, v: u64) -> &mut Self;
+    /// `%d`.
+    fn signed(&mut self, v: i64) -> &mut Self;
+    /// `%u`.
+    fn unsigned(&mut self, v: u64) -> &mut Self;
+    /// `%x`.
+    fn hex(&mut self, v: u64) -> &mut Self;
 }
 
-impl Put for String {
+impl Append for String {
     #[inline(never)]
-    fn t(&mut self, s: &str) -> &mut Self {
+    fn put(&mut self, s: &str) -> &mut Self {
         self.push_str(s);
         self
     }
@@ -98,48 +106,124 @@ impl Put for String {
         self
     }
     #[inline(never)]
-    fn d(&mut self, v: i64) -> &mut Self {
+    fn signed(&mut self, v: i64) -> &mut Self {
         self.num(v as u64, 10, true, 0, -1)
     }
     #[inline(never)]
-    fn u(&mut self, v: u64) -> &mut Self {
+    fn unsigned(&mut self, v: u64) -> &mut Self {
         self.num(v, 10, false, 0, -1)
     }
     #[inline(never)]
-    fn x(&mut self, v: u64) -> &mut Self {
+    fn hex(&mut self, v: u64) -> &mut Self {
         self.num(v, 16, false, 0, -1)
     }
 }
 
 use crate::printfmt::printf::{LEFT, ZEROPAD};
 
-fn fld(e: &Event, name: &str) -> Option<F> {
-    e.field(name).map(F::of)
-}
-
-/// A fixed `char[N]` field: (offset, size).
-fn arr(e: &Event, name: &str) -> Option<(u16, u16)> {
-    e.field(name).map(|f| (f.offset.min(u16::MAX as usize) as u16, f.size.min(u16::MAX as usize) as u16))
+pub(super) fn fld(e: &Event, name: &str) -> Option<FieldAt> {
+    e.field(name).map(FieldAt::of)
 }
 
 /// One event type as trace-cmd prints it, borrowing its `Event`.
 struct Class<'a> {
-    id: u16,
     ev: &'a Event,
-    /// The plugin that prints it: an index into NAMES (wakeup_new as
-    /// wakeup, the kmem events as kfree's call_site), or GENERIC.
-    kind: u8,
-    /// The plugin's fields, FIELDS' group in order (required ones present).
-    f: [Option<F>; 5],
-    /// sched's comm arrays: prev_comm, next_comm / comm.
-    comm: [Option<(u16, u16)>; 2],
+    /// The handler that prints it.
+    handler: Handler,
     /// The print fmt as libtraceevent's print cache: literals (does it end
     /// in `0x`?) and conversions with the field they print, if a bare one.
     pieces: Vec<Piece>,
 }
 
-/// The print fmt prints it.
-const GENERIC: u8 = 255;
+/// The event handlers trace-cmd has: its own for function_graph
+/// (trace-ftrace.c), the ftrace records libtraceevent's function plugin
+/// and its own printers format, the plugins of other systems, and the
+/// print fmt for everything else.
+#[derive(Clone, Copy)]
+enum Handler {
+    /// function, funcgraph_entry/exit, kernel_stack, func_repeats,
+    /// raw_data (print, bprint, bputs, user_stack and 6.13's
+    /// fgraph_retaddr_entry go through their print fmts).
+    Ftrace(Record),
+    /// plugin_sched_switch: `comm:pid [prio] S ==> comm:pid [prio]`.
+    SchedSwitch {
+        prev_pid: FieldAt,
+        prev_prio: Option<FieldAt>,
+        prev_state: Option<FieldAt>,
+        next_pid: FieldAt,
+        next_prio: Option<FieldAt>,
+        prev_comm: Option<FieldAt>,
+        next_comm: Option<FieldAt>,
+    },
+    /// plugin_sched_switch's wakeup handler (sched_wakeup and _new).
+    SchedWakeup { pid: FieldAt, prio: Option<FieldAt>, success: Option<FieldAt>, target_cpu: Option<FieldAt>, comm: Option<FieldAt> },
+    /// plugin_hrtimer (`timer` was renamed `hrtimer`).
+    HrtimerExpireEntry { timer: FieldAt, now: FieldAt, function: Option<FieldAt> },
+    HrtimerStart { timer: FieldAt, function: Option<FieldAt>, expires: FieldAt, softexpires: FieldAt },
+    /// plugin_tlb.
+    TlbFlush { pages: FieldAt, reason: FieldAt },
+    /// plugin_kmem: `(func+0xoff) ` of `call_site` before the print fmt.
+    KmemCallSite { call_site: FieldAt },
+    Generic,
+}
+
+impl Handler {
+    #[inline(never)]
+    fn of(e: &Event) -> Handler {
+        if let Some(r) = Record::of(e) {
+            let own = match r {
+                Record::GraphEntry { .. } => e.name == "funcgraph_entry",
+                Record::Function { .. }
+                | Record::GraphExit { .. }
+                | Record::KernelStack { .. }
+                | Record::FuncRepeats { .. }
+                | Record::RawData { .. } => true,
+                _ => false,
+            };
+            return if own { Handler::Ftrace(r) } else { Handler::Generic };
+        }
+        Handler::plugin(e).unwrap_or(Handler::Generic)
+    }
+
+    /// The libtraceevent 1.7 plugins for events outside system ftrace: one
+    /// arm per event they register a handler for, with the fields it reads
+    /// (`?`: the plugin does not take the event without it).
+    fn plugin(e: &Event) -> Option<Handler> {
+        let f = |name: &str| e.field_at(name);
+        Some(match (e.system.as_str(), e.name.as_str()) {
+            ("sched", "sched_switch") => Handler::SchedSwitch {
+                prev_pid: f("prev_pid")?,
+                prev_prio: f("prev_prio"),
+                prev_state: f("prev_state"),
+                next_pid: f("next_pid")?,
+                next_prio: f("next_prio"),
+                prev_comm: f("prev_comm"),
+                next_comm: f("next_comm"),
+            },
+            ("sched", "sched_wakeup" | "sched_wakeup_new") => Handler::SchedWakeup {
+                pid: f("pid")?,
+                prio: f("prio"),
+                success: f("success"),
+                target_cpu: f("target_cpu"),
+                comm: f("comm"),
+            },
+            ("timer", "hrtimer_expire_entry") => {
+                Handler::HrtimerExpireEntry { timer: f("timer").or(f("hrtimer"))?, now: f("now")?, function: f("function") }
+            }
+            ("timer", "hrtimer_start") => Handler::HrtimerStart {
+                timer: f("timer").or(f("hrtimer"))?,
+                function: f("function"),
+                expires: f("expires")?,
+                softexpires: f("softexpires")?,
+            },
+            ("tlb", "tlb_flush") => Handler::TlbFlush { pages: f("pages")?, reason: f("reason")? },
+            ("kmem", "kfree" | "kmalloc" | "kmalloc_node" | "kmem_cache_alloc" | "kmem_cache_alloc_node" | "kmem_cache_free") => {
+                Handler::KmemCallSite { call_site: f("call_site")? }
+            }
+            _ => return None,
+        })
+    }
+}
 
 /// One piece of a print fmt, for `-R` (print_field()).
 enum Piece {
@@ -252,55 +336,6 @@ fn rec_field(a: &str, e: &Event) -> Option<usize> {
     None
 }
 
-/// The plugins' events by name (word lists, not a string `match`: see
-/// util::word_index), each with its system (an index into SYSTEMS) and
-/// the fields its printer reads.
-const NAMES: &str = "function|funcgraph_entry|funcgraph_exit|kernel_stack|func_repeats|raw_data\
-    |sched_switch|sched_wakeup|sched_wakeup_new|hrtimer_expire_entry|hrtimer_start|tlb_flush\
-    |kfree|kmalloc|kmalloc_node|kmem_cache_alloc|kmem_cache_alloc_node|kmem_cache_free";
-const SYSTEMS: &str = "ftrace|sched|timer|tlb|kmem";
-const SYSTEM_OF: [u8; 18] = [0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 3, 4, 4, 4, 4, 4, 4];
-const FIELDS: &str = "ip|parent_ip;func|depth;func|depth|calltime|rettime|retval;caller;\
-    ip|parent_ip|count|top_delta_ts|bottom_delta_ts;id|buf;prev_pid|prev_prio|prev_state|next_pid|next_prio;\
-    pid|prio|success|target_cpu;pid|prio|success|target_cpu;timer|now|function|hrtimer;\
-    timer|function|expires|softexpires|hrtimer;pages|reason;call_site";
-
-/// Which fields each plugin cannot print without (bits of FIELDS' group;
-/// hrtimer's `timer` may be the older `hrtimer`).
-const NEED: [u8; 13] = [0b11, 0b11, 0b1111, 0b1, 0b11111, 0b11, 0b1001, 0b1, 0b1, 0b11, 0b1101, 0b11, 0b1];
-
-type Classified = (u8, [Option<F>; 5], [Option<(u16, u16)>; 2]);
-
-#[inline(never)]
-fn classify(e: &Event) -> Classified {
-    let generic = (GENERIC, [None; 5], [None; 2]);
-    let Some(i) = crate::util::word_index(NAMES, &e.name) else { return generic };
-    if crate::util::word_index(SYSTEMS, &e.system) != SYSTEM_OF.get(i).map(|&x| x as usize) {
-        return generic;
-    }
-    let i = i.min(12); // the kmem events share one group
-    let [a, b, c, d, f, ..] = super::kernel::flds(e, FIELDS, i);
-    let mut fs = [a, b, c, d, f];
-    if i == 9 {
-        fs[0] = a.or(d);
-    } else if i == 10 {
-        fs[0] = a.or(f);
-    }
-    let mut have = 0;
-    for (k, x) in fs.iter().enumerate() {
-        have |= (x.is_some() as u8) << k;
-    }
-    if NEED[i] & !have != 0 {
-        return generic;
-    }
-    let comm = match i {
-        6 => [arr(e, "prev_comm"), arr(e, "next_comm")],
-        7 | 8 => [arr(e, "comm"), None],
-        _ => [None; 2],
-    };
-    (if i == 8 { 7 } else { i as u8 }, fs, comm)
-}
-
 /// libtraceevent 1.7's plugin_sched_switch write_state() letters, bit
 /// by bit (1.8 reads them from the print fmt instead; Debian ships 1.7).
 const STATES: &[u8; 8] = b"SDTtZXxW";
@@ -309,6 +344,9 @@ const STATES: &[u8; 8] = b"SDTtZXxW";
 pub struct TraceCmd<'a> {
     env: &'a dyn Env,
     cls: Vec<Class<'a>>,
+    /// Event id → position in `cls` + 1 (0: no such event): ids are small,
+    /// dense numbers, and every record looks its class up.
+    index: Vec<u32>,
     pub flags: u32,
     pub endian: Endian,
     pub long: usize,
@@ -333,16 +371,25 @@ impl<'a> TraceCmd<'a> {
     #[inline(never)]
     pub fn new(env: &'a dyn Env, saved: &[u8], events: &'a [Event]) -> Self {
         let mut cls = Vec::with_capacity(events.len());
+        let mut index = Vec::new();
         for e in events {
-            let (kind, f, comm) = classify(e);
-            cls.push(Class { id: e.id, ev: e, kind, f, comm, pieces: pieces(&e.print_fmt, e) });
+            let id = e.id as usize;
+            if index.len() <= id {
+                index.resize(id + 1, 0);
+            }
+            // The first format of an id counts.
+            if index[id] != 0 {
+                continue;
+            }
+            cls.push(Class { ev: e, handler: Handler::of(e), pieces: pieces(&e.print_fmt, e) });
+            index[id] = cls.len() as u32;
         }
-        crate::util::sort_by_key(&mut cls, |c| c.id);
         let mut comms = Comms::default();
         comms.saved(saved);
         TraceCmd {
             env,
             cls,
+            index,
             flags: INDENT,
             endian: Endian::Little,
             long: 8,
@@ -357,8 +404,17 @@ impl<'a> TraceCmd<'a> {
         }
     }
 
+    /// The position in `cls` of event `id`'s class.
+    #[inline]
+    fn class_index(&self, id: u16) -> Option<usize> {
+        match self.index.get(id as usize) {
+            Some(&i) if i > 0 => Some(i as usize - 1),
+            _ => None,
+        }
+    }
+
     fn class(&self, id: u16) -> Option<&Class<'a>> {
-        self.cls.binary_search_by_key(&id, |c| c.id).ok().map(|i| &self.cls[i])
+        self.cls.get(self.class_index(id)?)
     }
 
     #[inline]
@@ -413,6 +469,7 @@ impl<'a> TraceCmd<'a> {
         if s.ends_with('\n') {
             s.pop();
         }
+        bound_line(&mut s, super::seq_size(0, self.long));
         s.push('\n');
         let w = out.write_str(&s);
         self.buf = s;
@@ -425,8 +482,8 @@ impl<'a> TraceCmd<'a> {
         if let Some((cpu, c)) = self.armed.take() {
             if cpu == r.cpu {
                 match c {
-                    Some(n) => s.t("CPU:").u(cpu as u64).t(" [").u(n).t(" EVENTS DROPPED]\n"),
-                    None => s.t("CPU:").u(cpu as u64).t(" [EVENTS DROPPED]\n"),
+                    Some(n) => s.put("CPU:").unsigned(cpu as u64).put(" [").unsigned(n).put(" EVENTS DROPPED]\n"),
+                    None => s.put("CPU:").unsigned(cpu as u64).put(" [EVENTS DROPPED]\n"),
                 };
             }
         }
@@ -446,10 +503,10 @@ impl<'a> TraceCmd<'a> {
                 n += w;
             }
             pad(s, 8 - n)?;
-            s.t(&comm[..cut]);
-            s.t("-").num(pid as i64 as u64, 10, true, LEFT, 5).t(" ").num(r.cpu as u64, 10, false, 0, 3);
+            s.put(&comm[..cut]);
+            s.put("-").num(pid as i64 as u64, 10, true, LEFT, 5).put(" ").num(r.cpu as u64, 10, false, 0, 3);
             if self.flags & RAW != 0 {
-                s.t("-0x").x(d.get(2).copied().unwrap_or(0) as u64);
+                s.put("-0x").hex(d.get(2).copied().unwrap_or(0) as u64);
             } else {
                 lat_fmt(s, d)?;
             }
@@ -460,27 +517,27 @@ impl<'a> TraceCmd<'a> {
                 let comm = self.comm(pid);
                 pad(&mut p, 16usize.saturating_sub(kwidth(comm)))?;
                 p.push_str(comm);
-                p.t("-").num(pid as i64 as u64, 10, true, LEFT, 5).t(" ");
+                p.put("-").num(pid as i64 as u64, 10, true, LEFT, 5).put(" ");
                 self.pre = (pid, p);
             }
-            s.t(&self.pre.1);
+            s.put(&self.pre.1);
             let mut arr = [0u8; 16];
             let mut l = Line::on(&mut arr);
             l.push(b'[');
             l.zeros(r.cpu as u64, 3);
             l.push(b']');
-            s.t(l.as_str());
+            s.put(l.as_str());
         }
         self.time(s, r.ts)?;
         s.push(':');
         let ty = self.ty(d);
         let Some(c) = self.class(ty) else {
-            s.t(" [UNKNOWN EVENT]");
+            s.put(" [UNKNOWN EVENT]");
             return Ok(false);
         };
         s.push(' ');
-        s.t(&c.ev.name);
-        s.t(": ");
+        s.put(&c.ev.name);
+        s.put(": ");
         pad(s, 20usize.saturating_sub(c.ev.name.len()))?;
         self.body(s, r, ty, next)
     }
@@ -519,72 +576,72 @@ impl<'a> TraceCmd<'a> {
         } else {
             l.zeros(t % p, digits);
         }
-        s.t(l.as_str());
+        s.put(l.as_str());
         Ok(())
     }
 
     #[inline(never)]
     fn body(&mut self, s: &mut String, r: &Rec, ty: u16, next: Option<&Rec>) -> Result<bool, fmt::Error> {
-        let Some(ci) = self.cls.binary_search_by_key(&ty, |c| c.id).ok() else { return Ok(false) };
+        let Some(ci) = self.class_index(ty) else { return Ok(false) };
         let d = r.data;
         let e = self.endian;
         if self.flags & RAW != 0 {
             self.raw_fields(s, d, ci)?;
             return Ok(false);
         }
-        let c = &self.cls[ci];
-        let (fs, comm) = (c.f, c.comm);
-        // The plugin's field k (0 when absent), and an optional one.
-        let v = |k: usize| fs[k].map_or(0, |f| f.get(d, e));
-        let o = |k: usize| fs[k].map(|f| f.get(d, e));
-        match c.kind {
-            0 => self.function(s, r.cpu, v(0), v(1))?,
-            1 => {
-                let (f, dep) = (v(0), v(1) as i64);
+        let handler = self.cls[ci].handler;
+        // A field's value, and an optional field's (None when absent).
+        let v = |f: FieldAt| f.get(d, e);
+        let o = |f: Option<FieldAt>| f.map(|f| f.get(d, e));
+        match handler {
+            Handler::Ftrace(Record::Function { ip, parent }) => self.function(s, r.cpu, v(ip), v(parent))?,
+            Handler::Ftrace(Record::GraphEntry { func, depth, .. }) => {
+                let (f, dep) = (v(func), v(depth) as i64);
                 let pid = self.pid(d);
                 // get_return_for_leaf(): the next record, same CPU, is the
-                // exit of this pid and function (class kind 2:
-                // ftrace's funcgraph_exit).
+                // exit of this pid and function.
                 let leaf = next.filter(|n| n.cpu == r.cpu && self.pid(n.data) == pid).and_then(|n| {
-                    let c = self.class(self.ty(n.data)).filter(|c| c.kind == 2)?;
-                    (c.f[0].map_or(0, |x| x.get(n.data, e)) == f).then_some((n.data, c))
+                    match self.class(self.ty(n.data))?.handler {
+                        Handler::Ftrace(exit @ Record::GraphExit { func, .. }) if func.get(n.data, e) == f => Some((n.data, exit)),
+                        _ => None,
+                    }
                 });
                 match leaf {
-                    Some((nd, c)) => {
-                        self.graph_leaf(s, f, dep, nd, c)?;
+                    Some((nd, exit)) => {
+                        self.graph_leaf(s, f, dep, nd, exit)?;
                         return Ok(true);
                     }
                     None => {
-                        s.t("             |  ");
+                        s.put("             |  ");
                         indent(s, dep)?;
                         self.func_name(s, f)?;
-                        s.t("() {");
+                        s.put("() {");
                         if self.flags & DEPTH != 0 {
-                            s.t(" (").d(dep).t(")");
+                            s.put(" (").signed(dep).put(")");
                         }
                     }
                 }
             }
-            2 => {
-                let dur = v(3).wrapping_sub(v(2));
-                let dep = v(1) as i64;
-                let (f, rv) = (v(0), o(4));
+            Handler::Ftrace(Record::GraphExit { func, depth, calltime, rettime, retval, .. }) => {
+                let dur = v(rettime).wrapping_sub(v(calltime));
+                let dep = v(depth) as i64;
+                let (f, rv) = (v(func), o(retval));
                 duration(s, dur)?;
                 indent(s, dep)?;
                 s.push('}');
                 if self.flags & TAIL != 0 {
                     if let Some(sym) = self.env.sym(f) {
-                        s.t(" /* ").t(sym.name).t(" */");
+                        s.put(" /* ").put(sym.name).put(" */");
                     }
                 }
                 if self.flags & DEPTH != 0 {
-                    s.t(" (").d(dep).t(")");
+                    s.put(" (").signed(dep).put(")");
                 }
                 self.retval(s, rv)?;
             }
-            3 => {
-                s.t("<stack trace >\n");
-                let mut p = fs[0].map_or(0, |f| f.off) as usize;
+            Handler::Ftrace(Record::KernelStack { caller }) => {
+                s.put("<stack trace >\n");
+                let mut p = caller.off as usize;
                 let l = self.long;
                 while p + l <= d.len() {
                     let a = read_uint(d, p, l, e).unwrap_or(0);
@@ -593,43 +650,40 @@ impl<'a> TraceCmd<'a> {
                     }
                     match self.env.sym(a) {
                         Some(sym) => {
-                            s.t("=> ");
+                            s.put("=> ");
                             self.show_function(s, sym.name, sym.addr, a)?;
-                            s.t(" (").x(a).t(")\n");
+                            s.put(" (").hex(a).put(")\n");
                         }
                         None => {
-                            s.t("=> ").x(a).t("\n");
+                            s.put("=> ").hex(a).put("\n");
                         }
                     }
                     p += l;
                 }
             }
-            4 => {
-                let (ip, parent, count) = (v(0), v(1), v(2));
-                let delta = (v(3) << 32) | v(4);
-                self.function(s, r.cpu, ip, parent)?;
-                s.t(" (count: ").u(count).t("  last_ts: ");
+            Handler::Ftrace(Record::FuncRepeats { ip, parent, count, top, bottom }) => {
+                let delta = (v(top) << 32) | v(bottom);
+                self.function(s, r.cpu, v(ip), v(parent))?;
+                s.put(" (count: ").unsigned(v(count)).put("  last_ts: ");
                 self.time_val(s, r.ts.wrapping_sub(delta))?;
                 s.push(')');
             }
-            5 => {
-                s.t("# ").x(v(0));
-                for &b in d.get(fs[1].map_or(0, |f| f.off) as usize..).unwrap_or(&[]) {
-                    s.t(" ").num(b as u64, 16, false, ZEROPAD, 2);
+            Handler::Ftrace(Record::RawData { id, buf }) => {
+                s.put("# ").hex(v(id));
+                for &b in d.get(buf.off as usize..).unwrap_or(&[]) {
+                    s.put(" ").num(b as u64, 16, false, ZEROPAD, 2);
                 }
             }
-            6 => {
-                let (pp, np) = (v(0) as i64, v(3) as i64);
-                let (pc, nc) = (comm[0], comm[1]);
-                let pprio = o(1).map(|x| x as i32);
-                let nprio = o(4).map(|x| x as i32);
-                let st = o(2);
-                self.comm_field(s, d, pc, pp)?;
-                s.d(pp).t(" ");
+            Handler::SchedSwitch { prev_pid, prev_prio, prev_state, next_pid, next_prio, prev_comm, next_comm } => {
+                let (pp, np) = (v(prev_pid) as i64, v(next_pid) as i64);
+                let pprio = o(prev_prio).map(|x| x as i32);
+                let nprio = o(next_prio).map(|x| x as i32);
+                self.comm_field(s, d, prev_comm, pp)?;
+                s.signed(pp).put(" ");
                 if let Some(p) = pprio {
-                    s.t("[").d(p as i64).t("] ");
+                    s.put("[").signed(p as i64).put("] ");
                 }
-                if let Some(v) = st {
+                if let Some(v) = o(prev_state) {
                     let mut found = false;
                     for (i, &ch) in STATES.iter().enumerate() {
                         if v & (1 << i) != 0 {
@@ -644,56 +698,53 @@ impl<'a> TraceCmd<'a> {
                         s.push('R');
                     }
                 }
-                s.t(" ==> ");
-                self.comm_field(s, d, nc, np)?;
-                s.d(np);
+                s.put(" ==> ");
+                self.comm_field(s, d, next_comm, np)?;
+                s.signed(np);
                 if let Some(p) = nprio {
-                    s.t(" [").d(p as i64).t("]");
+                    s.put(" [").signed(p as i64).put("]");
                 }
             }
-            7 => {
-                let p = v(0) as i64;
-                let (prio, success, cpu) = (o(1).map(|x| x as i64), o(2).map(|x| x as i64), o(3));
-                self.comm_field(s, d, comm[0], p)?;
-                s.d(p);
-                if let Some(v) = prio {
-                    s.t(" [").d(v).t("]");
+            Handler::SchedWakeup { pid, prio, success, target_cpu, comm } => {
+                let p = v(pid) as i64;
+                self.comm_field(s, d, comm, p)?;
+                s.signed(p);
+                if let Some(v) = o(prio) {
+                    s.put(" [").signed(v as i64).put("]");
                 }
-                if let Some(v) = success {
-                    s.t(" success=").d(v);
+                if let Some(v) = o(success) {
+                    s.put(" success=").signed(v as i64);
                 }
-                if let Some(v) = cpu {
-                    s.t(" CPU:").num(v, 10, false, ZEROPAD, 3);
+                if let Some(v) = o(target_cpu) {
+                    s.put(" CPU:").num(v, 10, false, ZEROPAD, 3);
                 }
             }
-            9 => {
-                let (t, n, f) = (v(0), v(1), o(2));
-                s.t("hrtimer=0x").x(t).t(" now=").u(n);
-                self.func_field(s, f)?;
+            Handler::HrtimerExpireEntry { timer, now, function } => {
+                s.put("hrtimer=0x").hex(v(timer)).put(" now=").unsigned(v(now));
+                self.func_field(s, o(function))?;
             }
-            10 => {
-                let (t, f, x, so) = (v(0), o(1), v(2), v(3));
-                s.t("hrtimer=0x").x(t);
-                self.func_field(s, f)?;
-                s.t(" expires=").u(x).t(" softexpires=").u(so);
+            Handler::HrtimerStart { timer, function, expires, softexpires } => {
+                s.put("hrtimer=0x").hex(v(timer));
+                self.func_field(s, o(function))?;
+                s.put(" expires=").unsigned(v(expires)).put(" softexpires=").unsigned(v(softexpires));
             }
-            11 => {
-                let (p, why) = (v(0) as i64, v(1) as i64);
+            Handler::TlbFlush { pages, reason } => {
+                let (p, why) = (v(pages) as i64, v(reason) as i64);
                 const WHY: [&str; 4] = ["flush on task switch", "remote shootdown", "local shootdown", "local mm shootdown"];
-                s.t("pages=").d(p).t(" reason=");
+                s.put("pages=").signed(p).put(" reason=");
                 if let Some(w) = usize::try_from(why).ok().and_then(|i| WHY.get(i)) {
-                    s.t(w);
+                    s.put(w);
                 }
-                s.t(" (").d(why).t(")");
+                s.put(" (").signed(why).put(")");
             }
-            12 => {
-                let v = v(0);
+            Handler::KmemCallSite { call_site } => {
+                let v = v(call_site);
                 if let Some(sym) = self.env.sym(v) {
-                    s.t("(").t(sym.name).t("+0x").x(v.wrapping_sub(sym.addr) as u32 as u64).t(") ");
+                    s.put("(").put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr) as u32 as u64).put(") ");
                 }
                 self.render(s, ty, d)?;
             }
-            _ => self.render(s, ty, d)?,
+            Handler::Ftrace(_) | Handler::Generic => self.render(s, ty, d)?,
         }
         Ok(false)
     }
@@ -706,9 +757,10 @@ impl<'a> TraceCmd<'a> {
     }
 
     /// The plugins' write_and_save_comm(): `comm:` and remember it.
-    fn comm_field(&mut self, s: &mut String, d: &[u8], f: Option<(u16, u16)>, pid: i64) -> fmt::Result {
-        let Some((o, n)) = f else { return Ok(()) };
-        let b = d.get(o as usize..(o as usize + n as usize).min(d.len())).unwrap_or(&[]);
+    fn comm_field(&mut self, s: &mut String, d: &[u8], f: Option<FieldAt>, pid: i64) -> fmt::Result {
+        let Some(f) = f else { return Ok(()) };
+        let (o, n) = (f.off as usize, f.size as usize);
+        let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
         put_bytes(s, b)?;
         s.push(':');
         self.learn(pid as i32, b);
@@ -719,8 +771,8 @@ impl<'a> TraceCmd<'a> {
     fn func_field(&self, s: &mut String, f: Option<u64>) -> fmt::Result {
         let Some(v) = f else { return Ok(()) };
         match self.env.sym(v) {
-            Some(sym) => s.t(" function=").t(sym.name).t("/0x").x(sym.addr.wrapping_sub(v)),
-            None => s.t(" function=0x").num(v, 16, false, ZEROPAD, 8),
+            Some(sym) => s.put(" function=").put(sym.name).put("/0x").hex(sym.addr.wrapping_sub(v)),
+            None => s.put(" function=0x").num(v, 16, false, ZEROPAD, 8),
         };
         Ok(())
     }
@@ -729,25 +781,27 @@ impl<'a> TraceCmd<'a> {
         match self.env.sym(f) {
             Some(sym) => s.write_str(sym.name),
             None => {
-                s.x(f);
+                s.hex(f);
                 Ok(())
             }
         }
     }
 
-    /// print_graph_entry_leaf(): the entry folded with its exit.
-    fn graph_leaf(&self, s: &mut String, f: u64, dep: i64, rd: &[u8], c: &Class) -> fmt::Result {
+    /// print_graph_entry_leaf(): the entry folded with its exit (`exit`,
+    /// the record `rd`).
+    fn graph_leaf(&self, s: &mut String, f: u64, dep: i64, rd: &[u8], exit: Record) -> fmt::Result {
+        let Record::GraphExit { calltime, rettime, retval, .. } = exit else { return Ok(()) };
         let e = self.endian;
-        let v = |k: usize| c.f[k].map(|f| f.get(rd, e));
-        let dur = v(3).unwrap_or(0).wrapping_sub(v(2).unwrap_or(0));
+        let dur = rettime.get(rd, e).wrapping_sub(calltime.get(rd, e));
+        let rv = retval.map(|f| f.get(rd, e));
         duration(s, dur)?;
         indent(s, dep)?;
         self.func_name(s, f)?;
-        s.t("();");
+        s.put("();");
         if self.flags & DEPTH != 0 {
-            s.t(" (").d(dep).t(")");
+            s.put(" (").signed(dep).put(")");
         }
-        self.retval(s, v(4))
+        self.retval(s, rv)
     }
 
     /// trace-cmd 3.2+: ` (ret=0x1f)`, errno values in decimal.
@@ -764,9 +818,9 @@ impl<'a> TraceCmd<'a> {
             v >= (-4095i64) as u64
         };
         if dec {
-            s.t(" (ret=").d(v as i64).t(")");
+            s.put(" (ret=").signed(v as i64).put(")");
         } else {
-            s.t(" (ret=0x").x(v).t(")");
+            s.put(" (ret=0x").hex(v).put(")");
         }
         Ok(())
     }
@@ -787,15 +841,15 @@ impl<'a> TraceCmd<'a> {
         match func {
             Some(f) => self.show_function(s, f.name, f.addr, ip)?,
             None => {
-                s.t("0x").x(ip);
+                s.put("0x").hex(ip);
             }
         }
         if self.flags & PARENT != 0 {
-            s.t(" <-- ");
+            s.put(" <-- ");
             match par {
                 Some(p) => self.show_function(s, p.name, p.addr, parent)?,
                 None => {
-                    s.t("0x").x(parent);
+                    s.put("0x").hex(parent);
                 }
             }
         }
@@ -803,9 +857,9 @@ impl<'a> TraceCmd<'a> {
     }
 
     fn show_function(&self, s: &mut String, name: &str, start: u64, addr: u64) -> fmt::Result {
-        s.t(name);
+        s.put(name);
         if self.flags & OFFSET != 0 {
-            s.t("+0x").x(addr.wrapping_sub(start) as u32 as u64).t(" ");
+            s.put("+0x").hex(addr.wrapping_sub(start) as u32 as u64).put(" ");
         }
         Ok(())
     }
@@ -842,8 +896,8 @@ impl<'a> TraceCmd<'a> {
         let c = &self.cls[ci];
         let mut cur = 0;
         for (fi, fd) in c.ev.fields.iter().filter(|f| !f.name.starts_with("common_")).enumerate() {
-            let (f, kind) = (F::of(fd), &fd.kind);
-            s.t(" ").t(&fd.name).t("=");
+            let (f, kind) = (FieldAt::of(fd), &fd.kind);
+            s.put(" ").put(&fd.name).put("=");
             if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() && cur != usize::MAX {
                 // print_field(): the next conversion (from where the last
                 // one matched, wrapping) that prints this very field.
@@ -869,7 +923,7 @@ impl<'a> TraceCmd<'a> {
                     // the fields after print raw.
                     cur = if at + 1 < n { at + 1 } else { usize::MAX };
                     if has0x {
-                        s.t("0x");
+                        s.put("0x");
                     }
                     self.conv(s, spec, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0))?;
                     continue;
@@ -882,13 +936,13 @@ impl<'a> TraceCmd<'a> {
                 let ptr = if fd.is_ptr { 2 } else { crate::util::find_str(&fd.ctype, "long", false).is_some() as u8 };
                 let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
                 match (ptr, f.signed, f.size) {
-                    (2, ..) | (1, false, _) => s.t("0x").x(v),
-                    (1, true, 4) => s.t("0x").x(v as u32 as u64),
-                    (_, true, 4) => s.d(v as u32 as i32 as i64),
+                    (2, ..) | (1, false, _) => s.put("0x").hex(v),
+                    (1, true, 4) => s.put("0x").hex(v as u32 as u64),
+                    (_, true, 4) => s.signed(v as u32 as i32 as i64),
                     (_, true, 2) => s.num(v as u16 as i16 as i64 as u64, 10, true, 0, 2),
-                    (_, true, 1) => s.d(v as u8 as i8 as i64),
-                    (_, true, _) => s.d(v as i64),
-                    _ => s.u(v),
+                    (_, true, 1) => s.signed(v as u8 as i8 as i64),
+                    (_, true, _) => s.signed(v as i64),
+                    _ => s.unsigned(v),
                 };
                 continue;
             }
@@ -897,10 +951,10 @@ impl<'a> TraceCmd<'a> {
             if fd.is_char && printable(b) {
                 put_bytes(s, b)?;
             } else {
-                s.t("ARRAY[");
+                s.put("ARRAY[");
                 for (i, x) in b.iter().enumerate() {
                     if i > 0 {
-                        s.t(", ");
+                        s.put(", ");
                     }
                     s.num(*x as u64, 16, false, ZEROPAD, 2);
                 }
@@ -922,12 +976,12 @@ impl<'a> TraceCmd<'a> {
             let ext = b.get(pi + 1).copied().unwrap_or(0);
             match ext {
                 b'S' | b's' | b'F' | b'f' => match self.env.sym(v) {
-                    Some(sym) if matches!(ext, b'S' | b'F') => s.t(sym.name).t("+0x").x(v.wrapping_sub(sym.addr)),
-                    Some(sym) => s.t(sym.name),
-                    None => s.t("0x").x(v),
+                    Some(sym) if matches!(ext, b'S' | b'F') => s.put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr)),
+                    Some(sym) => s.put(sym.name),
+                    None => s.put("0x").hex(v),
                 },
-                _ if v == 0 => s.t("(nil)"),
-                _ => s.t("0x").x(v),
+                _ if v == 0 => s.put("(nil)"),
+                _ => s.put("0x").hex(v),
             };
             return Ok(());
         }
@@ -1011,9 +1065,27 @@ fn add_child<'a>(st: &mut Vec<Option<&'a str>>, child: Option<&'a str>, pos: usi
 
 fn indent(s: &mut String, depth: i64) -> fmt::Result {
     if depth > 0 {
-        pad(s, (depth as usize).saturating_mul(2).min(4096))?;
+        pad(s, (depth as usize).saturating_mul(2))?;
     }
     Ok(())
+}
+
+/// libtraceevent's trace_seq grows without end: trace-cmd prints a
+/// record whose depth or size a corrupt file inflated as one line of
+/// gigabytes. Bounded here as the kernel bounds its own lines: a line
+/// longer than the newest kernels' trace_seq (newline included) keeps what
+/// fits with `[LINE TOO BIG]` at its end.
+fn bound_line(s: &mut String, size: usize) {
+    if s.len() < size {
+        return;
+    }
+    let tail = super::LINE_TOO_BIG.trim_end();
+    let mut cut = size - 1 - tail.len();
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s.truncate(cut);
+    s.push_str(tail);
 }
 
 /// print_graph_overhead() then print_graph_duration(): the mark, the
@@ -1032,14 +1104,14 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
         "  "
     });
     let start = s.len();
-    s.u(dur / 1000);
+    s.unsigned(dur / 1000);
     if s.len() - start < 7 {
-        s.t(".").num(dur % 1000, 10, false, ZEROPAD, 3);
+        s.put(".").num(dur % 1000, 10, false, ZEROPAD, 3);
     }
     let len = s.len() - start;
-    s.t(" us ");
+    s.put(" us ");
     pad(s, 7usize.saturating_sub(len))?;
-    s.t("|  ");
+    s.put("|  ");
     Ok(())
 }
 
@@ -1048,15 +1120,15 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
 fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
     let f = d.get(2).copied().unwrap_or(0);
     let pc = d.get(3).copied().unwrap_or(0);
-    s.push(if f & 0x01 != 0 {
+    s.push(if f & TRACE_FLAG_IRQS_OFF != 0 {
         'd'
-    } else if f & 0x02 != 0 {
+    } else if f & TRACE_FLAG_IRQS_NOSUPPORT != 0 {
         'X'
     } else {
         '.'
     });
-    s.push(if f & 0x04 != 0 { 'N' } else { '.' });
-    let (h, so) = (f & 0x08 != 0, f & 0x10 != 0);
+    s.push(if f & TRACE_FLAG_NEED_RESCHED != 0 { 'N' } else { '.' });
+    let (h, so) = (f & TRACE_FLAG_HARDIRQ != 0, f & TRACE_FLAG_SOFTIRQ != 0);
     s.push(if h && so {
         'H'
     } else if h {
@@ -1067,12 +1139,12 @@ fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
         '.'
     });
     if pc & 0xf != 0 {
-        s.x((pc & 0xf) as u64);
+        s.hex((pc & 0xf) as u64);
     } else {
         s.push('.');
     }
     if pc & 0xf0 != 0 {
-        s.x((pc >> 4) as u64);
+        s.hex((pc >> 4) as u64);
     } else {
         s.push('.');
     }
@@ -1176,8 +1248,9 @@ impl Comms {
         }
         if !self.ready {
             self.ready = true;
-            self.tab.reverse();
-            crate::util::sort_by_key(&mut self.tab, |t| t.0);
+            // Newest first within a pid: names are appended, so a later
+            // registration has a larger `at`.
+            self.tab.sort_unstable_by_key(|t| (t.0, core::cmp::Reverse(t.1)));
         }
         match self.search(pid) {
             Some(at) => self.names.get(at as usize..).and_then(|s| s.split('\0').next()).unwrap_or(""),

@@ -261,10 +261,7 @@ pub struct Options {
 impl Options {
     /// The selected clock of `trace_clock` text (`[local] global` → `local`).
     pub fn clock(&self) -> Option<&str> {
-        let t = self.trace_clock.as_deref()?;
-        let s = t.find('[')?;
-        let e = t[s..].find(']')?;
-        Some(&t[s + 1..s + e])
+        crate::ftrace::selected_clock(self.trace_clock.as_deref()?)
     }
 }
 

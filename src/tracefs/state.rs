@@ -50,9 +50,7 @@ pub fn options(t: &Tracefs) -> Result<Vec<(String, bool)>> {
 
 /// The selected clock in a `trace_clock` listing (`local [global] ...`).
 pub fn current_clock(list: &str) -> &str {
-    list.split_whitespace()
-        .find_map(|c| c.strip_prefix('[').and_then(|c| c.strip_suffix(']')))
-        .unwrap_or("")
+    crate::ftrace::selected_clock(list).unwrap_or("")
 }
 
 /// The clock a `trace_clock` text names: the selected `[clock]`; a text

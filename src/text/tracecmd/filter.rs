@@ -6,7 +6,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::super::kernel::F;
+use crate::format::FieldAt as F;
 use super::super::Env;
 use super::fld;
 use crate::cursor::{read_uint, Endian};

@@ -618,3 +618,17 @@ fn filter_numbers() {
     assert_eq!(number("12a"), None);
     assert_eq!(number("0xg"), None);
 }
+
+/// trace-cmd would indent by a corrupt depth without end; here the line
+/// stops at the kernel's trace_seq size with `[LINE TOO BIG]`.
+#[test]
+fn graph_depth_line_is_bounded() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut t = TraceCmd::new(&e, c, &evs);
+    let out = run(&mut t, &[(0, 1000, ent(100, 0x1000, i32::MAX)), (0, 2000, ent(100, 0x2000, 1))]);
+    let lines: Vec<&str> = out.split_inclusive('\n').collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0].len(), crate::text::seq_size(0, 8));
+    assert!(lines[0].ends_with("    [LINE TOO BIG]\n"), "{}", &lines[0][lines[0].len() - 40..]);
+    assert!(lines[1].ends_with("|    inet_sendmsg() {\n"), "{}", lines[1]);
+}
