@@ -151,7 +151,7 @@ impl fmt::Display for Error {
 
 /// Inside the reader errors travel boxed: a 56-byte `Error` moved through
 /// each `?` was a large part of the reader's code.
-type R<T> = Result<T, Box<Error>>;
+type BoxResult<T> = Result<T, Box<Error>>;
 
 #[cold]
 #[inline(never)]
@@ -160,8 +160,8 @@ fn bad(section: &'static str, offset: u64, what: &'static str) -> Box<Error> {
 }
 
 /// Read exactly `buf.len()` bytes at `off`, or say where the data ended.
-fn read_full(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> R<()> {
-    let mut p = P::new(file, Endian::Little, off, section);
+fn read_full(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> BoxResult<()> {
+    let mut p = MetaReader::new(file, Endian::Little, off, section);
     p.fill(buf);
     p.done()
 }
@@ -327,9 +327,9 @@ pub struct TraceDat<'f> {
 /// — the file itself, or a section already in memory that sits at `base`
 /// in the file. The first failure is kept (naming section `s` and the file
 /// offset) and every read after it gives zeros and nothing more, so the
-/// parsers read straight through and ask [`P::done`] once per part: one
+/// parsers read straight through and ask [`MetaReader::done`] once per part: one
 /// exit instead of an error branch (and its clean-up) at every field.
-struct P<'f> {
+struct MetaReader<'f> {
     file: &'f dyn ReadAt,
     e: Endian,
     pos: u64,
@@ -338,19 +338,19 @@ struct P<'f> {
     err: Option<Box<Error>>,
 }
 
-impl<'f> P<'f> {
+impl<'f> MetaReader<'f> {
     fn new(file: &'f dyn ReadAt, e: Endian, pos: u64, s: &'static str) -> Self {
-        P { file, e, pos, base: 0, s, err: None }
+        MetaReader { file, e, pos, base: 0, s, err: None }
     }
     /// Over `d`, an in-memory part of the file that starts at `base`.
     fn mem(d: &'f Vec<u8>, e: Endian, base: u64, s: &'static str) -> Self {
-        P { file: d, e, pos: 0, base, s, err: None }
+        MetaReader { file: d, e, pos: 0, base, s, err: None }
     }
     fn ok(&self) -> bool {
         self.err.is_none()
     }
     /// The first error, if any.
-    fn done(&mut self) -> R<()> {
+    fn done(&mut self) -> BoxResult<()> {
         match self.err.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -490,8 +490,8 @@ impl<'f> TraceDat<'f> {
     }
 
     #[inline(never)]
-    fn open_r(file: &'f dyn ReadAt) -> R<TraceDat<'f>> {
-        let mut p = P::new(file, Endian::Little, 0, "file header");
+    fn open_r(file: &'f dyn ReadAt) -> BoxResult<TraceDat<'f>> {
+        let mut p = MetaReader::new(file, Endian::Little, 0, "file header");
         let mut head = [0u8; 10];
         if p.fill(&mut head) && &head != b"\x17\x08\x44tracing" {
             p.fail(0, Reason::BadMagic);
@@ -592,8 +592,8 @@ impl<'f> TraceDat<'f> {
         self.latency_text_r(b).map_err(|e| *e)
     }
 
-    fn latency_text_r(&self, b: &Buffer) -> R<Vec<u8>> {
-        let mut p = P::new(self.file, self.endian, b.text_at, "latency text");
+    fn latency_text_r(&self, b: &Buffer) -> BoxResult<Vec<u8>> {
+        let mut p = MetaReader::new(self.file, self.endian, b.text_at, "latency text");
         if !b.latency {
             p.bad_at(0, "buffer is not a latency buffer");
             p.done()?;
@@ -647,7 +647,7 @@ impl<'f> TraceDat<'f> {
 
     /// Metadata part `i` (see [`META`]): v6 reads them in turn from the
     /// file, v7 each from its section.
-    fn meta(&mut self, p: &mut P, i: usize) {
+    fn meta(&mut self, p: &mut MetaReader, i: usize) {
         p.s = META[i.min(5)];
         match i {
             0 => {
@@ -691,7 +691,7 @@ impl<'f> TraceDat<'f> {
     // ---- v6 ----
 
     #[inline(never)]
-    fn read_v6(&mut self, p: &mut P<'f>) -> R<()> {
+    fn read_v6(&mut self, p: &mut MetaReader<'f>) -> BoxResult<()> {
         for i in 0..META.len() {
             self.meta(p, i);
         }
@@ -712,7 +712,7 @@ impl<'f> TraceDat<'f> {
         // By reference: a by-value loop adds an IntoIter and its drop code.
         for r in &mut instances {
             let name = core::mem::take(&mut r.2);
-            let mut q = P::new(p.file, p.e, r.1, "instance buffer");
+            let mut q = MetaReader::new(p.file, p.e, r.1, "instance buffer");
             q.fill(&mut kind);
             if kind.starts_with(b"options") {
                 // Instance headers may carry their own options; skip them.
@@ -736,7 +736,7 @@ impl<'f> TraceDat<'f> {
 
     /// An options list: v6 ends at a DONE id, v7 with DONE's pointer to the
     /// next options section (returned; 0 = last).
-    fn read_options(&mut self, p: &mut P, mode: u8, refs: &mut Vec<Ref>) -> u64 {
+    fn read_options(&mut self, p: &mut MetaReader, mode: u8, refs: &mut Vec<Ref>) -> u64 {
         let mut n = 0;
         loop {
             p.s = "options";
@@ -757,7 +757,7 @@ impl<'f> TraceDat<'f> {
             if mode == V6_SKIP {
                 continue;
             }
-            let mut q = P::mem(&d, p.e, p.base + p.pos - size as u64, "options");
+            let mut q = MetaReader::mem(&d, p.e, p.base + p.pos - size as u64, "options");
             match id {
                 OPT_DONE => {
                     let next = q.u64();
@@ -783,7 +783,7 @@ impl<'f> TraceDat<'f> {
 
     /// A v7 BUFFER or BUFFER_TEXT option.
     #[inline(never)]
-    fn buffer_option(&mut self, q: &mut P, id: u16, len: usize) {
+    fn buffer_option(&mut self, q: &mut MetaReader, id: u16, len: usize) {
         let off = q.u64();
         let name = q.cstr();
         let clock = q.cstr();
@@ -806,7 +806,7 @@ impl<'f> TraceDat<'f> {
             }
         }
         // The flyrecord section header's flags say whether the data is compressed.
-        let mut f = P::new(self.file, self.endian, off + 2, "buffer section");
+        let mut f = MetaReader::new(self.file, self.endian, off + 2, "buffer section");
         b.compressed = f.u16() & SEC_FL_COMPRESS != 0;
         if b.compressed {
             f.put(check_compression(&self.compression, f.s, off).err());
@@ -820,7 +820,7 @@ impl<'f> TraceDat<'f> {
     // ---- v7 ----
 
     #[inline(never)]
-    fn read_v7(&mut self, p: &mut P<'f>) -> R<()> {
+    fn read_v7(&mut self, p: &mut MetaReader<'f>) -> BoxResult<()> {
         p.s = "compression header";
         self.compression = p.cstr();
         self.compression_version = p.cstr();
@@ -844,7 +844,7 @@ impl<'f> TraceDat<'f> {
                     if first_end == 0 {
                         first_end = end;
                     }
-                    let mut q = P::mem(&data, self.endian, base, "options");
+                    let mut q = MetaReader::mem(&data, self.endian, base, "options");
                     let n = self.read_options(&mut q, V7, &mut refs);
                     q.done().map(|()| n)
                 })
@@ -871,7 +871,7 @@ impl<'f> TraceDat<'f> {
                 // megabytes: no second copy); anything else goes through
                 // meta() for its error.
                 let w = if i == 5 { 8 } else { 4 };
-                let n = P::mem(&data, self.endian, base, "").num(w);
+                let n = MetaReader::mem(&data, self.endian, base, "").num(w);
                 if data.len() >= w && n <= MAX_BLOCK && n <= (data.len() - w) as u64 {
                     data.truncate(w + n as usize);
                     data.drain(..w);
@@ -879,7 +879,7 @@ impl<'f> TraceDat<'f> {
                     continue;
                 }
             }
-            let mut q = P::mem(&data, self.endian, base, "");
+            let mut q = MetaReader::mem(&data, self.endian, base, "");
             self.meta(&mut q, i);
             q.done()?;
         }
@@ -908,7 +908,7 @@ impl<'f> TraceDat<'f> {
     /// only a single-CPU file is recovered then.
     #[inline(never)]
     fn recover_buffer(&self, at: u64) -> Option<Buffer> {
-        let mut p = P::new(self.file, self.endian, at, "buffer section");
+        let mut p = MetaReader::new(self.file, self.endian, at, "buffer section");
         let (id, flags, size) = p.section_head();
         let ncpu = self.options.cpu_count?;
         if id != OPT_BUFFER || !p.ok() {
@@ -932,7 +932,7 @@ impl<'f> TraceDat<'f> {
         }
         for cpu in 0..ncpu.min(1 << 12) {
             // Step over the chunk list { count:u32 { zsize:u32 size:u32 data } }.
-            let mut q = P::new(self.file, self.endian, off, "cpu data");
+            let mut q = MetaReader::new(self.file, self.endian, off, "cpu data");
             for _ in 0..q.u32() {
                 let z = q.u32();
                 q.u32();
@@ -957,8 +957,8 @@ impl<'f> TraceDat<'f> {
     /// Read a v7 section at `off`: its id, its (decompressed) data, the
     /// file offset of the data (for error messages) and where it ends in the file.
     #[inline(never)]
-    fn section(&self, off: u64, name: &'static str) -> R<(u16, Vec<u8>, u64, u64)> {
-        let mut p = P::new(self.file, self.endian, off, name);
+    fn section(&self, off: u64, name: &'static str) -> BoxResult<(u16, Vec<u8>, u64, u64)> {
+        let mut p = MetaReader::new(self.file, self.endian, off, name);
         let (id, flags, size) = p.section_head();
         let base = p.pos;
         let mut data = Vec::new();
@@ -986,7 +986,7 @@ impl<'f> TraceDat<'f> {
 
 /// Options with the same meaning in v6 and v7 (`q` reads `d`; a short
 /// number is left out, its error stays in `q` for the caller to drop).
-fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
+fn apply_common_option(o: &mut Options, id: u16, q: &mut MetaReader, d: &[u8]) {
     // The text options: pick the slot, convert once.
     let slot = match id {
         OPT_DATE => &mut o.date,
@@ -1021,7 +1021,7 @@ fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
 }
 
 /// After "flyrecord\0" (or "latency  \0"): the per-CPU offsets and sizes.
-fn flyrecord_v6(p: &mut P, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Buffer {
+fn flyrecord_v6(p: &mut MetaReader, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Buffer {
     p.s = "flyrecord";
     let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, text_at: p.pos, cpus: Vec::new() };
     if kind.starts_with(b"latency") {
@@ -1041,7 +1041,7 @@ fn flyrecord_v6(p: &mut P, kind: &[u8], cpus: u32, page_size: u32, name: String)
 }
 
 /// `tag` then size:u64 and that many bytes of text.
-fn header_text(p: &mut P, tag: &[u8]) -> String {
+fn header_text(p: &mut MetaReader, tag: &[u8]) -> String {
     let at = p.pos;
     let page = tag.len() == 12;
     let mut b = [0u8; 13];
@@ -1057,7 +1057,7 @@ fn header_text(p: &mut P, tag: &[u8]) -> String {
 }
 
 /// count:u32 then { size:u64 text }: the formats of one system.
-fn read_formats(p: &mut P, system: &str, out: &mut Vec<Format>) {
+fn read_formats(p: &mut MetaReader, system: &str, out: &mut Vec<Format>) {
     for _ in 0..p.u32() {
         let len = p.u64();
         if len > 1 << 24 {
@@ -1071,8 +1071,8 @@ fn read_formats(p: &mut P, system: &str, out: &mut Vec<Format>) {
 }
 
 /// Can this build decode `name`? (Boxed like every reader error: the
-/// callers keep it in a `P` or pass it on with `?`.)
-fn check_compression(name: &str, section: &'static str, off: u64) -> R<()> {
+/// callers keep it in a `MetaReader` or pass it on with `?`.)
+fn check_compression(name: &str, section: &'static str, off: u64) -> BoxResult<()> {
     if name == "zstd" && cfg!(feature = "zstd") {
         Ok(())
     } else {
@@ -1081,7 +1081,7 @@ fn check_compression(name: &str, section: &'static str, off: u64) -> R<()> {
 }
 
 /// Decompress one block of the file's algorithm to exactly `size` bytes.
-pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> R<Vec<u8>> {
+pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> BoxResult<Vec<u8>> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
         return Err(bad(section, off, "implausible uncompressed size"));
@@ -1101,7 +1101,7 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], 
 #[cfg(feature = "zstd")]
 /// Like `decompress`, into `out` (resized to `size`; its old bytes are
 /// overwritten, not zeroed first, so a reused buffer costs nothing).
-fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> R<()> {
+fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> BoxResult<()> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
         return Err(bad(section, off, "implausible uncompressed size"));

@@ -2,7 +2,7 @@
 //! chunk) at a time: memory is a page, or a chunk for zstd files, however
 //! large the file.
 
-use super::{read_full, CpuData, Error, ReadAt, R};
+use super::{read_full, CpuData, Error, ReadAt, BoxResult};
 use crate::cursor::Endian;
 use alloc::vec::Vec;
 
@@ -95,7 +95,7 @@ impl<'f> CpuPages<'f> {
     }
 
     /// Step to the next page: its range in `chunk` (compressed) or `ra`.
-    fn advance(&mut self) -> Option<R<core::ops::Range<usize>>> {
+    fn advance(&mut self) -> Option<BoxResult<core::ops::Range<usize>>> {
         if self.done {
             return None;
         }
@@ -116,7 +116,7 @@ impl<'f> CpuPages<'f> {
     /// The next plain page, read ahead with the ones after it: one pread
     /// for READ_AHEAD bytes instead of one per page (a system call per
     /// 4 KiB was a tenth of decoding).
-    fn next_plain(&mut self) -> R<Option<core::ops::Range<usize>>> {
+    fn next_plain(&mut self) -> BoxResult<Option<core::ops::Range<usize>>> {
         if self.off >= self.end {
             return Ok(None);
         }
@@ -151,7 +151,7 @@ impl<'f> CpuPages<'f> {
     }
 
     #[cfg(not(feature = "zstd"))]
-    fn next_compressed(&mut self) -> R<bool> {
+    fn next_compressed(&mut self) -> BoxResult<bool> {
         // This build decodes no chunks: check_compression refuses (TraceDat
         // already refuses compressed buffers; this is for a caller's own).
         super::check_compression("zstd", "cpu data chunk", self.off)?;
@@ -159,7 +159,7 @@ impl<'f> CpuPages<'f> {
     }
 
     #[cfg(feature = "zstd")]
-    fn next_compressed(&mut self) -> R<bool> {
+    fn next_compressed(&mut self) -> BoxResult<bool> {
         loop {
             if self.chunk_pos + self.page_size <= self.chunk.len() {
                 self.chunk_pos += self.page_size;
