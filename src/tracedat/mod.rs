@@ -53,11 +53,11 @@ use crate::cursor::Endian;
 use crate::ring::{self, PageLayout};
 use alloc::boxed::Box;
 use alloc::string::String;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
 pub use pages::CpuPages;
+use pages::Held;
 
 /// Positional reads at the edge: a file via pread, a buffer in memory.
 /// `read_at` may return fewer bytes than asked only at the end of the data.
@@ -104,6 +104,8 @@ pub enum Reason {
     Corrupt(&'static str),
     /// A ring-buffer page could not be decoded.
     Page(ring::Error),
+    /// `want` bytes the file asks for could not be allocated.
+    Memory { want: u64 },
 }
 
 /// A reading error: which part of the file, where, and why.
@@ -145,6 +147,7 @@ impl fmt::Display for Error {
             Reason::Decompress => f.write_str("compressed data is corrupt"),
             Reason::Corrupt(w) => f.write_str(w),
             Reason::Page(e) => fmt::Display::fmt(e, f),
+            Reason::Memory { want } => write!(f, "cannot allocate {} bytes", want),
         }
     }
 }
@@ -169,6 +172,52 @@ fn read_full(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8])
 /// Largest single metadata block we agree to allocate (kallsyms of a
 /// distribution kernel is ~15 MB): a corrupt size fails, it does not OOM.
 const MAX_BLOCK: u64 = 1 << 30;
+
+/// How far a compressed metadata section may expand. zstd can turn a few
+/// KiB into gigabytes, while ftrace's metadata is text that it shrinks far
+/// less: on the 6.12 recordings event formats shrink 18-fold at most,
+/// kallsyms 5-fold, printk formats 4-fold. A section claiming more than 64
+/// times its compressed size (plus a page, for tiny sections) is refused
+/// before anything is decompressed.
+const MAX_EXPANSION: u64 = 64;
+
+/// Can `z` compressed bytes plausibly hold `size` bytes of metadata?
+fn plausible_expansion(z: u64, size: u64) -> bool {
+    size <= z.saturating_mul(MAX_EXPANSION).saturating_add(4096)
+}
+
+/// Highest CPU number accepted: far above any kernel's NR_CPUS (8192), and
+/// what a merge of several buffers can tag (ftcat keeps the buffer above
+/// bit 16 of the CPU number).
+const MAX_CPU: u32 = (1 << 16) - 1;
+
+/// The size of `file`, found with 1-byte reads (doubling, then bisecting):
+/// `ReadAt` has no size, and some fifty preads cost nothing next to the
+/// metadata. The tables of CPU data are checked against it.
+fn probe_size(file: &dyn ReadAt) -> u64 {
+    let has = |off: u64| matches!(file.read_at(off, &mut [0u8; 1]), Ok(1));
+    if !has(0) {
+        return 0;
+    }
+    // `lo` is readable, `hi` is not.
+    let (mut lo, mut hi) = (0u64, 1u64);
+    while has(hi) {
+        lo = hi;
+        if hi >= 1 << 62 {
+            return hi + 1;
+        }
+        hi *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if has(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo + 1
+}
 
 /// Bytes to text, C-string NUL padding dropped, without a copy when they
 /// are valid UTF-8 (kallsyms is megabytes). Format files and kallsyms are
@@ -320,7 +369,12 @@ pub struct TraceDat<'f> {
     /// trailing options): what could be read is here, the buffers may have
     /// been recovered; report this after the records.
     pub damage: Option<Error>,
+    /// The file's real size: every table and size in it is checked
+    /// against this before anything is allocated for it.
+    pub file_size: u64,
     layout: PageLayout,
+    /// Decompressed trace data held by this file's page streams at once.
+    held: Held,
 }
 
 /// The one metadata reader: numbers, strings and blocks at `pos` of `file`
@@ -440,7 +494,12 @@ impl<'f> MetaReader<'f> {
         if !self.ok() {
             return Vec::new();
         }
-        let mut v = vec![0u8; len as usize];
+        let mut v = Vec::new();
+        if v.try_reserve_exact(len as usize).is_err() {
+            self.fail(self.pos, Reason::Memory { want: len });
+            return v;
+        }
+        v.resize(len as usize, 0);
         self.fill(&mut v);
         v
     }
@@ -538,13 +597,16 @@ impl<'f> TraceDat<'f> {
             options: Options::default(),
             buffers: Vec::new(),
             damage: None,
+            file_size: probe_size(file),
             layout: PageLayout::new(endian, long_size, page_size),
+            held: Held::default(),
         };
         if version == 6 {
             td.read_v6(&mut p)?;
         } else {
             td.read_v7(&mut p)?;
         }
+        td.check_buffers()?;
         td.layout = PageLayout::parse(&td.header_page, &td.header_event, endian, page_size)
             .map_err(|e| Box::new(Error::new("header info", 0, Reason::Page(e))))?;
         Ok(td)
@@ -578,7 +640,9 @@ impl<'f> TraceDat<'f> {
 
     /// One page at a time of one CPU of `buffer`.
     pub fn cpu_pages(&self, buffer: &Buffer, cpu: &CpuData) -> CpuPages<'f> {
-        CpuPages::new(self.file, self.endian, self.layout(buffer).page_size, buffer.compressed, *cpu)
+        let mut c = CpuPages::new(self.file, self.endian, self.layout(buffer).page_size, buffer.compressed, *cpu);
+        c.bound(self.file_size, self.held.clone());
+        c
     }
 
     /// Page streams for every CPU of `buffer`, in file order.
@@ -629,7 +693,7 @@ impl<'f> TraceDat<'f> {
                 let z = p.u32();
                 let u = p.u32();
                 let data = p.vec(z as u64);
-                if out.len() as u64 + u as u64 > MAX_BLOCK {
+                if out.len() as u64 + u as u64 > MAX_BLOCK || !plausible_expansion(z.into(), u.into()) {
                     p.bad_at(at, "implausible size");
                 }
                 if !p.ok() {
@@ -710,7 +774,12 @@ impl<'f> TraceDat<'f> {
         p.done()?;
         self.buffers.push(top);
         // By reference: a by-value loop adds an IntoIter and its drop code.
+        // An instance block named twice is read once.
+        let mut seen = alloc::collections::BTreeSet::new();
         for r in &mut instances {
+            if !seen.insert(r.1) {
+                continue;
+            }
             let name = core::mem::take(&mut r.2);
             let mut q = MetaReader::new(p.file, p.e, r.1, "instance buffer");
             q.fill(&mut kind);
@@ -861,10 +930,17 @@ impl<'f> TraceDat<'f> {
                 }
             }
         }
+        // Each metadata section is read once, from its first reference: a
+        // list that names the formats a thousand times must not parse them
+        // a thousand times.
+        let mut read = [false; META.len()];
         for &(id, off, _) in &refs {
             // Only ids 16..=21 are collected (read_options).
-            let i = id.wrapping_sub(OPT_HEADER_INFO) as usize;
-            let (_, mut data, base, _) = self.section(off, META[i.min(5)])?;
+            let i = (id.wrapping_sub(OPT_HEADER_INFO) as usize).min(5);
+            if core::mem::replace(&mut read[i], true) {
+                continue;
+            }
+            let (_, mut data, base, _) = self.section(off, META[i])?;
             if (3..=5).contains(&i) {
                 // kallsyms, printk, cmdlines: a count, then the text. A
                 // whole, plausible one is kept in place (kallsyms is
@@ -954,6 +1030,33 @@ impl<'f> TraceDat<'f> {
         Some(b)
     }
 
+    /// Check the CPU tables against the file: CPU numbers in range and
+    /// once per buffer, and no two CPUs' data on the same bytes (a table of
+    /// 60,000 CPUs pointing at one page would otherwise be read, and held,
+    /// 60,000 times). Data running past the end of the file is a cut
+    /// recording, not an error: its stream stops there (CpuPages::bound).
+    fn check_buffers(&self) -> BoxResult<()> {
+        let mut spans = Vec::new();
+        for b in self.buffers.iter().filter(|b| !b.latency) {
+            let mut cpus: Vec<u32> = b.cpus.iter().map(|c| c.cpu).collect();
+            cpus.sort_unstable();
+            if cpus.windows(2).any(|w| w[0] == w[1]) {
+                return Err(bad("CPU table", b.text_at, "a CPU is listed twice"));
+            }
+            if cpus.last().is_some_and(|&c| c > MAX_CPU) {
+                return Err(bad("CPU table", b.text_at, "implausible CPU number"));
+            }
+            for c in b.cpus.iter().filter(|c| c.size > 0 && c.offset < self.file_size) {
+                spans.push((c.offset, c.offset.saturating_add(c.size).min(self.file_size)));
+            }
+        }
+        spans.sort_unstable();
+        match spans.windows(2).find(|w| w[1].0 < w[0].1) {
+            Some(w) => Err(bad("CPU table", w[1].0, "two CPUs' data share bytes")),
+            None => Ok(()),
+        }
+    }
+
     /// Read a v7 section at `off`: its id, its (decompressed) data, the
     /// file offset of the data (for error messages) and where it ends in the file.
     #[inline(never)]
@@ -971,6 +1074,9 @@ impl<'f> TraceDat<'f> {
         } else {
             let z = p.u32();
             let u = p.u32();
+            if !plausible_expansion(z.into(), u.into()) {
+                p.bad_at(base, "compressed section expands more than 64-fold");
+            }
             let zd = p.vec(z as u64);
             if p.ok() {
                 match decompress(&self.compression, name, base, &zd, u as usize) {
