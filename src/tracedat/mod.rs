@@ -977,11 +977,12 @@ impl<'f> TraceDat<'f> {
         Ok(())
     }
 
-    /// A cut file lost its BUFFER option: find the top-level flyrecord
-    /// section after the first options section and walk its per-CPU zstd
-    /// chunk lists, which say where each CPU's data ends (each CPU starts on
-    /// a page boundary). Uncompressed data does not say where a CPU ends, so
-    /// only a single-CPU file is recovered then.
+    /// A cut file lost its BUFFER option (trace-cmd writes it after the
+    /// data): find the top-level flyrecord section after the first options
+    /// section and rebuild the CPU table. Compressed data: walk each CPU's
+    /// zstd chunk list, which says where that CPU's data ends (each CPU
+    /// starts on a page boundary). Uncompressed data says nothing of where a
+    /// CPU ends: split it by the page timestamps ([`Self::cpu_runs`]).
     #[inline(never)]
     fn recover_buffer(&self, at: u64) -> Option<Buffer> {
         let mut p = MetaReader::new(self.file, self.endian, at, "buffer section");
@@ -1000,11 +1001,21 @@ impl<'f> TraceDat<'f> {
         let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, text_at: 0, cpus: Vec::new() };
         let mut off = align(p.pos);
         if !compressed {
-            if ncpu == 1 {
-                b.cpus.push(CpuData { cpu: 0, offset: off, size: (p.pos + size).saturating_sub(off) });
-                return Some(b);
+            // The section's size is patched in after the data: a recording
+            // cut while it was written may still say 0.
+            let end = if size == 0 { self.file_size } else { (p.pos + size).min(self.file_size) };
+            let runs = self.cpu_runs(off, end);
+            if runs.len() > ncpu as usize {
+                return None;
             }
-            return None;
+            let cut = size == 0 || p.pos + size > self.file_size;
+            for (cpu, &(start, stop)) in runs.iter().enumerate() {
+                // In a cut section the last run goes on to the cut: whole
+                // pages, then "truncated".
+                let size = if cut && cpu + 1 == runs.len() { u64::MAX - start } else { stop - start };
+                b.cpus.push(CpuData { cpu: cpu as u32, offset: start, size });
+            }
+            return Some(b);
         }
         for cpu in 0..ncpu.min(1 << 12) {
             // Step over the chunk list { count:u32 { zsize:u32 size:u32 data } }.
@@ -1055,6 +1066,33 @@ impl<'f> TraceDat<'f> {
             Some(w) => Err(bad("CPU table", w[1].0, "two CPUs' data share bytes")),
             None => Ok(()),
         }
+    }
+
+    /// Uncompressed per-CPU data from `from` to `to`, split into the runs
+    /// of pages of each CPU: trace-cmd writes CPU 0's pages, then CPU 1's,
+    /// each in time order, so a page older than the one before it starts
+    /// the next CPU. The runs are CPUs 0, 1, ... in turn — right unless a
+    /// CPU recorded nothing (it has no run) or a later CPU's pages are all
+    /// newer than the one before's (two CPUs read as one).
+    fn cpu_runs(&self, from: u64, to: u64) -> Vec<(u64, u64)> {
+        let ps = u64::from(self.page_size);
+        let mut runs = Vec::new();
+        let (mut start, mut at, mut last) = (from, from, 0);
+        while at + ps <= to {
+            let mut ts = [0u8; 8];
+            if read_full(self.file, "cpu data", at, &mut ts).is_err() {
+                break;
+            }
+            let ts = self.endian.u64(ts);
+            if ts < last {
+                runs.push((start, at));
+                start = at;
+            }
+            last = ts;
+            at += ps;
+        }
+        runs.push((start, to));
+        runs
     }
 
     /// Read a v7 section at `off`: its id, its (decompressed) data, the
