@@ -349,3 +349,34 @@ fn raw_prints_every_field_of_every_record() {
     eprintln!("--raw: {checked} records, every field named ({ftrace_own} of ftrace's own events among them)");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A recording cut in its data (a full disk, a lost transfer, power lost
+/// while writing) prints what lies before the cut and says, naming the
+/// file, that it is truncated: trace-cmd's layout (the CPU table after the
+/// data, rebuilt from the pages) and ftbox's writer (the table first).
+#[test]
+fn cut_recordings_print_what_precedes_the_cut_and_say_truncated() {
+    let d = tmp("cut");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    // (file, cuts inside its trace data)
+    let files = [(fixtures().join("events-plain.dat"), [7_652_000u64, 7_660_000, 7_667_000]), (root.join("tracecmd/comm-order.dat"), [119_000, 123_000, 126_000])];
+    for (f, cuts) in files {
+        let full = std::fs::read(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let (code, all, err) = run_in(&d, &[f.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{err}");
+        let all: std::collections::HashSet<&str> = records(&all).into_iter().collect();
+        let mut last = 0;
+        for cut in cuts {
+            let p = d.join("cut.dat");
+            std::fs::write(&p, &full[..cut as usize]).unwrap();
+            let (_, out, err) = run_in(&d, &["cut.dat"]);
+            let got = records(&out);
+            assert!(err.contains("cut.dat") && err.contains("truncated"), "{} cut at {cut}: {err}", f.display());
+            assert!(got.iter().all(|l| all.contains(l)), "{} cut at {cut}: a line the intact file lacks", f.display());
+            assert!(got.len() >= last && got.len() < all.len(), "{} cut at {cut}: {} lines after {last}", f.display(), got.len());
+            last = got.len();
+        }
+        assert!(last > 0, "{}: nothing before the last cut", f.display());
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
