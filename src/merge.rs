@@ -15,8 +15,6 @@
 //! out until it has data again (like `trace_pipe`, which merges what is
 //! there); `next` returns None when no CPU has anything, and
 //! [`Merge::finished`] tells whether every source has ended.
-//!
-//! OWNER: the `dat` work.
 
 use crate::ring::{Page, PageLayout, RecordCursor};
 use crate::tracedat::{CpuPages, Error, Reason};

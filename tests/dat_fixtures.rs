@@ -168,9 +168,9 @@ fn metadata_of_each_version() {
 fn truncated_and_corrupted_files() {
     let dir = fixtures();
     // events-plain.dat (v7, uncompressed, 2 CPUs) keeps its per-CPU offsets
-    // in the options trace-cmd writes after the data, and plain data does
-    // not say where one CPU ends: cut there, it can only report the damage.
-    for (name, partial) in [("events-plain.dat", false), ("events.dat", true), ("events-v6.dat", true), ("x-events.extract.dat", true)] {
+    // in the options trace-cmd writes after the data: cut there, the CPUs
+    // are found again from the page timestamps.
+    for name in ["events-plain.dat", "events.dat", "events-v6.dat", "x-events.extract.dat"] {
         let full = std::fs::read(dir.join(name)).unwrap();
         let whole = decode(&full).unwrap();
         assert!(whole.errors.is_empty());
@@ -200,7 +200,7 @@ fn truncated_and_corrupted_files() {
                 }
             }
         }
-        assert_eq!(seen_partial, partial, "{name}: partial decodes");
+        assert!(seen_partial, "{name}: no partial decode");
         // Byte flips across the whole file, including page headers and records.
         let mut rng = 0x2545_f491_4f6c_dd1du64;
         // Most flips land in the last 64 KiB, where the trace data is.

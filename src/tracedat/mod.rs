@@ -1,5 +1,5 @@
-//! trace.dat files (trace-cmd's format, versions 6 and 7): reader (OWNER: the
-//! `dat` work) and writer (`write.rs`, OWNER: the `rec` work).
+//! trace.dat files (trace-cmd's format, versions 6 and 7): reader, and
+//! writer (`write.rs`).
 //!
 //! The reader follows trace-cmd's Documentation/trace-cmd/trace-cmd.dat.v6.5
 //! and .v7.5 texts (lib/trace-cmd/trace-input.c settles the details):
@@ -41,6 +41,16 @@
 //!
 //! `ReadAt::read_at` takes `&self` (pread needs no state), so every CPU's
 //! stream shares one open file.
+//!
+//! Files come from the field (other boards, cut transfers, bit errors) and
+//! from attackers, so what the reader does is bounded by the file's real
+//! size, never by the numbers in it: each metadata section is read once,
+//! however often the options name it; a compressed section may expand at
+//! most 64-fold; CPU tables must not put two CPUs on the same bytes; the
+//! page streams of a file share one memory budget; and sizes read from the
+//! file are allocated with `try_reserve`, so a failure is an error. Data
+//! running past the end of the file is a cut recording: every whole page
+//! before the cut comes out, then a "file truncated" error.
 
 pub mod pages;
 pub mod write;

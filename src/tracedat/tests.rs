@@ -481,12 +481,12 @@ fn records_and_errors(td: &TraceDat, b: &Buffer) -> (Vec<(u32, u64, u8, u8)>, Ve
     (v, errs)
 }
 
-/// A file from the writer (ftrec's layout): 2 CPUs of 3 pages each, CPU c's
-/// page k at timestamp 100 * k + c holding k + 1 records tagged c.
-fn written(version: u32) -> (Vec<u8>, Vec<u64>) {
-    use write::{layout, Meta, Seg};
+/// Metadata and CPU data for the writer (ftrec's layout): 2 CPUs of 3
+/// pages each, CPU c's page k at timestamp 100 * k + c holding k + 1
+/// records tagged c.
+fn writer_input(version: u32) -> (write::Meta, Vec<Vec<u8>>) {
     let data: Vec<Vec<u8>> = (0..2).map(|c| (0..3).flat_map(|k| page(Endian::Little, 8, 4096, 100 * k + c, k as usize + 1, c as u8)).collect()).collect();
-    let meta = Meta {
+    let meta = write::Meta {
         version,
         big_endian: false,
         long_size: 8,
@@ -502,17 +502,27 @@ fn written(version: u32) -> (Vec<u8>, Vec<u64>) {
         options: Vec::new(),
         buffers: vec![write::Buffer { name: String::new(), clock: String::from("local"), page_size: 4096, cpu_sizes: data.iter().map(|d| d.len() as u64).collect() }],
     };
+    (meta, data)
+}
+
+/// The file `meta` describes with `data` filled in, and where each CPU's data starts.
+fn render(meta: &write::Meta, data: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {
     let (mut f, mut starts) = (Vec::new(), Vec::new());
-    for s in layout(&meta) {
+    for s in write::layout(meta) {
         match s {
-            Seg::Bytes(b) => f.extend_from_slice(&b),
-            Seg::Data { cpu, .. } => {
+            write::Seg::Bytes(b) => f.extend_from_slice(&b),
+            write::Seg::Data { cpu, .. } => {
                 starts.push(f.len() as u64);
                 f.extend_from_slice(&data[cpu]);
             }
         }
     }
     (f, starts)
+}
+
+fn written(version: u32) -> (Vec<u8>, Vec<u64>) {
+    let (meta, data) = writer_input(version);
+    render(&meta, &data)
 }
 
 /// The records of the pages that lie whole before `cut`.
@@ -579,54 +589,20 @@ fn section_at(f: &[u8], id: u16) -> usize {
 
 #[test]
 fn a_section_referenced_many_times_is_read_once() {
-    let (f, _) = written(7);
+    let (mut meta, data) = writer_input(7);
+    let (f, _) = render(&meta, &data);
     let once = TraceDat::open(&f).unwrap();
     // The same file with the event formats and kallsyms named three times
     // more: the options section gets longer, the metadata before it stays.
     let (formats, kallsyms) = (section_at(&f, OPT_EVENT_FORMATS) as u64, section_at(&f, OPT_KALLSYMS) as u64);
-    let mut opts = Vec::new();
     for _ in 0..3 {
-        opts.push((OPT_EVENT_FORMATS, formats.to_le_bytes().to_vec()));
-        opts.push((OPT_KALLSYMS, kallsyms.to_le_bytes().to_vec()));
+        meta.options.push((OPT_EVENT_FORMATS, formats.to_le_bytes().to_vec()));
+        meta.options.push((OPT_KALLSYMS, kallsyms.to_le_bytes().to_vec()));
     }
-    let meta = write::Meta { options: opts, ..meta_of(&once) };
-    let mut g = Vec::new();
-    for s in write::layout(&meta) {
-        match s {
-            write::Seg::Bytes(b) => g.extend_from_slice(&b),
-            write::Seg::Data { len, .. } => g.resize(g.len() + len as usize, 0),
-        }
-    }
+    let (g, _) = render(&meta, &data);
     let td = TraceDat::open(&g).unwrap();
     assert_eq!((td.formats.len(), td.kallsyms.as_str()), (once.formats.len(), KALLSYMS));
-}
-
-/// The metadata of `td` for the writer, with no trace data.
-fn meta_of(td: &TraceDat) -> write::Meta {
-    let (mut ftrace, mut systems) = (Vec::new(), Vec::<(String, Vec<Vec<u8>>)>::new());
-    for f in &td.formats {
-        match systems.last_mut() {
-            _ if f.system == "ftrace" => ftrace.push(f.text.clone().into_bytes()),
-            Some((s, v)) if *s == f.system => v.push(f.text.clone().into_bytes()),
-            _ => systems.push((f.system.clone(), vec![f.text.clone().into_bytes()])),
-        }
-    }
-    write::Meta {
-        version: td.version,
-        big_endian: false,
-        long_size: 8,
-        page_size: 4096,
-        header_page: td.header_page.clone().into_bytes(),
-        header_event: td.header_event.clone().into_bytes(),
-        ftrace_formats: ftrace,
-        systems,
-        kallsyms: td.kallsyms.clone().into_bytes(),
-        printk_formats: td.printk.clone().into_bytes(),
-        cmdlines: td.cmdlines.clone().into_bytes(),
-        cpus: 2,
-        options: Vec::new(),
-        buffers: Vec::new(),
-    }
+    assert_eq!(records(&td, td.top().unwrap()), records(&once, once.top().unwrap()));
 }
 
 /// CPU tables are checked against the file: no two CPUs on the same bytes,
