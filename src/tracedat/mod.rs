@@ -63,6 +63,7 @@ use crate::cursor::Endian;
 use crate::ring::{self, PageLayout};
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -114,8 +115,6 @@ pub enum Reason {
     Corrupt(&'static str),
     /// A ring-buffer page could not be decoded.
     Page(ring::Error),
-    /// `want` bytes the file asks for could not be allocated.
-    Memory { want: u64 },
 }
 
 /// A reading error: which part of the file, where, and why.
@@ -157,7 +156,6 @@ impl fmt::Display for Error {
             Reason::Decompress => f.write_str("compressed data is corrupt"),
             Reason::Corrupt(w) => f.write_str(w),
             Reason::Page(e) => fmt::Display::fmt(e, f),
-            Reason::Memory { want } => write!(f, "cannot allocate {} bytes", want),
         }
     }
 }
@@ -195,6 +193,9 @@ const MAX_EXPANSION: u64 = 64;
 fn plausible_expansion(z: u64, size: u64) -> bool {
     size <= z.saturating_mul(MAX_EXPANSION).saturating_add(4096)
 }
+
+/// Most instance buffers a v6 file may name (each is a CPU table to read).
+const MAX_INSTANCES: usize = 4096;
 
 /// Highest CPU number accepted: far above any kernel's NR_CPUS (8192), and
 /// what a merge of several buffers can tag (ftcat keeps the buffer above
@@ -506,7 +507,7 @@ impl<'f> MetaReader<'f> {
         }
         let mut v = Vec::new();
         if v.try_reserve_exact(len as usize).is_err() {
-            self.fail(self.pos, Reason::Memory { want: len });
+            self.bad("size too large to allocate");
             return v;
         }
         v.resize(len as usize, 0);
@@ -784,12 +785,15 @@ impl<'f> TraceDat<'f> {
         p.done()?;
         self.buffers.push(top);
         // By reference: a by-value loop adds an IntoIter and its drop code.
-        // An instance block named twice is read once.
-        let mut seen = alloc::collections::BTreeSet::new();
-        for r in &mut instances {
-            if !seen.insert(r.1) {
+        // An instance block named twice is read once, for its first name.
+        if instances.len() > MAX_INSTANCES {
+            return Err(bad("options", 0, "too many instance buffers"));
+        }
+        for i in 0..instances.len() {
+            if instances[..i].iter().any(|r| r.1 == instances[i].1) {
                 continue;
             }
+            let r = &mut instances[i];
             let name = core::mem::take(&mut r.2);
             let mut q = MetaReader::new(p.file, p.e, r.1, "instance buffer");
             q.fill(&mut kind);
@@ -1059,19 +1063,23 @@ impl<'f> TraceDat<'f> {
     fn check_buffers(&self) -> BoxResult<()> {
         let mut spans = Vec::new();
         for b in self.buffers.iter().filter(|b| !b.latency) {
-            let mut cpus: Vec<u32> = b.cpus.iter().map(|c| c.cpu).collect();
-            cpus.sort_unstable();
-            if cpus.windows(2).any(|w| w[0] == w[1]) {
-                return Err(bad("CPU table", b.text_at, "a CPU is listed twice"));
-            }
-            if cpus.last().is_some_and(|&c| c > MAX_CPU) {
-                return Err(bad("CPU table", b.text_at, "implausible CPU number"));
+            // One bit per possible CPU number.
+            let mut listed = vec![0u64; (MAX_CPU as usize + 1) / 64];
+            for c in &b.cpus {
+                let Some(word) = listed.get_mut(c.cpu as usize / 64) else {
+                    return Err(bad("CPU table", b.text_at, "implausible CPU number"));
+                };
+                let bit = 1 << (c.cpu % 64);
+                if *word & bit != 0 {
+                    return Err(bad("CPU table", b.text_at, "a CPU is listed twice"));
+                }
+                *word |= bit;
             }
             for c in b.cpus.iter().filter(|c| c.size > 0 && c.offset < self.file_size) {
                 spans.push((c.offset, c.offset.saturating_add(c.size).min(self.file_size)));
             }
         }
-        spans.sort_unstable();
+        crate::util::sort_by_key(&mut spans, |&s| s);
         match spans.windows(2).find(|w| w[1].0 < w[0].1) {
             Some(w) => Err(bad("CPU table", w[1].0, "two CPUs' data share bytes")),
             None => Ok(()),

@@ -205,10 +205,9 @@ impl<'f> CpuPages<'f> {
             if !self.hold(want as u64) {
                 want = n;
             }
+            // (At most one sub-buffer, 16 MiB at most, or READ_AHEAD, and
+            // never past the file's real end.)
             self.ra_off = self.off;
-            if self.ra.try_reserve(want.saturating_sub(self.ra.len())).is_err() {
-                return Err(Box::new(Error::new("cpu data", self.off, Reason::Memory { want: want as u64 })));
-            }
             self.ra.resize(want, 0);
             if let Err(e) = read_full(self.file, "cpu data", self.off, &mut self.ra) {
                 if want == n {
