@@ -99,8 +99,10 @@ pub struct Merge<'s> {
     /// Index of the CPU whose record was returned last (to advance lazily:
     /// the returned slice borrows its page).
     last: Option<usize>,
-    /// Errors waiting to be returned.
-    errors: Vec<(u32, Error)>,
+    /// Errors waiting to be returned, from `errors_next` on (a queue: a
+    /// cut file with thousands of CPUs reports one error each).
+    errors: Vec<Option<(u32, Error)>>,
+    errors_next: usize,
     /// CPUs to ask for their next record on the next call.
     need: Vec<usize>,
     /// Min-heap of (timestamp, index) of the CPUs holding a record: lower
@@ -117,7 +119,7 @@ impl<'s> Merge<'s> {
             .collect();
         crate::util::sort_by_key(&mut cpus, |c| c.cpu);
         let need = (0..cpus.len()).collect();
-        Merge { cpus, layout, last: None, errors: Vec::new(), need, heap: Vec::new() }
+        Merge { cpus, layout, last: None, errors: Vec::new(), errors_next: 0, need, heap: Vec::new() }
     }
 
     /// Merge the page streams of a trace.dat buffer.
@@ -140,7 +142,7 @@ impl<'s> Merge<'s> {
     /// Every source has ended (a None from `next` with this false means
     /// live sources are empty for now).
     pub fn finished(&self) -> bool {
-        self.errors.is_empty() && self.cpus.iter().all(|c| c.state == State::Ended)
+        !self.has_errors() && self.cpus.iter().all(|c| c.state == State::Ended)
     }
 
     /// Pages read so far on all CPUs.
@@ -184,7 +186,7 @@ impl<'s> Merge<'s> {
         if let Some(i) = top {
             let key = (self.cpus[i].head.0, i);
             // The heap orders (ts, index): lower CPU index wins ties.
-            if !(self.errors.is_empty() && self.cpus[i].lost.is_none() && self.heap.first().map_or(true, |&h| key < h)) {
+            if !(!self.has_errors() && self.cpus[i].lost.is_none() && self.heap.first().map_or(true, |&h| key < h)) {
                 self.push(key.0, i);
                 top = None;
             }
@@ -193,8 +195,7 @@ impl<'s> Merge<'s> {
             self.last = Some(i);
             return Some(self.record(i));
         }
-        if !self.errors.is_empty() {
-            let (cpu, error) = self.errors.remove(0);
+        if let Some((cpu, error)) = self.next_error() {
             return Some(Item::Error { cpu, error });
         }
         let &(_, i) = self.heap.first()?;
@@ -205,6 +206,21 @@ impl<'s> Merge<'s> {
         self.pop();
         self.last = Some(i);
         Some(self.record(i))
+    }
+
+    fn has_errors(&self) -> bool {
+        self.errors_next < self.errors.len()
+    }
+
+    /// The oldest error not yet returned.
+    fn next_error(&mut self) -> Option<(u32, Error)> {
+        let e = self.errors.get_mut(self.errors_next)?.take();
+        self.errors_next += 1;
+        if self.errors_next == self.errors.len() {
+            self.errors.clear();
+            self.errors_next = 0;
+        }
+        e
     }
 
     /// CPU `i`'s pending record.
@@ -267,7 +283,7 @@ impl<'s> Merge<'s> {
                         return;
                     }
                     Some(Err(e)) => {
-                        self.errors.push((c.cpu, Error::new("ring page", c.pages.saturating_sub(1), Reason::Page(e))));
+                        self.errors.push(Some((c.cpu, Error::new("ring page", c.pages.saturating_sub(1), Reason::Page(e)))));
                         c.live = false;
                         continue;
                     }
@@ -290,7 +306,7 @@ impl<'s> Merge<'s> {
                             c.live = true;
                         }
                         Err(e) => {
-                            self.errors.push((c.cpu, Error::new("ring page", c.pages - 1, Reason::Page(e))));
+                            self.errors.push(Some((c.cpu, Error::new("ring page", c.pages - 1, Reason::Page(e)))));
                             c.live = false;
                         }
                     }
@@ -306,7 +322,7 @@ impl<'s> Merge<'s> {
                     return;
                 }
                 Err(e) => {
-                    self.errors.push((c.cpu, e));
+                    self.errors.push(Some((c.cpu, e)));
                     c.live = false;
                     // The source decides whether it can go on (a file
                     // stream ends after an error; its next fill says End).
@@ -466,5 +482,39 @@ mod tests {
         m.retry_waiting();
         assert_eq!(drain(&mut m), vec![(1, 5, 100), (0, 9, 0)]);
         assert!(m.finished());
+    }
+
+    /// A source whose data is gone (a CPU of a cut file): one error, then
+    /// the end, as a file stream does.
+    struct Gone(u32, bool);
+
+    impl PageSource for Gone {
+        fn cpu(&self) -> u32 {
+            self.0
+        }
+        fn fill(&mut self, _: &mut Vec<u8>) -> Result<Fill, Error> {
+            if core::mem::replace(&mut self.1, true) {
+                return Ok(Fill::End);
+            }
+            Err(Error::new("cpu data", u64::from(self.0), Reason::Truncated { at: 0, want: 1 }))
+        }
+    }
+
+    /// Every error comes out once, and a queue of tens of thousands (one per
+    /// CPU of a cut file) drains in linear time.
+    #[test]
+    fn errors_are_a_queue() {
+        let n = 50_000u32;
+        let sources: Vec<Box<dyn PageSource>> = (0..n).rev().map(|c| Box::new(Gone(c, false)) as Box<dyn PageSource>).collect();
+        let mut m = Merge::new(PageLayout::new(Endian::Little, 8, 256), sources);
+        let mut cpus = Vec::new();
+        while let Some(it) = m.next() {
+            match it {
+                Item::Error { cpu, .. } => cpus.push(cpu),
+                _ => panic!("only errors"),
+            }
+        }
+        cpus.sort_unstable();
+        assert!(cpus.iter().copied().eq(0..n), "{} errors", cpus.len());
     }
 }

@@ -656,9 +656,11 @@ impl<'f> TraceDat<'f> {
         c
     }
 
-    /// Page streams for every CPU of `buffer`, in file order.
+    /// Page streams for every CPU of `buffer`, in file order
+    /// (CPUs without data have none: a table of 65,536 empty CPUs costs
+    /// no stream each.)
     pub fn all_cpu_pages(&self, buffer: &Buffer) -> Vec<CpuPages<'f>> {
-        buffer.cpus.iter().map(|c| self.cpu_pages(buffer, c)).collect()
+        buffer.cpus.iter().filter(|c| c.size > 0).map(|c| self.cpu_pages(buffer, c)).collect()
     }
 
     /// The text of a latency-format buffer (what `trace` showed when
