@@ -384,7 +384,8 @@ pub struct TraceDat<'f> {
     /// against this before anything is allocated for it.
     pub file_size: u64,
     layout: PageLayout,
-    /// Decompressed trace data held by this file's page streams at once.
+    /// What this file's page streams hold between calls (read-ahead,
+    /// decompressed chunks): one budget, see pages::HELD_BUDGET.
     held: Held,
 }
 
