@@ -99,10 +99,12 @@ pub struct Merge<'s> {
     /// Index of the CPU whose record was returned last (to advance lazily:
     /// the returned slice borrows its page).
     last: Option<usize>,
-    /// Errors waiting to be returned, from `errors_next` on (a queue: a
-    /// cut file with thousands of CPUs reports one error each).
-    errors: Vec<Option<(u32, Error)>>,
-    errors_next: usize,
+    /// Errors waiting to be returned: a queue, `draining` (newest first)
+    /// then `errors` (oldest first) — a cut file with thousands of CPUs
+    /// reports one error each, and removing each from the front of one
+    /// Vec took seconds.
+    errors: Vec<(u32, Error)>,
+    draining: Vec<(u32, Error)>,
     /// CPUs to ask for their next record on the next call.
     need: Vec<usize>,
     /// Min-heap of (timestamp, index) of the CPUs holding a record: lower
@@ -119,7 +121,7 @@ impl<'s> Merge<'s> {
             .collect();
         crate::util::sort_by_key(&mut cpus, |c| c.cpu);
         let need = (0..cpus.len()).collect();
-        Merge { cpus, layout, last: None, errors: Vec::new(), errors_next: 0, need, heap: Vec::new() }
+        Merge { cpus, layout, last: None, errors: Vec::new(), draining: Vec::new(), need, heap: Vec::new() }
     }
 
     /// Merge the page streams of a trace.dat buffer.
@@ -209,18 +211,16 @@ impl<'s> Merge<'s> {
     }
 
     fn has_errors(&self) -> bool {
-        self.errors_next < self.errors.len()
+        !(self.errors.is_empty() && self.draining.is_empty())
     }
 
     /// The oldest error not yet returned.
     fn next_error(&mut self) -> Option<(u32, Error)> {
-        let e = self.errors.get_mut(self.errors_next)?.take();
-        self.errors_next += 1;
-        if self.errors_next == self.errors.len() {
-            self.errors.clear();
-            self.errors_next = 0;
+        if self.draining.is_empty() {
+            self.draining = core::mem::take(&mut self.errors);
+            self.draining.reverse();
         }
-        e
+        self.draining.pop()
     }
 
     /// CPU `i`'s pending record.
@@ -283,7 +283,7 @@ impl<'s> Merge<'s> {
                         return;
                     }
                     Some(Err(e)) => {
-                        self.errors.push(Some((c.cpu, Error::new("ring page", c.pages.saturating_sub(1), Reason::Page(e)))));
+                        self.errors.push((c.cpu, Error::new("ring page", c.pages.saturating_sub(1), Reason::Page(e))));
                         c.live = false;
                         continue;
                     }
@@ -306,7 +306,7 @@ impl<'s> Merge<'s> {
                             c.live = true;
                         }
                         Err(e) => {
-                            self.errors.push(Some((c.cpu, Error::new("ring page", c.pages - 1, Reason::Page(e)))));
+                            self.errors.push((c.cpu, Error::new("ring page", c.pages - 1, Reason::Page(e))));
                             c.live = false;
                         }
                     }
@@ -322,7 +322,7 @@ impl<'s> Merge<'s> {
                     return;
                 }
                 Err(e) => {
-                    self.errors.push(Some((c.cpu, e)));
+                    self.errors.push((c.cpu, e));
                     c.live = false;
                     // The source decides whether it can go on (a file
                     // stream ends after an error; its next fill says End).

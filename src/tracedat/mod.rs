@@ -194,7 +194,8 @@ fn plausible_expansion(z: u64, size: u64) -> bool {
     size <= z.saturating_mul(MAX_EXPANSION).saturating_add(4096)
 }
 
-/// Most instance buffers a v6 file may name (each is a CPU table to read).
+/// Most instance buffers a v6 file may name (each is a CPU table to read;
+/// more is "too many options").
 const MAX_INSTANCES: usize = 4096;
 
 /// Highest CPU number accepted: far above any kernel's NR_CPUS (8192), and
@@ -508,7 +509,7 @@ impl<'f> MetaReader<'f> {
         }
         let mut v = Vec::new();
         if v.try_reserve_exact(len as usize).is_err() {
-            self.bad("size too large to allocate");
+            self.bad("implausible size");
             return v;
         }
         v.resize(len as usize, 0);
@@ -790,7 +791,7 @@ impl<'f> TraceDat<'f> {
         // By reference: a by-value loop adds an IntoIter and its drop code.
         // An instance block named twice is read once, for its first name.
         if instances.len() > MAX_INSTANCES {
-            return Err(bad("options", 0, "too many instance buffers"));
+            return Err(bad("options", 0, "too many options"));
         }
         for i in 0..instances.len() {
             if instances[..i].iter().any(|r| r.1 == instances[i].1) {
@@ -1066,17 +1067,15 @@ impl<'f> TraceDat<'f> {
     fn check_buffers(&self) -> BoxResult<()> {
         let mut spans = Vec::new();
         for b in self.buffers.iter().filter(|b| !b.latency) {
-            // One bit per possible CPU number.
+            // One bit per possible CPU number: out of range, or listed
+            // twice, it is implausible.
             let mut listed = vec![0u64; (MAX_CPU as usize + 1) / 64];
             for c in &b.cpus {
-                let Some(word) = listed.get_mut(c.cpu as usize / 64) else {
-                    return Err(bad("CPU table", b.text_at, "implausible CPU number"));
-                };
                 let bit = 1 << (c.cpu % 64);
-                if *word & bit != 0 {
-                    return Err(bad("CPU table", b.text_at, "a CPU is listed twice"));
+                match listed.get_mut(c.cpu as usize / 64) {
+                    Some(word) if *word & bit == 0 => *word |= bit,
+                    _ => return Err(bad("CPU table", b.text_at, "implausible CPU number")),
                 }
-                *word |= bit;
             }
             for c in b.cpus.iter().filter(|c| c.size > 0 && c.offset < self.file_size) {
                 spans.push((c.offset, c.offset.saturating_add(c.size).min(self.file_size)));

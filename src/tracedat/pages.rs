@@ -121,8 +121,11 @@ impl<'f> CpuPages<'f> {
         self.done = true;
         self.hold(0);
         self.ra = Vec::new();
-        self.chunk = Vec::new();
-        self.z = Vec::new();
+        #[cfg(feature = "zstd")]
+        {
+            self.chunk = Vec::new();
+            self.z = Vec::new();
+        }
     }
 
     /// The error at the end of a cut stream.
