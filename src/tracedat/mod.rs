@@ -507,12 +507,14 @@ impl<'f> MetaReader<'f> {
         if !self.ok() {
             return Vec::new();
         }
-        let mut v = Vec::new();
-        if v.try_reserve_exact(len as usize).is_err() {
+        // Ask for the memory fallibly first, then take it zeroed (fresh
+        // pages, no memset: kallsyms is megabytes): a size the system
+        // cannot give is an error, not an abort.
+        if Vec::<u8>::new().try_reserve_exact(len as usize).is_err() {
             self.bad("implausible size");
-            return v;
+            return Vec::new();
         }
-        v.resize(len as usize, 0);
+        let mut v = vec![0u8; len as usize];
         self.fill(&mut v);
         v
     }
