@@ -42,3 +42,23 @@ pub(crate) fn decode_vec(mut z: &[u8], size: usize) -> Option<Vec<u8>> {
     }
     (out.len() == size).then_some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame whose header asks for a window far larger than the expected
+    /// output (32 MiB for one byte) is refused: the window is what the
+    /// decoder would buffer.
+    #[test]
+    fn a_window_larger_than_the_output_needs_is_refused() {
+        // Magic, descriptor (no content size, not single-segment), window
+        // 2^(10+15), then one last raw block of 1 byte: "A".
+        let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 15 << 3, 0x09, 0x00, 0x00, b'A'];
+        assert_eq!(decode_vec(&frame, 1), None);
+        assert_eq!(decode(&frame, &mut [0u8; 1]), None);
+        // The same frame with a 1 KiB window decodes.
+        let small = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x09, 0x00, 0x00, b'A'];
+        assert_eq!(decode_vec(&small, 1).as_deref(), Some(&b"A"[..]));
+    }
+}
