@@ -15,8 +15,6 @@
 //! out until it has data again (like `trace_pipe`, which merges what is
 //! there); `next` returns None when no CPU has anything, and
 //! [`Merge::finished`] tells whether every source has ended.
-//!
-//! OWNER: the `dat` work.
 
 use crate::ring::{Page, PageLayout, RecordCursor};
 use crate::tracedat::{CpuPages, Error, Reason};
@@ -101,8 +99,12 @@ pub struct Merge<'s> {
     /// Index of the CPU whose record was returned last (to advance lazily:
     /// the returned slice borrows its page).
     last: Option<usize>,
-    /// Errors waiting to be returned.
+    /// Errors waiting to be returned: a queue, `draining` (newest first)
+    /// then `errors` (oldest first) — a cut file with thousands of CPUs
+    /// reports one error each, and removing each from the front of one
+    /// Vec took seconds.
     errors: Vec<(u32, Error)>,
+    draining: Vec<(u32, Error)>,
     /// CPUs to ask for their next record on the next call.
     need: Vec<usize>,
     /// Min-heap of (timestamp, index) of the CPUs holding a record: lower
@@ -119,7 +121,7 @@ impl<'s> Merge<'s> {
             .collect();
         cpus.sort_by_key(|c| c.cpu);
         let need = (0..cpus.len()).collect();
-        Merge { cpus, layout, last: None, errors: Vec::new(), need, heap: Vec::new() }
+        Merge { cpus, layout, last: None, errors: Vec::new(), draining: Vec::new(), need, heap: Vec::new() }
     }
 
     /// Merge the page streams of a trace.dat buffer.
@@ -142,7 +144,7 @@ impl<'s> Merge<'s> {
     /// Every source has ended (a None from `next` with this false means
     /// live sources are empty for now).
     pub fn finished(&self) -> bool {
-        self.errors.is_empty() && self.cpus.iter().all(|c| c.state == State::Ended)
+        !self.has_errors() && self.cpus.iter().all(|c| c.state == State::Ended)
     }
 
     /// Pages read so far on all CPUs.
@@ -186,7 +188,7 @@ impl<'s> Merge<'s> {
         if let Some(i) = top {
             let key = (self.cpus[i].head.0, i);
             // The heap orders (ts, index): lower CPU index wins ties.
-            if !(self.errors.is_empty() && self.cpus[i].lost.is_none() && self.heap.first().map_or(true, |&h| key < h)) {
+            if !(!self.has_errors() && self.cpus[i].lost.is_none() && self.heap.first().map_or(true, |&h| key < h)) {
                 self.push(key.0, i);
                 top = None;
             }
@@ -195,8 +197,7 @@ impl<'s> Merge<'s> {
             self.last = Some(i);
             return Some(self.record(i));
         }
-        if !self.errors.is_empty() {
-            let (cpu, error) = self.errors.remove(0);
+        if let Some((cpu, error)) = self.next_error() {
             return Some(Item::Error { cpu, error });
         }
         let &(_, i) = self.heap.first()?;
@@ -207,6 +208,19 @@ impl<'s> Merge<'s> {
         self.pop();
         self.last = Some(i);
         Some(self.record(i))
+    }
+
+    fn has_errors(&self) -> bool {
+        !(self.errors.is_empty() && self.draining.is_empty())
+    }
+
+    /// The oldest error not yet returned.
+    fn next_error(&mut self) -> Option<(u32, Error)> {
+        if self.draining.is_empty() {
+            self.draining = core::mem::take(&mut self.errors);
+            self.draining.reverse();
+        }
+        self.draining.pop()
     }
 
     /// CPU `i`'s pending record.
@@ -468,5 +482,39 @@ mod tests {
         m.retry_waiting();
         assert_eq!(drain(&mut m), vec![(1, 5, 100), (0, 9, 0)]);
         assert!(m.finished());
+    }
+
+    /// A source whose data is gone (a CPU of a cut file): one error, then
+    /// the end, as a file stream does.
+    struct Gone(u32, bool);
+
+    impl PageSource for Gone {
+        fn cpu(&self) -> u32 {
+            self.0
+        }
+        fn fill(&mut self, _: &mut Vec<u8>) -> Result<Fill, Error> {
+            if core::mem::replace(&mut self.1, true) {
+                return Ok(Fill::End);
+            }
+            Err(Error::new("cpu data", u64::from(self.0), Reason::Truncated { at: 0, want: 1 }))
+        }
+    }
+
+    /// Every error comes out once, and a queue of tens of thousands (one per
+    /// CPU of a cut file) drains in linear time.
+    #[test]
+    fn errors_are_a_queue() {
+        let n = 50_000u32;
+        let sources: Vec<Box<dyn PageSource>> = (0..n).rev().map(|c| Box::new(Gone(c, false)) as Box<dyn PageSource>).collect();
+        let mut m = Merge::new(PageLayout::new(Endian::Little, 8, 256), sources);
+        let mut cpus = Vec::new();
+        while let Some(it) = m.next() {
+            match it {
+                Item::Error { cpu, .. } => cpus.push(cpu),
+                _ => panic!("only errors"),
+            }
+        }
+        cpus.sort_unstable();
+        assert!(cpus.iter().copied().eq(0..n), "{} errors", cpus.len());
     }
 }

@@ -19,8 +19,6 @@
 //!
 //! Every access is bounds-checked: a corrupt page is an [`Error`] naming the
 //! offset and what was wrong; the caller goes on with the next page.
-//!
-//! OWNER: the `dat` work (ring + tracedat reader + merge).
 
 use crate::cursor::{read_uint, Endian};
 use core::fmt;

@@ -1,8 +1,7 @@
 //! The print fmt interpreter against real recordings from another kernel
-//! (Debian 6.12, ../shared/fixtures/linux-6.12): every format of every
+//! (Debian 6.12, fixtures/linux-6.12): every format of every
 //! trace.dat compiles, and for the `trace-cmd extract` + `trace` text pairs
-//! the rendered event text equals the kernel's. Skips when the fixtures are
-//! absent.
+//! the rendered event text equals the kernel's.
 
 use ftbox::format::{parse_event, Event, Events};
 use ftbox::ksyms::{Ksyms, Printk};
@@ -13,7 +12,7 @@ use std::path::PathBuf;
 
 mod support;
 
-fn fixtures() -> Option<PathBuf> {
+fn fixtures() -> PathBuf {
     support::fixtures("events.dat")
 }
 
@@ -59,7 +58,7 @@ const COMPILE_EXCEPTIONS: &[(&str, &str)] = &[
 
 #[test]
 fn every_fixture_format_compiles() {
-    let Some(dir) = fixtures() else { return };
+    let dir = fixtures();
     let (mut parsed, mut compiled) = (0, 0);
     let mut failed = Vec::new();
     for name in ["events.dat", "wide.dat", "fg.dat", "func.dat", "kprobe.dat", "stack.dat", "events-v6.dat"] {
@@ -102,7 +101,7 @@ fn trace_lines(text: &str, ncpu: usize) -> Vec<Vec<(String, String)>> {
 
 #[test]
 fn fixture_text_matches_kernel() {
-    let Some(dir) = fixtures() else { return };
+    let dir = fixtures();
     let mut report = Vec::new();
     for base in ["x-events", "x-wide"] {
         let bytes = std::fs::read(dir.join(format!("{base}.extract.dat"))).unwrap();

@@ -1,8 +1,7 @@
 //! ftcat against the kernel's own text: every `x-NAME.extract.dat` /
-//! `x-NAME.trace.txt` pair of ../shared/fixtures/linux-6.12 (the same ring
+//! `x-NAME.trace.txt` pair of fixtures/linux-6.12 (the same ring
 //! buffer, raw and as `cat trace` printed it on a Debian 6.12 kernel), and
-//! damaged copies of fixtures. Skips with a message when the fixtures are
-//! absent (CI has them).
+//! damaged copies of fixtures.
 //!
 //! Lines are compared one to one. Exclusions, each with its reason:
 //! - hashed pointers: with `hash-ptr` on (the default) the kernel prints
@@ -27,7 +26,7 @@ fn ftbox() -> PathBuf {
     std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
 }
 
-fn fixtures() -> Option<PathBuf> {
+fn fixtures() -> PathBuf {
     support::fixtures("x-events.trace.txt")
 }
 
@@ -159,7 +158,7 @@ fn compare(name: &str, ours: &str, theirs: &str) -> Tally {
 
 #[test]
 fn fixture_differential() {
-    let Some(dir) = fixtures() else { return };
+    let dir = fixtures();
     let pairs = pairs_in(&dir);
     assert!(pairs.len() >= 6, "expected the 6 x-* pairs, found {:?}", pairs);
     let total: usize = pairs.iter().map(|p| differential(&dir, p)).sum();
@@ -182,7 +181,7 @@ fn vm_fixture_differential() {
 
 #[test]
 fn truncated_file_prints_the_intact_part() {
-    let Some(dir) = fixtures() else { return };
+    let dir = fixtures();
     // v6: the per-CPU data sits at the end of the file, CPU 0 before CPU 1.
     let src = std::fs::read(dir.join("events-v6.dat")).unwrap();
     let full = run(&[dir.join("events-v6.dat").to_str().unwrap()]);
@@ -207,7 +206,7 @@ fn truncated_file_prints_the_intact_part() {
 
 #[test]
 fn byte_flipped_file_prints_the_intact_part() {
-    let Some(dir) = fixtures() else { return };
+    let dir = fixtures();
     let src = dir.join("x-events.extract.dat");
     let mut d = std::fs::read(&src).unwrap();
     let n = d.len();
@@ -252,7 +251,7 @@ fn help_and_usage_errors() {
 
 #[test]
 fn filters_and_stat() {
-    let Some(dir) = fixtures() else { return };
+    let dir = fixtures();
     let f = dir.join("x-events.extract.dat");
     let fs = f.to_str().unwrap();
     let kernel = std::fs::read_to_string(dir.join("x-events.trace.txt")).unwrap();
@@ -279,7 +278,7 @@ fn filters_and_stat() {
 
 #[test]
 fn stdin_input() {
-    let Some(dir) = fixtures() else { return };
+    let dir = fixtures();
     let f = std::fs::File::open(dir.join("x-func.extract.dat")).unwrap();
     let o = Command::new(ftcat()).arg("-").stdin(f).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));

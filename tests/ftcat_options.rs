@@ -1,7 +1,6 @@
 //! ftcat's CLI promises from issue #3 §2/§6 that the differential tests do
 //! not pin down, each against the kernel's own text of the same buffer
-//! (../shared/fixtures/linux-6.12 `x-events`, skipped with a message when
-//! absent) or against ftcat's output of the intact file:
+//! (fixtures/linux-6.12 `x-events`) or against ftcat's output of the intact file:
 //! - a corrupt page is an error report and decoding goes on with the next
 //!   page of that CPU (uncompressed v7 file, one page header smashed);
 //! - no FILE means `trace.dat` in the current directory;
@@ -20,7 +19,7 @@ fn ftbox() -> PathBuf {
     std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
 }
 
-fn fixtures() -> Option<PathBuf> {
+fn fixtures() -> PathBuf {
     support::fixtures("x-events.trace.txt")
 }
 
@@ -81,7 +80,7 @@ fn keys(v: &[&str]) -> Vec<String> {
 
 #[test]
 fn time_window_selects_exactly_the_kernels_records() {
-    let Some(fx) = fixtures() else { return };
+    let fx = fixtures();
     let d = tmp("window");
     let f = fx.join("x-events.extract.dat");
     let kernel = std::fs::read_to_string(fx.join("x-events.trace.txt")).unwrap();
@@ -111,7 +110,7 @@ fn time_window_selects_exactly_the_kernels_records() {
 
 #[test]
 fn comm_pid_and_irq_context_select_exactly_the_kernels_records() {
-    let Some(fx) = fixtures() else { return };
+    let fx = fixtures();
     let d = tmp("select");
     let f = fx.join("x-events.extract.dat");
     let fs = f.to_str().unwrap();
@@ -144,7 +143,7 @@ fn comm_pid_and_irq_context_select_exactly_the_kernels_records() {
 
 #[test]
 fn stat_counts_cpus_span_and_unformatted_records() {
-    let Some(fx) = fixtures() else { return };
+    let fx = fixtures();
     let d = tmp("stat");
     let f = fx.join("x-events.extract.dat");
     let kernel = std::fs::read_to_string(fx.join("x-events.trace.txt")).unwrap();
@@ -214,7 +213,7 @@ fn stat_counts_cpus_span_and_unformatted_records() {
 
 #[test]
 fn no_file_means_trace_dat_here() {
-    let Some(fx) = fixtures() else { return };
+    let fx = fixtures();
     let d = tmp("default");
     let (code, out, err) = run_in(&d, &[]);
     assert_eq!(code, Some(1), "no trace.dat here: {out}");
@@ -233,7 +232,7 @@ fn no_file_means_trace_dat_here() {
 #[test]
 fn corrupt_page_is_reported_and_the_next_page_decoded() {
     use ftbox::tracedat::TraceDat;
-    let Some(fx) = fixtures() else { return };
+    let fx = fixtures();
     let d = tmp("page");
     let src = fx.join("events-plain.dat");
     let data = std::fs::read(&src).unwrap();
@@ -280,7 +279,7 @@ fn corrupt_page_is_reported_and_the_next_page_decoded() {
 /// Issue #2 §1: "a closed stdout (EPIPE) ends quietly" — ftcat | head.
 #[test]
 fn closed_stdout_ends_quietly() {
-    let Some(fx) = fixtures() else { return };
+    let fx = fixtures();
     let d = tmp("epipe");
     let f = fx.join("x-events.extract.dat");
     for args in [&[f.to_str().unwrap()][..], &["--raw", f.to_str().unwrap()]] {
@@ -310,7 +309,7 @@ fn closed_stdout_ends_quietly() {
 #[test]
 fn raw_prints_every_field_of_every_record() {
     use ftbox::tracedat::TraceDat;
-    let Some(fx) = fixtures() else { return };
+    let fx = fixtures();
     let d = tmp("raw");
     let f = fx.join("x-events.extract.dat");
     let data = std::fs::read(&f).unwrap();
@@ -348,5 +347,36 @@ fn raw_prints_every_field_of_every_record() {
     assert_eq!(checked, records(&std::fs::read_to_string(fx.join("x-events.trace.txt")).unwrap()).len());
     assert!(ftrace_own >= 1, "x-events has a trace_marker record");
     eprintln!("--raw: {checked} records, every field named ({ftrace_own} of ftrace's own events among them)");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A recording cut in its data (a full disk, a lost transfer, power lost
+/// while writing) prints what lies before the cut and says, naming the
+/// file, that it is truncated: trace-cmd's layout (the CPU table after the
+/// data, rebuilt from the pages) and ftbox's writer (the table first).
+#[test]
+fn cut_recordings_print_what_precedes_the_cut_and_say_truncated() {
+    let d = tmp("cut");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    // (file, cuts inside its trace data)
+    let files = [(fixtures().join("events-plain.dat"), [7_652_000u64, 7_660_000, 7_667_000]), (root.join("tracecmd/comm-order.dat"), [119_000, 123_000, 126_000])];
+    for (f, cuts) in files {
+        let full = std::fs::read(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let (code, all, err) = run_in(&d, &[f.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{err}");
+        let all: std::collections::HashSet<&str> = records(&all).into_iter().collect();
+        let mut last = 0;
+        for cut in cuts {
+            let p = d.join("cut.dat");
+            std::fs::write(&p, &full[..cut as usize]).unwrap();
+            let (_, out, err) = run_in(&d, &["cut.dat"]);
+            let got = records(&out);
+            assert!(err.contains("cut.dat") && err.contains("truncated"), "{} cut at {cut}: {err}", f.display());
+            assert!(got.iter().all(|l| all.contains(l)), "{} cut at {cut}: a line the intact file lacks", f.display());
+            assert!(got.len() >= last && got.len() < all.len(), "{} cut at {cut}: {} lines after {last}", f.display(), got.len());
+            last = got.len();
+        }
+        assert!(last > 0, "{}: nothing before the last cut", f.display());
+    }
     let _ = std::fs::remove_dir_all(&d);
 }

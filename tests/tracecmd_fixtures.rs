@@ -1,9 +1,9 @@
 //! `ftcat --style trace-cmd F` against `trace-cmd report -i F` (Debian's
 //! 3.1.6, run at test time) for every trace.dat in
-//! ../shared/fixtures/linux-6.12 and for recordings ftrec makes here (when
+//! fixtures/linux-6.12 and for recordings ftrec makes here (when
 //! root with tracefs), with each option set trace-cmd users reach for:
 //! none, `-I`, `-S`, `-O tailprint`, `-l`, `-t`, `--cpu 0`.
-//! Skips with a message when trace-cmd or the fixtures are absent.
+//! Skips with a message when trace-cmd is absent.
 //!
 //! `-F`: libtraceevent's string match is `=~`/`!~` (a regex, case-blind,
 //! anywhere); its lone `~` is not a string test. ftcat takes `~` as a glob,
@@ -35,7 +35,7 @@ fn link(name: &str) -> PathBuf {
     l
 }
 
-fn fixtures() -> Option<PathBuf> {
+fn fixtures() -> PathBuf {
     support::fixtures("events.dat")
 }
 
@@ -111,7 +111,7 @@ fn report(t: &Tally, what: &str) {
 
 #[test]
 fn fixtures_match_trace_cmd_report() {
-    let Some(dir) = fixtures() else { return };
+    let dir = fixtures();
     if !have_trace_cmd() {
         return;
     }

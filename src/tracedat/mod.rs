@@ -1,5 +1,5 @@
-//! trace.dat files (trace-cmd's format, versions 6 and 7): reader (OWNER: the
-//! `dat` work) and writer (`write.rs`, OWNER: the `rec` work).
+//! trace.dat files (trace-cmd's format, versions 6 and 7): reader, and
+//! writer (`write.rs`).
 //!
 //! The reader follows trace-cmd's Documentation/trace-cmd/trace-cmd.dat.v6.5
 //! and .v7.5 texts (lib/trace-cmd/trace-input.c settles the details):
@@ -41,6 +41,16 @@
 //!
 //! `ReadAt::read_at` takes `&self` (pread needs no state), so every CPU's
 //! stream shares one open file.
+//!
+//! Files come from the field (other boards, cut transfers, bit errors) and
+//! from attackers, so what the reader does is bounded by the file's real
+//! size, never by the numbers in it: each metadata section is read once,
+//! however often the options name it; a compressed section may expand at
+//! most 64-fold; CPU tables must not put two CPUs on the same bytes; the
+//! page streams of a file share one memory budget; and sizes read from the
+//! file are allocated with `try_reserve`, so a failure is an error. Data
+//! running past the end of the file is a cut recording: every whole page
+//! before the cut comes out, then a "file truncated" error.
 
 pub mod pages;
 pub mod write;
@@ -58,6 +68,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 pub use pages::CpuPages;
+use pages::Held;
 
 /// Positional reads at the edge: a file via pread, a buffer in memory.
 /// `read_at` may return fewer bytes than asked only at the end of the data.
@@ -155,7 +166,7 @@ impl fmt::Display for Error {
 
 /// Inside the reader errors travel boxed: a 56-byte `Error` moved through
 /// each `?` was a large part of the reader's code.
-type R<T> = Result<T, Box<Error>>;
+type BoxResult<T> = Result<T, Box<Error>>;
 
 #[cold]
 #[inline(never)]
@@ -164,8 +175,8 @@ fn bad(section: &'static str, offset: u64, what: &'static str) -> Box<Error> {
 }
 
 /// Read exactly `buf.len()` bytes at `off`, or say where the data ended.
-fn read_full(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> R<()> {
-    let mut p = P::new(file, Endian::Little, off, section);
+fn read_full(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8]) -> BoxResult<()> {
+    let mut p = MetaReader::new(file, Endian::Little, off, section);
     p.fill(buf);
     p.done()
 }
@@ -173,6 +184,56 @@ fn read_full(file: &dyn ReadAt, section: &'static str, off: u64, buf: &mut [u8])
 /// Largest single metadata block we agree to allocate (kallsyms of a
 /// distribution kernel is ~15 MB): a corrupt size fails, it does not OOM.
 const MAX_BLOCK: u64 = 1 << 30;
+
+/// How far a compressed metadata section may expand. zstd can turn a few
+/// KiB into gigabytes, while ftrace's metadata is text that it shrinks far
+/// less: on the 6.12 recordings event formats shrink 18-fold at most,
+/// kallsyms 5-fold, printk formats 4-fold. A section claiming more than 64
+/// times its compressed size (plus a page, for tiny sections) is refused
+/// before anything is decompressed.
+const MAX_EXPANSION: u64 = 64;
+
+/// Can `z` compressed bytes plausibly hold `size` bytes of metadata?
+fn plausible_expansion(z: u64, size: u64) -> bool {
+    size <= z.saturating_mul(MAX_EXPANSION).saturating_add(4096)
+}
+
+/// Most instance buffers a v6 file may name (each is a CPU table to read;
+/// more is "too many options").
+const MAX_INSTANCES: usize = 4096;
+
+/// Highest CPU number accepted: far above any kernel's NR_CPUS (8192), and
+/// what a merge of several buffers can tag (ftcat keeps the buffer above
+/// bit 16 of the CPU number).
+const MAX_CPU: u32 = (1 << 16) - 1;
+
+/// The size of `file`, found with 1-byte reads (doubling, then bisecting):
+/// `ReadAt` has no size, and some fifty preads cost nothing next to the
+/// metadata. The tables of CPU data are checked against it.
+fn probe_size(file: &dyn ReadAt) -> u64 {
+    let has = |off: u64| matches!(file.read_at(off, &mut [0u8; 1]), Ok(1));
+    if !has(0) {
+        return 0;
+    }
+    // `lo` is readable, `hi` is not.
+    let (mut lo, mut hi) = (0u64, 1u64);
+    while has(hi) {
+        lo = hi;
+        if hi >= 1 << 62 {
+            return hi + 1;
+        }
+        hi *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if has(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo + 1
+}
 
 /// Bytes to text, C-string NUL padding dropped, without a copy when they
 /// are valid UTF-8 (kallsyms is megabytes). Format files and kallsyms are
@@ -321,16 +382,22 @@ pub struct TraceDat<'f> {
     /// trailing options): what could be read is here, the buffers may have
     /// been recovered; report this after the records.
     pub damage: Option<Error>,
+    /// The file's real size: every table and size in it is checked
+    /// against this before anything is allocated for it.
+    pub file_size: u64,
     layout: PageLayout,
+    /// What this file's page streams hold between calls (read-ahead,
+    /// decompressed chunks): one budget, see pages::HELD_BUDGET.
+    held: Held,
 }
 
 /// The one metadata reader: numbers, strings and blocks at `pos` of `file`
 /// — the file itself, or a section already in memory that sits at `base`
 /// in the file. The first failure is kept (naming section `s` and the file
 /// offset) and every read after it gives zeros and nothing more, so the
-/// parsers read straight through and ask [`P::done`] once per part: one
+/// parsers read straight through and ask [`MetaReader::done`] once per part: one
 /// exit instead of an error branch (and its clean-up) at every field.
-struct P<'f> {
+struct MetaReader<'f> {
     file: &'f dyn ReadAt,
     e: Endian,
     pos: u64,
@@ -339,19 +406,19 @@ struct P<'f> {
     err: Option<Box<Error>>,
 }
 
-impl<'f> P<'f> {
+impl<'f> MetaReader<'f> {
     fn new(file: &'f dyn ReadAt, e: Endian, pos: u64, s: &'static str) -> Self {
-        P { file, e, pos, base: 0, s, err: None }
+        MetaReader { file, e, pos, base: 0, s, err: None }
     }
     /// Over `d`, an in-memory part of the file that starts at `base`.
     fn mem(d: &'f Vec<u8>, e: Endian, base: u64, s: &'static str) -> Self {
-        P { file: d, e, pos: 0, base, s, err: None }
+        MetaReader { file: d, e, pos: 0, base, s, err: None }
     }
     fn ok(&self) -> bool {
         self.err.is_none()
     }
     /// The first error, if any.
-    fn done(&mut self) -> R<()> {
+    fn done(&mut self) -> BoxResult<()> {
         match self.err.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -441,6 +508,13 @@ impl<'f> P<'f> {
         if !self.ok() {
             return Vec::new();
         }
+        // Ask for the memory fallibly first, then take it zeroed (fresh
+        // pages, no memset: kallsyms is megabytes): a size the system
+        // cannot give is an error, not an abort.
+        if Vec::<u8>::new().try_reserve_exact(len as usize).is_err() {
+            self.bad("implausible size");
+            return Vec::new();
+        }
         let mut v = vec![0u8; len as usize];
         self.fill(&mut v);
         v
@@ -491,8 +565,8 @@ impl<'f> TraceDat<'f> {
     }
 
     #[inline(never)]
-    fn open_r(file: &'f dyn ReadAt) -> R<TraceDat<'f>> {
-        let mut p = P::new(file, Endian::Little, 0, "file header");
+    fn open_r(file: &'f dyn ReadAt) -> BoxResult<TraceDat<'f>> {
+        let mut p = MetaReader::new(file, Endian::Little, 0, "file header");
         let mut head = [0u8; 10];
         if p.fill(&mut head) && &head != b"\x17\x08\x44tracing" {
             p.fail(0, Reason::BadMagic);
@@ -539,13 +613,16 @@ impl<'f> TraceDat<'f> {
             options: Options::default(),
             buffers: Vec::new(),
             damage: None,
+            file_size: probe_size(file),
             layout: PageLayout::new(endian, long_size, page_size),
+            held: Held::default(),
         };
         if version == 6 {
             td.read_v6(&mut p)?;
         } else {
             td.read_v7(&mut p)?;
         }
+        td.check_buffers()?;
         td.layout = PageLayout::parse(&td.header_page, &td.header_event, endian, page_size)
             .map_err(|e| Box::new(Error::new("header info", 0, Reason::Page(e))))?;
         Ok(td)
@@ -579,12 +656,16 @@ impl<'f> TraceDat<'f> {
 
     /// One page at a time of one CPU of `buffer`.
     pub fn cpu_pages(&self, buffer: &Buffer, cpu: &CpuData) -> CpuPages<'f> {
-        CpuPages::new(self.file, self.endian, self.layout(buffer).page_size, buffer.compressed, *cpu)
+        let mut c = CpuPages::new(self.file, self.endian, self.layout(buffer).page_size, buffer.compressed, *cpu);
+        c.bound(self.file_size, self.held.clone());
+        c
     }
 
-    /// Page streams for every CPU of `buffer`, in file order.
+    /// Page streams for every CPU of `buffer`, in file order
+    /// (CPUs without data have none: a table of 65,536 empty CPUs costs
+    /// no stream each.)
     pub fn all_cpu_pages(&self, buffer: &Buffer) -> Vec<CpuPages<'f>> {
-        buffer.cpus.iter().map(|c| self.cpu_pages(buffer, c)).collect()
+        buffer.cpus.iter().filter(|c| c.size > 0).map(|c| self.cpu_pages(buffer, c)).collect()
     }
 
     /// The text of a latency-format buffer (what `trace` showed when
@@ -593,8 +674,8 @@ impl<'f> TraceDat<'f> {
         self.latency_text_r(b).map_err(|e| *e)
     }
 
-    fn latency_text_r(&self, b: &Buffer) -> R<Vec<u8>> {
-        let mut p = P::new(self.file, self.endian, b.text_at, "latency text");
+    fn latency_text_r(&self, b: &Buffer) -> BoxResult<Vec<u8>> {
+        let mut p = MetaReader::new(self.file, self.endian, b.text_at, "latency text");
         if !b.latency {
             p.bad_at(0, "buffer is not a latency buffer");
             p.done()?;
@@ -630,7 +711,7 @@ impl<'f> TraceDat<'f> {
                 let z = p.u32();
                 let u = p.u32();
                 let data = p.vec(z as u64);
-                if out.len() as u64 + u as u64 > MAX_BLOCK {
+                if out.len() as u64 + u as u64 > MAX_BLOCK || !plausible_expansion(z.into(), u.into()) {
                     p.bad_at(at, "implausible size");
                 }
                 if !p.ok() {
@@ -648,7 +729,7 @@ impl<'f> TraceDat<'f> {
 
     /// Metadata part `i` (see [`META`]): v6 reads them in turn from the
     /// file, v7 each from its section.
-    fn meta(&mut self, p: &mut P, i: usize) {
+    fn meta(&mut self, p: &mut MetaReader, i: usize) {
         p.s = META[i.min(5)];
         match i {
             0 => {
@@ -692,7 +773,7 @@ impl<'f> TraceDat<'f> {
     // ---- v6 ----
 
     #[inline(never)]
-    fn read_v6(&mut self, p: &mut P<'f>) -> R<()> {
+    fn read_v6(&mut self, p: &mut MetaReader<'f>) -> BoxResult<()> {
         for i in 0..META.len() {
             self.meta(p, i);
         }
@@ -711,9 +792,17 @@ impl<'f> TraceDat<'f> {
         p.done()?;
         self.buffers.push(top);
         // By reference: a by-value loop adds an IntoIter and its drop code.
-        for r in &mut instances {
+        // An instance block named twice is read once, for its first name.
+        if instances.len() > MAX_INSTANCES {
+            return Err(bad("options", 0, "too many options"));
+        }
+        for i in 0..instances.len() {
+            if instances[..i].iter().any(|r| r.1 == instances[i].1) {
+                continue;
+            }
+            let r = &mut instances[i];
             let name = core::mem::take(&mut r.2);
-            let mut q = P::new(p.file, p.e, r.1, "instance buffer");
+            let mut q = MetaReader::new(p.file, p.e, r.1, "instance buffer");
             q.fill(&mut kind);
             if kind.starts_with(b"options") {
                 // Instance headers may carry their own options; skip them.
@@ -737,7 +826,7 @@ impl<'f> TraceDat<'f> {
 
     /// An options list: v6 ends at a DONE id, v7 with DONE's pointer to the
     /// next options section (returned; 0 = last).
-    fn read_options(&mut self, p: &mut P, mode: u8, refs: &mut Vec<Ref>) -> u64 {
+    fn read_options(&mut self, p: &mut MetaReader, mode: u8, refs: &mut Vec<Ref>) -> u64 {
         let mut n = 0;
         loop {
             p.s = "options";
@@ -758,7 +847,7 @@ impl<'f> TraceDat<'f> {
             if mode == V6_SKIP {
                 continue;
             }
-            let mut q = P::mem(&d, p.e, p.base + p.pos - size as u64, "options");
+            let mut q = MetaReader::mem(&d, p.e, p.base + p.pos - size as u64, "options");
             match id {
                 OPT_DONE => {
                     let next = q.u64();
@@ -784,7 +873,7 @@ impl<'f> TraceDat<'f> {
 
     /// A v7 BUFFER or BUFFER_TEXT option.
     #[inline(never)]
-    fn buffer_option(&mut self, q: &mut P, id: u16, len: usize) {
+    fn buffer_option(&mut self, q: &mut MetaReader, id: u16, len: usize) {
         let off = q.u64();
         let name = q.cstr();
         let clock = q.cstr();
@@ -807,7 +896,7 @@ impl<'f> TraceDat<'f> {
             }
         }
         // The flyrecord section header's flags say whether the data is compressed.
-        let mut f = P::new(self.file, self.endian, off + 2, "buffer section");
+        let mut f = MetaReader::new(self.file, self.endian, off + 2, "buffer section");
         b.compressed = f.u16() & SEC_FL_COMPRESS != 0;
         if b.compressed {
             f.put(check_compression(&self.compression, f.s, off).err());
@@ -821,7 +910,7 @@ impl<'f> TraceDat<'f> {
     // ---- v7 ----
 
     #[inline(never)]
-    fn read_v7(&mut self, p: &mut P<'f>) -> R<()> {
+    fn read_v7(&mut self, p: &mut MetaReader<'f>) -> BoxResult<()> {
         p.s = "compression header";
         self.compression = p.cstr();
         self.compression_version = p.cstr();
@@ -845,7 +934,7 @@ impl<'f> TraceDat<'f> {
                     if first_end == 0 {
                         first_end = end;
                     }
-                    let mut q = P::mem(&data, self.endian, base, "options");
+                    let mut q = MetaReader::mem(&data, self.endian, base, "options");
                     let n = self.read_options(&mut q, V7, &mut refs);
                     q.done().map(|()| n)
                 })
@@ -862,17 +951,24 @@ impl<'f> TraceDat<'f> {
                 }
             }
         }
+        // Each metadata section is read once, from its first reference: a
+        // list that names the formats a thousand times must not parse them
+        // a thousand times.
+        let mut read = [false; META.len()];
         for &(id, off, _) in &refs {
             // Only ids 16..=21 are collected (read_options).
-            let i = id.wrapping_sub(OPT_HEADER_INFO) as usize;
-            let (_, mut data, base, _) = self.section(off, META[i.min(5)])?;
+            let i = (id.wrapping_sub(OPT_HEADER_INFO) as usize).min(5);
+            if core::mem::replace(&mut read[i], true) {
+                continue;
+            }
+            let (_, mut data, base, _) = self.section(off, META[i])?;
             if (3..=5).contains(&i) {
                 // kallsyms, printk, cmdlines: a count, then the text. A
                 // whole, plausible one is kept in place (kallsyms is
                 // megabytes: no second copy); anything else goes through
                 // meta() for its error.
                 let w = if i == 5 { 8 } else { 4 };
-                let n = P::mem(&data, self.endian, base, "").num(w);
+                let n = MetaReader::mem(&data, self.endian, base, "").num(w);
                 if data.len() >= w && n <= MAX_BLOCK && n <= (data.len() - w) as u64 {
                     data.truncate(w + n as usize);
                     data.drain(..w);
@@ -880,7 +976,7 @@ impl<'f> TraceDat<'f> {
                     continue;
                 }
             }
-            let mut q = P::mem(&data, self.endian, base, "");
+            let mut q = MetaReader::mem(&data, self.endian, base, "");
             self.meta(&mut q, i);
             q.done()?;
         }
@@ -902,14 +998,15 @@ impl<'f> TraceDat<'f> {
         Ok(())
     }
 
-    /// A cut file lost its BUFFER option: find the top-level flyrecord
-    /// section after the first options section and walk its per-CPU zstd
-    /// chunk lists, which say where each CPU's data ends (each CPU starts on
-    /// a page boundary). Uncompressed data does not say where a CPU ends, so
-    /// only a single-CPU file is recovered then.
+    /// A cut file lost its BUFFER option (trace-cmd writes it after the
+    /// data): find the top-level flyrecord section after the first options
+    /// section and rebuild the CPU table. Compressed data: walk each CPU's
+    /// zstd chunk list, which says where that CPU's data ends (each CPU
+    /// starts on a page boundary). Uncompressed data says nothing of where a
+    /// CPU ends: split it by the page timestamps ([`Self::cpu_runs`]).
     #[inline(never)]
     fn recover_buffer(&self, at: u64) -> Option<Buffer> {
-        let mut p = P::new(self.file, self.endian, at, "buffer section");
+        let mut p = MetaReader::new(self.file, self.endian, at, "buffer section");
         let (id, flags, size) = p.section_head();
         let ncpu = self.options.cpu_count?;
         if id != OPT_BUFFER || !p.ok() {
@@ -925,15 +1022,25 @@ impl<'f> TraceDat<'f> {
         let mut b = Buffer { name: String::new(), clock: self.options.clock().map(String::from), page_size: self.page_size, compressed, latency: false, text_at: 0, cpus: Vec::new() };
         let mut off = align(p.pos);
         if !compressed {
-            if ncpu == 1 {
-                b.cpus.push(CpuData { cpu: 0, offset: off, size: (p.pos + size).saturating_sub(off) });
-                return Some(b);
+            // The section's size is patched in after the data: a recording
+            // cut while it was written may still say 0.
+            let end = if size == 0 { self.file_size } else { (p.pos + size).min(self.file_size) };
+            let runs = self.cpu_runs(off, end);
+            if runs.len() > ncpu as usize {
+                return None;
             }
-            return None;
+            let cut = size == 0 || p.pos + size > self.file_size;
+            for (cpu, &(start, stop)) in runs.iter().enumerate() {
+                // In a cut section the last run goes on to the cut: whole
+                // pages, then "truncated".
+                let size = if cut && cpu + 1 == runs.len() { u64::MAX - start } else { stop - start };
+                b.cpus.push(CpuData { cpu: cpu as u32, offset: start, size });
+            }
+            return Some(b);
         }
         for cpu in 0..ncpu.min(1 << 12) {
             // Step over the chunk list { count:u32 { zsize:u32 size:u32 data } }.
-            let mut q = P::new(self.file, self.endian, off, "cpu data");
+            let mut q = MetaReader::new(self.file, self.endian, off, "cpu data");
             for _ in 0..q.u32() {
                 let z = q.u32();
                 q.u32();
@@ -955,11 +1062,67 @@ impl<'f> TraceDat<'f> {
         Some(b)
     }
 
+    /// Check the CPU tables against the file: CPU numbers in range and
+    /// once per buffer, and no two CPUs' data on the same bytes (a table of
+    /// 60,000 CPUs pointing at one page would otherwise be read, and held,
+    /// 60,000 times). Data running past the end of the file is a cut
+    /// recording, not an error: its stream stops there (CpuPages::bound).
+    fn check_buffers(&self) -> BoxResult<()> {
+        let mut spans = Vec::new();
+        for b in self.buffers.iter().filter(|b| !b.latency) {
+            // One bit per possible CPU number: out of range, or listed
+            // twice, it is implausible.
+            let mut listed = vec![0u64; (MAX_CPU as usize + 1) / 64];
+            for c in &b.cpus {
+                let bit = 1 << (c.cpu % 64);
+                match listed.get_mut(c.cpu as usize / 64) {
+                    Some(word) if *word & bit == 0 => *word |= bit,
+                    _ => return Err(bad("CPU table", b.text_at, "implausible CPU number")),
+                }
+            }
+            for c in b.cpus.iter().filter(|c| c.size > 0 && c.offset < self.file_size) {
+                spans.push((c.offset, c.offset.saturating_add(c.size).min(self.file_size)));
+            }
+        }
+        crate::util::sort_by_key(&mut spans, |&s| s);
+        match spans.windows(2).find(|w| w[1].0 < w[0].1) {
+            Some(w) => Err(bad("CPU table", w[1].0, "two CPUs' data share bytes")),
+            None => Ok(()),
+        }
+    }
+
+    /// Uncompressed per-CPU data from `from` to `to`, split into the runs
+    /// of pages of each CPU: trace-cmd writes CPU 0's pages, then CPU 1's,
+    /// each in time order, so a page older than the one before it starts
+    /// the next CPU. The runs are CPUs 0, 1, ... in turn — right unless a
+    /// CPU recorded nothing (it has no run) or a later CPU's pages are all
+    /// newer than the one before's (two CPUs read as one).
+    fn cpu_runs(&self, from: u64, to: u64) -> Vec<(u64, u64)> {
+        let ps = u64::from(self.page_size);
+        let mut runs = Vec::new();
+        let (mut start, mut at, mut last) = (from, from, 0);
+        while at + ps <= to {
+            let mut ts = [0u8; 8];
+            if read_full(self.file, "cpu data", at, &mut ts).is_err() {
+                break;
+            }
+            let ts = self.endian.u64(ts);
+            if ts < last {
+                runs.push((start, at));
+                start = at;
+            }
+            last = ts;
+            at += ps;
+        }
+        runs.push((start, to));
+        runs
+    }
+
     /// Read a v7 section at `off`: its id, its (decompressed) data, the
     /// file offset of the data (for error messages) and where it ends in the file.
     #[inline(never)]
-    fn section(&self, off: u64, name: &'static str) -> R<(u16, Vec<u8>, u64, u64)> {
-        let mut p = P::new(self.file, self.endian, off, name);
+    fn section(&self, off: u64, name: &'static str) -> BoxResult<(u16, Vec<u8>, u64, u64)> {
+        let mut p = MetaReader::new(self.file, self.endian, off, name);
         let (id, flags, size) = p.section_head();
         let base = p.pos;
         let mut data = Vec::new();
@@ -972,6 +1135,9 @@ impl<'f> TraceDat<'f> {
         } else {
             let z = p.u32();
             let u = p.u32();
+            if !plausible_expansion(z.into(), u.into()) {
+                p.bad_at(base, "compressed section expands more than 64-fold");
+            }
             let zd = p.vec(z as u64);
             if p.ok() {
                 match decompress(&self.compression, name, base, &zd, u as usize) {
@@ -987,7 +1153,7 @@ impl<'f> TraceDat<'f> {
 
 /// Options with the same meaning in v6 and v7 (`q` reads `d`; a short
 /// number is left out, its error stays in `q` for the caller to drop).
-fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
+fn apply_common_option(o: &mut Options, id: u16, q: &mut MetaReader, d: &[u8]) {
     // The text options: pick the slot, convert once.
     let slot = match id {
         OPT_DATE => &mut o.date,
@@ -1022,7 +1188,7 @@ fn apply_common_option(o: &mut Options, id: u16, q: &mut P, d: &[u8]) {
 }
 
 /// After "flyrecord\0" (or "latency  \0"): the per-CPU offsets and sizes.
-fn flyrecord_v6(p: &mut P, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Buffer {
+fn flyrecord_v6(p: &mut MetaReader, kind: &[u8], cpus: u32, page_size: u32, name: String) -> Buffer {
     p.s = "flyrecord";
     let mut b = Buffer { name, clock: None, page_size, compressed: false, latency: false, text_at: p.pos, cpus: Vec::new() };
     if kind.starts_with(b"latency") {
@@ -1042,7 +1208,7 @@ fn flyrecord_v6(p: &mut P, kind: &[u8], cpus: u32, page_size: u32, name: String)
 }
 
 /// `tag` then size:u64 and that many bytes of text.
-fn header_text(p: &mut P, tag: &[u8]) -> String {
+fn header_text(p: &mut MetaReader, tag: &[u8]) -> String {
     let at = p.pos;
     let page = tag.len() == 12;
     let mut b = [0u8; 13];
@@ -1058,7 +1224,7 @@ fn header_text(p: &mut P, tag: &[u8]) -> String {
 }
 
 /// count:u32 then { size:u64 text }: the formats of one system.
-fn read_formats(p: &mut P, system: &str, out: &mut Vec<Format>) {
+fn read_formats(p: &mut MetaReader, system: &str, out: &mut Vec<Format>) {
     for _ in 0..p.u32() {
         let len = p.u64();
         if len > 1 << 24 {
@@ -1072,8 +1238,8 @@ fn read_formats(p: &mut P, system: &str, out: &mut Vec<Format>) {
 }
 
 /// Can this build decode `name`? (Boxed like every reader error: the
-/// callers keep it in a `P` or pass it on with `?`.)
-fn check_compression(name: &str, section: &'static str, off: u64) -> R<()> {
+/// callers keep it in a `MetaReader` or pass it on with `?`.)
+fn check_compression(name: &str, section: &'static str, off: u64) -> BoxResult<()> {
     if name == "zstd" && cfg!(feature = "zstd") {
         Ok(())
     } else {
@@ -1082,7 +1248,7 @@ fn check_compression(name: &str, section: &'static str, off: u64) -> R<()> {
 }
 
 /// Decompress one block of the file's algorithm to exactly `size` bytes.
-pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> R<Vec<u8>> {
+pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> BoxResult<Vec<u8>> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
         return Err(bad(section, off, "implausible uncompressed size"));
@@ -1102,7 +1268,7 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], 
 #[cfg(feature = "zstd")]
 /// Like `decompress`, into `out` (resized to `size`; its old bytes are
 /// overwritten, not zeroed first, so a reused buffer costs nothing).
-fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> R<()> {
+fn decompress_into(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize, out: &mut Vec<u8>) -> BoxResult<()> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
         return Err(bad(section, off, "implausible uncompressed size"));

@@ -1,17 +1,37 @@
 //! One CPU's raw pages from a trace.dat, read one page (or one compressed
 //! chunk) at a time: memory is a page, or a chunk for zstd files, however
 //! large the file.
+//!
+//! The streams of one file share a budget ([`Held`]) for what they hold
+//! between calls — read-ahead blocks and decompressed chunks — so that the
+//! memory of a merge over all CPUs does not grow with the number of CPUs a
+//! file claims: past the budget, plain streams read one page at a time and
+//! a compressed stream that would need more is an error.
 
-use super::{read_full, CpuData, Error, ReadAt, R};
+use super::{read_full, BoxResult, CpuData, Error, ReadAt, Reason};
 use crate::cursor::Endian;
+use alloc::boxed::Box;
+use alloc::rc::Rc;
 use alloc::vec::Vec;
+use core::cell::Cell;
 
-/// Largest decompressed chunk we accept (trace-cmd writes ~10 pages).
+/// Largest decompressed chunk we accept, in sub-buffers: trace-cmd
+/// compresses 10 at a time; this leaves room for other writers while a
+/// chunk that claims megabytes from a few bytes fails at its header.
 #[cfg(feature = "zstd")]
-const MAX_CHUNK: u32 = 16 << 20;
+const MAX_CHUNK_PAGES: u32 = 64;
 
 /// Bytes of plain pages read at once.
 const READ_AHEAD: usize = 64 << 10;
+
+/// What the page streams of one file may hold at once (read-ahead and
+/// decompressed chunks): a two-CPU zstd file holds two 40 KiB chunks; 32 MiB
+/// fits hundreds of CPUs of trace-cmd's chunks and keeps a hostile file's
+/// thousands of CPUs from holding a chunk each.
+pub const HELD_BUDGET: u64 = 32 << 20;
+
+/// The bytes the page streams of one file hold between calls (shared).
+pub type Held = Rc<Cell<u64>>;
 
 // Without zstd the chunk fields are only set, never read.
 #[cfg_attr(not(feature = "zstd"), allow(dead_code))]
@@ -37,6 +57,12 @@ pub struct CpuPages<'f> {
     ra_off: u64,
     ra_fail: bool,
     done: bool,
+    /// The declared end when the file ends before it (a cut file): whole
+    /// pages before the cut come out, then a "file truncated" error.
+    cut: Option<u64>,
+    /// The budget shared with the file's other streams, and our part of it.
+    held: Held,
+    mine: u64,
 }
 
 impl<'f> CpuPages<'f> {
@@ -58,7 +84,54 @@ impl<'f> CpuPages<'f> {
             ra_off: 0,
             ra_fail: false,
             done: cpu.size == 0 || page_size == 0,
+            cut: None,
+            held: Held::default(),
+            mine: 0,
         }
+    }
+
+    /// Check the data against the file's real size and share the budget of
+    /// the file's other streams: data that runs past the end of the file
+    /// (a cut recording) is read up to its last whole page, then reported
+    /// truncated; nothing is allocated for bytes the file does not have.
+    pub fn bound(&mut self, file_size: u64, held: Held) {
+        self.held = held;
+        if self.end > file_size && !self.done {
+            self.cut = Some(self.end);
+            let mut left = file_size.saturating_sub(self.off);
+            if !self.compressed {
+                left -= left % self.page_size as u64;
+            }
+            self.end = self.off + left;
+        }
+    }
+
+    /// Hold `want` bytes from the shared budget instead of what we held;
+    /// false (holding nothing) when the budget has no room.
+    fn hold(&mut self, want: u64) -> bool {
+        let others = self.held.get().saturating_sub(self.mine);
+        let ok = others.saturating_add(want) <= HELD_BUDGET;
+        self.mine = if ok { want } else { 0 };
+        self.held.set(others + self.mine);
+        ok
+    }
+
+    /// The end of the stream: give back what it held.
+    fn finish(&mut self) {
+        self.done = true;
+        self.hold(0);
+        self.ra = Vec::new();
+        #[cfg(feature = "zstd")]
+        {
+            self.chunk = Vec::new();
+            self.z = Vec::new();
+        }
+    }
+
+    /// The error at the end of a cut stream.
+    #[cold]
+    fn truncated(&self, declared_end: u64) -> Box<Error> {
+        Box::new(Error::new("cpu data", self.end, Reason::Truncated { at: self.end, want: (declared_end - self.end).min(self.page_size as u64) }))
     }
 
     /// The sub-buffer size of this stream.
@@ -95,7 +168,7 @@ impl<'f> CpuPages<'f> {
     }
 
     /// Step to the next page: its range in `chunk` (compressed) or `ra`.
-    fn advance(&mut self) -> Option<R<core::ops::Range<usize>>> {
+    fn advance(&mut self) -> Option<BoxResult<core::ops::Range<usize>>> {
         if self.done {
             return None;
         }
@@ -103,11 +176,11 @@ impl<'f> CpuPages<'f> {
         match r {
             Ok(Some(r)) => Some(Ok(r)),
             Ok(None) => {
-                self.done = true;
-                None
+                self.finish();
+                self.cut.map(|end| Err(self.truncated(end)))
             }
             Err(e) => {
-                self.done = true;
+                self.finish();
                 Some(Err(e))
             }
         }
@@ -116,7 +189,7 @@ impl<'f> CpuPages<'f> {
     /// The next plain page, read ahead with the ones after it: one pread
     /// for READ_AHEAD bytes instead of one per page (a system call per
     /// 4 KiB was a tenth of decoding).
-    fn next_plain(&mut self) -> R<Option<core::ops::Range<usize>>> {
+    fn next_plain(&mut self) -> BoxResult<Option<core::ops::Range<usize>>> {
         if self.off >= self.end {
             return Ok(None);
         }
@@ -130,7 +203,13 @@ impl<'f> CpuPages<'f> {
                 read_full(self.file, "cpu data", self.off + n as u64 - 1, &mut [0u8; 1])?;
             }
             let pages = if self.ra_fail { 1 } else { (READ_AHEAD / self.page_size).max(1) };
-            let want = (self.end - self.off).min((pages * self.page_size) as u64).max(n as u64) as usize;
+            let mut want = (self.end - self.off).min((pages * self.page_size) as u64).max(n as u64) as usize;
+            // Past the budget one page at a time: the merge holds one per CPU anyway.
+            if !self.hold(want as u64) {
+                want = n;
+            }
+            // (At most one sub-buffer, 16 MiB at most, or READ_AHEAD, and
+            // never past the file's real end.)
             self.ra_off = self.off;
             self.ra.resize(want, 0);
             if let Err(e) = read_full(self.file, "cpu data", self.off, &mut self.ra) {
@@ -151,7 +230,7 @@ impl<'f> CpuPages<'f> {
     }
 
     #[cfg(not(feature = "zstd"))]
-    fn next_compressed(&mut self) -> R<bool> {
+    fn next_compressed(&mut self) -> BoxResult<bool> {
         // This build decodes no chunks: check_compression refuses (TraceDat
         // already refuses compressed buffers; this is for a caller's own).
         super::check_compression("zstd", "cpu data chunk", self.off)?;
@@ -159,7 +238,7 @@ impl<'f> CpuPages<'f> {
     }
 
     #[cfg(feature = "zstd")]
-    fn next_compressed(&mut self) -> R<bool> {
+    fn next_compressed(&mut self) -> BoxResult<bool> {
         loop {
             if self.chunk_pos + self.page_size <= self.chunk.len() {
                 self.chunk_pos += self.page_size;
@@ -169,6 +248,11 @@ impl<'f> CpuPages<'f> {
                 Some(n) => n,
                 None => {
                     let mut b = [0u8; 4];
+                    if self.off + 4 > self.end {
+                        if let Some(end) = self.cut {
+                            return Err(self.truncated(end));
+                        }
+                    }
                     read_full(self.file, "cpu data", self.off, &mut b)?;
                     self.off += 4;
                     self.endian.u32(b)
@@ -185,9 +269,17 @@ impl<'f> CpuPages<'f> {
             let zsize = self.endian.u32([h[0], h[1], h[2], h[3]]);
             let size = self.endian.u32([h[4], h[5], h[6], h[7]]);
             // Sizes must fit the limits and this CPU's data (a recovered
-            // buffer's end is unknown: u64::MAX).
-            if size > MAX_CHUNK || zsize > MAX_CHUNK || at + 8 + zsize as u64 > self.end {
+            // buffer's end is the file's).
+            let max = MAX_CHUNK_PAGES.saturating_mul(self.page_size as u32);
+            let past = at + 8 + zsize as u64 > self.end;
+            if let (true, Some(end)) = (past, self.cut) {
+                return Err(self.truncated(end));
+            }
+            if size > max || past {
                 return Err(super::bad("cpu data chunk", at, "implausible chunk size"));
+            }
+            if !self.hold(u64::from(size) + u64::from(zsize)) {
+                return Err(super::bad("cpu data chunk", at, "too many CPUs hold decompressed chunks at once"));
             }
             self.z.resize(zsize as usize, 0);
             read_full(self.file, "cpu data chunk", at + 8, &mut self.z)?;
@@ -198,5 +290,11 @@ impl<'f> CpuPages<'f> {
             self.chunk.truncate(whole);
             self.chunk_pos = 0;
         }
+    }
+}
+
+impl Drop for CpuPages<'_> {
+    fn drop(&mut self) {
+        self.hold(0);
     }
 }

@@ -464,3 +464,205 @@ fn zstd_file_without_the_feature_is_a_clear_error() {
     assert_eq!(e.reason, Reason::Compression("zstd".to_string()));
     assert!(e.to_string().contains("unsupported compression 'zstd'"), "{e}");
 }
+
+// ---- bounds and cut files ----
+
+/// Records and errors of a buffer's merge.
+fn records_and_errors(td: &TraceDat, b: &Buffer) -> (Vec<(u32, u64, u8, u8)>, Vec<Error>) {
+    let mut m = Merge::from_pages(td.layout(b), td.all_cpu_pages(b));
+    let (mut v, mut errs) = (Vec::new(), Vec::new());
+    while let Some(it) = m.next() {
+        match it {
+            Item::Record { cpu, ts, data } => v.push((cpu, ts, data[0], data[1])),
+            Item::Lost { .. } => panic!("lost"),
+            Item::Error { error, .. } => errs.push(error),
+        }
+    }
+    (v, errs)
+}
+
+/// Metadata and CPU data for the writer (ftrec's layout): 2 CPUs of 3
+/// pages each, CPU c's page k at timestamp 100 * k + c holding k + 1
+/// records tagged c.
+fn writer_input(version: u32) -> (write::Meta, Vec<Vec<u8>>) {
+    let data: Vec<Vec<u8>> = (0..2).map(|c| (0..3).flat_map(|k| page(Endian::Little, 8, 4096, 100 * k + c, k as usize + 1, c as u8)).collect()).collect();
+    let meta = write::Meta {
+        version,
+        big_endian: false,
+        long_size: 8,
+        page_size: 4096,
+        header_page: HEADER_PAGE_64.into(),
+        header_event: HEADER_EVENT.into(),
+        ftrace_formats: vec![FTRACE_FMT.into()],
+        systems: vec![(String::from("sched"), vec![SCHED_FMT.into()])],
+        kallsyms: KALLSYMS.into(),
+        printk_formats: PRINTK.into(),
+        cmdlines: CMDLINES.into(),
+        cpus: 2,
+        options: Vec::new(),
+        buffers: vec![write::Buffer { name: String::new(), clock: String::from("local"), page_size: 4096, cpu_sizes: data.iter().map(|d| d.len() as u64).collect() }],
+    };
+    (meta, data)
+}
+
+/// The file `meta` describes with `data` filled in, and where each CPU's data starts.
+fn render(meta: &write::Meta, data: &[Vec<u8>]) -> (Vec<u8>, Vec<u64>) {
+    let (mut f, mut starts) = (Vec::new(), Vec::new());
+    for s in write::layout(meta) {
+        match s {
+            write::Seg::Bytes(b) => f.extend_from_slice(&b),
+            write::Seg::Data { cpu, .. } => {
+                starts.push(f.len() as u64);
+                f.extend_from_slice(&data[cpu]);
+            }
+        }
+    }
+    (f, starts)
+}
+
+fn written(version: u32) -> (Vec<u8>, Vec<u64>) {
+    let (meta, data) = writer_input(version);
+    render(&meta, &data)
+}
+
+/// The records of the pages that lie whole before `cut`.
+fn whole_pages_before(all: &[(u32, u64, u8, u8)], starts: &[u64], cut: u64) -> Vec<(u32, u64, u8, u8)> {
+    all.iter().filter(|r| starts[r.0 as usize] + 4096 * (r.1 / 100 + 1) <= cut).copied().collect()
+}
+
+/// A recording cut anywhere in its data (power loss, full disk) prints
+/// every whole page before the cut, then says it is truncated.
+#[test]
+fn writer_file_cut_in_its_data_keeps_every_whole_page() {
+    for version in [6, 7] {
+        let (f, starts) = written(version);
+        let td = TraceDat::open(&f).unwrap();
+        let (all, errs) = records_and_errors(&td, td.top().unwrap());
+        assert!(errs.is_empty() && all.len() == 12, "v{version}: {all:?} {errs:?}");
+        let data_end = starts[1] + 3 * 4096;
+        let mut cut = starts[0] + 1;
+        while cut < data_end {
+            let short = f[..cut as usize].to_vec();
+            let td = TraceDat::open(&short).unwrap_or_else(|e| panic!("v{version} cut at {cut}: {e}"));
+            let (got, errs) = records_and_errors(&td, td.top().unwrap());
+            assert_eq!(got, whole_pages_before(&all, &starts, cut), "v{version} cut at {cut}");
+            assert!(errs.iter().any(|e| matches!(e.reason, Reason::Truncated { .. })), "v{version} cut at {cut}: {errs:?}");
+            cut += 1531;
+        }
+    }
+}
+
+/// trace-cmd writes the CPU table after the data: a v7 uncompressed file
+/// cut in its data lost it, and the per-CPU runs are found again from the
+/// page timestamps.
+#[test]
+fn trace_cmd_layout_cut_in_its_data_rebuilds_the_cpu_table() {
+    let f = v7(Endian::Little, 8, false);
+    let td = TraceDat::open(&f).unwrap();
+    let top = td.top().unwrap();
+    let want = records(&td, top);
+    let (cpu0, cpu1) = (top.cpus[0], top.cpus[1]);
+    // Cut inside CPU 1's only page: CPU 0's two pages remain.
+    let short = f[..(cpu1.offset + 100) as usize].to_vec();
+    let td = TraceDat::open(&short).unwrap();
+    assert!(td.damage.is_some());
+    let (got, errs) = records_and_errors(&td, td.top().unwrap());
+    assert_eq!(got, want.iter().filter(|r| r.0 == 0).copied().collect::<Vec<_>>());
+    assert!(errs.iter().any(|e| matches!(e.reason, Reason::Truncated { .. })), "{errs:?}");
+    // Cut after the top buffer: both CPUs, split where the time goes back.
+    let short = f[..(cpu1.offset + cpu1.size + 10) as usize].to_vec();
+    let td = TraceDat::open(&short).unwrap();
+    let top = td.top().unwrap();
+    assert_eq!(top.cpus.iter().map(|c| (c.cpu, c.offset, c.size)).collect::<Vec<_>>(), [(0, cpu0.offset, cpu0.size), (1, cpu1.offset, cpu1.size)]);
+    assert_eq!(records_and_errors(&td, top), (want, Vec::new()));
+}
+
+/// The offset of the first v7 section with `id` (sections tile the file
+/// from offset 32 in an uncompressed writer file).
+fn section_at(f: &[u8], id: u16) -> usize {
+    let mut at = 32;
+    while u16::from_le_bytes([f[at], f[at + 1]]) != id {
+        at += 16 + u64::from_le_bytes(f[at + 8..at + 16].try_into().unwrap()) as usize;
+    }
+    at
+}
+
+#[test]
+fn a_section_referenced_many_times_is_read_once() {
+    let (mut meta, data) = writer_input(7);
+    let (f, _) = render(&meta, &data);
+    let once = TraceDat::open(&f).unwrap();
+    // The same file with the event formats and kallsyms named three times
+    // more: the options section gets longer, the metadata before it stays.
+    let (formats, kallsyms) = (section_at(&f, OPT_EVENT_FORMATS) as u64, section_at(&f, OPT_KALLSYMS) as u64);
+    for _ in 0..3 {
+        meta.options.push((OPT_EVENT_FORMATS, formats.to_le_bytes().to_vec()));
+        meta.options.push((OPT_KALLSYMS, kallsyms.to_le_bytes().to_vec()));
+    }
+    let (g, _) = render(&meta, &data);
+    let td = TraceDat::open(&g).unwrap();
+    assert_eq!((td.formats.len(), td.kallsyms.as_str()), (once.formats.len(), KALLSYMS));
+    assert_eq!(records(&td, td.top().unwrap()), records(&once, once.top().unwrap()));
+}
+
+/// CPU tables are checked against the file: no two CPUs on the same bytes,
+/// each CPU once, CPU numbers in range; data past the end is a cut, not an error.
+#[test]
+fn cpu_tables_are_checked_against_the_file() {
+    let (f, _) = written(7);
+    let mut td = TraceDat::open(&f).unwrap();
+    assert_eq!(td.file_size, f.len() as u64);
+    let good = td.buffers[0].cpus.clone();
+    let bad = |td: &TraceDat| td.check_buffers().err().map(|e| e.to_string()).unwrap_or_default();
+    td.buffers[0].cpus[1].offset = good[0].offset + 4096;
+    assert!(bad(&td).contains("share bytes"), "{}", bad(&td));
+    td.buffers[0].cpus = vec![good[0]; 60_000];
+    for (i, c) in td.buffers[0].cpus.iter_mut().enumerate() {
+        c.cpu = i as u32;
+    }
+    assert!(bad(&td).contains("share bytes"), "{}", bad(&td));
+    td.buffers[0].cpus = vec![good[0], CpuData { cpu: 0, ..good[1] }];
+    assert!(bad(&td).contains("CPU number"), "{}", bad(&td));
+    td.buffers[0].cpus = vec![good[0], CpuData { cpu: 70_000, ..good[1] }];
+    assert!(bad(&td).contains("CPU number"), "{}", bad(&td));
+    td.buffers[0].cpus = vec![good[0], CpuData { size: 1 << 40, ..good[1] }];
+    assert!(td.check_buffers().is_ok());
+}
+
+#[test]
+fn file_size_is_found_by_probing() {
+    for n in [0usize, 1, 2, 3, 4095, 4096, 4097, 1 << 20, (1 << 20) + 12345] {
+        assert_eq!(probe_size(&vec![7u8; n]), n as u64);
+    }
+}
+
+/// Compressed sections and chunks cannot claim more than the file can
+/// plausibly hold, and a file's streams share one memory budget.
+#[cfg(feature = "zstd")]
+#[test]
+fn compressed_sizes_are_bounded() {
+    let f = v7(Endian::Little, 8, true);
+    // kallsyms claiming 256 MiB from a few bytes: refused by name, before decoding.
+    let mut g = f.clone();
+    let mut at = 18 + 11 + 8; // after the header, "zstd\0" "1.5.5\0" and the options offset
+    while u16::from_le_bytes([g[at], g[at + 1]]) != OPT_KALLSYMS {
+        at += 16 + u64::from_le_bytes(g[at + 8..at + 16].try_into().unwrap()) as usize;
+    }
+    g[at + 20..at + 24].copy_from_slice(&(256u32 << 20).to_le_bytes());
+    let e = TraceDat::open(&g).err().unwrap();
+    assert_eq!(e.section, "kallsyms");
+    assert!(e.to_string().contains("64-fold"), "{e}");
+    // A chunk claiming more than 64 sub-buffers.
+    let td = TraceDat::open(&f).unwrap();
+    let top = td.top().unwrap();
+    let mut g = f.clone();
+    let chunk = top.cpus[0].offset as usize + 4;
+    g[chunk + 4..chunk + 8].copy_from_slice(&(65u32 * 4096).to_le_bytes());
+    let td2 = TraceDat::open(&g).unwrap();
+    let (_, errs) = records_and_errors(&td2, td2.top().unwrap());
+    assert!(errs.iter().any(|e| e.to_string().contains("implausible chunk size")), "{errs:?}");
+    // No room left in the budget: a clear error, not an allocation.
+    td.held.set(pages::HELD_BUDGET);
+    let (_, errs) = records_and_errors(&td, top);
+    assert!(errs.iter().any(|e| e.to_string().contains("hold decompressed chunks")), "{errs:?}");
+}

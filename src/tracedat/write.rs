@@ -1,4 +1,4 @@
-//! trace.dat writer (versions 6 and 7, uncompressed). OWNER: the `rec` work.
+//! trace.dat writer (versions 6 and 7, uncompressed).
 //!
 //! No I/O here: [`layout`] turns the collected metadata and the size of each
 //! CPU's raw data into a list of [`Seg`]ments. Concatenated in order they are

@@ -61,22 +61,14 @@ pub fn with_instances(version: u32, bufs: &[(&str, bool)]) -> Vec<u8> {
     out
 }
 
-/// The linux-6.12 recordings of ../shared/fixtures (FTBOX_FIXTURES names
-/// another copy): the first candidate holding `marker`; None, after a SKIP
-/// message, when there is none.
-pub fn fixtures(marker: &str) -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let cands = [
-        std::env::var_os("FTBOX_FIXTURES").map(PathBuf::from),
-        Some(root.join("../shared/fixtures/linux-6.12")),
-        Some(root.join("../../shared/fixtures/linux-6.12")),
-        Some(PathBuf::from("/work/shared/fixtures/linux-6.12")),
-    ];
-    let found = cands.into_iter().flatten().find(|p| p.join(marker).exists());
-    if found.is_none() {
-        eprintln!("SKIP: fixtures linux-6.12 not found (set FTBOX_FIXTURES)");
-    }
-    found
+/// The linux-6.12 recordings in fixtures/linux-6.12 (provenance in
+/// fixtures/README.md). A missing `marker` file fails the test, naming
+/// the path: a fresh clone checks the kernel-text fidelity, never skips it.
+pub fn fixtures(marker: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/linux-6.12");
+    let want = dir.join(marker);
+    assert!(want.exists(), "fixture missing: {}", want.display());
+    dir
 }
 
 /// A private tracefs instance of a live test: tracing and its events off,
