@@ -1084,7 +1084,7 @@ impl<'f> TraceDat<'f> {
                 spans.push((c.offset, c.offset.saturating_add(c.size).min(self.file_size)));
             }
         }
-        crate::util::sort_by_key(&mut spans, |&s| s);
+        spans.sort_unstable();
         match spans.windows(2).find(|w| w[1].0 < w[0].1) {
             Some(w) => Err(bad("CPU table", w[1].0, "two CPUs' data share bytes")),
             None => Ok(()),
