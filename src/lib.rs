@@ -14,6 +14,7 @@ extern crate std;
 // ---- decoding core: core + alloc only ----
 pub mod cursor;
 pub mod format;
+pub mod glob;
 pub mod ksyms;
 pub mod merge;
 pub mod printfmt;

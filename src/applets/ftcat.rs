@@ -22,7 +22,8 @@ use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
 use crate::merge::{Item, Merge};
 use crate::ring::Page;
-use crate::text::tracecmd::filter::{glob, EventFilter, GraphFilter, Verdict};
+use crate::glob;
+use crate::text::tracecmd::filter::{EventFilter, GraphFilter, Verdict};
 use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Classes, Cmdlines, HeaderInfo, Kernel, Opts, Rec};
 use crate::tracedat::{Buffer, TraceDat};
 use crate::tracefs::{state::stat_num, Tracefs};
@@ -641,7 +642,7 @@ impl Sink<'_, '_> {
         }
         if !self.a.comms.is_empty() {
             let c = self.k.cmd.comm(pid);
-            if !self.a.comms.iter().any(|g| glob(g.as_bytes(), c.as_bytes())) {
+            if !self.a.comms.iter().any(|g| glob::matches(g, c)) {
                 return false;
             }
         }
@@ -1162,7 +1163,7 @@ fn decode(a: &Args, mut rec: Recording, m: &mut Merge<'_>, out: &mut Out, name: 
             full.push_str(&e.system);
             full.push(':');
             full.push_str(&e.name);
-            if a.events.iter().any(|g| glob(g.as_bytes(), e.name.as_bytes()) || glob(g.as_bytes(), full.as_bytes())) {
+            if a.events.iter().any(|g| glob::matches(g, &e.name) || glob::matches(g, &full)) {
                 v.push(e.id);
             }
         }

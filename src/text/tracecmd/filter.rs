@@ -11,6 +11,7 @@ use super::super::Env;
 use super::fld;
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldKind};
+use crate::glob;
 
 /// What to do with a record.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -141,34 +142,6 @@ pub struct EventFilter {
     /// that passes sets).
     stacks: Vec<u16>,
     last_printed: Vec<bool>,
-}
-
-/// Shell-style `*` and `?` match of the whole of `t` (no `[...]`
-/// classes: a `[` is itself), iterative with one backtrack point. Also
-/// ftcat's `-e` and `--comm`.
-pub fn glob(p: &[u8], t: &[u8]) -> bool {
-    let (mut pi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (usize::MAX, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == b'?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == b'*' {
-            star = pi;
-            pi += 1;
-            mark = ti;
-        } else if star != usize::MAX {
-            pi = star + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    while pi < p.len() && p[pi] == b'*' {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 /// libtraceevent's `=~`: a POSIX basic regex (regcomp without
@@ -426,7 +399,7 @@ fn eval(x: &Ex, d: &[u8], comm: WithComm, e: Endian) -> bool {
 
 fn str_test(op: u8, p: &str, s: &[u8]) -> bool {
     match op {
-        b'~' => glob(p.as_bytes(), s),
+        b'~' => glob::matches_bytes(p.as_bytes(), s),
         b'r' => regex(p.as_bytes(), s),
         b'n' => !regex(p.as_bytes(), s),
         b'=' => s == p.as_bytes(),
@@ -463,8 +436,8 @@ impl EventFilter {
             };
             for e in events {
                 let hit = match sys {
-                    Some(s) => glob(s.as_bytes(), e.system.as_bytes()) && glob(ev.as_bytes(), e.name.as_bytes()),
-                    None => glob(ev.as_bytes(), e.name.as_bytes()) || glob(ev.as_bytes(), e.system.as_bytes()),
+                    Some(s) => glob::matches(s, &e.system) && glob::matches(ev, &e.name),
+                    None => glob::matches(ev, &e.name) || glob::matches(ev, &e.system),
                 };
                 if !hit {
                     continue;

@@ -594,18 +594,6 @@ fn comm_column_follows_registration_order() {
     assert_eq!(col(&out), ["y-3", "y-3", "x-3"]);
 }
 
-/// filter::glob, which ftcat's -e and --comm also use.
-#[test]
-fn globs() {
-    use super::filter::glob;
-    let glob = |p: &str, s: &str| glob(p.as_bytes(), s.as_bytes());
-    assert!(glob("sched_*", "sched_switch"));
-    assert!(glob("*", ""));
-    assert!(glob("s?s_*", "sys_enter"));
-    assert!(!glob("sched_*", "irq_handler_entry"));
-    assert!(glob("*exit*", "sys_exit_read"));
-}
-
 #[test]
 fn filter_numbers() {
     use super::filter::number;

@@ -1,6 +1,9 @@
 //! Shell-style globs (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`) as the kernel and
-//! trace-cmd accept them for event and function names. Iterative with one
-//! backtrack point, so no pattern can blow up.
+//! trace-cmd accept them for event and function names: the one glob of
+//! ftbox (`ftctl list events`, `ftcat -e`/`--comm`/`-F` names and `~`).
+//! libtraceevent's `~` turns `[...]` into a regex class, so a class is a
+//! class there too. Iterative with one backtrack point, so no pattern can
+//! blow up.
 
 /// Does `pat` contain a glob metacharacter?
 pub fn is_glob(pat: &str) -> bool {
@@ -9,7 +12,11 @@ pub fn is_glob(pat: &str) -> bool {
 
 /// Match `name` against `pat` (whole string).
 pub fn matches(pat: &str, name: &str) -> bool {
-    let (p, n) = (pat.as_bytes(), name.as_bytes());
+    matches_bytes(pat.as_bytes(), name.as_bytes())
+}
+
+/// [`matches`] on bytes (a record's `char[]` field need not be UTF-8).
+pub fn matches_bytes(p: &[u8], n: &[u8]) -> bool {
     let (mut pi, mut ni) = (0, 0);
     // Where to resume after the last `*`: (pattern index after it, name index).
     let mut star: Option<(usize, usize)> = None;
@@ -110,5 +117,9 @@ mod tests {
         assert!(matches("*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaab"));
         assert!(!matches("*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaa"));
         assert!(is_glob("a*") && !is_glob("abc"));
+        assert!(matches("s?s_*", "sys_enter"));
+        assert!(matches("*exit*", "sys_exit_read"));
+        assert!(!matches("sched_*", "irq_handler_entry"));
+        assert!(matches_bytes(b"k*", b"k\xff"));
     }
 }
