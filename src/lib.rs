@@ -13,6 +13,7 @@ extern crate std;
 
 // ---- decoding core: core + alloc only ----
 pub mod cursor;
+pub mod decode;
 pub mod format;
 pub mod glob;
 pub mod ksyms;
