@@ -18,37 +18,38 @@ pub fn matches(pat: &str, name: &str) -> bool {
 /// [`matches`] on bytes (a record's `char[]` field need not be UTF-8).
 pub fn matches_bytes(p: &[u8], n: &[u8]) -> bool {
     let (mut pi, mut ni) = (0, 0);
-    // Where to resume after the last `*`: (pattern index after it, name index).
-    let mut star: Option<(usize, usize)> = None;
+    // Where to resume after the last `*`: (pattern index after it, name
+    // index); no `*` yet while the pattern index is usize::MAX.
+    let (mut star_p, mut star_n) = (usize::MAX, 0);
     while ni < n.len() {
-        let step = match p.get(pi) {
-            Some(b'*') => {
-                star = Some((pi + 1, ni));
+        if pi < p.len() {
+            let c = p[pi];
+            if c == b'*' {
+                if pi + 1 == p.len() {
+                    // A trailing `*` takes whatever is left.
+                    return true;
+                }
+                (star_p, star_n) = (pi + 1, ni);
                 pi += 1;
                 continue;
             }
-            Some(b'?') => Some(1),
-            Some(b'[') => class(&p[pi..], n[ni]),
-            Some(&c) => (c == n[ni]).then_some(1),
-            None => None,
-        };
-        match step {
-            Some(_) => {
-                pi += match p.get(pi) {
-                    Some(b'[') => class_len(&p[pi..]),
-                    _ => 1,
-                };
+            if c == b'?' || (c == n[ni] && c != b'[') {
+                pi += 1;
                 ni += 1;
+                continue;
             }
-            None => match star {
-                Some((sp, sn)) => {
-                    pi = sp;
-                    ni = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
+            if c == b'[' && class(&p[pi..], n[ni]) {
+                pi += class_len(p.get(pi..).unwrap_or_default());
+                ni += 1;
+                continue;
+            }
         }
+        // No match here: the last `*` takes one more byte, if there is one.
+        if star_p == usize::MAX {
+            return false;
+        }
+        star_n += 1;
+        (pi, ni) = (star_p, star_n);
     }
     p[pi..].iter().all(|&b| b == b'*')
 }
@@ -71,11 +72,13 @@ fn class_len(p: &[u8]) -> usize {
     1
 }
 
-/// Does the class at the start of `p` match `c`? `Some(1)` for yes.
-fn class(p: &[u8], c: u8) -> Option<usize> {
+/// Does the class at the start of `p` match `c`? (Out of line: it kept
+/// the common loop of [`matches_bytes`] from living in registers.)
+#[inline(never)]
+fn class(p: &[u8], c: u8) -> bool {
     let len = class_len(p);
     if len == 1 {
-        return (c == b'[').then_some(1);
+        return c == b'[';
     }
     let body = &p[1..len - 1];
     let (neg, body) = match body.first() {
@@ -93,7 +96,7 @@ fn class(p: &[u8], c: u8) -> Option<usize> {
             i += 1;
         }
     }
-    (hit != neg).then_some(1)
+    hit != neg
 }
 
 #[cfg(test)]

@@ -65,8 +65,9 @@ pub trait TextSink: Write {
         false
     }
     /// Room for a short line after the buffered bytes, written straight in
-    /// by [`Kernel::line_into`] and then [`TextSink::commit`]ted; None when
-    /// the writer has no such buffer.
+    /// by [`Kernel::line_into`] and then [`TextSink::commit`]ted as it is
+    /// (so without raw-byte escapes); None when the writer has no such
+    /// buffer.
     fn room(&mut self) -> Option<&mut [u8]> {
         None
     }
@@ -81,11 +82,18 @@ pub struct KernelText<'r, 'o> {
     pub k: Kernel<'r, Decoder>,
     out: &'o mut dyn TextSink,
     rec: &'r Recording,
+    /// Short lines may go straight into the writer's buffer: no task name
+    /// holds a raw-byte escape (the rest of such a line is numbers and
+    /// names from formats).
+    direct: bool,
 }
 
 impl<'r, 'o> KernelText<'r, 'o> {
     pub fn new(k: Kernel<'r, Decoder>, rec: &'r Recording, out: &'o mut dyn TextSink) -> Self {
-        KernelText { k, out, rec }
+        // Escapes stand for bytes that are not UTF-8, and for the lead
+        // bytes (0xEF) of chars of the escape range itself.
+        let direct = core::str::from_utf8(&rec.saved).is_ok() && !rec.saved.contains(&0xef);
+        KernelText { k, out, rec, direct }
     }
 }
 
@@ -98,7 +106,7 @@ impl Output for KernelText<'_, '_> {
     #[inline]
     fn record(&mut self, _buffer: usize, r: &Rec, next: Option<&Rec>) -> bool {
         // Syscall lines straight into the output buffer, no copy.
-        if next.is_none() {
+        if next.is_none() && self.direct {
             if let Some(dst) = self.out.room() {
                 if let Some(k) = self.k.line_into(dst, r) {
                     self.out.commit(k);

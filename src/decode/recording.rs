@@ -156,13 +156,13 @@ impl Recording {
     }
 
     /// A record's `common_type`.
-    #[inline]
+    #[inline(always)]
     pub fn record_type(&self, d: &[u8]) -> u16 {
         text::kernel::rec_type(d, self.dec.endian)
     }
 
     /// A record's `common_pid`.
-    #[inline]
+    #[inline(always)]
     pub fn pid(&self, d: &[u8]) -> i32 {
         read_uint(d, 4, 4, self.dec.endian).unwrap_or(0) as u32 as i32
     }
