@@ -70,6 +70,7 @@ pub struct Args {
     pub decode: DecodeOptions,
 }
 
+#[inline(never)]
 pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
     let d = &mut a.decode;
@@ -184,6 +185,7 @@ fn warn(w: &str) {
     sys::eprintln(format_args!("ftcat: {}", w));
 }
 
+#[inline(never)]
 fn run(a: Args) -> Result<()> {
     let mut out = TextOut::new(Stdout);
     let res = if a.live { run_live(&a, &mut out) } else { run_file(&a, &mut out) };
@@ -201,6 +203,7 @@ fn decode_err(e: decode::Error, path: &str) -> Error {
     }
 }
 
+#[inline(never)]
 fn run_file(a: &Args, out: &mut Out) -> Result<()> {
     let path = a.file.as_deref().unwrap_or("trace.dat");
     let input = source::Input::open(path).map_err(Error::Fail)?;
@@ -212,6 +215,7 @@ fn run_file(a: &Args, out: &mut Out) -> Result<()> {
 }
 
 /// The top level, the instance of -B (if any) and its per-CPU pipes.
+#[inline(never)]
 fn open_all(a: &Args) -> core::result::Result<(Tracefs, Option<Tracefs>, source::Live), String> {
     let top = Tracefs::open()?;
     let inst = match &a.decode.instance {
@@ -222,6 +226,7 @@ fn open_all(a: &Args) -> core::result::Result<(Tracefs, Option<Tracefs>, source:
     Ok((top, inst, live))
 }
 
+#[inline(never)]
 fn run_live(a: &Args, out: &mut Out) -> Result<()> {
     let (top, inst, live) = open_all(a).map_err(Error::Fail)?;
     let tfs = inst.as_ref().unwrap_or(&top);

@@ -161,6 +161,7 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
 /// The recording of the live buffer of `tfs` (the top level or an
 /// instance; `top` has the event formats): what the running kernel says
 /// about its events, symbols, tasks, options, clock and release.
+#[inline(never)]
 pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
     // (Listings walked by reference: a loop moving out of a Vec compiles

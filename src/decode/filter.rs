@@ -38,6 +38,7 @@ pub struct Select<'o> {
 }
 
 impl<'o> Select<'o> {
+    #[inline(never)]
     pub fn new(o: &'o DecodeOptions, rec: &Recording) -> Self {
         let allowed = if o.events.is_empty() {
             None

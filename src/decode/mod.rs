@@ -175,6 +175,7 @@ pub struct Input<'t> {
 
 /// The buffer of `td` that `opts` asks for, or every buffer (trace-cmd
 /// style with instances).
+#[inline(never)]
 fn pick_buffer<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<(&'t Buffer, bool), Error> {
     // trace-cmd report prints every buffer of a file with instances (with
     // --cpu the top buffer's alone, even when it is empty), each line led
@@ -201,6 +202,7 @@ fn pick_buffer<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<(&'t Buffer
 
 /// The recording of the buffer `opts` picks, its tracer settled (from
 /// `--tracer`, the file, or a first pass over the records), and its merge.
+#[inline(never)]
 pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<Input<'t>, Error> {
     let (buf, all) = pick_buffer(td, opts)?;
     let layout = td.layout(buf);
@@ -234,10 +236,11 @@ pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<Input<'t
 /// A whole file as text into `out`: trace-cmd's file summaries, or the
 /// records of [`file_input`] through [`print`]. `path` is the name
 /// trace-cmd's `--first-event` prints.
+#[inline(never)]
 pub fn print_file(td: &TraceDat, path: &str, opts: &DecodeOptions, out: &mut dyn TextSink, host: &mut dyn Host, warn: &mut dyn FnMut(&str)) -> Result<(), Error> {
     if opts.trace_cmd() && (opts.stat || opts.first_event || opts.last_event) {
         let (buf, _) = pick_buffer(td, opts)?;
-        let _ = stat::trace_cmd_info(out, opts, td, buf, path);
+        stat::trace_cmd_info(out, opts, td, buf, path);
         return Ok(());
     }
     let mut input = file_input(td, opts)?;
@@ -250,6 +253,7 @@ pub fn print_file(td: &TraceDat, path: &str, opts: &DecodeOptions, out: &mut dyn
 /// Records as text into `out`, in the style and with the filters of
 /// `opts`. `follow`: a live merge that waits for more records (through
 /// [`Host::wait`]) until its sources end.
+#[inline(never)]
 pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, opts: &DecodeOptions, follow: bool, out: &mut dyn TextSink, host: &mut dyn Host) -> Result<(), Error> {
     let tc = opts.trace_cmd();
     rec.dec.tep = tc;

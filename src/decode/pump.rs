@@ -130,9 +130,9 @@ impl Sink<'_, '_> {
 
 /// Run the merge through `-F`, `--graph`/`--max-depth` and the
 /// [`Select`] filters to `out`; the counts of what was shown.
+#[inline(never)]
 pub fn run(rec: &Recording, select: Select<'_>, ef: EventFilter, gf: Option<GraphFilter>, m: &mut Merge<'_>, out: &mut dyn Output, follow: bool, host: &mut dyn Host) -> Stats {
-    let mut ge = super::kind::ids_of(rec.events(), super::kind::is_entry);
-    ge.shrink_to_fit();
+    let ge = super::kind::ids_of(rec.events(), super::kind::is_entry);
     let la = Lookahead { graph_ent: ge, endian: rec.dec.endian, global: out.next_in_merge() };
     let mut s = Sink { rec, select, ef, out, stats: Stats::default(), stop: false };
     let mut gf = gf;

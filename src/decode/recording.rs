@@ -62,6 +62,7 @@ impl Recording {
     /// The parts a file and the live tracefs build alike; the callers fill
     /// in the rest.
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     pub fn new(events: Vec<Event>, kallsyms: &[u8], printk: &[u8], endian: Endian, long: usize, saved: Vec<u8>, tgids: &[u8], warnings: Vec<String>) -> Recording {
         let dec = Decoder::new(events, Ksyms::parse(kallsyms), Printk::parse(printk), endian, long);
         let mut cmd = Cmdlines::parse(&saved);
@@ -83,6 +84,7 @@ impl Recording {
     }
 
     /// One buffer of a trace.dat.
+    #[inline(never)]
     pub fn from_file(td: &TraceDat, buf: &Buffer) -> Recording {
         let mut warnings = Vec::new();
         let events = parse_formats(td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), "trace.dat", &mut warnings);
@@ -106,6 +108,7 @@ impl Recording {
     /// A first pass over the buffer's records, CPU by CPU without a merge:
     /// the header's entry count, and the tracer (trace.dat does not say
     /// which) guessed from the first graph or function record.
+    #[inline(never)]
     pub fn count(&mut self, td: &TraceDat, buf: &Buffer) -> &'static str {
         let (mut graph, mut func) = (false, false);
         // No type read at all when the file has neither graph nor function
@@ -156,13 +159,13 @@ impl Recording {
     }
 
     /// A record's `common_type`.
-    #[inline(always)]
+    #[inline]
     pub fn record_type(&self, d: &[u8]) -> u16 {
         text::kernel::rec_type(d, self.dec.endian)
     }
 
     /// A record's `common_pid`.
-    #[inline(always)]
+    #[inline]
     pub fn pid(&self, d: &[u8]) -> i32 {
         read_uint(d, 4, 4, self.dec.endian).unwrap_or(0) as u32 as i32
     }

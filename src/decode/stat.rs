@@ -58,39 +58,45 @@ impl Output for StatText<'_, '_> {
     }
     fn finish(&mut self, s: &Stats) -> fmt::Result {
         let o: &mut dyn Write = &mut *self.out;
-        o.write_str("CPU      records         lost\n")?;
+        // (A failed write shows in the writer, which the pump checks: no
+        // `?` at each one.)
+        let _ = o.write_str("CPU      records         lost\n");
         let mut lost = 0;
         for (cpu, c) in s.cpus.iter().enumerate() {
             lost += c.lost;
-            write!(o, "{:>3} {:>12} {:>12}", cpu, c.records, c.lost)?;
+            let _ = write!(o, "{:>3} {:>12} {:>12}", cpu, c.records, c.lost);
             if c.unknown_losses > 0 {
-                write!(o, " (+{} losses of unknown size)", c.unknown_losses)?;
+                let _ = write!(o, " (+{} losses of unknown size)", c.unknown_losses);
             }
-            o.write_str("\n")?;
+            let _ = o.write_str("\n");
         }
-        o.write_str("\nEVENT                                         records\n")?;
+        let _ = o.write_str("\nEVENT                                         records\n");
         let mut ev: Vec<(u64, String)> = Vec::new();
         for &(id, c) in &self.per_event {
             let mut name = String::new();
-            match self.events.iter().find(|e| e.id == id) {
-                Some(e) => write!(name, "{}:{}", e.system, e.name)?,
-                None => write!(name, "type {}", id)?,
-            }
+            let _ = match self.events.iter().find(|e| e.id == id) {
+                Some(e) => write!(name, "{}:{}", e.system, e.name),
+                None => write!(name, "type {}", id),
+            };
             ev.push((c, name));
         }
-        ev.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        // (util's sort: slice::sort_by's driftsort is kilobytes of code for
+        // a table of a few dozen rows.)
+        crate::util::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (c, name) in &ev {
-            write!(o, "{:<40} {:>12}\n", name, c)?;
+            let _ = write!(o, "{:<40} {:>12}\n", name, c);
         }
-        write!(o, "\nrecords: {}\nlost events: {}\ntime span:", s.records, lost)?;
+        let _ = write!(o, "\nrecords: {}\nlost events: {}\ntime span:", s.records, lost);
         match s.first {
             Some(f) => {
-                self.k.time(o, f)?;
-                o.write_str(" ..")?;
-                self.k.time(o, s.last)?;
-                write!(o, " ({} ns)", s.last.saturating_sub(f))?;
+                let _ = self.k.time(o, f);
+                let _ = o.write_str(" ..");
+                let _ = self.k.time(o, s.last);
+                let _ = write!(o, " ({} ns)", s.last.saturating_sub(f));
             }
-            None => o.write_str(" (no records)")?,
+            None => {
+                let _ = o.write_str(" (no records)");
+            }
         }
         let c = self.k.counts;
         write!(o, "\nnot formatted by print fmt (fields printed): {}\nunknown record types: {}\nread errors: {}\n", c.fallback, c.unknown, s.errors)
@@ -99,18 +105,19 @@ impl Output for StatText<'_, '_> {
 
 /// trace-cmd report's `--stat` (the recorded CPU stats and where each
 /// CPU's data lies) and `--first-event`/`--last-event`.
-pub fn trace_cmd_info(o: &mut dyn Write, opts: &DecodeOptions, td: &TraceDat, buf: &Buffer, path: &str) -> fmt::Result {
+#[inline(never)]
+pub fn trace_cmd_info(o: &mut dyn Write, opts: &DecodeOptions, td: &TraceDat, buf: &Buffer, path: &str) {
     let top = cpu_top(buf);
     if opts.stat {
-        write!(o, "cpus={}\n\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n", td.options.cpu_count.unwrap_or(0).max(top))?;
+        let _ = write!(o, "cpus={}\n\nKernel buffer statistics:\n  Note: \"entries\" are the entries left in the kernel ring buffer and are not\n        recorded in the trace data. They should all be zero.\n\n", td.options.cpu_count.unwrap_or(0).max(top));
         if td.options.cpustat.is_empty() {
-            o.write_str(" No stats in this file\n")?;
+            let _ = o.write_str(" No stats in this file\n");
         } else {
             // Each option's closing NUL became a newline; then "%s\n".
             for c in &td.options.cpustat {
-                write!(o, "{}\n", c)?;
+                let _ = write!(o, "{}\n", c);
             }
-            o.write_str("\n")?;
+            let _ = o.write_str("\n");
         }
         // Compressed data is read from its decompressed copy: CPUs laid
         // end to end after the first page, sizes decompressed.
@@ -131,11 +138,11 @@ pub fn trace_cmd_info(o: &mut dyn Write, opts: &DecodeOptions, td: &TraceDat, bu
                     at += size;
                 }
             }
-            write!(o, "CPU{} data recorded at offset=0x{:x}\n    {} bytes in size\n", cpu, off, size)?;
+            let _ = write!(o, "CPU{} data recorded at offset=0x{:x}\n    {} bytes in size\n", cpu, off, size);
         }
-        return Ok(());
+        return;
     }
-    write!(o, "List of CPUs in {} with data:\n", path)?;
+    let _ = write!(o, "List of CPUs in {} with data:\n", path);
     let in_ns = text::clock_in_ns(clock_of(td, buf));
     for c in &buf.cpus {
         let mut m = Merge::from_pages(td.layout(buf), alloc::vec![td.cpu_pages(buf, c)]);
@@ -147,7 +154,7 @@ pub fn trace_cmd_info(o: &mut dyn Write, opts: &DecodeOptions, td: &TraceDat, bu
             }
         }
         let Some(first) = first else { continue };
-        write!(o, "  {}", c.cpu)?;
+        let _ = write!(o, "  {}", c.cpu);
         let ts = |o: &mut dyn Write, what: &str, t: u64| {
             // "%12d" in ns clocks: precision 12 whose int power of ten
             // overflowed.
@@ -155,12 +162,11 @@ pub fn trace_cmd_info(o: &mut dyn Write, opts: &DecodeOptions, td: &TraceDat, bu
             write!(o, "{}{:>5}.{:0w$}", what, t / p, t % p, w = w)
         };
         if opts.first_event {
-            ts(o, "\tFirst event:", first)?;
+            let _ = ts(o, "\tFirst event:", first);
         }
         if opts.last_event {
-            ts(o, "\tLast event:", last)?;
+            let _ = ts(o, "\tLast event:", last);
         }
-        o.write_str("\n")?;
+        let _ = o.write_str("\n");
     }
-    Ok(())
 }
