@@ -38,10 +38,13 @@ pub fn matches_bytes(p: &[u8], n: &[u8]) -> bool {
                 ni += 1;
                 continue;
             }
-            if c == b'[' && class(&p[pi..], n[ni]) {
-                pi += class_len(p.get(pi..).unwrap_or_default());
-                ni += 1;
-                continue;
+            if c == b'[' {
+                let k = class_step(p.get(pi..).unwrap_or_default(), n[ni]);
+                if k > 0 {
+                    pi += k;
+                    ni += 1;
+                    continue;
+                }
             }
         }
         // No match here: the last `*` takes one more byte, if there is one.
@@ -72,9 +75,19 @@ fn class_len(p: &[u8]) -> usize {
     1
 }
 
-/// Does the class at the start of `p` match `c`? (Out of line: it kept
-/// the common loop of [`matches_bytes`] from living in registers.)
+/// The length of the class at the start of `p` when it matches `c`, else
+/// 0. (Out of line: inlined, it kept the common loop of [`matches_bytes`]
+/// from living in registers.)
 #[inline(never)]
+fn class_step(p: &[u8], c: u8) -> usize {
+    if class(p, c) {
+        class_len(p)
+    } else {
+        0
+    }
+}
+
+/// Does the class at the start of `p` match `c`?
 fn class(p: &[u8], c: u8) -> bool {
     let len = class_len(p);
     if len == 1 {

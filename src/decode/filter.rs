@@ -60,6 +60,7 @@ impl<'o> Select<'o> {
     }
 
     /// Does `--cpu` show this CPU (lost-event notices follow it too)?
+    #[inline]
     pub fn cpu(&self, cpu: u32) -> bool {
         self.o.cpus.as_ref().map_or(true, |c| in_list(c, cpu))
     }

@@ -165,7 +165,7 @@ impl Recording {
     }
 
     /// A record's `common_pid`.
-    #[inline]
+    #[inline(always)]
     pub fn pid(&self, d: &[u8]) -> i32 {
         read_uint(d, 4, 4, self.dec.endian).unwrap_or(0) as u32 as i32
     }
