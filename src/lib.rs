@@ -13,8 +13,10 @@ extern crate std;
 
 // ---- decoding core: core + alloc only ----
 pub mod cursor;
+pub mod decode;
 pub mod format;
 pub mod ftrace;
+pub mod glob;
 pub mod ksyms;
 pub mod merge;
 pub mod printfmt;

@@ -1,8 +1,14 @@
 //! Where ftcat's pages come from, at the system edge: a trace.dat file read with
 //! pread (memory stays flat however large the file), stdin, or the live
-//! per-CPU `trace_pipe_raw` files. OWNER: the `dat` work.
+//! per-CPU `trace_pipe_raw` files, and what the live kernel says about
+//! its recording.
 
+use crate::cursor::Endian;
+use crate::decode::recording::{parse_formats, Recording};
+use crate::format;
 use crate::merge::{Fill, PageSource};
+use crate::text;
+use crate::decode::recording::stat_num;
 use crate::ring::PageLayout;
 use crate::tracedat::{Error, IoError, ReadAt, Reason};
 use crate::tracefs::Tracefs;
@@ -150,4 +156,63 @@ pub fn open_live(top: &Tracefs, tfs: &Tracefs, once: bool) -> Result<Live, Strin
         return Err(format!("{}: no CPUs", tfs.path_of("per_cpu")));
     }
     Ok(Live { layout, sources })
+}
+
+/// The recording of the live buffer of `tfs` (the top level or an
+/// instance; `top` has the event formats): what the running kernel says
+/// about its events, symbols, tasks, options, clock and release.
+#[inline(never)]
+pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
+    let rd = |t: &Tracefs, f: &str| t.read(f).unwrap_or_default();
+    // (Listings walked by reference: a loop moving out of a Vec compiles
+    // to its own iterator and drop code.)
+    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
+    let mut formats = Vec::new();
+    for e in &all {
+        if let Ok(t) = top.read_str(&e.path("format")) {
+            formats.push((e.system.as_str(), t.into_bytes()));
+        }
+    }
+    // Names a print fmt leaves unresolved (HRTIMER_MODE_*, I_DIRTY_*,
+    // IOPRIO_CLASS_*: enums without TRACE_DEFINE_ENUM) are the running
+    // kernel's enumerators, which its BTF lists: resolved as ftrec does.
+    let mut fs: Vec<&mut Vec<u8>> = Vec::new();
+    for f in formats.iter_mut() {
+        fs.push(&mut f.1);
+    }
+    format::resolve_enums_btf(&mut fs, &|| sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
+    let what = top.path_of("events");
+    let mut warnings = Vec::new();
+    let events = parse_formats(formats.iter().map(|(s, t)| (*s, core::str::from_utf8(t).unwrap_or(""))), &what, &mut warnings);
+    let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
+    // The kernel's `long` (header_page's commit field), not ours: a 32-bit
+    // ftcat on a 64-bit kernel must read 8-byte longs.
+    let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
+    let kallsyms = sys::read(c"/proc/kallsyms").unwrap_or_default();
+    let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
+    let mut spec = String::new();
+    for (name, on) in &crate::tracefs::state::options(tfs).unwrap_or_default() {
+        spec.clear();
+        spec.push_str(name);
+        spec.push_str(if *on { "=1" } else { "=0" });
+        let _ = r.opts.set(&spec);
+    }
+    let rs = |f: &str| tfs.read_str(f).unwrap_or_default();
+    r.tracer = rs("current_tracer").trim().into();
+    r.clock = match crate::tracefs::state::current_clock(&rs("trace_clock")) {
+        "" => "local".into(),
+        c => c.into(),
+    };
+    for cpu in 0..ncpus {
+        let st = rs(&format!("per_cpu/cpu{cpu}/stats"));
+        r.entries += stat_num(&st, "entries:");
+        r.overrun += stat_num(&st, "overrun:");
+    }
+    // (A &CStr path: a &str one compiled sys::read's path conversion again.)
+    r.release = sys::lossy(&sys::read(c"/proc/sys/kernel/osrelease").unwrap_or_default()).into_owned();
+    if r.opts.has(text::opts::LATENCY_FMT) {
+        r.model = crate::tracefs::state::live_model(tfs);
+    }
+    r.ncpus = ncpus;
+    r
 }

@@ -355,7 +355,7 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
         for (key, what) in LOST {
             // (The one reader of a stats text, ftcat's too.)
-            let n = crate::tracefs::state::stat_num(st, key);
+            let n = crate::decode::recording::stat_num(st, key);
             if n > 0 {
                 let _ = write!(e, "\nCPU {c}: {n} {what}");
             }

@@ -2,7 +2,7 @@
 //! for the same ring buffer (header block, context columns, the tracers' own
 //! printers, syscalls, function_graph). `tracecmd`: `trace-cmd report`'s.
 //!
-//! Use (see applets/ftcat.rs): classify the recording's events once
+//! Use (see decode/mod.rs): classify the recording's events once
 //! ([`Classes::new`]), build an [`Env`] ([`env::Decoder`] over the format,
 //! printfmt and ksyms modules), make a [`Kernel`] with the recording's
 //! [`Opts`], clock (`set_clock`), kernel release (`set_release`: printers
@@ -21,8 +21,9 @@
 //! Decoders write into `core::fmt::Write`, which only takes `str`. Ring
 //! buffer text (trace_marker, comm) is bytes, not always UTF-8: a byte that
 //! is not part of valid UTF-8 goes out as the private-use char
-//! U+F700+byte, and the std edge ([`raw_byte`]) turns it back into the byte,
-//! so the output stays byte-identical to the kernel's.
+//! U+F700+byte, and the writer at the edge ([`raw_byte`];
+//! `decode::text_out`) turns it back into the byte, so the output stays
+//! byte-identical to the kernel's.
 
 pub mod cmdlines;
 pub mod env;
@@ -35,7 +36,6 @@ pub mod tracecmd;
 mod tests;
 
 use core::fmt::{self, Write};
-use core::sync::atomic::{AtomicBool, Ordering};
 
 pub use cmdlines::Cmdlines;
 pub use kernel::{Classes, HeaderInfo, Kernel};
@@ -97,16 +97,6 @@ pub trait Env {
 /// Private-use base for bytes that are not valid UTF-8 (see module docs).
 pub const RAW_BASE: u32 = 0xF700;
 
-/// Set once any raw-byte escape has been written: until then the std edge
-/// need not look for escapes at all (the common case is plain text).
-pub static RAW_USED: AtomicBool = AtomicBool::new(false);
-
-/// Has [`put_all`] ever escaped a byte?
-#[inline]
-pub fn raw_used() -> bool {
-    RAW_USED.load(Ordering::Relaxed)
-}
-
 /// Write bytes as the kernel would (`%s` of a buffer), up to the first NUL.
 pub fn put_bytes(out: &mut dyn Write, b: &[u8]) -> fmt::Result {
     let b = match b.iter().position(|&c| c == 0) {
@@ -153,7 +143,6 @@ pub fn put_all(out: &mut dyn Write, mut b: &[u8]) -> fmt::Result {
 }
 
 fn escape(out: &mut dyn Write, b: &[u8]) -> fmt::Result {
-    RAW_USED.store(true, Ordering::Relaxed);
     for &c in b {
         out.write_char(char::from_u32(RAW_BASE + c as u32).unwrap_or('?'))?;
     }

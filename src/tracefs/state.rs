@@ -144,15 +144,6 @@ pub fn clear_triggers(t: &Tracefs, trigger_file: &str) -> Result<()> {
     }
 }
 
-/// The number after `key` at the start of a line of a per-CPU `stats`
-/// text, live or as trace.dat keeps it (0 when absent or not a number):
-/// ftcat's entry and loss counts and ftrec's loss report read it.
-pub fn stat_num(text: &str, key: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(key).map(|v| v.trim().parse().unwrap_or(0)))
-        .unwrap_or(0)
-}
-
 /// The CPUs with a `per_cpu/cpuN` directory, in numeric order (the
 /// listing is in byte order: cpu10 before cpu2).
 pub fn cpus(t: &Tracefs) -> Result<Vec<u32>> {

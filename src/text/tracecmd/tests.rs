@@ -420,7 +420,7 @@ fn lost_events_go_before_their_cpus_next_record() {
 
 #[test]
 fn event_filters() {
-    use super::filter::EventFilter;
+    use crate::decode::event_filter::EventFilter;
     let evs = events();
     let sw = |prev: &str, ppid: i32, next: &str, npid: i32| {
         let mut v = hdr(300, ppid);
@@ -456,7 +456,7 @@ fn event_filters() {
 
 #[test]
 fn graph_report_filters() {
-    use super::filter::{GraphFilter, Verdict};
+    use crate::decode::graph_filter::{GraphFilter, Verdict};
     let (e, evs) = (env(), events());
     let mut g = GraphFilter::new(&e, &evs, Endian::Little);
     g.max_depth = Some(2);
@@ -594,21 +594,9 @@ fn comm_column_follows_registration_order() {
     assert_eq!(col(&out), ["y-3", "y-3", "x-3"]);
 }
 
-/// filter::glob, which ftcat's -e and --comm also use.
-#[test]
-fn globs() {
-    use super::filter::glob;
-    let glob = |p: &str, s: &str| glob(p.as_bytes(), s.as_bytes());
-    assert!(glob("sched_*", "sched_switch"));
-    assert!(glob("*", ""));
-    assert!(glob("s?s_*", "sys_enter"));
-    assert!(!glob("sched_*", "irq_handler_entry"));
-    assert!(glob("*exit*", "sys_exit_read"));
-}
-
 #[test]
 fn filter_numbers() {
-    use super::filter::number;
+    use crate::decode::event_filter::number;
     assert_eq!(number("0x1F"), Some(31));
     assert_eq!(number("0Xff"), Some(255));
     assert_eq!(number("18446744073709551615"), Some(u64::MAX));

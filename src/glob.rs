@@ -1,6 +1,9 @@
 //! Shell-style globs (`*`, `?`, `[abc]`, `[a-z]`, `[!x]`) as the kernel and
-//! trace-cmd accept them for event and function names. Iterative with one
-//! backtrack point, so no pattern can blow up.
+//! trace-cmd accept them for event and function names: the one glob of
+//! ftbox (`ftctl list events`, `ftcat -e`/`--comm`/`-F` names and `~`).
+//! libtraceevent's `~` turns `[...]` into a regex class, so a class is a
+//! class there too. Iterative with one backtrack point, so no pattern can
+//! blow up.
 
 /// Does `pat` contain a glob metacharacter?
 pub fn is_glob(pat: &str) -> bool {
@@ -9,39 +12,47 @@ pub fn is_glob(pat: &str) -> bool {
 
 /// Match `name` against `pat` (whole string).
 pub fn matches(pat: &str, name: &str) -> bool {
-    let (p, n) = (pat.as_bytes(), name.as_bytes());
+    matches_bytes(pat.as_bytes(), name.as_bytes())
+}
+
+/// [`matches`] on bytes (a record's `char[]` field need not be UTF-8).
+pub fn matches_bytes(p: &[u8], n: &[u8]) -> bool {
     let (mut pi, mut ni) = (0, 0);
-    // Where to resume after the last `*`: (pattern index after it, name index).
-    let mut star: Option<(usize, usize)> = None;
+    // Where to resume after the last `*`: (pattern index after it, name
+    // index); no `*` yet while the pattern index is usize::MAX.
+    let (mut star_p, mut star_n) = (usize::MAX, 0);
     while ni < n.len() {
-        let step = match p.get(pi) {
-            Some(b'*') => {
-                star = Some((pi + 1, ni));
+        if pi < p.len() {
+            let c = p[pi];
+            if c == b'*' {
+                if pi + 1 == p.len() {
+                    // A trailing `*` takes whatever is left.
+                    return true;
+                }
+                (star_p, star_n) = (pi + 1, ni);
                 pi += 1;
                 continue;
             }
-            Some(b'?') => Some(1),
-            Some(b'[') => class(&p[pi..], n[ni]),
-            Some(&c) => (c == n[ni]).then_some(1),
-            None => None,
-        };
-        match step {
-            Some(_) => {
-                pi += match p.get(pi) {
-                    Some(b'[') => class_len(&p[pi..]),
-                    _ => 1,
-                };
+            if c == b'?' || (c == n[ni] && c != b'[') {
+                pi += 1;
                 ni += 1;
+                continue;
             }
-            None => match star {
-                Some((sp, sn)) => {
-                    pi = sp;
-                    ni = sn + 1;
-                    star = Some((sp, sn + 1));
+            if c == b'[' {
+                let k = class_step(p.get(pi..).unwrap_or_default(), n[ni]);
+                if k > 0 {
+                    pi += k;
+                    ni += 1;
+                    continue;
                 }
-                None => return false,
-            },
+            }
         }
+        // No match here: the last `*` takes one more byte, if there is one.
+        if star_p == usize::MAX {
+            return false;
+        }
+        star_n += 1;
+        (pi, ni) = (star_p, star_n);
     }
     p[pi..].iter().all(|&b| b == b'*')
 }
@@ -64,11 +75,23 @@ fn class_len(p: &[u8]) -> usize {
     1
 }
 
-/// Does the class at the start of `p` match `c`? `Some(1)` for yes.
-fn class(p: &[u8], c: u8) -> Option<usize> {
+/// The length of the class at the start of `p` when it matches `c`, else
+/// 0. (Out of line: inlined, it kept the common loop of [`matches_bytes`]
+/// from living in registers.)
+#[inline(never)]
+fn class_step(p: &[u8], c: u8) -> usize {
+    if class(p, c) {
+        class_len(p)
+    } else {
+        0
+    }
+}
+
+/// Does the class at the start of `p` match `c`?
+fn class(p: &[u8], c: u8) -> bool {
     let len = class_len(p);
     if len == 1 {
-        return (c == b'[').then_some(1);
+        return c == b'[';
     }
     let body = &p[1..len - 1];
     let (neg, body) = match body.first() {
@@ -86,7 +109,7 @@ fn class(p: &[u8], c: u8) -> Option<usize> {
             i += 1;
         }
     }
-    (hit != neg).then_some(1)
+    hit != neg
 }
 
 #[cfg(test)]
@@ -110,5 +133,9 @@ mod tests {
         assert!(matches("*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaab"));
         assert!(!matches("*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaa"));
         assert!(is_glob("a*") && !is_glob("abc"));
+        assert!(matches("s?s_*", "sys_enter"));
+        assert!(matches("*exit*", "sys_exit_read"));
+        assert!(!matches("sched_*", "irq_handler_entry"));
+        assert!(matches_bytes(b"k*", b"k\xff"));
     }
 }

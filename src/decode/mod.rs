@@ -1,0 +1,330 @@
+//! ftcat's pipeline, without I/O: a [`Recording`] (what the recording
+//! says besides its records) and a [`Merge`] of its CPUs' pages go through
+//! the filters ([`filter`], [`event_filter`], [`graph_filter`]) to an
+//! [`Output`] (kernel text, trace-cmd text, `--stat`, or one from outside).
+//!
+//! ```text
+//! TraceDat ─ file_input() ─> Input { Recording, Merge } ─ print() / run() ─> Output ─> TextSink
+//! ```
+//!
+//! The caller opens the file (or builds the live recording and its
+//! sources), supplies a [`TextSink`] to write into and a [`Host`] for read
+//! errors and waiting, and maps [`Error`] to its exit status.
+
+pub mod event_filter;
+pub mod filter;
+pub mod graph_filter;
+pub mod kind;
+pub mod output;
+mod pump;
+pub mod recording;
+pub mod stat;
+pub mod text_out;
+#[cfg(test)]
+mod tests;
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+pub use output::{KernelText, Output, TextSink, TraceCmdText};
+pub use pump::run;
+pub use recording::Recording;
+pub use stat::StatText;
+
+use crate::merge::{Merge, PageSource};
+use crate::text::{self, tracecmd::TraceCmd, Classes, Kernel};
+use crate::tracedat::{Buffer, TraceDat};
+use event_filter::EventFilter;
+use filter::{List, Select};
+use graph_filter::GraphFilter;
+
+/// Which text to print.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub enum Style {
+    /// The kernel's own `trace` file.
+    #[default]
+    Kernel,
+    /// `trace-cmd report`.
+    TraceCmd,
+}
+
+/// The filter and format settings of a decode (ftcat's options).
+#[derive(Default, Clone, Debug)]
+pub struct DecodeOptions {
+    pub style: Style,
+    /// `--cpu`: only these CPUs.
+    pub cpus: Option<List>,
+    /// `-e`: only events whose name (or `system:name`) matches one of these globs.
+    pub events: Vec<String>,
+    /// `--pid`: only these pids.
+    pub pids: Option<List>,
+    /// `--comm`: only tasks whose name matches one of these globs.
+    pub comms: Vec<String>,
+    /// `-I`, `-S`: drop records from hardirq / softirq context.
+    pub no_hardirq: bool,
+    pub no_softirq: bool,
+    /// `--from`, `--to`: the time window, in trace clock units (ns).
+    pub from: Option<u64>,
+    pub to: Option<u64>,
+    /// `-O`: tracer options (kernel style) or trace-cmd plugin options.
+    pub options: Vec<String>,
+    /// `--tracer`: the tracer that recorded, when the recording does not say.
+    pub tracer: Option<String>,
+    /// `--stat`: counts instead of records.
+    pub stat: bool,
+    /// `-R`: every field as name=value.
+    pub raw: bool,
+    /// trace-cmd style: `-t` (ns timestamps), `-l` (latency columns).
+    pub nsec: bool,
+    pub latency: bool,
+    /// `-F 'SYSTEM/EVENT: EXPR'`: trace-cmd's event filters.
+    pub filters: Vec<String>,
+    /// `--max-depth N`, `--graph FUNC`: function_graph subtrees to show.
+    pub max_depth: Option<u32>,
+    pub graph: Option<String>,
+    /// trace-cmd style `--first-event` / `--last-event`.
+    pub first_event: bool,
+    pub last_event: bool,
+    /// `-B`: the buffer (instance) of a file to print.
+    pub instance: Option<String>,
+}
+
+impl DecodeOptions {
+    fn trace_cmd(&self) -> bool {
+        self.style == Style::TraceCmd
+    }
+}
+
+/// Why a decode did not run (or ran with errors).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Error {
+    /// An option the recording cannot take (`-O` name, `-F` text): a usage error.
+    Usage(String),
+    /// `-B NAME` names no buffer of the file.
+    NoBuffer(String),
+    /// The file has no buffer at all.
+    NoData,
+    /// Records could not be read (each reported through [`Host::error`]).
+    ReadErrors(u64),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(s) => f.write_str(s),
+            Error::NoBuffer(n) => write!(f, "no buffer named '{}'", n),
+            Error::NoData => f.write_str("no trace data"),
+            Error::ReadErrors(n) => write!(f, "{} read errors", n),
+        }
+    }
+}
+
+/// What the pipeline asks of its caller's world.
+pub trait Host {
+    /// A CPU's pages could not be read; the decode goes on without them.
+    fn error(&mut self, cpu: u32, msg: &str);
+    /// A live source has nothing to read yet: wait a little.
+    fn wait(&mut self) {}
+}
+
+/// The counts of the records shown, per CPU and in all.
+#[derive(Default, Clone, Debug)]
+pub struct Stats {
+    /// Indexed by CPU (corrupt CPU numbers share the last slot).
+    pub cpus: Vec<CpuStats>,
+    pub records: u64,
+    /// Timestamps of the first and last record shown.
+    pub first: Option<u64>,
+    pub last: u64,
+    /// Read errors reported.
+    pub errors: u64,
+}
+
+#[derive(Default, Clone, Copy, Debug)]
+pub struct CpuStats {
+    pub records: u64,
+    /// Events lost, as counted by the ring.
+    pub lost: u64,
+    /// Losses the ring could not count.
+    pub unknown_losses: u64,
+}
+
+impl Stats {
+    /// The counts of `cpu`, the table grown as needed.
+    #[inline(never)]
+    pub fn cpu(&mut self, cpu: u32) -> &mut CpuStats {
+        let i = (cpu as usize).min(text::kernel::MAX_CPUS);
+        if self.cpus.len() <= i {
+            self.cpus.resize(i + 1, CpuStats::default());
+        }
+        &mut self.cpus[i]
+    }
+}
+
+/// A recording ready to decode: its description, and its records merged.
+pub struct Input<'t> {
+    pub rec: Recording,
+    pub merge: Merge<'t>,
+    /// trace-cmd style over several buffers: their names (lines are led by
+    /// them); empty for one buffer.
+    pub buffers: Vec<String>,
+}
+
+/// The buffer of `td` that `opts` asks for, or every buffer (trace-cmd
+/// style with instances).
+#[inline(never)]
+fn pick_buffer<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<(&'t Buffer, bool), Error> {
+    // trace-cmd report prints every buffer of a file with instances (with
+    // --cpu the top buffer's alone, even when it is empty), each line led
+    // by its buffer's name.
+    let all = opts.trace_cmd() && opts.instance.is_none() && !(opts.stat || opts.first_event || opts.last_event) && td.buffers.iter().any(|b| !b.name.is_empty());
+    let any = td.top().or(td.buffers.first());
+    let found = match &opts.instance {
+        Some(n) => td.buffer(n),
+        None if all => any,
+        // `trace-cmd extract -B NAME` (and ftrec -B) keep an empty top
+        // buffer beside the instance: print the first buffer with data, as
+        // `cat instances/NAME/trace` would, rather than an empty trace.
+        None => {
+            let full = |b: &&Buffer| b.latency || b.cpus.iter().any(|c| c.size > 0);
+            td.top().filter(full).or_else(|| td.buffers.iter().find(full)).or(any)
+        }
+    };
+    match (found, &opts.instance) {
+        (Some(b), _) => Ok((b, all)),
+        (None, Some(n)) => Err(Error::NoBuffer(n.clone())),
+        (None, None) => Err(Error::NoData),
+    }
+}
+
+/// The recording of the buffer `opts` picks, its tracer settled (from
+/// `--tracer`, the file, or a first pass over the records), and its merge.
+#[inline(never)]
+pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<Input<'t>, Error> {
+    let (buf, all) = pick_buffer(td, opts)?;
+    let layout = td.layout(buf);
+    let mut rec = Recording::from_file(td, buf);
+    // (trace-cmd style needs no entry count nor tracer: no header block.)
+    let guess = if !opts.stat && !opts.trace_cmd() { rec.count(td, buf) } else { "nop" };
+    match &opts.tracer {
+        Some(t) => rec.tracer.clone_from(t),
+        None if !rec.tracer.is_empty() => {}
+        None => rec.tracer = guess.into(),
+    }
+    let mut buffers = Vec::new();
+    let merge = if all {
+        let mut v: Vec<Box<dyn PageSource>> = Vec::new();
+        for (i, b) in td.buffers.iter().enumerate() {
+            buffers.push(b.name.clone());
+            if opts.cpus.is_some() && !b.name.is_empty() {
+                continue;
+            }
+            for c in &b.cpus {
+                v.push(Box::new(pump::Tagged(td.cpu_pages(b, c), (i as u32) << pump::TAG | c.cpu)));
+            }
+        }
+        Merge::new(layout, v)
+    } else {
+        Merge::from_pages(layout, td.all_cpu_pages(buf))
+    };
+    Ok(Input { rec, merge, buffers })
+}
+
+/// A whole file as text into `out`: trace-cmd's file summaries, or the
+/// records of [`file_input`] through [`print`]. `path` is the name
+/// trace-cmd's `--first-event` prints.
+#[inline(never)]
+pub fn print_file(td: &TraceDat, path: &str, opts: &DecodeOptions, out: &mut dyn TextSink, host: &mut dyn Host, warn: &mut dyn FnMut(&str)) -> Result<(), Error> {
+    if opts.trace_cmd() && (opts.stat || opts.first_event || opts.last_event) {
+        let (buf, _) = pick_buffer(td, opts)?;
+        stat::trace_cmd_info(out, opts, td, buf, path);
+        return Ok(());
+    }
+    let mut input = file_input(td, opts)?;
+    for w in &input.rec.warnings {
+        warn(w);
+    }
+    print(&mut input.rec, &mut input.merge, input.buffers, opts, false, out, host)
+}
+
+/// Records as text into `out`, in the style and with the filters of
+/// `opts`. `follow`: a live merge that waits for more records (through
+/// [`Host::wait`]) until its sources end.
+#[inline(never)]
+pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, opts: &DecodeOptions, follow: bool, out: &mut dyn TextSink, host: &mut dyn Host) -> Result<(), Error> {
+    let tc = opts.trace_cmd();
+    rec.dec.tep = tc;
+    let rec = &*rec;
+    let events = rec.events();
+    let cls = Classes::new(events);
+    let mut kopts = rec.opts;
+    let mut tc_flags = text::tracecmd::INDENT;
+    if opts.nsec {
+        tc_flags |= text::tracecmd::NSEC;
+    }
+    if opts.latency {
+        tc_flags |= text::tracecmd::LAT;
+    }
+    for o in &opts.options {
+        let bad = if tc { text::tracecmd::set_opt(&mut tc_flags, o).is_err() } else { kopts.set(o).is_err() };
+        if bad {
+            return Err(Error::Usage(format!("{}{}", if tc { "unknown trace-cmd option: " } else { "unknown option: " }, o)));
+        }
+    }
+    if opts.raw {
+        kopts.flags |= text::opts::FIELDS | text::opts::ALL_FIELDS;
+    }
+    let mut k = Kernel::new(&rec.dec, &rec.cmd, &cls, kopts, rec.ncpus);
+    k.endian = rec.dec.endian;
+    k.long = rec.dec.long_size;
+    k.set_clock(&rec.clock);
+    k.set_release(&rec.release);
+    k.set_tracer(&rec.tracer);
+    k.annotate = rec.overrun > 0;
+    if let (Some(s), Some(e)) = (rec.dec.ksyms.addr_of("__irqentry_text_start"), rec.dec.ksyms.addr_of("__irqentry_text_end")) {
+        k.graph.irq = (s, e);
+    }
+    let select = Select::new(opts, rec);
+    let (mut kt, mut tt, mut st);
+    let output: &mut dyn Output = if tc {
+        let mut t = TraceCmd::new(&rec.dec, &rec.saved, events);
+        t.flags = tc_flags | if opts.raw { text::tracecmd::RAW } else { 0 };
+        t.endian = rec.dec.endian;
+        t.long = rec.dec.long_size;
+        t.in_ns = text::clock_in_ns(&rec.clock);
+        tt = TraceCmdText::new(t, rec, buffers, out);
+        &mut tt
+    } else if opts.stat {
+        st = StatText::new(k, events, out);
+        &mut st
+    } else {
+        kt = KernelText::new(k, rec, out);
+        &mut kt
+    };
+    // (The header goes out before -F is read: an -F error follows it.)
+    let _ = output.header();
+    let mut ef = EventFilter::default();
+    for f in &opts.filters {
+        if let Err(e) = ef.add(f, events) {
+            output.flush();
+            return Err(Error::Usage(format!("-F {}: {}", f, e)));
+        }
+    }
+    let mut gf = None;
+    if opts.max_depth.is_some() || opts.graph.is_some() {
+        let mut g = GraphFilter::new(&rec.dec, events, rec.dec.endian);
+        g.max_depth = opts.max_depth;
+        g.graph = opts.graph.clone();
+        gf = Some(g);
+    }
+    let stats = run(rec, select, ef, gf, merge, output, follow, host);
+    let _ = output.finish(&stats);
+    if stats.errors > 0 {
+        output.flush();
+        return Err(Error::ReadErrors(stats.errors));
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! Where the pump's records go: [`Output`], and its text implementations
+//! (the kernel's `trace` file, `trace-cmd report`). `--stat` is one more
+//! ([`super::stat::StatText`]); an exporter or a profile is another, written
+//! outside this module against the same trait.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write};
+
+use super::{Recording, Stats};
+use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Kernel, Rec};
+
+/// What the pump drives. Each call comes in merge order; `r.cpu` is the
+/// record's CPU in its buffer, `buffer` the index of that buffer in the
+/// input's list (0 when there is one).
+///
+/// A record's type, event format, pid and task name are the
+/// [`Recording`]'s to answer (`event_of`, `pid`, `comm`); an output keeps
+/// a reference to it from its constructor.
+pub trait Output {
+    /// Before the first record (the kernel's header block, trace-cmd's `cpus=`).
+    fn header(&mut self) -> fmt::Result {
+        Ok(())
+    }
+    /// A record of `cpu` is next, shown or filtered out.
+    fn arrive(&mut self, _cpu: u32) {}
+    /// `-F`'s COMM test on the name this output gives `pid`.
+    fn comm_test(&mut self, rec: &Recording, pid: i32, test: &dyn Fn(&[u8]) -> bool) -> bool {
+        test(rec.comm(pid).as_bytes())
+    }
+    /// One record that passed every filter. `next` is the record that
+    /// follows it on its CPU (or, for [`Output::next_in_merge`], in the
+    /// merge), given only for a graph entry, which may fold its exit into
+    /// one line: true when it did, and the pump then drops `next`.
+    fn record(&mut self, buffer: usize, r: &Rec, next: Option<&Rec>) -> bool;
+    /// Events were lost on `cpu` before its next record; None: how many is
+    /// not known. `shown`: whether `--cpu` shows that CPU.
+    fn lost(&mut self, cpu: u32, count: Option<u64>, shown: bool);
+    /// Fold a graph entry only with the very next record of the merge (as
+    /// trace-cmd's peek does), not the next of its CPU.
+    fn next_in_merge(&self) -> bool {
+        false
+    }
+    /// A live source has nothing yet: what waits for a next record goes out.
+    fn idle(&mut self) {}
+    /// Make what was written so far visible (before an error message, while idle).
+    fn flush(&mut self) {}
+    /// The output takes no more (its writer failed): the pump stops.
+    fn failed(&self) -> bool {
+        false
+    }
+    /// After the last record, with the counts of the records shown.
+    fn finish(&mut self, _stats: &Stats) -> fmt::Result {
+        Ok(())
+    }
+}
+
+/// A text writer the printers write into: `core::fmt::Write` plus what a
+/// buffered writer offers the pump.
+pub trait TextSink: Write {
+    /// Write out what is buffered.
+    fn flush(&mut self) {}
+    /// A write failed: nothing more will be written.
+    fn failed(&self) -> bool {
+        false
+    }
+    /// Room for a short line after the buffered bytes, written straight in
+    /// by [`Kernel::line_into`] and then [`TextSink::commit`]ted as it is
+    /// (so without raw-byte escapes); None when the writer has no such
+    /// buffer.
+    fn room(&mut self) -> Option<&mut [u8]> {
+        None
+    }
+    /// Count `n` bytes written into [`TextSink::room`].
+    fn commit(&mut self, _n: usize) {}
+}
+
+impl TextSink for String {}
+
+/// Text as the kernel's `trace` file prints it.
+pub struct KernelText<'r, 'o> {
+    pub k: Kernel<'r, Decoder>,
+    out: &'o mut dyn TextSink,
+    rec: &'r Recording,
+    /// Short lines may go straight into the writer's buffer: no task name
+    /// holds a raw-byte escape (the rest of such a line is numbers and
+    /// names from formats).
+    direct: bool,
+}
+
+impl<'r, 'o> KernelText<'r, 'o> {
+    pub fn new(k: Kernel<'r, Decoder>, rec: &'r Recording, out: &'o mut dyn TextSink) -> Self {
+        // Escapes stand for bytes that are not UTF-8, and for the lead
+        // bytes (0xEF) of chars of the escape range itself.
+        let direct = core::str::from_utf8(&rec.saved).is_ok() && !rec.saved.contains(&0xef);
+        KernelText { k, out, rec, direct }
+    }
+}
+
+impl Output for KernelText<'_, '_> {
+    fn header(&mut self) -> fmt::Result {
+        let rec = self.rec;
+        let h = text::HeaderInfo { tracer: &rec.tracer, entries: rec.entries, written: rec.entries + rec.overrun, cpus: rec.ncpus, release: &rec.release, model: &rec.model };
+        self.k.header(self.out, &h)
+    }
+    #[inline]
+    fn record(&mut self, _buffer: usize, r: &Rec, next: Option<&Rec>) -> bool {
+        // Syscall lines straight into the output buffer, no copy.
+        if next.is_none() && self.direct {
+            if let Some(dst) = self.out.room() {
+                if let Some(k) = self.k.line_into(dst, r) {
+                    self.out.commit(k);
+                    return false;
+                }
+            }
+        }
+        self.k.line(self.out, r, next).unwrap_or(false)
+    }
+    fn lost(&mut self, cpu: u32, count: Option<u64>, shown: bool) {
+        if shown {
+            let _ = self.k.lost(self.out, cpu, count);
+        }
+    }
+    fn idle(&mut self) {
+        // No next record yet: a waiting latency line goes out as
+        // trace_pipe prints it (delay 0).
+        let _ = self.k.finish(self.out);
+    }
+    fn flush(&mut self) {
+        self.out.flush();
+    }
+    fn failed(&self) -> bool {
+        self.out.failed()
+    }
+    fn finish(&mut self, _stats: &Stats) -> fmt::Result {
+        // latency-format holds each line for the next record's timestamp.
+        self.k.finish(self.out)
+    }
+}
+
+/// Text as `trace-cmd report` prints it.
+pub struct TraceCmdText<'r, 'o> {
+    pub t: TraceCmd<'r>,
+    out: &'o mut dyn TextSink,
+    ncpus: u32,
+    /// Several buffers: their names, each line led by its own (and the
+    /// widest name's width); empty for one buffer.
+    bufs: Vec<String>,
+    width: usize,
+}
+
+impl<'r, 'o> TraceCmdText<'r, 'o> {
+    pub fn new(t: TraceCmd<'r>, rec: &Recording, bufs: Vec<String>, out: &'o mut dyn TextSink) -> Self {
+        let width = bufs.iter().map(|n| n.len()).max().unwrap_or(0);
+        TraceCmdText { t, out, ncpus: rec.ncpus, bufs, width }
+    }
+}
+
+impl Output for TraceCmdText<'_, '_> {
+    fn header(&mut self) -> fmt::Result {
+        write!(self.out, "cpus={}\n", self.ncpus)
+    }
+    fn arrive(&mut self, cpu: u32) {
+        self.t.arm(cpu);
+    }
+    fn comm_test(&mut self, _rec: &Recording, pid: i32, test: &dyn Fn(&[u8]) -> bool) -> bool {
+        test(self.t.comm(pid).as_bytes())
+    }
+    fn record(&mut self, buffer: usize, r: &Rec, next: Option<&Rec>) -> bool {
+        // print_handle_file(): "%*s: " before an instance's records, "%*s  "
+        // before the top buffer's.
+        if let Some(n) = self.bufs.get(buffer) {
+            let o: &mut dyn Write = self.out;
+            let _ = text::pad(o, self.width.saturating_sub(n.chars().count()));
+            let _ = o.write_str(n);
+            let _ = o.write_str(if n.is_empty() { "  " } else { ": " });
+        }
+        self.t.line(self.out, r, next).unwrap_or(false)
+    }
+    fn lost(&mut self, cpu: u32, count: Option<u64>, _shown: bool) {
+        self.t.lost(cpu, count);
+    }
+    fn next_in_merge(&self) -> bool {
+        true
+    }
+    fn flush(&mut self) {
+        self.out.flush();
+    }
+    fn failed(&self) -> bool {
+        self.out.failed()
+    }
+}

@@ -1,0 +1,331 @@
+//! The merge-driven pump: records in time order through the filters to an
+//! [`Output`]. A function_graph entry waits, with whatever the merge yields
+//! meanwhile, until its CPU's next record is known (the exit it may fold
+//! into one line); everything else goes straight through.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::event_filter::EventFilter;
+use super::filter::{Pass, Select};
+use super::graph_filter::{GraphFilter, Verdict};
+use super::kind::Ftrace;
+use super::output::Output;
+use super::{Host, Recording, Stats};
+use crate::cursor::Endian;
+use crate::merge::{Item, Merge};
+use crate::text::Rec;
+
+/// Which record types need the next record of their CPU (graph entries).
+struct Lookahead {
+    /// The graph entries' ids.
+    graph_ent: Vec<(u16, Ftrace)>,
+    endian: Endian,
+    /// trace-cmd folds only with the very next record of the merge.
+    global: bool,
+}
+
+impl Lookahead {
+    #[inline]
+    fn wants(&self, d: &[u8]) -> bool {
+        if self.graph_ent.is_empty() {
+            return false;
+        }
+        // A loop, not `contains` (a call per record at opt-level z).
+        let ty = crate::text::kernel::rec_type(d, self.endian);
+        for &(g, _) in &self.graph_ent {
+            if g == ty {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// A merge item kept while a graph entry waits for its CPU's next record.
+enum Held {
+    Rec { cpu: u32, ts: u64, data: Vec<u8> },
+    Lost { cpu: u32, count: Option<u64> },
+    Err { cpu: u32, msg: String },
+}
+
+impl Held {
+    fn cpu(&self) -> u32 {
+        match self {
+            Held::Rec { cpu, .. } | Held::Lost { cpu, .. } | Held::Err { cpu, .. } => *cpu,
+        }
+    }
+    fn of(it: Item<'_>) -> Held {
+        match it {
+            Item::Record { cpu, ts, data } => Held::Rec { cpu, ts, data: data.to_vec() },
+            Item::Lost { cpu, count, .. } => Held::Lost { cpu, count },
+            Item::Error { cpu, error } => Held::Err { cpu, msg: error.to_string() },
+        }
+    }
+}
+
+/// The filters between the merge and the output, and the counts.
+struct Sink<'s, 'o> {
+    rec: &'s Recording,
+    select: Select<'s>,
+    ef: EventFilter,
+    out: &'o mut dyn Output,
+    stats: Stats,
+    /// Past `--to`.
+    stop: bool,
+}
+
+impl Sink<'_, '_> {
+    #[inline]
+    fn record(&mut self, r: &Rec, next: Option<&Rec>) -> bool {
+        let buffer = (r.cpu >> TAG) as usize;
+        let (r, next) = (&untag(r), next.map(untag));
+        let next = next.as_ref();
+        let d = r.data;
+        self.out.arrive(r.cpu);
+        // trace-cmd tests -F in its library, before --cpu, -I, -S.
+        if !self.ef.is_empty() {
+            let (rec, out) = (self.rec, &mut *self.out);
+            let pid = rec.pid(d);
+            let mut comm = |f: &dyn Fn(&[u8]) -> bool| out.comm_test(rec, pid, f);
+            if !self.ef.pass(r.cpu, d, &mut comm, rec.dec.endian) {
+                return false;
+            }
+        }
+        match self.select.check(self.rec, r) {
+            Pass::Show => {}
+            Pass::Drop => return false,
+            Pass::Stop => {
+                self.stop = true;
+                return false;
+            }
+        }
+        let st = &mut self.stats;
+        st.records += 1;
+        if st.first.is_none() {
+            st.first = Some(r.ts);
+        }
+        st.last = r.ts;
+        st.cpu(r.cpu).records += 1;
+        self.out.record(buffer, r, next)
+    }
+
+    fn lost(&mut self, cpu: u32, count: Option<u64>) {
+        let cpu = cpu & TAG_MASK;
+        let c = self.stats.cpu(cpu);
+        match count {
+            Some(n) => c.lost += n,
+            None => c.unknown_losses += 1,
+        }
+        let shown = self.select.cpu(cpu);
+        self.out.lost(cpu, count, shown);
+    }
+
+    fn error(&mut self, host: &mut dyn Host, cpu: u32, msg: &str) {
+        self.stats.errors += 1;
+        self.out.flush();
+        host.error(cpu & TAG_MASK, msg);
+    }
+}
+
+/// Run the merge through `-F`, `--graph`/`--max-depth` and the
+/// [`Select`] filters to `out`; the counts of what was shown.
+#[inline(never)]
+pub fn run(rec: &Recording, select: Select<'_>, ef: EventFilter, gf: Option<GraphFilter>, m: &mut Merge<'_>, out: &mut dyn Output, follow: bool, host: &mut dyn Host) -> Stats {
+    let ge = super::kind::ids_of(rec.events(), super::kind::is_entry);
+    let la = Lookahead { graph_ent: ge, endian: rec.dec.endian, global: out.next_in_merge() };
+    let mut s = Sink { rec, select, ef, out, stats: Stats::default(), stop: false };
+    let mut gf = gf;
+    pump(m, &mut s, &la, follow, &mut gf, host);
+    s.stats
+}
+
+/// Merge CPU numbers of a multi-buffer merge carry the buffer above TAG.
+pub(super) const TAG: u32 = 16;
+const TAG_MASK: u32 = (1 << TAG) - 1;
+
+fn untag<'r>(r: &Rec<'r>) -> Rec<'r> {
+    Rec { cpu: r.cpu & TAG_MASK, ts: r.ts, data: r.data }
+}
+
+/// One buffer's CPU of a multi-buffer merge: equal times come out lower
+/// tag first, i.e. in the file's buffer order (top first), as trace-cmd.
+pub(super) struct Tagged<'f>(pub crate::tracedat::CpuPages<'f>, pub u32);
+impl crate::merge::PageSource for Tagged<'_> {
+    fn cpu(&self) -> u32 {
+        self.1
+    }
+    fn fill(&mut self, page: &mut Vec<u8>) -> core::result::Result<crate::merge::Fill, crate::tracedat::Error> {
+        crate::merge::PageSource::fill(&mut self.0, page)
+    }
+}
+
+/// Counter `i` of a table that grows as needed: one copy of the growing
+/// code for all the per-CPU counts.
+#[inline(never)]
+fn counter(v: &mut Vec<u64>, i: usize) -> &mut u64 {
+    if v.len() <= i {
+        v.resize(i + 1, 0);
+    }
+    &mut v[i]
+}
+
+/// Index of a CPU's per-CPU counters: corrupt CPU numbers share one slot
+/// instead of growing a table to their size.
+fn slot(cpu: u32) -> usize {
+    (cpu as usize).min(crate::text::kernel::MAX_CPUS)
+}
+
+/// How many merge items a graph entry may hold back while waiting for its
+/// CPU's next record. A CPU that stops right after an entry (idle) would
+/// otherwise make the whole rest of the trace wait in memory; past this the
+/// entry prints unfolded (`func() {`), the one place ftcat trades exactness
+/// for flat memory.
+const HOLD_MAX: usize = 1 << 16;
+
+/// The items held back, with a count per CPU so "does CPU c have one?" is
+/// a lookup, not a scan. A Vec read from `head` on, not a VecDeque: the
+/// ring's wrap handling was ~1 KB of the tiny build; taken items leave a
+/// heap-free placeholder behind and the dead prefix is cut off now and then.
+struct HoldQ {
+    v: Vec<Held>,
+    head: usize,
+    per_cpu: Vec<u64>,
+}
+
+impl HoldQ {
+    fn items(&self) -> &[Held] {
+        self.v.get(self.head..).unwrap_or(&[])
+    }
+    fn push(&mut self, h: Held) {
+        *counter(&mut self.per_cpu, slot(h.cpu())) += 1;
+        self.v.push(h);
+    }
+    fn pop(&mut self) -> Option<Held> {
+        let h = core::mem::replace(self.v.get_mut(self.head)?, Held::Lost { cpu: 0, count: None });
+        self.head += 1;
+        if self.head == self.v.len() {
+            self.v.clear();
+            self.head = 0;
+        } else if self.head > 1024 && self.head * 2 > self.v.len() {
+            // Amortised O(1): at most as many live items move as dead
+            // ones were taken.
+            self.v = self.v.split_off(self.head);
+            self.head = 0;
+        }
+        self.uncount(h.cpu());
+        Some(h)
+    }
+    fn remove(&mut self, i: usize) {
+        if self.head + i < self.v.len() {
+            let h = self.v.remove(self.head + i);
+            self.uncount(h.cpu());
+        }
+    }
+    fn uncount(&mut self, cpu: u32) {
+        if let Some(n) = self.per_cpu.get_mut(slot(cpu)) {
+            *n = n.saturating_sub(1);
+        }
+    }
+    fn has(&self, cpu: u32) -> bool {
+        self.per_cpu.get(slot(cpu)).is_some_and(|&n| n > 0)
+    }
+}
+
+/// Drive the merge: records go straight to the sink, except a graph entry,
+/// which waits (with whatever the merge yields meanwhile) until its CPU's
+/// next record is known.
+/// A merge item through `--max-depth`/`--graph` (None: hidden).
+fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
+    if let (Some(g), Item::Record { cpu, ts, data }) = (gf.as_mut(), &it) {
+        match g.check(data) {
+            Verdict::Hide => return None,
+            Verdict::Keep => {}
+            Verdict::Rebase(b) => {
+                let mut d = data.to_vec();
+                g.rebase(&mut d, b);
+                return Some(Held::Rec { cpu: *cpu, ts: *ts, data: d });
+            }
+        }
+    }
+    Some(Held::of(it))
+}
+
+#[inline(never)]
+fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, gf: &mut Option<GraphFilter>, host: &mut dyn Host) {
+    let mut q = HoldQ { v: Vec::new(), head: 0, per_cpu: Vec::new() };
+    loop {
+        if s.stop || s.out.failed() {
+            return;
+        }
+        if q.items().is_empty() {
+            match m.next() {
+                None => {
+                    if follow && !m.finished() {
+                        s.out.idle();
+                        s.out.flush();
+                        host.wait();
+                        m.retry_waiting();
+                        continue;
+                    }
+                    return;
+                }
+                Some(it @ Item::Record { .. }) if gf.is_some() => {
+                    if let Some(h) = admit(gf, it) {
+                        q.push(h);
+                    }
+                }
+                Some(Item::Record { cpu, ts, data }) => {
+                    if !la.wants(data) {
+                        s.record(&Rec { cpu, ts, data }, None);
+                        continue;
+                    }
+                    q.push(Held::Rec { cpu, ts, data: data.to_vec() });
+                }
+                Some(Item::Lost { cpu, count, .. }) => {
+                    s.lost(cpu, count);
+                    continue;
+                }
+                Some(Item::Error { cpu, error }) => {
+                    s.error(host, cpu, &error.to_string());
+                    continue;
+                }
+            }
+        }
+        let Some(front) = q.pop() else { continue };
+        match front {
+            Held::Lost { cpu, count } => s.lost(cpu, count),
+            Held::Err { cpu, msg } => s.error(host, cpu, &msg),
+            Held::Rec { cpu, ts, data } => {
+                if la.wants(&data) {
+                    while !q.has(cpu) && q.items().len() < HOLD_MAX {
+                        match m.next() {
+                            Some(it) => {
+                                if let Some(h) = admit(gf, it) {
+                                    q.push(h);
+                                }
+                            }
+                            None => break,
+                        }
+                    }
+                }
+                let mut idx = if q.has(cpu) { q.items().iter().position(|h| h.cpu() == cpu) } else { None };
+                if la.global && idx != q.items().iter().position(|h| matches!(h, Held::Rec { .. })) {
+                    idx = None;
+                }
+                let consumed = match idx.and_then(|i| q.items().get(i)) {
+                    Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
+                        let n = Rec { cpu: *nc, ts: *nts, data: nd };
+                        s.record(&Rec { cpu, ts, data: &data }, Some(&n))
+                    }
+                    _ => s.record(&Rec { cpu, ts, data: &data }, None),
+                };
+                if consumed {
+                    if let Some(i) = idx {
+                        q.remove(i);
+                    }
+                }
+            }
+        }
+    }
+}

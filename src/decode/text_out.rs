@@ -1,0 +1,264 @@
+//! The printers' text into bytes: one big buffer, drained in large writes,
+//! where the private-use raw byte escapes of `text::put_all` become the
+//! bytes they stand for (see `text`'s module docs).
+//!
+//! The escapes are found in what is written, not announced by the
+//! printers: a string that can hold one holds the byte 0xEF (every escape
+//! is `EF 9E xx` or `EF 9F xx` in UTF-8), and a plain-text string is copied
+//! as it is. Lines written straight into the buffer ([`TextSink::room`])
+//! are taken as they are: their writer keeps escapes out of them.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::TextSink;
+use crate::text::{self, kernel::LINE_MAX};
+
+/// Where the bytes go (stdout for ftcat; a `Vec` in tests).
+pub trait Drain {
+    type Error: Copy;
+    fn drain(&mut self, b: &[u8]) -> Result<(), Self::Error>;
+}
+
+impl Drain for Vec<u8> {
+    type Error = core::convert::Infallible;
+    fn drain(&mut self, b: &[u8]) -> Result<(), Self::Error> {
+        self.extend_from_slice(b);
+        Ok(())
+    }
+}
+
+/// A buffered [`TextSink`] over a [`Drain`]. The buffer is initialised once,
+/// whole, and `n` counts the bytes in use: short lines are formatted
+/// straight into it ([`TextSink::room`]).
+pub struct TextOut<D: Drain> {
+    buf: Vec<u8>,
+    n: usize,
+    err: Option<D::Error>,
+    drain: D,
+}
+
+const OUT_BUF: usize = 1 << 20;
+
+/// The lead byte of every raw-byte escape.
+const ESC_LEAD: u8 = 0xef;
+
+impl<D: Drain> TextOut<D> {
+    pub fn new(drain: D) -> Self {
+        TextOut { buf: alloc::vec![0; OUT_BUF + 4096], n: 0, err: None, drain }
+    }
+
+    /// Drain the buffered bytes.
+    pub fn flush_now(&mut self) {
+        if self.err.is_none() && self.n > 0 {
+            if let Err(e) = self.drain.drain(self.buf.get(..self.n).unwrap_or(&[])) {
+                self.err = Some(e);
+            }
+        }
+        self.n = 0;
+    }
+
+    /// Drain what is left; the first error a drain met, if any.
+    pub fn finish(mut self) -> Result<D, D::Error> {
+        self.flush_now();
+        match self.err {
+            Some(e) => Err(e),
+            None => Ok(self.drain),
+        }
+    }
+
+    /// Append bytes (flushing first when they do not fit).
+    #[inline]
+    fn put(&mut self, s: &[u8]) {
+        let k = s.len();
+        if self.buf.len() - self.n < k {
+            self.flush_now();
+            if self.buf.len() < k {
+                if self.err.is_none() {
+                    if let Err(e) = self.drain.drain(s) {
+                        self.err = Some(e);
+                    }
+                }
+                return;
+            }
+        }
+        // SAFETY: n + k <= buf.len() (checked above, n is 0 after a flush);
+        // s is another object than buf.
+        unsafe { text::kernel::copy_short(self.buf.as_mut_ptr().add(self.n), s.as_ptr(), k) };
+        self.n += k;
+    }
+
+    /// Text that may hold escapes, char by char.
+    #[cold]
+    fn put_escaped(&mut self, s: &str) {
+        for c in s.chars() {
+            match text::raw_byte(c) {
+                Some(x) => self.put(&[x]),
+                None => {
+                    let mut t = [0u8; 4];
+                    self.put(c.encode_utf8(&mut t).as_bytes());
+                }
+            }
+        }
+    }
+}
+
+/// The bytes of `w` equal to [`ESC_LEAD`], as their high bits (a word
+/// xor-ed with the lead has a zero byte where the lead was).
+#[inline(always)]
+fn lead_bytes(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = w ^ (ONES * ESC_LEAD as u64);
+    x.wrapping_sub(ONES) & !x & (ONES << 7)
+}
+
+/// Does `b` hold [`ESC_LEAD`]?
+fn has_escape(b: &[u8]) -> bool {
+    b.contains(&ESC_LEAD)
+}
+
+/// Copy `n` bytes from `src` to `dst` eight at a time, the last eight
+/// overlapping, and say whether one of them was [`ESC_LEAD`]: the check
+/// rides on the copy every string written needs anyway, where a scan of
+/// its own (`memchr`) cost a tenth of ftcat's time.
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `n` bytes; they do not overlap.
+#[inline(always)]
+unsafe fn copy_scan(dst: *mut u8, src: *const u8, n: usize) -> bool {
+    use core::ptr::{read_unaligned as rd, write_unaligned as wr};
+    let mut hit = 0;
+    // SAFETY (all moves below): each reads and writes inside [0, n) of its
+    // pointer, which the caller vouches for.
+    unsafe {
+        if n >= 8 {
+            let mut i = 0;
+            while i + 8 < n {
+                let w = rd(src.add(i) as *const u64);
+                wr(dst.add(i) as *mut u64, w);
+                hit |= lead_bytes(w);
+                i += 8;
+            }
+            let w = rd(src.add(n - 8) as *const u64);
+            wr(dst.add(n - 8) as *mut u64, w);
+            hit |= lead_bytes(w);
+        } else {
+            for i in 0..n {
+                let c = *src.add(i);
+                *dst.add(i) = c;
+                hit |= (c == ESC_LEAD) as u64;
+            }
+        }
+    }
+    hit != 0
+}
+
+impl<D: Drain> TextSink for TextOut<D> {
+    fn flush(&mut self) {
+        self.flush_now();
+    }
+    fn failed(&self) -> bool {
+        self.err.is_some()
+    }
+    #[inline]
+    fn room(&mut self) -> Option<&mut [u8]> {
+        self.buf.get_mut(self.n..self.n + LINE_MAX)
+    }
+    #[inline]
+    fn commit(&mut self, k: usize) {
+        self.n += k;
+        if self.n >= OUT_BUF {
+            self.flush_now();
+        }
+    }
+}
+
+impl<D: Drain> fmt::Write for TextOut<D> {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let (b, k) = (s.as_bytes(), s.len());
+        if self.buf.len() - self.n >= k {
+            // SAFETY: k bytes fit after n (checked just above); s is
+            // another object than buf.
+            if !unsafe { copy_scan(self.buf.as_mut_ptr().add(self.n), b.as_ptr(), k) } {
+                self.n += k;
+            } else {
+                // (The copy is dropped: n did not move.)
+                self.put_escaped(s);
+            }
+        } else if !has_escape(b) {
+            self.put(b);
+        } else {
+            self.put_escaped(s);
+        }
+        if self.n >= OUT_BUF {
+            self.flush_now();
+            if self.err.is_some() {
+                return Err(fmt::Error);
+            }
+        }
+        Ok(())
+    }
+    #[inline]
+    fn write_char(&mut self, c: char) -> fmt::Result {
+        if c.is_ascii() && self.n < self.buf.len() {
+            self.buf[self.n] = c as u8;
+            self.n += 1;
+            return Ok(());
+        }
+        let mut t = [0u8; 4];
+        self.write_str(c.encode_utf8(&mut t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::fmt::Write;
+
+    /// Bytes that are not UTF-8 (a Latin-1 comm, a 1-byte field's 0xff)
+    /// come out as themselves, as the kernel writes them, whichever way
+    /// they were written.
+    #[test]
+    fn escape_leads_found_while_copying() {
+        let scan = |b: &[u8]| {
+            let mut d = [0u8; 32];
+            // SAFETY: b is at most 21 bytes, d 32.
+            let hit = unsafe { copy_scan(d.as_mut_ptr(), b.as_ptr(), b.len()) };
+            assert_eq!(&d[..b.len()], b);
+            hit
+        };
+        let mut b = [b'a'; 21];
+        assert!(!scan(&b));
+        for i in 0..b.len() {
+            b[i] = ESC_LEAD;
+            assert!(scan(&b) && scan(&b[i..]) && !scan(&b[..i]), "{i}");
+            b[i] = ESC_LEAD - 1;
+            assert!(!scan(&b), "{i}");
+            b[i] = b'a';
+        }
+    }
+
+    #[test]
+    fn raw_bytes_leave_as_bytes() {
+        let b = b"a='\xff'(255) \xe9t\xc3\xa9 \xef\x9e\x80";
+        let mut o = TextOut::new(Vec::new());
+        text::put_all(&mut o, b).unwrap();
+        assert_eq!(o.finish().unwrap(), b);
+        // Escapes formatted into a string first, then written whole.
+        let mut s = alloc::string::String::new();
+        text::put_all(&mut s, b).unwrap();
+        let mut o = TextOut::new(Vec::new());
+        o.write_str(&s).unwrap();
+        assert_eq!(o.finish().unwrap(), b);
+        // Piece by piece, the escapes amid plain text.
+        let mut o = TextOut::new(Vec::new());
+        for piece in ["abc ", &s, " é", "0123456789abcdef0"] {
+            o.write_str(piece).unwrap();
+        }
+        let mut want = b"abc ".to_vec();
+        want.extend_from_slice(b);
+        want.extend_from_slice(" é0123456789abcdef0".as_bytes());
+        assert_eq!(o.finish().unwrap(), want);
+    }
+}
