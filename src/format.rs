@@ -131,6 +131,23 @@ impl FieldAt {
             v
         }
     }
+
+    /// Where a string or array field's bytes lie in record `d`: (start,
+    /// length). A `__data_loc`/`__rel_loc` field holds them as a 32-bit
+    /// offset:length; with `flex`, a flexible `char buf[]` runs to the end
+    /// of the record.
+    pub fn loc(self, d: &[u8], kind: &FieldKind, e: Endian, flex: bool) -> (usize, usize) {
+        let o = self.off as usize;
+        match kind {
+            FieldKind::DataLoc | FieldKind::RelLoc => {
+                let v = read_uint(d, o, 4, e).unwrap_or(0) as usize;
+                let rel = if *kind == FieldKind::RelLoc { o + 4 } else { 0 };
+                ((v & 0xffff) + rel, v >> 16)
+            }
+            FieldKind::Array(_) if flex && self.size == 0 => (o, d.len().saturating_sub(o)),
+            _ => (o, self.size as usize),
+        }
+    }
 }
 
 /// Sign-extend the low `size` bytes of `v`.

@@ -107,7 +107,8 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 let v = p.value()?;
                 d.style = match v.as_str() {
                     "kernel" => Style::Kernel,
-                    "trace-cmd" => Style::TraceCmd,
+                    "trace-cmd" if cfg!(feature = "trace-cmd-style") => Style::TraceCmd,
+                    "trace-cmd" => usage_err!("--style trace-cmd: not in this build (the board build, make tiny, leaves it out)"),
                     _ => usage_err!("--style {}: kernel or trace-cmd", v),
                 }
             }

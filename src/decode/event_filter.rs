@@ -10,7 +10,6 @@ use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldKind};
 use crate::glob;
 use crate::format::FieldAt;
-use crate::text::tracecmd::filter::{field, loc};
 
 enum Val {
     Num(i64),
@@ -201,7 +200,7 @@ impl<'s> P<'s> {
         Ok(match e.field(name) {
             Some(f) => {
                 let is_str = f.is_char && !matches!(f.kind, FieldKind::Scalar);
-                Ex::Cmp(Some((field(e, name).unwrap_or_default(), f.kind.clone(), is_str)), op, v)
+                Ex::Cmp(Some((e.field_at(name).unwrap_or_default(), f.kind.clone(), is_str)), op, v)
             }
             None => Ex::False,
         })
@@ -234,7 +233,7 @@ pub fn number(t: &str) -> Option<u64> {
 }
 
 fn field_str<'d>(d: &'d [u8], f: FieldAt, kind: &FieldKind, e: Endian) -> &'d [u8] {
-    let (o, n) = loc(d, f, kind, e, false);
+    let (o, n) = f.loc(d, kind, e, false);
     let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
     &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
 }

@@ -8,7 +8,6 @@ use super::kind::{ftrace_kind, Ftrace};
 use crate::cursor::{read_uint, Endian};
 use crate::format::Event;
 use crate::format::FieldAt;
-use crate::text::tracecmd::filter::field;
 use crate::text::Env;
 
 /// What to do with a record.
@@ -43,7 +42,7 @@ impl<'a> GraphFilter<'a> {
                 Some(Ftrace::GraphExit) => true,
                 _ => continue,
             };
-            if let (Some(f), Some(d)) = (field(e, "func"), field(e, "depth")) {
+            if let (Some(f), Some(d)) = (e.field_at("func"), e.field_at("depth")) {
                 ids.push((e.id, f, d, exit));
             }
         }

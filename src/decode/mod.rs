@@ -29,13 +29,17 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-pub use output::{KernelText, Output, TextSink, TraceCmdText};
+pub use output::{KernelText, Output, TextSink};
+#[cfg(feature = "trace-cmd-style")]
+pub use output::TraceCmdText;
 pub use pump::run;
 pub use recording::Recording;
 pub use stat::StatText;
 
 use crate::merge::{Merge, PageSource};
-use crate::text::{self, tracecmd::TraceCmd, Classes, Kernel};
+use crate::text::{self, Classes, Kernel};
+#[cfg(feature = "trace-cmd-style")]
+use crate::text::tracecmd::TraceCmd;
 use crate::tracedat::{Buffer, TraceDat};
 use event_filter::EventFilter;
 use filter::{List, Select};
@@ -261,17 +265,11 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
     let events = rec.events();
     let cls = Classes::new(events);
     let mut kopts = rec.opts;
-    let mut tc_flags = text::tracecmd::INDENT;
-    if opts.nsec {
-        tc_flags |= text::tracecmd::NSEC;
-    }
-    if opts.latency {
-        tc_flags |= text::tracecmd::LAT;
-    }
-    for o in &opts.options {
-        let bad = if tc { text::tracecmd::set_opt(&mut tc_flags, o).is_err() } else { kopts.set(o).is_err() };
-        if bad {
-            return Err(Error::Usage(format!("{}{}", if tc { "unknown trace-cmd option: " } else { "unknown option: " }, o)));
+    if !tc {
+        for o in &opts.options {
+            if kopts.set(o).is_err() {
+                return Err(Error::Usage(format!("unknown option: {}", o)));
+            }
         }
     }
     if opts.raw {
@@ -288,15 +286,21 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
         k.graph.irq = (s, e);
     }
     let select = Select::new(opts, rec);
-    let (mut kt, mut tt, mut st);
+    let (mut kt, mut st);
+    #[cfg(feature = "trace-cmd-style")]
+    let mut tt;
     let output: &mut dyn Output = if tc {
-        let mut t = TraceCmd::new(&rec.dec, &rec.saved, events);
-        t.flags = tc_flags | if opts.raw { text::tracecmd::RAW } else { 0 };
-        t.endian = rec.dec.endian;
-        t.long = rec.dec.long_size;
-        t.in_ns = text::clock_in_ns(&rec.clock);
-        tt = TraceCmdText::new(t, rec, buffers, out);
-        &mut tt
+        #[cfg(feature = "trace-cmd-style")]
+        {
+            tt = TraceCmdText::new(trace_cmd_printer(rec, opts)?, rec, buffers, out);
+            &mut tt
+        }
+        // ftcat refuses the style before it gets here.
+        #[cfg(not(feature = "trace-cmd-style"))]
+        {
+            drop(buffers);
+            return Err(Error::Usage("--style trace-cmd is not in this build".into()));
+        }
     } else if opts.stat {
         st = StatText::new(k, events, out);
         &mut st
@@ -327,4 +331,30 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
         return Err(Error::ReadErrors(stats.errors));
     }
     Ok(())
+}
+
+/// trace-cmd's printer for `rec`, with the flags and `-O` options of `opts`.
+#[cfg(feature = "trace-cmd-style")]
+fn trace_cmd_printer<'r>(rec: &'r Recording, opts: &DecodeOptions) -> Result<TraceCmd<'r>, Error> {
+    let mut flags = text::tracecmd::INDENT;
+    if opts.nsec {
+        flags |= text::tracecmd::NSEC;
+    }
+    if opts.latency {
+        flags |= text::tracecmd::LAT;
+    }
+    for o in &opts.options {
+        if text::tracecmd::set_opt(&mut flags, o).is_err() {
+            return Err(Error::Usage(format!("unknown trace-cmd option: {}", o)));
+        }
+    }
+    if opts.raw {
+        flags |= text::tracecmd::RAW;
+    }
+    let mut t = TraceCmd::new(&rec.dec, &rec.saved, rec.events());
+    t.flags = flags;
+    t.endian = rec.dec.endian;
+    t.long = rec.dec.long_size;
+    t.in_ns = text::clock_in_ns(&rec.clock);
+    Ok(t)
 }

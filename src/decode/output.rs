@@ -4,11 +4,14 @@
 //! outside this module against the same trait.
 
 use alloc::string::String;
+#[cfg(feature = "trace-cmd-style")]
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
 use super::{Recording, Stats};
-use crate::text::{self, env::Decoder, tracecmd::TraceCmd, Kernel, Rec};
+use crate::text::{self, env::Decoder, Kernel, Rec};
+#[cfg(feature = "trace-cmd-style")]
+use crate::text::tracecmd::TraceCmd;
 
 /// What the pump drives. Each call comes in merge order; `r.cpu` is the
 /// record's CPU in its buffer, `buffer` the index of that buffer in the
@@ -139,6 +142,7 @@ impl Output for KernelText<'_, '_> {
 }
 
 /// Text as `trace-cmd report` prints it.
+#[cfg(feature = "trace-cmd-style")]
 pub struct TraceCmdText<'r, 'o> {
     pub t: TraceCmd<'r>,
     out: &'o mut dyn TextSink,
@@ -149,6 +153,7 @@ pub struct TraceCmdText<'r, 'o> {
     width: usize,
 }
 
+#[cfg(feature = "trace-cmd-style")]
 impl<'r, 'o> TraceCmdText<'r, 'o> {
     pub fn new(t: TraceCmd<'r>, rec: &Recording, bufs: Vec<String>, out: &'o mut dyn TextSink) -> Self {
         let width = bufs.iter().map(|n| n.len()).max().unwrap_or(0);
@@ -156,6 +161,7 @@ impl<'r, 'o> TraceCmdText<'r, 'o> {
     }
 }
 
+#[cfg(feature = "trace-cmd-style")]
 impl Output for TraceCmdText<'_, '_> {
     fn header(&mut self) -> fmt::Result {
         write!(self.out, "cpus={}\n", self.ncpus)

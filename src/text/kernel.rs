@@ -60,10 +60,6 @@ pub struct Classes {
     index: Vec<u16>,
 }
 
-fn fld(e: &Event, name: &str) -> Option<FieldAt> {
-    e.field(name).map(FieldAt::of)
-}
-
 impl Classes {
     #[inline(never)]
     pub fn new(events: &[Event]) -> Classes {
@@ -134,16 +130,16 @@ fn classify_kind(e: &Event) -> Option<Kind> {
         if let Some(n) = e.name.strip_prefix("sys_exit_") {
             let mut name = String::from("sys_");
             name.push_str(n);
-            return Some(Kind::SysExit { name, ret: fld(e, "ret")? });
+            return Some(Kind::SysExit { name, ret: e.field_at("ret")? });
         }
     }
     // Uprobes have the same fields but print `(0x%lx)`, which is their
     // print fmt already; kprobe/fprobe print fmts start `"(%lx`.
     if e.print_fmt.starts_with("\"(%lx") {
-        if let Some(ip) = fld(e, "__probe_ip") {
+        if let Some(ip) = e.field_at("__probe_ip") {
             return Some(Kind::Probe { ip, func: None });
         }
-        return Some(Kind::Probe { ip: fld(e, "__probe_ret_ip")?, func: Some(fld(e, "__probe_func")?) });
+        return Some(Kind::Probe { ip: e.field_at("__probe_ret_ip")?, func: Some(e.field_at("__probe_func")?) });
     }
     None
 }

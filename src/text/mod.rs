@@ -31,6 +31,7 @@ pub mod funcgraph;
 pub mod kernel;
 pub mod opts;
 pub mod syscalls;
+#[cfg(feature = "trace-cmd-style")]
 pub mod tracecmd;
 #[cfg(test)]
 mod tests;

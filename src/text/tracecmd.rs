@@ -22,7 +22,6 @@ use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldAt, FieldKind};
 use crate::ftrace::{Record, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_NOSUPPORT, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_SOFTIRQ};
 
-pub mod filter;
 
 // Option bits (`-t`, `-l`, `-R`, `-O ...`).
 /// `-t`: nanosecond timestamps.
@@ -120,10 +119,6 @@ impl Append for String {
 }
 
 use crate::printfmt::printf::{LEFT, ZEROPAD};
-
-pub(super) fn fld(e: &Event, name: &str) -> Option<FieldAt> {
-    e.field(name).map(FieldAt::of)
-}
 
 /// One event type as trace-cmd prints it, borrowing its `Event`.
 struct Class<'a> {
@@ -946,7 +941,7 @@ impl<'a> TraceCmd<'a> {
                 };
                 continue;
             }
-            let (o, n) = filter::loc(d, f, kind, e, true);
+            let (o, n) = f.loc(d, kind, e, true);
             let b = d.get(o..(o + n).min(d.len())).unwrap_or(&[]);
             if fd.is_char && printable(b) {
                 put_bytes(s, b)?;
