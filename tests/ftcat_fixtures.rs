@@ -249,6 +249,26 @@ fn help_and_usage_errors() {
     assert_eq!(code, Some(2), "{err}");
 }
 
+/// A mistake in `-F` (syntax, a field no named event has) is a usage
+/// error before any output, in both styles; a field that only some of the
+/// named events have is a filter (the others compare false).
+#[test]
+fn filter_errors_come_before_output() {
+    let f = fixtures().join("x-events.extract.dat");
+    let f = f.to_str().unwrap();
+    for style in ["kernel", "trace-cmd"] {
+        for (spec, why) in [("sched_switch: nosuch == 1", "no event it names has a field 'nosuch'"), ("sched_switch: prev_pid ==", "expected a value"), ("nosuchevent", "no event matches")] {
+            let (code, out, err) = run(&["--style", style, "-F", spec, f]);
+            assert_eq!(code, Some(2), "{style} -F {spec}: {err}");
+            assert!(out.is_empty(), "{style} -F {spec}: printed {} bytes before the error", out.len());
+            assert!(err.contains(why), "{style} -F {spec}: {err}");
+        }
+    }
+    let (code, out, err) = run(&["-F", "sched: prev_pid > 0", f]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&out).contains("sched_switch:"));
+}
+
 #[test]
 fn filters_and_stat() {
     let dir = fixtures();

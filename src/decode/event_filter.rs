@@ -104,12 +104,16 @@ fn re_here(p: &[u8], s: &[u8]) -> bool {
     }
 }
 
-struct P<'s> {
+/// The parser of one filter expression, for one event.
+struct Parser<'s> {
     s: &'s [u8],
     i: usize,
+    /// The field names the expression compares, and whether the event
+    /// has each (an event without one compares false, as in libtraceevent).
+    fields: Vec<(&'s str, bool)>,
 }
 
-impl<'s> P<'s> {
+impl<'s> Parser<'s> {
     fn ws(&mut self) {
         while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
             self.i += 1;
@@ -197,6 +201,7 @@ impl<'s> P<'s> {
         if name == "COMM" {
             return Ok(Ex::Cmp(None, op, v));
         }
+        self.fields.push((name, e.field(name).is_some()));
         Ok(match e.field(name) {
             Some(f) => {
                 let is_str = f.is_char && !matches!(f.kind, FieldKind::Scalar);
@@ -297,12 +302,16 @@ impl EventFilter {
     /// Add one `-F` argument: `[SYSTEM/]EVENT[,EVENT...][: FILTER]`, names
     /// as globs.
     #[inline(never)]
-    pub fn add(&mut self, spec: &str, events: &[Event]) -> Result<(), &'static str> {
+    pub fn add(&mut self, spec: &str, events: &[Event]) -> Result<(), String> {
         let (names, expr) = match spec.split_once(':') {
             Some((n, x)) => (n, Some(x.trim())),
             None => (spec, None),
         };
         let mut any = false;
+        // Each field the expression names, and whether any event it
+        // applies to has it: a field none has is a mistake, not a filter
+        // that matches nothing.
+        let mut known: Vec<(&str, bool)> = Vec::new();
         if self.stacks.is_empty() {
             for e in events {
                 if matches!(ftrace_kind(e), Some(Ftrace::KernelStack | Ftrace::UserStack)) {
@@ -326,11 +335,17 @@ impl EventFilter {
                 any = true;
                 let x = match expr.filter(|x| !x.is_empty()) {
                     Some(x) => {
-                        let mut p = P { s: x.as_bytes(), i: 0 };
+                        let mut p = Parser { s: x.as_bytes(), i: 0, fields: Vec::new() };
                         let ex = p.bin(e, true)?;
                         p.ws();
                         if p.i != p.s.len() {
-                            return Err("junk after the filter");
+                            return Err("junk after the filter".into());
+                        }
+                        for &(name, has) in &p.fields {
+                            match known.iter_mut().find(|k| k.0 == name) {
+                                Some(k) => k.1 |= has,
+                                None => known.push((name, has)),
+                            }
                         }
                         Some(ex)
                     }
@@ -340,7 +355,10 @@ impl EventFilter {
             }
         }
         if !any {
-            return Err("no event matches");
+            return Err("no event matches".into());
+        }
+        if let Some((name, _)) = known.iter().find(|k| !k.1) {
+            return Err(alloc::format!("no event it names has a field '{}'", name));
         }
         Ok(())
     }

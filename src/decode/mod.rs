@@ -285,6 +285,14 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
     if let (Some(s), Some(e)) = (rec.dec.ksyms.addr_of("__irqentry_text_start"), rec.dec.ksyms.addr_of("__irqentry_text_end")) {
         k.graph.irq = (s, e);
     }
+    // -F is read before anything is printed: a mistake in it is a usage
+    // error on its own, not after a header.
+    let mut ef = EventFilter::default();
+    for f in &opts.filters {
+        if let Err(e) = ef.add(f, events) {
+            return Err(Error::Usage(format!("-F {}: {}", f, e)));
+        }
+    }
     let select = Select::new(opts, rec);
     let (mut kt, mut st);
     #[cfg(feature = "trace-cmd-style")]
@@ -308,15 +316,7 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
         kt = KernelText::new(k, rec, out);
         &mut kt
     };
-    // (The header goes out before -F is read: an -F error follows it.)
     let _ = output.header();
-    let mut ef = EventFilter::default();
-    for f in &opts.filters {
-        if let Err(e) = ef.add(f, events) {
-            output.flush();
-            return Err(Error::Usage(format!("-F {}: {}", f, e)));
-        }
-    }
     let mut gf = None;
     if opts.max_depth.is_some() || opts.graph.is_some() {
         let mut g = GraphFilter::new(&rec.dec, events, rec.dec.endian);
