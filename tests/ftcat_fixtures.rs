@@ -304,6 +304,21 @@ fn stdin_input() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let want = std::fs::read(dir.join("x-func.trace.txt")).unwrap();
     assert!(o.stdout == want, "ftcat - differs from the kernel's text");
+    // A FIFO named as FILE (a shell's <(...)) cannot be read at offsets:
+    // it is read whole, as stdin is.
+    let fifo = std::env::temp_dir().join(format!("ftcat-fifo-{}", std::process::id()));
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", fifo.display());
+    let writer = {
+        let (src, fifo) = (dir.join("x-func.extract.dat"), fifo.clone());
+        std::thread::spawn(move || std::fs::write(&fifo, std::fs::read(src).unwrap()).unwrap())
+    };
+    let o = Command::new(ftcat()).arg(&fifo).output().unwrap();
+    writer.join().unwrap();
+    let _ = std::fs::remove_file(&fifo);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stdout == want, "ftcat FIFO differs from the kernel's text");
 }
 
 /// No -B and an empty top buffer: ftcat prints the instance that has the

@@ -63,20 +63,21 @@ pub enum Input {
 }
 
 impl Input {
-    /// `-` is stdin.
+    /// `-` is stdin. A pipe or other file that cannot be read at random
+    /// offsets (a FIFO, `<(...)`) is read whole into memory, as stdin is.
     pub fn open(path: &str) -> Result<Input, String> {
         if path == "-" {
-            // fd 0 as an `&OwnedFd` that is never dropped (so never
-            // closed): the reader tracefs already links serves stdin too,
-            // rather than a second copy of it for a borrowed fd.
-            // SAFETY: 0 is not -1; ManuallyDrop keeps the fd open and the
-            // OwnedFd is not used after this read (a closed fd 0 just
-            // fails the read with EBADF, as before).
-            let fd0 = core::mem::ManuallyDrop::new(unsafe { <OwnedFd as rustix::fd::FromRawFd>::from_raw_fd(0) });
-            let v = sys::read_fd(&*fd0).map_err(|e| format!("stdin: {}", OsError(e)))?;
+            let v = sys::read_stdin().map_err(|e| format!("stdin: {}", OsError(e)))?;
             return Ok(Input::Memory(v));
         }
-        FileAt::open(path).map(Input::File)
+        let f = FileAt::open(path)?;
+        match rustix::fs::fstat(&f.fd) {
+            Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile => {
+                let v = sys::read_fd(&f.fd).map_err(|e| format!("{}: {}", path, OsError(e)))?;
+                Ok(Input::Memory(v))
+            }
+            _ => Ok(Input::File(f)),
+        }
     }
 
     pub fn read_at(&self) -> &dyn ReadAt {
