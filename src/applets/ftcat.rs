@@ -233,7 +233,7 @@ fn run_live(a: &Args, out: &mut Out) -> Result<()> {
     let tfs = inst.as_ref().unwrap_or(&top);
     let mut rec = source::live_recording(&top, tfs, live.sources.len() as u32);
     for w in &rec.warnings {
-        warn(w);
+        warn(&alloc::format!("{}: {}", top.path_of("events"), w));
     }
     let mut m = Merge::new(live.layout, live.sources);
     let name = tfs.path_of("per_cpu");

@@ -249,7 +249,7 @@ pub fn print_file(td: &TraceDat, path: &str, opts: &DecodeOptions, out: &mut dyn
     }
     let mut input = file_input(td, opts)?;
     for w in &input.rec.warnings {
-        warn(w);
+        warn(&format!("{}: {}", path, w));
     }
     print(&mut input.rec, &mut input.merge, input.buffers, opts, false, out, host)
 }

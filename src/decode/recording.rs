@@ -34,19 +34,20 @@ pub struct Recording {
     /// entries-written adds the overruns.
     pub entries: u64,
     pub overrun: u64,
-    /// Formats that did not parse (`WHERE: format of SYSTEM: why`): the
-    /// caller warns; their records print as unknown types.
+    /// Formats that did not parse (`format of SYSTEM: why`): the caller
+    /// warns, naming where they came from (the file, the events
+    /// directory); their records print as unknown types.
     pub warnings: Vec<String>,
 }
 
 /// Event formats as `(system, format text)` pairs into `Event`s; the ones
-/// that do not parse become warnings naming `what` (the file or directory).
-pub fn parse_formats<'t>(formats: impl Iterator<Item = (&'t str, &'t str)>, what: &str, warnings: &mut Vec<String>) -> Vec<Event> {
+/// that do not parse become warnings (`format of SYSTEM: why`).
+pub fn parse_formats<'t>(formats: impl Iterator<Item = (&'t str, &'t str)>, warnings: &mut Vec<String>) -> Vec<Event> {
     let mut events = Vec::new();
     for (system, text) in formats {
         match format::parse_event(system, text) {
             Ok(e) => events.push(e),
-            Err(e) => warnings.push(format!("{}: format of {}: {}", what, system, e)),
+            Err(e) => warnings.push(format!("format of {}: {}", system, e)),
         }
     }
     events
@@ -88,7 +89,7 @@ impl Recording {
     #[inline(never)]
     pub fn from_file(td: &TraceDat, buf: &Buffer) -> Recording {
         let mut warnings = Vec::new();
-        let events = parse_formats(td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), "trace.dat", &mut warnings);
+        let events = parse_formats(td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), &mut warnings);
         let tgids = td.options.tgids.as_deref().unwrap_or("");
         let mut r = Recording::new(events, td.kallsyms.as_bytes(), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes(), warnings);
         r.clock = clock_of(td, buf).into();
