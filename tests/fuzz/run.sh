@@ -51,7 +51,7 @@ for t in $targets; do
     # -close_fd_mask=1: ftcat's -h prints its help on stdout (argv).
     # shellcheck disable=SC2086
     fuzz run "$t" "$corpus" "$dir/seeds/$t" $extra -- \
-        -max_total_time="$secs" -rss_limit_mb=256 -timeout=1 -max_len="$(max_len "$t")" \
+        -max_total_time="$secs" -rss_limit_mb=256 -timeout="${FUZZ_TIMEOUT:-1}" -max_len="$(max_len "$t")" \
         -close_fd_mask=1 -print_final_stats=1 $dict \
         -artifact_prefix="$out/artifacts/$t/" ${FUZZ_ARGS:-} || status=1
 done
