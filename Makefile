@@ -84,6 +84,7 @@ test: build
 	FTBOX_BIN=$(CURDIR)/$(BIN) CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C relocation-model=static" \
 		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast -- --test-threads=2
 	@$(MAKE) --no-print-directory test-cross
+	@$(MAKE) --no-print-directory fuzz-smoke
 	@# The VM lab boots two Debian kernels under TCG (about 7 min): in CI
 	@# always, elsewhere with VMTEST=1.
 	@if [ "$${CI:-}" = true ] || [ "$${VMTEST:-}" = 1 ]; then $(MAKE) --no-print-directory vmtest; else echo "vmtest: not run (CI=true or VMTEST=1 runs it)"; fi
@@ -153,3 +154,18 @@ install: build
 clean:
 	$(CARGO) clean
 	rm -rf bin
+
+# Coverage-guided fuzzing (tests/fuzz, cargo fuzz + libFuzzer, nightly):
+# every target FUZZ_SECONDS in turn, corpora kept in target/fuzz. The
+# smoke run (make test) gives each 3 s: a target that no longer builds, or
+# crashes on its seeds, fails the test (tests/fuzz/README.md: CI cost).
+FUZZ_SECONDS ?= 60
+FUZZ_REPRO ?= ../shared/fuzz-repro
+.PHONY: fuzz fuzz-smoke
+fuzz:
+	@sh scripts/setup.sh fuzz
+	FUZZ_REPRO=$(FUZZ_REPRO) sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+fuzz-smoke:
+	@sh scripts/setup.sh fuzz
+	@# A 1 s timeout flags loaded machines, not hangs, in a 3 s run.
+	FUZZ_TIMEOUT=10 sh tests/fuzz/run.sh 3

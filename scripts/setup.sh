@@ -23,6 +23,12 @@ cross)
     for t in aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-unknown-linux-gnu; do
         need_rust_target stable "$t"
     done ;;
+fuzz)
+    # cargo fuzz (tests/fuzz): libFuzzer's coverage flags want nightly.
+    # Pinned: a new cargo-fuzz may change flags or the layout it expects.
+    rustup toolchain list | grep -q '^nightly' || { log "rustup toolchain install nightly"; rustup toolchain install nightly --profile minimal >&2; }
+    cargo fuzz --version 2>/dev/null | grep -qx 'cargo-fuzz 0.13.2' ||
+        { log "cargo install cargo-fuzz 0.13.2"; cargo install cargo-fuzz --version 0.13.2 --locked >&2; } ;;
 esac
 
 # Debian packages: the trace-cmd oracle, qemu-user for cross tests, `file`.
