@@ -160,7 +160,7 @@ clean:
 # smoke run (make test) gives each 3 s: a target that no longer builds, or
 # crashes on its seeds, fails the test (tests/fuzz/README.md: CI cost).
 FUZZ_SECONDS ?= 60
-FUZZ_REPRO ?= ../shared/fuzz-repro
+FUZZ_REPRO ?= fixtures/hostile
 .PHONY: fuzz fuzz-smoke
 fuzz:
 	@sh scripts/setup.sh fuzz

@@ -298,7 +298,7 @@ impl<'s> Merge<'s> {
                             if p.missed {
                                 c.lost = Some(match c.lost {
                                     // Two lossy pages before one record: add up what is known.
-                                    Some(prev) => prev.and_then(|a| p.lost.map(|b| a + b)),
+                                    Some(prev) => prev.and_then(|a| p.lost.map(|b| a.saturating_add(b))),
                                     None => p.lost,
                                 });
                             }

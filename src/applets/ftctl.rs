@@ -210,7 +210,7 @@ fn fill(o: &mut String, text: &str, mut at: usize, indent: usize) -> usize {
 /// The command line, for every verb: the verb, its positional arguments,
 /// and each verb option in a field of its own.
 #[derive(Default)]
-pub(crate) struct Args {
+pub struct Args {
     /// -B: work on instances/NAME.
     instance: Option<String>,
     verb: String,
@@ -239,7 +239,7 @@ pub(crate) struct Args {
 }
 
 #[inline(never)]
-fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
+pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
     let mut p = argv::Parser::from_args(args);
     while let Some(arg) = p.next()? {

@@ -84,7 +84,7 @@ fn last_event<'a>(plan: &'a mut RecordPlan, opt: char) -> Result<&'a mut EventSp
 }
 
 #[inline(never)]
-fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
+pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
     let mut plan = RecordPlan::default();
     let mut instance = None;
     let mut private = false;

@@ -152,7 +152,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     if let Some((n, calltime, rettime, retval)) = leaf {
         let dur = rettime.get(n.data, e).wrapping_sub(calltime.get(n.data, e));
         if data {
-            k.graph.enter_at(r.cpu, dep - 1, dep, 0);
+            k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0);
         }
         duration(k, out, dur, Fill::No)?;
         pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
@@ -197,7 +197,7 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
         if check_irq_return(k, r.cpu, dep) {
             return Ok(());
         }
-        func_match = k.graph.enter_at(r.cpu, dep - 1, dep, 0).map_or(true, |f| f == fnc);
+        func_match = k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0).map_or(true, |f| f == fnc);
     }
     prologue(k, out, r, None, data)?;
     duration(k, out, dur, Fill::No)?;

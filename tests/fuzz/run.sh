@@ -45,6 +45,9 @@ for t in $targets; do
     fi
     extra=""
     if [ -n "${FUZZ_REPRO:-}" ] && [ -d "$FUZZ_REPRO" ] && [ "$t" = tracedat ]; then extra=$FUZZ_REPRO; fi
+    # The reproducers of bugs found and fixed: each run starts from them,
+    # so a bug that comes back fails at once.
+    [ -d "$dir/artifacts/$t" ] && extra="$extra $dir/artifacts/$t"
     dict=""
     [ -f "$dir/dict/$t.dict" ] && dict="-dict=$dir/dict/$t.dict"
     echo "fuzz: $t for ${secs}s" >&2

@@ -1,6 +1,6 @@
 //! Command lines: the argv lexer (src/argv.rs) under an option table like
 //! the applets' (clusters, attached and separate values, `--`, raw rest),
-//! and ftcat's parse_args. (ftctl's and ftrec's parse_args are private.)
+//! and each applet's parse_args.
 //!
 //! Input: the arguments after argv[0], NUL-separated. `-h` prints ftcat's
 //! help on stdout: run with -close_fd_mask=1.
@@ -42,7 +42,13 @@ fuzz_target!(|data: &[u8]| {
             },
         }
     }
-    if let Err(e) = ftbox::applets::ftcat::parse_args(args) {
+    if let Err(e) = ftbox::applets::ftcat::parse_args(args.clone()) {
+        msgs += &e.to_string();
+    }
+    if let Err(e) = ftbox::applets::ftctl::parse_args(args.clone()) {
+        msgs += &e.to_string();
+    }
+    if let Err(e) = ftbox::applets::ftrec::parse_args(args) {
         msgs += &e.to_string();
     }
 });

@@ -1,5 +1,5 @@
 //! ftcat's `-F 'SYSTEM/EVENT: EXPR'` (trace-cmd's event filters,
-//! src/text/tracecmd/filter.rs): the expression parser, then the test on
+//! src/decode/event_filter.rs, graph_filter.rs): the expression parser, then the test on
 //! a record (numbers, strings, globs, the small regex matcher, COMM); and
 //! `--max-depth`/`--graph` over the same record as a graph event.
 //!
@@ -11,7 +11,8 @@ use ftbox::cursor::Endian;
 use ftbox::format::{self, Event};
 use ftbox::ksyms::{Ksyms, Printk};
 use ftbox::text::env::Decoder;
-use ftbox::text::tracecmd::filter::{EventFilter, GraphFilter};
+use ftbox::decode::event_filter::EventFilter;
+use ftbox::decode::graph_filter::{GraphFilter, Verdict};
 use ftbox_fuzz::{split, text};
 use libfuzzer_sys::fuzz_target;
 
@@ -53,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
     g.max_depth = Some(3);
     g.graph = Some("do_one".into());
     for _ in 0..2 {
-        if let ftbox::text::tracecmd::filter::Verdict::Rebase(b) = g.check(&rec) {
+        if let Verdict::Rebase(b) = g.check(&rec) {
             g.rebase(&mut rec, b);
         }
     }

@@ -35,10 +35,18 @@ impl Sink {
     }
 }
 
+/// ftcat's pipeline writes into it as into its stdout.
+impl ftbox::decode::TextSink for Sink {}
+
 impl fmt::Write for Sink {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.total += s.len();
-        self.line += s.len();
+        // A line is one record's text (stack traces and graph comments
+        // aside, which are lines of their own).
+        match s.rfind('\n') {
+            Some(i) => self.line = s.len() - i - 1,
+            None => self.line += s.len(),
+        }
         assert!(self.line <= RECORD_MAX, "one record printed more than {RECORD_MAX} bytes");
         assert!(self.total <= OUTPUT_MAX, "one input printed more than {OUTPUT_MAX} bytes");
         Ok(())
