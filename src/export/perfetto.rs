@@ -1,0 +1,551 @@
+//! A Perfetto trace (protos/perfetto/trace/trace.proto): a sequence of
+//! `Trace.packet` fields, each a `TracePacket`, written as the records come
+//! so memory stays flat.
+//!
+//! - First a `SystemInfo` packet (utsname: the kernel release decides how
+//!   Perfetto reads task states) and a `ProcessTree` of the saved cmdlines
+//!   and tgids (threads under their processes).
+//! - Then per CPU, `FtraceEventBundle`s of at most [`BUNDLE_MAX`] bytes of
+//!   events in timestamp order; `lost_events` on the bundle that follows a
+//!   loss; the trace clock as `ftrace_clock`.
+//! - Events Perfetto has a message for use it ([`MESSAGES`]), every other
+//!   one is a `GenericFtraceEvent` with each field typed, so nothing is
+//!   dropped.
+//! - Kernel function addresses (function_graph's `func`, workqueue
+//!   functions) are, as traced_probes writes them with `symbolize_ksyms`,
+//!   ids of names interned in the packet's `InternedData.kernel_symbols`.
+//! - Last, `FtraceStats` with each CPU's ring buffer statistics.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write;
+
+use super::proto::{self, begin, bytes, end, int, uint};
+use super::{CpuStat, Export, Meta, Row, Value};
+use crate::format::Event;
+
+/// Events with their own Perfetto message: system, name, the message's
+/// field number in `FtraceEvent`, and its fields as `kernel_field:N` plus
+/// the kind of value: `s` string, `i` signed, `u` unsigned, `k` kernel
+/// symbol (an interned name's id), `a` packed array. A field this kernel's
+/// format lacks is left out.
+pub const MESSAGES: &[(&str, &str, u32, &str)] = &[
+    ("ftrace", "print", 3, "ip:1u buf:2s"),
+    ("sched", "sched_switch", 4, "prev_comm:1s prev_pid:2i prev_prio:3i prev_state:4i next_comm:5s next_pid:6i next_prio:7i"),
+    ("power", "cpu_frequency", 11, "state:1u cpu_id:2u"),
+    ("power", "cpu_idle", 13, "state:1u cpu_id:2u"),
+    ("sched", "sched_wakeup", 17, "comm:1s pid:2i prio:3i success:4i target_cpu:5i"),
+    ("sched", "sched_blocked_reason", 18, "pid:1i caller:2k io_wait:3u"),
+    ("sched", "sched_waking", 20, "comm:1s pid:2i prio:3i success:4i target_cpu:5i"),
+    ("irq", "softirq_entry", 24, "vec:1u"),
+    ("irq", "softirq_exit", 25, "vec:1u"),
+    ("irq", "softirq_raise", 26, "vec:1u"),
+    ("irq", "irq_handler_entry", 36, "irq:1i name:2s"),
+    ("irq", "irq_handler_exit", 37, "irq:1i ret:2i"),
+    ("workqueue", "workqueue_activate_work", 56, "work:1u function:2u"),
+    ("workqueue", "workqueue_execute_end", 57, "work:1u function:2u"),
+    ("workqueue", "workqueue_execute_start", 58, "work:1u function:2k"),
+    ("workqueue", "workqueue_queue_work", 59, "work:1u function:2k req_cpu:4i cpu:5i workqueue:6s"),
+    ("sched", "sched_wakeup_new", 114, "comm:1s pid:2i prio:3i success:4i target_cpu:5i"),
+    ("task", "task_newtask", 235, "pid:1i comm:2s clone_flags:3u oom_score_adj:4i"),
+    ("task", "task_rename", 236, "pid:1i oldcomm:2s newcomm:3s oom_score_adj:4i"),
+    ("sched", "sched_process_exec", 237, "filename:1s pid:2i old_pid:3i"),
+    ("sched", "sched_process_exit", 238, "comm:1s pid:2i tgid:3i prio:4i"),
+    ("sched", "sched_process_fork", 239, "parent_comm:1s parent_pid:2i child_comm:3s child_pid:4i"),
+    ("sched", "sched_process_free", 240, "comm:1s pid:2i prio:3i"),
+    ("sched", "sched_process_hang", 241, "comm:1s pid:2i"),
+    ("sched", "sched_process_wait", 242, "comm:1s pid:2i prio:3i"),
+    ("raw_syscalls", "sys_enter", 329, "id:1i args:2a"),
+    ("raw_syscalls", "sys_exit", 330, "id:1i ret:2i"),
+    ("sched", "sched_pi_setprio", 353, "comm:1s newprio:2i oldprio:3i pid:4i"),
+    ("ftrace", "funcgraph_entry", 437, "depth:1i func:2k"),
+    ("ftrace", "funcgraph_exit", 438, "calltime:1u depth:2i func:3k overrun:4u rettime:5u"),
+    ("sched", "sched_migrate_task", 491, "comm:1s pid:2i prio:3i orig_cpu:4i dest_cpu:5i"),
+];
+
+/// `FtraceEvent.generic`.
+const GENERIC: u32 = 327;
+
+/// Bytes of encoded events a CPU's bundle holds before it is written out.
+pub const BUNDLE_MAX: usize = 64 << 10;
+
+/// The one packet sequence this trace is (interned symbols are scoped to
+/// a sequence).
+const SEQ: u64 = 1;
+/// TracePacket.sequence_flags: SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE.
+const CLEARED: u64 = 1;
+const NEEDS_STATE: u64 = 2;
+
+/// How one event is written.
+enum Plan {
+    /// Its own message: (proto field, index into Event.fields, kind).
+    Message(u32, Vec<(u32, usize, u8)>),
+    /// ftrace's function records: a generic event with the symbols' names.
+    Function,
+    /// trace_printk: a generic event with the formatted message.
+    Bprint,
+}
+
+#[derive(Default)]
+struct Bundle {
+    /// Encoded `FtraceEventBundle.event` fields.
+    buf: Vec<u8>,
+    /// Events were lost before this bundle's first event.
+    lost: bool,
+    /// Symbol ids its events use that no earlier packet interned.
+    syms: Vec<u64>,
+    serial: u64,
+}
+
+#[derive(Default)]
+pub struct Perfetto {
+    plans: Vec<(u16, Plan)>,
+    cpus: Vec<Bundle>,
+    /// Kernel symbol (its start address, or the address itself when no
+    /// symbol covers it) → interned id; names[id - 1] is its name.
+    sym_ids: BTreeMap<u64, u64>,
+    names: Vec<String>,
+    /// Per id: interned by a packet already written / the serial of the
+    /// last bundle that listed it.
+    sym_sent: Vec<bool>,
+    sym_listed: Vec<u64>,
+    serial: u64,
+    /// FtraceEventBundle.ftrace_clock, and the first timestamp (the
+    /// identity clock snapshot Perfetto needs for per-CPU clocks).
+    clock: u64,
+    t0: Option<u64>,
+    scratch: Vec<u8>,
+    /// A dedicated message's (proto field, value, kind), reused.
+    vals: Vec<(u32, u64, u8)>,
+}
+
+/// How [`Export::record`] writes one record.
+enum How {
+    Message(u32),
+    Function,
+    Bprint,
+    Generic,
+    /// A type without a format.
+    Unknown,
+}
+
+impl Perfetto {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn plan(&self, id: u16) -> Option<&Plan> {
+        let i = self.plans.binary_search_by_key(&id, |p| p.0).ok()?;
+        self.plans.get(i).map(|p| &p.1)
+    }
+
+    fn bundle(&mut self, cpu: u32) -> &mut Bundle {
+        let i = (cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if self.cpus.len() <= i {
+            self.cpus.resize_with(i + 1, Bundle::default);
+        }
+        &mut self.cpus[i]
+    }
+
+    /// The interned id of the kernel symbol at `addr`, listed in `cpu`'s
+    /// bundle when no packet has interned it yet.
+    fn sym(&mut self, m: &Meta, cpu: u32, addr: u64) -> u64 {
+        let (key, name) = match m.env.sym(addr) {
+            Some(s) => (s.addr, s.name),
+            None => (addr, ""),
+        };
+        let id = match self.sym_ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let mut n = String::from(name);
+                if n.is_empty() {
+                    let _ = write!(n, "0x{:x}", addr);
+                }
+                self.names.push(n);
+                self.sym_sent.push(false);
+                self.sym_listed.push(u64::MAX);
+                let id = self.names.len() as u64;
+                self.sym_ids.insert(key, id);
+                id
+            }
+        };
+        let i = id as usize - 1;
+        if !self.sym_sent[i] {
+            let serial = self.bundle(cpu).serial;
+            if self.sym_listed[i] != serial {
+                self.sym_listed[i] = serial;
+                self.bundle(cpu).syms.push(id);
+            }
+        }
+        id
+    }
+
+    /// Write out `cpu`'s bundle (when it has events or a loss to tell).
+    fn flush(&mut self, out: &mut Vec<u8>, cpu: usize) {
+        let Some(b) = self.cpus.get_mut(cpu) else { return };
+        if b.buf.is_empty() && !b.lost {
+            return;
+        }
+        let b = core::mem::take(b);
+        self.serial += 1;
+        self.cpus[cpu].serial = self.serial;
+        let packet = begin(out, 1);
+        let bundle = begin(out, 1);
+        uint(out, 1, cpu as u64);
+        out.extend_from_slice(&b.buf);
+        if b.lost {
+            uint(out, 3, 1);
+        }
+        if self.clock != 0 {
+            // A clock snapshot that maps the trace clock 1:1 onto boot time:
+            // the file has no pair of real readings to relate them.
+            let t = self.t0.unwrap_or(0);
+            uint(out, 5, self.clock);
+            uint(out, 6, t);
+            uint(out, 7, t);
+        }
+        end(out, bundle);
+        self.sequence(out, NEEDS_STATE);
+        if !b.syms.is_empty() {
+            let interned = begin(out, 12);
+            for &id in &b.syms {
+                let i = id as usize - 1;
+                if self.sym_sent[i] {
+                    continue;
+                }
+                self.sym_sent[i] = true;
+                let s = begin(out, 26);
+                uint(out, 1, id);
+                bytes(out, 2, self.names[i].as_bytes());
+                end(out, s);
+            }
+            end(out, interned);
+        }
+        end(out, packet);
+    }
+
+    fn sequence(&self, out: &mut Vec<u8>, flags: u64) {
+        uint(out, 10, SEQ);
+        uint(out, 13, flags);
+    }
+
+    /// A generic event's fields, typed.
+    fn generic(&mut self, m: &Meta, e: &Event, d: &[u8]) {
+        let b = &mut self.scratch;
+        b.clear();
+        bytes(b, 1, e.name.as_bytes());
+        for f in e.fields.get(e.ncommon..).unwrap_or(&[]) {
+            let Some(v) = super::value(f, d, m.endian, m.long_size) else { continue };
+            let o = begin(b, 2);
+            bytes(b, 1, f.name.as_bytes());
+            match v {
+                Value::Int(i) => int(b, 4, i),
+                Value::Uint(u) => uint(b, 5, u),
+                Value::Str(s) => text_field(b, 3, s),
+                Value::Array { .. } => {
+                    let mut t = Vec::new();
+                    super::jsonl::put_value(&mut t, &v, m);
+                    bytes(b, 3, &t);
+                }
+            }
+            end(b, o);
+        }
+    }
+
+    /// A generic event of named fields holding text.
+    fn generic_text(&mut self, name: &str, fields: &[(&str, &[u8])]) {
+        let b = &mut self.scratch;
+        b.clear();
+        bytes(b, 1, name.as_bytes());
+        for (k, v) in fields {
+            let o = begin(b, 2);
+            bytes(b, 1, k.as_bytes());
+            text_field(b, 3, v);
+            end(b, o);
+        }
+    }
+}
+
+/// A string field of kernel bytes: protobuf strings are UTF-8, so a byte
+/// that is not part of valid UTF-8 is written `\xNN`.
+fn text_field(b: &mut Vec<u8>, field: u32, s: &[u8]) {
+    if core::str::from_utf8(s).is_ok() {
+        return bytes(b, field, s);
+    }
+    let o = begin(b, field);
+    for chunk in s.utf8_chunks() {
+        b.extend_from_slice(chunk.valid().as_bytes());
+        for &c in chunk.invalid() {
+            let _ = write!(Hex(b), "\\x{:02x}", c);
+        }
+    }
+    end(b, o);
+}
+
+/// `write!` into a byte vector.
+struct Hex<'a>(&'a mut Vec<u8>);
+impl Write for Hex<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// `kernel_field:N` + kind letter, as in [`MESSAGES`].
+fn parse_spec(spec: &str) -> impl Iterator<Item = (&str, u32, u8)> {
+    spec.split(' ').filter_map(|w| {
+        let (name, rest) = w.split_once(':')?;
+        let kind = *rest.as_bytes().last()?;
+        Some((name, rest[..rest.len() - 1].parse().ok()?, kind))
+    })
+}
+
+/// FtraceEventBundle.FtraceClock for a trace clock: the per-CPU clocks with
+/// a snapshot (see [`Perfetto::flush`]); boot and the rest as boot time
+/// (unspecified), which Perfetto takes as they are.
+fn clock_code(clock: &str) -> u64 {
+    match clock {
+        "local" => 3,
+        "global" => 2,
+        "mono_raw" => 4,
+        _ => 0,
+    }
+}
+
+impl Export for Perfetto {
+    fn begin(&mut self, out: &mut Vec<u8>, m: &Meta) {
+        self.clock = clock_code(m.clock);
+        // Events by id: the dedicated ones and ftrace's own special ones.
+        let events: &[Event] = m.events;
+        for e in events {
+            let plan = match MESSAGES.iter().find(|r| r.0 == e.system && r.1 == e.name) {
+                Some(&(_, _, msg, spec)) => {
+                    let mut fs = Vec::new();
+                    for (name, no, kind) in parse_spec(spec) {
+                        if let Some(i) = e.field_index(name) {
+                            fs.push((no, i, kind));
+                        }
+                    }
+                    Plan::Message(msg, fs)
+                }
+                None if e.system == "ftrace" && e.name == "function" => Plan::Function,
+                None if e.system == "ftrace" && e.name == "bprint" => Plan::Bprint,
+                None => continue,
+            };
+            self.plans.push((e.id, plan));
+        }
+        crate::util::sort_by_key(&mut self.plans, |p| p.0);
+
+        // SystemInfo, first on the sequence.
+        let packet = begin(out, 1);
+        let si = begin(out, 45);
+        let u = begin(out, 1);
+        for (no, s) in [(1, m.sysname), (3, m.release), (4, m.machine)] {
+            if !s.is_empty() {
+                bytes(out, no, s.as_bytes());
+            }
+        }
+        end(out, u);
+        if m.page_size > 0 {
+            uint(out, 6, m.page_size as u64);
+        }
+        uint(out, 8, m.ncpus as u64);
+        end(out, si);
+        self.sequence(out, CLEARED);
+        uint(out, 87, 1);
+        end(out, packet);
+
+        // ProcessTree: each saved pid a thread; a tgid known for it makes
+        // (or joins) that process.
+        let pids = m.pids();
+        let mut procs: Vec<i32> = Vec::new();
+        for &p in &pids {
+            let t = m.cmd.tgid(p);
+            procs.push(if t > 0 { t } else { p });
+        }
+        crate::util::sort_by_key(&mut procs, |&p| p);
+        procs.dedup();
+        let packet = begin(out, 1);
+        let tree = begin(out, 2);
+        for &p in &procs {
+            let o = begin(out, 1);
+            int(out, 1, p as i64);
+            if let Some(c) = m.cmd.get(p) {
+                let mut b = Vec::new();
+                super::jsonl::raw_bytes(&mut b, c);
+                text_field(out, 3, &b);
+                uint(out, 9, 1);
+            }
+            end(out, o);
+        }
+        for &p in &pids {
+            let o = begin(out, 2);
+            int(out, 1, p as i64);
+            if let Some(c) = m.cmd.get(p) {
+                let mut b = Vec::new();
+                super::jsonl::raw_bytes(&mut b, c);
+                text_field(out, 2, &b);
+            }
+            let t = m.cmd.tgid(p);
+            int(out, 3, if t > 0 { t } else { p } as i64);
+            end(out, o);
+        }
+        end(out, tree);
+        self.sequence(out, NEEDS_STATE);
+        end(out, packet);
+    }
+
+    fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row) {
+        let d = r.data;
+        self.t0.get_or_insert(r.ts);
+        let ty = crate::text::kernel::rec_type(d, m.endian);
+        // The event's payload: a dedicated message's values (written into
+        // the bundle below), or a generic event encoded into scratch.
+        let mut vals = core::mem::take(&mut self.vals);
+        vals.clear();
+        let how = match (r.event, self.plan(ty)) {
+            (Some(e), Some(Plan::Message(no, fs))) => {
+                for &(pno, i, kind) in fs {
+                    let Some(f) = e.fields.get(i) else { continue };
+                    // Strings and arrays are read when written: their index.
+                    let v = match kind {
+                        b's' | b'a' => i as u64,
+                        _ => match f.int(d, m.endian) {
+                            Some(v) => v,
+                            None => continue,
+                        },
+                    };
+                    vals.push((pno, v, kind));
+                }
+                How::Message(*no)
+            }
+            (Some(_), Some(Plan::Function)) => How::Function,
+            (Some(_), Some(Plan::Bprint)) => How::Bprint,
+            (Some(_), None) => How::Generic,
+            (None, _) => How::Unknown,
+        };
+        let e = r.event.unwrap_or(&crate::format::NO_EVENT);
+        match how {
+            How::Message(_) => {}
+            How::Function => {
+                let (ip, parent) = (field_u64(e, "ip", d, m), field_u64(e, "parent_ip", d, m));
+                let (a, b) = (sym_text(m, ip), sym_text(m, parent));
+                self.generic_text("function", &[("ip", a.as_bytes()), ("parent_ip", b.as_bytes())]);
+            }
+            How::Bprint => {
+                let mut msg = String::new();
+                if let (Some(f), Some(b)) = (e.field("fmt"), e.field("buf")) {
+                    if let (Some(addr), Some(args)) = (f.int(d, m.endian), b.data(d, m.endian)) {
+                        let _ = m.env.bprint(addr, args, &mut msg);
+                    }
+                }
+                let mut raw = Vec::new();
+                super::jsonl::raw_bytes(&mut raw, &msg);
+                let a = sym_text(m, field_u64(e, "ip", d, m));
+                self.generic_text("bprint", &[("ip", a.as_bytes()), ("buf", &raw)]);
+            }
+            How::Generic => self.generic(m, e, d),
+            How::Unknown => {
+                let mut name = String::new();
+                let _ = write!(name, "type {}", ty);
+                self.generic_text(&name, &[]);
+            }
+        }
+        // Symbol ids before the bundle is borrowed.
+        for f in vals.iter_mut() {
+            if f.2 == b'k' {
+                f.1 = self.sym(m, r.cpu, f.1);
+            }
+        }
+        let scratch = core::mem::take(&mut self.scratch);
+        let b = self.bundle(r.cpu);
+        let ev = begin(&mut b.buf, 2);
+        uint(&mut b.buf, 1, r.ts);
+        uint(&mut b.buf, 2, r.pid as u32 as u64);
+        uint(&mut b.buf, 5, d.get(2).copied().unwrap_or(0) as u64);
+        match how {
+            How::Message(no) => {
+                let o = begin(&mut b.buf, no);
+                for &(pno, v, kind) in &vals {
+                    match kind {
+                        b's' | b'a' => {
+                            let Some(f) = e.fields.get(v as usize) else { continue };
+                            match super::value(f, d, m.endian, m.long_size) {
+                                Some(Value::Str(s)) => text_field(&mut b.buf, pno, s),
+                                Some(Value::Array { data, elem, signed }) => {
+                                    let n = data.len() / elem;
+                                    proto::packed(&mut b.buf, pno, (0..n).map(|i| super::elem(data, elem, signed, i, m.endian)));
+                                }
+                                _ => {}
+                            }
+                        }
+                        _ => uint(&mut b.buf, pno, v),
+                    }
+                }
+                end(&mut b.buf, o);
+            }
+            _ => bytes(&mut b.buf, GENERIC, &scratch),
+        }
+        end(&mut b.buf, ev);
+        let full = b.buf.len() >= BUNDLE_MAX;
+        self.scratch = scratch;
+        self.vals = vals;
+        if full {
+            self.flush(out, (r.cpu as usize).min(crate::text::kernel::MAX_CPUS));
+        }
+    }
+
+    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, _ts: u64, _count: Option<u64>) {
+        // The loss lies between the events before it and those after: they
+        // go in separate bundles, the later one marked.
+        let i = (cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if !self.bundle(cpu).buf.is_empty() {
+            self.flush(out, i);
+        }
+        self.bundle(cpu).lost = true;
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>, _m: &Meta, stats: &[CpuStat]) {
+        for cpu in 0..self.cpus.len() {
+            self.flush(out, cpu);
+        }
+        let packet = begin(out, 1);
+        let st = begin(out, 34);
+        uint(out, 1, 2); // END_OF_TRACE
+        for s in stats {
+            let o = begin(out, 2);
+            uint(out, 1, s.cpu as u64);
+            uint(out, 2, s.entries);
+            // The kernel's count, else what the pages said was lost.
+            uint(out, 3, if s.overrun > 0 { s.overrun } else { s.lost });
+            uint(out, 4, s.commit_overrun);
+            uint(out, 5, s.bytes);
+            uint(out, 8, s.dropped);
+            uint(out, 9, s.read);
+            end(out, o);
+        }
+        end(out, st);
+        self.sequence(out, NEEDS_STATE);
+        end(out, packet);
+    }
+}
+
+/// A kernel address as `name+0xoff` (`0x…` when no symbol covers it).
+fn sym_text(m: &Meta, addr: u64) -> String {
+        let mut s = String::new();
+        match m.env.sym(addr) {
+            Some(k) if addr == k.addr => s.push_str(k.name),
+            Some(k) => {
+                let _ = write!(s, "{}+0x{:x}", k.name, addr - k.addr);
+            }
+            None => {
+                let _ = write!(s, "0x{:x}", addr);
+            }
+        }
+    s
+}
+
+fn field_u64(e: &Event, name: &str, d: &[u8], m: &Meta) -> u64 {
+    e.field(name).and_then(|f| f.int(d, m.endian)).unwrap_or(0)
+}
