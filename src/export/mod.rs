@@ -17,6 +17,8 @@ use crate::cursor::Endian;
 use crate::format::{Event, Field, FieldKind};
 use crate::text::{Cmdlines, Env};
 
+#[cfg(feature = "cli")]
+pub mod drive;
 pub mod jsonl;
 pub mod perfetto;
 pub mod proto;
