@@ -64,6 +64,8 @@ own `trace` file would print it.
                      without -B: FILE's top buffer, or if it is empty the
                      first buffer with data)
       --once         with --live: stop when the buffers are empty
+      --export F     write the records as F: perfetto (a Perfetto trace)
+                     or jsonl (one JSON object per record)
   -h, --help         this help
 ";
 
@@ -103,6 +105,8 @@ pub struct Args {
     /// `--first-event` / `--last-event`: per-CPU first/last timestamps.
     pub first_ev: bool,
     pub last_ev: bool,
+    /// `--export perfetto|jsonl` (src/export).
+    pub export: Option<String>,
 }
 
 /// Long-only option keys (below b'A', see argv::Opt).
@@ -119,6 +123,7 @@ const MAX_DEPTH: u8 = 10;
 const LIVE: u8 = 11;
 const ONCE: u8 = 12;
 const STYLE: u8 = 13;
+const EXPORT: u8 = 14;
 
 const OPTS: &[argv::Opt] = &[
     (b'h', "help", false),
@@ -145,6 +150,7 @@ const OPTS: &[argv::Opt] = &[
     (b'B', "instance", true),
     (ONCE, "once", false),
     (STYLE, "style", true),
+    (EXPORT, "export", true),
 ];
 
 // (#[inline(never)] on the once-called steps below: folded into one
@@ -207,6 +213,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 Some(i) => a.tc = i == 1,
                 None => usage_err!("--style {}: kernel or trace-cmd", v),
             },
+            EXPORT => a.export = Some(v),
             _ => {}
         }
     }
@@ -913,6 +920,12 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, live: bool, gf:
 
 #[inline(never)]
 fn run(a: Args) -> Result<()> {
+    if let Some(f) = &a.export {
+        #[cfg(feature = "export")]
+        return crate::export::drive::run(&a, f);
+        #[cfg(not(feature = "export"))]
+        usage_err!("--export {}: this ftbox was built without exporters", f);
+    }
     let mut out = Out::new();
     let res = if a.live { run_live(&a, &mut out) } else { run_file(&a, &mut out) };
     out_finish(out)?;
