@@ -1,7 +1,6 @@
 //! `ftcat --export FORMAT [FILE]`: a recording's merged records through
 //! ftcat's filters into an exporter, the bytes to stdout.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{jsonl::Jsonl, perfetto::Perfetto, CpuStat, Export, Meta, Row};
@@ -119,9 +118,18 @@ pub fn run(a: &Args, name: &str) -> Result<()> {
             ..CpuStat::default()
         });
     }
+    // Event by id, straight from a table: looked up once per record.
+    let mut by_id: Vec<Option<&format::Event>> = Vec::new();
+    for e in dec.events() {
+        let i = e.id as usize;
+        if by_id.len() <= i {
+            by_id.resize(i + 1, None);
+        }
+        by_id[i] = Some(e);
+    }
     let progress = is_tty(2) && size > (64 << 20);
     let mut merge = Merge::from_pages(layout, td.all_cpu_pages(buf));
-    let (mut lat, mut errors, mut shown) = (String::new(), 0u64, 0u64);
+    let (mut lat, mut errors, mut shown) = (super::buf::Buf::new(), 0u64, 0u64);
     while let Some(it) = merge.next() {
         match it {
             Item::Record { cpu, ts, data } => {
@@ -133,7 +141,8 @@ pub fn run(a: &Args, name: &str) -> Result<()> {
                 }
                 lat.clear();
                 let _ = k.lat_fmt(&mut lat, data);
-                let r = Row { cpu, ts, data, event: dec.event(rec_type(data, m.endian)), pid, comm: cmd.comm(pid), lat: &lat };
+                let lat = core::str::from_utf8(lat.as_slice()).unwrap_or("");
+                let r = Row { cpu, ts, data, event: by_id.get(rec_type(data, m.endian) as usize).copied().flatten(), pid, comm: cmd.comm(pid), lat };
                 ex.record(&mut out, &m, &r);
             }
             Item::Lost { cpu, ts, count } => {

@@ -14,14 +14,19 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::buf::Buf;
 use super::{elem, value, CpuStat, Export, Meta, Row, Value};
 
 #[derive(Default)]
 pub struct Jsonl {
-    name: String,
+    /// Per event id seen, its `"system:name"` as a JSON string (sorted by id).
+    names: Vec<(u16, Vec<u8>)>,
+    /// The line being written.
+    line: Buf,
 }
 
-/// The keys every row has; event fields of these names get `event_` before.
+/// The keys every row has (none longer than 5 bytes); event fields of
+/// these names get `event_` before.
 const ROW_KEYS: &str = "ts|cpu|pid|comm|event|flags";
 
 impl Jsonl {
@@ -34,6 +39,33 @@ impl Export for Jsonl {
     fn begin(&mut self, _out: &mut Vec<u8>, _m: &Meta) {}
 
     fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row) {
+        let mut line = core::mem::take(&mut self.line);
+        line.clear();
+        self.line_of(&mut line, m, r);
+        out.extend_from_slice(line.as_slice());
+        self.line = line;
+    }
+
+    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, ts: u64, count: Option<u64>) {
+        let mut line = Buf::new();
+        key(&mut line, "{\"ts\":");
+        uint(&mut line, ts);
+        key(&mut line, ",\"cpu\":");
+        uint(&mut line, cpu as u64);
+        key(&mut line, ",\"event\":\"lost\",\"count\":");
+        match count {
+            Some(n) => uint(&mut line, n),
+            None => key(&mut line, "null"),
+        }
+        close(&mut line);
+        out.extend_from_slice(line.as_slice());
+    }
+
+    fn finish(&mut self, _out: &mut Vec<u8>, _m: &Meta, _stats: &[CpuStat]) {}
+}
+
+impl Jsonl {
+    fn line_of(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
         let d = r.data;
         key(out, "{\"ts\":");
         uint(out, r.ts);
@@ -44,20 +76,30 @@ impl Export for Jsonl {
         key(out, ",\"comm\":");
         escaped_str(out, r.comm);
         key(out, ",\"event\":");
-        self.name.clear();
-        super::event_name(&mut self.name, r, d, m.endian);
-        string(out, self.name.as_bytes());
+        let ty = crate::text::kernel::rec_type(d, m.endian);
+        let i = match self.names.binary_search_by_key(&ty, |n| n.0) {
+            Ok(i) => i,
+            Err(i) => {
+                let mut name = String::new();
+                super::event_name(&mut name, r, d, m.endian);
+                let mut b = Buf::new();
+                string(&mut b, name.as_bytes());
+                self.names.insert(i, (ty, b.as_slice().to_vec()));
+                i
+            }
+        };
+        out.put(&self.names[i].1);
         key(out, ",\"flags\":");
         string(out, r.lat.as_bytes());
         if let Some(e) = r.event {
             for f in e.fields.get(e.ncommon..).unwrap_or(&[]) {
                 let Some(v) = value(f, d, m.endian, m.long_size) else { continue };
-                out.extend_from_slice(b",\"");
-                if crate::util::one_of(ROW_KEYS, &f.name) {
-                    out.extend_from_slice(b"event_");
+                out.put(b",\"");
+                if f.name.len() <= 5 && crate::util::one_of(ROW_KEYS, &f.name) {
+                    out.put(b"event_");
                 }
                 escape_into(out, f.name.as_bytes());
-                out.extend_from_slice(b"\":");
+                out.put(b"\":");
                 put_value(out, &v, m);
             }
             // trace_printk's binary records: the formatted message too.
@@ -73,32 +115,17 @@ impl Export for Jsonl {
         }
         close(out)
     }
-
-    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, ts: u64, count: Option<u64>) {
-        key(out, "{\"ts\":");
-        uint(out, ts);
-        key(out, ",\"cpu\":");
-        uint(out, cpu as u64);
-        key(out, ",\"event\":\"lost\",\"count\":");
-        match count {
-            Some(n) => uint(out, n),
-            None => key(out, "null"),
-        }
-        close(out)
-    }
-
-    fn finish(&mut self, _out: &mut Vec<u8>, _m: &Meta, _stats: &[CpuStat]) {}
 }
 
-fn key(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(s.as_bytes());
+fn key(out: &mut Buf, s: &str) {
+    out.put(s.as_bytes());
 }
 
-fn close(out: &mut Vec<u8>) {
-    out.extend_from_slice(b"}\n");
+fn close(out: &mut Buf) {
+    out.put(b"}\n");
 }
 
-pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, m: &Meta) {
+pub(crate) fn put_value(out: &mut Buf, v: &Value, m: &Meta) {
     match *v {
         Value::Int(i) => int(out, i),
         Value::Uint(u) => uint(out, u),
@@ -122,21 +149,32 @@ pub(crate) fn put_value(out: &mut Vec<u8>, v: &Value, m: &Meta) {
 }
 
 /// Decimal digits, no float on the way: exact for every u64.
-pub fn uint(out: &mut Vec<u8>, mut v: u64) {
+pub fn uint(out: &mut Buf, v: u64) {
+    // In 32-bit pieces of nine digits: a size-optimised build divides a
+    // u64 by 10 with a real divide, a u32 with a multiply.
+    const E9: u64 = 1_000_000_000;
     let mut t = [0u8; 20];
     let mut i = t.len();
-    loop {
-        i -= 1;
-        t[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+    let mut rest = v;
+    while rest > u32::MAX as u64 {
+        digits(&mut t, &mut i, (rest % E9) as u32, 9);
+        rest /= E9;
     }
-    out.extend_from_slice(&t[i..]);
+    digits(&mut t, &mut i, rest as u32, 1);
+    out.put(&t[i..]);
 }
 
-pub fn int(out: &mut Vec<u8>, v: i64) {
+/// `x`'s decimal digits before `t[*i]`, at least `min` of them (zeros in front).
+fn digits(t: &mut [u8; 20], i: &mut usize, mut x: u32, min: usize) {
+    let end = *i;
+    while x > 0 || end - *i < min {
+        *i -= 1;
+        t[*i] = b'0' + (x % 10) as u8;
+        x /= 10;
+    }
+}
+
+pub fn int(out: &mut Buf, v: i64) {
     if v < 0 {
         out.push(b'-');
     }
@@ -144,7 +182,7 @@ pub fn int(out: &mut Vec<u8>, v: i64) {
 }
 
 /// A JSON string of bytes.
-pub fn string(out: &mut Vec<u8>, b: &[u8]) {
+pub fn string(out: &mut Buf, b: &[u8]) {
     out.push(b'"');
     escape_into(out, b);
     out.push(b'"');
@@ -152,7 +190,7 @@ pub fn string(out: &mut Vec<u8>, b: &[u8]) {
 
 /// A JSON string of text that may carry text::put_all's raw-byte escapes
 /// (a comm that is not UTF-8): those are the bytes they stand for.
-fn escaped_str(out: &mut Vec<u8>, s: &str) {
+fn escaped_str(out: &mut Buf, s: &str) {
     if !crate::text::raw_used() {
         return string(out, s.as_bytes());
     }
@@ -178,23 +216,33 @@ pub fn raw_bytes(out: &mut Vec<u8>, s: &str) {
 /// RFC 8259 §7: `"` and `\` escaped, control characters as `\n`-style or
 /// `\u00XX`; valid UTF-8 as it is; every byte of an invalid sequence as
 /// `\u00XX`.
-pub fn escape_into(out: &mut Vec<u8>, mut b: &[u8]) {
+pub fn escape_into(out: &mut Buf, mut b: &[u8]) {
     while !b.is_empty() {
         let (good, bad) = match core::str::from_utf8(b) {
             Ok(_) => (b.len(), 0),
             Err(e) => (e.valid_up_to(), e.error_len().unwrap_or(b.len() - e.valid_up_to())),
         };
-        for &c in &b[..good] {
-            match c {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                0..=0x1f | 0x7f => u00(out, c),
-                _ => out.push(c),
+        // Runs that need no escape go out whole.
+        let mut run = 0;
+        for (i, &c) in b[..good].iter().enumerate() {
+            let esc: &[u8] = match c {
+                b'"' => b"\\\"",
+                b'\\' => b"\\\\",
+                b'\n' => b"\\n",
+                b'\t' => b"\\t",
+                b'\r' => b"\\r",
+                0..=0x1f | 0x7f => b"",
+                _ => continue,
+            };
+            out.put(&b[run..i]);
+            if esc.is_empty() {
+                u00(out, c);
+            } else {
+                out.put(esc);
             }
+            run = i + 1;
         }
+        out.put(&b[run..good]);
         for &c in &b[good..good + bad] {
             u00(out, c);
         }
@@ -202,11 +250,9 @@ pub fn escape_into(out: &mut Vec<u8>, mut b: &[u8]) {
     }
 }
 
-fn u00(out: &mut Vec<u8>, c: u8) {
+fn u00(out: &mut Buf, c: u8) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.extend_from_slice(b"\\u00");
-    out.push(HEX[(c >> 4) as usize]);
-    out.push(HEX[(c & 15) as usize]);
+    out.put(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]);
 }
 
 #[cfg(test)]
@@ -214,9 +260,9 @@ mod tests {
     use super::*;
 
     fn esc(b: &[u8]) -> std::string::String {
-        let mut o = Vec::new();
+        let mut o = Buf::new();
         string(&mut o, b);
-        std::string::String::from_utf8(o).unwrap()
+        std::string::String::from_utf8(o.as_slice().to_vec()).unwrap()
     }
 
     #[test]
@@ -224,12 +270,14 @@ mod tests {
         assert_eq!(esc(b"a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
         assert_eq!(esc("é→".as_bytes()), "\"é→\"");
         assert_eq!(esc(b"x\xffy\xc3"), "\"x\\u00ffy\\u00c3\"");
-        let mut o = Vec::new();
+        let mut o = Buf::new();
         uint(&mut o, u64::MAX);
+        o.push(b' ');
+        uint(&mut o, 4_294_967_296_000_000_123);
         o.push(b' ');
         int(&mut o, i64::MIN);
         o.push(b' ');
         uint(&mut o, 0);
-        assert_eq!(o, b"18446744073709551615 -9223372036854775808 0");
+        assert_eq!(o.as_slice(), b"18446744073709551615 4294967296000000123 -9223372036854775808 0");
     }
 }

@@ -19,6 +19,7 @@ use crate::text::{Cmdlines, Env};
 
 #[cfg(feature = "cli")]
 pub mod drive;
+pub mod buf;
 pub mod jsonl;
 pub mod perfetto;
 pub mod proto;

@@ -21,7 +21,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use super::proto::{self, begin, bytes, end, int, uint};
+use super::buf::Buf;
+use super::proto::{self, begin, begin_room, bytes, end, int, uint};
 use super::{CpuStat, Export, Meta, Row, Value};
 use crate::format::Event;
 
@@ -87,10 +88,20 @@ enum Plan {
     Bprint,
 }
 
+/// How [`Export::record`] writes one record.
+enum How {
+    Message(u32),
+    Function,
+    Bprint,
+    Generic,
+    /// A type without a format.
+    Unknown,
+}
+
 #[derive(Default)]
 struct Bundle {
     /// Encoded `FtraceEventBundle.event` fields.
-    buf: Vec<u8>,
+    buf: Buf,
     /// Events were lost before this bundle's first event.
     lost: bool,
     /// Symbol ids its events use that no earlier packet interned.
@@ -115,19 +126,10 @@ pub struct Perfetto {
     /// identity clock snapshot Perfetto needs for per-CPU clocks).
     clock: u64,
     t0: Option<u64>,
-    scratch: Vec<u8>,
     /// A dedicated message's (proto field, value, kind), reused.
     vals: Vec<(u32, u64, u8)>,
-}
-
-/// How [`Export::record`] writes one record.
-enum How {
-    Message(u32),
-    Function,
-    Bprint,
-    Generic,
-    /// A type without a format.
-    Unknown,
+    /// The packet being assembled.
+    pkt: Buf,
 }
 
 impl Perfetto {
@@ -181,115 +183,115 @@ impl Perfetto {
         id
     }
 
+    /// The packet in `pkt` out as a `Trace.packet` field.
+    fn emit(&mut self, out: &mut Vec<u8>) {
+        let mut t = Buf::new();
+        proto::tag(&mut t, 1, proto::LEN);
+        proto::varint(&mut t, self.pkt.len() as u64);
+        out.extend_from_slice(t.as_slice());
+        out.extend_from_slice(self.pkt.as_slice());
+        self.pkt.clear();
+    }
+
     /// Write out `cpu`'s bundle (when it has events or a loss to tell).
     fn flush(&mut self, out: &mut Vec<u8>, cpu: usize) {
         let Some(b) = self.cpus.get_mut(cpu) else { return };
         if b.buf.is_empty() && !b.lost {
             return;
         }
-        let b = core::mem::take(b);
         self.serial += 1;
-        self.cpus[cpu].serial = self.serial;
-        let packet = begin(out, 1);
-        let bundle = begin(out, 1);
-        uint(out, 1, cpu as u64);
-        out.extend_from_slice(&b.buf);
-        if b.lost {
-            uint(out, 3, 1);
+        let serial = self.serial;
+        let lost = core::mem::replace(&mut b.lost, false);
+        let syms = core::mem::take(&mut b.syms);
+        b.serial = serial;
+        let p = &mut self.pkt;
+        let bundle = begin_room(p, 1, 3);
+        uint(p, 1, cpu as u64);
+        p.put(b.buf.as_slice());
+        b.buf.clear();
+        if lost {
+            uint(p, 3, 1);
         }
         if self.clock != 0 {
             // A clock snapshot that maps the trace clock 1:1 onto boot time:
             // the file has no pair of real readings to relate them.
             let t = self.t0.unwrap_or(0);
-            uint(out, 5, self.clock);
-            uint(out, 6, t);
-            uint(out, 7, t);
+            uint(p, 5, self.clock);
+            uint(p, 6, t);
+            uint(p, 7, t);
         }
-        end(out, bundle);
-        self.sequence(out, NEEDS_STATE);
-        if !b.syms.is_empty() {
-            let interned = begin(out, 12);
-            for &id in &b.syms {
+        end(p, bundle);
+        sequence(p, NEEDS_STATE);
+        if !syms.is_empty() {
+            let interned = begin_room(p, 12, 3);
+            for &id in &syms {
                 let i = id as usize - 1;
                 if self.sym_sent[i] {
                     continue;
                 }
                 self.sym_sent[i] = true;
-                let s = begin(out, 26);
-                uint(out, 1, id);
-                bytes(out, 2, self.names[i].as_bytes());
-                end(out, s);
+                let s = begin(p, 26);
+                uint(p, 1, id);
+                bytes(p, 2, self.names[i].as_bytes());
+                end(p, s);
             }
-            end(out, interned);
+            end(p, interned);
         }
-        end(out, packet);
+        self.emit(out);
     }
+}
 
-    fn sequence(&self, out: &mut Vec<u8>, flags: u64) {
-        uint(out, 10, SEQ);
-        uint(out, 13, flags);
-    }
+fn sequence(p: &mut Buf, flags: u64) {
+    uint(p, 10, SEQ);
+    uint(p, 13, flags);
+}
 
-    /// A generic event's fields, typed.
-    fn generic(&mut self, m: &Meta, e: &Event, d: &[u8]) {
-        let b = &mut self.scratch;
-        b.clear();
-        bytes(b, 1, e.name.as_bytes());
-        for f in e.fields.get(e.ncommon..).unwrap_or(&[]) {
-            let Some(v) = super::value(f, d, m.endian, m.long_size) else { continue };
-            let o = begin(b, 2);
-            bytes(b, 1, f.name.as_bytes());
-            match v {
-                Value::Int(i) => int(b, 4, i),
-                Value::Uint(u) => uint(b, 5, u),
-                Value::Str(s) => text_field(b, 3, s),
-                Value::Array { .. } => {
-                    let mut t = Vec::new();
-                    super::jsonl::put_value(&mut t, &v, m);
-                    bytes(b, 3, &t);
-                }
+/// A generic event's fields, typed.
+fn generic(b: &mut Buf, m: &Meta, e: &Event, d: &[u8]) {
+    bytes(b, 1, e.name.as_bytes());
+    for f in e.fields.get(e.ncommon..).unwrap_or(&[]) {
+        let Some(v) = super::value(f, d, m.endian, m.long_size) else { continue };
+        let o = begin(b, 2);
+        bytes(b, 1, f.name.as_bytes());
+        match v {
+            Value::Int(i) => int(b, 4, i),
+            Value::Uint(u) => uint(b, 5, u),
+            Value::Str(s) => text_field(b, 3, s),
+            Value::Array { .. } => {
+                let o = begin(b, 3);
+                super::jsonl::put_value(b, &v, m);
+                end(b, o);
             }
-            end(b, o);
         }
+        end(b, o);
     }
+}
 
-    /// A generic event of named fields holding text.
-    fn generic_text(&mut self, name: &str, fields: &[(&str, &[u8])]) {
-        let b = &mut self.scratch;
-        b.clear();
-        bytes(b, 1, name.as_bytes());
-        for (k, v) in fields {
-            let o = begin(b, 2);
-            bytes(b, 1, k.as_bytes());
-            text_field(b, 3, v);
-            end(b, o);
-        }
+/// A generic event of named fields holding text.
+fn generic_text(b: &mut Buf, name: &str, fields: &[(&str, &[u8])]) {
+    bytes(b, 1, name.as_bytes());
+    for (k, v) in fields {
+        let o = begin(b, 2);
+        bytes(b, 1, k.as_bytes());
+        text_field(b, 3, v);
+        end(b, o);
     }
 }
 
 /// A string field of kernel bytes: protobuf strings are UTF-8, so a byte
 /// that is not part of valid UTF-8 is written `\xNN`.
-fn text_field(b: &mut Vec<u8>, field: u32, s: &[u8]) {
+fn text_field(b: &mut Buf, field: u32, s: &[u8]) {
     if core::str::from_utf8(s).is_ok() {
         return bytes(b, field, s);
     }
     let o = begin(b, field);
     for chunk in s.utf8_chunks() {
-        b.extend_from_slice(chunk.valid().as_bytes());
+        b.put(chunk.valid().as_bytes());
         for &c in chunk.invalid() {
-            let _ = write!(Hex(b), "\\x{:02x}", c);
+            let _ = write!(b, "\\x{:02x}", c);
         }
     }
     end(b, o);
-}
-
-/// `write!` into a byte vector.
-struct Hex<'a>(&'a mut Vec<u8>);
-impl Write for Hex<'_> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
-    }
 }
 
 /// `kernel_field:N` + kind letter, as in [`MESSAGES`].
@@ -313,12 +315,18 @@ fn clock_code(clock: &str) -> u64 {
     }
 }
 
+/// A comm as the bytes it stands for (Cmdlines keeps put_all's escapes).
+fn comm_field(b: &mut Buf, field: u32, comm: &str) {
+    let mut raw = Vec::new();
+    super::jsonl::raw_bytes(&mut raw, comm);
+    text_field(b, field, &raw);
+}
+
 impl Export for Perfetto {
     fn begin(&mut self, out: &mut Vec<u8>, m: &Meta) {
         self.clock = clock_code(m.clock);
         // Events by id: the dedicated ones and ftrace's own special ones.
-        let events: &[Event] = m.events;
-        for e in events {
+        for e in m.events {
             let plan = match MESSAGES.iter().find(|r| r.0 == e.system && r.1 == e.name) {
                 Some(&(_, _, msg, spec)) => {
                     let mut fs = Vec::new();
@@ -338,77 +346,73 @@ impl Export for Perfetto {
         crate::util::sort_by_key(&mut self.plans, |p| p.0);
 
         // SystemInfo, first on the sequence.
-        let packet = begin(out, 1);
-        let si = begin(out, 45);
-        let u = begin(out, 1);
+        let p = &mut self.pkt;
+        let si = begin(p, 45);
+        let u = begin(p, 1);
         for (no, s) in [(1, m.sysname), (3, m.release), (4, m.machine)] {
             if !s.is_empty() {
-                bytes(out, no, s.as_bytes());
+                bytes(p, no, s.as_bytes());
             }
         }
-        end(out, u);
+        end(p, u);
         if m.page_size > 0 {
-            uint(out, 6, m.page_size as u64);
+            uint(p, 6, m.page_size as u64);
         }
-        uint(out, 8, m.ncpus as u64);
-        end(out, si);
-        self.sequence(out, CLEARED);
-        uint(out, 87, 1);
-        end(out, packet);
+        uint(p, 8, m.ncpus as u64);
+        end(p, si);
+        sequence(p, CLEARED);
+        uint(p, 87, 1);
+        self.emit(out);
 
         // ProcessTree: each saved pid a thread; a tgid known for it makes
         // (or joins) that process.
         let pids = m.pids();
         let mut procs: Vec<i32> = Vec::new();
-        for &p in &pids {
-            let t = m.cmd.tgid(p);
-            procs.push(if t > 0 { t } else { p });
+        for &pid in &pids {
+            let t = m.cmd.tgid(pid);
+            procs.push(if t > 0 { t } else { pid });
         }
         crate::util::sort_by_key(&mut procs, |&p| p);
         procs.dedup();
-        let packet = begin(out, 1);
-        let tree = begin(out, 2);
-        for &p in &procs {
-            let o = begin(out, 1);
-            int(out, 1, p as i64);
-            if let Some(c) = m.cmd.get(p) {
-                let mut b = Vec::new();
-                super::jsonl::raw_bytes(&mut b, c);
-                text_field(out, 3, &b);
-                uint(out, 9, 1);
+        let p = &mut self.pkt;
+        let tree = begin_room(p, 2, 3);
+        for &pid in &procs {
+            let o = begin(p, 1);
+            int(p, 1, pid as i64);
+            if let Some(c) = m.cmd.get(pid) {
+                comm_field(p, 3, c);
+                uint(p, 9, 1);
             }
-            end(out, o);
+            end(p, o);
         }
-        for &p in &pids {
-            let o = begin(out, 2);
-            int(out, 1, p as i64);
-            if let Some(c) = m.cmd.get(p) {
-                let mut b = Vec::new();
-                super::jsonl::raw_bytes(&mut b, c);
-                text_field(out, 2, &b);
+        for &pid in &pids {
+            let o = begin(p, 2);
+            int(p, 1, pid as i64);
+            if let Some(c) = m.cmd.get(pid) {
+                comm_field(p, 2, c);
             }
-            let t = m.cmd.tgid(p);
-            int(out, 3, if t > 0 { t } else { p } as i64);
-            end(out, o);
+            let t = m.cmd.tgid(pid);
+            int(p, 3, if t > 0 { t } else { pid } as i64);
+            end(p, o);
         }
-        end(out, tree);
-        self.sequence(out, NEEDS_STATE);
-        end(out, packet);
+        end(p, tree);
+        sequence(p, NEEDS_STATE);
+        self.emit(out);
     }
 
     fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row) {
         let d = r.data;
         self.t0.get_or_insert(r.ts);
         let ty = crate::text::kernel::rec_type(d, m.endian);
-        // The event's payload: a dedicated message's values (written into
-        // the bundle below), or a generic event encoded into scratch.
+        // A dedicated message's values now (symbols interned below, before
+        // the bundle is borrowed); strings and arrays are read when
+        // written: for them the value is the field's index.
         let mut vals = core::mem::take(&mut self.vals);
         vals.clear();
         let how = match (r.event, self.plan(ty)) {
             (Some(e), Some(Plan::Message(no, fs))) => {
                 for &(pno, i, kind) in fs {
                     let Some(f) = e.fields.get(i) else { continue };
-                    // Strings and arrays are read when written: their index.
                     let v = match kind {
                         b's' | b'a' => i as u64,
                         _ => match f.int(d, m.endian) {
@@ -425,71 +429,64 @@ impl Export for Perfetto {
             (Some(_), None) => How::Generic,
             (None, _) => How::Unknown,
         };
+        for v in vals.iter_mut() {
+            if v.2 == b'k' {
+                v.1 = self.sym(m, r.cpu, v.1);
+            }
+        }
         let e = r.event.unwrap_or(&crate::format::NO_EVENT);
+        let b = &mut self.bundle(r.cpu).buf;
+        // Generic events run past 127 bytes: two length bytes up front.
+        let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
+        let ev = begin_room(b, 2, room);
+        uint(b, 1, r.ts);
+        uint(b, 2, r.pid as u32 as u64);
+        uint(b, 5, d.get(2).copied().unwrap_or(0) as u64);
+        let o = begin_room(b, no, room);
         match how {
-            How::Message(_) => {}
+            How::Message(_) => {
+                for &(pno, v, kind) in &vals {
+                    if !matches!(kind, b's' | b'a') {
+                        uint(b, pno, v);
+                        continue;
+                    }
+                    let Some(f) = e.fields.get(v as usize) else { continue };
+                    match super::value(f, d, m.endian, m.long_size) {
+                        Some(Value::Str(s)) => text_field(b, pno, s),
+                        Some(Value::Array { data, elem, signed }) => {
+                            let n = data.len() / elem;
+                            proto::packed(b, pno, (0..n).map(|i| super::elem(data, elem, signed, i, m.endian)));
+                        }
+                        _ => {}
+                    }
+                }
+            }
             How::Function => {
-                let (ip, parent) = (field_u64(e, "ip", d, m), field_u64(e, "parent_ip", d, m));
-                let (a, b) = (sym_text(m, ip), sym_text(m, parent));
-                self.generic_text("function", &[("ip", a.as_bytes()), ("parent_ip", b.as_bytes())]);
+                let (ip, parent) = (sym_text(m, field_u64(e, "ip", d, m)), sym_text(m, field_u64(e, "parent_ip", d, m)));
+                generic_text(b, "function", &[("ip", ip.as_bytes()), ("parent_ip", parent.as_bytes())]);
             }
             How::Bprint => {
                 let mut msg = String::new();
-                if let (Some(f), Some(b)) = (e.field("fmt"), e.field("buf")) {
-                    if let (Some(addr), Some(args)) = (f.int(d, m.endian), b.data(d, m.endian)) {
+                if let (Some(f), Some(a)) = (e.field("fmt"), e.field("buf")) {
+                    if let (Some(addr), Some(args)) = (f.int(d, m.endian), a.data(d, m.endian)) {
                         let _ = m.env.bprint(addr, args, &mut msg);
                     }
                 }
                 let mut raw = Vec::new();
                 super::jsonl::raw_bytes(&mut raw, &msg);
-                let a = sym_text(m, field_u64(e, "ip", d, m));
-                self.generic_text("bprint", &[("ip", a.as_bytes()), ("buf", &raw)]);
+                let ip = sym_text(m, field_u64(e, "ip", d, m));
+                generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
             }
-            How::Generic => self.generic(m, e, d),
+            How::Generic => generic(b, m, e, d),
             How::Unknown => {
                 let mut name = String::new();
                 let _ = write!(name, "type {}", ty);
-                self.generic_text(&name, &[]);
+                generic_text(b, &name, &[]);
             }
         }
-        // Symbol ids before the bundle is borrowed.
-        for f in vals.iter_mut() {
-            if f.2 == b'k' {
-                f.1 = self.sym(m, r.cpu, f.1);
-            }
-        }
-        let scratch = core::mem::take(&mut self.scratch);
-        let b = self.bundle(r.cpu);
-        let ev = begin(&mut b.buf, 2);
-        uint(&mut b.buf, 1, r.ts);
-        uint(&mut b.buf, 2, r.pid as u32 as u64);
-        uint(&mut b.buf, 5, d.get(2).copied().unwrap_or(0) as u64);
-        match how {
-            How::Message(no) => {
-                let o = begin(&mut b.buf, no);
-                for &(pno, v, kind) in &vals {
-                    match kind {
-                        b's' | b'a' => {
-                            let Some(f) = e.fields.get(v as usize) else { continue };
-                            match super::value(f, d, m.endian, m.long_size) {
-                                Some(Value::Str(s)) => text_field(&mut b.buf, pno, s),
-                                Some(Value::Array { data, elem, signed }) => {
-                                    let n = data.len() / elem;
-                                    proto::packed(&mut b.buf, pno, (0..n).map(|i| super::elem(data, elem, signed, i, m.endian)));
-                                }
-                                _ => {}
-                            }
-                        }
-                        _ => uint(&mut b.buf, pno, v),
-                    }
-                }
-                end(&mut b.buf, o);
-            }
-            _ => bytes(&mut b.buf, GENERIC, &scratch),
-        }
-        end(&mut b.buf, ev);
-        let full = b.buf.len() >= BUNDLE_MAX;
-        self.scratch = scratch;
+        end(b, o);
+        end(b, ev);
+        let full = b.len() >= BUNDLE_MAX;
         self.vals = vals;
         if full {
             self.flush(out, (r.cpu as usize).min(crate::text::kernel::MAX_CPUS));
@@ -510,39 +507,39 @@ impl Export for Perfetto {
         for cpu in 0..self.cpus.len() {
             self.flush(out, cpu);
         }
-        let packet = begin(out, 1);
-        let st = begin(out, 34);
-        uint(out, 1, 2); // END_OF_TRACE
+        let p = &mut self.pkt;
+        let st = begin(p, 34);
+        uint(p, 1, 2); // END_OF_TRACE
         for s in stats {
-            let o = begin(out, 2);
-            uint(out, 1, s.cpu as u64);
-            uint(out, 2, s.entries);
+            let o = begin(p, 2);
+            uint(p, 1, s.cpu as u64);
+            uint(p, 2, s.entries);
             // The kernel's count, else what the pages said was lost.
-            uint(out, 3, if s.overrun > 0 { s.overrun } else { s.lost });
-            uint(out, 4, s.commit_overrun);
-            uint(out, 5, s.bytes);
-            uint(out, 8, s.dropped);
-            uint(out, 9, s.read);
-            end(out, o);
+            uint(p, 3, if s.overrun > 0 { s.overrun } else { s.lost });
+            uint(p, 4, s.commit_overrun);
+            uint(p, 5, s.bytes);
+            uint(p, 8, s.dropped);
+            uint(p, 9, s.read);
+            end(p, o);
         }
-        end(out, st);
-        self.sequence(out, NEEDS_STATE);
-        end(out, packet);
+        end(p, st);
+        sequence(p, NEEDS_STATE);
+        self.emit(out);
     }
 }
 
 /// A kernel address as `name+0xoff` (`0x…` when no symbol covers it).
 fn sym_text(m: &Meta, addr: u64) -> String {
-        let mut s = String::new();
-        match m.env.sym(addr) {
-            Some(k) if addr == k.addr => s.push_str(k.name),
-            Some(k) => {
-                let _ = write!(s, "{}+0x{:x}", k.name, addr - k.addr);
-            }
-            None => {
-                let _ = write!(s, "0x{:x}", addr);
-            }
+    let mut s = String::new();
+    match m.env.sym(addr) {
+        Some(k) if addr == k.addr => s.push_str(k.name),
+        Some(k) => {
+            let _ = write!(s, "{}+0x{:x}", k.name, addr - k.addr);
         }
+        None => {
+            let _ = write!(s, "0x{:x}", addr);
+        }
+    }
     s
 }
 
