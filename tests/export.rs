@@ -90,6 +90,47 @@ fn duckdb_loads_every_fixture() {
     export_all("jsonl", "check_jsonl.py");
 }
 
+/// Pages that say events were lost before them (x-kstack's pages in a
+/// version 6 file, CPU 0's first page with a stored count of 7, CPU 1's
+/// without one): both exports carry the losses, as `--stat` counts them.
+#[test]
+fn lost_events_are_carried() {
+    let mut dat = support::with_instances(6, &[("", true)]);
+    let td = ftbox::tracedat::TraceDat::open(&dat).unwrap();
+    let b = td.top().unwrap();
+    let (long, ps) = (td.long_size as usize, b.page_size as usize);
+    let pages: Vec<(u32, usize)> = b.cpus.iter().map(|c| (c.cpu, c.offset as usize)).collect();
+    drop(td);
+    for (cpu, at) in pages {
+        // The page header: u64 timestamp, then the `long` commit word
+        // whose top flags say lost (bit 31) and count stored (bit 30).
+        let c = at + 8;
+        let commit = u32::from_le_bytes(dat[c..c + 4].try_into().unwrap());
+        let used = (commit & 0xf_ffff) as usize;
+        let flags = if cpu == 0 && 8 + long + used + long <= ps { 3u32 << 30 } else { 1 << 31 };
+        dat[c..c + 4].copy_from_slice(&(commit | flags).to_le_bytes());
+        if flags == 3 << 30 {
+            let n = at + 8 + long + used;
+            dat[n..n + long].copy_from_slice(&7u64.to_le_bytes()[..long]);
+        }
+    }
+    let tmp = std::env::temp_dir().join(format!("ftbox-export-lost-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let f = tmp.join("lost.dat");
+    std::fs::write(&f, &dat).unwrap();
+    let (out, stat, raw) = (tmp.join("out"), tmp.join("stat"), tmp.join("raw"));
+    ftcat(&["--stat"], &f, &stat);
+    ftcat(&["-R"], &f, &raw);
+    let st = std::fs::read_to_string(&stat).unwrap();
+    assert!(st.contains("lost events: 7") && st.contains("losses of unknown size"), "{st}");
+    for (format, script) in [("perfetto", "check_perfetto.py"), ("jsonl", "check_jsonl.py")] {
+        ftcat(&["--export", format], &f, &out);
+        let r = check(script, &[&out, &stat, &raw]);
+        assert!(r.is_ok(), "{format}: {}", r.unwrap_err());
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
 /// Filters apply as to the text: -e keeps only the named events.
 #[test]
 fn filters_apply() {

@@ -25,8 +25,9 @@ def main(path, stat_path, raw_path):
             fail(f"line {n} is not JSON: {e}: {line[:200]!r}")
     records = [r for r in rows if r["event"] != "lost"]
     lost = sum(r["count"] or 0 for r in rows if r["event"] == "lost")
-    if lost != want_lost:
-        fail(f"lost rows count {lost} events, --stat {want_lost}")
+    unknown = sum(r["count"] is None for r in rows if r["event"] == "lost")
+    if (lost, unknown) != want_lost:
+        fail(f"lost rows: {lost} events and {unknown} losses of unknown size, --stat {want_lost}")
 
     if not rows:
         if want:

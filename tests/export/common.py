@@ -9,9 +9,13 @@ LINE = re.compile(rb"^\s*(.*)-(\d+)\s+\[(\d+)\] (\S+)\s+(\d+)\.(\d+): (\S+?): ?(
 
 
 def stat_counts(path):
-    """`ftcat --stat`: {"system:name": records}, lost events."""
-    counts, lost, in_events = Counter(), 0, False
+    """`ftcat --stat`: {"system:name": records}, (lost events, losses of
+    unknown size)."""
+    counts, lost, unknown, in_events = Counter(), 0, 0, False
     for line in open(path, encoding="utf-8", errors="replace"):
+        m = re.search(r"\(\+(\d+) losses of unknown size\)", line)
+        if m:
+            unknown += int(m.group(1))
         if line.startswith("EVENT"):
             in_events = True
             continue
@@ -22,7 +26,7 @@ def stat_counts(path):
             counts[name.strip()] += int(n)
         if line.startswith("lost events:"):
             lost = int(line.split(":")[1])
-    return counts, lost
+    return counts, (lost, unknown)
 
 
 def bare(counts):
