@@ -144,6 +144,25 @@ fn filters_apply() {
     }
 }
 
+/// Binary to a terminal is refused (exit 2); text is not. Run under
+/// util-linux `script`, which gives the command a terminal.
+#[test]
+fn no_binary_to_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIP: no `script` (util-linux) to run under a terminal");
+        return;
+    }
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/foreign/i686.dat");
+    let run = |format: &str| {
+        let cmd = format!("'{}' ftcat --export {} '{}'", ftbox().display(), format, f.display());
+        Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap()
+    };
+    let o = run("perfetto");
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("redirect stdout"));
+    assert!(run("jsonl").status.success());
+}
+
 #[test]
 fn unknown_format_is_a_usage_error() {
     let o = Command::new(ftbox()).args(["ftcat", "--export", "csv", "x.dat"]).output().unwrap();

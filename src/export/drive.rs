@@ -153,7 +153,7 @@ pub fn run(a: &Args, name: &str) -> Result<()> {
                         None => stats[i].lost_unknown += 1,
                     }
                 }
-                if a.cpus.as_ref().map_or(true, |l| in_list(l, cpu)) {
+                if a.cpus.as_ref().is_none_or(|l| in_list(l, cpu)) {
                     ex.lost(&mut out, cpu, ts, count);
                 }
             }
@@ -168,9 +168,16 @@ pub fn run(a: &Args, name: &str) -> Result<()> {
             shown += 1;
             if progress && shown % 16 == 0 {
                 let done = merge.pages_read() * layout.page_size as u64;
-                sys::eprintln(format_args!("ftcat: export: {}%\x1b[1A", (done * 100 / size.max(1)).min(100)));
+                let mut e = sys::stderr();
+                e.bytes(alloc::format!("\rftcat: export: {}% ", (done * 100 / size.max(1)).min(100)).as_bytes());
+                let _ = e.flush();
             }
         }
+    }
+    if progress && shown >= 16 {
+        let mut e = sys::stderr();
+        e.bytes(b"\r\x1b[K");
+        let _ = e.flush();
     }
     ex.finish(&mut out, &m, &stats);
     sys::write_all(sys::fd(1), &out)?;
@@ -234,12 +241,12 @@ impl Filter {
             return Pass::Stop;
         }
         let flags = d.get(2).copied().unwrap_or(0);
-        let ok = a.cpus.as_ref().map_or(true, |l| in_list(l, cpu))
+        let ok = a.cpus.as_ref().is_none_or(|l| in_list(l, cpu))
             && !(a.no_hardirq && flags & 0x08 != 0)
             && !(a.no_softirq && flags & 0x10 != 0)
-            && a.pids.as_ref().map_or(true, |l| pid >= 0 && in_list(l, pid as u32))
+            && a.pids.as_ref().is_none_or(|l| pid >= 0 && in_list(l, pid as u32))
             && (a.comms.is_empty() || a.comms.iter().any(|g| glob(g.as_bytes(), cmd.comm(pid).as_bytes())))
-            && self.allowed.as_ref().map_or(true, |al| al.binary_search(&rec_type(d, endian)).is_ok());
+            && self.allowed.as_ref().is_none_or(|al| al.binary_search(&rec_type(d, endian)).is_ok());
         if ok {
             Pass::Yes
         } else {

@@ -280,4 +280,23 @@ mod tests {
         uint(&mut o, 0);
         assert_eq!(o.as_slice(), b"18446744073709551615 4294967296000000123 -9223372036854775808 0");
     }
+
+    /// A row of every kind of field, a row key renamed, then a lost row.
+    #[test]
+    fn one_row() {
+        super::super::testing::with_row(|m, r| {
+            let mut j = Jsonl::new();
+            let mut out = Vec::new();
+            j.begin(&mut out, m);
+            j.record(&mut out, m, r);
+            j.lost(&mut out, 0, 13, None);
+            j.finish(&mut out, m, &[]);
+            assert_eq!(
+                std::str::from_utf8(&out).unwrap(),
+                "{\"ts\":12,\"cpu\":0,\"pid\":5,\"comm\":\"sh\",\"event\":\"sys:ev\",\"flags\":\"d....\",\
+                 \"event_pid\":-2,\"big\":18446744073709551615,\"name\":\"a\\\"\\u00ffb\",\"arr\":[-1,2]}\n\
+                 {\"ts\":13,\"cpu\":0,\"event\":\"lost\",\"count\":null}\n"
+            );
+        });
+    }
 }

@@ -167,3 +167,52 @@ pub fn event_name(out: &mut String, r: &Row, d: &[u8], endian: Endian) {
         }
     }
 }
+
+/// A hand-made event and one record of it, for the exporters' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Meta, Row};
+    use crate::cursor::Endian;
+    use crate::format::{Event, Field, FieldKind};
+    use crate::ksyms::{Ksyms, Printk};
+    use crate::text::{env::Decoder, Cmdlines};
+
+    /// `sys:ev` (id 7) with an int `pid` (a row key), a u64 above 2^53, a
+    /// char array holding a quote and a byte that is not UTF-8, and an s16
+    /// array; run by pid 5, `sh`, on CPU 0 at 12.
+    pub fn with_row(f: impl FnOnce(&Meta, &Row)) {
+        let fields = std::vec![
+            Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar),
+            Field::new("common_flags", "unsigned char", 2, 1, false, FieldKind::Scalar),
+            Field::new("common_preempt_count", "unsigned char", 3, 1, false, FieldKind::Scalar),
+            Field::new("common_pid", "int", 4, 4, true, FieldKind::Scalar),
+            Field::new("pid", "int", 8, 4, true, FieldKind::Scalar),
+            Field::new("big", "u64", 12, 8, false, FieldKind::Scalar),
+            Field::new("name", "char", 20, 8, false, FieldKind::Array(8)),
+            Field::new("arr", "s16", 28, 4, true, FieldKind::Array(2)),
+        ];
+        let ev = Event::new(7, "sys", "ev", fields, "");
+        let dec = Decoder::new(std::vec![ev.clone()], Ksyms::new(), Printk::parse(b""), Endian::Little, 8);
+        let cmd = Cmdlines::parse(b"5 sh\n");
+        let m = Meta {
+            sysname: "Linux",
+            release: "6.12.0",
+            machine: "x86_64",
+            clock: "local",
+            ncpus: 1,
+            page_size: 4096,
+            endian: Endian::Little,
+            long_size: 8,
+            cmd: &cmd,
+            saved: b"5 sh\n",
+            env: &dec,
+            events: dec.events(),
+        };
+        let mut d = std::vec![7, 0, 0x01, 0, 5, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff];
+        d.extend_from_slice(&u64::MAX.to_le_bytes());
+        d.extend_from_slice(b"a\"\xffb\0\0\0\0");
+        d.extend_from_slice(&[0xff, 0xff, 2, 0]);
+        let r = Row { cpu: 0, ts: 12, data: &d, event: Some(&ev), pid: 5, comm: cmd.comm(5), lat: "d...." };
+        f(&m, &r);
+    }
+}

@@ -546,3 +546,87 @@ fn sym_text(m: &Meta, addr: u64) -> String {
 fn field_u64(e: &Event, name: &str, d: &[u8], m: &Meta) -> u64 {
     e.field(name).and_then(|f| f.int(d, m.endian)).unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_table_parses() {
+        for &(_, name, no, spec) in MESSAGES {
+            let fields: Vec<_> = parse_spec(spec).collect();
+            assert_eq!(fields.len(), spec.split(' ').count(), "{name}");
+            assert!(no > 0 && fields.iter().all(|f| f.1 > 0 && b"siuka".contains(&f.2)), "{name}");
+        }
+    }
+
+    enum V<'a> {
+        Int(u64),
+        Len(&'a [u8]),
+    }
+
+    fn varint(b: &mut &[u8]) -> u64 {
+        let (mut v, mut s) = (0, 0);
+        loop {
+            let c = b[0];
+            *b = &b[1..];
+            v |= ((c & 0x7f) as u64) << s;
+            s += 7;
+            if c < 0x80 {
+                return v;
+            }
+        }
+    }
+
+    /// A message's fields: (number, value).
+    fn fields(mut b: &[u8]) -> Vec<(u64, V<'_>)> {
+        let mut out = Vec::new();
+        while !b.is_empty() {
+            let t = varint(&mut b);
+            let v = if t & 7 == 0 {
+                V::Int(varint(&mut b))
+            } else {
+                let n = varint(&mut b) as usize;
+                let (x, rest) = b.split_at(n);
+                b = rest;
+                V::Len(x)
+            };
+            out.push((t >> 3, v));
+        }
+        out
+    }
+
+    /// A loss splits the CPU's bundle: the one after it says lost_events.
+    #[test]
+    fn lost_events_mark_the_next_bundle() {
+        super::super::testing::with_row(|m, r| {
+            let mut p = Perfetto::new();
+            let mut out = Vec::new();
+            p.begin(&mut out, m);
+            p.record(&mut out, m, r);
+            p.lost(&mut out, 0, 13, None);
+            p.record(&mut out, m, r);
+            p.finish(&mut out, m, &[CpuStat::default()]);
+            let mut kinds = Vec::new();
+            for (no, v) in fields(&out) {
+                let (1, V::Len(packet)) = (no, v) else { panic!("not a Trace.packet") };
+                for (no, v) in fields(packet) {
+                    match (no, v) {
+                        (1, V::Len(bundle)) => {
+                            let f = fields(bundle);
+                            let events = f.iter().filter(|x| x.0 == 2).count();
+                            let lost = f.iter().any(|x| matches!(x, (3, V::Int(1))));
+                            kinds.push(if lost { "lost bundle" } else { "bundle" });
+                            assert_eq!(events, 1);
+                        }
+                        (45, _) => kinds.push("system_info"),
+                        (2, _) => kinds.push("process_tree"),
+                        (34, _) => kinds.push("ftrace_stats"),
+                        _ => {}
+                    }
+                }
+            }
+            assert_eq!(kinds, ["system_info", "process_tree", "bundle", "lost bundle", "ftrace_stats"]);
+        });
+    }
+}
