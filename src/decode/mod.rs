@@ -287,7 +287,6 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
     if let (Some(s), Some(e)) = (rec.dec.ksyms.addr_of("__irqentry_text_start"), rec.dec.ksyms.addr_of("__irqentry_text_end")) {
         k.graph.irq = (s, e);
     }
-    let select = Select::new(opts, rec);
     let (mut kt, mut tt, mut st);
     let output: &mut dyn Output = if tc {
         let mut t = TraceCmd::new(&rec.dec, &rec.saved, events);
@@ -306,6 +305,17 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
     };
     // (The header goes out before -F is read: an -F error follows it.)
     let _ = output.header();
+    drive(rec, merge, opts, follow, output, host)
+}
+
+/// Records through the filters of `opts` (`-F`, `--graph`/`--max-depth`,
+/// and [`Select`]'s) into `output`, then its [`Output::finish`]: what
+/// [`print`] does after the header, for an output from outside (an
+/// exporter).
+#[inline(never)]
+pub fn drive(rec: &Recording, merge: &mut Merge<'_>, opts: &DecodeOptions, follow: bool, output: &mut dyn Output, host: &mut dyn Host) -> Result<(), Error> {
+    let events = rec.events();
+    let select = Select::new(opts, rec);
     let mut ef = EventFilter::default();
     for f in &opts.filters {
         if let Err(e) = ef.add(f, events) {
