@@ -191,6 +191,7 @@ pub fn string(out: &mut Buf, b: &[u8]) {
 /// A JSON string of text that may carry text::put_all's raw-byte escapes
 /// (a comm that is not UTF-8): those are the bytes they stand for.
 fn escaped_str(out: &mut Buf, s: &str) {
+    // (The escapes' UTF-8 starts with 0xEF: text without one has none.)
     if !s.as_bytes().contains(&0xef) {
         return string(out, s.as_bytes());
     }
