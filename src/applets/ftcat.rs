@@ -329,6 +329,7 @@ fn run_live(a: &Args, to: To<'_>) -> Result<()> {
     for w in &rec.warnings {
         warn(w);
     }
+    #[cfg(feature = "export")]
     let page_size = live.layout.page_size;
     let mut m = Merge::new(live.layout, live.sources);
     let name = tfs.path_of("per_cpu");

@@ -206,7 +206,7 @@ pub fn export(rec: &mut Recording, merge: &mut Merge<'_>, x: &Extra<'_>, opts: &
     let rec = &*rec;
     let cls = Classes::new(rec.events());
     let k = Kernel::new(&rec.dec, &rec.cmd, &cls, Opts::default(), rec.ncpus);
-    let mut e = Exporter::new(k, rec, &x, f, drain);
+    let mut e = Exporter::new(k, rec, x, f, drain);
     let _ = e.header();
     decode::drive(rec, merge, opts, follow, &mut e, host)
 }
