@@ -51,3 +51,23 @@ if [ -n "$pkgs" ] && command -v apt-get >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     apt-get install -y -qq $pkgs >&2
 fi
+
+# Python packages the exporter tests read their output with (tests/export):
+# Perfetto's generated protobuf bindings, and DuckDB. Pinned: the versions
+# the checkers were written against.
+PY_PKGS="perfetto==0.59.1 protobuf==7.36.2 duckdb==2.0.1"
+if [ "$what" = test ] || [ "$what" = python ]; then
+    py=${PYTHON:-python3}
+    if ! "$py" -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2, duckdb' 2>/dev/null; then
+        command -v "$py" >/dev/null 2>&1 || pkgs_py="python3 python3-pip"
+        if [ -n "${pkgs_py:-}" ] && command -v apt-get >/dev/null 2>&1; then
+            log "apt-get install $pkgs_py"
+            apt-get install -y -qq $pkgs_py >&2
+        fi
+        log "pip install $PY_PKGS"
+        # Debian's own python3 refuses pip installs outside a venv
+        # (PEP 668) unless told to.
+        "$py" -m pip install -q $PY_PKGS >&2 ||
+            "$py" -m pip install -q --break-system-packages $PY_PKGS >&2
+    fi
+fi

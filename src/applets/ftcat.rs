@@ -10,6 +10,8 @@ use crate::applets::source;
 use crate::argv::{self, Long, Short, Value};
 use crate::cli::{self, Error, Result};
 use crate::decode::{self, text_out::{Drain, TextOut}, DecodeOptions, Style};
+#[cfg(feature = "export")]
+use crate::export::output::{export, Extra, Format};
 use crate::merge::Merge;
 use crate::sys::{self, Errno};
 use crate::tracedat::TraceDat;
@@ -52,6 +54,8 @@ own `trace` file would print it.
                      without -B: FILE's top buffer, or if it is empty the
                      first buffer with data)
       --once         with --live: stop when the buffers are empty
+      --export F     the records (after every filter above) as F: perfetto
+                     (a Perfetto trace) or jsonl (one JSON object a record)
   -h, --help         this help
 ";
 
@@ -68,6 +72,9 @@ pub struct Args {
     pub once: bool,
     /// Everything the decode itself takes (-B included: a buffer of FILE).
     pub decode: DecodeOptions,
+    /// `--export F`: the records in another tool's format, not as text.
+    #[cfg(feature = "export")]
+    pub export: Option<Format>,
 }
 
 #[inline(never)]
@@ -103,6 +110,16 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             Long("live") => a.live = true,
             Short('B') | Long("instance") => d.instance = Some(p.value()?),
             Long("once") => a.once = true,
+            #[cfg(feature = "export")]
+            Long("export") => {
+                let v = p.value()?;
+                match Format::parse(&v) {
+                    Some(f) => a.export = Some(f),
+                    None => usage_err!("--export {}: one of {}", v, Format::NAMES),
+                }
+            }
+            #[cfg(not(feature = "export"))]
+            Long("export") => usage_err!("--export: this ftbox was built without exporters"),
             Long("style") => {
                 let v = p.value()?;
                 d.style = match v.as_str() {
@@ -121,6 +138,10 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     }
     if !a.live && a.once {
         usage_err!("--once goes with --live");
+    }
+    #[cfg(feature = "export")]
+    if a.export.is_some() && (a.decode.stat || a.decode.style != Style::Kernel) {
+        usage_err!("--export writes every record: not with --stat or --style");
     }
     Ok(a)
 }
@@ -186,11 +207,73 @@ fn warn(w: &str) {
     sys::eprintln(format_args!("ftcat: {}", w));
 }
 
+/// Where the records go: text, or an exporter's bytes (to a drain that
+/// says false when it could not write).
+enum To<'a> {
+    Text(&'a mut Out),
+    #[cfg(feature = "export")]
+    Export(Format, &'a mut dyn FnMut(&[u8]) -> bool),
+}
+
 #[inline(never)]
 fn run(a: Args) -> Result<()> {
+    #[cfg(feature = "export")]
+    if let Some(f) = a.export {
+        return run_export(&a, f);
+    }
     let mut out = TextOut::new(Stdout);
-    let res = if a.live { run_live(&a, &mut out) } else { run_file(&a, &mut out) };
+    let res = if a.live { run_live(&a, To::Text(&mut out)) } else { run_file(&a, To::Text(&mut out)) };
     out.finish().map_err(Error::Io)?;
+    res
+}
+
+/// Is `fd` a terminal? Asked of /proc (the device its link names), which
+/// needs no ioctl.
+#[cfg(feature = "export")]
+fn is_tty(fd: i32) -> bool {
+    let path = alloc::format!("/proc/self/fd/{fd}");
+    let Ok(t) = sys::readlink(&sys::cpath(&path).unwrap_or_default()) else { return false };
+    t.starts_with(b"/dev/pts/") || t.starts_with(b"/dev/tty") || t == b"/dev/console"
+}
+
+/// One progress line on stderr, rewritten in place.
+#[cfg(feature = "export")]
+fn progress_line(b: &[u8]) {
+    let mut e = sys::stderr();
+    e.bytes(b);
+    let _ = e.flush();
+}
+
+/// `--export F`: the bytes straight to stdout, with a running count on
+/// stderr when that is a terminal (an export of a big file takes a while).
+#[cfg(feature = "export")]
+#[inline(never)]
+fn run_export(a: &Args, f: Format) -> Result<()> {
+    if f.binary() && is_tty(1) {
+        usage_err!("--export perfetto writes binary: redirect stdout to a file");
+    }
+    let progress = is_tty(2);
+    let (mut written, mut err) = (0u64, None);
+    let mut drain = |b: &[u8]| {
+        if let Err(e) = sys::write_all(sys::fd(1), b) {
+            err = Some(e);
+            return false;
+        }
+        let before = written >> 24;
+        written += b.len() as u64;
+        // (Every 16 MiB: a small export says nothing.)
+        if progress && written >> 24 != before {
+            progress_line(alloc::format!("\rftcat: export: {} MiB ", written >> 20).as_bytes());
+        }
+        true
+    };
+    let res = if a.live { run_live(a, To::Export(f, &mut drain)) } else { run_file(a, To::Export(f, &mut drain)) };
+    if progress && written >> 24 > 0 {
+        progress_line(b"\r\x1b[K");
+    }
+    if let Some(e) = err {
+        return Err(Error::Io(e));
+    }
     res
 }
 
@@ -205,14 +288,26 @@ fn decode_err(e: decode::Error, path: &str) -> Error {
 }
 
 #[inline(never)]
-fn run_file(a: &Args, out: &mut Out) -> Result<()> {
+fn run_file(a: &Args, to: To<'_>) -> Result<()> {
     let path = a.file.as_deref().unwrap_or("trace.dat");
     let input = source::Input::open(path).map_err(Error::Fail)?;
     let td = match TraceDat::open(input.read_at()) {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
     };
-    decode::print_file(&td, path, &a.decode, out, &mut Host { name: path }, &mut warn).map_err(|e| decode_err(e, path))
+    let host = &mut Host { name: path };
+    let res = match to {
+        To::Text(out) => decode::print_file(&td, path, &a.decode, out, host, &mut warn),
+        #[cfg(feature = "export")]
+        To::Export(f, drain) => decode::file_input(&td, &a.decode).and_then(|mut input| {
+            for w in &input.rec.warnings {
+                warn(w);
+            }
+            let x = Extra { uname: td.options.uname.as_deref().unwrap_or(""), page_size: td.page_size, cpustat: &td.options.cpustat };
+            export(&mut input.rec, &mut input.merge, &x, &a.decode, f, false, drain, host)
+        }),
+    };
+    res.map_err(|e| decode_err(e, path))
 }
 
 /// The top level, the instance of -B (if any) and its per-CPU pipes.
@@ -228,16 +323,24 @@ fn open_all(a: &Args) -> core::result::Result<(Tracefs, Option<Tracefs>, source:
 }
 
 #[inline(never)]
-fn run_live(a: &Args, out: &mut Out) -> Result<()> {
+fn run_live(a: &Args, to: To<'_>) -> Result<()> {
     let (top, inst, live) = open_all(a).map_err(Error::Fail)?;
     let tfs = inst.as_ref().unwrap_or(&top);
     let mut rec = source::live_recording(&top, tfs, live.sources.len() as u32);
     for w in &rec.warnings {
         warn(&alloc::format!("{}: {}", top.path_of("events"), w));
     }
+    #[cfg(feature = "export")]
+    let page_size = live.layout.page_size;
     let mut m = Merge::new(live.layout, live.sources);
     let name = tfs.path_of("per_cpu");
-    decode::print(&mut rec, &mut m, Vec::new(), &a.decode, !a.once, out, &mut Host { name: &name }).map_err(|e| decode_err(e, &name))
+    let host = &mut Host { name: &name };
+    let res = match to {
+        To::Text(out) => decode::print(&mut rec, &mut m, Vec::new(), &a.decode, !a.once, out, host),
+        #[cfg(feature = "export")]
+        To::Export(f, drain) => export(&mut rec, &mut m, &Extra { uname: "", page_size, cpustat: &[] }, &a.decode, f, !a.once, drain, host),
+    };
+    res.map_err(|e| decode_err(e, &name))
 }
 
 #[cfg(test)]

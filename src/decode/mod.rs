@@ -287,13 +287,7 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
     }
     // -F is read before anything is printed: a mistake in it is a usage
     // error on its own, not after a header.
-    let mut ef = EventFilter::default();
-    for f in &opts.filters {
-        if let Err(e) = ef.add(f, events) {
-            return Err(Error::Usage(format!("-F {}: {}", f, e)));
-        }
-    }
-    let select = Select::new(opts, rec);
+    let ef = event_filter(opts, events)?;
     let (mut kt, mut st);
     #[cfg(feature = "trace-cmd-style")]
     let mut tt;
@@ -317,6 +311,34 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
         &mut kt
     };
     let _ = output.header();
+    filter_into(rec, merge, opts, ef, follow, output, host)
+}
+
+/// `-F`'s filters, read before anything is printed: a mistake in one is a
+/// usage error on its own.
+fn event_filter(opts: &DecodeOptions, events: &[crate::format::Event]) -> Result<EventFilter, Error> {
+    let mut ef = EventFilter::default();
+    for f in &opts.filters {
+        if let Err(e) = ef.add(f, events) {
+            return Err(Error::Usage(format!("-F {}: {}", f, e)));
+        }
+    }
+    Ok(ef)
+}
+
+/// Records through the filters of `opts` (`-F`, `--graph`/`--max-depth`,
+/// and [`Select`]'s) into `output`, then its [`Output::finish`]: what
+/// [`print`] does after the header, for an output from outside (an
+/// exporter).
+#[inline(never)]
+pub fn drive(rec: &Recording, merge: &mut Merge<'_>, opts: &DecodeOptions, follow: bool, output: &mut dyn Output, host: &mut dyn Host) -> Result<(), Error> {
+    let ef = event_filter(opts, rec.events())?;
+    filter_into(rec, merge, opts, ef, follow, output, host)
+}
+
+fn filter_into(rec: &Recording, merge: &mut Merge<'_>, opts: &DecodeOptions, ef: EventFilter, follow: bool, output: &mut dyn Output, host: &mut dyn Host) -> Result<(), Error> {
+    let events = rec.events();
+    let select = Select::new(opts, rec);
     let mut gf = None;
     if opts.max_depth.is_some() || opts.graph.is_some() {
         let mut g = GraphFilter::new(&rec.dec, events, rec.dec.endian);

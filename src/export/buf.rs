@@ -1,0 +1,143 @@
+//! A byte buffer for the exporters' many short appends (a field tag, a
+//! key, a few digits). `Vec::extend_from_slice` calls libc's memcpy for
+//! each, and musl's, built for long copies, costs more to start than such
+//! a piece is long: here pieces of up to 32 bytes are fixed-size moves.
+//! The buffer is kept zero-filled past its length so those moves need no
+//! unsafe code.
+
+use alloc::vec::Vec;
+
+/// Bytes kept writable past the length: the widest fixed move.
+const SLACK: usize = 32;
+
+#[derive(Default)]
+pub struct Buf {
+    b: Vec<u8>,
+    n: usize,
+}
+
+impl Buf {
+    pub fn new() -> Buf {
+        Buf::default()
+    }
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    pub fn clear(&mut self) {
+        self.n = 0;
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        &self.b[..self.n]
+    }
+
+    /// The writable bytes from the end on: at least `k` + SLACK of them.
+    #[inline(always)]
+    fn room(&mut self, k: usize) -> &mut [u8] {
+        if self.b.len() < self.n + k + SLACK {
+            self.grow(k);
+        }
+        &mut self.b[self.n..]
+    }
+
+    #[inline(never)]
+    fn grow(&mut self, k: usize) {
+        let want = (self.n + k + SLACK).max(self.b.len() * 2).max(4096);
+        self.b.resize(want, 0);
+    }
+
+    #[inline(always)]
+    pub fn push(&mut self, c: u8) {
+        self.room(1)[0] = c;
+        self.n += 1;
+    }
+
+    /// Append `s`.
+    #[inline]
+    pub fn put(&mut self, s: &[u8]) {
+        let k = s.len();
+        let d = self.room(k);
+        if k > SLACK {
+            d[..k].copy_from_slice(s);
+        } else if k >= 8 {
+            // Two to four 8-byte moves, overlapping as needed.
+            mv::<8>(d, 0, s);
+            if k > 16 {
+                mv::<8>(d, 8, s);
+                mv::<8>(d, k - 16, s);
+            }
+            mv::<8>(d, k - 8, s);
+        } else if k >= 4 {
+            mv::<4>(d, 0, s);
+            mv::<4>(d, k - 4, s);
+        } else if k > 0 {
+            d[0] = s[0];
+            d[k / 2] = s[k / 2];
+            d[k - 1] = s[k - 1];
+        }
+        self.n += k;
+    }
+
+    /// Write `s` at `at` (inside the buffer), over what is there: a
+    /// length field's few bytes, stored one by one.
+    pub fn set(&mut self, at: usize, s: &[u8]) {
+        let d = &mut self.b[at..at + s.len()];
+        match s.len() {
+            1 => d[0] = s[0],
+            2 => mv::<2>(d, 0, s),
+            3 => {
+                mv::<2>(d, 0, s);
+                d[2] = s[2];
+            }
+            _ => d.copy_from_slice(s),
+        }
+    }
+
+    /// Make `k` bytes of room at `at`: the bytes from `at` on move up.
+    pub fn open_gap(&mut self, at: usize, k: usize) {
+        self.room(k);
+        self.b.copy_within(at..self.n, at + k);
+        self.n += k;
+    }
+}
+
+/// `N` bytes of `s` from `at` to `d` at `at`: an array copy, which compiles
+/// to a load and a store where a slice copy of a length the compiler cannot
+/// see calls memcpy.
+#[inline(always)]
+fn mv<const N: usize>(d: &mut [u8], at: usize, s: &[u8]) {
+    let src = s.get(at..).and_then(|s| s.first_chunk::<N>());
+    let dst = d.get_mut(at..).and_then(|d| d.first_chunk_mut::<N>());
+    if let (Some(dst), Some(src)) = (dst, src) {
+        *dst = *src;
+    }
+}
+
+impl core::fmt::Write for Buf {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        self.put(s.as_bytes());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_of_every_length() {
+        let src: Vec<u8> = (0..100u8).collect();
+        let mut b = Buf::new();
+        let mut want = Vec::new();
+        for k in 0..100 {
+            b.put(&src[..k]);
+            want.extend_from_slice(&src[..k]);
+        }
+        assert_eq!(b.as_slice(), &want[..]);
+        b.open_gap(2, 3);
+        b.set(2, b"xyz");
+        assert_eq!(&b.as_slice()[..6], &[0, 0, b'x', b'y', b'z', 1]);
+    }
+}

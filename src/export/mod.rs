@@ -1,0 +1,219 @@
+//! Exporters: a recording's records in other tools' formats, written as
+//! bytes into a `Vec<u8>` the caller drains (no I/O here).
+//!
+//! - [`perfetto`]: a Perfetto protobuf trace (`Trace.packet` messages), for
+//!   Perfetto's UI and trace processor;
+//! - [`jsonl`]: one JSON object per record, for SQL engines (DuckDB's
+//!   `read_json`, ClickHouse's `JSONEachRow`, Spark's `spark.read.json`).
+//!
+//! Both are driven the same way ([`Export`]): [`Export::begin`] with what
+//! the recording says about itself, then its records and lost-event markers
+//! in merge order, then [`Export::finish`] with the per-CPU statistics.
+//! [`output::Exporter`] is that driving as a [`crate::decode::Output`], so
+//! the records come through ftcat's own filters.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::cursor::Endian;
+use crate::format::{Event, Field, FieldKind};
+use crate::text::{Cmdlines, Env};
+
+pub mod buf;
+pub mod jsonl;
+pub mod output;
+pub mod perfetto;
+pub mod proto;
+
+/// What the recording says about itself.
+pub struct Meta<'a> {
+    /// `uname -s`, `-r`, `-m` of the traced kernel (empty when unknown).
+    pub sysname: &'a str,
+    pub release: &'a str,
+    pub machine: &'a str,
+    /// The trace clock (`local`, `global`, `mono_raw`, `boot`, `counter`, ...).
+    pub clock: &'a str,
+    pub ncpus: u32,
+    pub page_size: u32,
+    pub endian: Endian,
+    /// The traced kernel's `long`, for `long`-sized array elements.
+    pub long_size: usize,
+    /// pid → comm, pid → tgid.
+    pub cmd: &'a Cmdlines,
+    /// The saved_cmdlines text, for the list of every pid it names (Cmdlines
+    /// answers lookups only).
+    pub saved: &'a [u8],
+    /// Symbols, trace_printk formats and the print fmt interpreter.
+    pub env: &'a dyn Env,
+    /// Every event format of the recording.
+    pub events: &'a [Event],
+}
+
+impl Meta<'_> {
+    /// Every pid the saved cmdlines name, sorted, each once.
+    pub fn pids(&self) -> Vec<i32> {
+        let mut v: Vec<i32> = Vec::new();
+        for line in self.saved.split(|&b| b == b'\n') {
+            let n = line.iter().position(|&b| b == b' ').unwrap_or(line.len());
+            if let Some(p) = core::str::from_utf8(&line[..n]).ok().and_then(|s| s.trim().parse().ok()) {
+                v.push(p);
+            }
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// A uname line (`Linux HOST 6.12.1 x86_64`, as trace.dat's UNAME
+    /// option holds) into sysname, release and machine.
+    pub fn uname_words(line: &str) -> (&str, &str, &str) {
+        let release = crate::text::kernel::release_word(line);
+        let mut w = line.split_whitespace();
+        let sysname = w.next().filter(|&s| s != release).unwrap_or("");
+        let machine = w.last().filter(|&m| m != release).unwrap_or("");
+        (sysname, release, machine)
+    }
+}
+
+/// One record of the merged stream, as the printers see it, plus who ran.
+pub struct Row<'a> {
+    pub cpu: u32,
+    /// In trace-clock units (ns for the ns clocks).
+    pub ts: u64,
+    /// The payload from common_type on.
+    pub data: &'a [u8],
+    /// Its format (None: a type the recording has no format for).
+    pub event: Option<&'a Event>,
+    pub pid: i32,
+    /// The running task's comm (text::put_all's raw-byte escapes included).
+    pub comm: &'a str,
+    /// The latency columns (`d.h1.`) of the record's common flags.
+    pub lat: &'a str,
+}
+
+/// Per-CPU statistics of the recording (what the kernel's
+/// `per_cpu/cpuN/stats` said when it was saved) and the events the
+/// stream itself marked lost.
+#[derive(Clone, Copy, Default)]
+pub struct CpuStat {
+    pub cpu: u32,
+    pub entries: u64,
+    pub overrun: u64,
+    pub commit_overrun: u64,
+    pub bytes: u64,
+    pub dropped: u64,
+    pub read: u64,
+    /// Lost events the pages recorded (counted), and losses of unknown size.
+    pub lost: u64,
+    pub lost_unknown: u64,
+}
+
+/// An output format. Each call appends to `out`, which the caller drains
+/// when it likes (an exporter keeps no reference to it).
+pub trait Export {
+    fn begin(&mut self, out: &mut Vec<u8>, m: &Meta);
+    fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row);
+    /// Events were lost on `cpu` before its next record (at `ts`).
+    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, ts: u64, count: Option<u64>);
+    fn finish(&mut self, out: &mut Vec<u8>, m: &Meta, stats: &[CpuStat]);
+}
+
+/// One field's value, typed as its format declares it.
+pub enum Value<'a> {
+    Int(i64),
+    Uint(u64),
+    /// A character array or `__data_loc char[]`, up to its first NUL.
+    Str(&'a [u8]),
+    /// Any other array: its elements.
+    Array { data: &'a [u8], elem: usize, signed: bool },
+}
+
+/// Read field `f` of record `d` (None: out of the record's bounds).
+pub fn value<'a>(f: &Field, d: &'a [u8], endian: Endian, long: usize) -> Option<Value<'a>> {
+    if f.kind == FieldKind::Scalar {
+        let v = f.int(d, endian)?;
+        return Some(if f.signed { Value::Int(v as i64) } else { Value::Uint(v) });
+    }
+    let b = f.data(d, endian)?;
+    if f.is_char {
+        let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        return Some(Value::Str(&b[..n]));
+    }
+    let elem = f.elem_size(long).clamp(1, 8);
+    Some(Value::Array { data: b, elem, signed: f.signed })
+}
+
+/// Element `i` of an array value, sign-extended when signed.
+pub fn elem(data: &[u8], elem: usize, signed: bool, i: usize, endian: Endian) -> u64 {
+    let v = crate::cursor::read_uint(data, i * elem, elem, endian).unwrap_or(0);
+    if signed {
+        crate::format::sext(v, elem)
+    } else {
+        v
+    }
+}
+
+/// `system:name` of a record's event, `type N` when the recording has no
+/// format for it (as `ftcat --stat` names it).
+pub fn event_name(out: &mut String, r: &Row, d: &[u8], endian: Endian) {
+    use core::fmt::Write;
+    match r.event {
+        Some(e) => {
+            out.push_str(&e.system);
+            out.push(':');
+            out.push_str(&e.name);
+        }
+        None => {
+            let _ = write!(out, "type {}", crate::text::kernel::rec_type(d, endian));
+        }
+    }
+}
+
+/// A hand-made event and one record of it, for the exporters' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Meta, Row};
+    use crate::cursor::Endian;
+    use crate::format::{Event, Field, FieldKind};
+    use crate::ksyms::{Ksyms, Printk};
+    use crate::text::{env::Decoder, Cmdlines};
+
+    /// `sys:ev` (id 7) with an int `pid` (a row key), a u64 above 2^53, a
+    /// char array holding a quote and a byte that is not UTF-8, and an s16
+    /// array; run by pid 5, `sh`, on CPU 0 at 12.
+    pub fn with_row(f: impl FnOnce(&Meta, &Row)) {
+        let fields = std::vec![
+            Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar),
+            Field::new("common_flags", "unsigned char", 2, 1, false, FieldKind::Scalar),
+            Field::new("common_preempt_count", "unsigned char", 3, 1, false, FieldKind::Scalar),
+            Field::new("common_pid", "int", 4, 4, true, FieldKind::Scalar),
+            Field::new("pid", "int", 8, 4, true, FieldKind::Scalar),
+            Field::new("big", "u64", 12, 8, false, FieldKind::Scalar),
+            Field::new("name", "char", 20, 8, false, FieldKind::Array(8)),
+            Field::new("arr", "s16", 28, 4, true, FieldKind::Array(2)),
+        ];
+        let ev = Event::new(7, "sys", "ev", fields, "");
+        let dec = Decoder::new(std::vec![ev.clone()], Ksyms::new(), Printk::parse(b""), Endian::Little, 8);
+        let cmd = Cmdlines::parse(b"5 sh\n");
+        let m = Meta {
+            sysname: "Linux",
+            release: "6.12.0",
+            machine: "x86_64",
+            clock: "local",
+            ncpus: 1,
+            page_size: 4096,
+            endian: Endian::Little,
+            long_size: 8,
+            cmd: &cmd,
+            saved: b"5 sh\n",
+            env: &dec,
+            events: dec.events(),
+        };
+        let mut d = std::vec![7, 0, 0x01, 0, 5, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff];
+        d.extend_from_slice(&u64::MAX.to_le_bytes());
+        d.extend_from_slice(b"a\"\xffb\0\0\0\0");
+        d.extend_from_slice(&[0xff, 0xff, 2, 0]);
+        let r = Row { cpu: 0, ts: 12, data: &d, event: Some(&ev), pid: 5, comm: cmd.comm(5), lat: "d...." };
+        f(&m, &r);
+    }
+}

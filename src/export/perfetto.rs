@@ -1,0 +1,632 @@
+//! A Perfetto trace (protos/perfetto/trace/trace.proto): a sequence of
+//! `Trace.packet` fields, each a `TracePacket`, written as the records come
+//! so memory stays flat.
+//!
+//! - First a `SystemInfo` packet (utsname: the kernel release decides how
+//!   Perfetto reads task states) and a `ProcessTree` of the saved cmdlines
+//!   and tgids (threads under their processes).
+//! - Then per CPU, `FtraceEventBundle`s of at most [`BUNDLE_MAX`] bytes of
+//!   events in timestamp order; `lost_events` on the bundle that follows a
+//!   loss; the trace clock as `ftrace_clock`.
+//! - Events Perfetto has a message for use it ([`MESSAGES`]), every other
+//!   one is a `GenericFtraceEvent` with each field typed, so nothing is
+//!   dropped.
+//! - Kernel function addresses (function_graph's `func`, workqueue
+//!   functions) are, as traced_probes writes them with `symbolize_ksyms`,
+//!   ids of names interned in the packet's `InternedData.kernel_symbols`.
+//! - Last, `FtraceStats` with each CPU's ring buffer statistics.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write;
+
+use super::buf::Buf;
+use super::proto::{self, begin, begin_room, bytes, end, int, uint};
+use super::{CpuStat, Export, Meta, Row, Value};
+use crate::format::Event;
+
+/// Events with their own Perfetto message: system, name, the message's
+/// field number in `FtraceEvent`, and its fields as `kernel_field:N` plus
+/// the kind of value: `s` string, `i` signed, `u` unsigned, `k` kernel
+/// symbol (an interned name's id), `a` packed array. A field this kernel's
+/// format lacks is left out.
+pub const MESSAGES: &[(&str, &str, u32, &str)] = &[
+    ("ftrace", "print", 3, "ip:1u buf:2s"),
+    ("sched", "sched_switch", 4, "prev_comm:1s prev_pid:2i prev_prio:3i prev_state:4i next_comm:5s next_pid:6i next_prio:7i"),
+    ("power", "cpu_frequency", 11, "state:1u cpu_id:2u"),
+    ("power", "cpu_idle", 13, "state:1u cpu_id:2u"),
+    ("sched", "sched_wakeup", 17, "comm:1s pid:2i prio:3i success:4i target_cpu:5i"),
+    ("sched", "sched_blocked_reason", 18, "pid:1i caller:2k io_wait:3u"),
+    ("sched", "sched_waking", 20, "comm:1s pid:2i prio:3i success:4i target_cpu:5i"),
+    ("irq", "softirq_entry", 24, "vec:1u"),
+    ("irq", "softirq_exit", 25, "vec:1u"),
+    ("irq", "softirq_raise", 26, "vec:1u"),
+    ("irq", "irq_handler_entry", 36, "irq:1i name:2s"),
+    ("irq", "irq_handler_exit", 37, "irq:1i ret:2i"),
+    ("workqueue", "workqueue_activate_work", 56, "work:1u function:2u"),
+    ("workqueue", "workqueue_execute_end", 57, "work:1u function:2u"),
+    ("workqueue", "workqueue_execute_start", 58, "work:1u function:2k"),
+    ("workqueue", "workqueue_queue_work", 59, "work:1u function:2k req_cpu:4i cpu:5i workqueue:6s"),
+    ("sched", "sched_wakeup_new", 114, "comm:1s pid:2i prio:3i success:4i target_cpu:5i"),
+    ("task", "task_newtask", 235, "pid:1i comm:2s clone_flags:3u oom_score_adj:4i"),
+    ("task", "task_rename", 236, "pid:1i oldcomm:2s newcomm:3s oom_score_adj:4i"),
+    ("sched", "sched_process_exec", 237, "filename:1s pid:2i old_pid:3i"),
+    ("sched", "sched_process_exit", 238, "comm:1s pid:2i tgid:3i prio:4i"),
+    ("sched", "sched_process_fork", 239, "parent_comm:1s parent_pid:2i child_comm:3s child_pid:4i"),
+    ("sched", "sched_process_free", 240, "comm:1s pid:2i prio:3i"),
+    ("sched", "sched_process_hang", 241, "comm:1s pid:2i"),
+    ("sched", "sched_process_wait", 242, "comm:1s pid:2i prio:3i"),
+    ("raw_syscalls", "sys_enter", 329, "id:1i args:2a"),
+    ("raw_syscalls", "sys_exit", 330, "id:1i ret:2i"),
+    ("sched", "sched_pi_setprio", 353, "comm:1s newprio:2i oldprio:3i pid:4i"),
+    ("ftrace", "funcgraph_entry", 437, "depth:1i func:2k"),
+    ("ftrace", "funcgraph_exit", 438, "calltime:1u depth:2i func:3k overrun:4u rettime:5u"),
+    ("sched", "sched_migrate_task", 491, "comm:1s pid:2i prio:3i orig_cpu:4i dest_cpu:5i"),
+];
+
+/// `FtraceEvent.generic`.
+const GENERIC: u32 = 327;
+
+/// Bytes of encoded events a CPU's bundle holds before it is written out.
+pub const BUNDLE_MAX: usize = 64 << 10;
+
+/// The one packet sequence this trace is (interned symbols are scoped to
+/// a sequence).
+const SEQ: u64 = 1;
+/// TracePacket.sequence_flags: SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE.
+const CLEARED: u64 = 1;
+const NEEDS_STATE: u64 = 2;
+
+/// How one event is written.
+enum Plan {
+    /// Its own message: (proto field, index into Event.fields, kind).
+    Message(u32, Vec<(u32, usize, u8)>),
+    /// ftrace's function records: a generic event with the symbols' names.
+    Function,
+    /// trace_printk: a generic event with the formatted message.
+    Bprint,
+}
+
+/// How [`Export::record`] writes one record.
+enum How {
+    Message(u32),
+    Function,
+    Bprint,
+    Generic,
+    /// A type without a format.
+    Unknown,
+}
+
+#[derive(Default)]
+struct Bundle {
+    /// Encoded `FtraceEventBundle.event` fields.
+    buf: Buf,
+    /// Events were lost before this bundle's first event.
+    lost: bool,
+    /// Symbol ids its events use that no earlier packet interned.
+    syms: Vec<u64>,
+    serial: u64,
+}
+
+#[derive(Default)]
+pub struct Perfetto {
+    plans: Vec<(u16, Plan)>,
+    cpus: Vec<Bundle>,
+    /// Kernel symbol (its start address, or the address itself when no
+    /// symbol covers it) → interned id; names[id - 1] is its name.
+    sym_ids: BTreeMap<u64, u64>,
+    names: Vec<String>,
+    /// Per id: interned by a packet already written / the serial of the
+    /// last bundle that listed it.
+    sym_sent: Vec<bool>,
+    sym_listed: Vec<u64>,
+    serial: u64,
+    /// FtraceEventBundle.ftrace_clock, and the first timestamp (the
+    /// identity clock snapshot Perfetto needs for per-CPU clocks).
+    clock: u64,
+    t0: Option<u64>,
+    /// A dedicated message's (proto field, value, kind), reused.
+    vals: Vec<(u32, u64, u8)>,
+    /// The packet being assembled.
+    pkt: Buf,
+}
+
+impl Perfetto {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn plan(&self, id: u16) -> Option<&Plan> {
+        let i = self.plans.binary_search_by_key(&id, |p| p.0).ok()?;
+        self.plans.get(i).map(|p| &p.1)
+    }
+
+    fn bundle(&mut self, cpu: u32) -> &mut Bundle {
+        let i = (cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if self.cpus.len() <= i {
+            self.cpus.resize_with(i + 1, Bundle::default);
+        }
+        &mut self.cpus[i]
+    }
+
+    /// The interned id of the kernel symbol at `addr`, listed in `cpu`'s
+    /// bundle when no packet has interned it yet.
+    fn sym(&mut self, m: &Meta, cpu: u32, addr: u64) -> u64 {
+        let (key, name) = match m.env.sym(addr) {
+            Some(s) => (s.addr, s.name),
+            None => (addr, ""),
+        };
+        let id = match self.sym_ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let mut n = String::from(name);
+                if n.is_empty() {
+                    let _ = write!(n, "0x{:x}", addr);
+                }
+                self.names.push(n);
+                self.sym_sent.push(false);
+                self.sym_listed.push(u64::MAX);
+                let id = self.names.len() as u64;
+                self.sym_ids.insert(key, id);
+                id
+            }
+        };
+        let i = id as usize - 1;
+        if !self.sym_sent[i] {
+            let serial = self.bundle(cpu).serial;
+            if self.sym_listed[i] != serial {
+                self.sym_listed[i] = serial;
+                self.bundle(cpu).syms.push(id);
+            }
+        }
+        id
+    }
+
+    /// The packet in `pkt` out as a `Trace.packet` field.
+    fn emit(&mut self, out: &mut Vec<u8>) {
+        let mut t = Buf::new();
+        proto::tag(&mut t, 1, proto::LEN);
+        proto::varint(&mut t, self.pkt.len() as u64);
+        out.extend_from_slice(t.as_slice());
+        out.extend_from_slice(self.pkt.as_slice());
+        self.pkt.clear();
+    }
+
+    /// Write out `cpu`'s bundle (when it has events or a loss to tell).
+    fn flush(&mut self, out: &mut Vec<u8>, cpu: usize) {
+        let Some(b) = self.cpus.get_mut(cpu) else { return };
+        if b.buf.is_empty() && !b.lost {
+            return;
+        }
+        self.serial += 1;
+        let serial = self.serial;
+        let lost = core::mem::replace(&mut b.lost, false);
+        let syms = core::mem::take(&mut b.syms);
+        b.serial = serial;
+        let p = &mut self.pkt;
+        let bundle = begin_room(p, 1, 3);
+        uint(p, 1, cpu as u64);
+        p.put(b.buf.as_slice());
+        b.buf.clear();
+        if lost {
+            uint(p, 3, 1);
+        }
+        if self.clock != 0 {
+            // A clock snapshot that maps the trace clock 1:1 onto boot time:
+            // the file has no pair of real readings to relate them.
+            let t = self.t0.unwrap_or(0);
+            uint(p, 5, self.clock);
+            uint(p, 6, t);
+            uint(p, 7, t);
+        }
+        end(p, bundle);
+        sequence(p, NEEDS_STATE);
+        if !syms.is_empty() {
+            let interned = begin_room(p, 12, 3);
+            for &id in &syms {
+                let i = id as usize - 1;
+                if self.sym_sent[i] {
+                    continue;
+                }
+                self.sym_sent[i] = true;
+                let s = begin(p, 26);
+                uint(p, 1, id);
+                bytes(p, 2, self.names[i].as_bytes());
+                end(p, s);
+            }
+            end(p, interned);
+        }
+        self.emit(out);
+    }
+}
+
+fn sequence(p: &mut Buf, flags: u64) {
+    uint(p, 10, SEQ);
+    uint(p, 13, flags);
+}
+
+/// A generic event's fields, typed.
+fn generic(b: &mut Buf, m: &Meta, e: &Event, d: &[u8]) {
+    bytes(b, 1, e.name.as_bytes());
+    for f in e.fields.get(e.ncommon..).unwrap_or(&[]) {
+        let Some(v) = super::value(f, d, m.endian, m.long_size) else { continue };
+        let o = begin(b, 2);
+        bytes(b, 1, f.name.as_bytes());
+        match v {
+            Value::Int(i) => int(b, 4, i),
+            Value::Uint(u) => uint(b, 5, u),
+            Value::Str(s) => text_field(b, 3, s),
+            Value::Array { .. } => {
+                let o = begin(b, 3);
+                super::jsonl::put_value(b, &v, m);
+                end(b, o);
+            }
+        }
+        end(b, o);
+    }
+}
+
+/// A generic event of named fields holding text.
+fn generic_text(b: &mut Buf, name: &str, fields: &[(&str, &[u8])]) {
+    bytes(b, 1, name.as_bytes());
+    for (k, v) in fields {
+        let o = begin(b, 2);
+        bytes(b, 1, k.as_bytes());
+        text_field(b, 3, v);
+        end(b, o);
+    }
+}
+
+/// A string field of kernel bytes: protobuf strings are UTF-8, so a byte
+/// that is not part of valid UTF-8 is written `\xNN`.
+fn text_field(b: &mut Buf, field: u32, s: &[u8]) {
+    if core::str::from_utf8(s).is_ok() {
+        return bytes(b, field, s);
+    }
+    let o = begin(b, field);
+    for chunk in s.utf8_chunks() {
+        b.put(chunk.valid().as_bytes());
+        for &c in chunk.invalid() {
+            let _ = write!(b, "\\x{:02x}", c);
+        }
+    }
+    end(b, o);
+}
+
+/// `kernel_field:N` + kind letter, as in [`MESSAGES`].
+fn parse_spec(spec: &str) -> impl Iterator<Item = (&str, u32, u8)> {
+    spec.split(' ').filter_map(|w| {
+        let (name, rest) = w.split_once(':')?;
+        let kind = *rest.as_bytes().last()?;
+        Some((name, rest[..rest.len() - 1].parse().ok()?, kind))
+    })
+}
+
+/// FtraceEventBundle.FtraceClock for a trace clock: the per-CPU clocks with
+/// a snapshot (see [`Perfetto::flush`]); boot and the rest as boot time
+/// (unspecified), which Perfetto takes as they are.
+fn clock_code(clock: &str) -> u64 {
+    match clock {
+        "local" => 3,
+        "global" => 2,
+        "mono_raw" => 4,
+        _ => 0,
+    }
+}
+
+/// A comm as the bytes it stands for (Cmdlines keeps put_all's escapes).
+fn comm_field(b: &mut Buf, field: u32, comm: &str) {
+    let mut raw = Vec::new();
+    super::jsonl::raw_bytes(&mut raw, comm);
+    text_field(b, field, &raw);
+}
+
+impl Export for Perfetto {
+    fn begin(&mut self, out: &mut Vec<u8>, m: &Meta) {
+        self.clock = clock_code(m.clock);
+        // Events by id: the dedicated ones and ftrace's own special ones.
+        for e in m.events {
+            let plan = match MESSAGES.iter().find(|r| r.0 == e.system && r.1 == e.name) {
+                Some(&(_, _, msg, spec)) => {
+                    let mut fs = Vec::new();
+                    for (name, no, kind) in parse_spec(spec) {
+                        if let Some(i) = e.field_index(name) {
+                            fs.push((no, i, kind));
+                        }
+                    }
+                    Plan::Message(msg, fs)
+                }
+                None if e.system == "ftrace" && e.name == "function" => Plan::Function,
+                None if e.system == "ftrace" && e.name == "bprint" => Plan::Bprint,
+                None => continue,
+            };
+            self.plans.push((e.id, plan));
+        }
+        self.plans.sort_unstable_by_key(|p| p.0);
+
+        // SystemInfo, first on the sequence.
+        let p = &mut self.pkt;
+        let si = begin(p, 45);
+        let u = begin(p, 1);
+        for (no, s) in [(1, m.sysname), (3, m.release), (4, m.machine)] {
+            if !s.is_empty() {
+                bytes(p, no, s.as_bytes());
+            }
+        }
+        end(p, u);
+        if m.page_size > 0 {
+            uint(p, 6, m.page_size as u64);
+        }
+        uint(p, 8, m.ncpus as u64);
+        end(p, si);
+        sequence(p, CLEARED);
+        uint(p, 87, 1);
+        self.emit(out);
+
+        // ProcessTree: each saved pid a thread; a tgid known for it makes
+        // (or joins) that process.
+        let pids = m.pids();
+        let mut procs: Vec<i32> = Vec::new();
+        for &pid in &pids {
+            let t = m.cmd.tgid(pid);
+            procs.push(if t > 0 { t } else { pid });
+        }
+        procs.sort_unstable();
+        procs.dedup();
+        let p = &mut self.pkt;
+        let tree = begin_room(p, 2, 3);
+        for &pid in &procs {
+            let o = begin(p, 1);
+            int(p, 1, pid as i64);
+            if let Some(c) = m.cmd.get(pid) {
+                comm_field(p, 3, c);
+                uint(p, 9, 1);
+            }
+            end(p, o);
+        }
+        for &pid in &pids {
+            let o = begin(p, 2);
+            int(p, 1, pid as i64);
+            if let Some(c) = m.cmd.get(pid) {
+                comm_field(p, 2, c);
+            }
+            let t = m.cmd.tgid(pid);
+            int(p, 3, if t > 0 { t } else { pid } as i64);
+            end(p, o);
+        }
+        end(p, tree);
+        sequence(p, NEEDS_STATE);
+        self.emit(out);
+    }
+
+    fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row) {
+        let d = r.data;
+        self.t0.get_or_insert(r.ts);
+        let ty = crate::text::kernel::rec_type(d, m.endian);
+        // A dedicated message's values now (symbols interned below, before
+        // the bundle is borrowed); strings and arrays are read when
+        // written: for them the value is the field's index.
+        let mut vals = core::mem::take(&mut self.vals);
+        vals.clear();
+        let how = match (r.event, self.plan(ty)) {
+            (Some(e), Some(Plan::Message(no, fs))) => {
+                for &(pno, i, kind) in fs {
+                    let Some(f) = e.fields.get(i) else { continue };
+                    let v = match kind {
+                        b's' | b'a' => i as u64,
+                        _ => match f.int(d, m.endian) {
+                            Some(v) => v,
+                            None => continue,
+                        },
+                    };
+                    vals.push((pno, v, kind));
+                }
+                How::Message(*no)
+            }
+            (Some(_), Some(Plan::Function)) => How::Function,
+            (Some(_), Some(Plan::Bprint)) => How::Bprint,
+            (Some(_), None) => How::Generic,
+            (None, _) => How::Unknown,
+        };
+        for v in vals.iter_mut() {
+            if v.2 == b'k' {
+                v.1 = self.sym(m, r.cpu, v.1);
+            }
+        }
+        let e = r.event.unwrap_or(&crate::format::NO_EVENT);
+        let b = &mut self.bundle(r.cpu).buf;
+        // Generic events run past 127 bytes: two length bytes up front.
+        let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
+        let ev = begin_room(b, 2, room);
+        uint(b, 1, r.ts);
+        uint(b, 2, r.pid as u32 as u64);
+        uint(b, 5, d.get(2).copied().unwrap_or(0) as u64);
+        let o = begin_room(b, no, room);
+        match how {
+            How::Message(_) => {
+                for &(pno, v, kind) in &vals {
+                    if !matches!(kind, b's' | b'a') {
+                        uint(b, pno, v);
+                        continue;
+                    }
+                    let Some(f) = e.fields.get(v as usize) else { continue };
+                    match super::value(f, d, m.endian, m.long_size) {
+                        Some(Value::Str(s)) => text_field(b, pno, s),
+                        Some(Value::Array { data, elem, signed }) => {
+                            let n = data.len() / elem;
+                            proto::packed(b, pno, (0..n).map(|i| super::elem(data, elem, signed, i, m.endian)));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            How::Function => {
+                let (ip, parent) = (sym_text(m, field_u64(e, "ip", d, m)), sym_text(m, field_u64(e, "parent_ip", d, m)));
+                generic_text(b, "function", &[("ip", ip.as_bytes()), ("parent_ip", parent.as_bytes())]);
+            }
+            How::Bprint => {
+                let mut msg = String::new();
+                if let (Some(f), Some(a)) = (e.field("fmt"), e.field("buf")) {
+                    if let (Some(addr), Some(args)) = (f.int(d, m.endian), a.data(d, m.endian)) {
+                        let _ = m.env.bprint(addr, args, &mut msg);
+                    }
+                }
+                let mut raw = Vec::new();
+                super::jsonl::raw_bytes(&mut raw, &msg);
+                let ip = sym_text(m, field_u64(e, "ip", d, m));
+                generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
+            }
+            How::Generic => generic(b, m, e, d),
+            How::Unknown => {
+                let mut name = String::new();
+                let _ = write!(name, "type {}", ty);
+                generic_text(b, &name, &[]);
+            }
+        }
+        end(b, o);
+        end(b, ev);
+        let full = b.len() >= BUNDLE_MAX;
+        self.vals = vals;
+        if full {
+            self.flush(out, (r.cpu as usize).min(crate::text::kernel::MAX_CPUS));
+        }
+    }
+
+    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, _ts: u64, _count: Option<u64>) {
+        // The loss lies between the events before it and those after: they
+        // go in separate bundles, the later one marked.
+        let i = (cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if !self.bundle(cpu).buf.is_empty() {
+            self.flush(out, i);
+        }
+        self.bundle(cpu).lost = true;
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>, _m: &Meta, stats: &[CpuStat]) {
+        for cpu in 0..self.cpus.len() {
+            self.flush(out, cpu);
+        }
+        let p = &mut self.pkt;
+        let st = begin(p, 34);
+        uint(p, 1, 2); // END_OF_TRACE
+        for s in stats {
+            let o = begin(p, 2);
+            uint(p, 1, s.cpu as u64);
+            uint(p, 2, s.entries);
+            // The kernel's count, else what the pages said was lost.
+            uint(p, 3, if s.overrun > 0 { s.overrun } else { s.lost });
+            uint(p, 4, s.commit_overrun);
+            uint(p, 5, s.bytes);
+            uint(p, 8, s.dropped);
+            uint(p, 9, s.read);
+            end(p, o);
+        }
+        end(p, st);
+        sequence(p, NEEDS_STATE);
+        self.emit(out);
+    }
+}
+
+/// A kernel address as `name+0xoff` (`0x…` when no symbol covers it).
+fn sym_text(m: &Meta, addr: u64) -> String {
+    let mut s = String::new();
+    match m.env.sym(addr) {
+        Some(k) if addr == k.addr => s.push_str(k.name),
+        Some(k) => {
+            let _ = write!(s, "{}+0x{:x}", k.name, addr - k.addr);
+        }
+        None => {
+            let _ = write!(s, "0x{:x}", addr);
+        }
+    }
+    s
+}
+
+fn field_u64(e: &Event, name: &str, d: &[u8], m: &Meta) -> u64 {
+    e.field(name).and_then(|f| f.int(d, m.endian)).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_table_parses() {
+        for &(_, name, no, spec) in MESSAGES {
+            let fields: Vec<_> = parse_spec(spec).collect();
+            assert_eq!(fields.len(), spec.split(' ').count(), "{name}");
+            assert!(no > 0 && fields.iter().all(|f| f.1 > 0 && b"siuka".contains(&f.2)), "{name}");
+        }
+    }
+
+    enum V<'a> {
+        Int(u64),
+        Len(&'a [u8]),
+    }
+
+    fn varint(b: &mut &[u8]) -> u64 {
+        let (mut v, mut s) = (0, 0);
+        loop {
+            let c = b[0];
+            *b = &b[1..];
+            v |= ((c & 0x7f) as u64) << s;
+            s += 7;
+            if c < 0x80 {
+                return v;
+            }
+        }
+    }
+
+    /// A message's fields: (number, value).
+    fn fields(mut b: &[u8]) -> Vec<(u64, V<'_>)> {
+        let mut out = Vec::new();
+        while !b.is_empty() {
+            let t = varint(&mut b);
+            let v = if t & 7 == 0 {
+                V::Int(varint(&mut b))
+            } else {
+                let n = varint(&mut b) as usize;
+                let (x, rest) = b.split_at(n);
+                b = rest;
+                V::Len(x)
+            };
+            out.push((t >> 3, v));
+        }
+        out
+    }
+
+    /// A loss splits the CPU's bundle: the one after it says lost_events.
+    #[test]
+    fn lost_events_mark_the_next_bundle() {
+        super::super::testing::with_row(|m, r| {
+            let mut p = Perfetto::new();
+            let mut out = Vec::new();
+            p.begin(&mut out, m);
+            p.record(&mut out, m, r);
+            p.lost(&mut out, 0, 13, None);
+            p.record(&mut out, m, r);
+            p.finish(&mut out, m, &[CpuStat::default()]);
+            let mut kinds = Vec::new();
+            for (no, v) in fields(&out) {
+                let (1, V::Len(packet)) = (no, v) else { panic!("not a Trace.packet") };
+                for (no, v) in fields(packet) {
+                    match (no, v) {
+                        (1, V::Len(bundle)) => {
+                            let f = fields(bundle);
+                            let events = f.iter().filter(|x| x.0 == 2).count();
+                            let lost = f.iter().any(|x| matches!(x, (3, V::Int(1))));
+                            kinds.push(if lost { "lost bundle" } else { "bundle" });
+                            assert_eq!(events, 1);
+                        }
+                        (45, _) => kinds.push("system_info"),
+                        (2, _) => kinds.push("process_tree"),
+                        (34, _) => kinds.push("ftrace_stats"),
+                        _ => {}
+                    }
+                }
+            }
+            assert_eq!(kinds, ["system_info", "process_tree", "bundle", "lost bundle", "ftrace_stats"]);
+        });
+    }
+}
