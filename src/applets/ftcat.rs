@@ -196,7 +196,7 @@ struct Host<'a> {
 
 impl decode::Host for Host<'_> {
     fn error(&mut self, cpu: u32, msg: &str) {
-        sys::eprintln(format_args!("ftcat: {}: CPU {}: {}", self.name, cpu, msg));
+        cli::warn(format_args!("{}: CPU {}: {}", self.name, cpu, msg));
     }
     fn wait(&mut self) {
         sys::sleep_ms(100);
@@ -204,7 +204,7 @@ impl decode::Host for Host<'_> {
 }
 
 fn warn(w: &str) {
-    sys::eprintln(format_args!("ftcat: {}", w));
+    cli::warn(format_args!("{}", w));
 }
 
 /// Where the records go: text, or an exporter's bytes (to a drain that
