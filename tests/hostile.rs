@@ -106,7 +106,7 @@ fn run(file: &Path, args: &[&str]) -> Run {
     Run {
         status: (!killed).then_some(status),
         cpu: timeval(ru.ru_utime) + timeval(ru.ru_stime),
-        rss_kib: ru.ru_maxrss,
+        rss_kib: i64::from(ru.ru_maxrss),
         out: out.join().unwrap(),
         err: err.join().unwrap(),
     }
