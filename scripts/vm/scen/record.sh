@@ -1,7 +1,7 @@
-# Record a command with ftrec (-c: follow children) and with trace-cmd record
+# Record a command with ftrec (-F -c: the command and its children) and with trace-cmd record
 # on the same workload; both files are read by both tools. ftrec must leave
 # every control file as it found it, on its own (checked before any cleanup).
-run ftrec.fg ftrec -p function_graph -g do_sys_openat2 -c -o ftrec-fg.dat -- sh /vm/workload
+run ftrec.fg ftrec -p function_graph -g do_sys_openat2 -F -c -o ftrec-fg.dat -- sh /vm/workload
 state >$S/state.ftrec-fg
 same "ftrec -p function_graph restores the tracefs state" state.before state.ftrec-fg - ftrec.fg
 run ftrec-fg.report trace-cmd report -i ftrec-fg.dat
@@ -13,7 +13,7 @@ counts ftrec-fg.report report >$S/ftrec-fg.n-report; counts ftrec-fg.ftcat kerne
 same "records per event type: ftcat vs trace-cmd report (ftrec-fg)" ftrec-fg.n-report ftrec-fg.n-ftcat - ftrec-fg.report,ftrec-fg.ftcat
 
 run ftrec.ev ftrec -e sched:sched_process_exec -e sched:sched_process_exit -e syscalls:sys_enter_openat \
-    -e kmem:kmalloc -c -o ftrec-ev.dat -- sh /vm/workload
+    -e kmem:kmalloc -F -c -o ftrec-ev.dat -- sh /vm/workload
 state >$S/state.ftrec-ev
 same "ftrec -e restores the tracefs state" state.before state.ftrec-ev - ftrec.ev
 run ftrec-ev.report trace-cmd report -i ftrec-ev.dat
