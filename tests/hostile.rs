@@ -123,11 +123,17 @@ fn verdict(r: &Run) -> Option<String> {
         return Some(format!("killed by signal {} ({first})", libc::WTERMSIG(st)));
     }
     let code = libc::WEXITSTATUS(st);
-    if r.cpu > MAX_CPU {
-        return Some(format!("{:?} of CPU time", r.cpu));
-    }
-    if r.rss_kib > MAX_RSS_KIB {
-        return Some(format!("peak RSS {} KiB", r.rss_kib));
+    // On 32-bit musl the libc crate's `struct rusage` is the pre-1.2
+    // (32-bit time_t) layout while musl fills in the 64-bit one, so the
+    // CPU and RSS numbers are not readable there: the wall-clock kill and
+    // the output bound still hold.
+    if cfg!(target_pointer_width = "64") {
+        if r.cpu > MAX_CPU {
+            return Some(format!("{:?} of CPU time", r.cpu));
+        }
+        if r.rss_kib > MAX_RSS_KIB {
+            return Some(format!("peak RSS {} KiB", r.rss_kib));
+        }
     }
     match code {
         0 => None,
