@@ -225,6 +225,25 @@ fn no_file_means_trace_dat_here() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// An -e that selects nothing in the file is a mistake: a usage error
+/// (exit 2) before any output, not a header over nothing.
+#[test]
+fn event_matching_nothing_is_a_usage_error() {
+    let f = fixtures().join("x-func.extract.dat");
+    let f = f.to_str().unwrap();
+    let d = tmp("nosuch");
+    let (code, out, err) = run_in(&d, &["-e", "nosuch", f]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(out.is_empty(), "nothing printed: {out}");
+    assert!(err.starts_with("ftcat: -e nosuch: no such event in the recording\n"), "{err}");
+    let (code, _, err) = run_in(&d, &["-e", "ftrace:function", "-e", "sched:nosuch", f]);
+    assert_eq!(code, Some(2), "every pattern must select something: {err}");
+    let (code, out, err) = run_in(&d, &["-e", "ftrace:*", f]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!records(&out).is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Issue #3 §2: "a corrupt page becomes an error report and decoding goes
 /// on with the next page". events-plain.dat is v7 without compression, so
 /// one page's header can be smashed in place: its commit field claims more

@@ -25,7 +25,8 @@ Print a recording (FILE, default trace.dat; - for stdin) as the kernel's
 own `trace` file would print it.
 
   -c, --cpu LIST     only these CPUs (0,2-3)
-  -e GLOB            only events whose name matches (repeatable; sched_*)
+  -e GLOB            only events whose name, SYSTEM:NAME or system matches
+                     (repeatable; sched_*, sched:sched_switch, irq)
       --pid LIST     only these pids
       --comm GLOB    only tasks whose comm matches
   -I                 drop records from hardirq context

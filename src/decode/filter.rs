@@ -27,6 +27,19 @@ pub enum Pass {
 }
 
 /// The filters of [`DecodeOptions`] that look at one record at a time.
+/// Does the `-e` pattern `g` select `e`, by its name, its `system:name`
+/// or its system alone (`-e sched`, as ftrec and ftctl read it)?
+pub fn selects(g: &str, e: &crate::format::Event) -> bool {
+    if glob::matches(g, &e.name) || glob::matches(g, &e.system) {
+        return true;
+    }
+    let mut full = String::with_capacity(e.system.len() + 1 + e.name.len());
+    full.push_str(&e.system);
+    full.push(':');
+    full.push_str(&e.name);
+    glob::matches(g, &full)
+}
+
 pub struct Select<'o> {
     o: &'o DecodeOptions,
     /// `-e`: the ids of the events selected (sorted, as the recording
@@ -40,18 +53,7 @@ impl<'o> Select<'o> {
         let allowed = if o.events.is_empty() {
             None
         } else {
-            let mut v: Vec<u16> = Vec::new();
-            let mut full = String::new();
-            for e in rec.events() {
-                full.clear();
-                full.push_str(&e.system);
-                full.push(':');
-                full.push_str(&e.name);
-                if o.events.iter().any(|g| glob::matches(g, &e.name) || glob::matches(g, &full)) {
-                    v.push(e.id);
-                }
-            }
-            Some(v)
+            Some(rec.events().iter().filter(|e| o.events.iter().any(|g| selects(g, e))).map(|e| e.id).collect())
         };
         Select { o, allowed }
     }

@@ -317,6 +317,11 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
 /// `-F`'s filters, read before anything is printed: a mistake in one is a
 /// usage error on its own.
 fn event_filter(opts: &DecodeOptions, events: &[crate::format::Event]) -> Result<EventFilter, Error> {
+    // An -e that names no event of the recording is a typo more often than
+    // a wish for empty output: say so instead of printing a bare header.
+    if let Some(g) = opts.events.iter().find(|g| !events.iter().any(|e| filter::selects(g, e))) {
+        return Err(Error::Usage(format!("-e {}: no such event in the recording", g)));
+    }
     let mut ef = EventFilter::default();
     for f in &opts.filters {
         if let Err(e) = ef.add(f, events) {
