@@ -63,6 +63,7 @@ fn rewrite(orig: &Vec<u8>, version: u32) -> Vec<u8> {
     }
     let meta = Meta {
         version,
+        compression: write::Compression::None,
         big_endian: false,
         long_size: td.long_size,
         page_size: td.page_size,

@@ -209,6 +209,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
 
     let mut meta = Meta {
         version,
+        compression: write::Compression::None,
         big_endian: cfg!(target_endian = "big"),
         long_size: long,
         page_size: r.page_size as u32,
