@@ -606,3 +606,65 @@ fn traced_command_gets_default_sigpipe() {
     assert_eq!(mask & (1 << (libc::SIGPIPE - 1)), 0, "SIGPIPE ignored in the traced command: {stdout}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `--compression zstd`: trace-cmd report and ftcat read the file and
+/// agree on every event's count; the data spans many chunks (a read storm),
+/// and the file is much smaller than the same kind of recording uncompressed.
+#[test]
+fn zstd_recording_reads_in_trace_cmd_and_ftcat() {
+    if !live("zstd_recording_reads_in_trace_cmd_and_ftcat") {
+        return;
+    }
+    let d = scratch("zstd");
+    let mut sizes = Vec::new();
+    for comp in ["zstd", "none"] {
+        let f = d.join(format!("{comp}.dat"));
+        let (c, _, err) = run(
+            &d.join("ftrec"),
+            &["--private", "-F", "-b", "8192", "--compression", comp, "-e", "syscalls:sys_enter_read", "-e", "sched:sched_process_exec",
+              "-o", f.to_str().unwrap(), "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=100000"],
+        );
+        assert_eq!(c, 0, "{err}");
+        assert_eq!(err.contains("compressed)"), comp == "zstd", "the summary gives the compressed size: {err}");
+        let head = std::fs::read(&f).unwrap();
+        assert!(head[12..].starts_with(b"\0\x08\0\x10\0\0") && head[18..].starts_with(format!("{comp}\0").as_bytes()), "{comp}: {:?}", &head[..24]);
+        let counts = check_file(&d, &f);
+        assert_eq!(counts.get("sched_process_exec"), Some(&1), "{comp}: {counts:?}");
+        assert!(counts.get("sys_enter_read").is_some_and(|&n| n >= 100_000), "{comp}: {counts:?}");
+        sizes.push(head.len());
+    }
+    assert!(sizes[0] * 3 < sizes[1], "zstd {} bytes, plain {}", sizes[0], sizes[1]);
+    no_leftover_instances();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Disk full mid-run with `--compression zstd`: the pages that fit are
+/// compressed in their temp files and the file reads in both readers.
+#[test]
+fn zstd_disk_full_keeps_a_readable_file() {
+    if !live("zstd_disk_full_keeps_a_readable_file") {
+        return;
+    }
+    let d = scratch("zstd-full");
+    let mnt = d.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"]).arg(&mnt).status().unwrap();
+    if !ok.success() {
+        eprintln!("zstd_disk_full_keeps_a_readable_file: skipped (cannot mount tmpfs)");
+        return;
+    }
+    let _m = Mount(mnt.clone());
+    let f = mnt.join("full.dat");
+    let (c, _, err) = run(
+        &d.join("ftrec"),
+        &["--private", "-F", "-b", "4096", "--compression", "zstd", "-e", "syscalls", "-e", "sched", "-d", "60", "-o", f.to_str().unwrap(), "--",
+          "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"],
+    );
+    assert_eq!(c, 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    let counts = check_file(&d, &f);
+    assert!(counts.get("sys_enter_read").is_some_and(|&n| n > 1000), "{counts:?}");
+    no_leftover_instances();
+    drop(_m);
+    std::fs::remove_dir_all(&d).unwrap();
+}
