@@ -359,11 +359,10 @@ fn summary(r: &Recorded, raw: &[u64], page_stats: &[write::PageStats], buffer_he
     e.bytes(buffer_head);
     for (c, (d, ps)) in r.cpus.iter().zip(page_stats).enumerate() {
         let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-        let _ = write!(e, "CPU{c}: {} bytes", raw[c]);
+        let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", raw[c], ps.events);
         if raw[c] != d.len() {
-            let _ = write!(e, " ({} compressed)", d.len());
+            let _ = write!(e, " ({} bytes compressed)", d.len());
         }
-        let _ = write!(e, ", {} events recorded", ps.events);
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
         for (key, what) in LOST {
             // (The one reader of a stats text, ftcat's too.)
