@@ -477,25 +477,29 @@ impl Drop for Mount {
 /// Disk full mid-run: stop, restore, keep a readable file, exit 1.
 #[test]
 fn disk_full_keeps_a_readable_file() {
-    if !live("disk_full_keeps_a_readable_file") {
+    fill_the_disk("disk_full_keeps_a_readable_file", "full", &[]);
+}
+
+/// A recording with `extra` options into a 24 MB tmpfs it fills.
+fn fill_the_disk(test: &str, tag: &str, extra: &[&str]) {
+    if !live(test) {
         return;
     }
-    let d = scratch("full");
+    let d = scratch(tag);
     let mnt = d.join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"]).arg(&mnt).status().unwrap();
     if !ok.success() {
-        eprintln!("disk_full_keeps_a_readable_file: skipped (cannot mount tmpfs)");
+        eprintln!("{test}: skipped (cannot mount tmpfs)");
         return;
     }
     let _m = Mount(mnt.clone());
     let f = mnt.join("full.dat");
     // A syscall storm as the traced command fills 24 MB in well under a second.
-    let (c, _, err) = run(
-        &d.join("ftrec"),
-        &["--private", "-F", "-b", "4096", "-e", "syscalls", "-e", "sched", "-d", "60", "-o", f.to_str().unwrap(), "--",
-          "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"],
-    );
+    let mut args = vec!["--private", "-F", "-b", "4096", "-e", "syscalls", "-e", "sched", "-d", "60", "-o", f.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"]);
+    let (c, _, err) = run(&d.join("ftrec"), &args);
     assert_eq!(c, 1, "{err}");
     assert!(err.contains("No space left on device"), "{err}");
     let counts = check_file(&d, &f);
@@ -642,29 +646,5 @@ fn zstd_recording_reads_in_trace_cmd_and_ftcat() {
 /// compressed in their temp files and the file reads in both readers.
 #[test]
 fn zstd_disk_full_keeps_a_readable_file() {
-    if !live("zstd_disk_full_keeps_a_readable_file") {
-        return;
-    }
-    let d = scratch("zstd-full");
-    let mnt = d.join("mnt");
-    std::fs::create_dir(&mnt).unwrap();
-    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"]).arg(&mnt).status().unwrap();
-    if !ok.success() {
-        eprintln!("zstd_disk_full_keeps_a_readable_file: skipped (cannot mount tmpfs)");
-        return;
-    }
-    let _m = Mount(mnt.clone());
-    let f = mnt.join("full.dat");
-    let (c, _, err) = run(
-        &d.join("ftrec"),
-        &["--private", "-F", "-b", "4096", "--compression", "zstd", "-e", "syscalls", "-e", "sched", "-d", "60", "-o", f.to_str().unwrap(), "--",
-          "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"],
-    );
-    assert_eq!(c, 1, "{err}");
-    assert!(err.contains("No space left on device"), "{err}");
-    let counts = check_file(&d, &f);
-    assert!(counts.get("sys_enter_read").is_some_and(|&n| n > 1000), "{counts:?}");
-    no_leftover_instances();
-    drop(_m);
-    std::fs::remove_dir_all(&d).unwrap();
+    fill_the_disk("zstd_disk_full_keeps_a_readable_file", "zstd-full", &["--compression", "zstd"]);
 }
