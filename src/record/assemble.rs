@@ -308,8 +308,9 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, com
     }
     // A compressed file holds each CPU's pages as chunks, whose sizes the
     // layout needs (the summary keeps the pages' sizes).
-    let raw: Vec<u64> = r.cpus.iter().map(CpuData::len).collect();
+    let mut raw = Vec::new();
     if compression != Compression::None {
+        raw = r.cpus.iter().map(CpuData::len).collect();
         super::compress::compress_cpus(&mut r.cpus, compression, r.page_size).map_err(|e| format!("compressing the recorded data: {}", crate::sys::Msg(e)))?;
         segs = layout_for(&mut meta, &r);
     }
@@ -350,6 +351,7 @@ const LOST: [(&str, &str); 3] =
 
 /// The per-CPU summary on stderr, built as bytes and written at once.
 #[inline(never)]
+/// `raw`: each CPU's bytes of pages when the file holds them compressed.
 fn summary(r: &Recorded, raw: &[u64], page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
     use core::fmt::Write;
     let mut e = crate::sys::stderr();
@@ -359,8 +361,8 @@ fn summary(r: &Recorded, raw: &[u64], page_stats: &[write::PageStats], buffer_he
     e.bytes(buffer_head);
     for (c, (d, ps)) in r.cpus.iter().zip(page_stats).enumerate() {
         let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-        let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", raw[c], ps.events);
-        if raw[c] != d.len() {
+        let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", raw.get(c).copied().unwrap_or(d.len()), ps.events);
+        if raw.get(c).is_some_and(|&n| n > 0) {
             let _ = write!(e, " ({} bytes compressed)", d.len());
         }
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
