@@ -8,8 +8,9 @@
 #   scripts/bench-record.sh [SECONDS]      (default 5; root and tracefs needed)
 #
 # Recorders: ftrec with splice, ftrec --no-splice (read()), ftrec --mmap when
-# the binary has it, and `cat per_cpu/cpu0/trace_pipe_raw` as the naive
-# baseline. Each run uses its own tracefs instance, removed afterwards.
+# the binary has it, ftrec --compression zstd (the CPU time then includes
+# compressing, after the recording), and `cat per_cpu/cpu0/trace_pipe_raw` as
+# the naive baseline. Each run uses its own tracefs instance, removed afterwards.
 set -eu
 SECS=${1:-5}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,6 +90,7 @@ run_ftrec() { # name extra-args...
 	report "$name" $((n * 2)) "$lost" "$cpu" "$rec"
 	# How much of that the per-CPU readers used; the rest is writing trace.dat.
 	awk -v t=$rd -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%-22s of which the readers %.2fs\n", "", t / hz}'
+	printf '%-22s file %d bytes\n' "" "$(stat -c %s "$out" 2>/dev/null || echo 0)"
 	rm -f "$out"
 }
 
@@ -122,5 +124,8 @@ run_ftrec "ftrec splice"
 run_ftrec "ftrec read()" --no-splice
 if "$FTREC" --help | grep -q -- --mmap; then
 	run_ftrec "ftrec mmap" --mmap
+fi
+if "$FTREC" --help | grep -q -- --compression; then
+	run_ftrec "ftrec splice zstd" --compression zstd
 fi
 run_cat

@@ -477,25 +477,29 @@ impl Drop for Mount {
 /// Disk full mid-run: stop, restore, keep a readable file, exit 1.
 #[test]
 fn disk_full_keeps_a_readable_file() {
-    if !live("disk_full_keeps_a_readable_file") {
+    fill_the_disk("disk_full_keeps_a_readable_file", "full", &[]);
+}
+
+/// A recording with `extra` options into a 24 MB tmpfs it fills.
+fn fill_the_disk(test: &str, tag: &str, extra: &[&str]) {
+    if !live(test) {
         return;
     }
-    let d = scratch("full");
+    let d = scratch(tag);
     let mnt = d.join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     let ok = Command::new("mount").args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"]).arg(&mnt).status().unwrap();
     if !ok.success() {
-        eprintln!("disk_full_keeps_a_readable_file: skipped (cannot mount tmpfs)");
+        eprintln!("{test}: skipped (cannot mount tmpfs)");
         return;
     }
     let _m = Mount(mnt.clone());
     let f = mnt.join("full.dat");
     // A syscall storm as the traced command fills 24 MB in well under a second.
-    let (c, _, err) = run(
-        &d.join("ftrec"),
-        &["--private", "-F", "-b", "4096", "-e", "syscalls", "-e", "sched", "-d", "60", "-o", f.to_str().unwrap(), "--",
-          "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"],
-    );
+    let mut args = vec!["--private", "-F", "-b", "4096", "-e", "syscalls", "-e", "sched", "-d", "60", "-o", f.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"]);
+    let (c, _, err) = run(&d.join("ftrec"), &args);
     assert_eq!(c, 1, "{err}");
     assert!(err.contains("No space left on device"), "{err}");
     let counts = check_file(&d, &f);
@@ -605,4 +609,42 @@ fn traced_command_gets_default_sigpipe() {
     let mask = stdout.split_whitespace().nth(1).and_then(|m| u64::from_str_radix(m, 16).ok()).expect(&stdout);
     assert_eq!(mask & (1 << (libc::SIGPIPE - 1)), 0, "SIGPIPE ignored in the traced command: {stdout}");
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// `--compression zstd`: trace-cmd report and ftcat read the file and
+/// agree on every event's count; the data spans many chunks (a read storm),
+/// and the file is much smaller than the same kind of recording uncompressed.
+#[test]
+fn zstd_recording_reads_in_trace_cmd_and_ftcat() {
+    if !live("zstd_recording_reads_in_trace_cmd_and_ftcat") {
+        return;
+    }
+    let d = scratch("zstd");
+    let mut sizes = Vec::new();
+    for comp in ["zstd", "none"] {
+        let f = d.join(format!("{comp}.dat"));
+        let (c, _, err) = run(
+            &d.join("ftrec"),
+            &["--private", "-F", "-b", "8192", "--compression", comp, "-e", "syscalls:sys_enter_read", "-e", "sched:sched_process_exec",
+              "-o", f.to_str().unwrap(), "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=100000"],
+        );
+        assert_eq!(c, 0, "{err}");
+        assert_eq!(err.contains("compressed)"), comp == "zstd", "the summary gives the compressed size: {err}");
+        let head = std::fs::read(&f).unwrap();
+        assert!(head[12..].starts_with(b"\0\x08\0\x10\0\0") && head[18..].starts_with(format!("{comp}\0").as_bytes()), "{comp}: {:?}", &head[..24]);
+        let counts = check_file(&d, &f);
+        assert_eq!(counts.get("sched_process_exec"), Some(&1), "{comp}: {counts:?}");
+        assert!(counts.get("sys_enter_read").is_some_and(|&n| n >= 100_000), "{comp}: {counts:?}");
+        sizes.push(head.len());
+    }
+    assert!(sizes[0] * 3 < sizes[1], "zstd {} bytes, plain {}", sizes[0], sizes[1]);
+    no_leftover_instances();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Disk full mid-run with `--compression zstd`: the pages that fit are
+/// compressed in their temp files and the file reads in both readers.
+#[test]
+fn zstd_disk_full_keeps_a_readable_file() {
+    fill_the_disk("zstd_disk_full_keeps_a_readable_file", "zstd-full", &["--compression", "zstd"]);
 }

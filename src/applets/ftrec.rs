@@ -6,6 +6,7 @@
 use crate::argv::{self, Long, Short, Value};
 use crate::cli::{self, Error, Result};
 use crate::record::{self, Buffer, EventSpec, Finished, RecordPlan};
+use crate::tracedat::write::Compression;
 use crate::usage_err;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -31,7 +32,8 @@ or -d. Every setting changed is put back on exit.
   -B INSTANCE       record this instance (created and removed if missing)
   --private         record in a temporary instance of our own
   -o FILE           output (default trace.dat)
-  --file-version N  6 or 7 (default 7, uncompressed)
+  --file-version N  6 or 7 (default 7)
+  --compression ALG v7's sections and data: none (default) or zstd
   -d SECONDS        stop after this long     -m KB     keep the newest KB per CPU
   --no-splice       read() instead of splice
   -q                quiet: no per-CPU summary
@@ -118,6 +120,14 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
                     usage_err!("--file-version must be 6 or 7");
                 }
             }
+            Long("compression") => {
+                let v = p.value()?;
+                plan.compression = match Compression::by_name(&v) {
+                    Some(c) => c,
+                    None if v == "zstd" => usage_err!("--compression zstd: not in this build (the board build, make tiny, leaves it out)"),
+                    None => usage_err!("--compression {v}: none or zstd"),
+                }
+            }
             Short('d') => {
                 let v = p.value()?;
                 match parse_ms(&v) {
@@ -161,6 +171,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
         (None, true) => Buffer::Private,
         (None, false) => Buffer::TopLevel,
     };
+    if plan.file_version < 7 && plan.compression != Compression::None {
+        usage_err!("--compression needs --file-version 7");
+    }
     if plan.filter_command && plan.command.is_empty() {
         usage_err!("-F traces only the command: give one");
     }
@@ -254,6 +267,17 @@ mod tests {
         assert_eq!(a.file_version, 6);
         assert!(a.follow_forks);
         for bad in [&["-O", "x=2"][..], &["-O", "../x"], &["-B", "a/b"], &["--file-version", "8"], &["-P", "x"], &["-b", "lots"]] {
+            assert!(is_usage(args(bad)), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn compression_is_a_v7_matter() {
+        assert_eq!(args(&[]).ok().unwrap().compression, Compression::None);
+        assert!(args(&["--compression", "none", "--file-version", "6"]).is_ok());
+        #[cfg(feature = "zstd-write")]
+        assert_eq!(args(&["--compression=zstd"]).ok().unwrap().compression, Compression::Zstd);
+        for bad in [&["--compression", "lz4"][..], &["--compression", "zstd", "--file-version", "6"], &["--compression"]] {
             assert!(is_usage(args(bad)), "{bad:?}");
         }
     }

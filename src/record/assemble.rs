@@ -5,7 +5,7 @@
 //! copy_file_range and punching them out of the temp files as they go, so a
 //! nearly full disk still has room for the result.
 
-use crate::tracedat::write::{self, opt, Buffer, Meta, Seg};
+use crate::tracedat::write::{self, opt, Buffer, Compression, Meta, Seg};
 use crate::tracefs::events::EventRef;
 use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
@@ -185,7 +185,7 @@ fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
 /// first drop the newest pages until the metadata and a copy chunk fit.
 /// Unless `quiet`, the per-CPU summary goes straight to stderr.
 #[inline(never)]
-pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, full: bool, quiet: bool) -> Result<(), String> {
+pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, compression: Compression, full: bool, quiet: bool) -> Result<(), String> {
     let mut dropped = false;
     // Which systems: those enabled (sorted) plus those whose ids occur in the data.
     let mut systems = core::mem::take(&mut r.systems);
@@ -209,6 +209,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
 
     let mut meta = Meta {
         version,
+        compression,
         big_endian: cfg!(target_endian = "big"),
         long_size: long,
         page_size: r.page_size as u32,
@@ -305,6 +306,14 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
             segs = layout_for(&mut meta, &r);
         }
     }
+    // A compressed file holds each CPU's pages as chunks, whose sizes the
+    // layout needs (the summary keeps the pages' sizes).
+    let mut raw = Vec::new();
+    if compression != Compression::None {
+        raw = r.cpus.iter().map(CpuData::len).collect();
+        super::compress::compress_cpus(&mut r.cpus, compression, r.page_size).map_err(|e| format!("compressing the recorded data: {}", crate::sys::Msg(e)))?;
+        segs = layout_for(&mut meta, &r);
+    }
     // The segments own their bytes now; the metadata can go before the
     // (possibly long) copy.
     drop(meta);
@@ -331,7 +340,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     }
 
     if !quiet {
-        summary(&r, &page_stats, &buffer_head, dropped);
+        summary(&r, &raw, &page_stats, &buffer_head, dropped);
     }
     Ok(())
 }
@@ -342,7 +351,8 @@ const LOST: [(&str, &str); 3] =
 
 /// The per-CPU summary on stderr, built as bytes and written at once.
 #[inline(never)]
-fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
+/// `raw`: each CPU's bytes of pages when the file holds them compressed.
+fn summary(r: &Recorded, raw: &[u64], page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
     use core::fmt::Write;
     let mut e = crate::sys::stderr();
     if dropped {
@@ -351,7 +361,10 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
     e.bytes(buffer_head);
     for (c, (d, ps)) in r.cpus.iter().zip(page_stats).enumerate() {
         let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-        let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
+        let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", raw.get(c).copied().unwrap_or(d.len()), ps.events);
+        if raw.get(c).is_some_and(|&n| n > 0) {
+            let _ = write!(e, " ({} bytes compressed)", d.len());
+        }
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
         for (key, what) in LOST {
             // (The one reader of a stats text, ftcat's too.)

@@ -20,6 +20,7 @@
 
 mod assemble;
 mod command;
+mod compress;
 mod configure;
 mod output;
 mod readers;
@@ -75,8 +76,10 @@ pub struct RecordPlan {
     pub duration_ms: Option<u64>,
     /// Move pages with splice(2); false reads them with read(2).
     pub splice: bool,
-    /// trace.dat version: 6, or 7 (uncompressed).
+    /// trace.dat version: 6, or 7.
     pub file_version: u32,
+    /// How a v7 file stores its sections and data.
+    pub compression: crate::tracedat::write::Compression,
     /// No per-CPU summary on stderr.
     pub quiet: bool,
     /// The command to run, recording until it exits; empty: record until
@@ -106,6 +109,7 @@ impl Default for RecordPlan {
             duration_ms: None,
             splice: true,
             file_version: 7,
+            compression: Default::default(),
             quiet: false,
             command: Vec::new(),
         }
@@ -410,7 +414,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     out.begin()?;
     let systems = core::mem::take(&mut s.systems);
     let recorded = Recorded { name, page_size, cpus, stats, systems, clock_file, state };
-    assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, full, plan.quiet).map_err(Error::new)?;
+    assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, plan.compression, full, plan.quiet).map_err(Error::new)?;
     if let (false, Some(_), Some(cmd)) = (plan.quiet, signals, plan.command.first()) {
         let (before, after) = plan.scope();
         sys::eprintln(format_args!("Traced: {before}{cmd}{after}"));

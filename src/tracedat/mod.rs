@@ -58,6 +58,8 @@ pub mod write;
 mod tests;
 #[cfg(feature = "zstd")]
 mod zstd;
+#[cfg(feature = "zstd-write")]
+mod zstd_write;
 
 use crate::cursor::Endian;
 use crate::ring::{self, PageLayout};

@@ -488,6 +488,7 @@ fn writer_input(version: u32) -> (write::Meta, Vec<Vec<u8>>) {
     let data: Vec<Vec<u8>> = (0..2).map(|c| (0..3).flat_map(|k| page(Endian::Little, 8, 4096, 100 * k + c, k as usize + 1, c as u8)).collect()).collect();
     let meta = write::Meta {
         version,
+        compression: write::Compression::None,
         big_endian: false,
         long_size: 8,
         page_size: 4096,

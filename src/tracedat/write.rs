@@ -1,10 +1,11 @@
-//! trace.dat writer (versions 6 and 7, uncompressed).
+//! trace.dat writer (versions 6 and 7; v7 uncompressed or zstd-compressed).
 //!
 //! No I/O here: [`layout`] turns the collected metadata and the size of each
-//! CPU's raw data into a list of [`Seg`]ments. Concatenated in order they are
+//! CPU's data into a list of [`Seg`]ments. Concatenated in order they are
 //! the file: byte runs built here, and holes of known length that the caller
-//! fills with the raw ring-buffer pages it recorded (from temp files, with
-//! `copy_file_range`, without ever holding them in memory).
+//! fills with the ring-buffer pages it recorded (from temp files, with
+//! `copy_file_range`, without ever holding them in memory) — as they are,
+//! or, in a compressed file, as the chunks [`CpuCompressor`] makes of them.
 //!
 //! Layout (the order trace-cmd 3.x writes, so its reader and ours agree):
 //! - v6: header, header_page/header_event, ftrace formats, event formats,
@@ -15,6 +16,11 @@
 //!   (id, flags, description string id, size) back to back to the end of the
 //!   file — readers walk them in order to find the strings section, so every
 //!   byte after the header belongs to some section, padding included.
+//! - v7 compressed (as `trace-cmd record` writes by default): the header
+//!   names the algorithm and its version; the metadata sections and the
+//!   strings are each one block { zsize:u32 size:u32 frame } with section
+//!   flag 1, the options stay plain (as trace-cmd's), and the flyrecord
+//!   section (flag 1) holds each CPU's chunk list at a page boundary.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -49,6 +55,104 @@ pub mod opt {
     pub const STATE: u16 = 0x4655;
 }
 
+/// How a v7 file stores its metadata sections and CPU data (v6 knows no
+/// compression: the writer ignores this for it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compression {
+    #[default]
+    None,
+    /// zstd, trace-cmd's default, through ruzstd's encoder.
+    #[cfg(feature = "zstd-write")]
+    Zstd,
+}
+
+impl Compression {
+    /// An algorithm this build writes, by the name trace-cmd gives it (the
+    /// header's algorithm string; `ftrec --compression NAME`).
+    pub fn by_name(name: &str) -> Option<Compression> {
+        match name {
+            "none" => Some(Compression::None),
+            #[cfg(feature = "zstd-write")]
+            "zstd" => Some(Compression::Zstd),
+            _ => None,
+        }
+    }
+
+    /// The header's algorithm and version strings. trace-cmd checks only
+    /// the name; the version says which encoder wrote the frames.
+    fn header(self) -> (&'static [u8], &'static [u8]) {
+        match self {
+            Compression::None => (b"none", b""),
+            #[cfg(feature = "zstd-write")]
+            Compression::Zstd => (b"zstd", b"ruzstd 0.9"),
+        }
+    }
+
+    /// Append `raw` as one block { zsize:u32 size:u32 frame } in the file's
+    /// byte order (`be`): trace-cmd's tracecmd_compress_block() layout, used
+    /// for a compressed section and for each chunk of CPU data.
+    fn block(self, be: bool, raw: &[u8], out: &mut Vec<u8>) {
+        let at = out.len();
+        out.extend_from_slice(&[0; 8]);
+        match self {
+            Compression::None => out.extend_from_slice(raw),
+            #[cfg(feature = "zstd-write")]
+            Compression::Zstd => super::zstd_write::encode(raw, out),
+        }
+        let z = (out.len() - at - 8) as u32;
+        for (i, v) in [z, raw.len() as u32].into_iter().enumerate() {
+            out[at + 4 * i..at + 4 * i + 4].copy_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() });
+        }
+    }
+}
+
+/// Sub-buffers per compressed chunk of CPU data: trace-cmd's ten, which
+/// every reader's chunk cache expects (ftcat's takes up to 64).
+pub const CHUNK_PAGES: usize = 10;
+
+/// Turns one CPU's raw pages into what a compressed v7 file holds for that
+/// CPU: the chunk count, then each run of [`CHUNK_PAGES`] sub-buffers as one
+/// block (trace-cmd's tracecmd_compress_copy_from() layout). The stream's
+/// whole length is that CPU's entry in [`Buffer::cpu_sizes`]. No I/O: the
+/// caller reads the pages and stores the output where it likes.
+pub struct CpuCompressor {
+    c: Compression,
+    be: bool,
+    chunk: usize,
+}
+
+impl CpuCompressor {
+    pub fn new(c: Compression, big_endian: bool, page_size: u32) -> CpuCompressor {
+        CpuCompressor { c, be: big_endian, chunk: CHUNK_PAGES * page_size.max(1) as usize }
+    }
+
+    /// Raw bytes per chunk: give [`Self::chunk`] this many at a time (the
+    /// last chunk of a CPU may be shorter).
+    pub fn chunk_len(&self) -> usize {
+        self.chunk
+    }
+
+    /// The stream's first four bytes: how many chunks `raw_len` bytes make.
+    pub fn head(&self, raw_len: u64) -> [u8; 4] {
+        let n = raw_len.div_ceil(self.chunk as u64) as u32;
+        if self.be { n.to_be_bytes() } else { n.to_le_bytes() }
+    }
+
+    /// Append the block of one chunk of raw pages to `out`.
+    pub fn chunk(&self, raw: &[u8], out: &mut Vec<u8>) {
+        self.c.block(self.be, raw, out);
+    }
+
+    /// The whole stream for `raw` held in memory.
+    pub fn stream(&self, raw: &[u8]) -> Vec<u8> {
+        let mut out = self.head(raw.len() as u64).to_vec();
+        for c in raw.chunks(self.chunk) {
+            self.chunk(c, &mut out);
+        }
+        out
+    }
+}
+
 /// One recorded ring buffer: the top level (`name` empty) or an instance.
 pub struct Buffer {
     pub name: String,
@@ -56,7 +160,9 @@ pub struct Buffer {
     pub clock: String,
     /// Sub-buffer ("page") size of this buffer's raw data.
     pub page_size: u32,
-    /// Byte length of each CPU's raw data, indexed by CPU (0 = nothing recorded).
+    /// Byte length of each CPU's data as the caller supplies it, indexed
+    /// by CPU (0 = nothing recorded): the raw pages, or in a compressed file
+    /// their [`CpuCompressor`] stream.
     pub cpu_sizes: Vec<u64>,
 }
 
@@ -64,6 +170,8 @@ pub struct Buffer {
 pub struct Meta {
     /// 6 or 7.
     pub version: u32,
+    /// v7 only.
+    pub compression: Compression,
     pub big_endian: bool,
     /// Size of `long` (4 or 8), used only when `header_page` does not say
     /// the kernel's: the file header records the traced kernel's `long`
@@ -300,9 +408,9 @@ fn layout_v6(o: &mut Out, m: &Meta) {
 /// A v7 section header with its description appended to `strings`; returns
 /// where its size goes (patched by the caller).
 #[inline(never)]
-fn section(o: &mut Out, strings: &mut Vec<u8>, id: u16, desc: &[&[u8]]) -> u64 {
+fn section(o: &mut Out, strings: &mut Vec<u8>, id: u16, c: Compression, desc: &[&[u8]]) -> u64 {
     o.u16(id);
-    o.u16(0); // flags: not compressed
+    o.u16((c != Compression::None) as u16); // flags: 1 = compressed
     o.u32(strings.len() as u32);
     for d in desc {
         strings.extend_from_slice(d);
@@ -313,25 +421,40 @@ fn section(o: &mut Out, strings: &mut Vec<u8>, id: u16, desc: &[&[u8]]) -> u64 {
     at
 }
 
+/// A section's contents, which `fill` writes: as they are, or compressed
+/// into one block.
+fn contents(o: &mut Out, c: Compression, fill: impl FnOnce(&mut Out)) {
+    if c == Compression::None {
+        return fill(o);
+    }
+    let mut raw = Out { segs: Vec::new(), cur: Vec::new(), base: 0, be: o.be };
+    fill(&mut raw);
+    c.block(o.be, &raw.cur, &mut o.cur);
+}
+
 #[inline(never)]
 fn layout_v7(o: &mut Out, m: &Meta) {
-    o.cstr(b"none");
-    o.cstr(b"");
+    let c = m.compression;
+    let (algo, version) = c.header();
+    o.cstr(algo);
+    o.cstr(version);
     let opts_at = o.pos();
     o.u64(0);
     let mut strings = Vec::new();
     let mut refs = [0u64; SECTIONS.len()];
     for (i, desc) in SECTIONS.iter().enumerate() {
-        let at = section(o, &mut strings, opt::HEADER_INFO + i as u16, &[desc.as_bytes()]);
+        let at = section(o, &mut strings, opt::HEADER_INFO + i as u16, c, &[desc.as_bytes()]);
         refs[i] = at - 8;
-        body(o, m, i);
+        contents(o, c, |o| body(o, m, i));
         o.patch64(at, o.pos() - at - 8);
     }
 
     // The options section is written before the data, so its offsets into
     // the data sections are computed from the sizes.
     o.patch64(opts_at, o.pos());
-    let at = section(o, &mut strings, opt::DONE, &[b"options"]);
+    // Plain even in a compressed file, as trace-cmd writes it: its BUFFER
+    // options are sized before the data they point at is placed.
+    let at = section(o, &mut strings, opt::DONE, Compression::None, &[b"options"]);
     for (i, &off) in refs.iter().enumerate() {
         o.opt(opt::HEADER_INFO + i as u16, 8);
         o.u64(off);
@@ -346,6 +469,8 @@ fn layout_v7(o: &mut Out, m: &Meta) {
         let k = b.cpu_sizes.iter().filter(|&&l| l > 0).count();
         8 + b.name.len() + 1 + b.clock.len() + 1 + 4 + 4 + 20 * k
     };
+    // trace-cmd's size of compressed CPU data leaves out the chunk count.
+    let count = if c == Compression::None { 0 } else { 4 };
     let mut pos = o.pos() + m.buffers.iter().map(|b| 6 + opt_len(b) as u64).sum::<u64>() + 6 + 8;
     for b in &m.buffers {
         let (offs, end) = plan(b, pos, 16);
@@ -355,11 +480,11 @@ fn layout_v7(o: &mut Out, m: &Meta) {
         o.cstr(b.clock.as_bytes());
         o.u32(b.page_size);
         o.u32(b.cpu_sizes.iter().filter(|&&l| l > 0).count() as u32);
-        for (c, (&off, &len)) in offs.iter().zip(&b.cpu_sizes).enumerate() {
+        for (cpu, (&off, &len)) in offs.iter().zip(&b.cpu_sizes).enumerate() {
             if len > 0 {
-                o.u32(c as u32);
+                o.u32(cpu as u32);
                 o.u64(off);
-                o.u64(len);
+                o.u64(len - count);
             }
         }
         pos = end;
@@ -371,15 +496,15 @@ fn layout_v7(o: &mut Out, m: &Meta) {
 
     for (i, b) in m.buffers.iter().enumerate() {
         let sec = o.pos();
-        let at = section(o, &mut strings, opt::BUFFER, &[b"buffer flyrecord ", b.name.as_bytes()]);
+        let at = section(o, &mut strings, opt::BUFFER, c, &[b"buffer flyrecord ", b.name.as_bytes()]);
         o.patch64(at, plan(b, sec, 16).1 - sec - 16);
         o.data(b, i);
     }
 
     // Strings last: the description of the strings section itself included.
-    let at = section(o, &mut strings, opt::STRINGS, &[b"strings"]);
-    o.patch64(at, strings.len() as u64);
-    o.bytes(&strings);
+    let at = section(o, &mut strings, opt::STRINGS, c, &[b"strings"]);
+    contents(o, c, |o| o.bytes(&strings));
+    o.patch64(at, o.pos() - at - 8);
 }
 
 /// What a scan of raw ring-buffer pages found.
@@ -495,6 +620,7 @@ mod tests {
         let names = ["", "inst"];
         Meta {
             version,
+            compression: Compression::None,
             big_endian: false,
             long_size: 8,
             page_size: 4096,
@@ -517,17 +643,112 @@ mod tests {
 
     /// The file, with CPU data filled with a byte naming (buffer, cpu).
     fn render(m: &Meta) -> Vec<u8> {
+        let data = |buffer: usize, cpu: usize| vec![(0x10 * (buffer + 1) + cpu) as u8; m.buffers[buffer].cpu_sizes[cpu] as usize];
+        render_with(m, &data)
+    }
+
+    /// The file, with `data(buffer, cpu)` in the holes.
+    fn render_with(m: &Meta, data: &dyn Fn(usize, usize) -> Vec<u8>) -> Vec<u8> {
         let mut f = Vec::new();
         for s in layout(m) {
             match s {
                 Seg::Bytes(b) => f.extend_from_slice(&b),
                 Seg::Data { buffer, cpu, len } => {
                     assert_eq!(len, m.buffers[buffer].cpu_sizes[cpu]);
-                    f.resize(f.len() + len as usize, (0x10 * (buffer + 1) + cpu) as u8);
+                    let d = data(buffer, cpu);
+                    assert_eq!(d.len() as u64, len);
+                    f.extend_from_slice(&d);
                 }
             }
         }
         f
+    }
+
+    /// events/header_page of a 6.18 x86_64 kernel.
+    const HP64: &[u8] = b"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+
+    /// Pages that compress somewhat, as trace pages do: a counter and a
+    /// few tag bytes per 8-byte record, different for every (buffer, cpu).
+    fn pages(buffer: usize, cpu: usize, n: usize) -> Vec<u8> {
+        let mut v = Vec::new();
+        for i in 0..(n * 4096 / 8) as u32 {
+            v.extend_from_slice(&(i.wrapping_mul(2_654_435_761) >> 18).to_le_bytes());
+            v.extend_from_slice(&[buffer as u8, cpu as u8, 0x81, (i % 7) as u8]);
+        }
+        v
+    }
+
+    /// A zstd file: the header names zstd, every section but the options
+    /// is flagged compressed, the CPU data is a chunk list of at most ten
+    /// pages a chunk, and ftcat's reader gets back the same metadata and
+    /// byte-equal pages as from the plain file.
+    #[cfg(feature = "zstd-write")]
+    #[test]
+    fn zstd_file_reads_back_the_same_pages() {
+        use crate::tracedat::TraceDat;
+        // 25 pages: chunks of 10, 10, 5; an instance with one empty CPU.
+        let npages = [[25, 1], [0, 2]];
+        let z = CpuCompressor::new(Compression::Zstd, false, 4096);
+        let stream = |b: usize, c: usize| z.stream(&pages(b, c, npages[b][c]));
+        let mut files = Vec::new();
+        for c in [Compression::None, Compression::Zstd] {
+            let mut m = meta(7, vec![vec![0, 0], vec![0, 0]]);
+            m.header_page = HP64.to_vec();
+            m.header_event = Vec::new();
+            m.kallsyms = (0..500).flat_map(|i| alloc::format!("ffffffff81{:06x} T f{}\n", i * 48, i * 7).into_bytes()).collect();
+            m.compression = c;
+            for (b, buf) in m.buffers.iter_mut().enumerate() {
+                for (cpu, size) in buf.cpu_sizes.iter_mut().enumerate() {
+                    let n = npages[b][cpu];
+                    *size = if n == 0 { 0 } else if c == Compression::None { 4096 * n as u64 } else { stream(b, cpu).len() as u64 };
+                }
+            }
+            let data = |b: usize, cpu: usize| match (npages[b][cpu], c) {
+                (0, _) => Vec::new(),
+                (n, Compression::None) => pages(b, cpu, n),
+                _ => stream(b, cpu),
+            };
+            files.push((render_with(&m, &data), m));
+        }
+        let (plain, zst) = (&files[0].0, &files[1].0);
+        assert!(zst.len() < plain.len(), "{} vs {}", zst.len(), plain.len());
+        assert_eq!(&zst[18..34], b"zstd\0ruzstd 0.9\0");
+        // Section flags: compressed except the options sections.
+        let mut at = 34 + 8;
+        while at < zst.len() {
+            let (id, flags) = (u16_at(zst, at), u16_at(zst, at + 2));
+            assert_eq!(flags, (id != opt::DONE) as u16, "section {id} at {at}");
+            at += 16 + u64_at(zst, at + 8) as usize;
+        }
+        assert_eq!(at, zst.len());
+        let (a, b) = (TraceDat::open(plain).unwrap(), TraceDat::open(zst).unwrap());
+        assert_eq!((a.compression.as_str(), b.compression.as_str(), b.compression_version.as_str()), ("none", "zstd", "ruzstd 0.9"));
+        assert!(b.damage.is_none());
+        assert_eq!((&a.header_page, &a.kallsyms, &a.printk, &a.cmdlines), (&b.header_page, &b.kallsyms, &b.printk, &b.cmdlines));
+        assert_eq!(a.formats, b.formats);
+        assert_eq!(a.buffers.len(), 2);
+        for (ba, bb) in a.buffers.iter().zip(&b.buffers) {
+            assert_eq!((&ba.name, ba.compressed, bb.compressed), (&bb.name, false, true));
+            let bi = if ba.name.is_empty() { 0 } else { 1 };
+            let cpus: Vec<u32> = bb.cpus.iter().map(|c| c.cpu).collect();
+            assert_eq!(cpus, (0..2).filter(|&c| npages[bi][c as usize] > 0).collect::<Vec<u32>>());
+            for (ca, cb) in ba.cpus.iter().zip(&bb.cpus) {
+                let read = |td: &TraceDat, buf, cpu| {
+                    let mut v = Vec::new();
+                    let mut p = td.cpu_pages(buf, cpu);
+                    while let Some(page) = p.next_page() {
+                        v.extend_from_slice(page.unwrap());
+                    }
+                    v
+                };
+                let want = pages(bi, ca.cpu as usize, npages[bi][ca.cpu as usize]);
+                assert_eq!(read(&a, ba, ca), want);
+                assert_eq!(read(&b, bb, cb), want, "buffer {bi} cpu {}", cb.cpu);
+                // trace-cmd's size convention: the chunk list without its count.
+                assert_eq!(cb.size + 4, stream(bi, cb.cpu as usize).len() as u64);
+                assert_eq!(u32_at(zst, cb.offset as usize), npages[bi][cb.cpu as usize].div_ceil(CHUNK_PAGES) as u32);
+            }
+        }
     }
 
     fn u16_at(f: &[u8], i: usize) -> u16 {

@@ -37,6 +37,7 @@ pub fn with_instances(version: u32, bufs: &[(&str, bool)]) -> Vec<u8> {
         .collect();
     let meta = Meta {
         version,
+        compression: write::Compression::None,
         big_endian: false,
         long_size: td.long_size,
         page_size: td.page_size,
