@@ -119,7 +119,7 @@ demo: build
 	./bin/ftcat $(DEMO_DAT)
 
 # Nightly rebuilds core and alloc (all the binary uses: no std, see above)
-# for size, with panics that trap at once: no message formatting, no
+# for size, at opt-level z (the default build is "s", for decode speed), with panics that trap at once: no message formatting, no
 # location strings, no landing pads (so the _Unwind_Resume stubs of
 # src/main.rs go unused). Also: no unwind tables at all (nothing unwinds),
 # `{:?}` prints nothing (non-test code must not use it for output; it does
@@ -131,7 +131,7 @@ TINYFLAGS := -Zunstable-options -Cpanic=immediate-abort -Crelocation-model=stati
 	-Cllvm-args=-enable-machine-outliner=always
 tiny:
 	@sh scripts/setup.sh tiny
-	RUSTFLAGS="$(TINYFLAGS)" \
+	RUSTFLAGS="$(TINYFLAGS)" CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
 	$(CARGO) +nightly build --release --target $(TARGET) --target-dir target/tiny \
 		-Zbuild-std=core,alloc -Zbuild-std-features=optimize_for_size --no-default-features --features cli
 	$(call strip_noeh,$(TINY))
