@@ -5,6 +5,7 @@
 //! Names live in one shared `String` and each symbol is 16 bytes, so the
 //! ~120k symbols of a distribution kernel cost ~3 MB, not 120k allocations.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -27,9 +28,28 @@ pub struct Ksyms {
     /// The kallsyms text until the first lookup parses it.
     text: core::cell::Cell<Vec<u8>>,
     tab: core::cell::OnceCell<Table>,
-    /// The last lookup: (address, symbol index and size). Records repeat a
-    /// few call sites (kmem's call_site=%pS): two binary searches saved.
-    last: core::cell::Cell<(u64, Option<(usize, Option<u64>)>)>,
+    /// Recent lookups by address (see [`Slot`]), allocated at the first.
+    cache: core::cell::OnceCell<Box<[core::cell::Cell<Slot>]>>,
+}
+
+/// One entry of the lookup cache: an address and what [`Table::find`]
+/// answered for it. function_graph records and `%pS` fields (kmem's
+/// call_site) name the same few thousand addresses millions of times; a
+/// hit saves two binary searches over ~120k symbols and their cache misses.
+#[derive(Clone, Copy)]
+struct Slot {
+    addr: u64,
+    hit: Option<(usize, Option<u64>)>,
+}
+
+/// Slots of the lookup cache (a power of two): direct-mapped, a colliding
+/// address replaces the older one.
+const CACHE_SLOTS: usize = 4096;
+
+/// The cache slot of `addr`: a multiplicative hash, as symbol addresses
+/// share their high bits and are aligned.
+fn slot_of(addr: u64) -> usize {
+    (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
 }
 
 /// For the `Debug` of the printfmt environment that holds one.
@@ -138,7 +158,7 @@ impl Ksyms {
         let mut t = self.tab.take().unwrap_or_else(|| Table::parse(&self.text.take()));
         f(&mut t);
         self.tab = core::cell::OnceCell::from(t);
-        self.last.set((0, None));
+        self.cache = core::cell::OnceCell::new();
     }
 
     /// Add one text symbol; call `finish()` after the last.
@@ -168,15 +188,18 @@ impl Ksyms {
     /// like `_etext`, is not inside any symbol.
     pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
         let t = self.tab();
-        let (la, hit) = self.last.get();
-        let (first, size) = match hit {
-            Some(h) if la == addr && !t.syms.is_empty() => h,
-            _ => {
-                let h = t.find(addr);
-                self.last.set((addr, h));
-                h?
-            }
-        };
+        // Filled with the answer for address 0, so that every slot is true.
+        let cache = self.cache.get_or_init(|| {
+            let empty = Slot { addr: 0, hit: t.find(0) };
+            (0..CACHE_SLOTS).map(|_| core::cell::Cell::new(empty)).collect()
+        });
+        let slot = &cache[slot_of(addr)];
+        let mut c = slot.get();
+        if c.addr != addr {
+            c = Slot { addr, hit: t.find(addr) };
+            slot.set(c);
+        }
+        let (first, size) = c.hit?;
         let s = t.syms.get(first)?;
         let name = t.name_of(s);
         let offset = addr - s.addr;
