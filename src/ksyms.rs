@@ -2,8 +2,9 @@
 //! section): a sorted table with binary search for `%pS`-style lookups, and
 //! the `printk_formats` table that `bprint` records point into.
 //!
-//! Names live in one shared `String` and each symbol is 16 bytes, so the
-//! ~120k symbols of a distribution kernel cost ~3 MB, not 120k allocations.
+//! Names stay where they are in the kallsyms text, which the table keeps,
+//! and each symbol is 16 bytes: the ~120k symbols of a distribution kernel
+//! cost their text and ~2 MB, not 120k allocations or a copy.
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -95,9 +96,8 @@ fn blank(c: u8) -> bool {
     c <= b' ' && matches!(c, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r')
 }
 
-/// The next whitespace-separated word of `s` from `*at` (split_ascii_whitespace).
-fn word<'a>(s: &'a str, at: &mut usize) -> Option<&'a str> {
-    let b = s.as_bytes();
+/// The next whitespace-separated word of `b` from `*at` (split_ascii_whitespace).
+fn word<'a>(b: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
     let mut i = *at;
     while i < b.len() && blank(b[i]) {
         i += 1;
@@ -110,7 +110,7 @@ fn word<'a>(s: &'a str, at: &mut usize) -> Option<&'a str> {
     if start == i {
         return None;
     }
-    s.get(start..i)
+    b.get(start..i)
 }
 
 /// `u64::from_str_radix(a, 16)`: an optional `+`, hex digits, no overflow.
@@ -150,12 +150,12 @@ impl Ksyms {
     }
 
     fn tab(&self) -> &Table {
-        self.tab.get_or_init(|| Table::parse(&self.text.take()))
+        self.tab.get_or_init(|| Table::parse(self.text.take()))
     }
 
     /// Change the table (parsed first if it was not).
     fn edit(&mut self, f: impl FnOnce(&mut Table)) {
-        let mut t = self.tab.take().unwrap_or_else(|| Table::parse(&self.text.take()));
+        let mut t = self.tab.take().unwrap_or_else(|| Table::parse(self.text.take()));
         f(&mut t);
         self.tab = core::cell::OnceCell::from(t);
         self.cache = core::cell::OnceCell::new();
@@ -268,17 +268,22 @@ fn scan_addr(text: &[u8], name: &[u8]) -> Option<u64> {
 /// One kallsyms line `ADDR TYPE NAME [MODULE]` of a symbol the table keeps
 /// (not absolute or undefined, address not 0): address, type letter,
 /// name, module and where the name ends in the line.
+/// A line that is not UTF-8 holds no symbol.
 fn sym_line(line: &[u8]) -> Option<(u64, u8, &str, Option<&str>, usize)> {
-    let line = core::str::from_utf8(line).ok()?;
+    if !line.is_ascii() {
+        core::str::from_utf8(line).ok()?;
+    }
     let mut at = 0;
     let (a, t, name) = (word(line, &mut at)?, word(line, &mut at)?, word(line, &mut at)?);
     let end = at;
-    let addr = hex(a.as_bytes())?;
-    if addr == 0 || (t.len() == 1 && matches!(t.as_bytes()[0] | 0x20, b'a' | b'u')) {
+    let addr = hex(a)?;
+    if addr == 0 || (t.len() == 1 && matches!(t[0] | 0x20, b'a' | b'u')) {
         return None;
     }
-    let module = word(line, &mut at).and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
-    Some((addr, t.as_bytes()[0], name, module, end))
+    let module = word(line, &mut at).and_then(|m| m.strip_prefix(b"[")).and_then(|m| m.strip_suffix(b"]"));
+    // Words of a UTF-8 line split at ASCII bytes are UTF-8.
+    let text = core::str::from_utf8;
+    Some((addr, t[0], text(name).ok()?, module.and_then(|m| text(m).ok()), end))
 }
 
 /// Index of the first `\n` of `t` at or after `i` (`t.len()` if none),
@@ -311,29 +316,48 @@ impl Table {
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
+    ///
+    /// The text itself becomes the table's `names`: a symbol points at its
+    /// name in its line, so nothing is copied.
     #[inline(never)]
-    fn parse(text: &[u8]) -> Table {
+    fn parse(mut text: Vec<u8>) -> Table {
         let mut k = Table::default();
         // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
         // parses the ~120k lines of a recording's kallsyms at every start,
         // and this way it costs a fifth of the instructions.
         let mut at = 0;
         while at < text.len() {
-            let end = newline(text, at);
-            if let Some((addr, kind, name, module, _)) = sym_line(&text[at..end]) {
-                k.push(addr, name, module, kind);
+            let end = newline(&text, at);
+            let line = &text[at..end];
+            match sym_line(line) {
+                Some((addr, kind, name, module, _)) => {
+                    let off = name.as_ptr() as usize - text.as_ptr() as usize;
+                    k.add(addr, off, name.len(), module, kind);
+                }
+                // Blanked, so that the whole text is UTF-8 and can be a String.
+                None if core::str::from_utf8(line).is_err() => text[at..end].fill(b' '),
+                None => {}
             }
             at = end + 1;
         }
+        k.names = String::from_utf8(text).unwrap_or_default();
         k.finish();
         k
     }
 
+    /// One symbol, its name added to `names`.
     fn push(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
+        let off = self.names.len();
+        self.names.push_str(name);
+        self.add(addr, off, name.len(), module, kind);
+    }
+
+    /// One symbol whose name is `names[off..off + len]`.
+    fn add(&mut self, addr: u64, off: usize, len: usize, module: Option<&str>, kind: u8) {
         if module.is_none() && matches!(kind, b'd' | b'b' | b'r') {
             self.all = true;
         }
-        let len = name.len().min(u16::MAX as usize);
+        let len = len.min(u16::MAX as usize);
         let m = match module {
             None => 0,
             // kallsyms lists a module's symbols together: the search from
@@ -346,9 +370,7 @@ impl Table {
                 }
             },
         };
-        let off = self.names.len() as u32;
-        self.names.push_str(&name[..len]);
-        self.syms.push(Sym { addr, name: off, len: len as u16, module: m.min(u16::MAX as usize) as u16, kind });
+        self.syms.push(Sym { addr, name: off as u32, len: len as u16, module: m.min(u16::MAX as usize) as u16, kind });
     }
 
     /// Sort by address. Stable, so of several names at one address the first
