@@ -96,8 +96,9 @@ fn blank(c: u8) -> bool {
     c <= b' ' && matches!(c, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r')
 }
 
-/// The next whitespace-separated word of `b` from `*at` (split_ascii_whitespace).
-fn word<'a>(b: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+/// The next whitespace-separated word of `s` from `*at` (split_ascii_whitespace).
+fn word<'a>(s: &'a str, at: &mut usize) -> Option<&'a str> {
+    let b = s.as_bytes();
     let mut i = *at;
     while i < b.len() && blank(b[i]) {
         i += 1;
@@ -110,27 +111,25 @@ fn word<'a>(b: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
     if start == i {
         return None;
     }
-    b.get(start..i)
+    s.get(start..i)
 }
 
 /// `u64::from_str_radix(a, 16)`: an optional `+`, hex digits, no overflow.
 fn hex(a: &[u8]) -> Option<u64> {
     let a = a.strip_prefix(b"+").unwrap_or(a);
-    if a.is_empty() {
+    // Past the leading zeros, 16 digits fit: no check per digit.
+    let zeros = a.iter().take_while(|&&c| c == b'0').count();
+    if a.is_empty() || a.len() - zeros > 16 {
         return None;
     }
     let mut v: u64 = 0;
-    for &c in a {
-        let d = if c.wrapping_sub(b'0') < 10 {
-            c - b'0'
-        } else if (c | 0x20).wrapping_sub(b'a') < 6 {
-            (c | 0x20) - b'a' + 10
-        } else {
-            return None;
+    for &c in &a[zeros..] {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
         };
-        if v >> 60 != 0 {
-            return None;
-        }
         v = (v << 4) | d as u64;
     }
     Some(v)
@@ -256,7 +255,7 @@ fn scan_addr(text: &[u8], name: &[u8]) -> Option<u64> {
             continue;
         }
         // The name must be the third word (not a type letter or a module).
-        if let Some((addr, _, nm, _, e)) = sym_line(line) {
+        if let Some((addr, _, nm, _, e)) = core::str::from_utf8(line).ok().and_then(sym_line) {
             if e == n && nm.len() == name.len() && best.map_or(true, |b| addr < b) {
                 best = Some(addr);
             }
@@ -268,22 +267,17 @@ fn scan_addr(text: &[u8], name: &[u8]) -> Option<u64> {
 /// One kallsyms line `ADDR TYPE NAME [MODULE]` of a symbol the table keeps
 /// (not absolute or undefined, address not 0): address, type letter,
 /// name, module and where the name ends in the line.
-/// A line that is not UTF-8 holds no symbol.
-fn sym_line(line: &[u8]) -> Option<(u64, u8, &str, Option<&str>, usize)> {
-    if !line.is_ascii() {
-        core::str::from_utf8(line).ok()?;
-    }
+fn sym_line(line: &str) -> Option<(u64, u8, &str, Option<&str>, usize)> {
     let mut at = 0;
     let (a, t, name) = (word(line, &mut at)?, word(line, &mut at)?, word(line, &mut at)?);
     let end = at;
-    let addr = hex(a)?;
+    let addr = hex(a.as_bytes())?;
+    let t = t.as_bytes();
     if addr == 0 || (t.len() == 1 && matches!(t[0] | 0x20, b'a' | b'u')) {
         return None;
     }
-    let module = word(line, &mut at).and_then(|m| m.strip_prefix(b"[")).and_then(|m| m.strip_suffix(b"]"));
-    // Words of a UTF-8 line split at ASCII bytes are UTF-8.
-    let text = core::str::from_utf8;
-    Some((addr, t[0], text(name).ok()?, module.and_then(|m| text(m).ok()), end))
+    let module = word(line, &mut at).and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
+    Some((addr, t[0], name, module, end))
 }
 
 /// Index of the first `\n` of `t` at or after `i` (`t.len()` if none),
@@ -320,27 +314,36 @@ impl Table {
     /// The text itself becomes the table's `names`: a symbol points at its
     /// name in its line, so nothing is copied.
     #[inline(never)]
-    fn parse(mut text: Vec<u8>) -> Table {
+    fn parse(text: Vec<u8>) -> Table {
+        // UTF-8 is checked once for the whole text (the usual case), not
+        // line by line; lines that are not UTF-8 hold no symbol and are
+        // blanked.
+        let text = String::from_utf8(text).unwrap_or_else(|e| {
+            let mut t = e.into_bytes();
+            let mut at = 0;
+            while at < t.len() {
+                let end = newline(&t, at);
+                if core::str::from_utf8(&t[at..end]).is_err() {
+                    t[at..end].fill(b' ');
+                }
+                at = end + 1;
+            }
+            String::from_utf8(t).unwrap_or_default()
+        });
         let mut k = Table::default();
         // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
         // parses the ~120k lines of a recording's kallsyms at every start,
         // and this way it costs a fifth of the instructions.
         let mut at = 0;
         while at < text.len() {
-            let end = newline(&text, at);
-            let line = &text[at..end];
-            match sym_line(line) {
-                Some((addr, kind, name, module, _)) => {
-                    let off = name.as_ptr() as usize - text.as_ptr() as usize;
-                    k.add(addr, off, name.len(), module, kind);
-                }
-                // Blanked, so that the whole text is UTF-8 and can be a String.
-                None if core::str::from_utf8(line).is_err() => text[at..end].fill(b' '),
-                None => {}
+            let end = newline(text.as_bytes(), at);
+            // (at and end are next to newlines: char boundaries.)
+            if let Some((addr, kind, name, module, _)) = text.get(at..end).and_then(sym_line) {
+                k.add(addr, name.as_ptr() as usize - text.as_ptr() as usize, name.len(), module, kind);
             }
             at = end + 1;
         }
-        k.names = String::from_utf8(text).unwrap_or_default();
+        k.names = text;
         k.finish();
         k
     }
