@@ -18,8 +18,8 @@
 #         $BENCH_DIR/dd.dat, recorded when missing.
 # BENCH_DIR defaults to /tmp/ftbox-bench (recordings of hundreds of MB do
 # not belong in the tree). LOCK, when set, is a file that the recordings
-# hold with flock(1) (helpers sharing one tracefs). ALL_LOOPS (default 40)
-# sizes the mixed workload.
+# hold with flock(1) (helpers sharing one tracefs). ALL_LOOPS (default
+# 20, about 10 M events on a 2-CPU machine) sizes the mixed workload.
 #
 # FTBOX names the binary (default: the static release build); REF, when
 # set, names a second one (an older build) measured beside it. Each
@@ -32,7 +32,7 @@ FTBOX=${FTBOX:-target/x86_64-unknown-linux-musl/release/ftbox}
 REF=${REF:-}
 BENCH_DIR=${BENCH_DIR:-/tmp/ftbox-bench}
 COUNT=${COUNT:-600000}
-ALL_LOOPS=${ALL_LOOPS:-40}
+ALL_LOOPS=${ALL_LOOPS:-20}
 RUNS=${RUNS:-1}
 [ -x "$FTBOX" ] || { echo "bench-decode: no binary at $FTBOX (make, or set FTBOX)" >&2; exit 1; }
 command -v trace-cmd >/dev/null || { echo "bench-decode: trace-cmd not installed" >&2; exit 1; }
