@@ -644,6 +644,44 @@ ffffffffc0002000 t other\t[om]
         assert_eq!(k.lookup(0xffffffff82000004).unwrap().name, "__start_init_stack");
     }
 
+    /// A line that is not UTF-8 holds no symbol, and the others keep
+    /// theirs; names stay valid after the table is extended by hand.
+    #[test]
+    fn parse_skips_lines_that_are_not_utf8() {
+        let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff81000100 T b\xffad\nffffffff81000200 T good\nffffffff81000300 T _etext\n");
+        assert_eq!(k.len(), 3);
+        assert_eq!(k.lookup(0xffffffff81000204).map(|s| s.name), Some("good"));
+        let mut k = k;
+        k.push(0xffffffff81000280, "late", None);
+        k.finish();
+        assert_eq!(k.lookup(0xffffffff81000204).map(|s| (s.name, s.size)), Some(("good", Some(0x80))));
+        assert_eq!(k.lookup(0xffffffff81000284).map(|s| s.name), Some("late"));
+    }
+
+    /// Cached answers are the answers: addresses that share a cache slot
+    /// or repeat come back the same, symbol or none.
+    #[test]
+    fn lookup_cache_keeps_answers() {
+        let k = Ksyms::parse(KALLSYMS);
+        let addrs = [0xffffffff81000110, 0xffffffff80000000, 0xffffffffc0001004, 0, 0xffffffff81000000];
+        let first: Vec<_> = addrs.iter().map(|&a| k.lookup(a)).collect();
+        for _ in 0..2 {
+            for a in 0..2 * CACHE_SLOTS as u64 {
+                k.lookup(0xffffffff81000000 + a * 8);
+            }
+            assert_eq!(addrs.iter().map(|&a| k.lookup(a)).collect::<Vec<_>>(), first);
+        }
+    }
+
+    #[test]
+    fn hex_digits() {
+        assert_eq!(hex(b"ffffffff81000000"), Some(0xffffffff81000000));
+        assert_eq!(hex(b"+0000000000000000001F"), Some(0x1f));
+        assert_eq!(hex(b"10000000000000000"), None);
+        assert_eq!(hex(b""), None);
+        assert_eq!(hex(b"12g"), None);
+    }
+
     /// addr_of answers the same before the table is parsed (a text scan)
     /// and after.
     #[test]
