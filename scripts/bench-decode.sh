@@ -19,7 +19,9 @@
 # BENCH_DIR defaults to /tmp/ftbox-bench (recordings of hundreds of MB do
 # not belong in the tree). LOCK, when set, is a file that the recordings
 # hold with flock(1) (helpers sharing one tracefs). ALL_LOOPS (default
-# 20, about 10 M events on a 2-CPU machine) sizes the mixed workload.
+# 20) sizes the mixed workload; the whole system is traced, so the count
+# follows the machine's load too (on a busy 2-CPU machine 10 loops gave
+# 5.4 M events, 20 gave 41 M).
 #
 # FTBOX names the binary (default: the static release build); REF, when
 # set, names a second one (an older build) measured beside it. Each
