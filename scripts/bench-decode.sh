@@ -1,83 +1,138 @@
 #!/bin/sh
-# Decode speed: ftcat vs `trace-cmd report` on the same large trace.dat
-# (issue 3 §8). Prints events/s for ftcat (default kernel style and
-# --style trace-cmd) and trace-cmd report, the ratios and peak RSS.
+# Decode speed: ftcat against `trace-cmd report` (issue 14) on the four
+# kinds of recording, or on the files given. Per file: events, CPU seconds
+# of ftcat (kernel style and --style trace-cmd) and of trace-cmd report,
+# events/s, the ratios and peak RSS. A benchmark, not a test: no pass/fail.
 #
-#   scripts/bench-decode.sh [FILE]
-#   MIXED=1 scripts/bench-decode.sh
+#   scripts/bench-decode.sh [FILE...]
 #
-# Without FILE, records one first with ftrec (needs root and tracefs):
-# `dd bs=1` writing COUNT bytes (default 600000) with the write syscall and
-# sched events, about 2 events per byte, so ≥ 1 M events. MIXED=1 records
-# many event types instead (sched, irq, timer, syscalls, kmem) over LOOPS
-# (default 600) runs of `ls -l /proc/self/`, about 2000 events each: there
-# the print fmt interpreter does most of the work. KEEP=PATH keeps the
-# recording.
-# FTBOX names the binary (default: the static release build). Each program
-# runs RUNS times (default 3); the best run counts. Times are CPU time
-# (user+sys): on a loaded machine wall time measures the neighbours.
+# Without FILE, the four kinds:
+#   all   `-e all` over a mixed workload (file-tree listing, compression, a
+#         compiler run, disk writes): $BENCH_DIR/all.dat, recorded with
+#         ftrec when missing (root and tracefs; goal >= 10 M events).
+#   fg    function_graph and
+#   func  function: $FG and $FUNC, else the VM lab's last recordings
+#         (target/vmtest/KERNEL/{fg,func}/ext.dat, `make vmtest`: this
+#         host refuses function tracing), else the linux-6.12 fixtures.
+#   dd    syscalls:sys_*_write and sched on `dd bs=1 count=$COUNT`:
+#         $BENCH_DIR/dd.dat, recorded when missing.
+# BENCH_DIR defaults to /tmp/ftbox-bench (recordings of hundreds of MB do
+# not belong in the tree). LOCK, when set, is a file that the recordings
+# hold with flock(1) (helpers sharing one tracefs). ALL_LOOPS (default
+# 20) sizes the mixed workload; the whole system is traced, so the count
+# follows the machine's load too (on a busy 2-CPU machine 10 loops gave
+# 5.4 M events, 20 gave 41 M).
+#
+# FTBOX names the binary (default: the static release build); REF, when
+# set, names a second one (an older build) measured beside it. Each
+# program runs RUNS times (default 1); the least CPU time counts. Times
+# are CPU time (user+sys): on a loaded machine wall time measures the
+# neighbours. Output goes to /dev/null.
 set -eu
 
 FTBOX=${FTBOX:-target/x86_64-unknown-linux-musl/release/ftbox}
+REF=${REF:-}
+BENCH_DIR=${BENCH_DIR:-/tmp/ftbox-bench}
 COUNT=${COUNT:-600000}
-LOOPS=${LOOPS:-600}
-RUNS=${RUNS:-3}
+ALL_LOOPS=${ALL_LOOPS:-20}
+RUNS=${RUNS:-1}
 [ -x "$FTBOX" ] || { echo "bench-decode: no binary at $FTBOX (make, or set FTBOX)" >&2; exit 1; }
 command -v trace-cmd >/dev/null || { echo "bench-decode: trace-cmd not installed" >&2; exit 1; }
 /usr/bin/time -f %U true 2>/dev/null || { echo "bench-decode: needs GNU time (/usr/bin/time)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-bin=$(readlink -f "$FTBOX")
-ln -s "$bin" "$tmp/ftcat"
-ln -s "$bin" "$tmp/ftrec"
+mkdir "$tmp/new" "$tmp/ref"
+for a in ftcat ftrec; do ln -s "$(readlink -f "$FTBOX")" "$tmp/new/$a"; done
+[ -z "$REF" ] || ln -s "$(readlink -f "$REF")" "$tmp/ref/ftcat"
 
-FILE=${1:-}
-if [ -z "$FILE" ]; then
-	FILE=$tmp/bench.dat
-	if [ -n "${MIXED:-}" ]; then
-		echo "recording: $LOOPS x ls -l /proc/self/ with sched, irq, timer, syscalls and kmem events"
-		"$tmp/ftrec" --private -q -b 200000 -c -o "$FILE" \
-			-e sched -e irq -e timer -e syscalls -e kmem \
-			-- sh -c "i=0; while [ \$i -lt $LOOPS ]; do ls -l /proc/self/ > /dev/null; i=\$((i+1)); done"
-	else
-		echo "recording: dd bs=1 count=$COUNT with syscalls:sys_*_write and sched events"
-		"$tmp/ftrec" --private -q -b 131072 -o "$FILE" \
-			-e syscalls:sys_enter_write -e syscalls:sys_exit_write -e sched \
-			-- dd if=/dev/zero of=/dev/null bs=1 count="$COUNT" 2>/dev/null
-	fi
-	[ -n "${KEEP:-}" ] && cp "$FILE" "$KEEP"
+# locked CMD...: run CMD holding $LOCK, when set.
+locked() {
+	if [ -n "${LOCK:-}" ]; then flock "$LOCK" "$@"; else "$@"; fi
+}
+
+# The mixed workload of the -e all recording: each loop lists a file
+# tree, compresses and decompresses it, compiles a small C file, and
+# writes and syncs a file.
+cat > "$tmp/mixed.sh" <<'EOF'
+w=$(mktemp -d)
+printf 'int main(void) { return 0; }\n' > "$w/t.c"
+i=0
+while [ "$i" -lt "$1" ]; do
+	ls -lR /usr/include > "$w/ls" 2>/dev/null || true
+	gzip -c "$w/ls" | gzip -dc > /dev/null
+	cc -O2 -c -o "$w/t.o" "$w/t.c" 2>/dev/null || true
+	dd if=/dev/zero of="$w/dd" bs=64k count=64 conv=fsync 2>/dev/null
+	i=$((i + 1))
+done
+rm -rf "$w"
+EOF
+
+record_all() {
+	echo "recording $1: -e all over $ALL_LOOPS loops of a mixed workload"
+	locked "$tmp/new/ftrec" --private -q -b 65536 -o "$1" -e all -- sh "$tmp/mixed.sh" "$ALL_LOOPS"
+}
+
+record_dd() {
+	echo "recording $1: dd bs=1 count=$COUNT with syscalls:sys_*_write and sched events"
+	locked "$tmp/new/ftrec" --private -q -b 131072 -o "$1" \
+		-e syscalls:sys_enter_write -e syscalls:sys_exit_write -e sched \
+		-- dd if=/dev/zero of=/dev/null bs=1 count="$COUNT" 2>/dev/null
+}
+
+# A VM lab recording of scenario $1, else the fixture $2.
+vm_or_fixture() {
+	for f in "${CARGO_TARGET_DIR:-target}"/vmtest/*/"$1"/ext.dat; do
+		[ -f "$f" ] && { echo "$f"; return; }
+	done
+	echo "fixtures/linux-6.12/$2"
+}
+
+if [ $# -eq 0 ]; then
+	mkdir -p "$BENCH_DIR"
+	[ -f "$BENCH_DIR/all.dat" ] || record_all "$BENCH_DIR/all.dat"
+	[ -f "$BENCH_DIR/dd.dat" ] || record_dd "$BENCH_DIR/dd.dat"
+	set -- "$BENCH_DIR/all.dat" "${FG:-$(vm_or_fixture fg fg.dat)}" "${FUNC:-$(vm_or_fixture func func.dat)}" "$BENCH_DIR/dd.dat"
 fi
 
-events=$("$tmp/ftcat" --stat "$FILE" | sed -n 's/^records: //p')
-size=$(wc -c < "$FILE")
-echo "file: $FILE ($size bytes, $events events)"
-
-# best: run "$@" RUNS times, print "cpu_seconds wall_seconds max_rss_kb" of
-# the run with the least CPU time.
+# best CMD...: "cpu_seconds max_rss_kb" of the run with the least CPU time.
 best() {
 	i=0
 	: > "$tmp/all"
 	while [ $i -lt "$RUNS" ]; do
-		/usr/bin/time -f '%U %S %e %M' -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || {
+		/usr/bin/time -f '%U %S %M' -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || {
 			echo "bench-decode: failed: $*" >&2; cat "$tmp/err" >&2; exit 1; }
-		awk '{ printf "%.3f %.2f %d\n", $1 + $2, $3, $4 }' "$tmp/t" >> "$tmp/all"
+		awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$tmp/t" >> "$tmp/all"
 		i=$((i + 1))
 	done
 	sort -n "$tmp/all" | head -1
 }
 
-set -- $(best "$tmp/ftcat" "$FILE"); ft_cpu=$1 ft_wall=$2 ft_rss=$3
-set -- $(best "$tmp/ftcat" --style trace-cmd "$FILE"); ftt_cpu=$1 ftt_wall=$2 ftt_rss=$3
-set -- $(best trace-cmd report -i "$FILE"); tc_cpu=$1 tc_wall=$2 tc_rss=$3
+# row LABEL EVENTS TC_CPU CMD...: one line of the table.
+row() {
+	label=$1 n=$2 tc=$3
+	shift 3
+	set -- $(best "$@")
+	awk -v l="$label" -v n="$n" -v c="$1" -v r="$2" -v tc="$tc" 'BEGIN {
+		if (c <= 0) c = 0.001
+		printf "  %-28s %8.3f %12.0f %7.1fx %9d KB\n", l, c, n / c, tc / c, r }'
+}
 
-awk -v n="$events" -v fc="$ft_cpu" -v fw="$ft_wall" -v fr="$ft_rss" \
-    -v gc="$ftt_cpu" -v gw="$ftt_wall" -v gr="$ftt_rss" \
-    -v tc="$tc_cpu" -v tw="$tc_wall" -v tr="$tc_rss" 'BEGIN {
-	if (fc <= 0) fc = 0.001; if (gc <= 0) gc = 0.001; if (tc <= 0) tc = 0.001
-	printf "%-24s %8s %8s %12s %11s\n", "", "cpu s", "wall s", "events/s", "peak RSS"
-	printf "%-24s %8.3f %8.2f %12.0f %8d KB\n", "ftcat", fc, fw, n / fc, fr
-	printf "%-24s %8.3f %8.2f %12.0f %8d KB\n", "ftcat --style trace-cmd", gc, gw, n / gc, gr
-	printf "%-24s %8.3f %8.2f %12.0f %8d KB\n", "trace-cmd report", tc, tw, n / tc, tr
-	printf "ratio (cpu): ftcat is %.1fx trace-cmd report (goal: 10x); --style trace-cmd %.1fx\n", tc / fc, tc / gc
-}'
+for f in "$@"; do
+	[ -f "$f" ] || { echo "bench-decode: no file $f" >&2; exit 1; }
+	events=$("$tmp/new/ftcat" --stat "$f" | sed -n 's/^records: //p')
+	types=$("$tmp/new/ftcat" --stat "$f" | awk '/^EVENT/ { on = 1; next } NF == 0 { on = 0 } on { n++ } END { print n + 0 }')
+	echo "$f: $(wc -c < "$f") bytes, $events events, $types event types"
+	printf "  %-28s %8s %12s %8s %12s\n" "" "cpu s" "events/s" "ratio" "peak RSS"
+	set -- $(best trace-cmd report -i "$f")
+	tc=$1
+	awk -v n="$events" -v c="$1" -v r="$2" 'BEGIN { if (c <= 0) c = 0.001
+		printf "  %-28s %8.3f %12.0f %8s %9d KB\n", "trace-cmd report", c, n / c, "1.0x", r }'
+	row "ftcat" "$events" "$tc" "$tmp/new/ftcat" "$f"
+	row "ftcat --style trace-cmd" "$events" "$tc" "$tmp/new/ftcat" --style trace-cmd "$f"
+	if [ -n "$REF" ]; then
+		row "ref ftcat" "$events" "$tc" "$tmp/ref/ftcat" "$f"
+		row "ref ftcat --style trace-cmd" "$events" "$tc" "$tmp/ref/ftcat" --style trace-cmd "$f"
+	fi
+done
+echo "goal (issue 14): ftcat >= 10x trace-cmd report, --style trace-cmd >= 5x, peak RSS <= 16 MiB"

@@ -2,9 +2,11 @@
 //! section): a sorted table with binary search for `%pS`-style lookups, and
 //! the `printk_formats` table that `bprint` records point into.
 //!
-//! Names live in one shared `String` and each symbol is 16 bytes, so the
-//! ~120k symbols of a distribution kernel cost ~3 MB, not 120k allocations.
+//! Names stay where they are in the kallsyms text, which the table keeps,
+//! and each symbol is 16 bytes: the ~120k symbols of a distribution kernel
+//! cost their text and ~2 MB, not 120k allocations or a copy.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -27,9 +29,28 @@ pub struct Ksyms {
     /// The kallsyms text until the first lookup parses it.
     text: core::cell::Cell<Vec<u8>>,
     tab: core::cell::OnceCell<Table>,
-    /// The last lookup: (address, symbol index and size). Records repeat a
-    /// few call sites (kmem's call_site=%pS): two binary searches saved.
-    last: core::cell::Cell<(u64, Option<(usize, Option<u64>)>)>,
+    /// Recent lookups by address (see [`Slot`]), allocated at the first.
+    cache: core::cell::OnceCell<Box<[core::cell::Cell<Slot>]>>,
+}
+
+/// One entry of the lookup cache: an address and what [`Table::find`]
+/// answered for it. function_graph records and `%pS` fields (kmem's
+/// call_site) name the same few thousand addresses millions of times; a
+/// hit saves two binary searches over ~120k symbols and their cache misses.
+#[derive(Clone, Copy)]
+struct Slot {
+    addr: u64,
+    hit: Option<(usize, Option<u64>)>,
+}
+
+/// Slots of the lookup cache (a power of two): direct-mapped, a colliding
+/// address replaces the older one.
+const CACHE_SLOTS: usize = 4096;
+
+/// The cache slot of `addr`: a multiplicative hash, as symbol addresses
+/// share their high bits and are aligned.
+fn slot_of(addr: u64) -> usize {
+    (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
 }
 
 /// For the `Debug` of the printfmt environment that holds one.
@@ -96,21 +117,19 @@ fn word<'a>(s: &'a str, at: &mut usize) -> Option<&'a str> {
 /// `u64::from_str_radix(a, 16)`: an optional `+`, hex digits, no overflow.
 fn hex(a: &[u8]) -> Option<u64> {
     let a = a.strip_prefix(b"+").unwrap_or(a);
-    if a.is_empty() {
+    // Past the leading zeros, 16 digits fit: no check per digit.
+    let zeros = a.iter().take_while(|&&c| c == b'0').count();
+    if a.is_empty() || a.len() - zeros > 16 {
         return None;
     }
     let mut v: u64 = 0;
-    for &c in a {
-        let d = if c.wrapping_sub(b'0') < 10 {
-            c - b'0'
-        } else if (c | 0x20).wrapping_sub(b'a') < 6 {
-            (c | 0x20) - b'a' + 10
-        } else {
-            return None;
+    for &c in &a[zeros..] {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
         };
-        if v >> 60 != 0 {
-            return None;
-        }
         v = (v << 4) | d as u64;
     }
     Some(v)
@@ -130,15 +149,15 @@ impl Ksyms {
     }
 
     fn tab(&self) -> &Table {
-        self.tab.get_or_init(|| Table::parse(&self.text.take()))
+        self.tab.get_or_init(|| Table::parse(self.text.take()))
     }
 
     /// Change the table (parsed first if it was not).
     fn edit(&mut self, f: impl FnOnce(&mut Table)) {
-        let mut t = self.tab.take().unwrap_or_else(|| Table::parse(&self.text.take()));
+        let mut t = self.tab.take().unwrap_or_else(|| Table::parse(self.text.take()));
         f(&mut t);
         self.tab = core::cell::OnceCell::from(t);
-        self.last.set((0, None));
+        self.cache = core::cell::OnceCell::new();
     }
 
     /// Add one text symbol; call `finish()` after the last.
@@ -168,15 +187,18 @@ impl Ksyms {
     /// like `_etext`, is not inside any symbol.
     pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
         let t = self.tab();
-        let (la, hit) = self.last.get();
-        let (first, size) = match hit {
-            Some(h) if la == addr && !t.syms.is_empty() => h,
-            _ => {
-                let h = t.find(addr);
-                self.last.set((addr, h));
-                h?
-            }
-        };
+        // Filled with the answer for address 0, so that every slot is true.
+        let cache = self.cache.get_or_init(|| {
+            let empty = Slot { addr: 0, hit: t.find(0) };
+            (0..CACHE_SLOTS).map(|_| core::cell::Cell::new(empty)).collect()
+        });
+        let slot = &cache[slot_of(addr)];
+        let mut c = slot.get();
+        if c.addr != addr {
+            c = Slot { addr, hit: t.find(addr) };
+            slot.set(c);
+        }
+        let (first, size) = c.hit?;
         let s = t.syms.get(first)?;
         let name = t.name_of(s);
         let offset = addr - s.addr;
@@ -233,7 +255,7 @@ fn scan_addr(text: &[u8], name: &[u8]) -> Option<u64> {
             continue;
         }
         // The name must be the third word (not a type letter or a module).
-        if let Some((addr, _, nm, _, e)) = sym_line(line) {
+        if let Some((addr, _, nm, _, e)) = core::str::from_utf8(line).ok().and_then(sym_line) {
             if e == n && nm.len() == name.len() && best.map_or(true, |b| addr < b) {
                 best = Some(addr);
             }
@@ -245,17 +267,17 @@ fn scan_addr(text: &[u8], name: &[u8]) -> Option<u64> {
 /// One kallsyms line `ADDR TYPE NAME [MODULE]` of a symbol the table keeps
 /// (not absolute or undefined, address not 0): address, type letter,
 /// name, module and where the name ends in the line.
-fn sym_line(line: &[u8]) -> Option<(u64, u8, &str, Option<&str>, usize)> {
-    let line = core::str::from_utf8(line).ok()?;
+fn sym_line(line: &str) -> Option<(u64, u8, &str, Option<&str>, usize)> {
     let mut at = 0;
     let (a, t, name) = (word(line, &mut at)?, word(line, &mut at)?, word(line, &mut at)?);
     let end = at;
     let addr = hex(a.as_bytes())?;
-    if addr == 0 || (t.len() == 1 && matches!(t.as_bytes()[0] | 0x20, b'a' | b'u')) {
+    let t = t.as_bytes();
+    if addr == 0 || (t.len() == 1 && matches!(t[0] | 0x20, b'a' | b'u')) {
         return None;
     }
     let module = word(line, &mut at).and_then(|m| m.strip_prefix('[')).and_then(|m| m.strip_suffix(']'));
-    Some((addr, t.as_bytes()[0], name, module, end))
+    Some((addr, t[0], name, module, end))
 }
 
 /// Index of the first `\n` of `t` at or after `i` (`t.len()` if none),
@@ -288,29 +310,57 @@ impl Table {
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
+    ///
+    /// The text itself becomes the table's `names`: a symbol points at its
+    /// name in its line, so nothing is copied.
     #[inline(never)]
-    fn parse(text: &[u8]) -> Table {
+    fn parse(text: Vec<u8>) -> Table {
+        // UTF-8 is checked once for the whole text (the usual case), not
+        // line by line; lines that are not UTF-8 hold no symbol and are
+        // blanked.
+        let text = String::from_utf8(text).unwrap_or_else(|e| {
+            let mut t = e.into_bytes();
+            let mut at = 0;
+            while at < t.len() {
+                let end = newline(&t, at);
+                if core::str::from_utf8(&t[at..end]).is_err() {
+                    t[at..end].fill(b' ');
+                }
+                at = end + 1;
+            }
+            String::from_utf8(t).unwrap_or_default()
+        });
         let mut k = Table::default();
         // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
         // parses the ~120k lines of a recording's kallsyms at every start,
         // and this way it costs a fifth of the instructions.
         let mut at = 0;
         while at < text.len() {
-            let end = newline(text, at);
-            if let Some((addr, kind, name, module, _)) = sym_line(&text[at..end]) {
-                k.push(addr, name, module, kind);
+            let end = newline(text.as_bytes(), at);
+            // (at and end are next to newlines: char boundaries.)
+            if let Some((addr, kind, name, module, _)) = text.get(at..end).and_then(sym_line) {
+                k.add(addr, name.as_ptr() as usize - text.as_ptr() as usize, name.len(), module, kind);
             }
             at = end + 1;
         }
+        k.names = text;
         k.finish();
         k
     }
 
+    /// One symbol, its name added to `names`.
     fn push(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
+        let off = self.names.len();
+        self.names.push_str(name);
+        self.add(addr, off, name.len(), module, kind);
+    }
+
+    /// One symbol whose name is `names[off..off + len]`.
+    fn add(&mut self, addr: u64, off: usize, len: usize, module: Option<&str>, kind: u8) {
         if module.is_none() && matches!(kind, b'd' | b'b' | b'r') {
             self.all = true;
         }
-        let len = name.len().min(u16::MAX as usize);
+        let len = len.min(u16::MAX as usize);
         let m = match module {
             None => 0,
             // kallsyms lists a module's symbols together: the search from
@@ -323,9 +373,7 @@ impl Table {
                 }
             },
         };
-        let off = self.names.len() as u32;
-        self.names.push_str(&name[..len]);
-        self.syms.push(Sym { addr, name: off, len: len as u16, module: m.min(u16::MAX as usize) as u16, kind });
+        self.syms.push(Sym { addr, name: off as u32, len: len as u16, module: m.min(u16::MAX as usize) as u16, kind });
     }
 
     /// Sort by address. Stable, so of several names at one address the first
@@ -594,6 +642,44 @@ ffffffffc0002000 t other\t[om]
         assert!(k.lookup(0xffffffff82000010).is_none());
         let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff82000000 D __start_init_stack\nffffffff82000008 d x\nffffffff83000000 T _sinittext\n");
         assert_eq!(k.lookup(0xffffffff82000004).unwrap().name, "__start_init_stack");
+    }
+
+    /// A line that is not UTF-8 holds no symbol, and the others keep
+    /// theirs; names stay valid after the table is extended by hand.
+    #[test]
+    fn parse_skips_lines_that_are_not_utf8() {
+        let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff81000100 T b\xffad\nffffffff81000200 T good\nffffffff81000300 T _etext\n");
+        assert_eq!(k.len(), 3);
+        assert_eq!(k.lookup(0xffffffff81000204).map(|s| s.name), Some("good"));
+        let mut k = k;
+        k.push(0xffffffff81000280, "late", None);
+        k.finish();
+        assert_eq!(k.lookup(0xffffffff81000204).map(|s| (s.name, s.size)), Some(("good", Some(0x80))));
+        assert_eq!(k.lookup(0xffffffff81000284).map(|s| s.name), Some("late"));
+    }
+
+    /// Cached answers are the answers: addresses that share a cache slot
+    /// or repeat come back the same, symbol or none.
+    #[test]
+    fn lookup_cache_keeps_answers() {
+        let k = Ksyms::parse(KALLSYMS);
+        let addrs = [0xffffffff81000110, 0xffffffff80000000, 0xffffffffc0001004, 0, 0xffffffff81000000];
+        let first: Vec<_> = addrs.iter().map(|&a| k.lookup(a)).collect();
+        for _ in 0..2 {
+            for a in 0..2 * CACHE_SLOTS as u64 {
+                k.lookup(0xffffffff81000000 + a * 8);
+            }
+            assert_eq!(addrs.iter().map(|&a| k.lookup(a)).collect::<Vec<_>>(), first);
+        }
+    }
+
+    #[test]
+    fn hex_digits() {
+        assert_eq!(hex(b"ffffffff81000000"), Some(0xffffffff81000000));
+        assert_eq!(hex(b"+0000000000000000001F"), Some(0x1f));
+        assert_eq!(hex(b"10000000000000000"), None);
+        assert_eq!(hex(b""), None);
+        assert_eq!(hex(b"12g"), None);
     }
 
     /// addr_of answers the same before the table is parsed (a text scan)

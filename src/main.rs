@@ -100,3 +100,8 @@ mod rt {
 /// unit tests.
 #[cfg(any(test, not(panic = "unwind")))]
 mod heap;
+
+/// A memcpy that is fast for the few-byte copies decoding makes (x86_64:
+/// musl's pays string-instruction start-up on every call).
+#[cfg(all(not(panic = "unwind"), target_arch = "x86_64", feature = "fast-copy"))]
+mod mem;

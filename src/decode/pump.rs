@@ -55,9 +55,9 @@ impl Held {
             Held::Rec { cpu, .. } | Held::Lost { cpu, .. } | Held::Err { cpu, .. } => *cpu,
         }
     }
-    fn of(it: Item<'_>) -> Held {
+    fn of(it: Item<'_>, q: &mut HoldQ) -> Held {
         match it {
-            Item::Record { cpu, ts, data } => Held::Rec { cpu, ts, data: data.to_vec() },
+            Item::Record { cpu, ts, data } => Held::Rec { cpu, ts, data: q.copy(data) },
             Item::Lost { cpu, count, .. } => Held::Lost { cpu, count },
             Item::Error { cpu, error } => Held::Err { cpu, msg: error.to_string() },
         }
@@ -191,9 +191,28 @@ struct HoldQ {
     v: Vec<Held>,
     head: usize,
     per_cpu: Vec<u64>,
+    /// Buffers of records done with, for the next ones held: on a
+    /// function_graph recording nearly every record is held, and an
+    /// allocation and a free per record were a twentieth of the time.
+    spare: Vec<Vec<u8>>,
 }
 
+/// Spare record buffers kept at most (each is a record's size).
+const SPARE_MAX: usize = 64;
+
 impl HoldQ {
+    /// `data` in a buffer of its own, a spare one when there is one.
+    fn copy(&mut self, data: &[u8]) -> Vec<u8> {
+        let mut d = self.spare.pop().unwrap_or_default();
+        d.clear();
+        d.extend_from_slice(data);
+        d
+    }
+    fn recycle(&mut self, d: Vec<u8>) {
+        if self.spare.len() < SPARE_MAX {
+            self.spare.push(d);
+        }
+    }
     fn items(&self) -> &[Held] {
         self.v.get(self.head..).unwrap_or(&[])
     }
@@ -220,6 +239,9 @@ impl HoldQ {
         if self.head + i < self.v.len() {
             let h = self.v.remove(self.head + i);
             self.uncount(h.cpu());
+            if let Held::Rec { data, .. } = h {
+                self.recycle(data);
+            }
         }
     }
     fn uncount(&mut self, cpu: u32) {
@@ -236,24 +258,25 @@ impl HoldQ {
 /// which waits (with whatever the merge yields meanwhile) until its CPU's
 /// next record is known.
 /// A merge item through `--max-depth`/`--graph` (None: hidden).
-fn admit(gf: &mut Option<GraphFilter>, it: Item<'_>) -> Option<Held> {
+fn admit(gf: &mut Option<GraphFilter>, q: &mut HoldQ, it: Item<'_>) {
     if let (Some(g), Item::Record { cpu, ts, data }) = (gf.as_mut(), &it) {
         match g.check(data) {
-            Verdict::Hide => return None,
+            Verdict::Hide => return,
             Verdict::Keep => {}
             Verdict::Rebase(b) => {
-                let mut d = data.to_vec();
+                let mut d = q.copy(data);
                 g.rebase(&mut d, b);
-                return Some(Held::Rec { cpu: *cpu, ts: *ts, data: d });
+                return q.push(Held::Rec { cpu: *cpu, ts: *ts, data: d });
             }
         }
     }
-    Some(Held::of(it))
+    let h = Held::of(it, q);
+    q.push(h);
 }
 
 #[inline(never)]
 fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, gf: &mut Option<GraphFilter>, host: &mut dyn Host) {
-    let mut q = HoldQ { v: Vec::new(), head: 0, per_cpu: Vec::new() };
+    let mut q = HoldQ { v: Vec::new(), head: 0, per_cpu: Vec::new(), spare: Vec::new() };
     loop {
         if s.stop || s.out.failed() {
             return;
@@ -270,17 +293,14 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                     }
                     return;
                 }
-                Some(it @ Item::Record { .. }) if gf.is_some() => {
-                    if let Some(h) = admit(gf, it) {
-                        q.push(h);
-                    }
-                }
+                Some(it @ Item::Record { .. }) if gf.is_some() => admit(gf, &mut q, it),
                 Some(Item::Record { cpu, ts, data }) => {
                     if !la.wants(data) {
                         s.record(&Rec { cpu, ts, data }, None);
                         continue;
                     }
-                    q.push(Held::Rec { cpu, ts, data: data.to_vec() });
+                    let data = q.copy(data);
+                    q.push(Held::Rec { cpu, ts, data });
                 }
                 Some(Item::Lost { cpu, count, .. }) => {
                     s.lost(cpu, count);
@@ -300,11 +320,7 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                 if la.wants(&data) {
                     while !q.has(cpu) && q.items().len() < HOLD_MAX {
                         match m.next() {
-                            Some(it) => {
-                                if let Some(h) = admit(gf, it) {
-                                    q.push(h);
-                                }
-                            }
+                            Some(it) => admit(gf, &mut q, it),
                             None => break,
                         }
                     }
@@ -325,6 +341,7 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                         q.remove(i);
                     }
                 }
+                q.recycle(data);
             }
         }
     }

@@ -255,17 +255,29 @@ fn prologue<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec
     columns(k, out, r, pid)
 }
 
+/// Room for the columns: a 20-digit abstime, a CPU, a comm of 7 chars of
+/// up to 4 bytes each and a pid, centred, twice (a task switch).
+const COLS_MAX: usize = 160;
+
 fn columns<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, pid: i32) -> fmt::Result {
+    // The columns as one line: one write, no core::fmt per column.
+    let mut arr = [0u8; COLS_MAX];
+    let mut b = Line::on(&mut arr);
     if k.opts.g(opts::G_ABS_TIME) {
-        write!(out, "{:>5}.{:06} |  ", r.ts / 1_000_000_000, (r.ts % 1_000_000_000) / 1000)?;
+        // `%5lu.%06lu |  `
+        b.uint_right(r.ts / 1_000_000_000, 5);
+        b.push(b'.');
+        b.six(((r.ts % 1_000_000_000) / 1000) as u32);
+        b.extend_str(" |  ");
     }
     if k.opts.g(opts::G_CPU) {
-        cpu_col(k, out, r.cpu)?;
+        cpu_col(&mut b, r.cpu, k.graph.width);
     }
     if k.opts.g(opts::G_PROC) {
-        proc_col(k, out, pid)?;
-        out.write_str(" | ")?;
+        proc_col(&mut b, k.cmd.comm(pid), pid);
+        b.extend_str(" | ");
     }
+    b.flush(out)?;
     if k.opts.has(opts::LATENCY_FMT) {
         out.write_char(' ')?;
         k.lat_fmt(out, r.data)?;
@@ -274,13 +286,15 @@ fn columns<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec,
     Ok(())
 }
 
-fn cpu_col<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, cpu: u32) -> fmt::Result {
-    write!(out, " {:>w$}) ", cpu, w = k.graph.width)
+/// ` %*d) `
+fn cpu_col(b: &mut Line, cpu: u32, width: usize) {
+    b.push(b' ');
+    b.uint_right(cpu as u64, width);
+    b.extend_str(") ");
 }
 
 /// print_graph_proc(): `comm-pid` centred in 14 columns, comm cut to 7.
-fn proc_col<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, pid: i32) -> fmt::Result {
-    let comm = k.cmd.comm(pid);
+fn proc_col(b: &mut Line, comm: &str, pid: i32) {
     let mut end = 0;
     let mut bytes = 0;
     for (i, ch) in comm.char_indices() {
@@ -300,9 +314,12 @@ fn proc_col<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, pid: i32) -
     }
     let len = bytes + digits + 1;
     let spaces = PROCINFO_LEN.saturating_sub(len);
-    pad(out, spaces / 2)?;
-    write!(out, "{}-{}", comm, pid)?;
-    pad(out, spaces - spaces / 2)
+    b.pad(spaces / 2);
+    // A whole str: raw-byte escapes stay for the writer at the edge.
+    b.extend_str(comm);
+    b.push(b'-');
+    b.int(pid as i64);
+    b.pad(spaces - spaces / 2);
 }
 
 fn verif_pid<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, cpu: u32, pid: i32) -> fmt::Result {
@@ -316,10 +333,13 @@ fn verif_pid<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, cpu: u
         return Ok(());
     }
     out.write_str(" ------------------------------------------\n")?;
-    cpu_col(k, out, cpu)?;
-    proc_col(k, out, prev)?;
-    out.write_str(" => ")?;
-    proc_col(k, out, pid)?;
+    let mut arr = [0u8; COLS_MAX];
+    let mut b = Line::on(&mut arr);
+    cpu_col(&mut b, cpu, k.graph.width);
+    proc_col(&mut b, k.cmd.comm(prev), prev);
+    b.extend_str(" => ");
+    proc_col(&mut b, k.cmd.comm(pid), pid);
+    b.flush(out)?;
     out.write_str("\n ------------------------------------------\n\n")
 }
 
