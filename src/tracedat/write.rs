@@ -47,6 +47,9 @@ pub mod opt {
     /// `options=` the trace_options words, `model=` latency-format's
     /// preemption model), read by ftcat.
     pub const STATE: u16 = 0x4655;
+    /// Not trace-cmd's: kernel values some print fmts read, `name=value`
+    /// lines (`kvars`), read by ftcat.
+    pub const KVARS: u16 = 0x4656;
 }
 
 /// One recorded ring buffer: the top level (`name` empty) or an instance.

@@ -1,0 +1,208 @@
+//! Values of the running kernel that some print fmts read but no record
+//! holds: kmem's `page=%p` is `(struct page *)vmemmap_base + pfn`, which
+//! needs the variable `vmemmap_base` (KASLR picks it at boot) and the size
+//! of `struct page`. A recorder reads them once (the address from
+//! /proc/kallsyms, the value from /proc/kcore, the size from BTF) and keeps
+//! them as `name=value` lines beside the recording; the printers look the
+//! names up in `printfmt::Env::enums`, where a missing one makes the line
+//! partial instead of wrong.
+//!
+//! Only values that stay fixed after boot belong here: a snapshot of
+//! `jiffies` (writeback's `age=`) would print a wrong age as if exact.
+
+use alloc::string::String;
+use core::fmt::Write;
+
+use crate::cursor::{read_uint, Endian};
+use crate::ksyms::Enums;
+
+/// One value a format may need and where the running kernel keeps it.
+pub struct Known {
+    /// The name as the format (or `printfmt`'s pointer arithmetic) asks for it.
+    pub name: &'static str,
+    /// Needed when a format's text contains this.
+    pub used_by: &'static str,
+    pub source: Source,
+}
+
+pub enum Source {
+    /// A `long` kernel variable: its kallsyms address, read in /proc/kcore.
+    Variable,
+    /// `sizeof(struct NAME)` from the kernel's BTF.
+    StructSize(&'static str),
+}
+
+/// Every value a recorder looks for.
+pub const KNOWN: &[Known] = &[
+    Known { name: "vmemmap_base", used_by: "vmemmap_base", source: Source::Variable },
+    Known { name: "sizeof(struct page)", used_by: "struct page *", source: Source::StructSize("page") },
+];
+
+/// The `name=value` text of the private trace.dat option (values in hex).
+pub fn to_text(values: &[(&str, u64)]) -> String {
+    let mut s = String::new();
+    for (n, v) in values {
+        let _ = write!(s, "{}=0x{:x}\n", n, v);
+    }
+    s
+}
+
+/// `to_text`'s lines back into a table; lines that do not parse are skipped.
+pub fn parse_text(text: &str) -> Enums {
+    let mut e = Enums::new();
+    for l in text.lines() {
+        let Some((n, v)) = l.split_once('=') else { continue };
+        let v = v.trim();
+        let v = match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => v.parse(),
+        };
+        if let Ok(v) = v {
+            e.push(n, v);
+        }
+    }
+    e.finish();
+    e
+}
+
+/// The address of data symbol `name` in /proc/kallsyms text (`ADDR TYPE
+/// NAME`); None when absent or hidden (kptr_restrict prints zeros).
+pub fn kallsyms_addr(kallsyms: &[u8], name: &str) -> Option<u64> {
+    for l in kallsyms.split(|&b| b == b'\n') {
+        let mut w = l.split(|&b| b == b' ');
+        let (Some(a), Some(_ty), Some(n)) = (w.next(), w.next(), w.next()) else { continue };
+        if n == name.as_bytes() {
+            let a = u64::from_str_radix(core::str::from_utf8(a).ok()?, 16).ok()?;
+            return (a != 0).then_some(a);
+        }
+    }
+    None
+}
+
+/// Why an ELF image (/proc/kcore) does not map an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElfError {
+    /// No ELF magic, or a class or byte order that is neither 32 nor 64
+    /// bits, little nor big endian.
+    NotElf,
+    /// The header or program header table ends early.
+    Short,
+    /// No PT_LOAD segment holds the whole range.
+    NotMapped,
+}
+
+/// The header of an ELF file: where its program headers are and how to read
+/// them.
+#[derive(Clone, Copy, Debug)]
+pub struct Elf {
+    pub endian: Endian,
+    /// ELFCLASS64.
+    pub wide: bool,
+    /// File offset and byte length of the program header table.
+    pub phoff: u64,
+    pub phlen: usize,
+    phentsize: usize,
+}
+
+const PT_LOAD: u64 = 1;
+
+impl Elf {
+    /// The ELF header at the start of `head` (64 bytes are enough).
+    pub fn parse(head: &[u8]) -> Result<Elf, ElfError> {
+        if head.get(..4) != Some(b"\x7fELF") {
+            return Err(ElfError::NotElf);
+        }
+        let wide = match head.get(4) {
+            Some(1) => false,
+            Some(2) => true,
+            _ => return Err(ElfError::NotElf),
+        };
+        let endian = match head.get(5) {
+            Some(1) => Endian::Little,
+            Some(2) => Endian::Big,
+            _ => return Err(ElfError::NotElf),
+        };
+        let r = |off, size| read_uint(head, off, size, endian).map_err(|_| ElfError::Short);
+        // e_phoff, e_phentsize, e_phnum
+        let (phoff, phentsize, phnum) = if wide { (r(0x20, 8)?, r(0x36, 2)?, r(0x38, 2)?) } else { (r(0x1c, 4)?, r(0x2a, 2)?, r(0x2c, 2)?) };
+        if phentsize < if wide { 56 } else { 32 } {
+            return Err(ElfError::NotElf);
+        }
+        Ok(Elf { endian, wide, phoff, phlen: (phentsize * phnum) as usize, phentsize: phentsize as usize })
+    }
+
+    /// The file offset of `len` bytes at virtual address `vaddr`, from the
+    /// program header table `phdrs` (the `phlen` bytes at `phoff`).
+    pub fn file_offset(&self, phdrs: &[u8], vaddr: u64, len: u64) -> Result<u64, ElfError> {
+        if phdrs.len() < self.phlen {
+            return Err(ElfError::Short);
+        }
+        for ph in phdrs[..self.phlen].chunks_exact(self.phentsize) {
+            let r = |off, size| read_uint(ph, off, size, self.endian).unwrap_or(0);
+            // p_type, p_offset, p_vaddr, p_filesz
+            let (ty, off, va, size) = if self.wide { (r(0, 4), r(8, 8), r(16, 8), r(32, 8)) } else { (r(0, 4), r(4, 4), r(8, 4), r(16, 4)) };
+            if ty == PT_LOAD && vaddr >= va && vaddr.wrapping_sub(va).checked_add(len).is_some_and(|end| end <= size) {
+                return Ok(off + (vaddr - va));
+            }
+        }
+        Err(ElfError::NotMapped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    /// An ELF64 little-endian header with two PT_LOAD segments, as
+    /// /proc/kcore lays them out.
+    fn kcore() -> (Vec<u8>, Vec<u8>) {
+        let mut h = alloc::vec![0u8; 64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = 2;
+        h[5] = 1;
+        h[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
+        h[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+        h[0x38..0x3a].copy_from_slice(&3u16.to_le_bytes());
+        let mut ph = Vec::new();
+        for (ty, off, va, size) in [(4u32, 0x100u64, 0u64, 0x10u64), (1, 0x1000, 0xffff_ffff_8000_0000, 0x2000), (1, 0x9000, 0xffff_8880_0000_0000, 0x1000)] {
+            let mut p = [0u8; 56];
+            p[..4].copy_from_slice(&ty.to_le_bytes());
+            p[8..16].copy_from_slice(&off.to_le_bytes());
+            p[16..24].copy_from_slice(&va.to_le_bytes());
+            p[32..40].copy_from_slice(&size.to_le_bytes());
+            ph.extend_from_slice(&p);
+        }
+        (h, ph)
+    }
+
+    #[test]
+    fn kcore_segments_map_addresses() {
+        let (h, ph) = kcore();
+        let e = Elf::parse(&h).unwrap();
+        assert_eq!((e.phoff, e.phlen), (64, 168));
+        assert_eq!(e.file_offset(&ph, 0xffff_ffff_8000_0e68, 8), Ok(0x1e68));
+        assert_eq!(e.file_offset(&ph, 0xffff_8880_0000_0ff8, 8), Ok(0x9ff8));
+        // Across the end of a segment, in no segment, a note segment.
+        assert_eq!(e.file_offset(&ph, 0xffff_8880_0000_0ffc, 8), Err(ElfError::NotMapped));
+        assert_eq!(e.file_offset(&ph, 0x1234, 8), Err(ElfError::NotMapped));
+        assert_eq!(e.file_offset(&ph, 0x8, 4), Err(ElfError::NotMapped));
+        assert_eq!(e.file_offset(&ph[..100], 0x8, 4), Err(ElfError::Short));
+        assert_eq!(Elf::parse(b"\x7fELF\x03\x01").unwrap_err(), ElfError::NotElf);
+        assert_eq!(Elf::parse(&h[..0x30]).unwrap_err(), ElfError::Short);
+    }
+
+    #[test]
+    fn kallsyms_and_option_text() {
+        let k = b"ffffffff81000000 T _stext\nffffffff83a2e068 D vmemmap_base\nffffffffc0000000 t x\t[mod]\n";
+        assert_eq!(kallsyms_addr(k, "vmemmap_base"), Some(0xffff_ffff_83a2_e068));
+        assert_eq!(kallsyms_addr(k, "vmemmap"), None);
+        assert_eq!(kallsyms_addr(b"0000000000000000 D vmemmap_base\n", "vmemmap_base"), None);
+        let t = to_text(&[("vmemmap_base", 0xffd4_0000_0000_0000), ("sizeof(struct page)", 64)]);
+        assert_eq!(t, "vmemmap_base=0xffd4000000000000\nsizeof(struct page)=0x40\n");
+        let e = parse_text(&t);
+        assert_eq!(e.get("sizeof(struct page)"), Some(64));
+        assert_eq!(e.get("vmemmap_base"), Some(0xffd4_0000_0000_0000));
+        assert_eq!(parse_text("junk\nx=zz\n").len(), 0);
+    }
+}
