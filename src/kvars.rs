@@ -2,8 +2,10 @@
 //! holds: kmem's `page=%p` is `(struct page *)vmemmap_base + pfn`, which
 //! needs the variable `vmemmap_base` (KASLR picks it at boot) and the size
 //! of `struct page`. A recorder reads them once (the address from
-//! /proc/kallsyms, the value from /proc/kcore, the size from BTF) and keeps
-//! them as `name=value` lines beside the recording; the printers look the
+//! /proc/kallsyms, the value from /proc/kcore, the size from BTF; where
+//! kallsyms lists no data symbols or there is no kcore, from the kernel's
+//! own text of one mm_page_alloc record) and keeps them as `name=value`
+//! lines beside the recording; the printers look the
 //! names up in `printfmt::Env::enums`, where a missing one makes the line
 //! partial instead of wrong.
 //!
@@ -77,6 +79,43 @@ pub fn kallsyms_addr(kallsyms: &[u8], name: &str) -> Option<u64> {
         }
     }
     None
+}
+
+/// `(vmemmap_base, sizeof(struct page))` from the kernel's own `trace` text
+/// of mm_page_alloc records printed with hash-ptr off: each line's
+/// `page=%p` is vmemmap_base + pfn * size beside its `pfn=0x...`. Two
+/// lines with different pfns give the size; `size` (from BTF) is checked
+/// against it, or used when there is one line.
+pub fn vmemmap_from_trace(text: &[u8], size: Option<u64>) -> Option<(u64, u64)> {
+    let mut seen: Option<(u64, u64)> = None;
+    let mut size = size;
+    for l in text.split(|&b| b == b'\n') {
+        let (Some(page), Some(pfn)) = (hex_after(l, b" page="), hex_after(l, b" pfn=0x")) else { continue };
+        if page == 0 {
+            continue;
+        }
+        match seen {
+            Some((p0, f0)) if f0 != pfn => {
+                let (dp, df) = (page.wrapping_sub(p0) as i64, pfn.wrapping_sub(f0) as i64);
+                if df == 0 || dp % df != 0 || size.is_some_and(|s| s as i64 != dp / df) {
+                    return None;
+                }
+                size = Some((dp / df) as u64);
+                break;
+            }
+            Some(_) => {}
+            None => seen = Some((page, pfn)),
+        }
+    }
+    let ((page, pfn), size) = (seen?, size?);
+    Some((page.wrapping_sub(pfn.wrapping_mul(size)), size))
+}
+
+/// The hex number right after `key` in `line`.
+fn hex_after(line: &[u8], key: &[u8]) -> Option<u64> {
+    let at = line.windows(key.len()).position(|w| w == key)? + key.len();
+    let digits = line[at..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    u64::from_str_radix(core::str::from_utf8(&line[at..at + digits]).ok()?, 16).ok()
 }
 
 /// Why an ELF image (/proc/kcore) does not map an address.
@@ -190,6 +229,19 @@ mod tests {
         assert_eq!(e.file_offset(&ph[..100], 0x8, 4), Err(ElfError::Short));
         assert_eq!(Elf::parse(b"\x7fELF\x03\x01").unwrap_err(), ElfError::NotElf);
         assert_eq!(Elf::parse(&h[..0x30]).unwrap_err(), ElfError::Short);
+    }
+
+    #[test]
+    fn vmemmap_from_the_kernels_text() {
+        let t = b"  a-1 [000] ..... 1.0: mm_page_alloc: page=ffffea000ea0c9c0 pfn=0x3a8327 order=0\n\
+                  a-1 [000] ..... 1.0: mm_page_alloc: page=0000000000000000 pfn=0x0 order=0\n\
+                  a-1 [000] ..... 1.0: mm_page_alloc: page=ffffea00073b6840 pfn=0x1ceda1 order=0\n";
+        assert_eq!(vmemmap_from_trace(t, None), Some((0xffff_ea00_0000_0000, 64)));
+        assert_eq!(vmemmap_from_trace(t, Some(64)), Some((0xffff_ea00_0000_0000, 64)));
+        assert_eq!(vmemmap_from_trace(t, Some(72)), None);
+        assert_eq!(vmemmap_from_trace(&t[..100], Some(64)), Some((0xffff_ea00_0000_0000, 64)));
+        assert_eq!(vmemmap_from_trace(&t[..100], None), None);
+        assert_eq!(vmemmap_from_trace(b"", Some(64)), None);
     }
 
     #[test]

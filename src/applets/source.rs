@@ -190,7 +190,7 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
     let kallsyms = sys::read(c"/proc/kallsyms").unwrap_or_default();
     let fs: Vec<&[u8]> = formats.iter().map(|f| f.1.as_slice()).collect();
-    let known = crate::tracefs::kvars::read_known(&fs, &kallsyms, long);
+    let known = crate::tracefs::kvars::read_known(top, &fs, &kallsyms, long);
     let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
     r.dec.known = crate::kvars::parse_text(&known);
     let mut spec = String::new();

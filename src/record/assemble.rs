@@ -258,7 +258,7 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     // Kernel values the recorded formats read (kmem's vmemmap_base), so
     // that ftcat prints those lines as the kernel did.
     let formats: Vec<&[u8]> = meta.systems.iter().flat_map(|s| s.1.iter().map(|f| f.as_slice())).collect();
-    let kvars = crate::tracefs::kvars::read_known(&formats, &meta.kallsyms, long as usize);
+    let kvars = crate::tracefs::kvars::read_known(top, &formats, &meta.kallsyms, long as usize);
     if !kvars.is_empty() {
         text_opt(&mut meta.options, opt::KVARS, &[kvars.as_bytes()]);
     }
