@@ -905,6 +905,9 @@ mod tests {
         let mut half = env;
         half.enums = Some(&base_only);
         assert_eq!(render_f(&page, 0x10, &half).1, Partial);
+        // The sum stays a `struct page *`: each index is scaled.
+        let chain = ev(r#""%p", ((struct page *)0x1000 - 2) + REC->a"#);
+        assert_eq!(render_f(&chain, 3, &full), ("0000000000001040".into(), Exact));
 
         // A value no recorder can keep (jiffies moves): `?`, padded.
         let age = ev(r#""age=%lu [%4lu] a=%d", jiffies - REC->a, jiffies, REC->a"#);

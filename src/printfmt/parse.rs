@@ -463,9 +463,12 @@ impl<'e> Parser<'e> {
             self.pos += 1;
             let r = self.binary(level + 1)?;
             l = match l {
-                // C's pointer arithmetic: kmem's `(struct page *)vmemmap_base + pfn`.
+                // C's pointer arithmetic: kmem's `(struct page *)vmemmap_base
+                // + pfn`; the sum is still a `struct page *` (arm64's
+                // vmemmap subtracts an offset first).
                 Expr::StructPtr(tag, p) if matches!(op, Op::Add | Op::Sub) => {
-                    Expr::Bin(op, p, Box::new(Expr::Scale(alloc::format!("sizeof({tag})"), Box::new(r))))
+                    let scaled = Expr::Scale(alloc::format!("sizeof({tag})"), Box::new(r));
+                    Expr::StructPtr(tag, Box::new(Expr::Bin(op, p, Box::new(scaled))))
                 }
                 l => super::eval::fold(Expr::Bin(op, Box::new(l), Box::new(r))),
             };
