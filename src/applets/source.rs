@@ -189,10 +189,12 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     // ftcat on a 64-bit kernel must read 8-byte longs.
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
     let kallsyms = sys::read(c"/proc/kallsyms").unwrap_or_default();
-    let fs: Vec<&[u8]> = formats.iter().map(|f| f.1.as_slice()).collect();
-    let known = crate::tracefs::kvars::read_known(top, &fs, &kallsyms, long);
     let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
-    r.dec.known = crate::kvars::parse_text(&known);
+    #[cfg(feature = "kvars")]
+    {
+        let fs: Vec<&[u8]> = formats.iter().map(|f| f.1.as_slice()).collect();
+        r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_known(top, &fs, &kallsyms, long));
+    }
     let mut spec = String::new();
     for (name, on) in &crate::tracefs::state::options(tfs).unwrap_or_default() {
         spec.clear();
