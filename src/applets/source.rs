@@ -192,7 +192,14 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
     #[cfg(feature = "kvars")]
     {
-        let fs: Vec<&[u8]> = formats.iter().map(|f| f.1.as_slice()).collect();
+        // Only for the events enabled in this buffer: a value may take a
+        // short-lived instance of our own to read (see tracefs::kvars).
+        let on = tfs.read_str("set_event").unwrap_or_default();
+        let enabled = |sys: &str, f: &[u8]| {
+            let name = core::str::from_utf8(f).ok().and_then(|t| t.lines().next()?.strip_prefix("name: "));
+            name.is_some_and(|n| on.lines().any(|l| l.split_once(':') == Some((sys, n))))
+        };
+        let fs: Vec<&[u8]> = formats.iter().filter(|f| enabled(f.0, &f.1)).map(|f| f.1.as_slice()).collect();
         r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_known(top, &fs, &kallsyms, long));
     }
     let mut spec = String::new();
