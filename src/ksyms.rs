@@ -527,10 +527,33 @@ impl Enums {
 }
 
 /// Call `found(name, value)` for every enumerator of a BTF blob, in file
-/// order (values sign-extended when the enum is signed). Other kinds are
-/// skipped by their encoded sizes; at damage, or a kind of unknown size, it
-/// stops.
+/// order (values sign-extended when the enum is signed).
 pub fn btf_enumerators(b: &[u8], found: &mut dyn FnMut(&str, u64)) {
+    btf_walk(b, &mut |kind, n, v| {
+        if kind != BTF_KIND_STRUCT {
+            found(n, v)
+        }
+    });
+}
+
+/// `sizeof(struct name)` as the kernel's BTF records it.
+pub fn btf_struct_size(b: &[u8], name: &str) -> Option<u64> {
+    let mut size = None;
+    btf_walk(b, &mut |kind, n, v| {
+        if kind == BTF_KIND_STRUCT && n == name {
+            size.get_or_insert(v);
+        }
+    });
+    size
+}
+
+const BTF_KIND_STRUCT: u32 = 4;
+
+/// `found(kind, name, value)` for every enumerator (kind 6 or 19, its
+/// value) and named struct (kind 4, its size) of a BTF blob, in file order.
+/// Other kinds are skipped by their encoded sizes; at damage, or a kind of
+/// unknown size, it stops.
+fn btf_walk(b: &[u8], found: &mut dyn FnMut(u32, &str, u64)) {
     let endian = match b.get(..2) {
         Some([0x9f, 0xeb]) => crate::cursor::Endian::Little,
         Some([0xeb, 0x9f]) => crate::cursor::Endian::Big,
@@ -555,10 +578,15 @@ pub fn btf_enumerators(b: &[u8], found: &mut dyn FnMut(&str, u64)) {
     let mut p = hdr_len.saturating_add(type_off);
     let end = p.saturating_add(type_len).min(b.len());
     while p + 12 <= end {
-        let (Some(info), Some(_size)) = (u32at(p + 4), u32at(p + 8)) else { break };
+        let (Some(name_off), Some(info), Some(size)) = (u32at(p), u32at(p + 4), u32at(p + 8)) else { break };
         let vlen = info & 0xffff;
         let kind = (info >> 24) & 0x1f;
         let signed = info >> 31 != 0;
+        if kind as u32 == BTF_KIND_STRUCT {
+            if let Some(n) = name(name_off).filter(|n| !n.is_empty()) {
+                found(BTF_KIND_STRUCT, n, size as u64);
+            }
+        }
         p += 12;
         let extra = match kind {
             1 | 14 | 17 => 4,
@@ -579,7 +607,7 @@ pub fn btf_enumerators(b: &[u8], found: &mut dyn FnMut(&str, u64)) {
                         lo as u64
                     };
                     if let Some(n) = name(n) {
-                        found(n, v);
+                        found(kind as u32, n, v);
                     }
                 }
                 esz * vlen
@@ -719,6 +747,11 @@ ffffffffc0002000 t other\t[om]
         w(&mut t, 1 << 24);
         w(&mut t, 4);
         w(&mut t, 32);
+        // STRUCT (kind 4) page, size 64, one member
+        w(&mut t, 9);
+        w(&mut t, (4 << 24) | 1);
+        w(&mut t, 64);
+        t.extend_from_slice(&[0; 12]);
         // signed ENUM (kind 6, kind_flag) with A=-1, B=4
         w(&mut t, 0);
         w(&mut t, (1 << 31) | (6 << 24) | 2);
@@ -734,7 +767,7 @@ ffffffffc0002000 t other\t[om]
         w(&mut t, 5);
         w(&mut t, 0);
         w(&mut t, 1 << 8);
-        let strs = b"\0A\0B\0BIG\0";
+        let strs = b"\0A\0B\0BIG\0page\0";
         let mut b = Vec::new();
         b.extend_from_slice(&[0x9f, 0xeb, 1, 0]);
         for v in [24u32, 0, t.len() as u32, t.len() as u32, strs.len() as u32] {
@@ -749,6 +782,8 @@ ffffffffc0002000 t other\t[om]
         assert_eq!(e.get("BIG"), Some(1 << 40));
         assert_eq!(e.get("C"), None);
         assert!(Enums::parse_btf(&b[..30]).is_empty());
+        assert_eq!(btf_struct_size(&b, "page"), Some(64));
+        assert_eq!(btf_struct_size(&b, "A"), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod format;
 pub mod ftrace;
 pub mod glob;
 pub mod ksyms;
+pub mod kvars;
 pub mod merge;
 pub mod printfmt;
 pub mod ring;

@@ -148,7 +148,7 @@ fn fixture_text_matches_kernel() {
                         Err(e) => Err(e.what),
                     };
                     match r {
-                        Ok(()) if out == *ktext => identical += 1,
+                        Ok(_) if out == *ktext => identical += 1,
                         other => {
                             if diffs.len() < 20 {
                                 diffs.push(format!("{}: {:?}\n  kernel: {ktext}\n  ours:   {out}", ev.name, other.err()));

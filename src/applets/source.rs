@@ -190,6 +190,18 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
     let kallsyms = sys::read(c"/proc/kallsyms").unwrap_or_default();
     let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
+    #[cfg(feature = "kvars")]
+    {
+        // Only for the events enabled in this buffer: a value may take a
+        // short-lived instance of our own to read (see tracefs::kvars).
+        let on = tfs.read_str("set_event").unwrap_or_default();
+        let enabled = |sys: &str, f: &[u8]| {
+            let name = core::str::from_utf8(f).ok().and_then(|t| t.lines().next()?.strip_prefix("name: "));
+            name.is_some_and(|n| on.lines().any(|l| l.split_once(':') == Some((sys, n))))
+        };
+        let fs: Vec<&[u8]> = formats.iter().filter(|f| enabled(f.0, &f.1)).map(|f| f.1.as_slice()).collect();
+        r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_known(top, &fs, &kallsyms, long));
+    }
     let mut spec = String::new();
     for (name, on) in &crate::tracefs::state::options(tfs).unwrap_or_default() {
         spec.clear();

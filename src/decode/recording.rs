@@ -104,6 +104,7 @@ impl Recording {
         r.tracer = get("tracer").into();
         r.model = get("model").into();
         r.release = td.options.uname.clone().unwrap_or_default();
+        r.dec.known = crate::kvars::parse_text(td.options.kvars.as_deref().unwrap_or(""));
         r
     }
 

@@ -99,7 +99,11 @@ impl Output for StatText<'_, '_> {
             }
         }
         let c = self.k.counts;
-        write!(o, "\nnot formatted by print fmt (fields printed): {}\nunknown record types: {}\nread errors: {}\n", c.fallback, c.unknown, s.errors)
+        write!(
+            o,
+            "\nnot formatted by print fmt (fields printed): {}\npartially formatted (a value the recording lacks): {}\nunknown record types: {}\nread errors: {}\n",
+            c.fallback, c.partial, c.unknown, s.errors
+        )
     }
 }
 

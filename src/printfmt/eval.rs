@@ -26,6 +26,12 @@ pub(crate) struct Ctx<'a, 'e> {
     pub env: &'a Env<'e>,
     /// Strings built by helpers (`__print_flags`, ...), referenced by `Val::Scratch`.
     pub scratch: Vec<u8>,
+    /// Values the recording does not know that evaluation has used so far
+    /// (a kernel variable, an enumerator, a struct size): a conversion
+    /// whose argument raised it prints a stand-in (see `format`).
+    pub unknowns: u32,
+    /// Some part of the line printed as a stand-in, not as the kernel did.
+    pub partial: bool,
 }
 
 fn tsize(t: Ty, env: &Env) -> usize {
@@ -208,11 +214,32 @@ impl<'a, 'e> Ctx<'a, 'e> {
             Expr::Str(s) => Val::Bytes(s),
             // libtraceevent reads an unknown name with strtoull(): 0.
             Expr::Unknown(_) if env.tep => Val::Int(0, Ty::ULONG),
-            Expr::Unknown(name) => {
-                let v = env.enums.and_then(|e| e.get(name)).ok_or(msg!("an identifier the format does not define (unresolved enum)"))?;
-                // An enumerator is an int unless its value needs more.
-                let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
-                Val::Int(v, t)
+            Expr::Unknown(name) => match env.enums.and_then(|e| e.get(name)) {
+                Some(v) => {
+                    // An enumerator is an int unless its value needs more.
+                    let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
+                    Val::Int(v, t)
+                }
+                // Evaluated on as libtraceevent does, so that a pointer
+                // built on it keeps its offset (see `format`).
+                None => {
+                    self.unknowns += 1;
+                    Val::Int(0, Ty::ULONG)
+                }
+            },
+            Expr::StructPtr(_, a) => self.eval(a)?,
+            // The index added to a `struct X *`, in bytes: times the
+            // struct's size when the recording knows it. libtraceevent
+            // adds it unscaled (kmem's `page=0x12ad55`).
+            Expr::Scale(key, a) => {
+                let (v, t) = self.int(a)?;
+                match env.enums.and_then(|e| e.get(key)) {
+                    Some(n) if !env.tep => Val::Int(v.wrapping_mul(n), t),
+                    _ => {
+                        self.unknowns += !env.tep as u32;
+                        Val::Int(v, t)
+                    }
+                }
             }
             // One lookup of the field for every way a format reads it.
             Expr::Field(i) | Expr::AddrOf(i) | Expr::Dyn(i) | Expr::DynLen(i) | Expr::Bitmask(i) => {
@@ -358,7 +385,20 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if is_flags && rest == 0 {
                         break;
                     }
-                    let (m, name) = match self.entry(ent)? {
+                    let unknowns = self.unknowns;
+                    let ent = self.entry(ent)?;
+                    if self.unknowns != unknowns {
+                        // An entry the recording cannot resolve (an enum
+                        // without TRACE_DEFINE_ENUM): the kernel may have
+                        // matched it, so the whole value prints as the
+                        // kernel prints one that no entry matches.
+                        self.unknowns = unknowns;
+                        self.partial = true;
+                        self.scratch.truncate(start);
+                        printf::hex0x(&mut self.scratch, v);
+                        return Ok(Val::Scratch(start, self.scratch.len()));
+                    }
+                    let (m, name) = match ent {
                         Some(e) => e,
                         None => break, // a NULL name ends the table, as in the kernel's loop
                     };
@@ -470,7 +510,7 @@ pub(crate) fn fold(e: Expr) -> Expr {
 
 /// The value of an expression over no record (a constant), if it has one.
 fn const_int(e: &Expr, env: &Env) -> Option<(u64, Ty)> {
-    let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new() };
+    let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new(), unknowns: 0, partial: false };
     match ctx.eval(e) {
         Ok(Val::Int(v, t)) => Some((v, t)),
         _ => None,
@@ -507,7 +547,7 @@ pub(crate) fn specialize(e: &mut Expr, env: &Env, keep: bool) {
             specialize(a, env, false);
             specialize(b, env, rot);
         }
-        Expr::Unary(_, a) | Expr::Cast(_, a) => specialize(a, env, false),
+        Expr::Unary(_, a) | Expr::Cast(_, a) | Expr::StructPtr(_, a) | Expr::Scale(_, a) => specialize(a, env, false),
         Expr::Cond(c, a, b) => {
             specialize(c, env, false);
             specialize(a, env, false);
@@ -573,6 +613,7 @@ pub(crate) fn format<'a>(
             }
             Piece::Conv(s) => s,
         };
+        let unknowns = ctx.unknowns;
         let mut flags = s.flags;
         let width = match s.width {
             Num::None => -1,
@@ -602,6 +643,10 @@ pub(crate) fn format<'a>(
                 let signed = matches!(s.conv, b'd' | b'i');
                 let size = printf::qual_size(s.qual, s.conv, env.long_size);
                 let v = args.int(ctx, size, signed)?;
+                if ctx.unknowns != unknowns {
+                    unknowable(ctx, out, flags, width);
+                    continue;
+                }
                 let v = if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) };
                 let v = if signed { sext(v, size) } else { v };
                 let base = match s.conv {
@@ -613,10 +658,18 @@ pub(crate) fn format<'a>(
             }
             b'c' => {
                 let c = args.int(ctx, 4, false)? as u8;
+                if ctx.unknowns != unknowns {
+                    unknowable(ctx, out, flags, width);
+                    continue;
+                }
                 printf::pad(out, &[c], flags, width);
             }
             b's' => {
                 let v = args.val(ctx, s, ext)?;
+                if ctx.unknowns != unknowns {
+                    unknowable(ctx, out, flags, width);
+                    continue;
+                }
                 let d: &[u8] = match v {
                     Val::Int(0, _) => b"(null)",
                     // tracepoint_string()s and trace_printk formats are listed
@@ -632,12 +685,33 @@ pub(crate) fn format<'a>(
             }
             b'p' => {
                 let v = args.val(ctx, s, ext)?;
+                if ctx.unknowns != unknowns {
+                    match v {
+                        // A pointer computed from an unknown kernel
+                        // variable (kmem's `vmemmap_base + pfn`): its offset
+                        // from that variable, as libtraceevent prints it
+                        // (`page=0x12ad55`, the pfn).
+                        Val::Int(a, _) if matches!(ext.first(), None | Some(b'x' | b'K')) => {
+                            ctx.partial = true;
+                            printf::hex0x(out, if env.long_size < 8 { a & 0xffff_ffff } else { a });
+                        }
+                        _ => unknowable(ctx, out, flags, width),
+                    }
+                    continue;
+                }
                 pointer(ctx, out, v, ext, flags, width, prec)?;
             }
             _ => return Err(msg!("unsupported conversion")),
         }
     }
     Ok(())
+}
+
+/// A conversion whose argument used a value the recording does not know
+/// (a kernel variable such as `jiffies`): `?`, padded as a string.
+fn unknowable(ctx: &mut Ctx<'_, '_>, out: &mut Vec<u8>, flags: u8, width: i32) {
+    ctx.partial = true;
+    printf::string(out, b"?", flags, width, -1);
 }
 
 /// One `%p` conversion with extension `ext` (the alphanumerics after `p`).
@@ -780,6 +854,64 @@ mod tests {
         let mut s = String::new();
         Program::compile(e).unwrap().render(e, &r, env, &mut s).unwrap();
         s
+    }
+
+    fn render_f(e: &Event, a: i32, env: &Env) -> (String, crate::printfmt::Fidelity) {
+        let mut r = alloc::vec![1u8, 0, 0, 0, 0, 0, 0, 0];
+        r.extend_from_slice(&a.to_le_bytes());
+        let mut s = String::new();
+        let f = Program::compile(e).unwrap().render(e, &r, env, &mut s).unwrap();
+        (s, f)
+    }
+
+    /// A value the recording lacks prints a stand-in, the rest of the line
+    /// as the kernel prints it; with the value, the kernel's text.
+    #[test]
+    fn unknown_values_render_partially() {
+        use crate::printfmt::Fidelity::{Exact, Partial};
+        let env = Env::new(crate::cursor::Endian::Little, 8);
+        let mut known = crate::ksyms::Enums::new();
+        known.push("MODE_ABS", 0);
+        known.push("MODE_REL", 1);
+        known.push("vmemmap_base", 0xffd4_0000_0000_0000);
+        known.push("sizeof(struct page)", 64);
+        known.finish();
+        let mut full = env;
+        full.enums = Some(&known);
+        let mut tep = env;
+        tep.tep = true;
+
+        // 6.1's hrtimer mode: no entry resolves, so the kernel's unmatched form.
+        let sym = ev(r#""a=%d mode=%s", REC->a, __print_symbolic(REC->a, { MODE_ABS, "ABS" }, { MODE_REL, "REL" })"#);
+        assert_eq!(render_f(&sym, 9, &env), ("a=9 mode=0x9".into(), Partial));
+        assert_eq!(render_f(&sym, 1, &full), ("a=1 mode=REL".into(), Exact));
+        // An entry before the first unknown one decides exactly.
+        let sym = ev(r#""%s", __print_symbolic(REC->a, { 3, "THREE" }, { MODE_REL, "REL" })"#);
+        assert_eq!(render_f(&sym, 3, &env), ("THREE".into(), Exact));
+        assert_eq!(render_f(&sym, 4, &env), ("0x4".into(), Partial));
+        let flags = ev(r#""%s", __print_flags(REC->a, "|", { 1, "A" }, { MODE_REL, "R" }, { 4, "C" })"#);
+        assert_eq!(render_f(&flags, 1, &env), ("A".into(), Exact));
+        assert_eq!(render_f(&flags, 5, &env), ("0x5".into(), Partial));
+        assert_eq!(render_f(&flags, 0, &env), ("".into(), Exact));
+
+        // kmem's page pointer: vmemmap_base + pfn * sizeof(struct page).
+        let page = ev(r#""page=%p pfn=0x%x", (((struct page *)vmemmap_base) + (REC->a)), REC->a"#);
+        assert_eq!(render_f(&page, 0x12ad55, &full), ("page=ffd4000004ab5540 pfn=0x12ad55".into(), Exact));
+        assert_eq!(render_f(&page, 0x12ad55, &env), ("page=0x12ad55 pfn=0x12ad55".into(), Partial));
+        assert_eq!(render_f(&page, 0x12ad55, &tep), ("page=0x12ad55 pfn=0x12ad55".into(), Exact));
+        let mut base_only = crate::ksyms::Enums::new();
+        base_only.push("vmemmap_base", 0xffd4_0000_0000_0000);
+        base_only.finish();
+        let mut half = env;
+        half.enums = Some(&base_only);
+        assert_eq!(render_f(&page, 0x10, &half).1, Partial);
+        // The sum stays a `struct page *`: each index is scaled.
+        let chain = ev(r#""%p", ((struct page *)0x1000 - 2) + REC->a"#);
+        assert_eq!(render_f(&chain, 3, &full), ("0000000000001040".into(), Exact));
+
+        // A value no recorder can keep (jiffies moves): `?`, padded.
+        let age = ev(r#""age=%lu [%4lu] a=%d", jiffies - REC->a, jiffies, REC->a"#);
+        assert_eq!(render_f(&age, 7, &env), ("age=? [   ?] a=7".into(), Partial));
     }
 
     /// Constant subtrees with `long` fold once the recording is known; flag

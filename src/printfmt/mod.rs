@@ -5,7 +5,7 @@
 //! ```text
 //! Env::new(endian, long_size)           // + .ksyms, .printk, .enums, .hz (pub fields)
 //! Program::compile(&Event) -> Result<Program, CompileError>
-//! program.render(&Event, rec, &Env, &mut dyn fmt::Write) -> Result<(), RenderError>
+//! program.render(&Event, rec, &Env, &mut dyn fmt::Write) -> Result<Fidelity, RenderError>
 //! render_fields(&Event, rec, &Env, &mut dyn fmt::Write) -> Result<(), RenderError>
 //! bprint(fmt: &[u8], args: &[u8], &Env, &mut dyn fmt::Write) -> Result<(), RenderError>
 //! ```
@@ -32,14 +32,22 @@
 //!   (tracepoint_string(), trace_printk formats), else it is an error; `%p`
 //!   extensions that dereference a kernel pointer are errors.
 //! - identifiers a format leaves unresolved (enum names without
-//!   TRACE_DEFINE_ENUM) take their values from `Env::enums`; without it
-//!   they are errors, only if evaluation reaches them. ftrec and
-//!   `ftcat --live` do not need it: they replace those names in the format
-//!   text with their BTF values (`format::resolve_enums_btf`), as the
-//!   kernel's eval maps do for TRACE_DEFINE_ENUM'd ones.
-//! - formats reading kernel variables (`vmemmap_base` in kmem/mm_page_*,
-//!   `jiffies` in writeback_single_inode) or calling kernel functions
-//!   (Xen pte_val(), cper_*()) cannot be evaluated: errors.
+//!   TRACE_DEFINE_ENUM, kernel variables) take their values from
+//!   `Env::enums`. ftrec and `ftcat --live` replace the enum names in the
+//!   format text with their BTF values (`format::resolve_enums_btf`), as
+//!   the kernel's eval maps do for TRACE_DEFINE_ENUM'd ones, and read the
+//!   variables a format needs (`vmemmap_base`, `sizeof(struct page)`) from
+//!   the running kernel (ftrec keeps them in the file).
+//! - what depends on an identifier without a value renders partially
+//!   (`Fidelity::Partial`), the rest of the line as the kernel prints it: a
+//!   flag/symbol table that reaches an unresolved entry prints the value
+//!   as the kernel prints one no entry matches (`mode=0x9`); a `%p` of a
+//!   pointer built on an unknown variable prints its offset from it the
+//!   way libtraceevent does (`page=0x12ad55`: vmemmap_base + pfn, the pfn);
+//!   any other conversion of such a value prints `?` (`jiffies` in
+//!   writeback's `age=`, which changes every tick: no recorder can keep it).
+//! - formats calling kernel functions (Xen pte_val(), cper_*()) cannot be
+//!   evaluated: errors.
 //! - `jiffies_to_msecs()` needs `Env::hz`.
 //! - bytes that are not UTF-8 (binary junk in a string field) go through
 //!   `core::fmt::Write` as text's raw-byte escapes (`text::put_all`), which
@@ -83,8 +91,10 @@ pub struct Env<'a> {
     /// printk_formats: the formats of `bprint` records and the strings
     /// tracepoint_string() exports, which `%s` of a pointer prints.
     pub printk: Option<&'a Printk>,
-    /// Enumerator values (from the kernel's BTF) for identifiers a format
-    /// leaves unresolved; without them such events fail to evaluate.
+    /// Values for identifiers a format leaves unresolved: enumerators (from
+    /// the kernel's BTF), kernel variables (`vmemmap_base`) and struct sizes
+    /// (`sizeof(struct page)`) a recorder read from the running kernel.
+    /// Without one, what depends on it prints a stand-in (`Fidelity::Partial`).
     pub enums: Option<&'a Enums>,
     /// The kernel's CONFIG_HZ for `jiffies_to_msecs()`; 0 = unknown (an error).
     pub hz: u32,
@@ -153,7 +163,6 @@ const MSGS: &str = "print fmt does not start with a string\n\
     short IPv6 address\n\
     unsupported %pI variant\n\
     unsupported %p extension\n\
-    an identifier the format does not define (unresolved enum)\n\
     REC used without ->field\n\
     index into a number\n\
     __print_hex/array of a number\n\
@@ -302,17 +311,18 @@ impl Program {
     }
 
     /// Print one record. On error nothing has been written to `out`.
-    pub fn render(&self, ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<(), RenderError> {
+    pub fn render(&self, ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<Fidelity, RenderError> {
         let mut buf = Vec::new();
-        self.render_bytes(ev, rec, env, &mut buf)?;
-        write_bytes(out, &buf)
+        let f = self.render_bytes(ev, rec, env, &mut buf)?;
+        write_bytes(out, &buf)?;
+        Ok(f)
     }
 
     /// Like `render`, appending raw bytes to `buf` (no UTF-8 round trip).
-    pub fn render_bytes(&self, ev: &Event, rec: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
+    pub fn render_bytes(&self, ev: &Event, rec: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<Fidelity, RenderError> {
         let mut scratch = core::mem::take(&mut *self.scratch.borrow_mut());
         scratch.clear();
-        let mut ctx = Ctx { ev, rec, env, scratch };
+        let mut ctx = Ctx { ev, rec, env, scratch, unknowns: 0, partial: false };
         let s = self.spec.get_or_init(|| {
             let mut a = self.args.take();
             for e in &mut a {
@@ -336,8 +346,21 @@ impl Program {
         if r.is_err() {
             buf.truncate(start);
         }
-        Ok(r?)
+        r?;
+        Ok(if ctx.partial { Fidelity::Partial } else { Fidelity::Exact })
     }
+}
+
+/// How closely a rendered line follows the kernel's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fidelity {
+    /// Every value was known: the kernel's text.
+    Exact,
+    /// Some value the recording does not hold (a kernel variable, an
+    /// enumerator without TRACE_DEFINE_ENUM) printed as a stand-in: `?`,
+    /// a flag/symbol table's unmatched-value form `0x9`, or a pointer's
+    /// offset from the unknown base; the rest is the kernel's text.
+    Partial,
 }
 
 /// The format string and the argument trees of `ev`'s print fmt.
@@ -430,7 +453,7 @@ pub fn bprint(fmt: &[u8], args: &[u8], env: &Env, out: &mut dyn fmt::Write) -> R
 /// `bprint` into bytes; nothing is appended on error.
 pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
     let pieces = printf::parse_format(fmt)?;
-    let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new() };
+    let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new(), unknowns: 0, partial: false };
     let start = buf.len();
     let mut a = BinArgs { buf: args, pos: 0 };
     // Pre-formatted %p strings are copied verbatim (bstr_printf), so split

@@ -292,6 +292,12 @@ pub(crate) enum Expr {
     /// TRACE_DEFINE_ENUM): looked up in `Env::enums`, an error if evaluation
     /// reaches it and it is not there.
     Unknown(String),
+    /// A cast to `struct X *` (X named in the String, `struct page`):
+    /// adding to it scales the index by the struct's size.
+    StructPtr(String, Box<Expr>),
+    /// The index added to a `struct X *`, times the value named by the
+    /// String (`sizeof(struct page)`) in `Env::enums`.
+    Scale(String, Box<Expr>),
 }
 
 pub(crate) struct Parser<'e> {
@@ -304,6 +310,8 @@ pub(crate) struct Parser<'e> {
     /// tree without a clone of it).
     locals: Vec<(&'e str, Ty, usize)>,
     depth: u32,
+    /// The struct of the last `type_name` when it was a `struct X *`.
+    struct_ptr: Option<String>,
 }
 
 type PResult<T> = Result<T, Msg>;
@@ -368,7 +376,7 @@ const LEVELS: u8 = 10;
 
 impl<'e> Parser<'e> {
     pub fn new(toks: Vec<Tok<'e>>, ev: &'e Event) -> Self {
-        Parser { toks, pos: 0, ev, locals: Vec::new(), depth: 0 }
+        Parser { toks, pos: 0, ev, locals: Vec::new(), depth: 0, struct_ptr: None }
     }
     pub fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
@@ -454,7 +462,16 @@ impl<'e> Parser<'e> {
             let Some(op) = op else { break };
             self.pos += 1;
             let r = self.binary(level + 1)?;
-            l = super::eval::fold(Expr::Bin(op, Box::new(l), Box::new(r)));
+            l = match l {
+                // C's pointer arithmetic: kmem's `(struct page *)vmemmap_base
+                // + pfn`; the sum is still a `struct page *` (arm64's
+                // vmemmap subtracts an offset first).
+                Expr::StructPtr(tag, p) if matches!(op, Op::Add | Op::Sub) => {
+                    let scaled = Expr::Scale(alloc::format!("sizeof({tag})"), Box::new(r));
+                    Expr::StructPtr(tag, Box::new(Expr::Bin(op, p, Box::new(scaled))))
+                }
+                l => super::eval::fold(Expr::Bin(op, Box::new(l), Box::new(r))),
+            };
         }
         Ok(l)
     }
@@ -500,8 +517,10 @@ impl<'e> Parser<'e> {
             }
         }
         if ptr {
+            self.struct_ptr = tagged.then_some(name);
             return Ok(Ty::PTR);
         }
+        self.struct_ptr = None;
         if tagged {
             if name == "enum" || name.starts_with("enum ") {
                 return Ok(Ty::INT);
@@ -578,9 +597,14 @@ impl<'e> Parser<'e> {
         if self.is_p(b'(') && self.type_start(1) {
             self.pos += 1;
             let t = self.type_name()?;
+            let tag = self.struct_ptr.take();
             self.expect(b')', msg!("expected ) after cast type"))?;
             let e = self.unary()?;
-            return Ok(super::eval::fold(Expr::Cast(t, Box::new(e))));
+            let e = super::eval::fold(Expr::Cast(t, Box::new(e)));
+            return Ok(match tag {
+                Some(tag) => Expr::StructPtr(tag, Box::new(e)),
+                None => e,
+            });
         }
         self.postfix()
     }

@@ -57,6 +57,17 @@ fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, parts: &[&[u8]]) {
     opts.push((id, v));
 }
 
+/// The KVARS option: the values of `kvars::KNOWN` that the recorded formats
+/// need, as the running kernel has them (none: no option).
+#[cfg(feature = "kvars")]
+fn kvars_opt(top: &Tracefs, meta: &mut Meta) {
+    let formats: Vec<&[u8]> = meta.systems.iter().flat_map(|s| s.1.iter().map(|f| f.as_slice())).collect();
+    let kvars = crate::tracefs::kvars::read_known(top, &formats, &meta.kallsyms, meta.long_size as usize);
+    if !kvars.is_empty() {
+        text_opt(&mut meta.options, opt::KVARS, &[kvars.as_bytes()]);
+    }
+}
+
 /// Read a temp file region in chunks for the page scan; adds to `total`.
 #[inline(never)]
 fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>, total: &mut write::PageStats) {
@@ -256,6 +267,10 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, com
     if !tgids.is_empty() {
         o.push((opt::SAVED_TGIDS, tgids));
     }
+    // Kernel values the recorded formats read (kmem's vmemmap_base), so
+    // that ftcat prints those lines as the kernel did.
+    #[cfg(feature = "kvars")]
+    kvars_opt(top, &mut meta);
     let mut segs = layout_for(&mut meta, &r);
 
     if full {

@@ -10,7 +10,7 @@ use core::fmt::{self, Write};
 use super::{put_all, Env, Rendered, Sym};
 use crate::cursor::Endian;
 use crate::format::Event;
-use crate::ksyms::{Ksyms, Printk};
+use crate::ksyms::{Enums, Ksyms, Printk};
 use crate::printfmt::{self, Program};
 
 pub struct Decoder {
@@ -30,6 +30,10 @@ pub struct Decoder {
     pub endian: Endian,
     pub long_size: usize,
     pub hz: u32,
+    /// Kernel variables and struct sizes some formats read (`vmemmap_base`,
+    /// `sizeof(struct page)`), as the recorder found them; empty when it
+    /// did not say.
+    pub known: Enums,
     /// Print fmts in libtraceevent's dialect (see `printfmt::Env::tep`).
     pub tep: bool,
     scratch: RefCell<Vec<u8>>,
@@ -45,7 +49,7 @@ impl Decoder {
                 *slot = i as u32;
             }
         }
-        Decoder { events, progs, index, ksyms, printk, endian, long_size, hz: 0, tep: false, scratch: RefCell::new(Vec::new()) }
+        Decoder { events, progs, index, ksyms, printk, endian, long_size, hz: 0, known: Enums::new(), tep: false, scratch: RefCell::new(Vec::new()) }
     }
 
     /// Every event, sorted by id.
@@ -70,6 +74,7 @@ impl Decoder {
         e.printk = Some(&self.printk);
         e.hz = self.hz;
         e.tep = self.tep;
+        e.enums = Some(&self.known);
         e
     }
 }
@@ -87,9 +92,9 @@ impl Env for Decoder {
         let mut buf = self.scratch.borrow_mut();
         buf.clear();
         if let Some(p) = prog {
-            if p.render_bytes(ev, data, &env, &mut buf).is_ok() {
+            if let Ok(f) = p.render_bytes(ev, data, &env, &mut buf) {
                 put_all(out, &buf)?;
-                return Ok(Rendered::Ok);
+                return Ok(if f == printfmt::Fidelity::Exact { Rendered::Ok } else { Rendered::Partial });
             }
             buf.clear();
         }

@@ -173,6 +173,8 @@ pub enum Tracer {
 pub struct Counts {
     /// Records the print fmt interpreter could not format (fields printed instead).
     pub fallback: u64,
+    /// Records printed with a stand-in for a value the recording lacks.
+    pub partial: u64,
     /// Records of a type no format describes.
     pub unknown: u64,
 }
@@ -773,8 +775,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             Kind::Generic => {
                 out.write_str(&c.name)?;
                 out.write_str(": ")?;
-                if self.env.render(c.id, d, out)? == Rendered::Fallback {
-                    self.counts.fallback += 1;
+                match self.env.render(c.id, d, out)? {
+                    Rendered::Fallback => self.counts.fallback += 1,
+                    Rendered::Partial => self.counts.partial += 1,
+                    Rendered::Ok => {}
                 }
                 out.write_char('\n')?;
             }

@@ -68,6 +68,10 @@ pub struct Sym<'a> {
 pub enum Rendered {
     /// Printed with the event's print fmt.
     Ok,
+    /// Printed with the event's print fmt, some value the recording does
+    /// not hold as a stand-in (see `printfmt::Fidelity`; counted in
+    /// `ftcat --stat`).
+    Partial,
     /// The interpreter could not evaluate it; `name=value` fields were
     /// printed instead (counted in `ftcat --stat`).
     Fallback,

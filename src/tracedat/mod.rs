@@ -319,6 +319,9 @@ pub struct Options {
     /// trace_options, preemption model): `key=value` lines, see
     /// text::opts::state_get.
     pub state: Option<String>,
+    /// ftbox's `name=value` lines of kernel values some print fmts read
+    /// (`vmemmap_base`, `sizeof(struct page)`; see `kvars`).
+    pub kvars: Option<String>,
 }
 
 impl Options {
@@ -356,6 +359,8 @@ const OPT_BUFFER_TEXT: u16 = 22;
 pub const OPT_SAVED_TGIDS: u16 = 0x4654; // "FT"
 /// Not a trace-cmd option: ftbox's tracer state (tracer, trace_options).
 pub const OPT_STATE: u16 = 0x4655; // "FU"
+/// Not a trace-cmd option: kernel values some formats read (`kvars`).
+pub const OPT_KVARS: u16 = 0x4656; // "FV"
 
 const SEC_FL_COMPRESS: u16 = 1;
 
@@ -1166,6 +1171,7 @@ fn apply_common_option(o: &mut Options, id: u16, q: &mut MetaReader, d: &[u8]) {
         OPT_PROCMAPS => &mut o.procmaps,
         OPT_SAVED_TGIDS => &mut o.tgids,
         OPT_STATE => &mut o.state,
+        OPT_KVARS => &mut o.kvars,
         OPT_CPUSTAT => return o.cpustat.push(text(d.to_vec())),
         OPT_CPUCOUNT => {
             let v = q.u32();

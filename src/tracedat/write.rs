@@ -53,6 +53,9 @@ pub mod opt {
     /// `options=` the trace_options words, `model=` latency-format's
     /// preemption model), read by ftcat.
     pub const STATE: u16 = 0x4655;
+    /// Not trace-cmd's: kernel values some print fmts read, `name=value`
+    /// lines (`kvars`), read by ftcat.
+    pub const KVARS: u16 = 0x4656;
 }
 
 /// How a v7 file stores its metadata sections and CPU data (v6 knows no

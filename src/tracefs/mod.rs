@@ -4,6 +4,8 @@
 //! built, so `..` or `/` can never walk out of the tree.
 
 pub mod events;
+#[cfg(feature = "kvars")]
+pub mod kvars;
 /// (The glob is not tracefs's own: ftcat's filters share it.)
 pub use crate::glob;
 pub mod settings;
