@@ -16,6 +16,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::cursor::Endian;
+use buf::Buf;
 use crate::format::{Event, Field, FieldKind};
 use crate::text::{Cmdlines, Env};
 
@@ -109,13 +110,15 @@ pub struct CpuStat {
 }
 
 /// An output format. Each call appends to `out`, which the caller drains
-/// when it likes (an exporter keeps no reference to it).
+/// when it likes (an exporter keeps no reference to it). `out` is a
+/// [`Buf`]: an exporter writes its bytes straight into it, with no line
+/// or message of its own to copy over.
 pub trait Export {
-    fn begin(&mut self, out: &mut Vec<u8>, m: &Meta);
-    fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row);
+    fn begin(&mut self, out: &mut Buf, m: &Meta);
+    fn record(&mut self, out: &mut Buf, m: &Meta, r: &Row);
     /// Events were lost on `cpu` before its next record (at `ts`).
-    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, ts: u64, count: Option<u64>);
-    fn finish(&mut self, out: &mut Vec<u8>, m: &Meta, stats: &[CpuStat]);
+    fn lost(&mut self, out: &mut Buf, cpu: u32, ts: u64, count: Option<u64>);
+    fn finish(&mut self, out: &mut Buf, m: &Meta, stats: &[CpuStat]);
 }
 
 /// One field's value, typed as its format declares it.

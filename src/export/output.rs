@@ -60,7 +60,7 @@ pub struct Exporter<'r, 'o> {
     /// Event by id, looked up once per record.
     by_id: Vec<Option<&'r crate::format::Event>>,
     cpustat: &'r [String],
-    out: Vec<u8>,
+    out: Buf,
     drain: Drain<'o>,
     failed: bool,
     /// Losses waiting for their CPU's next record, which gives their time.
@@ -98,11 +98,11 @@ impl<'r, 'o> Exporter<'r, 'o> {
             Format::Perfetto => Box::new(Perfetto::new()),
             Format::Jsonl => Box::new(Jsonl::new()),
         };
-        Exporter { k, rec, meta, ex, by_id, cpustat: x.cpustat, out: Vec::with_capacity(CHUNK + (64 << 10)), drain, failed: false, pending: Vec::new(), lat: Buf::new() }
+        Exporter { k, rec, meta, ex, by_id, cpustat: x.cpustat, out: Buf::new(), drain, failed: false, pending: Vec::new(), lat: Buf::new() }
     }
 
     fn drain_now(&mut self) {
-        if !self.failed && !self.out.is_empty() && !(self.drain)(&self.out) {
+        if !self.failed && !self.out.is_empty() && !(self.drain)(self.out.as_slice()) {
             self.failed = true;
         }
         self.out.clear();

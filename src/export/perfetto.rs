@@ -68,6 +68,9 @@ pub const MESSAGES: &[(&str, &str, u32, &str)] = &[
 /// `FtraceEvent.generic`.
 const GENERIC: u32 = 327;
 
+/// Entries of [`Perfetto::sym_cache`] (a power of two).
+const SYM_CACHE: usize = 4096;
+
 /// Bytes of encoded events a CPU's bundle holds before it is written out.
 pub const BUNDLE_MAX: usize = 64 << 10;
 
@@ -121,6 +124,10 @@ pub struct Perfetto {
     /// last bundle that listed it.
     sym_sent: Vec<bool>,
     sym_listed: Vec<u64>,
+    /// Recently asked addresses → their id, by a hash of the address: a
+    /// function_graph recording asks for the same few hundred functions
+    /// over and over, and the symbol table's search is what costs.
+    sym_cache: Vec<(u64, u64)>,
     serial: u64,
     /// FtraceEventBundle.ftrace_clock, and the first timestamp (the
     /// identity clock snapshot Perfetto needs for per-CPU clocks).
@@ -153,6 +160,34 @@ impl Perfetto {
     /// The interned id of the kernel symbol at `addr`, listed in `cpu`'s
     /// bundle when no packet has interned it yet.
     fn sym(&mut self, m: &Meta, cpu: u32, addr: u64) -> u64 {
+        if self.sym_cache.is_empty() {
+            self.sym_cache.resize(SYM_CACHE, (0, 0));
+        }
+        // Fibonacci hashing: the top bits of the product mix every bit of
+        // the address (functions sit at 16-byte-aligned addresses).
+        let slot = (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SYM_CACHE.trailing_zeros())) as usize;
+        let id = match self.sym_cache[slot] {
+            (a, id) if a == addr && id != 0 => id,
+            _ => {
+                let id = self.sym_id(m, addr);
+                self.sym_cache[slot] = (addr, id);
+                id
+            }
+        };
+        let i = id as usize - 1;
+        if !self.sym_sent[i] {
+            let serial = self.bundle(cpu).serial;
+            if self.sym_listed[i] != serial {
+                self.sym_listed[i] = serial;
+                self.bundle(cpu).syms.push(id);
+            }
+        }
+        id
+    }
+
+    /// The interned id of the symbol at `addr` (a new one for a symbol
+    /// not seen before).
+    fn sym_id(&mut self, m: &Meta, addr: u64) -> u64 {
         let (key, name) = match m.env.sym(addr) {
             Some(s) => (s.addr, s.name),
             None => (addr, ""),
@@ -172,29 +207,17 @@ impl Perfetto {
                 id
             }
         };
-        let i = id as usize - 1;
-        if !self.sym_sent[i] {
-            let serial = self.bundle(cpu).serial;
-            if self.sym_listed[i] != serial {
-                self.sym_listed[i] = serial;
-                self.bundle(cpu).syms.push(id);
-            }
-        }
         id
     }
 
     /// The packet in `pkt` out as a `Trace.packet` field.
-    fn emit(&mut self, out: &mut Vec<u8>) {
-        let mut t = Buf::new();
-        proto::tag(&mut t, 1, proto::LEN);
-        proto::varint(&mut t, self.pkt.len() as u64);
-        out.extend_from_slice(t.as_slice());
-        out.extend_from_slice(self.pkt.as_slice());
+    fn emit(&mut self, out: &mut Buf) {
+        proto::bytes(out, 1, self.pkt.as_slice());
         self.pkt.clear();
     }
 
     /// Write out `cpu`'s bundle (when it has events or a loss to tell).
-    fn flush(&mut self, out: &mut Vec<u8>, cpu: usize) {
+    fn flush(&mut self, out: &mut Buf, cpu: usize) {
         let Some(b) = self.cpus.get_mut(cpu) else { return };
         if b.buf.is_empty() && !b.lost {
             return;
@@ -323,7 +346,7 @@ fn comm_field(b: &mut Buf, field: u32, comm: &str) {
 }
 
 impl Export for Perfetto {
-    fn begin(&mut self, out: &mut Vec<u8>, m: &Meta) {
+    fn begin(&mut self, out: &mut Buf, m: &Meta) {
         self.clock = clock_code(m.clock);
         // Events by id: the dedicated ones and ftrace's own special ones.
         for e in m.events {
@@ -400,7 +423,7 @@ impl Export for Perfetto {
         self.emit(out);
     }
 
-    fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row) {
+    fn record(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
         let d = r.data;
         self.t0.get_or_insert(r.ts);
         let ty = crate::text::kernel::rec_type(d, m.endian);
@@ -493,7 +516,7 @@ impl Export for Perfetto {
         }
     }
 
-    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, _ts: u64, _count: Option<u64>) {
+    fn lost(&mut self, out: &mut Buf, cpu: u32, _ts: u64, _count: Option<u64>) {
         // The loss lies between the events before it and those after: they
         // go in separate bundles, the later one marked.
         let i = (cpu as usize).min(crate::text::kernel::MAX_CPUS);
@@ -503,7 +526,7 @@ impl Export for Perfetto {
         self.bundle(cpu).lost = true;
     }
 
-    fn finish(&mut self, out: &mut Vec<u8>, _m: &Meta, stats: &[CpuStat]) {
+    fn finish(&mut self, out: &mut Buf, _m: &Meta, stats: &[CpuStat]) {
         for cpu in 0..self.cpus.len() {
             self.flush(out, cpu);
         }
@@ -601,14 +624,14 @@ mod tests {
     fn lost_events_mark_the_next_bundle() {
         super::super::testing::with_row(|m, r| {
             let mut p = Perfetto::new();
-            let mut out = Vec::new();
+            let mut out = Buf::new();
             p.begin(&mut out, m);
             p.record(&mut out, m, r);
             p.lost(&mut out, 0, 13, None);
             p.record(&mut out, m, r);
             p.finish(&mut out, m, &[CpuStat::default()]);
             let mut kinds = Vec::new();
-            for (no, v) in fields(&out) {
+            for (no, v) in fields(out.as_slice()) {
                 let (1, V::Len(packet)) = (no, v) else { panic!("not a Trace.packet") };
                 for (no, v) in fields(packet) {
                     match (no, v) {
