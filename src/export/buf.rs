@@ -59,8 +59,13 @@ impl Buf {
 
     #[inline(always)]
     pub fn push(&mut self, c: u8) {
-        self.room(1)[0] = c;
-        self.n += 1;
+        if self.n + SLACK >= self.b.len() {
+            self.grow(1);
+        }
+        if let Some(x) = self.b.get_mut(self.n) {
+            *x = c;
+            self.n += 1;
+        }
     }
 
     /// Append `s`.

@@ -130,6 +130,10 @@ impl Export for Jsonl {
     }
 
     fn finish(&mut self, _out: &mut Buf, _m: &Meta, _stats: &[CpuStat]) {}
+
+    fn wants_lat(&self) -> bool {
+        true
+    }
 }
 
 fn key(out: &mut Buf, s: &str) {

@@ -88,7 +88,8 @@ pub struct Row<'a> {
     pub pid: i32,
     /// The running task's comm (text::put_all's raw-byte escapes included).
     pub comm: &'a str,
-    /// The latency columns (`d.h1.`) of the record's common flags.
+    /// The latency columns (`d.h1.`) of the record's common flags (empty
+    /// for an exporter that does not [`Export::wants_lat`]).
     pub lat: &'a str,
 }
 
@@ -119,6 +120,10 @@ pub trait Export {
     /// Events were lost on `cpu` before its next record (at `ts`).
     fn lost(&mut self, out: &mut Buf, cpu: u32, ts: u64, count: Option<u64>);
     fn finish(&mut self, out: &mut Buf, m: &Meta, stats: &[CpuStat]);
+    /// Whether rows need [`Row::lat`] (made for every record otherwise).
+    fn wants_lat(&self) -> bool {
+        false
+    }
 }
 
 /// One field's value, typed as its format declares it.

@@ -136,7 +136,9 @@ impl Output for Exporter<'_, '_> {
         let d = r.data;
         let pid = self.rec.pid(d);
         self.lat.clear();
-        let _ = self.k.lat_fmt(&mut self.lat, d);
+        if self.ex.wants_lat() {
+            let _ = self.k.lat_fmt(&mut self.lat, d);
+        }
         let row = Row {
             cpu: r.cpu,
             ts: r.ts,

@@ -89,6 +89,69 @@ enum Plan {
     Function,
     /// trace_printk: a generic event with the formatted message.
     Bprint,
+    /// A `GenericFtraceEvent` of its fields, typed.
+    Generic(GenericPlan),
+}
+
+/// What every `GenericFtraceEvent` of one event has alike, encoded once:
+/// its name (field 1), and each field's name (`Field.name`).
+struct GenericPlan {
+    name: Vec<u8>,
+    /// Each field past the common ones: its index in the event's fields and
+    /// where its encoded name ends in `keys` (it starts where the one
+    /// before ends).
+    fields: Vec<(usize, usize)>,
+    keys: Vec<u8>,
+}
+
+impl GenericPlan {
+    fn new(e: &Event) -> Plan {
+        let (mut name, mut keys) = (Buf::new(), Buf::new());
+        bytes(&mut name, 1, e.name.as_bytes());
+        let mut fields = Vec::new();
+        for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
+            bytes(&mut keys, 1, f.name.as_bytes());
+            fields.push((i, keys.len()));
+        }
+        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), fields, keys: keys.as_slice().to_vec() })
+    }
+
+    /// The event's fields from record `d`.
+    fn write(&self, b: &mut Buf, m: &Meta, e: &Event, d: &[u8]) {
+        b.put(&self.name);
+        let mut at = 0;
+        for &(i, key_end) in &self.fields {
+            let key = &self.keys[at..key_end];
+            at = key_end;
+            let Some(v) = e.fields.get(i).and_then(|f| super::value(f, d, m.endian, m.long_size)) else { continue };
+            // A number's Field is short and its length known: written
+            // first, with no length to fix up after.
+            let (no, n) = match v {
+                Value::Int(i) => (4, i as u64),
+                Value::Uint(u) => (5, u),
+                Value::Str(s) => {
+                    let o = begin(b, 2);
+                    b.put(key);
+                    text_field(b, 3, s);
+                    end(b, o);
+                    continue;
+                }
+                Value::Array { .. } => {
+                    let o = begin(b, 2);
+                    b.put(key);
+                    let a = begin(b, 3);
+                    super::jsonl::put_value(b, &v, m);
+                    end(b, a);
+                    end(b, o);
+                    continue;
+                }
+            };
+            proto::tag(b, 2, proto::LEN);
+            proto::varint(b, (key.len() + 1 + proto::varint_len(n)) as u64);
+            b.put(key);
+            uint(b, no, n);
+        }
+    }
 }
 
 /// How [`Export::record`] writes one record.
@@ -114,7 +177,9 @@ struct Bundle {
 
 #[derive(Default)]
 pub struct Perfetto {
-    plans: Vec<(u16, Plan)>,
+    /// By event id, how its records are written (generic ones made at
+    /// their first record).
+    plans: Vec<Option<Plan>>,
     cpus: Vec<Bundle>,
     /// Kernel symbol (its start address, or the address itself when no
     /// symbol covers it) → interned id; names[id - 1] is its name.
@@ -144,9 +209,12 @@ impl Perfetto {
         Self::default()
     }
 
-    fn plan(&self, id: u16) -> Option<&Plan> {
-        let i = self.plans.binary_search_by_key(&id, |p| p.0).ok()?;
-        self.plans.get(i).map(|p| &p.1)
+    fn set_plan(&mut self, id: u16, plan: Plan) {
+        let i = id as usize;
+        if self.plans.len() <= i {
+            self.plans.resize_with(i + 1, || None);
+        }
+        self.plans[i] = Some(plan);
     }
 
     fn bundle(&mut self, cpu: u32) -> &mut Bundle {
@@ -227,11 +295,10 @@ impl Perfetto {
         let lost = core::mem::replace(&mut b.lost, false);
         let syms = core::mem::take(&mut b.syms);
         b.serial = serial;
+        // The bundle's events go from its buffer straight to `out`: what
+        // follows them (the bundle's last fields, then the packet's) is
+        // made first in `pkt`, so every length is known up front.
         let p = &mut self.pkt;
-        let bundle = begin_room(p, 1, 3);
-        uint(p, 1, cpu as u64);
-        p.put(b.buf.as_slice());
-        b.buf.clear();
         if lost {
             uint(p, 3, 1);
         }
@@ -243,7 +310,7 @@ impl Perfetto {
             uint(p, 6, t);
             uint(p, 7, t);
         }
-        end(p, bundle);
+        let tail = p.len();
         sequence(p, NEEDS_STATE);
         if !syms.is_empty() {
             let interned = begin_room(p, 12, 3);
@@ -260,34 +327,23 @@ impl Perfetto {
             }
             end(p, interned);
         }
-        self.emit(out);
+        let body = 1 + proto::varint_len(cpu as u64) + b.buf.len() + tail;
+        let packet = 1 + proto::varint_len(body as u64) + body + p.len() - tail;
+        proto::tag(out, 1, proto::LEN);
+        proto::varint(out, packet as u64);
+        proto::tag(out, 1, proto::LEN);
+        proto::varint(out, body as u64);
+        uint(out, 1, cpu as u64);
+        out.put(b.buf.as_slice());
+        b.buf.clear();
+        out.put(p.as_slice());
+        p.clear();
     }
 }
 
 fn sequence(p: &mut Buf, flags: u64) {
     uint(p, 10, SEQ);
     uint(p, 13, flags);
-}
-
-/// A generic event's fields, typed.
-fn generic(b: &mut Buf, m: &Meta, e: &Event, d: &[u8]) {
-    bytes(b, 1, e.name.as_bytes());
-    for f in e.fields.get(e.ncommon..).unwrap_or(&[]) {
-        let Some(v) = super::value(f, d, m.endian, m.long_size) else { continue };
-        let o = begin(b, 2);
-        bytes(b, 1, f.name.as_bytes());
-        match v {
-            Value::Int(i) => int(b, 4, i),
-            Value::Uint(u) => uint(b, 5, u),
-            Value::Str(s) => text_field(b, 3, s),
-            Value::Array { .. } => {
-                let o = begin(b, 3);
-                super::jsonl::put_value(b, &v, m);
-                end(b, o);
-            }
-        }
-        end(b, o);
-    }
 }
 
 /// A generic event of named fields holding text.
@@ -364,9 +420,8 @@ impl Export for Perfetto {
                 None if e.system == "ftrace" && e.name == "bprint" => Plan::Bprint,
                 None => continue,
             };
-            self.plans.push((e.id, plan));
+            self.set_plan(e.id, plan);
         }
-        self.plans.sort_unstable_by_key(|p| p.0);
 
         // SystemInfo, first on the sequence.
         let p = &mut self.pkt;
@@ -432,7 +487,12 @@ impl Export for Perfetto {
         // written: for them the value is the field's index.
         let mut vals = core::mem::take(&mut self.vals);
         vals.clear();
-        let how = match (r.event, self.plan(ty)) {
+        if let Some(e) = r.event {
+            if self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
+                self.set_plan(ty, GenericPlan::new(e));
+            }
+        }
+        let how = match (r.event, self.plans.get(ty as usize).and_then(|p| p.as_ref())) {
             (Some(e), Some(Plan::Message(no, fs))) => {
                 for &(pno, i, kind) in fs {
                     let Some(f) = e.fields.get(i) else { continue };
@@ -449,8 +509,8 @@ impl Export for Perfetto {
             }
             (Some(_), Some(Plan::Function)) => How::Function,
             (Some(_), Some(Plan::Bprint)) => How::Bprint,
-            (Some(_), None) => How::Generic,
-            (None, _) => How::Unknown,
+            (Some(_), Some(Plan::Generic(_))) => How::Generic,
+            _ => How::Unknown,
         };
         for v in vals.iter_mut() {
             if v.2 == b'k' {
@@ -458,7 +518,9 @@ impl Export for Perfetto {
             }
         }
         let e = r.event.unwrap_or(&crate::format::NO_EVENT);
-        let b = &mut self.bundle(r.cpu).buf;
+        self.bundle(r.cpu);
+        let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        let b = &mut self.cpus[cpu].buf;
         // Generic events run past 127 bytes: two length bytes up front.
         let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
         let ev = begin_room(b, 2, room);
@@ -500,7 +562,11 @@ impl Export for Perfetto {
                 let ip = sym_text(m, field_u64(e, "ip", d, m));
                 generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
             }
-            How::Generic => generic(b, m, e, d),
+            How::Generic => {
+                if let Some(Some(Plan::Generic(g))) = self.plans.get(ty as usize) {
+                    g.write(b, m, e, d);
+                }
+            }
             How::Unknown => {
                 let mut name = String::new();
                 let _ = write!(name, "type {}", ty);
