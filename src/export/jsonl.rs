@@ -21,6 +21,10 @@ use super::{elem, value, CpuStat, Export, Meta, Row, Value};
 pub struct Jsonl {
     /// By event type id, how its rows are written (made at its first record).
     plans: Vec<Option<Plan>>,
+    /// By CPU, the pid of its last row and that row's
+    /// `,"cpu":C,"pid":P,"comm":"…"`: a CPU's rows mostly come from one
+    /// task at a time.
+    who: Vec<(i32, Vec<u8>)>,
 }
 
 /// One event's part of its rows that is the same in every row, written
@@ -83,12 +87,22 @@ impl Export for Jsonl {
         let plan = self.plans[ty].get_or_insert_with(|| Plan::new(r, m));
         key(out, "{\"ts\":");
         uint(out, r.ts);
-        key(out, ",\"cpu\":");
-        uint(out, r.cpu as u64);
-        key(out, ",\"pid\":");
-        int(out, r.pid as i64);
-        key(out, ",\"comm\":");
-        escaped_str(out, r.comm);
+        let c = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if self.who.len() <= c {
+            self.who.resize_with(c + 1, || (-1, Vec::new()));
+        }
+        let who = &mut self.who[c];
+        if who.0 != r.pid || who.1.is_empty() {
+            let mut b = Buf::new();
+            key(&mut b, ",\"cpu\":");
+            uint(&mut b, r.cpu as u64);
+            key(&mut b, ",\"pid\":");
+            int(&mut b, r.pid as i64);
+            key(&mut b, ",\"comm\":");
+            escaped_str(&mut b, r.comm);
+            *who = (r.pid, b.as_slice().to_vec());
+        }
+        out.put(&who.1);
         out.put(&plan.head);
         // The latency columns are letters, digits and dots: no escapes.
         out.put(r.lat.as_bytes());
