@@ -55,7 +55,9 @@ own `trace` file would print it.
                      first buffer with data)
       --once         with --live: stop when the buffers are empty
       --export F     the records (after every filter above) as F: perfetto
-                     (a Perfetto trace) or jsonl (one JSON object a record)
+                     (a Perfetto trace; perfetto-compact: sched_switch and
+                     sched_waking as compact_sched) or jsonl (one JSON
+                     object a record)
   -h, --help         this help
 ";
 

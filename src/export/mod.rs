@@ -21,6 +21,7 @@ use crate::format::{Event, Field, FieldKind};
 use crate::text::{Cmdlines, Env};
 
 pub mod buf;
+pub mod compact;
 pub mod jsonl;
 pub mod output;
 pub mod perfetto;

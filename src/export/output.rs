@@ -16,15 +16,18 @@ use crate::text::{env::Decoder, kernel::rec_type, Classes, Kernel, Opts, Rec};
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Format {
     Perfetto,
+    /// Perfetto with sched_switch/sched_waking in `compact_sched` form.
+    PerfettoCompact,
     Jsonl,
 }
 
 impl Format {
-    pub const NAMES: &'static str = "perfetto|jsonl";
+    pub const NAMES: &'static str = "perfetto|perfetto-compact|jsonl";
 
     pub fn parse(name: &str) -> Option<Format> {
         match name {
             "perfetto" => Some(Format::Perfetto),
+            "perfetto-compact" => Some(Format::PerfettoCompact),
             "jsonl" => Some(Format::Jsonl),
             _ => None,
         }
@@ -32,7 +35,7 @@ impl Format {
 
     /// Bytes that are not text (refused to a terminal).
     pub fn binary(self) -> bool {
-        self == Format::Perfetto
+        self != Format::Jsonl
     }
 }
 
@@ -96,6 +99,7 @@ impl<'r, 'o> Exporter<'r, 'o> {
         }
         let ex: Box<dyn Export> = match f {
             Format::Perfetto => Box::new(Perfetto::new()),
+            Format::PerfettoCompact => Box::new(Perfetto::with_compact_sched()),
             Format::Jsonl => Box::new(Jsonl::new()),
         };
         Exporter { k, rec, meta, ex, by_id, cpustat: x.cpustat, out: Buf::new(), drain, failed: false, pending: Vec::new(), lat: Buf::new() }

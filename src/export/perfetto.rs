@@ -23,6 +23,7 @@ use core::fmt::Write;
 
 use super::buf::Buf;
 use super::proto::{self, begin, begin_room, bytes, end, int, uint};
+use super::compact::{self, Task};
 use super::{CpuStat, Export, Meta, Row, Value};
 use crate::format::Event;
 
@@ -67,6 +68,9 @@ pub const MESSAGES: &[(&str, &str, u32, &str)] = &[
 
 /// `FtraceEvent.generic`.
 const GENERIC: u32 = 327;
+/// `FtraceEvent.sched_switch`, `.sched_waking` (as in [`MESSAGES`]).
+const SCHED_SWITCH: u32 = 4;
+const SCHED_WAKING: u32 = 20;
 
 /// Entries of [`Perfetto::sym_cache`] (a power of two).
 const SYM_CACHE: usize = 4096;
@@ -173,10 +177,15 @@ struct Bundle {
     /// Symbol ids its events use that no earlier packet interned.
     syms: Vec<u64>,
     serial: u64,
+    /// Its compact sched_switch/sched_waking events (when asked for).
+    sched: compact::Sched,
 }
 
 #[derive(Default)]
 pub struct Perfetto {
+    /// sched_switch and sched_waking in `compact_sched` form where it
+    /// says all they do (see [`compact`]).
+    compact_sched: bool,
     /// By event id, how its records are written (generic ones made at
     /// their first record).
     plans: Vec<Option<Plan>>,
@@ -207,6 +216,11 @@ pub struct Perfetto {
 impl Perfetto {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// With sched_switch and sched_waking in `compact_sched` form.
+    pub fn with_compact_sched() -> Self {
+        Perfetto { compact_sched: true, ..Self::default() }
     }
 
     fn set_plan(&mut self, id: u16, plan: Plan) {
@@ -287,7 +301,7 @@ impl Perfetto {
     /// Write out `cpu`'s bundle (when it has events or a loss to tell).
     fn flush(&mut self, out: &mut Buf, cpu: usize) {
         let Some(b) = self.cpus.get_mut(cpu) else { return };
-        if b.buf.is_empty() && !b.lost {
+        if b.buf.is_empty() && !b.lost && b.sched.is_empty() {
             return;
         }
         self.serial += 1;
@@ -299,6 +313,7 @@ impl Perfetto {
         // follows them (the bundle's last fields, then the packet's) is
         // made first in `pkt`, so every length is known up front.
         let p = &mut self.pkt;
+        b.sched.write(p);
         if lost {
             uint(p, 3, 1);
         }
@@ -359,7 +374,7 @@ fn generic_text(b: &mut Buf, name: &str, fields: &[(&str, &[u8])]) {
 
 /// A string field of kernel bytes: protobuf strings are UTF-8, so a byte
 /// that is not part of valid UTF-8 is written `\xNN`.
-fn text_field(b: &mut Buf, field: u32, s: &[u8]) {
+pub(crate) fn text_field(b: &mut Buf, field: u32, s: &[u8]) {
     if core::str::from_utf8(s).is_ok() {
         return bytes(b, field, s);
     }
@@ -520,6 +535,18 @@ impl Export for Perfetto {
         let e = r.event.unwrap_or(&crate::format::NO_EVENT);
         self.bundle(r.cpu);
         let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if self.compact_sched {
+            if let How::Message(no @ (SCHED_SWITCH | SCHED_WAKING)) = how {
+                let sched = &mut self.cpus[cpu].sched;
+                if compact_sched(sched, no, m, e, r, &vals) {
+                    self.vals = vals;
+                    if self.cpus[cpu].buf.len() + self.cpus[cpu].sched.len() >= BUNDLE_MAX {
+                        self.flush(out, cpu);
+                    }
+                    return;
+                }
+            }
+        }
         let b = &mut self.cpus[cpu].buf;
         // Generic events run past 127 bytes: two length bytes up front.
         let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
@@ -575,7 +602,7 @@ impl Export for Perfetto {
         }
         end(b, o);
         end(b, ev);
-        let full = b.len() >= BUNDLE_MAX;
+        let full = b.len() + self.cpus[cpu].sched.len() >= BUNDLE_MAX;
         self.vals = vals;
         if full {
             self.flush(out, (r.cpu as usize).min(crate::text::kernel::MAX_CPUS));
@@ -586,10 +613,13 @@ impl Export for Perfetto {
         // The loss lies between the events before it and those after: they
         // go in separate bundles, the later one marked.
         let i = (cpu as usize).min(crate::text::kernel::MAX_CPUS);
-        if !self.bundle(cpu).buf.is_empty() {
+        let b = self.bundle(cpu);
+        if !b.buf.is_empty() || !b.sched.is_empty() {
             self.flush(out, i);
         }
-        self.bundle(cpu).lost = true;
+        let b = self.bundle(cpu);
+        b.lost = true;
+        b.sched.lost();
     }
 
     fn finish(&mut self, out: &mut Buf, _m: &Meta, stats: &[CpuStat]) {
@@ -615,6 +645,30 @@ impl Export for Perfetto {
         sequence(p, NEEDS_STATE);
         self.emit(out);
     }
+}
+
+/// Record `r` (sched_switch or sched_waking, message `no`, its values
+/// `vals` as [`Perfetto::record`] read them) into `sched`'s compact
+/// arrays: false when it is to be written as a full event (some field
+/// missing, or the compact form would not say all it does).
+fn compact_sched(sched: &mut compact::Sched, no: u32, m: &Meta, e: &Event, r: &Row, vals: &[(u32, u64, u8)]) -> bool {
+    let num = |pno: u32| vals.iter().find(|v| v.0 == pno && v.2 != b's').map(|v| v.1);
+    let text = |pno: u32| match vals.iter().find(|v| v.0 == pno && v.2 == b's') {
+        Some(v) => match e.fields.get(v.1 as usize).and_then(|f| super::value(f, r.data, m.endian, m.long_size)) {
+            Some(Value::Str(s)) => Some(s),
+            _ => None,
+        },
+        None => None,
+    };
+    if no == SCHED_SWITCH {
+        let (Some(prev_comm), Some(prev_pid), Some(prev_prio), Some(state), Some(next_comm), Some(next_pid), Some(next_prio)) = (text(1), num(2), num(3), num(4), text(5), num(6), num(7)) else { return false };
+        let prev = Task { pid: prev_pid, prio: prev_prio, comm: prev_comm };
+        let next = Task { pid: next_pid, prio: next_prio, comm: next_comm };
+        return sched.switch(r.ts, &prev, state, &next);
+    }
+    let (Some(comm), Some(pid), Some(prio), Some(target)) = (text(1), num(2), num(3), num(5)) else { return false };
+    let flags = r.data.get(2).copied().unwrap_or(0) as u64;
+    sched.waking(r.ts, r.pid as u32 as u64, &Task { pid, prio, comm }, target, flags)
 }
 
 /// A kernel address as `name+0xoff` (`0x…` when no symbol covers it).
