@@ -50,8 +50,9 @@ pub struct Extra<'a> {
     /// The traced kernel's uname line (`Linux HOST 6.12.1 x86_64`; empty: unknown).
     pub uname: &'a str,
     pub page_size: u32,
-    /// Per-CPU `stats` texts, indexed by CPU (may be empty).
-    pub cpustat: &'a [String],
+    /// Per-CPU `stats` texts, indexed by CPU (may be empty), asked for
+    /// when the export ends: a live buffer's counts are the ones at its end.
+    pub cpustat: &'a dyn Fn() -> Vec<String>,
 }
 
 /// Each of the pump's calls into an [`Export`].
@@ -62,7 +63,7 @@ pub struct Exporter<'r, 'o> {
     ex: Box<dyn Export>,
     /// Event by id, looked up once per record.
     by_id: Vec<Option<&'r crate::format::Event>>,
-    cpustat: &'r [String],
+    cpustat: &'r dyn Fn() -> Vec<String>,
     out: Buf,
     drain: Drain<'o>,
     failed: bool,
@@ -181,8 +182,9 @@ impl Output for Exporter<'_, '_> {
     fn finish(&mut self, s: &Stats) -> fmt::Result {
         self.lost_now(None, s.last);
         let mut stats = Vec::new();
+        let texts = (self.cpustat)();
         for c in 0..self.rec.ncpus.max(s.cpus.len() as u32) {
-            let st = self.cpustat.get(c as usize).map_or("", |s| s.as_str());
+            let st = texts.get(c as usize).map_or("", |s| s.as_str());
             let n = |k| stat_num(st, k);
             let seen = s.cpus.get(c as usize).copied().unwrap_or_default();
             stats.push(CpuStat {
