@@ -1,5 +1,5 @@
 //! Exporters: a recording's records in other tools' formats, written as
-//! bytes into a `Vec<u8>` the caller drains (no I/O here).
+//! bytes into a [`Buf`] the caller drains (no I/O here).
 //!
 //! - [`perfetto`]: a Perfetto protobuf trace (`Trace.packet` messages), for
 //!   Perfetto's UI and trace processor;
