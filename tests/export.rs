@@ -83,6 +83,32 @@ fn duckdb_loads_every_fixture() {
     export_all("jsonl", "check_jsonl.py");
 }
 
+/// `--export perfetto-compact` says what `--export perfetto` says about
+/// scheduling, read as trace processor reads compact_sched
+/// (tests/export/check_compact.py), and the rest alike.
+#[test]
+fn compact_sched_reads_as_the_full_events() {
+    let tmp = std::env::temp_dir().join(format!("ftbox-export-compact-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut failed = Vec::new();
+    let mut compact_seen = false;
+    for f in &fixture_files() {
+        let (full, compact) = (tmp.join("full"), tmp.join("compact"));
+        ftcat(&["--export", "perfetto"], f, &full);
+        ftcat(&["--export", "perfetto-compact"], f, &compact);
+        match check("check_compact.py", &[&full, &compact]) {
+            Ok(msg) => {
+                compact_seen |= !msg.contains("(0 compact)");
+                eprintln!("{}: {}", f.display(), msg.trim());
+            }
+            Err(msg) => failed.push(format!("{}: {}", f.display(), msg.trim())),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    assert!(compact_seen, "no fixture had a compact sched event");
+}
+
 /// Pages that say events were lost before them (x-kstack's pages in a
 /// version 6 file, CPU 0's first page with a stored count of 7, CPU 1's
 /// without one): both exports carry the losses, as `--stat` counts them.

@@ -56,7 +56,9 @@ own `trace` file would print it.
                      first buffer with data)
       --once         with --live: stop when the buffers are empty
       --export F     the records (after every filter above) as F: perfetto
-                     (a Perfetto trace) or jsonl (one JSON object a record)
+                     (a Perfetto trace; perfetto-compact: sched_switch and
+                     sched_waking as compact_sched) or jsonl (one JSON
+                     object a record)
   -h, --help         this help
 ";
 
@@ -304,7 +306,7 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
             for w in &input.rec.warnings {
                 warn(w);
             }
-            let x = Extra { uname: td.options.uname.as_deref().unwrap_or(""), page_size: td.page_size, cpustat: &td.options.cpustat };
+            let x = Extra { uname: td.options.uname.as_deref().unwrap_or(""), page_size: td.page_size, cpustat: &|| td.options.cpustat.clone() };
             export(&mut input.rec, &mut input.merge, &x, &a.decode, f, false, drain, host)
         }),
     };
@@ -339,7 +341,14 @@ fn run_live(a: &Args, to: To<'_>) -> Result<()> {
     let res = match to {
         To::Text(out) => decode::print(&mut rec, &mut m, Vec::new(), &a.decode, !a.once, out, host),
         #[cfg(feature = "export")]
-        To::Export(f, drain) => export(&mut rec, &mut m, &Extra { uname: "", page_size, cpustat: &[] }, &a.decode, f, !a.once, drain, host),
+        To::Export(f, drain) => {
+            // What a file keeps: the kernel's uname, and each CPU's stats
+            // as the export ends.
+            let ncpus = rec.ncpus;
+            let stats = || (0..ncpus).map(|c| tfs.read_str(&alloc::format!("per_cpu/cpu{c}/stats")).unwrap_or_default()).collect();
+            let x = Extra { uname: &crate::sys::uname(), page_size, cpustat: &stats };
+            export(&mut rec, &mut m, &x, &a.decode, f, !a.once, drain, host)
+        }
     };
     res.map_err(|e| decode_err(e, &name))
 }

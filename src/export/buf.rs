@@ -1,14 +1,16 @@
 //! A byte buffer for the exporters' many short appends (a field tag, a
 //! key, a few digits). `Vec::extend_from_slice` calls libc's memcpy for
 //! each, and musl's, built for long copies, costs more to start than such
-//! a piece is long: here pieces of up to 32 bytes are fixed-size moves.
+//! a piece is long: here pieces of up to 64 bytes (a JSON row's
+//! `,"event":"ftrace:funcgraph_entry","flags":"` is 44) are fixed-size
+//! moves.
 //! The buffer is kept zero-filled past its length so those moves need no
 //! unsafe code.
 
 use alloc::vec::Vec;
 
 /// Bytes kept writable past the length: the widest fixed move.
-const SLACK: usize = 32;
+const SLACK: usize = 64;
 
 #[derive(Default)]
 pub struct Buf {
@@ -34,8 +36,9 @@ impl Buf {
     }
 
     /// The writable bytes from the end on: at least `k` + SLACK of them.
+    /// What is written there becomes part of the buffer by [`Buf::advance`].
     #[inline(always)]
-    fn room(&mut self, k: usize) -> &mut [u8] {
+    pub fn room(&mut self, k: usize) -> &mut [u8] {
         if self.b.len() < self.n + k + SLACK {
             self.grow(k);
         }
@@ -48,10 +51,21 @@ impl Buf {
         self.b.resize(want, 0);
     }
 
+    /// Take the next `k` bytes of [`Buf::room`] as written.
+    #[inline(always)]
+    pub fn advance(&mut self, k: usize) {
+        self.n = (self.n + k).min(self.b.len());
+    }
+
     #[inline(always)]
     pub fn push(&mut self, c: u8) {
-        self.room(1)[0] = c;
-        self.n += 1;
+        if self.n + SLACK >= self.b.len() {
+            self.grow(1);
+        }
+        if let Some(x) = self.b.get_mut(self.n) {
+            *x = c;
+            self.n += 1;
+        }
     }
 
     /// Append `s`.
@@ -61,13 +75,17 @@ impl Buf {
         let d = self.room(k);
         if k > SLACK {
             d[..k].copy_from_slice(s);
-        } else if k >= 8 {
-            // Two to four 8-byte moves, overlapping as needed.
-            mv::<8>(d, 0, s);
-            if k > 16 {
-                mv::<8>(d, 8, s);
-                mv::<8>(d, k - 16, s);
+        } else if k > 16 {
+            // 16-byte moves, the last one overlapping as needed.
+            let mut i = 0;
+            while i + 16 < k {
+                mv::<16>(d, i, s);
+                i += 16;
             }
+            mv::<16>(d, k - 16, s);
+        } else if k >= 8 {
+            // Two 8-byte moves, overlapping as needed.
+            mv::<8>(d, 0, s);
             mv::<8>(d, k - 8, s);
         } else if k >= 4 {
             mv::<4>(d, 0, s);

@@ -19,10 +19,26 @@ use super::{elem, value, CpuStat, Export, Meta, Row, Value};
 
 #[derive(Default)]
 pub struct Jsonl {
-    /// Per event id seen, its `"system:name"` as a JSON string (sorted by id).
-    names: Vec<(u16, Vec<u8>)>,
-    /// The line being written.
-    line: Buf,
+    /// By event type id, how its rows are written (made at its first record).
+    plans: Vec<Option<Plan>>,
+    /// By CPU, the pid of its last row and that row's
+    /// `,"cpu":C,"pid":P,"comm":"…"`: a CPU's rows mostly come from one
+    /// task at a time.
+    who: Vec<(i32, Vec<u8>)>,
+}
+
+/// One event's part of its rows that is the same in every row, written
+/// once: the event's name and each field's key.
+struct Plan {
+    /// `,"event":"system:name","flags":"`.
+    head: Vec<u8>,
+    /// Each field past the common ones: its index in the event's fields and
+    /// where its `,"name":` key ends in `keys` (it starts where the one
+    /// before ends).
+    fields: Vec<(usize, usize)>,
+    keys: Vec<u8>,
+    /// ftrace:bprint, whose rows also carry the formatted message.
+    bprint: bool,
 }
 
 /// The keys every row has (none longer than 5 bytes); event fields of
@@ -35,75 +51,73 @@ impl Jsonl {
     }
 }
 
-impl Export for Jsonl {
-    fn begin(&mut self, _out: &mut Vec<u8>, _m: &Meta) {}
-
-    fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row) {
-        let mut line = core::mem::take(&mut self.line);
-        line.clear();
-        self.line_of(&mut line, m, r);
-        out.extend_from_slice(line.as_slice());
-        self.line = line;
-    }
-
-    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, ts: u64, count: Option<u64>) {
-        let mut line = Buf::new();
-        key(&mut line, "{\"ts\":");
-        uint(&mut line, ts);
-        key(&mut line, ",\"cpu\":");
-        uint(&mut line, cpu as u64);
-        key(&mut line, ",\"event\":\"lost\",\"count\":");
-        match count {
-            Some(n) => uint(&mut line, n),
-            None => key(&mut line, "null"),
+impl Plan {
+    fn new(r: &Row, m: &Meta) -> Plan {
+        let mut name = String::new();
+        super::event_name(&mut name, r, r.data, m.endian);
+        let mut head = Buf::new();
+        key(&mut head, ",\"event\":");
+        string(&mut head, name.as_bytes());
+        key(&mut head, ",\"flags\":\"");
+        let (mut fields, mut keys) = (Vec::new(), Buf::new());
+        let e = r.event.unwrap_or(&crate::format::NO_EVENT);
+        for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
+            keys.put(b",\"");
+            if f.name.len() <= 5 && crate::util::one_of(ROW_KEYS, &f.name) {
+                keys.put(b"event_");
+            }
+            escape_into(&mut keys, f.name.as_bytes());
+            keys.put(b"\":");
+            fields.push((i, keys.len()));
         }
-        close(&mut line);
-        out.extend_from_slice(line.as_slice());
+        let bprint = e.system == "ftrace" && e.name == "bprint";
+        Plan { head: head.as_slice().to_vec(), fields, keys: keys.as_slice().to_vec(), bprint }
     }
-
-    fn finish(&mut self, _out: &mut Vec<u8>, _m: &Meta, _stats: &[CpuStat]) {}
 }
 
-impl Jsonl {
-    fn line_of(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
+impl Export for Jsonl {
+    fn begin(&mut self, _out: &mut Buf, _m: &Meta) {}
+
+    fn record(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
         let d = r.data;
+        let ty = crate::text::kernel::rec_type(d, m.endian) as usize;
+        if self.plans.len() <= ty {
+            self.plans.resize_with(ty + 1, || None);
+        }
+        let plan = self.plans[ty].get_or_insert_with(|| Plan::new(r, m));
         key(out, "{\"ts\":");
         uint(out, r.ts);
-        key(out, ",\"cpu\":");
-        uint(out, r.cpu as u64);
-        key(out, ",\"pid\":");
-        int(out, r.pid as i64);
-        key(out, ",\"comm\":");
-        escaped_str(out, r.comm);
-        key(out, ",\"event\":");
-        let ty = crate::text::kernel::rec_type(d, m.endian);
-        let i = match self.names.binary_search_by_key(&ty, |n| n.0) {
-            Ok(i) => i,
-            Err(i) => {
-                let mut name = String::new();
-                super::event_name(&mut name, r, d, m.endian);
-                let mut b = Buf::new();
-                string(&mut b, name.as_bytes());
-                self.names.insert(i, (ty, b.as_slice().to_vec()));
-                i
-            }
-        };
-        out.put(&self.names[i].1);
-        key(out, ",\"flags\":");
-        string(out, r.lat.as_bytes());
+        let c = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if self.who.len() <= c {
+            self.who.resize_with(c + 1, || (-1, Vec::new()));
+        }
+        let who = &mut self.who[c];
+        if who.0 != r.pid || who.1.is_empty() {
+            let mut b = Buf::new();
+            key(&mut b, ",\"cpu\":");
+            uint(&mut b, r.cpu as u64);
+            key(&mut b, ",\"pid\":");
+            int(&mut b, r.pid as i64);
+            key(&mut b, ",\"comm\":");
+            escaped_str(&mut b, r.comm);
+            *who = (r.pid, b.as_slice().to_vec());
+        }
+        out.put(&who.1);
+        out.put(&plan.head);
+        // The latency columns are letters, digits and dots: no escapes.
+        out.put(r.lat.as_bytes());
+        out.push(b'"');
         if let Some(e) = r.event {
-            for f in e.fields.get(e.ncommon..).unwrap_or(&[]) {
-                let Some(v) = value(f, d, m.endian, m.long_size) else { continue };
-                out.put(b",\"");
-                if f.name.len() <= 5 && crate::util::one_of(ROW_KEYS, &f.name) {
-                    out.put(b"event_");
-                }
-                escape_into(out, f.name.as_bytes());
-                out.put(b"\":");
+            let mut at = 0;
+            for &(i, end) in &plan.fields {
+                let k = &plan.keys[at..end];
+                at = end;
+                let Some(v) = e.fields.get(i).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
+                out.put(k);
                 put_value(out, &v, m);
             }
             // trace_printk's binary records: the formatted message too.
-            if e.system == "ftrace" && e.name == "bprint" {
+            if plan.bprint {
                 if let (Some(f), Some(b)) = (e.field("fmt"), e.field("buf")) {
                     let (Some(addr), Some(args)) = (f.int(d, m.endian), b.data(d, m.endian)) else { return close(out) };
                     let mut s = String::new();
@@ -114,6 +128,25 @@ impl Jsonl {
             }
         }
         close(out)
+    }
+
+    fn lost(&mut self, out: &mut Buf, cpu: u32, ts: u64, count: Option<u64>) {
+        key(out, "{\"ts\":");
+        uint(out, ts);
+        key(out, ",\"cpu\":");
+        uint(out, cpu as u64);
+        key(out, ",\"event\":\"lost\",\"count\":");
+        match count {
+            Some(n) => uint(out, n),
+            None => key(out, "null"),
+        }
+        close(out);
+    }
+
+    fn finish(&mut self, _out: &mut Buf, _m: &Meta, _stats: &[CpuStat]) {}
+
+    fn wants_lat(&self) -> bool {
+        true
     }
 }
 
@@ -149,29 +182,86 @@ pub(crate) fn put_value(out: &mut Buf, v: &Value, m: &Meta) {
 }
 
 /// Decimal digits, no float on the way: exact for every u64.
+///
+/// A size-optimised build divides by a constant with a real divide
+/// instruction, tens of cycles each, and a row has dozens of digits
+/// (timestamps, kernel addresses): here the digits come two at a time,
+/// each pair from a multiply, as a speed-optimised build would do it.
 pub fn uint(out: &mut Buf, v: u64) {
-    // In 32-bit pieces of nine digits: a size-optimised build divides a
-    // u64 by 10 with a real divide, a u32 with a multiply.
-    const E9: u64 = 1_000_000_000;
-    let mut t = [0u8; 20];
-    let mut i = t.len();
+    // Written in place, from the last digit back.
+    let n = ndigits(v);
+    let t = &mut out.room(n)[..n];
+    let mut i = n;
     let mut rest = v;
-    while rest > u32::MAX as u64 {
-        digits(&mut t, &mut i, (rest % E9) as u32, 9);
-        rest /= E9;
+    while rest >= E8 {
+        let q = div_e8(rest);
+        let mut lo = (rest - q * E8) as u32;
+        for _ in 0..4 {
+            let q = div100(lo);
+            pair(t, &mut i, lo - q * 100);
+            lo = q;
+        }
+        rest = q;
     }
-    digits(&mut t, &mut i, rest as u32, 1);
-    out.put(&t[i..]);
+    let mut x = rest as u32;
+    while x >= 100 {
+        let q = div100(x);
+        pair(t, &mut i, x - q * 100);
+        x = q;
+    }
+    if x >= 10 {
+        pair(t, &mut i, x);
+    } else if i > 0 {
+        t[i - 1] = b'0' + x as u8;
+    }
+    out.advance(n);
 }
 
-/// `x`'s decimal digits before `t[*i]`, at least `min` of them (zeros in front).
-fn digits(t: &mut [u8; 20], i: &mut usize, mut x: u32, min: usize) {
-    let end = *i;
-    while x > 0 || end - *i < min {
-        *i -= 1;
-        t[*i] = b'0' + (x % 10) as u8;
-        x /= 10;
-    }
+/// How many decimal digits `v` has: from its bit length (1233 / 4096 is
+/// just above log10(2)), then one comparison.
+fn ndigits(v: u64) -> usize {
+    const POW10: [u64; 20] = {
+        let mut t = [1u64; 20];
+        let mut i = 1;
+        while i < 20 {
+            t[i] = t[i - 1] * 10;
+            i += 1;
+        }
+        t
+    };
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    let t = (bits * 1233) >> 12;
+    (t + (v >= POW10[t]) as usize).max(1)
+}
+
+const E8: u64 = 100_000_000;
+
+/// `v / 10^8` for every u64: 10^8 is 2^8 * 390625, and for the 56 bits
+/// left after the shift, the multiply by 2^82 / 390625 (rounded up) is
+/// exact (its error, under 2^19, times 2^56 stays under 2^82).
+fn div_e8(v: u64) -> u64 {
+    (((v >> 8) as u128 * 0xabcc_7711_8461_cefd) >> 82) as u64
+}
+
+/// `x / 100` for every u32: the multiply by 2^37 / 100 (rounded up; error
+/// 28, times 2^32 under 2^37).
+#[inline(always)]
+fn div100(x: u32) -> u32 {
+    ((x as u64 * 0x51eb_851f) >> 37) as u32
+}
+
+/// The two digits of `x` (< 100) before `t[*i]`.
+#[inline(always)]
+fn pair(t: &mut [u8], i: &mut usize, x: u32) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    *i -= 2;
+    let x = x as usize * 2;
+    t[*i] = PAIRS[x];
+    t[*i + 1] = PAIRS[x + 1];
 }
 
 pub fn int(out: &mut Buf, v: i64) {
@@ -218,6 +308,10 @@ pub fn raw_bytes(out: &mut Vec<u8>, s: &str) {
 /// `\u00XX`; valid UTF-8 as it is; every byte of an invalid sequence as
 /// `\u00XX`.
 pub fn escape_into(out: &mut Buf, mut b: &[u8]) {
+    // Most strings (comms, names) are printable ASCII: out as they are.
+    if b.iter().all(|&c| (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\') {
+        return out.put(b);
+    }
     while !b.is_empty() {
         let (good, bad) = match core::str::from_utf8(b) {
             Ok(_) => (b.len(), 0),
@@ -280,6 +374,37 @@ mod tests {
         o.push(b' ');
         uint(&mut o, 0);
         assert_eq!(o.as_slice(), b"18446744073709551615 4294967296000000123 -9223372036854775808 0");
+        // Every length of number, and each side of every power of ten.
+        let mut p = 1u64;
+        for _ in 0..20 {
+            for v in [p - 1, p, p + 1, p.wrapping_mul(7) / 3] {
+                o.clear();
+                uint(&mut o, v);
+                assert_eq!(o.as_slice(), std::format!("{v}").as_bytes());
+            }
+            p = p.wrapping_mul(10);
+        }
+    }
+
+    /// The multiplies that stand for divides, against the divides.
+    #[test]
+    fn divides() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            assert_eq!(div_e8(x), x / E8, "{x}");
+            assert_eq!(div_e8(x >> (x & 63)), (x >> (x & 63)) / E8);
+            let y = x as u32 >> (x >> 59);
+            assert_eq!(div100(y), y / 100, "{y}");
+        }
+        for v in [0, 99, 100, E8 - 1, E8, u64::MAX, u64::MAX - E8] {
+            assert_eq!(div_e8(v), v / E8);
+        }
+        for v in [0, 99, 100, u32::MAX, u32::MAX - 99] {
+            assert_eq!(div100(v), v / 100);
+        }
     }
 
     /// A row of every kind of field, a row key renamed, then a lost row.
@@ -287,13 +412,13 @@ mod tests {
     fn one_row() {
         super::super::testing::with_row(|m, r| {
             let mut j = Jsonl::new();
-            let mut out = Vec::new();
+            let mut out = Buf::new();
             j.begin(&mut out, m);
             j.record(&mut out, m, r);
             j.lost(&mut out, 0, 13, None);
             j.finish(&mut out, m, &[]);
             assert_eq!(
-                std::str::from_utf8(&out).unwrap(),
+                std::str::from_utf8(out.as_slice()).unwrap(),
                 "{\"ts\":12,\"cpu\":0,\"pid\":5,\"comm\":\"sh\",\"event\":\"sys:ev\",\"flags\":\"d....\",\
                  \"event_pid\":-2,\"big\":18446744073709551615,\"name\":\"a\\\"\\u00ffb\",\"arr\":[-1,2]}\n\
                  {\"ts\":13,\"cpu\":0,\"event\":\"lost\",\"count\":null}\n"

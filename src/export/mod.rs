@@ -1,5 +1,5 @@
 //! Exporters: a recording's records in other tools' formats, written as
-//! bytes into a `Vec<u8>` the caller drains (no I/O here).
+//! bytes into a [`Buf`] the caller drains (no I/O here).
 //!
 //! - [`perfetto`]: a Perfetto protobuf trace (`Trace.packet` messages), for
 //!   Perfetto's UI and trace processor;
@@ -16,10 +16,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::cursor::Endian;
+use buf::Buf;
 use crate::format::{Event, Field, FieldKind};
 use crate::text::{Cmdlines, Env};
 
 pub mod buf;
+pub mod compact;
 pub mod jsonl;
 pub mod output;
 pub mod perfetto;
@@ -87,7 +89,8 @@ pub struct Row<'a> {
     pub pid: i32,
     /// The running task's comm (text::put_all's raw-byte escapes included).
     pub comm: &'a str,
-    /// The latency columns (`d.h1.`) of the record's common flags.
+    /// The latency columns (`d.h1.`) of the record's common flags (empty
+    /// for an exporter that does not [`Export::wants_lat`]).
     pub lat: &'a str,
 }
 
@@ -109,13 +112,19 @@ pub struct CpuStat {
 }
 
 /// An output format. Each call appends to `out`, which the caller drains
-/// when it likes (an exporter keeps no reference to it).
+/// when it likes (an exporter keeps no reference to it). `out` is a
+/// [`Buf`]: an exporter writes its bytes straight into it, with no line
+/// or message of its own to copy over.
 pub trait Export {
-    fn begin(&mut self, out: &mut Vec<u8>, m: &Meta);
-    fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row);
+    fn begin(&mut self, out: &mut Buf, m: &Meta);
+    fn record(&mut self, out: &mut Buf, m: &Meta, r: &Row);
     /// Events were lost on `cpu` before its next record (at `ts`).
-    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, ts: u64, count: Option<u64>);
-    fn finish(&mut self, out: &mut Vec<u8>, m: &Meta, stats: &[CpuStat]);
+    fn lost(&mut self, out: &mut Buf, cpu: u32, ts: u64, count: Option<u64>);
+    fn finish(&mut self, out: &mut Buf, m: &Meta, stats: &[CpuStat]);
+    /// Whether rows need [`Row::lat`] (made for every record otherwise).
+    fn wants_lat(&self) -> bool {
+        false
+    }
 }
 
 /// One field's value, typed as its format declares it.

@@ -16,15 +16,18 @@ use crate::text::{env::Decoder, kernel::rec_type, Classes, Kernel, Opts, Rec};
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Format {
     Perfetto,
+    /// Perfetto with sched_switch/sched_waking in `compact_sched` form.
+    PerfettoCompact,
     Jsonl,
 }
 
 impl Format {
-    pub const NAMES: &'static str = "perfetto|jsonl";
+    pub const NAMES: &'static str = "perfetto|perfetto-compact|jsonl";
 
     pub fn parse(name: &str) -> Option<Format> {
         match name {
             "perfetto" => Some(Format::Perfetto),
+            "perfetto-compact" => Some(Format::PerfettoCompact),
             "jsonl" => Some(Format::Jsonl),
             _ => None,
         }
@@ -32,7 +35,7 @@ impl Format {
 
     /// Bytes that are not text (refused to a terminal).
     pub fn binary(self) -> bool {
-        self == Format::Perfetto
+        self != Format::Jsonl
     }
 }
 
@@ -47,8 +50,9 @@ pub struct Extra<'a> {
     /// The traced kernel's uname line (`Linux HOST 6.12.1 x86_64`; empty: unknown).
     pub uname: &'a str,
     pub page_size: u32,
-    /// Per-CPU `stats` texts, indexed by CPU (may be empty).
-    pub cpustat: &'a [String],
+    /// Per-CPU `stats` texts, indexed by CPU (may be empty), asked for
+    /// when the export ends: a live buffer's counts are the ones at its end.
+    pub cpustat: &'a dyn Fn() -> Vec<String>,
 }
 
 /// Each of the pump's calls into an [`Export`].
@@ -59,8 +63,8 @@ pub struct Exporter<'r, 'o> {
     ex: Box<dyn Export>,
     /// Event by id, looked up once per record.
     by_id: Vec<Option<&'r crate::format::Event>>,
-    cpustat: &'r [String],
-    out: Vec<u8>,
+    cpustat: &'r dyn Fn() -> Vec<String>,
+    out: Buf,
     drain: Drain<'o>,
     failed: bool,
     /// Losses waiting for their CPU's next record, which gives their time.
@@ -96,13 +100,14 @@ impl<'r, 'o> Exporter<'r, 'o> {
         }
         let ex: Box<dyn Export> = match f {
             Format::Perfetto => Box::new(Perfetto::new()),
+            Format::PerfettoCompact => Box::new(Perfetto::with_compact_sched()),
             Format::Jsonl => Box::new(Jsonl::new()),
         };
-        Exporter { k, rec, meta, ex, by_id, cpustat: x.cpustat, out: Vec::with_capacity(CHUNK + (64 << 10)), drain, failed: false, pending: Vec::new(), lat: Buf::new() }
+        Exporter { k, rec, meta, ex, by_id, cpustat: x.cpustat, out: Buf::new(), drain, failed: false, pending: Vec::new(), lat: Buf::new() }
     }
 
     fn drain_now(&mut self) {
-        if !self.failed && !self.out.is_empty() && !(self.drain)(&self.out) {
+        if !self.failed && !self.out.is_empty() && !(self.drain)(self.out.as_slice()) {
             self.failed = true;
         }
         self.out.clear();
@@ -136,7 +141,9 @@ impl Output for Exporter<'_, '_> {
         let d = r.data;
         let pid = self.rec.pid(d);
         self.lat.clear();
-        let _ = self.k.lat_fmt(&mut self.lat, d);
+        if self.ex.wants_lat() {
+            let _ = self.k.lat_fmt(&mut self.lat, d);
+        }
         let row = Row {
             cpu: r.cpu,
             ts: r.ts,
@@ -175,8 +182,9 @@ impl Output for Exporter<'_, '_> {
     fn finish(&mut self, s: &Stats) -> fmt::Result {
         self.lost_now(None, s.last);
         let mut stats = Vec::new();
+        let texts = (self.cpustat)();
         for c in 0..self.rec.ncpus.max(s.cpus.len() as u32) {
-            let st = self.cpustat.get(c as usize).map_or("", |s| s.as_str());
+            let st = texts.get(c as usize).map_or("", |s| s.as_str());
             let n = |k| stat_num(st, k);
             let seen = s.cpus.get(c as usize).copied().unwrap_or_default();
             stats.push(CpuStat {

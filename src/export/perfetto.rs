@@ -23,6 +23,7 @@ use core::fmt::Write;
 
 use super::buf::Buf;
 use super::proto::{self, begin, begin_room, bytes, end, int, uint};
+use super::compact::{self, Task};
 use super::{CpuStat, Export, Meta, Row, Value};
 use crate::format::Event;
 
@@ -67,6 +68,12 @@ pub const MESSAGES: &[(&str, &str, u32, &str)] = &[
 
 /// `FtraceEvent.generic`.
 const GENERIC: u32 = 327;
+/// `FtraceEvent.sched_switch`, `.sched_waking` (as in [`MESSAGES`]).
+const SCHED_SWITCH: u32 = 4;
+const SCHED_WAKING: u32 = 20;
+
+/// Entries of [`Perfetto::sym_cache`] (a power of two).
+const SYM_CACHE: usize = 4096;
 
 /// Bytes of encoded events a CPU's bundle holds before it is written out.
 pub const BUNDLE_MAX: usize = 64 << 10;
@@ -86,6 +93,69 @@ enum Plan {
     Function,
     /// trace_printk: a generic event with the formatted message.
     Bprint,
+    /// A `GenericFtraceEvent` of its fields, typed.
+    Generic(GenericPlan),
+}
+
+/// What every `GenericFtraceEvent` of one event has alike, encoded once:
+/// its name (field 1), and each field's name (`Field.name`).
+struct GenericPlan {
+    name: Vec<u8>,
+    /// Each field past the common ones: its index in the event's fields and
+    /// where its encoded name ends in `keys` (it starts where the one
+    /// before ends).
+    fields: Vec<(usize, usize)>,
+    keys: Vec<u8>,
+}
+
+impl GenericPlan {
+    fn new(e: &Event) -> Plan {
+        let (mut name, mut keys) = (Buf::new(), Buf::new());
+        bytes(&mut name, 1, e.name.as_bytes());
+        let mut fields = Vec::new();
+        for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
+            bytes(&mut keys, 1, f.name.as_bytes());
+            fields.push((i, keys.len()));
+        }
+        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), fields, keys: keys.as_slice().to_vec() })
+    }
+
+    /// The event's fields from record `d`.
+    fn write(&self, b: &mut Buf, m: &Meta, e: &Event, d: &[u8]) {
+        b.put(&self.name);
+        let mut at = 0;
+        for &(i, key_end) in &self.fields {
+            let key = &self.keys[at..key_end];
+            at = key_end;
+            let Some(v) = e.fields.get(i).and_then(|f| super::value(f, d, m.endian, m.long_size)) else { continue };
+            // A number's Field is short and its length known: written
+            // first, with no length to fix up after.
+            let (no, n) = match v {
+                Value::Int(i) => (4, i as u64),
+                Value::Uint(u) => (5, u),
+                Value::Str(s) => {
+                    let o = begin(b, 2);
+                    b.put(key);
+                    text_field(b, 3, s);
+                    end(b, o);
+                    continue;
+                }
+                Value::Array { .. } => {
+                    let o = begin(b, 2);
+                    b.put(key);
+                    let a = begin(b, 3);
+                    super::jsonl::put_value(b, &v, m);
+                    end(b, a);
+                    end(b, o);
+                    continue;
+                }
+            };
+            proto::tag(b, 2, proto::LEN);
+            proto::varint(b, (key.len() + 1 + proto::varint_len(n)) as u64);
+            b.put(key);
+            uint(b, no, n);
+        }
+    }
 }
 
 /// How [`Export::record`] writes one record.
@@ -107,11 +177,18 @@ struct Bundle {
     /// Symbol ids its events use that no earlier packet interned.
     syms: Vec<u64>,
     serial: u64,
+    /// Its compact sched_switch/sched_waking events (when asked for).
+    sched: compact::Sched,
 }
 
 #[derive(Default)]
 pub struct Perfetto {
-    plans: Vec<(u16, Plan)>,
+    /// sched_switch and sched_waking in `compact_sched` form where it
+    /// says all they do (see [`compact`]).
+    compact_sched: bool,
+    /// By event id, how its records are written (generic ones made at
+    /// their first record).
+    plans: Vec<Option<Plan>>,
     cpus: Vec<Bundle>,
     /// Kernel symbol (its start address, or the address itself when no
     /// symbol covers it) → interned id; names[id - 1] is its name.
@@ -121,6 +198,10 @@ pub struct Perfetto {
     /// last bundle that listed it.
     sym_sent: Vec<bool>,
     sym_listed: Vec<u64>,
+    /// Recently asked addresses → their id, by a hash of the address: a
+    /// function_graph recording asks for the same few hundred functions
+    /// over and over, and the symbol table's search is what costs.
+    sym_cache: Vec<(u64, u64)>,
     serial: u64,
     /// FtraceEventBundle.ftrace_clock, and the first timestamp (the
     /// identity clock snapshot Perfetto needs for per-CPU clocks).
@@ -137,9 +218,17 @@ impl Perfetto {
         Self::default()
     }
 
-    fn plan(&self, id: u16) -> Option<&Plan> {
-        let i = self.plans.binary_search_by_key(&id, |p| p.0).ok()?;
-        self.plans.get(i).map(|p| &p.1)
+    /// With sched_switch and sched_waking in `compact_sched` form.
+    pub fn with_compact_sched() -> Self {
+        Perfetto { compact_sched: true, ..Self::default() }
+    }
+
+    fn set_plan(&mut self, id: u16, plan: Plan) {
+        let i = id as usize;
+        if self.plans.len() <= i {
+            self.plans.resize_with(i + 1, || None);
+        }
+        self.plans[i] = Some(plan);
     }
 
     fn bundle(&mut self, cpu: u32) -> &mut Bundle {
@@ -153,6 +242,34 @@ impl Perfetto {
     /// The interned id of the kernel symbol at `addr`, listed in `cpu`'s
     /// bundle when no packet has interned it yet.
     fn sym(&mut self, m: &Meta, cpu: u32, addr: u64) -> u64 {
+        if self.sym_cache.is_empty() {
+            self.sym_cache.resize(SYM_CACHE, (0, 0));
+        }
+        // Fibonacci hashing: the top bits of the product mix every bit of
+        // the address (functions sit at 16-byte-aligned addresses).
+        let slot = (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SYM_CACHE.trailing_zeros())) as usize;
+        let id = match self.sym_cache[slot] {
+            (a, id) if a == addr && id != 0 => id,
+            _ => {
+                let id = self.sym_id(m, addr);
+                self.sym_cache[slot] = (addr, id);
+                id
+            }
+        };
+        let i = id as usize - 1;
+        if !self.sym_sent[i] {
+            let serial = self.bundle(cpu).serial;
+            if self.sym_listed[i] != serial {
+                self.sym_listed[i] = serial;
+                self.bundle(cpu).syms.push(id);
+            }
+        }
+        id
+    }
+
+    /// The interned id of the symbol at `addr` (a new one for a symbol
+    /// not seen before).
+    fn sym_id(&mut self, m: &Meta, addr: u64) -> u64 {
         let (key, name) = match m.env.sym(addr) {
             Some(s) => (s.addr, s.name),
             None => (addr, ""),
@@ -172,31 +289,19 @@ impl Perfetto {
                 id
             }
         };
-        let i = id as usize - 1;
-        if !self.sym_sent[i] {
-            let serial = self.bundle(cpu).serial;
-            if self.sym_listed[i] != serial {
-                self.sym_listed[i] = serial;
-                self.bundle(cpu).syms.push(id);
-            }
-        }
         id
     }
 
     /// The packet in `pkt` out as a `Trace.packet` field.
-    fn emit(&mut self, out: &mut Vec<u8>) {
-        let mut t = Buf::new();
-        proto::tag(&mut t, 1, proto::LEN);
-        proto::varint(&mut t, self.pkt.len() as u64);
-        out.extend_from_slice(t.as_slice());
-        out.extend_from_slice(self.pkt.as_slice());
+    fn emit(&mut self, out: &mut Buf) {
+        proto::bytes(out, 1, self.pkt.as_slice());
         self.pkt.clear();
     }
 
     /// Write out `cpu`'s bundle (when it has events or a loss to tell).
-    fn flush(&mut self, out: &mut Vec<u8>, cpu: usize) {
+    fn flush(&mut self, out: &mut Buf, cpu: usize) {
         let Some(b) = self.cpus.get_mut(cpu) else { return };
-        if b.buf.is_empty() && !b.lost {
+        if b.buf.is_empty() && !b.lost && b.sched.is_empty() {
             return;
         }
         self.serial += 1;
@@ -204,11 +309,11 @@ impl Perfetto {
         let lost = core::mem::replace(&mut b.lost, false);
         let syms = core::mem::take(&mut b.syms);
         b.serial = serial;
+        // The bundle's events go from its buffer straight to `out`: what
+        // follows them (the bundle's last fields, then the packet's) is
+        // made first in `pkt`, so every length is known up front.
         let p = &mut self.pkt;
-        let bundle = begin_room(p, 1, 3);
-        uint(p, 1, cpu as u64);
-        p.put(b.buf.as_slice());
-        b.buf.clear();
+        b.sched.write(p);
         if lost {
             uint(p, 3, 1);
         }
@@ -220,7 +325,7 @@ impl Perfetto {
             uint(p, 6, t);
             uint(p, 7, t);
         }
-        end(p, bundle);
+        let tail = p.len();
         sequence(p, NEEDS_STATE);
         if !syms.is_empty() {
             let interned = begin_room(p, 12, 3);
@@ -237,34 +342,23 @@ impl Perfetto {
             }
             end(p, interned);
         }
-        self.emit(out);
+        let body = 1 + proto::varint_len(cpu as u64) + b.buf.len() + tail;
+        let packet = 1 + proto::varint_len(body as u64) + body + p.len() - tail;
+        proto::tag(out, 1, proto::LEN);
+        proto::varint(out, packet as u64);
+        proto::tag(out, 1, proto::LEN);
+        proto::varint(out, body as u64);
+        uint(out, 1, cpu as u64);
+        out.put(b.buf.as_slice());
+        b.buf.clear();
+        out.put(p.as_slice());
+        p.clear();
     }
 }
 
 fn sequence(p: &mut Buf, flags: u64) {
     uint(p, 10, SEQ);
     uint(p, 13, flags);
-}
-
-/// A generic event's fields, typed.
-fn generic(b: &mut Buf, m: &Meta, e: &Event, d: &[u8]) {
-    bytes(b, 1, e.name.as_bytes());
-    for f in e.fields.get(e.ncommon..).unwrap_or(&[]) {
-        let Some(v) = super::value(f, d, m.endian, m.long_size) else { continue };
-        let o = begin(b, 2);
-        bytes(b, 1, f.name.as_bytes());
-        match v {
-            Value::Int(i) => int(b, 4, i),
-            Value::Uint(u) => uint(b, 5, u),
-            Value::Str(s) => text_field(b, 3, s),
-            Value::Array { .. } => {
-                let o = begin(b, 3);
-                super::jsonl::put_value(b, &v, m);
-                end(b, o);
-            }
-        }
-        end(b, o);
-    }
 }
 
 /// A generic event of named fields holding text.
@@ -280,7 +374,7 @@ fn generic_text(b: &mut Buf, name: &str, fields: &[(&str, &[u8])]) {
 
 /// A string field of kernel bytes: protobuf strings are UTF-8, so a byte
 /// that is not part of valid UTF-8 is written `\xNN`.
-fn text_field(b: &mut Buf, field: u32, s: &[u8]) {
+pub(crate) fn text_field(b: &mut Buf, field: u32, s: &[u8]) {
     if core::str::from_utf8(s).is_ok() {
         return bytes(b, field, s);
     }
@@ -323,7 +417,7 @@ fn comm_field(b: &mut Buf, field: u32, comm: &str) {
 }
 
 impl Export for Perfetto {
-    fn begin(&mut self, out: &mut Vec<u8>, m: &Meta) {
+    fn begin(&mut self, out: &mut Buf, m: &Meta) {
         self.clock = clock_code(m.clock);
         // Events by id: the dedicated ones and ftrace's own special ones.
         for e in m.events {
@@ -341,9 +435,8 @@ impl Export for Perfetto {
                 None if e.system == "ftrace" && e.name == "bprint" => Plan::Bprint,
                 None => continue,
             };
-            self.plans.push((e.id, plan));
+            self.set_plan(e.id, plan);
         }
-        self.plans.sort_unstable_by_key(|p| p.0);
 
         // SystemInfo, first on the sequence.
         let p = &mut self.pkt;
@@ -400,7 +493,7 @@ impl Export for Perfetto {
         self.emit(out);
     }
 
-    fn record(&mut self, out: &mut Vec<u8>, m: &Meta, r: &Row) {
+    fn record(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
         let d = r.data;
         self.t0.get_or_insert(r.ts);
         let ty = crate::text::kernel::rec_type(d, m.endian);
@@ -409,7 +502,12 @@ impl Export for Perfetto {
         // written: for them the value is the field's index.
         let mut vals = core::mem::take(&mut self.vals);
         vals.clear();
-        let how = match (r.event, self.plan(ty)) {
+        if let Some(e) = r.event {
+            if self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
+                self.set_plan(ty, GenericPlan::new(e));
+            }
+        }
+        let how = match (r.event, self.plans.get(ty as usize).and_then(|p| p.as_ref())) {
             (Some(e), Some(Plan::Message(no, fs))) => {
                 for &(pno, i, kind) in fs {
                     let Some(f) = e.fields.get(i) else { continue };
@@ -426,8 +524,8 @@ impl Export for Perfetto {
             }
             (Some(_), Some(Plan::Function)) => How::Function,
             (Some(_), Some(Plan::Bprint)) => How::Bprint,
-            (Some(_), None) => How::Generic,
-            (None, _) => How::Unknown,
+            (Some(_), Some(Plan::Generic(_))) => How::Generic,
+            _ => How::Unknown,
         };
         for v in vals.iter_mut() {
             if v.2 == b'k' {
@@ -435,7 +533,21 @@ impl Export for Perfetto {
             }
         }
         let e = r.event.unwrap_or(&crate::format::NO_EVENT);
-        let b = &mut self.bundle(r.cpu).buf;
+        self.bundle(r.cpu);
+        let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if self.compact_sched {
+            if let How::Message(no @ (SCHED_SWITCH | SCHED_WAKING)) = how {
+                let sched = &mut self.cpus[cpu].sched;
+                if compact_sched(sched, no, m, e, r, &vals) {
+                    self.vals = vals;
+                    if self.cpus[cpu].buf.len() + self.cpus[cpu].sched.len() >= BUNDLE_MAX {
+                        self.flush(out, cpu);
+                    }
+                    return;
+                }
+            }
+        }
+        let b = &mut self.cpus[cpu].buf;
         // Generic events run past 127 bytes: two length bytes up front.
         let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
         let ev = begin_room(b, 2, room);
@@ -477,7 +589,11 @@ impl Export for Perfetto {
                 let ip = sym_text(m, field_u64(e, "ip", d, m));
                 generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
             }
-            How::Generic => generic(b, m, e, d),
+            How::Generic => {
+                if let Some(Some(Plan::Generic(g))) = self.plans.get(ty as usize) {
+                    g.write(b, m, e, d);
+                }
+            }
             How::Unknown => {
                 let mut name = String::new();
                 let _ = write!(name, "type {}", ty);
@@ -486,24 +602,27 @@ impl Export for Perfetto {
         }
         end(b, o);
         end(b, ev);
-        let full = b.len() >= BUNDLE_MAX;
+        let full = b.len() + self.cpus[cpu].sched.len() >= BUNDLE_MAX;
         self.vals = vals;
         if full {
             self.flush(out, (r.cpu as usize).min(crate::text::kernel::MAX_CPUS));
         }
     }
 
-    fn lost(&mut self, out: &mut Vec<u8>, cpu: u32, _ts: u64, _count: Option<u64>) {
+    fn lost(&mut self, out: &mut Buf, cpu: u32, _ts: u64, _count: Option<u64>) {
         // The loss lies between the events before it and those after: they
         // go in separate bundles, the later one marked.
         let i = (cpu as usize).min(crate::text::kernel::MAX_CPUS);
-        if !self.bundle(cpu).buf.is_empty() {
+        let b = self.bundle(cpu);
+        if !b.buf.is_empty() || !b.sched.is_empty() {
             self.flush(out, i);
         }
-        self.bundle(cpu).lost = true;
+        let b = self.bundle(cpu);
+        b.lost = true;
+        b.sched.lost();
     }
 
-    fn finish(&mut self, out: &mut Vec<u8>, _m: &Meta, stats: &[CpuStat]) {
+    fn finish(&mut self, out: &mut Buf, _m: &Meta, stats: &[CpuStat]) {
         for cpu in 0..self.cpus.len() {
             self.flush(out, cpu);
         }
@@ -526,6 +645,30 @@ impl Export for Perfetto {
         sequence(p, NEEDS_STATE);
         self.emit(out);
     }
+}
+
+/// Record `r` (sched_switch or sched_waking, message `no`, its values
+/// `vals` as [`Perfetto::record`] read them) into `sched`'s compact
+/// arrays: false when it is to be written as a full event (some field
+/// missing, or the compact form would not say all it does).
+fn compact_sched(sched: &mut compact::Sched, no: u32, m: &Meta, e: &Event, r: &Row, vals: &[(u32, u64, u8)]) -> bool {
+    let num = |pno: u32| vals.iter().find(|v| v.0 == pno && v.2 != b's').map(|v| v.1);
+    let text = |pno: u32| match vals.iter().find(|v| v.0 == pno && v.2 == b's') {
+        Some(v) => match e.fields.get(v.1 as usize).and_then(|f| super::value(f, r.data, m.endian, m.long_size)) {
+            Some(Value::Str(s)) => Some(s),
+            _ => None,
+        },
+        None => None,
+    };
+    if no == SCHED_SWITCH {
+        let (Some(prev_comm), Some(prev_pid), Some(prev_prio), Some(state), Some(next_comm), Some(next_pid), Some(next_prio)) = (text(1), num(2), num(3), num(4), text(5), num(6), num(7)) else { return false };
+        let prev = Task { pid: prev_pid, prio: prev_prio, comm: prev_comm };
+        let next = Task { pid: next_pid, prio: next_prio, comm: next_comm };
+        return sched.switch(r.ts, &prev, state, &next);
+    }
+    let (Some(comm), Some(pid), Some(prio), Some(target)) = (text(1), num(2), num(3), num(5)) else { return false };
+    let flags = r.data.get(2).copied().unwrap_or(0) as u64;
+    sched.waking(r.ts, r.pid as u32 as u64, &Task { pid, prio, comm }, target, flags)
 }
 
 /// A kernel address as `name+0xoff` (`0x…` when no symbol covers it).
@@ -601,14 +744,14 @@ mod tests {
     fn lost_events_mark_the_next_bundle() {
         super::super::testing::with_row(|m, r| {
             let mut p = Perfetto::new();
-            let mut out = Vec::new();
+            let mut out = Buf::new();
             p.begin(&mut out, m);
             p.record(&mut out, m, r);
             p.lost(&mut out, 0, 13, None);
             p.record(&mut out, m, r);
             p.finish(&mut out, m, &[CpuStat::default()]);
             let mut kinds = Vec::new();
-            for (no, v) in fields(&out) {
+            for (no, v) in fields(out.as_slice()) {
                 let (1, V::Len(packet)) = (no, v) else { panic!("not a Trace.packet") };
                 for (no, v) in fields(packet) {
                     match (no, v) {

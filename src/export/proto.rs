@@ -17,28 +17,38 @@ pub const VARINT: u8 = 0;
 pub const I64: u8 = 1;
 pub const LEN: u8 = 2;
 
-#[inline]
-pub fn varint(b: &mut Buf, mut v: u64) {
+/// (Most varints written are one byte — tags, small values, lengths —
+/// and take the inlined first branch.)
+#[inline(always)]
+pub fn varint(b: &mut Buf, v: u64) {
     if v < 0x80 {
         return b.push(v as u8);
     }
-    let mut t = [0u8; 10];
+    long_varint(b, v)
+}
+
+fn long_varint(b: &mut Buf, mut v: u64) {
+    let t = b.room(10);
     let mut n = 0;
-    while v >= 0x80 {
+    while v >= 0x80 && n < 9 {
         t[n] = v as u8 | 0x80;
         v >>= 7;
         n += 1;
     }
     t[n] = v as u8;
-    b.put(&t[..n + 1]);
+    b.advance(n + 1);
 }
 
-/// Bytes `v` takes as a varint.
+/// Bytes `v` takes as a varint: its bit length over 7, rounded up (by a
+/// multiply, 37 / 256 being close enough to 1 / 7 for up to 70 bits: a
+/// size-optimised build would divide).
+#[inline(always)]
 pub fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    ((bits + 6) * 37) >> 8
 }
 
-#[inline]
+#[inline(always)]
 pub fn tag(b: &mut Buf, field: u32, wire: u8) {
     varint(b, (field as u64) << 3 | wire as u64);
 }
@@ -101,7 +111,16 @@ pub fn begin_room(b: &mut Buf, field: u32, room: usize) -> Open {
 /// A length shorter than the room left is padded to fill it (`0x85 0x00`
 /// is 5: protobuf readers take a varint's redundant high groups, and
 /// Perfetto's own writer pads the same way); a longer one moves the body.
+#[inline(always)]
 pub fn end(b: &mut Buf, o: Open) {
+    let n = b.len() - o.body;
+    if n < 0x80 && o.room == 1 {
+        return b.set(o.body - 1, &[n as u8]);
+    }
+    long_end(b, o)
+}
+
+fn long_end(b: &mut Buf, o: Open) {
     let n = (b.len() - o.body) as u64;
     let k = varint_len(n).max(o.room);
     if k > o.room {
@@ -137,7 +156,9 @@ mod tests {
         let mut b = Buf::new();
         varint(&mut b, 300);
         assert_eq!(b.as_slice(), [0xac, 0x02]);
-        for v in [0u64, 1, 127, 128, 16383, 16384, u32::MAX as u64, u64::MAX] {
+        let mut every_length = std::vec![0u64, 1, 127, 128, 16383, 16384, u32::MAX as u64, u64::MAX];
+        every_length.extend((0..64).flat_map(|k| [1u64 << k, (1u64 << k) - 1]));
+        for v in every_length {
             b.clear();
             varint(&mut b, v);
             assert_eq!(b.len(), varint_len(v), "{v}");
