@@ -247,8 +247,9 @@ fn progress_line(b: &[u8]) {
     let _ = e.flush();
 }
 
-/// `--export F`: the bytes straight to stdout, with a running count on
-/// stderr when that is a terminal (an export of a big file takes a while).
+/// `--export F`: the bytes straight to stdout, with the part of the file
+/// read so far on stderr when that is a terminal (an export of a big file
+/// takes a while).
 #[cfg(feature = "export")]
 #[inline(never)]
 fn run_export(a: &Args, f: Format) -> Result<()> {
@@ -256,22 +257,30 @@ fn run_export(a: &Args, f: Format) -> Result<()> {
         usage_err!("--export perfetto writes binary: redirect stdout to a file");
     }
     let progress = is_tty(2);
-    let (mut written, mut err) = (0u64, None);
+    let (mut written, mut shown, mut err) = (0u64, 0u64, None);
     let mut drain = |b: &[u8]| {
         if let Err(e) = sys::write_all(sys::fd(1), b) {
             err = Some(e);
             return false;
         }
-        let before = written >> 24;
         written += b.len() as u64;
-        // (Every 16 MiB: a small export says nothing.)
-        if progress && written >> 24 != before {
-            progress_line(alloc::format!("\rftcat: export: {} MiB ", written >> 20).as_bytes());
+        // How far into the file, every 16 MiB read (a small export says
+        // nothing); from a pipe or a live buffer, how much was written.
+        let (read, size) = source::read_progress();
+        let now = if size > 0 { read } else { written };
+        if progress && now >> 24 != shown >> 24 {
+            shown = now;
+            let line = if size > 0 {
+                alloc::format!("\rftcat: export: {} of {} MiB read ({}%) ", read >> 20, size >> 20, read * 100 / size)
+            } else {
+                alloc::format!("\rftcat: export: {} MiB written ", written >> 20)
+            };
+            progress_line(line.as_bytes());
         }
         true
     };
     let res = if a.live { run_live(a, To::Export(f, &mut drain)) } else { run_file(a, To::Export(f, &mut drain)) };
-    if progress && written >> 24 > 0 {
+    if progress && shown > 0 {
         progress_line(b"\r\x1b[K");
     }
     if let Some(e) = err {
@@ -302,7 +311,7 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
     let res = match to {
         To::Text(out) => decode::print_file(&td, path, &a.decode, out, host, &mut warn),
         #[cfg(feature = "export")]
-        To::Export(f, drain) => decode::file_input(&td, &a.decode).and_then(|mut input| {
+        To::Export(f, drain) => decode::file_input(&td, &a.decode, false).and_then(|mut input| {
             for w in &input.rec.warnings {
                 warn(w);
             }

@@ -20,6 +20,19 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes read so far from files opened as [`Input::File`], and the size of
+/// the last one opened: what a long `--export` shows as its progress
+/// (ftcat reads one file at a time, on one thread).
+static READ: AtomicU64 = AtomicU64::new(0);
+static SIZE: AtomicU64 = AtomicU64::new(0);
+
+/// (bytes read, file size) of the input file; a size of 0: no file (stdin,
+/// a pipe, a live buffer).
+pub fn read_progress() -> (u64, u64) {
+    (READ.load(Ordering::Relaxed), SIZE.load(Ordering::Relaxed))
+}
 
 /// A file read with pread: nothing is loaded beyond what is asked for.
 pub struct FileAt {
@@ -47,7 +60,10 @@ impl ReadAt for FileAt {
     fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize, IoError> {
         loop {
             match rustix::io::pread(&self.fd, &mut *buf, off) {
-                Ok(n) => return Ok(n),
+                Ok(n) => {
+                    READ.fetch_add(n as u64, Ordering::Relaxed);
+                    return Ok(n);
+                }
                 Err(Errno::INTR) => continue,
                 Err(e) => return Err(IoError(e.raw_os_error())),
             }
@@ -76,7 +92,10 @@ impl Input {
                 let v = sys::read_fd(&f.fd).map_err(|e| format!("{}: {}", path, OsError(e)))?;
                 Ok(Input::Memory(v))
             }
-            _ => Ok(Input::File(f)),
+            _ => {
+                SIZE.store(f.len(), Ordering::Relaxed);
+                Ok(Input::File(f))
+            }
         }
     }
 

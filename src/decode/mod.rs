@@ -206,13 +206,15 @@ fn pick_buffer<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<(&'t Buffer
 
 /// The recording of the buffer `opts` picks, its tracer settled (from
 /// `--tracer`, the file, or a first pass over the records), and its merge.
+/// `header`: the output prints the kernel's header block, which needs that
+/// first pass (an exporter does not: the file is then read once).
 #[inline(never)]
-pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<Input<'t>, Error> {
+pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions, header: bool) -> Result<Input<'t>, Error> {
     let (buf, all) = pick_buffer(td, opts)?;
     let layout = td.layout(buf);
     let mut rec = Recording::from_file(td, buf);
     // (trace-cmd style needs no entry count nor tracer: no header block.)
-    let guess = if !opts.stat && !opts.trace_cmd() { rec.count(td, buf) } else { "nop" };
+    let guess = if header && !opts.stat && !opts.trace_cmd() { rec.count(td, buf) } else { "nop" };
     match &opts.tracer {
         Some(t) => rec.tracer.clone_from(t),
         None if !rec.tracer.is_empty() => {}
@@ -247,7 +249,7 @@ pub fn print_file(td: &TraceDat, path: &str, opts: &DecodeOptions, out: &mut dyn
         stat::trace_cmd_info(out, opts, td, buf, path);
         return Ok(());
     }
-    let mut input = file_input(td, opts)?;
+    let mut input = file_input(td, opts, true)?;
     for w in &input.rec.warnings {
         warn(&format!("{}: {}", path, w));
     }

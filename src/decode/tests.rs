@@ -83,7 +83,7 @@ fn an_output_of_its_own() {
     let dat = I686_DAT.to_vec();
     let td = TraceDat::open(&dat).unwrap();
     let opts = DecodeOptions { events: alloc::vec![String::from("sched_*")], ..DecodeOptions::default() };
-    let mut input = file_input(&td, &opts).unwrap();
+    let mut input = file_input(&td, &opts, true).unwrap();
     let rec = &input.rec;
     let mut p = Probe { rec, c: Count::default() };
     let select = filter::Select::new(&opts, rec);
