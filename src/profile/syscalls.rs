@@ -1,0 +1,161 @@
+//! Syscalls: per syscall its count (enter events), errors (exits with a
+//! negative return, -4095..-1 as the kernel's IS_ERR_VALUE), and the
+//! latency from an enter to the next exit of the same task and syscall;
+//! per task too when asked for ([`super::ProfileOptions::per_task`]).
+//!
+//! `syscalls:sys_enter_NAME`/`sys_exit_NAME` name their syscall; the
+//! `raw_syscalls` pair gives only its number (`nr257`): a recording holds no
+//! number→name table. When a recording has both, the named events count.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::hist::Hist;
+use super::table::{ratio, Col, Report, Table, Unit};
+use super::{ByType, Cx, Ev, Fld, Part};
+use crate::format::Event;
+
+#[derive(Clone)]
+struct Kind {
+    enter: bool,
+    /// The syscall's index in `names`; None for raw_syscalls (from `nr`).
+    name: Option<usize>,
+    nr: Fld,
+    ret: Fld,
+}
+
+#[derive(Default)]
+struct Stat {
+    count: u64,
+    errors: u64,
+    timed: u64,
+    total: u64,
+    max: u64,
+    hist: Hist,
+}
+
+pub struct Syscalls {
+    kinds: ByType<Kind>,
+    names: Vec<String>,
+    /// raw_syscalls: the index in `names` of a syscall number.
+    by_nr: BTreeMap<u64, usize>,
+    /// Per task: the syscall it entered, and when.
+    open: BTreeMap<i32, (usize, u64)>,
+    stats: BTreeMap<usize, Stat>,
+    per_task: BTreeMap<(i32, usize), Stat>,
+}
+
+impl Syscalls {
+    pub fn new(events: &[Event]) -> Option<Syscalls> {
+        let mut s = Syscalls { kinds: ByType::new(), names: Vec::new(), by_nr: BTreeMap::new(), open: BTreeMap::new(), stats: BTreeMap::new(), per_task: BTreeMap::new() };
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        for e in events.iter().filter(|e| e.system == "syscalls") {
+            let (enter, name) = match (e.name.strip_prefix("sys_enter_"), e.name.strip_prefix("sys_exit_")) {
+                (Some(n), _) => (true, n),
+                (_, Some(n)) => (false, n),
+                _ => continue,
+            };
+            let i = *index.entry(name.into()).or_insert_with(|| {
+                s.names.push(name.into());
+                s.names.len() - 1
+            });
+            s.kinds.set(e.id, Kind { enter, name: Some(i), nr: Fld::of(e, "__syscall_nr"), ret: Fld::of(e, "ret") });
+        }
+        if s.kinds.is_empty() {
+            for (name, enter) in [("sys_enter", true), ("sys_exit", false)] {
+                if let Some(e) = super::find(events, "raw_syscalls", name) {
+                    s.kinds.set(e.id, Kind { enter, name: None, nr: Fld::of(e, "id"), ret: Fld::of(e, "ret") });
+                }
+            }
+        }
+        if s.kinds.is_empty() {
+            return None;
+        }
+        Some(s)
+    }
+
+    fn index(&mut self, k: &Kind, ev: &Ev, cx: &Cx) -> usize {
+        if let Some(i) = k.name {
+            return i;
+        }
+        let nr = k.nr.int(ev.data, cx.endian);
+        let names = &mut self.names;
+        *self.by_nr.entry(nr).or_insert_with(|| {
+            names.push(format!("nr{}", nr as i64));
+            names.len() - 1
+        })
+    }
+}
+
+impl Part for Syscalls {
+    fn record(&mut self, ev: &Ev, cx: &Cx) {
+        let Some(k) = self.kinds.get(ev.ty).cloned() else { return };
+        let i = self.index(&k, ev, cx);
+        let task = cx.opts.per_task;
+        let key = (ev.pid, i);
+        if k.enter {
+            self.stats.entry(i).or_default().count += 1;
+            if task {
+                self.per_task.entry(key).or_default().count += 1;
+            }
+            self.open.insert(ev.pid, (i, ev.ts));
+            return;
+        }
+        let ret = k.ret.int(ev.data, cx.endian) as i64;
+        let failed = (-4095..0).contains(&ret);
+        let dur = match self.open.remove(&ev.pid) {
+            Some((j, t)) if j == i => Some(ev.ts.saturating_sub(t)),
+            _ => None,
+        };
+        let add = |s: &mut Stat| {
+            s.errors += failed as u64;
+            if let Some(d) = dur {
+                s.timed += 1;
+                s.total += d;
+                s.max = s.max.max(d);
+                if cx.opts.hist {
+                    s.hist.add(d);
+                }
+            }
+        };
+        add(self.stats.entry(i).or_default());
+        if task {
+            add(self.per_task.entry(key).or_default());
+        }
+    }
+
+    fn finish(&mut self, cx: &Cx, report: &mut Report) {
+        let mut t = Table::new("syscalls", "per syscall, by total latency", "Syscall", COLS);
+        for (&i, s) in &self.stats {
+            row(&mut t, self.names[i].clone(), s, cx.opts.hist);
+        }
+        t.sort_by(2);
+        report.tables.push(t);
+        if cx.opts.per_task {
+            let mut t = Table::new("task-syscalls", "per task (COMM-PID:SYSCALL), by total latency", "Task:syscall", COLS);
+            for (&(pid, i), s) in &self.per_task {
+                row(&mut t, format!("{}-{}:{}", cx.rec.comm(pid), pid, self.names[i]), s, cx.opts.hist);
+            }
+            t.sort_by(2);
+            report.tables.push(t);
+        }
+    }
+}
+
+fn row(t: &mut Table, key: String, s: &Stat, hist: bool) {
+    let avg = ratio(s.total as f64, s.timed as f64);
+    let r = t.row(key, alloc::vec![s.count as f64, s.errors as f64, s.total as f64, avg, s.max as f64]);
+    if hist && s.timed > 0 {
+        r.hist = Some(s.hist.clone());
+    }
+}
+
+static COLS: &[Col] = &[
+    Col { metric: "count", head: "Count", unit: Unit::Count },
+    Col { metric: "errors", head: "Errors", unit: Unit::Count },
+    Col { metric: "total_latency", head: "Total", unit: Unit::Ns },
+    Col { metric: "avg_latency", head: "Avg", unit: Unit::Ns },
+    Col { metric: "max_latency", head: "Max", unit: Unit::Ns },
+];
