@@ -71,6 +71,28 @@ fn function_calls_are_the_entries_of_the_text() {
     }
 }
 
+/// The function tracer with func-no-repeats: a function's hits are its
+/// lines in the text plus the repeats they announce.
+#[test]
+fn function_hits_are_the_calls_of_the_text() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/vm-6.12/x-funcrepeats.extract.dat");
+    let f = f.to_str().unwrap();
+    let mut want: BTreeMap<String, f64> = BTreeMap::new();
+    for line in ftcat(&[f]).lines().filter(|l| !l.starts_with('#')) {
+        // `TIME: FUNC <-PARENT` or `TIME: FUNC <-PARENT (repeats: N, last_ts: T)`.
+        let Some((_, call)) = line.split_once(": ") else { continue };
+        let Some((func, rest)) = call.split_once(" <-") else { continue };
+        let n = match rest.split_once("(repeats: ") {
+            Some((_, r)) => r.split(',').next().unwrap().parse().unwrap(),
+            None => 1.0,
+        };
+        *want.entry(format!("functions.{func}.hits")).or_default() += n;
+    }
+    assert!(!want.is_empty());
+    let got: BTreeMap<String, f64> = profile(f, &[]).into_iter().filter(|(k, _)| k.starts_with("functions.")).collect();
+    assert_eq!(got, want);
+}
+
 /// `--stat`'s records per event, `system:name` → count.
 fn stat_counts(file: &str) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();

@@ -110,8 +110,9 @@ impl Part for Functions {
                 }
             }
             Record::Function { ip, parent } => self.hit(at(ip, ev, cx), at(parent, ev, cx), 1),
-            // The kernel folded count + 1 calls into one record.
-            Record::FuncRepeats { ip, parent, count, .. } => self.hit(at(ip, ev, cx), at(parent, ev, cx), at(count, ev, cx) + 1),
+            // The calls after the last function record, the same again
+            // (func-no-repeats: that record was the first of them).
+            Record::FuncRepeats { ip, parent, count, .. } => self.hit(at(ip, ev, cx), at(parent, ev, cx), at(count, ev, cx)),
             _ => {}
         }
     }
@@ -130,20 +131,30 @@ impl Part for Functions {
             report.tables.push(t);
         }
         if !self.hits.is_empty() {
+            // By name: a caller calls from several places.
             let mut t = Table::new("functions", "function tracer hits", "Function", HIT_COLS);
-            for (&addr, &n) in &self.hits {
-                t.row(name(cx, addr), alloc::vec![n as f64]);
+            for (f, n) in by_name(self.hits.iter().map(|(&a, &n)| (name(cx, a), n))) {
+                t.row(f, alloc::vec![n as f64]);
             }
             t.sort_by(0);
             report.tables.push(t);
             let mut t = Table::new("calls", "function tracer hits per caller->callee", "Caller->callee", HIT_COLS);
-            for (&(from, to), &n) in &self.edges {
-                t.row(format!("{}->{}", name(cx, from), name(cx, to)), alloc::vec![n as f64]);
+            for (e, n) in by_name(self.edges.iter().map(|(&(from, to), &n)| (format!("{}->{}", name(cx, from), name(cx, to)), n))) {
+                t.row(e, alloc::vec![n as f64]);
             }
             t.sort_by(0);
             report.tables.push(t);
         }
     }
+}
+
+/// Counts summed by name.
+fn by_name(it: impl Iterator<Item = (String, u64)>) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for (k, n) in it {
+        *m.entry(k).or_default() += n;
+    }
+    m
 }
 
 static GRAPH_COLS: &[Col] = &[

@@ -110,6 +110,10 @@ impl Part for Irq {
     }
 
     fn finish(&mut self, _cx: &Cx, report: &mut Report) {
+        // (None shown: `-e` may hide them all.)
+        if self.hard.is_empty() && self.soft.is_empty() {
+            return;
+        }
         let mut t = Table::new("irqs", "hardirq handlers (IRQ:NAME) and softirq vectors, by total time", "Interrupt", COLS);
         for (n, s) in &self.hard {
             let name = self.names.get(n).map_or("", |s| s.as_str());

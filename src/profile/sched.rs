@@ -56,6 +56,8 @@ pub struct Sched {
     kinds: ByType<Kind>,
     tasks: BTreeMap<i32, Task>,
     cpus: Vec<Cpu>,
+    /// A switch was shown (else no tables: `-e` may hide them all).
+    seen: bool,
 }
 
 impl Sched {
@@ -72,7 +74,7 @@ impl Sched {
         if let Some(e) = super::find(events, "sched", "sched_migrate_task") {
             kinds.set(e.id, Kind::Migrate { pid: Fld::of(e, "pid") });
         }
-        Some(Sched { kinds, tasks: BTreeMap::new(), cpus: Vec::new() })
+        Some(Sched { kinds, tasks: BTreeMap::new(), cpus: Vec::new(), seen: false })
     }
 
     fn task(&mut self, pid: i32) -> &mut Task {
@@ -109,6 +111,7 @@ impl Part for Sched {
         let (d, e) = (ev.data, cx.endian);
         match k {
             Kind::Switch { prev_comm, prev_pid, prev_state, next_comm, next_pid } => {
+                self.seen = true;
                 let (prev, next) = (prev_pid.int(d, e) as i32, next_pid.int(d, e) as i32);
                 let cpu = &self.cpus[c];
                 let since = cpu.cur.map_or(cpu.first.unwrap_or(ev.ts), |(_, t)| t);
@@ -145,6 +148,9 @@ impl Part for Sched {
     }
 
     fn finish(&mut self, cx: &Cx, report: &mut Report) {
+        if !self.seen {
+            return;
+        }
         for c in 0..self.cpus.len() {
             let cpu = &self.cpus[c];
             let Some(first) = cpu.first else { continue };

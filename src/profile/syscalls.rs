@@ -127,6 +127,10 @@ impl Part for Syscalls {
     }
 
     fn finish(&mut self, cx: &Cx, report: &mut Report) {
+        // (None shown: `-e` may hide them all.)
+        if self.stats.is_empty() {
+            return;
+        }
         let mut t = Table::new("syscalls", "per syscall, by total latency", "Syscall", COLS);
         for (&i, s) in &self.stats {
             row(&mut t, self.names[i].clone(), s, cx.opts.hist);

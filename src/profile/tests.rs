@@ -244,7 +244,7 @@ fn the_filters_apply() {
     // --cpu 0: no syscalls, only CPU 0's scheduling.
     let opts = DecodeOptions { cpus: Some(vec![(0, 0)]), ..DecodeOptions::default() };
     let r = report(&dat, &opts, ProfileOptions::default());
-    assert_eq!(r.table("syscalls").unwrap().rows.len(), 0);
+    assert!(r.table("syscalls").is_none());
     assert!(r.table("cpus").unwrap().get("cpu1", "busy").is_none());
     // --max-depth 1: inner is hidden; outer's self time is then its whole time.
     let opts = DecodeOptions { max_depth: Some(1), ..DecodeOptions::default() };
@@ -255,6 +255,11 @@ fn the_filters_apply() {
     let opts = DecodeOptions { pids: Some(vec![(5, 5)]), ..DecodeOptions::default() };
     let r = report(&dat, &opts, ProfileOptions { hist: false, per_task: true });
     assert_eq!(get(&r, "task-syscalls", "opener-5:openat", "count"), 2.0);
+    // -e: only the tables of the events shown.
+    let opts = DecodeOptions { events: vec![String::from("sys_*")], ..DecodeOptions::default() };
+    let r = report(&dat, &opts, ProfileOptions::default());
+    let names: Vec<&str> = r.tables.iter().map(|t| t.name).collect();
+    assert_eq!(names, ["syscalls", "events"]);
 }
 
 #[test]
