@@ -155,9 +155,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             #[cfg(feature = "profile")]
             Long("compare") => a.profile.compare = Some(p.value()?),
             #[cfg(feature = "profile")]
-            Long("min-change") => match p.value()?.parse::<f64>() {
-                Ok(n) if n >= 0.0 => a.profile.min_change = Some(n),
-                _ => usage_err!("--min-change wants a percentage"),
+            Long("min-change") => match compare::parse_pct(&p.value()?) {
+                Some(n) => a.profile.min_change = Some(n),
+                None => usage_err!("--min-change wants a percentage"),
             },
             #[cfg(feature = "profile")]
             Short('v') => a.profile.verbose = true,

@@ -8,13 +8,13 @@
 //! `--min-change` threshold is left out unless asked for; a metric found
 //! on one side only is shown as such.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use super::table::{put, Report, Unit};
+use super::keys::{slot, Names};
+use super::table::{fixed, put, Report, Unit};
 
 /// One side's values of a metric: the mean of its runs and their spread.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -79,31 +79,53 @@ pub struct CompareOptions {
     pub all: bool,
 }
 
+/// `--min-change`'s percentage (`5`, `2.5`), read without core's float
+/// parser.
+pub fn parse_pct(s: &str) -> Option<f64> {
+    let (i, f) = s.split_once('.').unwrap_or((s, ""));
+    let digits = |t: &str| t.len() <= 9 && t.bytes().all(|b| b.is_ascii_digit());
+    if i.is_empty() && f.is_empty() || !digits(i) || !digits(f) {
+        return None;
+    }
+    let whole: u64 = if i.is_empty() { 0 } else { i.parse().ok()? };
+    let frac: u64 = if f.is_empty() { 0 } else { f.parse().ok()? };
+    Some(whole as f64 + frac as f64 / 10u64.pow(f.len() as u32) as f64)
+}
+
 impl Default for CompareOptions {
     fn default() -> Self {
         CompareOptions { min_change: 5.0, all: false }
     }
 }
 
-/// Every metric of `r`: `table.key.metric` and its unit and value.
-pub fn metrics(r: &Report) -> BTreeMap<String, (Unit, f64)> {
-    let mut m = BTreeMap::new();
+/// Every metric of `r`: `table.key.metric`, its unit and value.
+pub fn metrics(r: &Report) -> Vec<(String, Unit, f64)> {
+    let mut m = Vec::new();
     for t in &r.tables {
         for row in &t.rows {
             for (c, &v) in t.cols.iter().zip(&row.vals) {
-                m.insert(format!("{}.{}.{}", t.name, row.key, c.metric), (c.unit, v));
+                m.push((format!("{}.{}.{}", t.name, row.key, c.metric), c.unit, v));
             }
         }
     }
     m
 }
 
-/// Each metric's values over the runs of one side (a run without it adds none).
-fn gather(runs: &[Report]) -> BTreeMap<String, (Unit, Vec<f64>)> {
-    let mut all: BTreeMap<String, (Unit, Vec<f64>)> = BTreeMap::new();
+/// One side: each metric's unit and its values over the runs (a run
+/// without it adds none), indexed by `Names`.
+#[derive(Default)]
+struct Runs {
+    names: Names,
+    vals: Vec<(Option<Unit>, Vec<f64>)>,
+}
+
+fn gather(runs: &[Report]) -> Runs {
+    let mut all = Runs::default();
     for r in runs {
-        for (k, (u, v)) in metrics(r) {
-            all.entry(k).or_insert((u, Vec::new())).1.push(v);
+        for (k, u, v) in metrics(r) {
+            let e = slot(&mut all.vals, all.names.index(&k));
+            e.0 = Some(u);
+            e.1.push(v);
         }
     }
     all
@@ -114,13 +136,16 @@ fn gather(runs: &[Report]) -> BTreeMap<String, (Unit, Vec<f64>)> {
 pub fn compare(base: &[Report], new: &[Report], o: CompareOptions) -> Vec<Change> {
     let (b, n) = (gather(base), gather(new));
     let mut rows = Vec::new();
-    for (k, (u, v)) in &b {
-        let new = n.get(k).map(|(_, w)| Side::of(w));
-        rows.push(Change { metric: k.clone(), unit: *u, base: Some(Side::of(v)), new });
-    }
-    for (k, (u, w)) in &n {
-        if !b.contains_key(k) {
-            rows.push(Change { metric: k.clone(), unit: *u, base: None, new: Some(Side::of(w)) });
+    for (side, other, is_base) in [(&b, &n, true), (&n, &b, false)] {
+        for (i, k) in side.names.list().into_iter().enumerate() {
+            let (u, v) = &side.vals[i];
+            let theirs = other.names.get(k).map(|j| Side::of(&other.vals[j].1));
+            if !is_base && theirs.is_some() {
+                continue;
+            }
+            let (mine, theirs) = (Some(Side::of(v)), theirs);
+            let (base, new) = if is_base { (mine, theirs) } else { (theirs, mine) };
+            rows.push(Change { metric: k.into(), unit: u.unwrap_or(Unit::Count), base, new });
         }
     }
     rows.retain(|c| o.all || c.changed(o.min_change));
@@ -139,9 +164,12 @@ pub fn print(o: &mut dyn Write, rows: &[Change]) -> fmt::Result {
         match c.size() {
             None if c.base.is_none() => ch.push_str("new"),
             None => ch.push_str("gone"),
-            Some(s) if c.unit == Unit::Pct => write!(ch, "{:+.1} ", s)?,
             Some(s) if s.is_infinite() => ch.push_str("+Inf%"),
-            Some(s) => write!(ch, "{:+.1}%", s)?,
+            Some(s) => {
+                ch.push(if s < 0.0 { '-' } else { '+' });
+                fixed(&mut ch, abs(s), 1)?;
+                ch.push(if c.unit == Unit::Pct { ' ' } else { '%' });
+            }
         }
         write!(o, "{:>11}", ch)?;
         side(o, c.unit, c.new, 11)?;
@@ -157,7 +185,7 @@ fn side(o: &mut dyn Write, unit: Unit, s: Option<Side>, w: usize) -> fmt::Result
     if let Some(s) = s {
         put(&mut v, unit, s.mean)?;
         if s.rsd() >= 2.0 {
-            write!(sd, " \u{b1}{:>3.0}%", s.rsd())?;
+            write!(sd, " \u{b1}{:>3}%", (s.rsd() + 0.5) as u64)?;
         }
     }
     write!(o, "{:>w$}{:<6}", v, sd, w = w)
@@ -200,6 +228,16 @@ mod tests {
             t.row(k.into(), alloc::vec![a, b]);
         }
         Report { tables: alloc::vec![t], ..Report::default() }
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(parse_pct("5"), Some(5.0));
+        assert_eq!(parse_pct("2.5"), Some(2.5));
+        assert_eq!(parse_pct(".5"), Some(0.5));
+        for bad in ["", ".", "x", "-1", "1e3", "1.2.3"] {
+            assert_eq!(parse_pct(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -10,12 +10,12 @@
 //! whose exit was not recorded (the recording stopped inside it) is a
 //! call, as the text shows it, without a duration.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::hist::Hist;
+use super::keys::{pair, slot, Keys, Names};
 use super::table::{ratio, Col, Report, Table, Unit};
 use super::{ByType, Cx, Ev, Part};
 use crate::format::{Event, FieldAt};
@@ -37,13 +37,17 @@ struct Stat {
 
 pub struct Functions {
     kinds: ByType<Record>,
-    graph: BTreeMap<u64, Stat>,
+    /// Per function address.
+    funcs: Keys,
+    graph: Vec<Stat>,
     /// Per task, the time of the returned calls at each depth not yet
     /// charged to their caller.
-    children: BTreeMap<i32, Vec<u64>>,
+    tasks: Keys,
+    children: Vec<Vec<u64>>,
     /// The function tracer: hits per function, per (caller, callee).
-    hits: BTreeMap<u64, u64>,
-    edges: BTreeMap<(u64, u64), u64>,
+    hits: Vec<u64>,
+    edges: Keys,
+    edge_hits: Vec<u64>,
 }
 
 impl Functions {
@@ -58,12 +62,26 @@ impl Functions {
         if kinds.is_empty() {
             return None;
         }
-        Some(Functions { kinds, graph: BTreeMap::new(), children: BTreeMap::new(), hits: BTreeMap::new(), edges: BTreeMap::new() })
+        Some(Functions { kinds, funcs: Keys::default(), graph: Vec::new(), tasks: Keys::default(), children: Vec::new(), hits: Vec::new(), edges: Keys::default(), edge_hits: Vec::new() })
+    }
+
+    fn func(&mut self, addr: u64) -> &mut Stat {
+        slot(&mut self.graph, self.funcs.index(addr as u128))
+    }
+
+    /// The time not yet charged at `depth` of task `pid` (None: a depth
+    /// too deep to be true).
+    fn children(&mut self, pid: i32, depth: u64) -> Option<&mut u64> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let v = slot(&mut self.children, self.tasks.index(pid as u32 as u128));
+        Some(slot(v, depth as usize))
     }
 
     fn hit(&mut self, ip: u64, parent: u64, n: u64) {
-        *self.hits.entry(ip).or_default() += n;
-        *self.edges.entry((parent, ip)).or_default() += n;
+        *slot(&mut self.hits, self.funcs.index(ip as u128)) += n;
+        *slot(&mut self.edge_hits, self.edges.index(pair(parent, ip))) += n;
     }
 }
 
@@ -76,31 +94,21 @@ impl Part for Functions {
         let Some(&k) = self.kinds.get(ev.ty) else { return };
         match k {
             Record::GraphEntry { func, depth, .. } => {
-                self.graph.entry(at(func, ev, cx)).or_default().calls += 1;
-                let d = at(depth, ev, cx);
-                if d < MAX_DEPTH {
-                    let v = self.children.entry(ev.pid).or_default();
-                    if v.len() <= d as usize {
-                        v.resize(d as usize + 1, 0);
-                    }
-                    v[d as usize] = 0;
+                self.func(at(func, ev, cx)).calls += 1;
+                if let Some(c) = self.children(ev.pid, at(depth, ev, cx)) {
+                    *c = 0;
                 }
             }
             Record::GraphExit { func, depth, calltime, rettime, .. } => {
                 let dur = at(rettime, ev, cx).saturating_sub(at(calltime, ev, cx));
                 let d = at(depth, ev, cx);
-                let mut kids = 0;
-                if d < MAX_DEPTH {
-                    let v = self.children.entry(ev.pid).or_default();
-                    if v.len() <= d as usize {
-                        v.resize(d as usize + 1, 0);
-                    }
-                    kids = core::mem::take(&mut v[d as usize]);
-                    if d > 0 {
-                        v[d as usize - 1] += dur;
+                let kids = self.children(ev.pid, d).map_or(0, core::mem::take);
+                if d > 0 {
+                    if let Some(c) = self.children(ev.pid, d - 1) {
+                        *c += dur;
                     }
                 }
-                let s = self.graph.entry(at(func, ev, cx)).or_default();
+                let s = self.func(at(func, ev, cx));
                 s.timed += 1;
                 s.total += dur;
                 s.own += dur.saturating_sub(kids);
@@ -118,11 +126,12 @@ impl Part for Functions {
     }
 
     fn finish(&mut self, cx: &Cx, report: &mut Report) {
-        if !self.graph.is_empty() {
+        if self.graph.iter().any(|s| s.calls + s.timed > 0) {
             let mut t = Table::new("functions", "function_graph calls, by total time", "Function", GRAPH_COLS);
-            for (&addr, s) in &self.graph {
+            for (addr, i) in self.funcs.iter() {
+                let Some(s) = self.graph.get(i).filter(|s| s.calls + s.timed > 0) else { continue };
                 let avg = ratio(s.total as f64, s.timed as f64);
-                let r = t.row(name(cx, addr), alloc::vec![s.calls as f64, s.total as f64, s.own as f64, avg, s.max as f64]);
+                let r = t.row(name(cx, addr as u64), alloc::vec![s.calls as f64, s.total as f64, s.own as f64, avg, s.max as f64]);
                 if cx.opts.hist && s.timed > 0 {
                     r.hist = Some(s.hist.clone());
                 }
@@ -132,29 +141,30 @@ impl Part for Functions {
         }
         if !self.hits.is_empty() {
             // By name: a caller calls from several places.
-            let mut t = Table::new("functions", "function tracer hits", "Function", HIT_COLS);
-            for (f, n) in by_name(self.hits.iter().map(|(&a, &n)| (name(cx, a), n))) {
-                t.row(f, alloc::vec![n as f64]);
+            let (mut names, mut n) = (Names::default(), Vec::new());
+            for (addr, i) in self.funcs.iter() {
+                *slot(&mut n, names.index(&name(cx, addr as u64))) += self.hits.get(i).copied().unwrap_or(0);
             }
-            t.sort_by(0);
-            report.tables.push(t);
-            let mut t = Table::new("calls", "function tracer hits per caller->callee", "Caller->callee", HIT_COLS);
-            for (e, n) in by_name(self.edges.iter().map(|(&(from, to), &n)| (format!("{}->{}", name(cx, from), name(cx, to)), n))) {
-                t.row(e, alloc::vec![n as f64]);
+            hit_table(report, "functions", "function tracer hits", "Function", &names, &n);
+            let (mut names, mut n) = (Names::default(), Vec::new());
+            for (k, i) in self.edges.iter() {
+                let e = format!("{}->{}", name(cx, (k >> 64) as u64), name(cx, k as u64));
+                *slot(&mut n, names.index(&e)) += self.edge_hits[i];
             }
-            t.sort_by(0);
-            report.tables.push(t);
+            hit_table(report, "calls", "function tracer hits per caller->callee", "Caller->callee", &names, &n);
         }
     }
 }
 
-/// Counts summed by name.
-fn by_name(it: impl Iterator<Item = (String, u64)>) -> BTreeMap<String, u64> {
-    let mut m = BTreeMap::new();
-    for (k, n) in it {
-        *m.entry(k).or_default() += n;
+fn hit_table(report: &mut Report, name: &'static str, about: &'static str, key: &'static str, names: &Names, hits: &[u64]) {
+    let mut t = Table::new(name, about, key, HIT_COLS);
+    for (f, &n) in names.list().into_iter().zip(hits) {
+        if n > 0 {
+            t.row(f.into(), alloc::vec![n as f64]);
+        }
     }
-    m
+    t.sort_by(0);
+    report.tables.push(t);
 }
 
 static GRAPH_COLS: &[Col] = &[

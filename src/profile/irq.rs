@@ -2,11 +2,11 @@
 //! (`irq_handler_entry`/`_exit`) and softirq vector (`softirq_entry`/
 //! `_exit`) its count and the time from entry to exit on its CPU.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::keys::{slot, Keys};
 use super::table::{ratio, Col, Report, Table, Unit};
 use super::{ByType, Cx, Ev, Fld, Part};
 use crate::format::Event;
@@ -24,6 +24,8 @@ enum Kind {
 
 #[derive(Default)]
 struct Stat {
+    /// A hardirq handler's name.
+    name: String,
     count: u64,
     timed: u64,
     total: u64,
@@ -40,9 +42,11 @@ struct Open {
 pub struct Irq {
     kinds: ByType<Kind>,
     open: Vec<Open>,
-    hard: BTreeMap<u64, Stat>,
-    names: BTreeMap<u64, String>,
-    soft: BTreeMap<u64, Stat>,
+    /// Per irq number, per softirq vector.
+    irqs: Keys,
+    hard: Vec<Stat>,
+    vecs: Keys,
+    soft: Vec<Stat>,
 }
 
 impl Irq {
@@ -62,7 +66,7 @@ impl Irq {
         if kinds.is_empty() {
             return None;
         }
-        Some(Irq { kinds, open: Vec::new(), hard: BTreeMap::new(), names: BTreeMap::new(), soft: BTreeMap::new() })
+        Some(Irq { kinds, open: Vec::new(), irqs: Keys::default(), hard: Vec::new(), vecs: Keys::default(), soft: Vec::new() })
     }
 }
 
@@ -89,22 +93,25 @@ impl Part for Irq {
         match k {
             Kind::HardEntry { irq, name } => {
                 let n = irq.int(d, e);
-                self.hard.entry(n).or_default().count += 1;
-                self.names.entry(n).or_insert_with(|| String::from_utf8_lossy(name.text(d, e)).into());
+                let s = slot(&mut self.hard, self.irqs.index(n as u128));
+                s.count += 1;
+                if s.name.is_empty() {
+                    s.name = String::from_utf8_lossy(name.text(d, e)).into();
+                }
                 o.hard = Some((n, ev.ts));
             }
             Kind::HardExit { irq } => {
                 let n = irq.int(d, e);
-                close(&mut o.hard, n, ev.ts, self.hard.entry(n).or_default());
+                close(&mut o.hard, n, ev.ts, slot(&mut self.hard, self.irqs.index(n as u128)));
             }
             Kind::SoftEntry { vec } => {
                 let n = vec.int(d, e);
-                self.soft.entry(n).or_default().count += 1;
+                slot(&mut self.soft, self.vecs.index(n as u128)).count += 1;
                 o.soft = Some((n, ev.ts));
             }
             Kind::SoftExit { vec } => {
                 let n = vec.int(d, e);
-                close(&mut o.soft, n, ev.ts, self.soft.entry(n).or_default());
+                close(&mut o.soft, n, ev.ts, slot(&mut self.soft, self.vecs.index(n as u128)));
             }
         }
     }
@@ -115,13 +122,13 @@ impl Part for Irq {
             return;
         }
         let mut t = Table::new("irqs", "hardirq handlers (IRQ:NAME) and softirq vectors, by total time", "Interrupt", COLS);
-        for (n, s) in &self.hard {
-            let name = self.names.get(n).map_or("", |s| s.as_str());
-            add(&mut t, format!("{}:{}", n, name), s);
+        for (n, i) in self.irqs.iter() {
+            let s = &self.hard[i];
+            add(&mut t, format!("{}:{}", n, s.name), s);
         }
-        for (&n, s) in &self.soft {
+        for (n, i) in self.vecs.iter() {
             let name = SOFTIRQS.get(n as usize).map_or(format!("softirq{}", n), |s| String::from(*s));
-            add(&mut t, name, s);
+            add(&mut t, name, &self.soft[i]);
         }
         t.sort_by(1);
         report.tables.push(t);

@@ -21,6 +21,7 @@ pub mod events;
 pub mod functions;
 pub mod hist;
 pub mod irq;
+pub mod keys;
 pub mod sched;
 pub mod syscalls;
 pub mod table;

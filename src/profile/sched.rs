@@ -12,10 +12,10 @@
 //! put on, so the run times of the tasks on a CPU plus its idle time are
 //! that span exactly.
 
-use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::keys::{slot, Keys, Names};
 use super::table::{ratio, Col, Report, Table, Unit};
 use super::{ByType, Cx, Ev, Fld, Part};
 use crate::format::Event;
@@ -29,6 +29,7 @@ enum Kind {
 
 #[derive(Default, Clone)]
 struct Task {
+    pid: i32,
     comm: String,
     run: u64,
     wait: u64,
@@ -54,7 +55,8 @@ struct Cpu {
 
 pub struct Sched {
     kinds: ByType<Kind>,
-    tasks: BTreeMap<i32, Task>,
+    pids: Keys,
+    tasks: Vec<Task>,
     cpus: Vec<Cpu>,
     /// A switch was shown (else no tables: `-e` may hide them all).
     seen: bool,
@@ -74,11 +76,13 @@ impl Sched {
         if let Some(e) = super::find(events, "sched", "sched_migrate_task") {
             kinds.set(e.id, Kind::Migrate { pid: Fld::of(e, "pid") });
         }
-        Some(Sched { kinds, tasks: BTreeMap::new(), cpus: Vec::new(), seen: false })
+        Some(Sched { kinds, pids: Keys::default(), tasks: Vec::new(), cpus: Vec::new(), seen: false })
     }
 
     fn task(&mut self, pid: i32) -> &mut Task {
-        self.tasks.entry(pid).or_default()
+        let t = slot(&mut self.tasks, self.pids.index(pid as u32 as u128));
+        t.pid = pid;
+        t
     }
 
     /// `pid` ran on `cpu` for `t`: the idle task's time is the CPU's idle.
@@ -93,13 +97,13 @@ impl Sched {
 }
 
 /// A CPU number a table may be indexed by (a damaged one shares the last).
-fn slot(cpu: u32) -> usize {
+fn cpu_slot(cpu: u32) -> usize {
     (cpu as usize).min(crate::text::kernel::MAX_CPUS)
 }
 
 impl Part for Sched {
     fn record(&mut self, ev: &Ev, cx: &Cx) {
-        let c = slot(ev.cpu);
+        let c = cpu_slot(ev.cpu);
         if self.cpus.len() <= c {
             self.cpus.resize(c + 1, Cpu::default());
         }
@@ -159,11 +163,11 @@ impl Part for Sched {
             self.ran(c, pid, last.saturating_sub(since));
             self.cpus[c].cur = Some((pid, last));
         }
-        let mut by_comm: BTreeMap<String, Task> = BTreeMap::new();
-        for (&pid, t) in &self.tasks {
+        let (mut comms, mut by_comm) = (Names::default(), Vec::new());
+        for t in &self.tasks {
             // A task seen only in wakeups and migrations is named by the recording.
-            let comm = if t.comm.is_empty() { String::from(cx.rec.comm(pid)) } else { t.comm.clone() };
-            let s = by_comm.entry(comm).or_default();
+            let comm = if t.comm.is_empty() { cx.rec.comm(t.pid) } else { t.comm.as_str() };
+            let s: &mut Task = slot(&mut by_comm, comms.index(comm));
             s.run += t.run;
             s.wait += t.wait;
             s.runs += t.runs;
@@ -172,8 +176,8 @@ impl Part for Sched {
             s.migrations += t.migrations;
         }
         let mut t = Table::new("sched", "per task name, by run time", "Task", TASK_COLS);
-        for (comm, s) in by_comm {
-            t.row(comm, alloc::vec![s.run as f64, s.wait as f64, s.runs as f64, s.voluntary as f64, s.involuntary as f64, s.migrations as f64]);
+        for (comm, s) in comms.list().into_iter().zip(&by_comm) {
+            t.row(comm.into(), alloc::vec![s.run as f64, s.wait as f64, s.runs as f64, s.voluntary as f64, s.involuntary as f64, s.migrations as f64]);
         }
         t.sort_by(0);
         report.tables.push(t);

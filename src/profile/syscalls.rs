@@ -7,12 +7,12 @@
 //! `raw_syscalls` pair gives only its number (`nr257`): a recording holds no
 //! number→name table. When a recording has both, the named events count.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::hist::Hist;
+use super::keys::{pair, slot, Keys, Names};
 use super::table::{ratio, Col, Report, Table, Unit};
 use super::{ByType, Cx, Ev, Fld, Part};
 use crate::format::Event;
@@ -38,29 +38,30 @@ struct Stat {
 
 pub struct Syscalls {
     kinds: ByType<Kind>,
-    names: Vec<String>,
-    /// raw_syscalls: the index in `names` of a syscall number.
-    by_nr: BTreeMap<u64, usize>,
+    /// Syscall names to the index of their counts.
+    names: Names,
+    /// raw_syscalls: a syscall number's index in `names`.
+    by_nr: Keys,
+    nr_names: Vec<usize>,
     /// Per task: the syscall it entered, and when.
-    open: BTreeMap<i32, (usize, u64)>,
-    stats: BTreeMap<usize, Stat>,
-    per_task: BTreeMap<(i32, usize), Stat>,
+    tasks: Keys,
+    open: Vec<Option<(usize, u64)>>,
+    stats: Vec<Stat>,
+    /// Per (task, syscall).
+    task_keys: Keys,
+    per_task: Vec<Stat>,
 }
 
 impl Syscalls {
     pub fn new(events: &[Event]) -> Option<Syscalls> {
-        let mut s = Syscalls { kinds: ByType::new(), names: Vec::new(), by_nr: BTreeMap::new(), open: BTreeMap::new(), stats: BTreeMap::new(), per_task: BTreeMap::new() };
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        let mut s = Syscalls { kinds: ByType::new(), names: Names::default(), by_nr: Keys::default(), nr_names: Vec::new(), tasks: Keys::default(), open: Vec::new(), stats: Vec::new(), task_keys: Keys::default(), per_task: Vec::new() };
         for e in events.iter().filter(|e| e.system == "syscalls") {
             let (enter, name) = match (e.name.strip_prefix("sys_enter_"), e.name.strip_prefix("sys_exit_")) {
                 (Some(n), _) => (true, n),
                 (_, Some(n)) => (false, n),
                 _ => continue,
             };
-            let i = *index.entry(name.into()).or_insert_with(|| {
-                s.names.push(name.into());
-                s.names.len() - 1
-            });
+            let i = s.names.index(name);
             s.kinds.set(e.id, Kind { enter, name: Some(i), nr: Fld::of(e, "__syscall_nr"), ret: Fld::of(e, "ret") });
         }
         if s.kinds.is_empty() {
@@ -81,11 +82,12 @@ impl Syscalls {
             return i;
         }
         let nr = k.nr.int(ev.data, cx.endian);
-        let names = &mut self.names;
-        *self.by_nr.entry(nr).or_insert_with(|| {
-            names.push(format!("nr{}", nr as i64));
-            names.len() - 1
-        })
+        if let Some(i) = self.by_nr.get(nr as u128) {
+            return self.nr_names[i];
+        }
+        let i = self.names.index(&format!("nr{}", nr as i64));
+        *slot(&mut self.nr_names, self.by_nr.index(nr as u128)) = i;
+        i
     }
 }
 
@@ -94,18 +96,19 @@ impl Part for Syscalls {
         let Some(k) = self.kinds.get(ev.ty).cloned() else { return };
         let i = self.index(&k, ev, cx);
         let task = cx.opts.per_task;
-        let key = (ev.pid, i);
+        let key = pair(ev.pid as u32 as u64, i as u64);
+        let open = slot(&mut self.open, self.tasks.index(ev.pid as u32 as u128));
         if k.enter {
-            self.stats.entry(i).or_default().count += 1;
+            *open = Some((i, ev.ts));
+            slot(&mut self.stats, i).count += 1;
             if task {
-                self.per_task.entry(key).or_default().count += 1;
+                slot(&mut self.per_task, self.task_keys.index(key)).count += 1;
             }
-            self.open.insert(ev.pid, (i, ev.ts));
             return;
         }
         let ret = k.ret.int(ev.data, cx.endian) as i64;
         let failed = (-4095..0).contains(&ret);
-        let dur = match self.open.remove(&ev.pid) {
+        let dur = match open.take() {
             Some((j, t)) if j == i => Some(ev.ts.saturating_sub(t)),
             _ => None,
         };
@@ -120,9 +123,9 @@ impl Part for Syscalls {
                 }
             }
         };
-        add(self.stats.entry(i).or_default());
+        add(slot(&mut self.stats, i));
         if task {
-            add(self.per_task.entry(key).or_default());
+            add(slot(&mut self.per_task, self.task_keys.index(key)));
         }
     }
 
@@ -131,16 +134,20 @@ impl Part for Syscalls {
         if self.stats.is_empty() {
             return;
         }
+        let names = self.names.list();
         let mut t = Table::new("syscalls", "per syscall, by total latency", "Syscall", COLS);
-        for (&i, s) in &self.stats {
-            row(&mut t, self.names[i].clone(), s, cx.opts.hist);
+        for (i, s) in self.stats.iter().enumerate() {
+            if s.count + s.errors + s.timed > 0 {
+                row(&mut t, names[i].into(), s, cx.opts.hist);
+            }
         }
         t.sort_by(2);
         report.tables.push(t);
         if cx.opts.per_task {
             let mut t = Table::new("task-syscalls", "per task (COMM-PID:SYSCALL), by total latency", "Task:syscall", COLS);
-            for (&(pid, i), s) in &self.per_task {
-                row(&mut t, format!("{}-{}:{}", cx.rec.comm(pid), pid, self.names[i]), s, cx.opts.hist);
+            for (k, i) in self.task_keys.iter() {
+                let (pid, n) = ((k >> 64) as u32 as i32, k as u64 as usize);
+                row(&mut t, format!("{}-{}:{}", cx.rec.comm(pid), pid, names[n]), &self.per_task[i], cx.opts.hist);
             }
             t.sort_by(2);
             report.tables.push(t);

@@ -137,12 +137,10 @@ impl Report {
                     out.put(b",\"metric\":");
                     string(out, c.metric.as_bytes());
                     out.put(b",\"value\":");
-                    // Whole numbers as integers, the rest in full.
-                    let s = match v {
-                        v if !v.is_finite() => String::from("0"),
-                        v if v == (v as i64) as f64 => alloc::format!("{}", v as i64),
-                        v => alloc::format!("{}", v),
-                    };
+                    // Whole numbers as integers, the rest (means,
+                    // percentages, rates) with three decimals.
+                    let mut s = String::new();
+                    let _ = if v == round(v) as f64 { write!(s, "{}", round(v)) } else { fixed(&mut s, v, 3) };
                     out.put(s.as_bytes());
                     out.put(b"}\n");
                 }
@@ -162,36 +160,62 @@ pub fn cell(o: &mut dyn Write, unit: Unit, v: f64, w: usize) -> fmt::Result {
 }
 
 /// `v` as its unit prints: durations as ns below a microsecond, then us,
-/// ms, s with three decimals; counts whole; percentages and rates with two
-/// decimals.
+/// ms, s with three decimals; counts whole (a mean with two decimals);
+/// percentages and rates with two decimals.
 pub fn put(o: &mut dyn Write, unit: Unit, v: f64) -> fmt::Result {
     match unit {
         Unit::Ns => {
             let a = if v < 0.0 { -v } else { v };
             let (d, u) = match a {
-                a if a < 1e3 => return write!(o, "{:.0} ns", v),
-                a if a < 1e6 => (1e3, "us"),
-                a if a < 1e9 => (1e6, "ms"),
-                _ => (1e9, "s"),
+                a if a < 999.5 => return write!(o, "{} ns", round(v)),
+                a if a < 999_999.5 => (1e3, " us"),
+                a if a < 999_999_999.5 => (1e6, " ms"),
+                _ => (1e9, " s"),
             };
-            write!(o, "{:.3} {}", v / d, u)
+            fixed(o, v / d, 3)?;
+            o.write_str(u)
         }
         Unit::Count => number(o, v),
-        Unit::Pct => write!(o, "{:.2}%", v),
-        Unit::Rate => write!(o, "{:.2}/s", v),
+        Unit::Pct => {
+            fixed(o, v, 2)?;
+            o.write_str("%")
+        }
+        Unit::Rate => {
+            fixed(o, v, 2)?;
+            o.write_str("/s")
+        }
     }
 }
 
 /// A whole number as it is; a fraction (a mean) with two decimals.
 pub fn number(o: &mut dyn Write, v: f64) -> fmt::Result {
-    if !v.is_finite() {
-        return o.write_str("0");
-    }
-    if v == (v as i64) as f64 {
-        write!(o, "{}", v as i64)
+    if v == round(v) as f64 {
+        write!(o, "{}", round(v))
     } else {
-        write!(o, "{:.2}", v)
+        fixed(o, v, 2)
     }
+}
+
+/// `v` rounded to the nearest whole number (0 for what is not finite).
+fn round(v: f64) -> i64 {
+    if !v.is_finite() {
+        return 0;
+    }
+    if v < 0.0 {
+        -((-v + 0.5) as i64)
+    } else {
+        (v + 0.5) as i64
+    }
+}
+
+/// `v` with `places` decimals, in integers: core's float formatting is
+/// not linked for this alone.
+pub fn fixed(o: &mut dyn Write, v: f64, places: u32) -> fmt::Result {
+    let m = 10i64.pow(places);
+    let x = round(v * m as f64);
+    let sign = if x < 0 { "-" } else { "" };
+    let x = x.unsigned_abs();
+    write!(o, "{}{}.{:0w$}", sign, x / m as u64, x % m as u64, w = places as usize)
 }
 
 /// `a / b`, 0 when `b` is.

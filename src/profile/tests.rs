@@ -277,6 +277,6 @@ fn text_and_json_lines() {
         r.jsonl(&mut b);
         let j = core::str::from_utf8(b.as_slice()).unwrap();
         assert!(j.starts_with("{\"table\":\"functions\",\"key\":\"outer\",\"metric\":\"calls\",\"value\":1}\n"), "{j}");
-        assert!(j.contains("{\"table\":\"cpus\",\"key\":\"cpu0\",\"metric\":\"busy_pct\",\"value\":76.66666666666667}\n"), "{j}");
+        assert!(j.contains("{\"table\":\"cpus\",\"key\":\"cpu0\",\"metric\":\"busy_pct\",\"value\":76.667}\n"), "{j}");
     }
 }
