@@ -58,18 +58,10 @@ own `trace` file would print it.
       --once         with --live: stop when the buffers are empty
       --export F     the records (after every filter above) as F: perfetto
                      (a Perfetto trace) or jsonl (one JSON object a record)
-      --profile      where the time went, after every filter above: per
-                     function (function_graph; function: hits), syscall,
-                     task and CPU (sched), interrupt, event; with --export
-                     jsonl one {table,key,metric,value} object a value
-      --hist         with --profile: each syscall's and function's
-                     durations as a log2 histogram
-      --compare BASE[,BASE...] NEW[,NEW...]
-                     every --profile metric of the BASE recordings against
-                     NEW's (repeated runs: means, ± spread), biggest
-                     change first
-      --min-change PCT  with --compare: smaller changes are left out (5)
-  -v                 with --compare: every metric, changed or not
+      --profile      where the time went, per function, syscall, task, CPU,
+                     irq, event (--hist: histograms; --export jsonl)
+      --compare BASE[,BASE...] NEW[,NEW...]  their profiles side by side
+                     (--min-change PCT, default 5; -v: every metric)
   -h, --help         this help
 ";
 
@@ -161,8 +153,6 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             },
             #[cfg(feature = "profile")]
             Short('v') => a.profile.verbose = true,
-            #[cfg(not(feature = "profile"))]
-            Long("profile" | "hist" | "compare" | "min-change") => usage_err!("--profile, --compare: this ftbox was built without profiles"),
             Long("style") => {
                 let v = p.value()?;
                 d.style = match v.as_str() {
