@@ -25,6 +25,7 @@ pub mod ring;
 pub mod tracedat;
 pub mod text;
 #[cfg(feature = "export")] pub mod export;
+#[cfg(feature = "profile")] pub mod profile;
 pub mod util;
 
 // ---- the edges: the system, through `sys` ----
