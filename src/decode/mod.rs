@@ -11,6 +11,10 @@
 //! sources), supplies a [`TextSink`] to write into and a [`Host`] for read
 //! errors and waiting, and maps [`Error`] to its exit status.
 
+#[cfg(feature = "expr-filter")]
+pub mod event_filter;
+#[cfg(not(feature = "expr-filter"))]
+#[path = "event_filter_off.rs"]
 pub mod event_filter;
 pub mod filter;
 pub mod graph_filter;
