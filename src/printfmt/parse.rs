@@ -587,7 +587,7 @@ impl<'e> Parser<'e> {
                 }
             } else {
                 match self.expr()? {
-                    Expr::Field(i) => Expr::Num(self.ev.fields[i].size as u64, Ty::ULONG),
+                    Expr::Field(i) => Expr::Num(self.ev.fields.get(i).ok_or(msg!("REC used without ->field"))?.size as u64, Ty::ULONG),
                     _ => return Err(msg!("sizeof of an expression")),
                 }
             };
@@ -612,7 +612,13 @@ impl<'e> Parser<'e> {
     fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
         loop {
+            // REC (Field(usize::MAX) here) stands only before -> or .
+            // (also from parentheses: `(REC)->f`), never before [.
+            let rec = matches!(e, Expr::Field(usize::MAX));
             if self.eat(b'[') {
+                if rec {
+                    return Err(msg!("REC used without ->field"));
+                }
                 let i = self.expr()?;
                 self.expect(b']', msg!("expected ]"))?;
                 e = Expr::Index(Box::new(e), Box::new(i));

@@ -253,9 +253,14 @@ fn errors_never_panic_and_write_nothing() {
     assert_eq!(run(&ev, &rec(&1i32.to_le_bytes())), "one");
     assert_eq!(run_env(&ev, &rec(&2i32.to_le_bytes()), &env()).unwrap(), "0x2");
     // Compile errors.
-    for bad in [r#""%d", REC->nosuch"#, r#""%d %d", 1"#, r#""%d", foo(1)"#, r#"x"#, r#""%d", (1"#, r#""%k", 1"#] {
+    for bad in [r#""%d", REC->nosuch"#, r#""%d %d", 1"#, r#""%d", foo(1)"#, r#"x"#, r#""%d", (1"#, r#""%k", 1"#, r#""%d", sizeof(REC)"#, r#""%d", REC[0]"#] {
         let ev = event(&[("int a", 4, true)], bad);
         assert!(Program::compile(&ev).is_err(), "{bad}");
+    }
+    // REC alone compiles (it may be `(REC)->f`) but renders as an error.
+    for bad in [r#""%d", REC"#, r#""%p", &REC"#] {
+        let ev = event(&[("int a", 4, true)], bad);
+        assert!(run_env(&ev, &rec(&1i32.to_le_bytes()), &env()).is_err(), "{bad}");
     }
     // Division by zero is an error, not a panic.
     let ev = event(&[("int a", 4, true)], r#""%d", 5 / REC->a"#);
