@@ -249,10 +249,9 @@ fn ftrec_recordings_match_trace_cmd_report() {
     for (name, ev) in recs {
         let out = d.join(format!("{}.dat", name));
         let st = Command::new(link("ftrec"))
-            // -F: the command alone, as before ftrec CMD went system-wide
-            // (its children's futex calls need libtraceevent's futex
-            // plugin, which the trace-cmd style does not have yet).
-            .args(["--private", "-q", "-F", "-o"])
+            // The whole system while the command runs, futex calls
+            // (libtraceevent's futex plugin) and all.
+            .args(["--private", "-q", "-o"])
             .arg(&out)
             .args(*ev)
             .args(["--", "sh", "-c", "ls /usr >/dev/null; sleep 0.05; cat /proc/version >/dev/null"])

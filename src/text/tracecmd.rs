@@ -6,8 +6,8 @@
 //! registers itself (trace-ftrace.c: function_graph with leaf folding,
 //! retval as trace-cmd 3.2+ prints it) and libtraceevent's plugins
 //! (function with its parent-stack indentation, kernel_stack, func_repeats,
-//! raw_data, sched_switch/sched_wakeup, hrtimer, kmem call_site, tlb:
-//! see [`plugins`]). Every other event goes through its print fmt.
+//! raw_data, sched_switch/sched_wakeup, hrtimer, kmem call_site, tlb,
+//! futex: see [`plugins`]). Every other event goes through its print fmt.
 //!
 //! libtraceevent keeps state across records that changes later output, and
 //! it is kept here too: the function plugin's per-CPU parent stacks, and
@@ -177,6 +177,8 @@ enum Handler {
     TlbFlush { pages: FieldAt, reason: FieldAt },
     /// plugin_kmem: `(func+0xoff) ` of `call_site` before the print fmt.
     KmemCallSite { call_site: FieldAt },
+    /// plugin_futex: sys_enter_futex's fields ([`plugins::futex::FIELDS`]).
+    Futex { fields: [Option<FieldAt>; 6] },
     Generic,
 }
 
@@ -237,6 +239,7 @@ impl Handler {
             ("kmem", "kfree" | "kmalloc" | "kmalloc_node" | "kmem_cache_alloc" | "kmem_cache_alloc_node" | "kmem_cache_free") => {
                 Handler::KmemCallSite { call_site: f("call_site")? }
             }
+            ("syscalls", "sys_enter_futex") => Handler::Futex { fields: plugins::futex::FIELDS.map(f) },
             _ => return None,
         })
     }
@@ -757,6 +760,13 @@ impl<'a> TraceCmd<'a> {
                     s.put("(").put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr) as u32 as u64).put(") ");
                 }
                 self.render(s, ty, d)?;
+            }
+            Handler::Futex { fields } => {
+                // tep_get_field_val(): unsigned, as read.
+                let vals = fields.map(|f| f.map(|f| read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0)));
+                if !plugins::futex::write(s, vals) {
+                    self.render(s, ty, d)?;
+                }
             }
             Handler::Ftrace(_) | Handler::Generic => self.render(s, ty, d)?,
         }
