@@ -143,7 +143,11 @@ struct Class<'a> {
     handler: Handler,
     /// The print fmt as libtraceevent's print cache: literals (does it end
     /// in `0x`?) and conversions with the field they print, if a bare one.
+    /// Empty when libtraceevent cannot parse the print fmt.
     pieces: Vec<Piece>,
+    /// libtraceevent cannot parse the print fmt (TEP_EVENT_FL_FAILED): the
+    /// event prints as `[FAILED TO PARSE]` and its fields.
+    failed: bool,
 }
 
 /// The event handlers trace-cmd has: its own for function_graph
@@ -398,7 +402,9 @@ impl<'a> TraceCmd<'a> {
             if index[id] != 0 {
                 continue;
             }
-            cls.push(Class { ev: e, handler: Handler::of(e, release), pieces: pieces(&e.print_fmt, e) });
+            let failed = release == Release::V3_1 && string_ends_early(&e.print_fmt);
+            let pieces = if failed { Vec::new() } else { pieces(&e.print_fmt, e) };
+            cls.push(Class { ev: e, handler: Handler::of(e, release), pieces, failed });
             index[id] = cls.len() as u32;
         }
         let mut comms = Comms::default();
@@ -774,6 +780,11 @@ impl<'a> TraceCmd<'a> {
     }
 
     fn render(&mut self, s: &mut String, ty: u16, d: &[u8]) -> fmt::Result {
+        // pretty_print() of an event whose format did not parse.
+        if let Some(ci) = self.class_index(ty).filter(|&ci| self.cls[ci].failed) {
+            s.put("[FAILED TO PARSE]");
+            return self.raw_fields(s, d, ci);
+        }
         if self.env.render(ty, d, s)? == Rendered::Fallback {
             self.fallback += 1;
         }
@@ -949,7 +960,18 @@ impl<'a> TraceCmd<'a> {
                     if has0x {
                         s.put("0x");
                     }
-                    self.conv(s, spec, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0))?;
+                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
+                    if spec.ends_with('s') && !spec.contains('p') && f.size as usize == self.long {
+                        // print_str_arg(): a pointer-sized field under %s is
+                        // a kernel string, known through printk_formats,
+                        // else its address (no 0x).
+                        match self.env.kstr(v) {
+                            Some(t) => s.put(t),
+                            None => s.hex(v),
+                        };
+                    } else {
+                        self.conv(s, spec, v)?;
+                    }
                     continue;
                 }
             }
@@ -1074,6 +1096,28 @@ impl<'a> TraceCmd<'a> {
         printf::number(&mut t, v, base, signed, last == b'X', flags, width, prec);
         super::put_all(s, &t)
     }
+}
+
+/// libtraceevent 1.7's tokenizer ends a string at the first byte that is
+/// neither printable nor a newline (unless a backslash escapes it): a
+/// print fmt whose string holds a raw tab (maple_tree's `"%s\tNode"`) then
+/// fails to parse. (libtraceevent 1.9 reads such strings whole.)
+fn string_ends_early(print_fmt: &str) -> bool {
+    let b = print_fmt.as_bytes();
+    let Some(start) = b.iter().position(|&c| c == b'"') else { return false };
+    let mut last = 0;
+    for &c in &b[start + 1..] {
+        if c == b'"' && last != b'\\' {
+            return false;
+        }
+        if !(c == b' ' || c.is_ascii_graphic() || c == b'\n' || last == b'\\') {
+            return true;
+        }
+        // (Its `\\` cancelling itself changes nothing here: the byte
+        // after `\\` is still read as escaped.)
+        last = c;
+    }
+    false
 }
 
 /// is_printable_array(): printable or NUL-padded.

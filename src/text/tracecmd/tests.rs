@@ -620,3 +620,39 @@ fn graph_depth_line_is_bounded() {
     assert!(lines[0].ends_with("    [LINE TOO BIG]\n"), "{}", &lines[0][lines[0].len() - 40..]);
     assert!(lines[1].ends_with("|    inet_sendmsg() {\n"), "{}", lines[1]);
 }
+
+/// 3.3+: the flags column after the CPU, `-R`'s `-0x` flags without -l.
+#[test]
+fn release_3_4_prefix() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut d = hdr(600, 100);
+    d.extend_from_slice(&9u32.to_le_bytes());
+    d[2] = 0x0d;
+    d[3] = 0x01;
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_4);
+    let out = run(&mut t, &[(1, 60_026_007_600, d.clone())]);
+    assert_eq!(out, "              sh-100   [001] dNh1.    60.026008: softirq_raise:        body\n");
+    t.flags |= RAW;
+    let out = run(&mut t, &[(1, 60_026_007_600, d)]);
+    assert_eq!(out, "              sh-100   [001]-0xd    60.026008: softirq_raise:         vec=9\n");
+}
+
+/// libtraceevent 1.7 cannot parse a print fmt whose string holds a raw
+/// tab (maple_tree's): `[FAILED TO PARSE]` and the fields; 1.9 formats it.
+#[test]
+fn tab_in_print_fmt_fails_only_before_1_8() {
+    assert!(string_ends_early("\"%s\tNode: %p\", REC->fn, REC->node"));
+    assert!(!string_ends_early("\"%s\\tNode\\\"x\", REC->fn"));
+    assert!(!string_ends_early("\"a\nb\", REC->a"));
+    let text = "name: ma_op\nID: 7\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\tfield:const char * fn;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:unsigned long min;\toffset:16;\tsize:8;\tsigned:0;\n\nprint fmt: \"%s\tNode %lu\", REC->fn, (unsigned long) REC->min\n";
+    let evs = alloc::vec![crate::format::parse_event("maple_tree", text).unwrap()];
+    let e = env();
+    let mut d = hdr(7, 100);
+    u64s(&mut d, &[0xffff_0000_0000_1234, 5]);
+    let mut t = TraceCmd::new(&e, cmdlines(), &evs, Release::V3_1);
+    let out = run(&mut t, &[(0, 1000, d.clone())]);
+    assert!(out.ends_with("ma_op:                [FAILED TO PARSE] fn=0xffff000000001234 min=0x5\n"), "{out}");
+    let mut t = TraceCmd::new(&e, cmdlines(), &evs, Release::V3_4);
+    let out = run(&mut t, &[(0, 1000, d)]);
+    assert!(out.ends_with("ma_op:                body\n"), "{out}");
+}
