@@ -323,6 +323,11 @@ impl<'a, 'e> Ctx<'a, 'e> {
             Func::Expect => self.eval(&args[0]),
             Func::JiffiesToMsecs => {
                 let (j, _) = self.int(&args[0])?;
+                // trace-cmd: libtraceevent's jbd2 plugin defines the
+                // function as returning its argument (jiffies unchanged).
+                if env.tep {
+                    return Ok(Val::Int(j & 0xffff_ffff, Ty::UINT));
+                }
                 let hz = env.hz as u64;
                 if hz == 0 {
                     return Err(msg!("jiffies_to_msecs() needs the kernel's HZ"));

@@ -8,6 +8,15 @@
 //! - function, hrtimer, kmem, tlb, sched_wakeup: in the printer.
 //! - sched_switch: in the printer, its state letters here ([`States`]).
 //! - futex: [`futex`] (syscalls:sys_enter_futex).
+//! - jbd2: defines `jiffies_to_msecs()` as returning the jiffies
+//!   (jbd2_run_stats, jbd2_checkpoint_stats): in the print fmt
+//!   interpreter's trace-cmd dialect (printfmt's `Env::tep`).
+//! - kvm (kvm_exit, kvm_entry, kvm_emulate_insn, kvm_nested_vmexit*,
+//!   kvmmmu's page events): no twin yet; those events print through their
+//!   print fmts, where trace-cmd decodes exit reasons and MMU roles.
+//! - mac80211, cfg80211, scsi, xen: only for events of those systems,
+//!   which the kernels ftbox records on do not have; without a twin they
+//!   print through their print fmts.
 
 pub mod futex;
 pub mod sched_switch;
