@@ -337,7 +337,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 let (j, _) = self.int(&args[0])?;
                 // trace-cmd: libtraceevent's jbd2 plugin defines the
                 // function as returning its argument (jiffies unchanged).
-                if env.tep {
+                if cfg!(feature = "trace-cmd-style") && env.tep {
                     return Ok(Val::Int(j & 0xffff_ffff, Ty::UINT));
                 }
                 let hz = env.hz as u64;
@@ -775,7 +775,9 @@ fn tep_prio(op: Op) -> u8 {
 /// Would libtraceevent re-associate `x OP right`? (A `?:` on the right
 /// always: get_op_prio() gives `?` 16, looser than every binary operator.)
 fn tep_rotates(op: Op, right: &Expr) -> bool {
-    matches!(right, Expr::Bin(o2, ..) if tep_prio(*o2) > tep_prio(op)) || matches!(right, Expr::Cond(..))
+    // (Only trace-cmd's styles use the dialect: the board build leaves
+    // the conditional's case out.)
+    matches!(right, Expr::Bin(o2, ..) if tep_prio(*o2) > tep_prio(op)) || (cfg!(feature = "trace-cmd-style") && matches!(right, Expr::Cond(..)))
 }
 
 #[cfg(test)]
@@ -825,6 +827,7 @@ mod tests {
     /// mm_page_alloc_extfrag's `fragmenting`: libtraceevent reads
     /// `a < (9 < 10 ? 9 : 10)` as `(a < (9 < 10)) ? 9 : 10`.
     #[test]
+    #[cfg(feature = "trace-cmd-style")]
     fn tep_dialect_takes_a_parenthesized_conditional_apart() {
         let e = ev(r#""%d", REC->a < (((unsigned int)(9)) < ((unsigned int)(10)) ? ((unsigned int)(9)) : ((unsigned int)(10)))"#);
         let env = Env::new(crate::cursor::Endian::Little, 8);
