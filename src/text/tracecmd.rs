@@ -402,7 +402,7 @@ impl<'a> TraceCmd<'a> {
             if index[id] != 0 {
                 continue;
             }
-            let failed = release == Release::V3_1 && string_ends_early(&e.print_fmt);
+            let failed = tep_cannot_parse(&e.print_fmt, release);
             let pieces = if failed { Vec::new() } else { pieces(&e.print_fmt, e) };
             cls.push(Class { ev: e, handler: Handler::of(e, release), pieces, failed });
             index[id] = cls.len() as u32;
@@ -1096,6 +1096,88 @@ impl<'a> TraceCmd<'a> {
         printf::number(&mut t, v, base, signed, last == b'X', flags, width, prec);
         super::put_all(s, &t)
     }
+}
+
+/// The functions libtraceevent's print fmt parser knows: its own
+/// (process_function()) and those its default plugins register (jbd2,
+/// kvm, cfg80211, scsi, xen). A call of any other fails the format.
+const TEP_FUNCTIONS: &[&str] = &[
+    "__builtin_expect",
+    "__get_bitmask",
+    "__get_cpumask",
+    "__get_dynamic_array",
+    "__get_dynamic_array_len",
+    "__get_rel_bitmask",
+    "__get_rel_cpumask",
+    "__get_rel_dynamic_array",
+    "__get_rel_dynamic_array_len",
+    "__get_rel_str",
+    "__get_sockaddr",
+    "__get_sockaddr_rel",
+    "__get_str",
+    "__print_array",
+    "__print_flags",
+    "__print_hex",
+    "__print_hex_str",
+    "__print_symbolic",
+    "sizeof",
+    "jiffies_to_msecs",
+    "jbd2_dev_to_name",
+    "is_writable_pte",
+    "__le16_to_cpup",
+    "scsi_trace_parse_cdb",
+    "xen_hypercall_name",
+];
+
+/// Would libtraceevent fail to parse `print_fmt` (TEP_EVENT_FL_FAILED)?
+/// Its parser takes no GNU statement expression (`({ ... })`, what the
+/// kernel's min() expands to), no empty table (`{ }`, kvm_inj_exception's),
+/// no function it does not know (TEP_FUNCTIONS: `__print_flags_u64`,
+/// `mc_event_error_type`), and before 1.8 no raw tab in the format string.
+fn tep_cannot_parse(print_fmt: &str, release: Release) -> bool {
+    if release == Release::V3_1 && string_ends_early(print_fmt) {
+        return true;
+    }
+    let b = print_fmt.as_bytes();
+    // The arguments: after the format string (and the strings glued to it).
+    let Some(mut i) = b.iter().position(|&c| c == b'"') else { return false };
+    let skip_str = |mut i: usize| {
+        i += 1;
+        while i < b.len() && b[i] != b'"' {
+            i += 1 + (b[i] == b'\\') as usize;
+        }
+        i + 1
+    };
+    let next = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    i = skip_str(i);
+    while next(i) < b.len() && b[next(i)] == b'"' {
+        i = skip_str(next(i));
+    }
+    while i < b.len() {
+        match b[i] {
+            b'"' => i = skip_str(i),
+            b'(' if b.get(next(i + 1)) == Some(&b'{') => return true,
+            b'{' if b.get(next(i + 1)) == Some(&b'}') => return true,
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let st = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let word = &print_fmt[st..i];
+                // `REC->x(` never happens; a word before `(` is a call.
+                if b.get(next(i)) == Some(&b'(') && !TEP_FUNCTIONS.contains(&word) {
+                    return true;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    false
 }
 
 /// libtraceevent 1.7's tokenizer ends a string at the first byte that is

@@ -656,3 +656,18 @@ fn tab_in_print_fmt_fails_only_before_1_8() {
     let out = run(&mut t, &[(0, 1000, d)]);
     assert!(out.ends_with("ma_op:                body\n"), "{out}");
 }
+
+/// What libtraceevent's parser refuses, in both releases.
+#[test]
+fn formats_libtraceevent_cannot_parse() {
+    let no = |f: &str| tep_cannot_parse(f, Release::V3_4);
+    assert!(no(r#""%d", ({ int x = (REC->a); x; })"#));
+    assert!(no(r#""%s", __print_symbolic(REC->e, { })"#));
+    assert!(!no(r##""%s", __print_symbolic(REC->e, { 0, "#" "DE" })"##));
+    assert!(no(r#""%s", __print_flags_u64(REC->f, "|", { 1, "A" })"#));
+    assert!(no(r#""%s", mc_event_error_type(REC->t)"#));
+    assert!(!no(r#""%u %s" " x", jiffies_to_msecs(REC->w), __print_flags(REC->f, "|", { 1, "A(" })"#));
+    assert!(!no(r#""a=%lu", (unsigned long)(REC->a) & sizeof(long)"#));
+    assert!(!no("\"%s\tNode\", REC->fn"));
+    assert!(tep_cannot_parse("\"%s\tNode\", REC->fn", Release::V3_1));
+}
