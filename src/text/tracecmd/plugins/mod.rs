@@ -12,8 +12,9 @@
 //!   (jbd2_run_stats, jbd2_checkpoint_stats): in the print fmt
 //!   interpreter's trace-cmd dialect (printfmt's `Env::tep`).
 //! - kvm (kvm_exit, kvm_entry, kvm_emulate_insn, kvm_nested_vmexit*,
-//!   kvmmmu's page events): no twin yet; those events print through their
-//!   print fmts, where trace-cmd decodes exit reasons and MMU roles.
+//!   kvmmmu's page events): no twin yet. Those events print through their
+//!   print fmts (kvmmmu's as `[FAILED TO PARSE]`: libtraceevent cannot
+//!   parse them), where trace-cmd decodes exit reasons and MMU roles.
 //! - mac80211, cfg80211, scsi, xen: only for events of those systems,
 //!   which the kernels ftbox records on do not have; without a twin they
 //!   print through their print fmts.
