@@ -257,6 +257,8 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 // libtraceevent's parser keeps no parentheses: `x & (A | B)`
                 // becomes `(x & A) | B` when the right side's operator binds
                 // looser. Do the same so the output matches trace-cmd's.
+                // (The board build, without trace-cmd's styles, leaves this out.)
+                #[cfg(feature = "trace-cmd-style")]
                 if let Expr::Cond(c, p, q) = &**b {
                     // `?` binds loosest: `x < (c ? p : q)` is `(x < c) ? p : q`.
                     let t = match op {
