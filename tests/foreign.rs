@@ -3,8 +3,8 @@
 //! with 16 KiB pages, and an 8 KiB sub-buffer. Each NAME.dat is a trace.dat v6
 //! packed from real tracefs files and trace_pipe_raw pages; NAME.trace.txt
 //! is the same ring buffer as the kernel itself printed it (the oracle for
-//! the kernel style); `trace-cmd report -i NAME.dat`, run here, is the oracle
-//! for `--style trace-cmd`.
+//! the kernel style); `trace-cmd report -i NAME.dat`, run here (Debian's
+//! 3.1.6), is the oracle for `--style trace-cmd-3.1`.
 //!
 //! Two kinds of test:
 //! - `fixtures_are_what_they_claim` walks every page with a small
@@ -379,7 +379,7 @@ fn trace_cmd_report(f: &Path) -> Option<String> {
 fn ftcat_trace_cmd_style_matches_trace_cmd_report() {
     for e in FIXTURES {
         let f = dir().join(format!("{}.dat", e.name));
-        let (code, out, err) = ftcat(&["--style", "trace-cmd", f.to_str().unwrap()]);
+        let (code, out, err) = ftcat(&["--style", "trace-cmd-3.1", f.to_str().unwrap()]);
         // `--style trace-cmd` is its own piece of work: until ftcat knows
         // the option it is a usage error, and there is nothing to compare.
         if code == 2 && err.contains("style") {

@@ -269,7 +269,7 @@ fn help_and_usage_errors() {
 fn filter_errors_come_before_output() {
     let f = fixtures().join("x-events.extract.dat");
     let f = f.to_str().unwrap();
-    for style in ["kernel", "trace-cmd"] {
+    for style in ["kernel", "trace-cmd", "trace-cmd-3.1"] {
         for (spec, why) in [("sched_switch: nosuch == 1", "no event it names has a field 'nosuch'"), ("sched_switch: prev_pid ==", "expected a value"), ("nosuchevent", "no event matches")] {
             let (code, out, err) = run(&["--style", style, "-F", spec, f]);
             assert_eq!(code, Some(2), "{style} -F {spec}: {err}");

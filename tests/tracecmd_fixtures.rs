@@ -1,9 +1,13 @@
-//! `ftcat --style trace-cmd F` against `trace-cmd report -i F` (Debian's
-//! 3.1.6, run at test time) for every trace.dat in
+//! `ftcat --style trace-cmd-3.1 F` against `trace-cmd report -i F`
+//! (Debian's 3.1.6, run at test time) for every trace.dat in
 //! fixtures/linux-6.12 and for recordings ftrec makes here (when
 //! root with tracefs), with each option set trace-cmd users reach for:
 //! none, `-I`, `-S`, `-O tailprint`, `-l`, `-t`, `--cpu 0`.
-//! Skips with a message when trace-cmd is absent.
+//! Skips those with a message when trace-cmd is absent.
+//!
+//! `ftcat --style trace-cmd F` against what trace-cmd 3.4 printed for the
+//! same files with eight option sets (fixtures/tracecmd-3.4, stored: no
+//! trace-cmd needed).
 //!
 //! `-F`: libtraceevent's string match is `=~`/`!~` (a regex, case-blind,
 //! anywhere); its lone `~` is not a string test. ftcat takes `~` as a glob,
@@ -75,7 +79,7 @@ struct Tally {
 fn compare(t: &mut Tally, f: &Path, opts: &[&str]) {
     // -F binds to the input file named after it: options first.
     let want = Command::new("trace-cmd").arg("report").args(opts).arg("-i").arg(f).output().unwrap();
-    let got = Command::new(link("ftcat")).args(["--style", "trace-cmd"]).args(opts).arg(f).output().unwrap();
+    let got = Command::new(link("ftcat")).args(["--style", "trace-cmd-3.1"]).args(opts).arg(f).output().unwrap();
     if !want.status.success() {
         // trace-cmd refuses (a -F naming no event of the file): so must ftcat.
         assert!(!got.status.success(), "ftcat {:?} {} succeeded where trace-cmd failed", opts, f.display());
@@ -83,7 +87,11 @@ fn compare(t: &mut Tally, f: &Path, opts: &[&str]) {
         return;
     }
     assert!(got.status.success(), "ftcat {:?} {}: {}", opts, f.display(), String::from_utf8_lossy(&got.stderr));
-    let (w, g) = (String::from_utf8_lossy(&want.stdout), String::from_utf8_lossy(&got.stdout));
+    tally(t, f, opts, &String::from_utf8_lossy(&want.stdout), &String::from_utf8_lossy(&got.stdout));
+}
+
+/// Count `g`'s lines against `w`'s, one to one.
+fn tally(t: &mut Tally, f: &Path, opts: &[&str], w: &str, g: &str) {
     let (wl, gl): (Vec<&str>, Vec<&str>) = (w.lines().collect(), g.lines().collect());
     t.files += 1;
     t.lines += wl.len();
@@ -107,6 +115,46 @@ fn report(t: &Tally, what: &str) {
         println!("{}", b);
     }
     assert!(t.bad.is_empty(), "{}: {} lines differ from trace-cmd report", what, t.bad.len());
+}
+
+/// trace-cmd 3.4's option sets, by the tag of the stored file's name
+/// (fixtures/tracecmd-3.4/README.md).
+const SETS_3_4: &[(&str, &[&str])] = &[
+    ("plain", &[]),
+    ("I", &["-I"]),
+    ("S", &["-S"]),
+    ("Otailprint", &["-O", "tailprint"]),
+    ("l", &["-l"]),
+    ("t", &["-t"]),
+    ("cpu0", &["--cpu", "0"]),
+    ("R", &["-R"]),
+];
+
+/// Every file of fixtures/tracecmd-3.4 against `ftcat --style trace-cmd`
+/// with its options: each recording of linux-6.12 has all eight, and no
+/// stored file goes unread.
+#[test]
+fn fixtures_match_trace_cmd_3_4() {
+    let dir = fixtures();
+    let stored = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tracecmd-3.4");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().map_or(false, |x| x == "dat")).collect();
+    files.sort();
+    let mut t = Tally::default();
+    for f in &files {
+        let name = f.file_stem().unwrap().to_str().unwrap();
+        for (tag, opts) in SETS_3_4 {
+            let gz = stored.join(format!("{name}.{tag}.txt.gz"));
+            assert!(gz.exists(), "fixture missing: {}", gz.display());
+            let want = Command::new("gzip").arg("-dc").arg(&gz).output().expect("gzip, to read fixtures/tracecmd-3.4");
+            assert!(want.status.success(), "gzip -dc {}", gz.display());
+            let got = Command::new(link("ftcat")).args(["--style", "trace-cmd"]).args(*opts).arg(f).output().unwrap();
+            assert!(got.status.success(), "ftcat {:?} {}: {}", opts, f.display(), String::from_utf8_lossy(&got.stderr));
+            tally(&mut t, f, opts, &String::from_utf8_lossy(&want.stdout), &String::from_utf8_lossy(&got.stdout));
+        }
+    }
+    let all = std::fs::read_dir(&stored).unwrap().flatten().filter(|e| e.path().to_str().is_some_and(|p| p.ends_with(".txt.gz"))).count();
+    assert_eq!(t.files, all, "stored files that no recording of linux-6.12 reads");
+    report(&t, "trace-cmd 3.4 fixtures");
 }
 
 #[test]
@@ -152,8 +200,8 @@ fn repo_fixtures_match_trace_cmd_report() {
 }
 
 /// fixtures/tracecmd/comm-order.dat with `--cpu 0` against the stored
-/// `trace-cmd report --cpu 0` (checks without trace-cmd; `BLESS=1` remakes
-/// the golden file with trace-cmd). Its CPU 0 starts with pid 0's switch to
+/// `trace-cmd report --cpu 0` of 3.1.6 (checks without trace-cmd;
+/// `BLESS=1` remakes the golden file with the trace-cmd here, 3.1.6). Its CPU 0 starts with pid 0's switch to
 /// ftrec:14997, whose saved comm is sh: libtraceevent builds its comm table
 /// at the next record, after that switch registered ftrec, and answers
 /// ftrec for 14997 (see text::tracecmd::Comms).
@@ -167,7 +215,7 @@ fn comm_table_history_golden() {
         std::fs::write(&gold, &o.stdout).unwrap();
     }
     let want = std::fs::read_to_string(&gold).unwrap();
-    let got = Command::new(link("ftcat")).args(["--style", "trace-cmd", "--cpu", "0"]).arg(&dat).output().unwrap();
+    let got = Command::new(link("ftcat")).args(["--style", "trace-cmd-3.1", "--cpu", "0"]).arg(&dat).output().unwrap();
     assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
     let got = String::from_utf8(got.stdout).unwrap();
     assert!(want.contains("           ftrec-14997 [000]"), "the golden file no longer shows the case");
@@ -201,10 +249,9 @@ fn ftrec_recordings_match_trace_cmd_report() {
     for (name, ev) in recs {
         let out = d.join(format!("{}.dat", name));
         let st = Command::new(link("ftrec"))
-            // -F: the command alone, as before ftrec CMD went system-wide
-            // (its children's futex calls need libtraceevent's futex
-            // plugin, which the trace-cmd style does not have yet).
-            .args(["--private", "-q", "-F", "-o"])
+            // The whole system while the command runs, futex calls
+            // (libtraceevent's futex plugin) and all.
+            .args(["--private", "-q", "-o"])
             .arg(&out)
             .args(*ev)
             .args(["--", "sh", "-c", "ls /usr >/dev/null; sleep 0.05; cat /proc/version >/dev/null"])

@@ -61,12 +61,13 @@ fill() { # [INSTANCE-DIR]
 # Three fills of the current configuration, each read non-destructively as
 # the kernel's text first and then consumed by one reader:
 #   live: ftcat --live --once            == trace
-#   ext:  ftrec extract; ftcat FILE       == trace; --style trace-cmd == report
-#   tc:   trace-cmd extract; ftcat FILE   == trace; --style trace-cmd == report
+#   ext:  ftrec extract; ftcat FILE       == trace; --style trace-cmd-3.1 == report
+#   tc:   trace-cmd extract; ftcat FILE   == trace; --style trace-cmd-3.1 == report
+# (trace-cmd here is the host's 3.1.6, copied into the guest.)
 # (plus: trace-cmd report reads ftrec's file). Tracer options are not part of
 # a trace.dat, so a scenario that sets one passes it to ftcat's kernel style
 # for the files in FTCAT_FILE_OPTS (-O funcgraph-tail), as a user would;
-# trace-cmd report is run plain, and so is ftcat --style trace-cmd. A file
+# trace-cmd report is run plain, and so is ftcat --style trace-cmd-3.1. A file
 # of an instance is read plainly too: ftcat has -B only for --live, and
 # the file holds that instance's buffer.
 three_readers() { # [INSTANCE]
@@ -83,16 +84,16 @@ three_readers() { # [INSTANCE]
     same "ftcat of ftrec extract vs kernel trace" ext.trace.txt ext.ftcat - ext.ftrec
     run ext.report trace-cmd report -i ext.dat
     need "trace-cmd report reads ftrec extract's file" ext.report
-    run ext.tcstyle ftcat --style trace-cmd ext.dat
-    same "ftcat --style trace-cmd vs trace-cmd report (ftrec extract)" ext.report ext.tcstyle - ext.ftrec
+    run ext.tcstyle ftcat --style trace-cmd-3.1 ext.dat
+    same "ftcat --style trace-cmd-3.1 vs trace-cmd report (ftrec extract)" ext.report ext.tcstyle - ext.ftrec
 
     fill $_i; cat "$_d/trace" >"$S/tc.trace.txt"
     run tc.extract trace-cmd extract $_b -o tc.dat
     run tc.ftcat ftcat ${FTCAT_FILE_OPTS:-} tc.dat
     same "ftcat of trace-cmd extract vs kernel trace" tc.trace.txt tc.ftcat
     run tc.report trace-cmd report -i tc.dat
-    run tc.tcstyle ftcat --style trace-cmd tc.dat
-    same "ftcat --style trace-cmd vs trace-cmd report (trace-cmd extract)" tc.report tc.tcstyle
+    run tc.tcstyle ftcat --style trace-cmd-3.1 tc.dat
+    same "ftcat --style trace-cmd-3.1 vs trace-cmd report (trace-cmd extract)" tc.report tc.tcstyle
     # (trace-cmd extract -B removes the instance it read.)
     [ -d "$_d" ] && { : >"$_d/trace"; echo 1 >"$_d/tracing_on"; }
 }

@@ -47,7 +47,8 @@ own `trace` file would print it.
                      &, =~ regex, ~ glob, &&, ||, !, COMM; repeatable)
       --max-depth N  function_graph: hide calls N deep and deeper
       --graph FUNC   function_graph: only the calls under FUNC
-      --style S      kernel (default) or trace-cmd: as `trace-cmd report`;
+      --style S      kernel (default); trace-cmd: as `trace-cmd report`
+                     3.3+ prints (flags column); trace-cmd-3.1: as 3.1/3.2;
                      then -t (ns timestamps), -l (latency columns),
                      -O [fgraph:]tailprint|retval-dec|retval-hex|
                      retval-skip|depth, -O [ftrace:]parent|indent=0|offset,
@@ -161,8 +162,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
                 d.style = match v.as_str() {
                     "kernel" => Style::Kernel,
                     "trace-cmd" if cfg!(feature = "trace-cmd-style") => Style::TraceCmd,
-                    "trace-cmd" => usage_err!("--style trace-cmd: not in this build (the board build, make tiny, leaves it out)"),
-                    _ => usage_err!("--style {}: kernel or trace-cmd", v),
+                    "trace-cmd-3.1" if cfg!(feature = "trace-cmd-style") => Style::TraceCmd31,
+                    "trace-cmd" | "trace-cmd-3.1" => usage_err!("--style {}: not in this build (the board build, make tiny, leaves it out)", v),
+                    _ => usage_err!("--style {}: kernel, trace-cmd or trace-cmd-3.1", v),
                 }
             }
             Value(v) if a.file.is_none() => a.file = Some(v),

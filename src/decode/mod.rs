@@ -55,8 +55,13 @@ pub enum Style {
     /// The kernel's own `trace` file.
     #[default]
     Kernel,
-    /// `trace-cmd report`.
+    /// `trace-cmd report` as trace-cmd 3.3 and later print it (3.4 with
+    /// libtraceevent 1.9): the flags column on every line, sched_switch's
+    /// state letters from the event's format.
     TraceCmd,
+    /// `trace-cmd report` of trace-cmd 3.1 and 3.2 (Debian bookworm's
+    /// 3.1.6 with libtraceevent 1.7).
+    TraceCmd31,
 }
 
 /// The filter and format settings of a decode (ftcat's options).
@@ -102,7 +107,7 @@ pub struct DecodeOptions {
 
 impl DecodeOptions {
     fn trace_cmd(&self) -> bool {
-        self.style == Style::TraceCmd
+        matches!(self.style, Style::TraceCmd | Style::TraceCmd31)
     }
 }
 
@@ -384,7 +389,8 @@ fn trace_cmd_printer<'r>(rec: &'r Recording, opts: &DecodeOptions) -> Result<Tra
     if opts.raw {
         flags |= text::tracecmd::RAW;
     }
-    let mut t = TraceCmd::new(&rec.dec, &rec.saved, rec.events());
+    let release = if opts.style == Style::TraceCmd31 { text::tracecmd::Release::V3_1 } else { text::tracecmd::Release::V3_4 };
+    let mut t = TraceCmd::new(&rec.dec, &rec.saved, rec.events(), release);
     t.flags = flags;
     t.endian = rec.dec.endian;
     t.long = rec.dec.long_size;

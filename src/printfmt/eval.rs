@@ -284,6 +284,20 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 // libtraceevent's parser keeps no parentheses: `x & (A | B)`
                 // becomes `(x & A) | B` when the right side's operator binds
                 // looser. Do the same so the output matches trace-cmd's.
+                // (The board build, without trace-cmd's styles, leaves this out.)
+                #[cfg(feature = "trace-cmd-style")]
+                if let Expr::Cond(c, p, q) = &**b {
+                    // `?` binds loosest: `x < (c ? p : q)` is `(x < c) ? p : q`.
+                    let t = match op {
+                        Op::AndAnd => self.truth(a)? && self.truth(c)?,
+                        Op::OrOr => self.truth(a)? || self.truth(c)?,
+                        _ => {
+                            let (x, y) = (self.int(a)?, self.int(c)?);
+                            self.binop(*op, x, y)?.0 != 0
+                        }
+                    };
+                    return self.eval(if t { p } else { q });
+                }
                 let Expr::Bin(op2, ..) = &**b else { return Err(msg!("bad rotation")) };
                 let (v, t) = self.rotated(*op, a, b, *op2)?;
                 Val::Int(v, t)
@@ -350,6 +364,11 @@ impl<'a, 'e> Ctx<'a, 'e> {
             Func::Expect => self.eval(&args[0]),
             Func::JiffiesToMsecs => {
                 let (j, _) = self.int(&args[0])?;
+                // trace-cmd: libtraceevent's jbd2 plugin defines the
+                // function as returning its argument (jiffies unchanged).
+                if cfg!(feature = "trace-cmd-style") && env.tep {
+                    return Ok(Val::Int(j & 0xffff_ffff, Ty::UINT));
+                }
                 let hz = env.hz as u64;
                 if hz == 0 {
                     return Err(msg!("jiffies_to_msecs() needs the kernel's HZ"));
@@ -829,9 +848,12 @@ fn tep_prio(op: Op) -> u8 {
     }
 }
 
-/// Would libtraceevent re-associate `x OP right`?
+/// Would libtraceevent re-associate `x OP right`? (A `?:` on the right
+/// always: get_op_prio() gives `?` 16, looser than every binary operator.)
 fn tep_rotates(op: Op, right: &Expr) -> bool {
-    matches!(right, Expr::Bin(o2, ..) if tep_prio(*o2) > tep_prio(op))
+    // (Only trace-cmd's styles use the dialect: the board build leaves
+    // the conditional's case out.)
+    matches!(right, Expr::Bin(o2, ..) if tep_prio(*o2) > tep_prio(op)) || (cfg!(feature = "trace-cmd-style") && matches!(right, Expr::Cond(..)))
 }
 
 #[cfg(test)]
@@ -934,5 +956,18 @@ mod tests {
         assert!(matches!(&b, Expr::Bin(Op::And, _, r) if matches!(**r, Expr::Bin(Op::Or, ..))));
         specialize(&mut b, &env, false);
         assert!(matches!(&b, Expr::Bin(Op::And, _, r) if matches!(**r, Expr::Num(3, _))));
+    }
+
+    /// mm_page_alloc_extfrag's `fragmenting`: libtraceevent reads
+    /// `a < (9 < 10 ? 9 : 10)` as `(a < (9 < 10)) ? 9 : 10`.
+    #[test]
+    #[cfg(feature = "trace-cmd-style")]
+    fn tep_dialect_takes_a_parenthesized_conditional_apart() {
+        let e = ev(r#""%d", REC->a < (((unsigned int)(9)) < ((unsigned int)(10)) ? ((unsigned int)(9)) : ((unsigned int)(10)))"#);
+        let env = Env::new(crate::cursor::Endian::Little, 8);
+        let mut tep = env;
+        tep.tep = true;
+        assert_eq!((render(&e, 10, &env), render(&e, 3, &env)), ("0".into(), "1".into()));
+        assert_eq!((render(&e, 10, &tep), render(&e, 0, &tep)), ("10".into(), "9".into()));
     }
 }

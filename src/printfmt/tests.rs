@@ -233,6 +233,11 @@ fn jiffies_and_mc_event() {
     e.hz = 300;
     assert_eq!(run_env(&ev, &rec(&1u64.to_le_bytes()), &e).unwrap(), "4 Uncorrected");
     assert!(run_env(&ev, &rec(&1u64.to_le_bytes()), &env()).is_err(), "HZ unknown");
+    // trace-cmd's (jbd2 plugin): the jiffies, HZ or not.
+    e.tep = true;
+    if cfg!(feature = "trace-cmd-style") {
+        assert_eq!(run_env(&ev, &rec(&10u64.to_le_bytes()), &e).unwrap(), "10 Uncorrected");
+    }
 }
 
 #[test]

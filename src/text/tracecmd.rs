@@ -1,11 +1,13 @@
-//! What `trace-cmd report` (3.1.6, with libtraceevent 1.7's plugins)
-//! prints for a recording: trace-read.c's trace_show_data() line
-//! (`%16s-%-5d [%03d] %5lu.%06lu: name: ` and the event name padded to 20),
-//! the handlers trace-cmd registers itself (trace-ftrace.c: function_graph
-//! with leaf folding, retval as trace-cmd 3.2+ prints it) and the plugins
-//! Debian ships (function with its parent-stack indentation, kernel_stack,
-//! func_repeats, raw_data, sched_switch/sched_wakeup, hrtimer, kmem
-//! call_site). Every other event goes through its print fmt.
+//! What `trace-cmd report` prints for a recording, as two releases print
+//! it ([`Release`]: 3.4 with libtraceevent 1.9, and 3.1.6 with 1.7, what
+//! Debian bookworm ships): trace-read.c's trace_show_data() line
+//! (`%16s-%-5d [%03d] %5lu.%06lu: name: ` and the event name padded to 20,
+//! with 3.3+ the flags column after the CPU), the handlers trace-cmd
+//! registers itself (trace-ftrace.c: function_graph with leaf folding,
+//! retval as trace-cmd 3.2+ prints it) and libtraceevent's plugins
+//! (function with its parent-stack indentation, kernel_stack, func_repeats,
+//! raw_data, sched_switch/sched_wakeup, hrtimer, kmem call_site, tlb,
+//! futex: see [`plugins`]). Every other event goes through its print fmt.
 //!
 //! libtraceevent keeps state across records that changes later output, and
 //! it is kept here too: the function plugin's per-CPU parent stacks, and
@@ -21,7 +23,21 @@ use super::{pad, put_bytes, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldAt, FieldKind};
 use crate::ftrace::{Record, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_NOSUPPORT, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_SOFTIRQ};
+use plugins::States;
 
+mod plugins;
+
+/// Which `trace-cmd report` to print as: the releases whose text differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// trace-cmd 3.1 and 3.2 (Debian bookworm's 3.1.6, libtraceevent 1.7):
+    /// no flags column unless `-l`; `-R` adds no flags.
+    V3_1,
+    /// trace-cmd 3.3 and later (3.4, libtraceevent 1.9): the flags column
+    /// (`d.h1.`) on every line, `-R`'s `-0x` flags after the CPU with or
+    /// without `-l`, sched_switch's state letters from its format.
+    V3_4,
+}
 
 // Option bits (`-t`, `-l`, `-R`, `-O ...`).
 /// `-t`: nanosecond timestamps.
@@ -127,7 +143,11 @@ struct Class<'a> {
     handler: Handler,
     /// The print fmt as libtraceevent's print cache: literals (does it end
     /// in `0x`?) and conversions with the field they print, if a bare one.
+    /// Empty when libtraceevent cannot parse the print fmt.
     pieces: Vec<Piece>,
+    /// libtraceevent cannot parse the print fmt (TEP_EVENT_FL_FAILED): the
+    /// event prints as `[FAILED TO PARSE]` and its fields.
+    failed: bool,
 }
 
 /// The event handlers trace-cmd has: its own for function_graph
@@ -149,6 +169,8 @@ enum Handler {
         next_prio: Option<FieldAt>,
         prev_comm: Option<FieldAt>,
         next_comm: Option<FieldAt>,
+        /// The letters of prev_state's bits (by release).
+        states: States,
     },
     /// plugin_sched_switch's wakeup handler (sched_wakeup and _new).
     SchedWakeup { pid: FieldAt, prio: Option<FieldAt>, success: Option<FieldAt>, target_cpu: Option<FieldAt>, comm: Option<FieldAt> },
@@ -159,12 +181,14 @@ enum Handler {
     TlbFlush { pages: FieldAt, reason: FieldAt },
     /// plugin_kmem: `(func+0xoff) ` of `call_site` before the print fmt.
     KmemCallSite { call_site: FieldAt },
+    /// plugin_futex: sys_enter_futex's fields ([`plugins::futex::FIELDS`]).
+    Futex { fields: [Option<FieldAt>; 6] },
     Generic,
 }
 
 impl Handler {
     #[inline(never)]
-    fn of(e: &Event) -> Handler {
+    fn of(e: &Event, release: Release) -> Handler {
         if let Some(r) = Record::of(e) {
             let own = match r {
                 Record::GraphEntry { .. } => e.name == "funcgraph_entry",
@@ -177,13 +201,13 @@ impl Handler {
             };
             return if own { Handler::Ftrace(r) } else { Handler::Generic };
         }
-        Handler::plugin(e).unwrap_or(Handler::Generic)
+        Handler::plugin(e, release).unwrap_or(Handler::Generic)
     }
 
-    /// The libtraceevent 1.7 plugins for events outside system ftrace: one
-    /// arm per event they register a handler for, with the fields it reads
+    /// The libtraceevent plugins for events outside system ftrace: one arm
+    /// per event they register a handler for, with the fields it reads
     /// (`?`: the plugin does not take the event without it).
-    fn plugin(e: &Event) -> Option<Handler> {
+    fn plugin(e: &Event, release: Release) -> Option<Handler> {
         let f = |name: &str| e.field_at(name);
         Some(match (e.system.as_str(), e.name.as_str()) {
             ("sched", "sched_switch") => Handler::SchedSwitch {
@@ -194,6 +218,10 @@ impl Handler {
                 next_prio: f("next_prio"),
                 prev_comm: f("prev_comm"),
                 next_comm: f("next_comm"),
+                states: match release {
+                    Release::V3_1 => States::V1_7,
+                    Release::V3_4 => States::of_format(&e.print_fmt),
+                },
             },
             ("sched", "sched_wakeup" | "sched_wakeup_new") => Handler::SchedWakeup {
                 pid: f("pid")?,
@@ -215,6 +243,7 @@ impl Handler {
             ("kmem", "kfree" | "kmalloc" | "kmalloc_node" | "kmem_cache_alloc" | "kmem_cache_alloc_node" | "kmem_cache_free") => {
                 Handler::KmemCallSite { call_site: f("call_site")? }
             }
+            ("syscalls", "sys_enter_futex") => Handler::Futex { fields: plugins::futex::FIELDS.map(f) },
             _ => return None,
         })
     }
@@ -331,10 +360,6 @@ fn rec_field(a: &str, e: &Event) -> Option<usize> {
     None
 }
 
-/// libtraceevent 1.7's plugin_sched_switch write_state() letters, bit
-/// by bit (1.8 reads them from the print fmt instead; Debian ships 1.7).
-const STATES: &[u8; 8] = b"SDTtZXxW";
-
 /// The trace-cmd printer. One per recording.
 pub struct TraceCmd<'a> {
     env: &'a dyn Env,
@@ -346,6 +371,7 @@ pub struct TraceCmd<'a> {
     pub endian: Endian,
     pub long: usize,
     pub in_ns: bool,
+    release: Release,
     /// The function plugin's per-CPU stacks of function names.
     fstack: Vec<Vec<Option<&'a str>>>,
     comms: Comms,
@@ -364,7 +390,7 @@ impl<'a> TraceCmd<'a> {
     /// `saved` is the recording's saved_cmdlines text, as trace-cmd loads
     /// it (file order matters, see [`Comms`]).
     #[inline(never)]
-    pub fn new(env: &'a dyn Env, saved: &[u8], events: &'a [Event]) -> Self {
+    pub fn new(env: &'a dyn Env, saved: &[u8], events: &'a [Event], release: Release) -> Self {
         let mut cls = Vec::with_capacity(events.len());
         let mut index = Vec::new();
         for e in events {
@@ -376,7 +402,9 @@ impl<'a> TraceCmd<'a> {
             if index[id] != 0 {
                 continue;
             }
-            cls.push(Class { ev: e, handler: Handler::of(e), pieces: pieces(&e.print_fmt, e) });
+            let failed = tep_cannot_parse(&e.print_fmt, release);
+            let pieces = if failed { Vec::new() } else { pieces(&e.print_fmt, e) };
+            cls.push(Class { ev: e, handler: Handler::of(e, release), pieces, failed });
             index[id] = cls.len() as u32;
         }
         let mut comms = Comms::default();
@@ -389,6 +417,7 @@ impl<'a> TraceCmd<'a> {
             endian: Endian::Little,
             long: 8,
             in_ns: true,
+            release,
             fstack: Vec::new(),
             comms,
             lost: Vec::new(),
@@ -522,6 +551,16 @@ impl<'a> TraceCmd<'a> {
             l.zeros(r.cpu as u64, 3);
             l.push(b']');
             s.put(l.as_str());
+            // 3.3+: `-0x%x` of the flags with -R, else the latency
+            // column after a space.
+            if self.release == Release::V3_4 {
+                if self.flags & RAW != 0 {
+                    s.put("-0x").hex(d.get(2).copied().unwrap_or(0) as u64);
+                } else {
+                    s.push(' ');
+                    lat_fmt(s, d)?;
+                }
+            }
         }
         self.time(s, r.ts)?;
         s.push(':');
@@ -669,7 +708,7 @@ impl<'a> TraceCmd<'a> {
                     s.put(" ").num(b as u64, 16, false, ZEROPAD, 2);
                 }
             }
-            Handler::SchedSwitch { prev_pid, prev_prio, prev_state, next_pid, next_prio, prev_comm, next_comm } => {
+            Handler::SchedSwitch { prev_pid, prev_prio, prev_state, next_pid, next_prio, prev_comm, next_comm, states } => {
                 let (pp, np) = (v(prev_pid) as i64, v(next_pid) as i64);
                 let pprio = o(prev_prio).map(|x| x as i32);
                 let nprio = o(next_prio).map(|x| x as i32);
@@ -678,20 +717,9 @@ impl<'a> TraceCmd<'a> {
                 if let Some(p) = pprio {
                     s.put("[").signed(p as i64).put("] ");
                 }
-                if let Some(v) = o(prev_state) {
-                    let mut found = false;
-                    for (i, &ch) in STATES.iter().enumerate() {
-                        if v & (1 << i) != 0 {
-                            if found {
-                                s.push('|');
-                            }
-                            found = true;
-                            s.push(ch as char);
-                        }
-                    }
-                    if !found {
-                        s.push('R');
-                    }
+                if let Some(f) = prev_state {
+                    // tep_read_number_field(): unsigned.
+                    states.write(s, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0));
                 }
                 s.put(" ==> ");
                 self.comm_field(s, d, next_comm, np)?;
@@ -739,12 +767,24 @@ impl<'a> TraceCmd<'a> {
                 }
                 self.render(s, ty, d)?;
             }
+            Handler::Futex { fields } => {
+                // tep_get_field_val(): unsigned, as read.
+                let vals = fields.map(|f| f.map(|f| read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0)));
+                if !plugins::futex::write(s, vals) {
+                    self.render(s, ty, d)?;
+                }
+            }
             Handler::Ftrace(_) | Handler::Generic => self.render(s, ty, d)?,
         }
         Ok(false)
     }
 
     fn render(&mut self, s: &mut String, ty: u16, d: &[u8]) -> fmt::Result {
+        // pretty_print() of an event whose format did not parse.
+        if let Some(ci) = self.class_index(ty).filter(|&ci| self.cls[ci].failed) {
+            s.put("[FAILED TO PARSE]");
+            return self.raw_fields(s, d, ci);
+        }
         if self.env.render(ty, d, s)? == Rendered::Fallback {
             self.fallback += 1;
         }
@@ -920,7 +960,18 @@ impl<'a> TraceCmd<'a> {
                     if has0x {
                         s.put("0x");
                     }
-                    self.conv(s, spec, read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0))?;
+                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
+                    if spec.ends_with('s') && !spec.contains('p') && f.size as usize == self.long {
+                        // print_str_arg(): a pointer-sized field under %s is
+                        // a kernel string, known through printk_formats,
+                        // else its address (no 0x).
+                        match self.env.kstr(v) {
+                            Some(t) => s.put(t),
+                            None => s.hex(v),
+                        };
+                    } else {
+                        self.conv(s, spec, v)?;
+                    }
                     continue;
                 }
             }
@@ -970,10 +1021,22 @@ impl<'a> TraceCmd<'a> {
         if let Some(pi) = spec.find('p') {
             let ext = b.get(pi + 1).copied().unwrap_or(0);
             match ext {
-                b'S' | b's' | b'F' | b'f' => match self.env.sym(v) {
-                    Some(sym) if matches!(ext, b'S' | b'F') => s.put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr)),
-                    Some(sym) => s.put(sym.name),
-                    None => s.put("0x").hex(v),
+                b'S' | b's' | b'F' | b'f' => match (self.env.sym(v), self.release) {
+                    (Some(sym), r) => {
+                        s.put(sym.name);
+                        if matches!(ext, b'S' | b'F') {
+                            s.put("+0x").hex(v.wrapping_sub(sym.addr));
+                        }
+                        // libtraceevent 1.8.4+ (print_function() with
+                        // raw): the address after the name...
+                        if r == Release::V3_4 {
+                            s.put(" (0x").hex(v).put(")");
+                        }
+                        s
+                    }
+                    // ...and, unnamed, in the same parentheses.
+                    (None, Release::V3_4) => s.put(" (0x").hex(v).put(")"),
+                    (None, Release::V3_1) => s.put("0x").hex(v),
                 },
                 _ if v == 0 => s.put("(nil)"),
                 _ => s.put("0x").hex(v),
@@ -1033,6 +1096,110 @@ impl<'a> TraceCmd<'a> {
         printf::number(&mut t, v, base, signed, last == b'X', flags, width, prec);
         super::put_all(s, &t)
     }
+}
+
+/// The functions libtraceevent's print fmt parser knows: its own
+/// (process_function()) and those its default plugins register (jbd2,
+/// kvm, cfg80211, scsi, xen). A call of any other fails the format.
+const TEP_FUNCTIONS: &[&str] = &[
+    "__builtin_expect",
+    "__get_bitmask",
+    "__get_cpumask",
+    "__get_dynamic_array",
+    "__get_dynamic_array_len",
+    "__get_rel_bitmask",
+    "__get_rel_cpumask",
+    "__get_rel_dynamic_array",
+    "__get_rel_dynamic_array_len",
+    "__get_rel_str",
+    "__get_sockaddr",
+    "__get_sockaddr_rel",
+    "__get_str",
+    "__print_array",
+    "__print_flags",
+    "__print_hex",
+    "__print_hex_str",
+    "__print_symbolic",
+    "sizeof",
+    "jiffies_to_msecs",
+    "jbd2_dev_to_name",
+    "is_writable_pte",
+    "__le16_to_cpup",
+    "scsi_trace_parse_cdb",
+    "xen_hypercall_name",
+];
+
+/// Would libtraceevent fail to parse `print_fmt` (TEP_EVENT_FL_FAILED)?
+/// Its parser takes no GNU statement expression (`({ ... })`, what the
+/// kernel's min() expands to), no empty table (`{ }`, kvm_inj_exception's),
+/// no function it does not know (TEP_FUNCTIONS: `__print_flags_u64`,
+/// `mc_event_error_type`), and before 1.8 no raw tab in the format string.
+fn tep_cannot_parse(print_fmt: &str, release: Release) -> bool {
+    if release == Release::V3_1 && string_ends_early(print_fmt) {
+        return true;
+    }
+    let b = print_fmt.as_bytes();
+    // The arguments: after the format string (and the strings glued to it).
+    let Some(mut i) = b.iter().position(|&c| c == b'"') else { return false };
+    let skip_str = |mut i: usize| {
+        i += 1;
+        while i < b.len() && b[i] != b'"' {
+            i += 1 + (b[i] == b'\\') as usize;
+        }
+        i + 1
+    };
+    let next = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    i = skip_str(i);
+    while next(i) < b.len() && b[next(i)] == b'"' {
+        i = skip_str(next(i));
+    }
+    while i < b.len() {
+        match b[i] {
+            b'"' => i = skip_str(i),
+            b'(' if b.get(next(i + 1)) == Some(&b'{') => return true,
+            b'{' if b.get(next(i + 1)) == Some(&b'}') => return true,
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let st = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let word = &print_fmt[st..i];
+                // `REC->x(` never happens; a word before `(` is a call.
+                if b.get(next(i)) == Some(&b'(') && !TEP_FUNCTIONS.contains(&word) {
+                    return true;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// libtraceevent 1.7's tokenizer ends a string at the first byte that is
+/// neither printable nor a newline (unless a backslash escapes it): a
+/// print fmt whose string holds a raw tab (maple_tree's `"%s\tNode"`) then
+/// fails to parse. (libtraceevent 1.9 reads such strings whole.)
+fn string_ends_early(print_fmt: &str) -> bool {
+    let b = print_fmt.as_bytes();
+    let Some(start) = b.iter().position(|&c| c == b'"') else { return false };
+    let mut last = 0;
+    for &c in &b[start + 1..] {
+        if c == b'"' && last != b'\\' {
+            return false;
+        }
+        if !(c == b' ' || c.is_ascii_graphic() || c == b'\n' || last == b'\\') {
+            return true;
+        }
+        // (Its `\\` cancelling itself changes nothing here: the byte
+        // after `\\` is still read as escaped.)
+        last = c;
+    }
+    false
 }
 
 /// is_printable_array(): printable or NUL-padded.

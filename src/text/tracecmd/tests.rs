@@ -187,7 +187,7 @@ fn comm(c: &'static str) -> impl FnMut(&dyn Fn(&[u8]) -> bool) -> bool {
 #[test]
 fn prefix_time_and_name_column() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     let mut d = hdr(600, 100);
     d.extend_from_slice(&9u32.to_le_bytes());
     let out = run(&mut t, &[(1, 60_026_007_600, d.clone()), (0, 5_000_000_000_123, hdr(600, 0)), (0, 1, hdr(600, 77))]);
@@ -212,7 +212,7 @@ fn prefix_time_and_name_column() {
 #[test]
 fn graph_folding_rule() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     // Leaf: folded, with trace-cmd 3.2's retval.
     let out = run(&mut t, &[(0, 1_000, ent(100, 0x3000, 1)), (0, 2_000, ret(100, 0x3000, 1, 0, 244))]);
     assert_eq!(out, "              sh-100   [000]     0.000001: funcgraph_entry:        0.244 us   |    inet_send_prepare(); (ret=0x0)\n");
@@ -247,7 +247,7 @@ fn graph_retval_both_styles() {
         (0, 1_400, ret(100, 0x2000, 1, (-11i64) as u64, 60_000)),
         (0, 1_500, ret(100, 0x1000, 0, 7, 2_194_533)),
     ];
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     let out = run(&mut t, &recs);
     let body: Vec<&str> = out.lines().map(|l| l.splitn(3, ": ").nth(2).unwrap_or("")).collect();
     assert_eq!(
@@ -261,12 +261,12 @@ fn graph_retval_both_styles() {
         ]
     );
     // -O fgraph:retval-hex, tailprint; then retval-dec; retval-skip.
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     set_opt(&mut t.flags, "fgraph:retval-hex").unwrap();
     set_opt(&mut t.flags, "tailprint").unwrap();
     let out = run(&mut t, &recs[4..5]);
     assert!(out.ends_with("|    } /* inet_sendmsg */ (ret=0xfffffffffffffff5)\n"), "{}", out);
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     set_opt(&mut t.flags, "fgraph:retval-dec").unwrap();
     let out = run(&mut t, &recs[5..6]);
     assert!(out.ends_with("|  } (ret=7)\n"), "{}", out);
@@ -315,7 +315,7 @@ fn function_plugin_indent_and_parent() {
         u64s(&mut v, &[ip, parent]);
         (0u32, 1_000u64, v)
     };
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     // ksys_read <- sendto: stack [sendto, ksys_read] → 0; vfs_read <- ksys_read → 1;
     // inet_sendmsg <- sendto → 0 (ksys_read replaced, vfs_read kept above);
     // then vfs_read <- unknown parent: no indent; ksys_read <- vfs_read: still found at 2 → 2.
@@ -333,7 +333,7 @@ fn function_plugin_indent_and_parent() {
 #[test]
 fn kernel_stack_plugin() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     let mut v = hdr(4, 100);
     v.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0]);
     u64s(&mut v, &[0x4010, 0x5020, 0xdead_0000, u64::MAX, 0x1000]);
@@ -347,7 +347,7 @@ fn kernel_stack_plugin() {
 #[test]
 fn sched_plugins_and_learnt_comms() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     let sw = |prev: &str, ppid: i32, state: i64, next: &str, npid: i32| {
         let mut v = hdr(300, ppid);
         comm16(&mut v, prev);
@@ -382,7 +382,7 @@ fn sched_plugins_and_learnt_comms() {
 #[test]
 fn hrtimer_kmem_tlb_plugins() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     let mut x = hdr(400, 100);
     u64s(&mut x, &[0xff1b_d3a6_be92_6418, 159_968_132_286, 0x6000]);
     let mut s = hdr(401, 100);
@@ -409,7 +409,7 @@ fn hrtimer_kmem_tlb_plugins() {
 #[test]
 fn lost_events_go_before_their_cpus_next_record() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     t.lost(1, Some(12));
     t.lost(0, None);
     let out = run(&mut t, &[(0, 1_000, hdr(600, 100)), (1, 2_000, hdr(600, 100)), (1, 3_000, hdr(600, 100))]);
@@ -495,7 +495,7 @@ fn raw_fields_through_the_print_fmt() {
     t.push_str(&fl("short s", 32, 2, true));
     t.push_str("\nprint fmt: \"a: 0x%08lx cpu=%03d fn=%ps\", ((unsigned long)(REC->a)), REC->cpu, (void *)REC->fn\n");
     let evs = alloc::vec![crate::format::parse_event("x", &t).unwrap()];
-    let mut tc = TraceCmd::new(&e, c, &evs);
+    let mut tc = TraceCmd::new(&e, c, &evs, Release::V3_1);
     tc.flags |= RAW;
     let mut d = hdr(9, 100);
     u64s(&mut d, &[0x1002]);
@@ -579,17 +579,17 @@ fn comm_column_follows_registration_order() {
     let col = |out: &str| out.lines().map(|l| String::from(l.split('[').next().unwrap().trim())).collect::<Vec<_>>();
     // Saved 100 sh, then the switch registers 0 swapper/0 and 100 ftrec:
     // (0 swapper/0)(50 a)(100 ftrec)(100 sh) answers ftrec for 100.
-    let mut t = TraceCmd::new(&e, b"50 a\n100 sh\n", &evs);
+    let mut t = TraceCmd::new(&e, b"50 a\n100 sh\n", &evs, Release::V3_1);
     let out = run(&mut t, &[sw("swapper/0", 0, "ftrec", 100, 0), (0, 1_000, hdr(600, 100))]);
     assert_eq!(col(&out), ["<idle>-0", "ftrec-100"]);
     // A record of pid 100 first: the table is built from the saved lines
     // alone and the switch's ftrec is refused.
-    let mut t = TraceCmd::new(&e, b"50 a\n100 sh\n", &evs);
+    let mut t = TraceCmd::new(&e, b"50 a\n100 sh\n", &evs, Release::V3_1);
     let out = run(&mut t, &[(0, 1_000, hdr(600, 100)), sw("swapper/0", 0, "ftrec", 100, 0), (0, 1_000, hdr(600, 100))]);
     assert_eq!(col(&out), ["sh-100", "<idle>-0", "sh-100"]);
     // The cached comm column is dropped when a new pid moves the table:
     // (3 z)(3 y)(3 x) answers y, then with (9 q) added, x.
-    let mut t = TraceCmd::new(&e, b"3 x\n3 y\n3 z\n", &evs);
+    let mut t = TraceCmd::new(&e, b"3 x\n3 y\n3 z\n", &evs, Release::V3_1);
     let out = run(&mut t, &[(0, 1_000, hdr(600, 3)), sw("y", 3, "q", 9, 3), (0, 1_000, hdr(600, 3))]);
     assert_eq!(col(&out), ["y-3", "y-3", "x-3"]);
 }
@@ -612,11 +612,62 @@ fn filter_numbers() {
 #[test]
 fn graph_depth_line_is_bounded() {
     let (e, c, evs) = (env(), cmdlines(), events());
-    let mut t = TraceCmd::new(&e, c, &evs);
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
     let out = run(&mut t, &[(0, 1000, ent(100, 0x1000, i32::MAX)), (0, 2000, ent(100, 0x2000, 1))]);
     let lines: Vec<&str> = out.split_inclusive('\n').collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0].len(), crate::text::seq_size(0, 8));
     assert!(lines[0].ends_with("    [LINE TOO BIG]\n"), "{}", &lines[0][lines[0].len() - 40..]);
     assert!(lines[1].ends_with("|    inet_sendmsg() {\n"), "{}", lines[1]);
+}
+
+/// 3.3+: the flags column after the CPU, `-R`'s `-0x` flags without -l.
+#[test]
+fn release_3_4_prefix() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut d = hdr(600, 100);
+    d.extend_from_slice(&9u32.to_le_bytes());
+    d[2] = 0x0d;
+    d[3] = 0x01;
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_4);
+    let out = run(&mut t, &[(1, 60_026_007_600, d.clone())]);
+    assert_eq!(out, "              sh-100   [001] dNh1.    60.026008: softirq_raise:        body\n");
+    t.flags |= RAW;
+    let out = run(&mut t, &[(1, 60_026_007_600, d)]);
+    assert_eq!(out, "              sh-100   [001]-0xd    60.026008: softirq_raise:         vec=9\n");
+}
+
+/// libtraceevent 1.7 cannot parse a print fmt whose string holds a raw
+/// tab (maple_tree's): `[FAILED TO PARSE]` and the fields; 1.9 formats it.
+#[test]
+fn tab_in_print_fmt_fails_only_before_1_8() {
+    assert!(string_ends_early("\"%s\tNode: %p\", REC->fn, REC->node"));
+    assert!(!string_ends_early("\"%s\\tNode\\\"x\", REC->fn"));
+    assert!(!string_ends_early("\"a\nb\", REC->a"));
+    let text = "name: ma_op\nID: 7\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\tfield:const char * fn;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:unsigned long min;\toffset:16;\tsize:8;\tsigned:0;\n\nprint fmt: \"%s\tNode %lu\", REC->fn, (unsigned long) REC->min\n";
+    let evs = alloc::vec![crate::format::parse_event("maple_tree", text).unwrap()];
+    let e = env();
+    let mut d = hdr(7, 100);
+    u64s(&mut d, &[0xffff_0000_0000_1234, 5]);
+    let mut t = TraceCmd::new(&e, cmdlines(), &evs, Release::V3_1);
+    let out = run(&mut t, &[(0, 1000, d.clone())]);
+    assert!(out.ends_with("ma_op:                [FAILED TO PARSE] fn=0xffff000000001234 min=0x5\n"), "{out}");
+    let mut t = TraceCmd::new(&e, cmdlines(), &evs, Release::V3_4);
+    let out = run(&mut t, &[(0, 1000, d)]);
+    assert!(out.ends_with("ma_op:                body\n"), "{out}");
+}
+
+/// What libtraceevent's parser refuses, in both releases.
+#[test]
+fn formats_libtraceevent_cannot_parse() {
+    let no = |f: &str| tep_cannot_parse(f, Release::V3_4);
+    assert!(no(r#""%d", ({ int x = (REC->a); x; })"#));
+    assert!(no(r#""%s", __print_symbolic(REC->e, { })"#));
+    assert!(!no(r##""%s", __print_symbolic(REC->e, { 0, "#" "DE" })"##));
+    assert!(no(r#""%s", __print_flags_u64(REC->f, "|", { 1, "A" })"#));
+    assert!(no(r#""%s", mc_event_error_type(REC->t)"#));
+    assert!(!no(r#""%u %s" " x", jiffies_to_msecs(REC->w), __print_flags(REC->f, "|", { 1, "A(" })"#));
+    assert!(!no(r#""a=%lu", (unsigned long)(REC->a) & sizeof(long)"#));
+    assert!(!no("\"%s\tNode\", REC->fn"));
+    assert!(tep_cannot_parse("\"%s\tNode\", REC->fn", Release::V3_1));
 }
