@@ -1,7 +1,7 @@
 #!/bin/sh
 # Decode speed: ftcat against `trace-cmd report` (issue 14) on the four
 # kinds of recording, or on the files given. Per file: events, CPU seconds
-# of ftcat (kernel style and --style trace-cmd) and of trace-cmd report,
+# of ftcat (kernel style and --style trace-cmd-3.1, the release installed here) and of trace-cmd report,
 # events/s, the ratios and peak RSS. A benchmark, not a test: no pass/fail.
 #
 #   scripts/bench-decode.sh [FILE...]
@@ -129,10 +129,11 @@ for f in "$@"; do
 	awk -v n="$events" -v c="$1" -v r="$2" 'BEGIN { if (c <= 0) c = 0.001
 		printf "  %-28s %8.3f %12.0f %8s %9d KB\n", "trace-cmd report", c, n / c, "1.0x", r }'
 	row "ftcat" "$events" "$tc" "$tmp/new/ftcat" "$f"
-	row "ftcat --style trace-cmd" "$events" "$tc" "$tmp/new/ftcat" --style trace-cmd "$f"
+	row "ftcat --style trace-cmd-3.1" "$events" "$tc" "$tmp/new/ftcat" --style trace-cmd-3.1 "$f"
 	if [ -n "$REF" ]; then
 		row "ref ftcat" "$events" "$tc" "$tmp/ref/ftcat" "$f"
-		row "ref ftcat --style trace-cmd" "$events" "$tc" "$tmp/ref/ftcat" --style trace-cmd "$f"
+		# (Builds before the 3.4 style called 3.1's output "trace-cmd".)
+		row "ref ftcat --style trace-cmd" "$events" "$tc" "$tmp/ref/ftcat" --style "${REF_TC_STYLE:-trace-cmd}" "$f"
 	fi
 done
 echo "goal (issue 14): ftcat >= 10x trace-cmd report, --style trace-cmd >= 5x, peak RSS <= 16 MiB"

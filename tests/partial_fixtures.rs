@@ -80,7 +80,7 @@ fn hrtimer_on_6_1_renders_partially() {
 }
 
 /// trace-cmd (libtraceevent) reads the unknown names as 0: its text for
-/// the same file is what `--style trace-cmd` prints.
+/// the same file is what `--style trace-cmd-3.1` prints.
 #[test]
 fn hrtimer_on_6_1_trace_cmd_style() {
     let f = dir().join("x-timer.extract.dat");
@@ -88,6 +88,6 @@ fn hrtimer_on_6_1_trace_cmd_style() {
         eprintln!("SKIP: trace-cmd is not installed");
         return;
     };
-    let ours = ftcat_out(&["--style", "trace-cmd", f.to_str().unwrap()]);
+    let ours = ftcat_out(&["--style", "trace-cmd-3.1", f.to_str().unwrap()]);
     assert_eq!(ours, String::from_utf8_lossy(&want.stdout));
 }

@@ -9,7 +9,7 @@
 //! - `ftcat --live --once`: identical (read from the running kernel);
 //! - `trace-cmd extract` + `ftcat FILE` (no private option): partial, never
 //!   a field dump: the kernel's line with `page=0xPFN`, counted by --stat;
-//!   `--style trace-cmd` equals `trace-cmd report`.
+//!   `--style trace-cmd-3.1` equals `trace-cmd report`.
 //!
 //! Run it alone, under the lock the helpers share:
 //! `flock /work/notes/tracefs.lock cargo test --release --test partial_live -- partial`.
@@ -142,7 +142,7 @@ fn partial_kmem_pages_match_the_kernel() {
     let partial = st.lines().find_map(|l| l.strip_prefix("partially formatted (a value the recording lacks): ")).and_then(|v| v.parse::<usize>().ok());
     assert!(partial.is_some_and(|p| p >= n), "--stat counts the {n} partial page lines: {st}");
     let report = Command::new("trace-cmd").args(["report", "-i", f]).output().unwrap();
-    let (want, got) = (String::from_utf8_lossy(&report.stdout).into_owned(), run(&ftcat, &["--style", "trace-cmd", f]));
-    assert_eq!(page_lines(&got), page_lines(&want), "--style trace-cmd vs trace-cmd report");
+    let (want, got) = (String::from_utf8_lossy(&report.stdout).into_owned(), run(&ftcat, &["--style", "trace-cmd-3.1", f]));
+    assert_eq!(page_lines(&got), page_lines(&want), "--style trace-cmd-3.1 vs trace-cmd report");
     let _ = std::fs::remove_file(&dat);
 }
