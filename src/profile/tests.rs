@@ -110,6 +110,7 @@ fn recording(recs: &[R]) -> Vec<u8> {
     let data: Vec<Vec<u8>> = (0..2).map(|c| page(&recs.iter().filter(|r| r.cpu == c).collect::<Vec<_>>())).collect();
     let meta = write::Meta {
         version: 6,
+        compression: write::Compression::None,
         big_endian: false,
         long_size: 8,
         page_size: 4096,
@@ -202,7 +203,7 @@ impl Host for NoHost {
 
 fn report(dat: &Vec<u8>, opts: &DecodeOptions, popts: ProfileOptions) -> Report {
     let td = TraceDat::open(dat).unwrap();
-    let mut input = file_input(&td, opts).unwrap();
+    let mut input = file_input(&td, opts, false).unwrap();
     profile(&mut input.rec, &mut input.merge, opts, popts, &mut NoHost).unwrap()
 }
 
