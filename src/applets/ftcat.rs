@@ -13,12 +13,15 @@ use crate::decode::{self, text_out::{Drain, TextOut}, DecodeOptions, Style};
 #[cfg(feature = "export")]
 use crate::export::output::{export, Extra, Format};
 use crate::merge::Merge;
-#[cfg(feature = "profile")]
-use crate::profile::{self, compare};
 use crate::sys::{self, Errno};
 use crate::tracedat::TraceDat;
 use crate::tracefs::Tracefs;
 use crate::{fail, usage_err};
+
+#[cfg(feature = "profile")]
+mod profile;
+#[cfg(feature = "profile")]
+use profile::{check_profile, run_profile, ProfileArgs};
 
 const USAGE: &str = "\
 Usage: ftcat [OPTIONS] [FILE]
@@ -89,18 +92,6 @@ pub struct Args {
     pub profile: ProfileArgs,
 }
 
-/// `--profile`, `--compare` and what goes with them.
-#[cfg(feature = "profile")]
-#[derive(Default)]
-pub struct ProfileArgs {
-    pub on: bool,
-    pub hist: bool,
-    /// `--compare BASE[,BASE...]`: NEW is the FILE operand.
-    pub compare: Option<String>,
-    pub min_change: Option<f64>,
-    pub verbose: bool,
-}
-
 #[inline(never)]
 pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut a = Args::default();
@@ -151,7 +142,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             #[cfg(feature = "profile")]
             Long("compare") => a.profile.compare = Some(p.value()?),
             #[cfg(feature = "profile")]
-            Long("min-change") => match compare::parse_pct(&p.value()?) {
+            Long("min-change") => match crate::profile::compare::parse_pct(&p.value()?) {
                 Some(n) => a.profile.min_change = Some(n),
                 None => usage_err!("--min-change wants a percentage"),
             },
@@ -184,36 +175,6 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
         usage_err!("--export writes every record: not with --stat or --style");
     }
     Ok(a)
-}
-
-/// What goes with `--profile` and `--compare`, and what does not.
-#[cfg(feature = "profile")]
-fn check_profile(a: &Args) -> Result<()> {
-    let p = &a.profile;
-    let (profile, compare) = (p.on, p.compare.is_some());
-    if p.hist && !profile {
-        usage_err!("--hist goes with --profile");
-    }
-    if (p.min_change.is_some() || p.verbose) && !compare {
-        usage_err!("--min-change and -v go with --compare");
-    }
-    if !(profile || compare) {
-        return Ok(());
-    }
-    if profile && compare {
-        usage_err!("--profile or --compare, not both");
-    }
-    if a.live || a.decode.stat || a.decode.style != Style::Kernel {
-        usage_err!("--profile and --compare read recordings: not with --live, --stat or --style");
-    }
-    if compare && a.file.is_none() {
-        usage_err!("--compare BASE NEW: NEW is missing");
-    }
-    #[cfg(feature = "export")]
-    if a.export.is_some_and(|f| compare || f != Format::Jsonl) {
-        usage_err!("--profile exports as jsonl only; --compare not at all");
-    }
-    Ok(())
 }
 
 /// `0,2-3` → [(0,0), (2,3)].
@@ -391,52 +352,6 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
         }),
     };
     res.map_err(|e| decode_err(e, path))
-}
-
-/// The profile of the recording at `path`, through the filters of `a`.
-#[cfg(feature = "profile")]
-fn profile_of(path: &str, a: &Args) -> Result<profile::Report> {
-    let input = source::Input::open(path).map_err(Error::Fail)?;
-    let td = match TraceDat::open(input.read_at()) {
-        Ok(t) => t,
-        Err(e) => fail!("{}: {}", path, e),
-    };
-    let popts = profile::ProfileOptions { hist: a.profile.hist, per_task: a.decode.pids.is_some() };
-    let report = decode::file_input(&td, &a.decode, false).and_then(|mut i| {
-        for w in &i.rec.warnings {
-            warn(&alloc::format!("{}: {}", path, w));
-        }
-        profile::profile(&mut i.rec, &mut i.merge, &a.decode, popts, &mut Host { name: path })
-    });
-    report.map_err(|e| decode_err(e, path))
-}
-
-/// `--profile` (as text, or JSON lines) and `--compare`.
-#[cfg(feature = "profile")]
-#[inline(never)]
-fn run_profile(a: &Args) -> Result<()> {
-    let mut out = TextOut::new(Stdout);
-    let file = a.file.as_deref().unwrap_or("trace.dat");
-    match &a.profile.compare {
-        None => {
-            let r = profile_of(file, a)?;
-            #[cfg(feature = "export")]
-            if a.export.is_some() {
-                let mut b = crate::export::buf::Buf::new();
-                r.jsonl(&mut b);
-                return sys::write_all(sys::fd(1), b.as_slice()).map_err(Error::Io);
-            }
-            let _ = r.print(&mut out);
-        }
-        Some(base) => {
-            let side = |list: &str| list.split(',').filter(|p| !p.is_empty()).map(|p| profile_of(p, a)).collect::<Result<Vec<_>>>();
-            let o = compare::CompareOptions { min_change: a.profile.min_change.unwrap_or(5.0), all: a.profile.verbose };
-            let rows = compare::compare(&side(base)?, &side(file)?, o);
-            let _ = compare::print(&mut out, &rows);
-        }
-    }
-    out.finish().map_err(Error::Io)?;
-    Ok(())
 }
 
 /// The top level, the instance of -B (if any) and its per-CPU pipes.
