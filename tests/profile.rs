@@ -185,6 +185,23 @@ fn two_recordings_compare_by_the_size_of_the_change() {
     assert!(fewer.lines().count() < lines.len(), "{fewer}");
 }
 
+/// Issue #16: across kernels and architectures. A 32-bit little-endian
+/// board against a 64-bit big-endian one (the foreign fixtures), and a 6.1
+/// recording against a 6.12 one, with repeated runs on one side.
+#[test]
+fn recordings_of_other_kernels_and_architectures_compare() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let f = |p: &str| dir.join(p).to_str().unwrap().to_string();
+    let out = ftcat(&["--compare", &f("foreign/i686.dat"), &f("foreign/s390x.dat")]);
+    assert!(out.lines().any(|l| l.ends_with("events.sched:sched_process_exec.rate")), "{out}");
+    let base = format!("{},{}", f("foreign/i686.dat"), f("foreign/malta.dat"));
+    let out = ftcat(&["--compare", &base, &f("vm-6.12/x-funcrepeats.extract.dat")]);
+    assert!(out.lines().count() > 2, "{out}");
+    let out = ftcat(&["--compare", &f("vm-6.1/x-timer.extract.dat"), &f("linux-6.12/events-plain.dat")]);
+    // Metrics of one side only say so.
+    assert!(out.lines().any(|l| l.contains(" new ") && l.ends_with("cpus.cpu0.busy")), "{out}");
+}
+
 #[test]
 fn text_tables_and_histograms() {
     let out = ftcat(&["--profile", "--hist", &fixture("fg.dat")]);
