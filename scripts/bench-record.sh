@@ -66,27 +66,47 @@ report() { # name produced lost cputime recorded
 
 run_ftrec() { # name extra-args...
 	name=$1; shift
-	out="$W/$name.dat"
+	f=$(printf %s "$name" | tr -c 'A-Za-z0-9' _)
+	out="$W/$f.dat"
 	# --private: ftrec makes and removes its own instance; stats come from its summary.
-	taskset -c 1 ${TIME:+$TIME -f "%U %S" -o "$W/$name.time"} "$FTREC" --private -b 4096 \
-		-e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid "$@" -o "$out" 2> "$W/$name.err" &
+	if [ -n "${PIPE_TO:-}" ]; then
+		# -o -: the stream goes through a FIFO to the reader $PIPE_TO, on the
+		# recorder's CPU (as ssh or nc would be on a board).
+		rm -f "$W/fifo"; mkfifo "$W/fifo"
+		taskset -c 1 sh -c "$PIPE_TO" < "$W/fifo" > "$out" &
+		taskset -c 1 ${TIME:+$TIME -f "%U %S" -o "$W/$f.time"} "$FTREC" --private -b 4096 \
+			-e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid "$@" -o - > "$W/fifo" 2> "$W/$f.err" &
+	else
+		taskset -c 1 ${TIME:+$TIME -f "%U %S" -o "$W/$f.time"} "$FTREC" --private -b 4096 \
+			-e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid "$@" -o "$out" 2> "$W/$f.err" &
+	fi
 	pid=$!
 	sleep 1
-	n=$(taskset -c 0 "$W/storm" "$SECS")
-	sleep 0.5
 	# $pid is /usr/bin/time (or ftrec itself); its readers are ftrec's children.
 	main=$pid
 	[ -n "$TIME" ] && main=$(pgrep -P $pid | head -1)
+	# The readers start once the metadata is written: on a slow pipe that
+	# takes seconds (kallsyms), and the storm must not run before.
+	i=0
+	while [ -z "$(pgrep -P "$main")" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	n=$(taskset -c 0 "$W/storm" "$SECS")
+	sleep 0.5
 	rd=0
 	for r in $(pgrep -P "$main"); do
 		rd=$((rd + $(awk '{print $14 + $15}' /proc/$r/stat)))
 	done
 	kill -INT "$main" 2>/dev/null || true
-	wait $pid || true
+	wait || true
 	# Summary lines: "CPU0: B bytes, E events recorded" and "CPU 0: L events lost".
-	rec=$(awk '/events recorded/ {s += $4} END {print s+0}' "$W/$name.err")
-	lost=$(awk '/events lost|events dropped/ {s += $3} END {print s+0}' "$W/$name.err")
-	cpu=$(awk '{print $1 + $2}' "$W/$name.time" 2>/dev/null || echo 0)
+	rec=$(awk '/events recorded/ {s += $4} END {print s+0}' "$W/$f.err")
+	lost=$(awk '/events lost|events dropped/ {s += $3} END {print s+0}' "$W/$f.err")
+	if [ -n "${PIPE_TO:-}" ]; then
+		# A stream's summary has no event counts (its pages are not parsed
+		# on the board): count what reached the far end.
+		"$(dirname "$FTREC")/ftcat" --stat "$out" > "$W/$f.stat" 2>&1 || true
+		rec=$(awk '/^records:/ {print $2}' "$W/$f.stat")
+	fi
+	cpu=$(awk '{print $1 + $2}' "$W/$f.time" 2>/dev/null || echo 0)
 	report "$name" $((n * 2)) "$lost" "$cpu" "$rec"
 	# How much of that the per-CPU readers used; the rest is writing trace.dat.
 	awk -v t=$rd -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%-22s of which the readers %.2fs\n", "", t / hz}'
@@ -127,5 +147,19 @@ if "$FTREC" --help | grep -q -- --mmap; then
 fi
 if "$FTREC" --help | grep -q -- --compression; then
 	run_ftrec "ftrec splice zstd" --compression zstd
+fi
+if "$FTREC" --help | grep -q "streams to stdout"; then
+	# A stream on a pipe that keeps up, and one that does not (a reader of
+	# about 1 MB/s, a slow serial line or link): what it cannot take is lost
+	# in the kernel's ring buffer and counted, as with a slow disk.
+	PIPE_TO=cat
+	run_ftrec "ftrec -o - | cat"
+	PIPE_TO="python3 -c 'import sys,time
+while True:
+  d = sys.stdin.buffer.read1(65536)
+  if not d: break
+  sys.stdout.buffer.write(d); time.sleep(0.06)'"
+	run_ftrec "ftrec -o - | 1 MB/s"
+	PIPE_TO=
 fi
 run_cat
