@@ -252,6 +252,14 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         let w = f.int(rec, env.endian).ok_or(beyond)? as u32;
                         Val::Int((w >> 16) as u64, Ty::UINT)
                     }
+                    // libtraceevent reads every field as an unsigned 64-bit
+                    // number (tep_read_number()) and evaluates on in
+                    // unsigned long long: a negative `int` is not `< 0`, an
+                    // `s8` of -1 prints 255 under `%d`.
+                    Expr::Field(_) if !matches!(f.kind, FieldKind::Array(_)) && env.tep => {
+                        let v = crate::cursor::read_uint(rec, f.offset, f.size, env.endian).map_err(|_| beyond)?;
+                        Val::Int(v, Ty { size: 8, signed: false, ptr: f.is_ptr })
+                    }
                     Expr::Field(_) if !matches!(f.kind, FieldKind::Array(_)) => {
                         let v = f.int(rec, env.endian).ok_or(beyond)?;
                         Val::Int(v, Ty { size: f.size.min(8) as u8, signed: f.signed, ptr: f.is_ptr })

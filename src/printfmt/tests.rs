@@ -240,6 +240,25 @@ fn jiffies_and_mc_event() {
     }
 }
 
+/// libtraceevent's reading of fields: unsigned, 64 bits wide, whatever
+/// the field's sign (kvm_userspace_exit's `errno` of -4 is not `< 0`;
+/// kvm_pvclock_update's `s8 tsc_shift` of -1 prints 255).
+#[test]
+fn tep_reads_fields_unsigned() {
+    let ev = event(
+        &[("__u32 reason", 4, false), ("int errno", 4, true), ("s8 tsc_shift", 1, true)],
+        r#""reason %s (%d) shift %d", REC->errno < 0 ? (REC->errno == -4 ? "restart" : "error") : __print_symbolic(REC->reason, { 0, "KVM_EXIT_" "UNKNOWN" }), REC->errno < 0 ? -REC->errno : REC->reason, REC->tsc_shift"#,
+    );
+    let mut p = Vec::new();
+    p.extend_from_slice(&0u32.to_le_bytes());
+    p.extend_from_slice(&(-4i32).to_le_bytes());
+    p.push(0xff);
+    assert_eq!(run(&ev, &rec(&p)), "reason restart (4) shift -1");
+    let mut e = env();
+    e.tep = true;
+    assert_eq!(run_env(&ev, &rec(&p), &e).unwrap(), "reason KVM_EXIT_UNKNOWN (0) shift 255");
+}
+
 #[test]
 fn errors_never_panic_and_write_nothing() {
     let ev = event(&[("int a", 4, true), ("const char * s", 8, false)], r#""a=%d s=%s", REC->a, REC->s"#);
