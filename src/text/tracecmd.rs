@@ -7,7 +7,7 @@
 //! retval as trace-cmd 3.2+ prints it) and libtraceevent's plugins
 //! (function with its parent-stack indentation, kernel_stack, func_repeats,
 //! raw_data, sched_switch/sched_wakeup, hrtimer, kmem call_site, tlb,
-//! futex: see [`plugins`]). Every other event goes through its print fmt.
+//! futex, kvm: see [`plugins`]). Every other event goes through its print fmt.
 //!
 //! libtraceevent keeps state across records that changes later output, and
 //! it is kept here too: the function plugin's per-CPU parent stacks, and
@@ -183,6 +183,8 @@ enum Handler {
     KmemCallSite { call_site: FieldAt },
     /// plugin_futex: sys_enter_futex's fields ([`plugins::futex::FIELDS`]).
     Futex { fields: [Option<FieldAt>; 6] },
+    /// plugin_kvm: the fields its handler for `kind` reads.
+    Kvm { kind: plugins::kvm::Kind, at: [Option<FieldAt>; plugins::kvm::MAX_FIELDS] },
     Generic,
 }
 
@@ -209,6 +211,9 @@ impl Handler {
     /// (`?`: the plugin does not take the event without it).
     fn plugin(e: &Event, release: Release) -> Option<Handler> {
         let f = |name: &str| e.field_at(name);
+        if let Some(kind) = plugins::kvm::Kind::of(&e.system, &e.name) {
+            return Some(Handler::Kvm { kind, at: kind.locate(e) });
+        }
         Some(match (e.system.as_str(), e.name.as_str()) {
             ("sched", "sched_switch") => Handler::SchedSwitch {
                 prev_pid: f("prev_pid")?,
@@ -384,6 +389,8 @@ pub struct TraceCmd<'a> {
     pre: (i32, String),
     /// Records the print fmt interpreter could not format.
     pub fallback: u64,
+    /// plugin_kvm's last instruction text (see [`plugins::kvm::write`]).
+    insn: String,
 }
 
 impl<'a> TraceCmd<'a> {
@@ -425,6 +432,7 @@ impl<'a> TraceCmd<'a> {
             buf: String::new(),
             pre: (0, String::new()),
             fallback: 0,
+            insn: String::new(),
         }
     }
 
@@ -771,6 +779,11 @@ impl<'a> TraceCmd<'a> {
                 // tep_get_field_val(): unsigned, as read.
                 let vals = fields.map(|f| f.map(|f| read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0)));
                 if !plugins::futex::write(s, vals) {
+                    self.render(s, ty, d)?;
+                }
+            }
+            Handler::Kvm { kind, at } => {
+                if !plugins::kvm::write(s, kind, plugins::kvm::Rec::new(kind, d, e, &at), &mut self.insn) {
                     self.render(s, ty, d)?;
                 }
             }
