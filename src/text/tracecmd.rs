@@ -257,7 +257,8 @@ impl Handler {
 /// One piece of a print fmt, for `-R` (print_field()).
 enum Piece {
     Lit(bool),
-    Conv { spec: String, field: Option<usize> },
+    /// `mask`: what the argument's casts keep of the field (eval_type()).
+    Conv { spec: String, field: Option<usize>, mask: u64 },
 }
 
 /// Split a print fmt into libtraceevent's pieces; a conversion's field is
@@ -311,8 +312,11 @@ fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
                 k += 1;
             }
         }
-        let field = next_arg(&mut rest).and_then(|a| rec_field(a, e));
-        v.push(Piece::Conv { spec: String::from(core::str::from_utf8(&fmt[s0..k.min(fmt.len())]).unwrap_or("%d")), field });
+        let (field, mask) = match next_arg(&mut rest).and_then(|a| rec_field(a, e)) {
+            Some((i, mask)) => (Some(i), mask),
+            None => (None, u64::MAX),
+        };
+        v.push(Piece::Conv { spec: String::from(core::str::from_utf8(&fmt[s0..k.min(fmt.len())]).unwrap_or("%d")), field, mask });
     }
     if let Some(l) = lit {
         v.push(Piece::Lit(&l == b"0x"));
@@ -342,8 +346,8 @@ fn next_arg<'s>(rest: &mut Option<&'s str>) -> Option<&'s str> {
 
 /// `REC->x`, `(long)REC->x`, `((unsigned long)(REC->x))`: only casts
 /// (type words) before the field, nothing after; the field's index among
-/// the non-common ones.
-fn rec_field(a: &str, e: &Event) -> Option<usize> {
+/// the non-common ones, and what its casts keep of it ([`cast_mask`]).
+fn rec_field(a: &str, e: &Event) -> Option<(usize, u64)> {
     let mut t = String::from(a);
     t.retain(|c| c != '(' && c != ')');
     let p = crate::util::find_str(&t, "REC->", false)?;
@@ -357,12 +361,31 @@ fn rec_field(a: &str, e: &Event) -> Option<usize> {
     for f in &e.fields {
         if !f.name.starts_with("common_") {
             if f.name == name {
-                return Some(i);
+                return Some((i, cast_mask(a.get(..a.find("REC->")?)?)));
             }
             i += 1;
         }
     }
     None
+}
+
+/// eval_type_str() of each cast in `prefix` (the text before `REC->`):
+/// libtraceevent keeps the low bits of `u8`..`u32`, `s8`..`s32`, `char`,
+/// `short`, `int` (signed or not, never sign-extended) and leaves every
+/// other type (`long`, pointers, typedefs it does not know) alone.
+fn cast_mask(prefix: &str) -> u64 {
+    let mut mask = u64::MAX;
+    for group in prefix.split('(').filter_map(|g| g.split_once(')').map(|x| x.0)) {
+        let t = group.trim();
+        let t = t.strip_prefix("unsigned ").unwrap_or(t);
+        mask &= match t {
+            "u8" | "s8" | "char" => 0xff,
+            "u16" | "s16" | "short" => 0xffff,
+            "u32" | "s32" | "int" => 0xffff_ffff,
+            _ => u64::MAX,
+        };
+    }
+    mask
 }
 
 /// The trace-cmd printer. One per recording.
@@ -959,21 +982,21 @@ impl<'a> TraceCmd<'a> {
                     }
                     match &c.pieces[at] {
                         Piece::Lit(x) => has0x = *x,
-                        Piece::Conv { spec, field } if *field == Some(fi) => {
-                            hit = Some((at, spec));
+                        Piece::Conv { spec, field, mask } if *field == Some(fi) => {
+                            hit = Some((at, spec, *mask));
                             break;
                         }
                         Piece::Conv { .. } => has0x = false,
                     }
                 }
-                if let Some((at, spec)) = hit {
+                if let Some((at, spec, mask)) = hit {
                     // parse->next: after the last piece there is none, and
                     // the fields after print raw.
                     cur = if at + 1 < n { at + 1 } else { usize::MAX };
                     if has0x {
                         s.put("0x");
                     }
-                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
+                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0) & mask;
                     if spec.ends_with('s') && !spec.contains('p') && f.size as usize == self.long {
                         // print_str_arg(): a pointer-sized field under %s is
                         // a kernel string, known through printk_formats,
