@@ -259,6 +259,22 @@ fn tep_reads_fields_unsigned() {
     assert_eq!(run_env(&ev, &rec(&p), &e).unwrap(), "reason KVM_EXIT_UNKNOWN (0) shift 255");
 }
 
+/// `__print_array`: the kernel's and libtraceevent 1.8.4+'s `{0x1,0x2}`;
+/// libtraceevent 1.7's (trace-cmd 3.1/3.2) `%u`s apart.
+#[test]
+fn print_array_by_libtraceevent_release() {
+    let ev = event(&[("u16 v[3]", 6, false)], r#""[%s]", __print_array(REC->v, 3, sizeof(u16))"#);
+    let r = rec(&[1, 0, 0x10, 0, 0xff, 0xff]);
+    assert_eq!(run(&ev, &r), "[{0x1,0x10,0xffff}]");
+    let mut e = env();
+    e.tep = true;
+    assert_eq!(run_env(&ev, &r, &e).unwrap(), "[{0x1,0x10,0xffff}]");
+    e.tep_1_7 = true;
+    if cfg!(feature = "trace-cmd-style") {
+        assert_eq!(run_env(&ev, &r, &e).unwrap(), "[1 16 65535]");
+    }
+}
+
 #[test]
 fn errors_never_panic_and_write_nothing() {
     let ev = event(&[("int a", 4, true), ("const char * s", 8, false)], r#""a=%d s=%s", REC->a, REC->s"#);
