@@ -256,7 +256,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     // number (tep_read_number()) and evaluates on in
                     // unsigned long long: a negative `int` is not `< 0`, an
                     // `s8` of -1 prints 255 under `%d`.
-                    Expr::Field(_) if !matches!(f.kind, FieldKind::Array(_)) && env.tep => {
+                    Expr::Field(_) if !matches!(f.kind, FieldKind::Array(_)) && cfg!(feature = "trace-cmd-style") && env.tep => {
                         let v = crate::cursor::read_uint(rec, f.offset, f.size, env.endian).map_err(|_| beyond)?;
                         Val::Int(v, Ty { size: 8, signed: false, ptr: f.is_ptr })
                     }

@@ -390,9 +390,10 @@ fn role(s: &mut String, r: Rec, first: usize) -> bool {
     true
 }
 
-/// The plugin's `union kvm_mmu_page_role` (the kernel's of 2013: level:4,
+/// The plugin's `union kvm_mmu_page_role`, an old kernel's layout (level:4,
 /// cr4_pae:1, quadrant:2, direct:1, access:3, invalid:1, nxe:1, cr0_wp:1,
-/// smep_and_not_wp:1, smap_and_not_wp:1, 8 bits of padding, smm:8).
+/// smep_and_not_wp:1, smap_and_not_wp:1, 8 bits of padding, smm:8), which
+/// it applies to every kernel's role word.
 struct Role {
     level: u32,
     cr4_pae: bool,
@@ -408,7 +409,7 @@ struct Role {
 }
 
 impl Role {
-    /// (width) of each bit-field in declaration order.
+    /// The bit-fields' widths, in declaration order.
     const WIDTHS: [u32; 12] = [4, 1, 2, 1, 3, 1, 1, 1, 1, 1, 8, 8];
 
     fn of(word: u32) -> Role {
