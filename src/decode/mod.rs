@@ -272,6 +272,7 @@ pub fn print_file(td: &TraceDat, path: &str, opts: &DecodeOptions, out: &mut dyn
 pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, opts: &DecodeOptions, follow: bool, out: &mut dyn TextSink, host: &mut dyn Host) -> Result<(), Error> {
     let tc = opts.trace_cmd();
     rec.dec.tep = tc;
+    rec.dec.tep_1_7 = opts.style == Style::TraceCmd31;
     let rec = &*rec;
     let events = rec.events();
     let cls = Classes::new(events);

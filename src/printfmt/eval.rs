@@ -252,6 +252,14 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         let w = f.int(rec, env.endian).ok_or(beyond)? as u32;
                         Val::Int((w >> 16) as u64, Ty::UINT)
                     }
+                    // libtraceevent reads every field as an unsigned 64-bit
+                    // number (tep_read_number()) and evaluates on in
+                    // unsigned long long: a negative `int` is not `< 0`, an
+                    // `s8` of -1 prints 255 under `%d`.
+                    Expr::Field(_) if !matches!(f.kind, FieldKind::Array(_)) && cfg!(feature = "trace-cmd-style") && env.tep => {
+                        let v = crate::cursor::read_uint(rec, f.offset, f.size, env.endian).map_err(|_| beyond)?;
+                        Val::Int(v, Ty { size: 8, signed: false, ptr: f.is_ptr })
+                    }
                     Expr::Field(_) if !matches!(f.kind, FieldKind::Array(_)) => {
                         let v = f.int(rec, env.endian).ok_or(beyond)?;
                         Val::Int(v, Ty { size: f.size.min(8) as u8, signed: f.signed, ptr: f.is_ptr })
@@ -466,18 +474,27 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     }
                     return Ok(Val::Scratch(start, self.scratch.len()));
                 }
-                self.scratch.push(b'{');
+                // libtraceevent before 1.8.4 (trace-cmd 3.1/3.2): `%u`s
+                // apart, no braces; the kernel's (and 1.8.4's) `{0x1,0x2}`.
+                let old = cfg!(feature = "trace-cmd-style") && env.tep && env.tep_1_7;
+                if !old {
+                    self.scratch.push(b'{');
+                }
                 // trace_print_array_seq()
                 let mut p = 0;
                 let mut el = el;
                 while p < d.len() {
                     if p > 0 {
-                        self.scratch.push(b',');
+                        self.scratch.push(if old { b' ' } else { b',' });
                     }
                     match el {
                         1 | 2 | 4 | 8 => {
                             let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| msg!("short array"))?;
-                            printf::hex0x(&mut self.scratch, v);
+                            if old {
+                                printf::dec(&mut self.scratch, v);
+                            } else {
+                                printf::hex0x(&mut self.scratch, v);
+                            }
                         }
                         _ => {
                             self.scratch.extend_from_slice(b"BAD SIZE:");
@@ -489,7 +506,9 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     }
                     p += el;
                 }
-                self.scratch.push(b'}');
+                if !old {
+                    self.scratch.push(b'}');
+                }
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
         }

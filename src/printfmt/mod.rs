@@ -101,11 +101,15 @@ pub struct Env<'a> {
     /// libtraceevent's dialect (ftcat --style trace-cmd): `%p` as glibc
     /// prints it (`0x..`, `(nil)`), `%pS` as `func+0x1c` (no size, module).
     pub tep: bool,
+    /// With `tep`: libtraceevent 1.7's text (trace-cmd 3.1/3.2) where it
+    /// differs from 1.9's: `__print_array` as `%u`s apart (`1 2`), which
+    /// 1.8.4 changed to the kernel's `{0x1,0x2}`.
+    pub tep_1_7: bool,
 }
 
 impl<'a> Env<'a> {
     pub fn new(endian: Endian, long_size: usize) -> Self {
-        Env { endian, long_size, ksyms: None, printk: None, enums: None, hz: 0, tep: false }
+        Env { endian, long_size, ksyms: None, printk: None, enums: None, hz: 0, tep: false, tep_1_7: false }
     }
 }
 

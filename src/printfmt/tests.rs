@@ -240,6 +240,41 @@ fn jiffies_and_mc_event() {
     }
 }
 
+/// libtraceevent's reading of fields: unsigned, 64 bits wide, whatever
+/// the field's sign (kvm_userspace_exit's `errno` of -4 is not `< 0`;
+/// kvm_pvclock_update's `s8 tsc_shift` of -1 prints 255).
+#[test]
+fn tep_reads_fields_unsigned() {
+    let ev = event(
+        &[("__u32 reason", 4, false), ("int errno", 4, true), ("s8 tsc_shift", 1, true)],
+        r#""reason %s (%d) shift %d", REC->errno < 0 ? (REC->errno == -4 ? "restart" : "error") : __print_symbolic(REC->reason, { 0, "KVM_EXIT_" "UNKNOWN" }), REC->errno < 0 ? -REC->errno : REC->reason, REC->tsc_shift"#,
+    );
+    let mut p = Vec::new();
+    p.extend_from_slice(&0u32.to_le_bytes());
+    p.extend_from_slice(&(-4i32).to_le_bytes());
+    p.push(0xff);
+    assert_eq!(run(&ev, &rec(&p)), "reason restart (4) shift -1");
+    let mut e = env();
+    e.tep = true;
+    assert_eq!(run_env(&ev, &rec(&p), &e).unwrap(), "reason KVM_EXIT_UNKNOWN (0) shift 255");
+}
+
+/// `__print_array`: the kernel's and libtraceevent 1.8.4+'s `{0x1,0x2}`;
+/// libtraceevent 1.7's (trace-cmd 3.1/3.2) `%u`s apart.
+#[test]
+fn print_array_by_libtraceevent_release() {
+    let ev = event(&[("u16 v[3]", 6, false)], r#""[%s]", __print_array(REC->v, 3, sizeof(u16))"#);
+    let r = rec(&[1, 0, 0x10, 0, 0xff, 0xff]);
+    assert_eq!(run(&ev, &r), "[{0x1,0x10,0xffff}]");
+    let mut e = env();
+    e.tep = true;
+    assert_eq!(run_env(&ev, &r, &e).unwrap(), "[{0x1,0x10,0xffff}]");
+    e.tep_1_7 = true;
+    if cfg!(feature = "trace-cmd-style") {
+        assert_eq!(run_env(&ev, &r, &e).unwrap(), "[1 16 65535]");
+    }
+}
+
 #[test]
 fn errors_never_panic_and_write_nothing() {
     let ev = event(&[("int a", 4, true), ("const char * s", 8, false)], r#""a=%d s=%s", REC->a, REC->s"#);

@@ -36,6 +36,8 @@ pub struct Decoder {
     pub known: Enums,
     /// Print fmts in libtraceevent's dialect (see `printfmt::Env::tep`).
     pub tep: bool,
+    /// libtraceevent 1.7's variant of it (see `printfmt::Env::tep_1_7`).
+    pub tep_1_7: bool,
     scratch: RefCell<Vec<u8>>,
 }
 
@@ -49,7 +51,7 @@ impl Decoder {
                 *slot = i as u32;
             }
         }
-        Decoder { events, progs, index, ksyms, printk, endian, long_size, hz: 0, known: Enums::new(), tep: false, scratch: RefCell::new(Vec::new()) }
+        Decoder { events, progs, index, ksyms, printk, endian, long_size, hz: 0, known: Enums::new(), tep: false, tep_1_7: false, scratch: RefCell::new(Vec::new()) }
     }
 
     /// Every event, sorted by id.
@@ -74,6 +76,7 @@ impl Decoder {
         e.printk = Some(&self.printk);
         e.hz = self.hz;
         e.tep = self.tep;
+        e.tep_1_7 = self.tep_1_7;
         e.enums = Some(&self.known);
         e
     }

@@ -7,7 +7,7 @@
 //! retval as trace-cmd 3.2+ prints it) and libtraceevent's plugins
 //! (function with its parent-stack indentation, kernel_stack, func_repeats,
 //! raw_data, sched_switch/sched_wakeup, hrtimer, kmem call_site, tlb,
-//! futex: see [`plugins`]). Every other event goes through its print fmt.
+//! futex, kvm: see [`plugins`]). Every other event goes through its print fmt.
 //!
 //! libtraceevent keeps state across records that changes later output, and
 //! it is kept here too: the function plugin's per-CPU parent stacks, and
@@ -183,6 +183,8 @@ enum Handler {
     KmemCallSite { call_site: FieldAt },
     /// plugin_futex: sys_enter_futex's fields ([`plugins::futex::FIELDS`]).
     Futex { fields: [Option<FieldAt>; 6] },
+    /// plugin_kvm: the fields its handler for `kind` reads.
+    Kvm { kind: plugins::kvm::Kind, at: [Option<FieldAt>; plugins::kvm::MAX_FIELDS] },
     Generic,
 }
 
@@ -209,6 +211,9 @@ impl Handler {
     /// (`?`: the plugin does not take the event without it).
     fn plugin(e: &Event, release: Release) -> Option<Handler> {
         let f = |name: &str| e.field_at(name);
+        if let Some(kind) = plugins::kvm::Kind::of(&e.system, &e.name) {
+            return Some(Handler::Kvm { kind, at: kind.locate(e) });
+        }
         Some(match (e.system.as_str(), e.name.as_str()) {
             ("sched", "sched_switch") => Handler::SchedSwitch {
                 prev_pid: f("prev_pid")?,
@@ -252,7 +257,8 @@ impl Handler {
 /// One piece of a print fmt, for `-R` (print_field()).
 enum Piece {
     Lit(bool),
-    Conv { spec: String, field: Option<usize> },
+    /// `mask`: what the argument's casts keep of the field (eval_type()).
+    Conv { spec: String, field: Option<usize>, mask: u64 },
 }
 
 /// Split a print fmt into libtraceevent's pieces; a conversion's field is
@@ -306,8 +312,11 @@ fn pieces(pf: &str, e: &Event) -> Vec<Piece> {
                 k += 1;
             }
         }
-        let field = next_arg(&mut rest).and_then(|a| rec_field(a, e));
-        v.push(Piece::Conv { spec: String::from(core::str::from_utf8(&fmt[s0..k.min(fmt.len())]).unwrap_or("%d")), field });
+        let (field, mask) = match next_arg(&mut rest).and_then(|a| rec_field(a, e)) {
+            Some((i, mask)) => (Some(i), mask),
+            None => (None, u64::MAX),
+        };
+        v.push(Piece::Conv { spec: String::from(core::str::from_utf8(&fmt[s0..k.min(fmt.len())]).unwrap_or("%d")), field, mask });
     }
     if let Some(l) = lit {
         v.push(Piece::Lit(&l == b"0x"));
@@ -337,8 +346,8 @@ fn next_arg<'s>(rest: &mut Option<&'s str>) -> Option<&'s str> {
 
 /// `REC->x`, `(long)REC->x`, `((unsigned long)(REC->x))`: only casts
 /// (type words) before the field, nothing after; the field's index among
-/// the non-common ones.
-fn rec_field(a: &str, e: &Event) -> Option<usize> {
+/// the non-common ones, and what its casts keep of it ([`cast_mask`]).
+fn rec_field(a: &str, e: &Event) -> Option<(usize, u64)> {
     let mut t = String::from(a);
     t.retain(|c| c != '(' && c != ')');
     let p = crate::util::find_str(&t, "REC->", false)?;
@@ -352,12 +361,31 @@ fn rec_field(a: &str, e: &Event) -> Option<usize> {
     for f in &e.fields {
         if !f.name.starts_with("common_") {
             if f.name == name {
-                return Some(i);
+                return Some((i, cast_mask(a.get(..a.find("REC->")?)?)));
             }
             i += 1;
         }
     }
     None
+}
+
+/// eval_type_str() of each cast in `prefix` (the text before `REC->`):
+/// libtraceevent keeps the low bits of `u8`..`u32`, `s8`..`s32`, `char`,
+/// `short`, `int` (signed or not, never sign-extended) and leaves every
+/// other type (`long`, pointers, typedefs it does not know) alone.
+fn cast_mask(prefix: &str) -> u64 {
+    let mut mask = u64::MAX;
+    for group in prefix.split('(').filter_map(|g| g.split_once(')').map(|x| x.0)) {
+        let t = group.trim();
+        let t = t.strip_prefix("unsigned ").unwrap_or(t);
+        mask &= match t {
+            "u8" | "s8" | "char" => 0xff,
+            "u16" | "s16" | "short" => 0xffff,
+            "u32" | "s32" | "int" => 0xffff_ffff,
+            _ => u64::MAX,
+        };
+    }
+    mask
 }
 
 /// The trace-cmd printer. One per recording.
@@ -384,6 +412,8 @@ pub struct TraceCmd<'a> {
     pre: (i32, String),
     /// Records the print fmt interpreter could not format.
     pub fallback: u64,
+    /// plugin_kvm's last instruction text (see [`plugins::kvm::write`]).
+    insn: String,
 }
 
 impl<'a> TraceCmd<'a> {
@@ -425,6 +455,7 @@ impl<'a> TraceCmd<'a> {
             buf: String::new(),
             pre: (0, String::new()),
             fallback: 0,
+            insn: String::new(),
         }
     }
 
@@ -774,6 +805,11 @@ impl<'a> TraceCmd<'a> {
                     self.render(s, ty, d)?;
                 }
             }
+            Handler::Kvm { kind, at } => {
+                if !plugins::kvm::write(s, kind, plugins::kvm::Rec::new(kind, d, e, &at), &mut self.insn) {
+                    self.render(s, ty, d)?;
+                }
+            }
             Handler::Ftrace(_) | Handler::Generic => self.render(s, ty, d)?,
         }
         Ok(false)
@@ -946,21 +982,21 @@ impl<'a> TraceCmd<'a> {
                     }
                     match &c.pieces[at] {
                         Piece::Lit(x) => has0x = *x,
-                        Piece::Conv { spec, field } if *field == Some(fi) => {
-                            hit = Some((at, spec));
+                        Piece::Conv { spec, field, mask } if *field == Some(fi) => {
+                            hit = Some((at, spec, *mask));
                             break;
                         }
                         Piece::Conv { .. } => has0x = false,
                     }
                 }
-                if let Some((at, spec)) = hit {
+                if let Some((at, spec, mask)) = hit {
                     // parse->next: after the last piece there is none, and
                     // the fields after print raw.
                     cur = if at + 1 < n { at + 1 } else { usize::MAX };
                     if has0x {
                         s.put("0x");
                     }
-                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0);
+                    let v = read_uint(d, f.off as usize, f.size as usize, e).unwrap_or(0) & mask;
                     if spec.ends_with('s') && !spec.contains('p') && f.size as usize == self.long {
                         // print_str_arg(): a pointer-sized field under %s is
                         // a kernel string, known through printk_formats,

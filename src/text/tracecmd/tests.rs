@@ -671,3 +671,14 @@ fn formats_libtraceevent_cannot_parse() {
     assert!(!no("\"%s\tNode\", REC->fn"));
     assert!(tep_cannot_parse("\"%s\tNode\", REC->fn", Release::V3_1));
 }
+
+/// `-R` prints a field through the conversion that prints it, after the
+/// argument's casts: kvm_ioapic_set_irq's `(u8)REC->e` of 0x10000 is 0.
+#[test]
+fn raw_fields_keep_what_casts_keep() {
+    assert_eq!(cast_mask("(u8)"), 0xff);
+    assert_eq!(cast_mask("((unsigned long)("), u64::MAX);
+    assert_eq!(cast_mask("(unsigned int)(s16)"), 0xffff);
+    assert_eq!(cast_mask("(long)"), u64::MAX);
+    assert_eq!(cast_mask(""), u64::MAX);
+}

@@ -11,15 +11,16 @@
 //! - jbd2: defines `jiffies_to_msecs()` as returning the jiffies
 //!   (jbd2_run_stats, jbd2_checkpoint_stats): in the print fmt
 //!   interpreter's trace-cmd dialect (printfmt's `Env::tep`).
-//! - kvm (kvm_exit, kvm_entry, kvm_emulate_insn, kvm_nested_vmexit*,
-//!   kvmmmu's page events): no twin yet. Those events print through their
-//!   print fmts (kvmmmu's as `[FAILED TO PARSE]`: libtraceevent cannot
-//!   parse them), where trace-cmd decodes exit reasons and MMU roles.
+//! - kvm: [`kvm`] (kvm_exit, kvm_entry, kvm_emulate_insn,
+//!   kvm_nested_vmexit*, kvmmmu's page events, whose print fmts
+//!   libtraceevent cannot parse); its `is_writable_pte()` is only a name
+//!   the print fmt parser accepts (no kernel ftbox records on uses it).
 //! - mac80211, cfg80211, scsi, xen: only for events of those systems,
 //!   which the kernels ftbox records on do not have; without a twin they
 //!   print through their print fmts.
 
 pub mod futex;
+pub mod kvm;
 pub mod sched_switch;
 
 pub use sched_switch::States;
