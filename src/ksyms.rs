@@ -381,7 +381,7 @@ impl Table {
     fn finish(&mut self) {
         // kallsyms is mostly in order already; skip the sort when it is.
         if self.syms.windows(2).any(|w| w[0].addr > w[1].addr) {
-            self.syms.sort_by_key(|s| s.addr);
+            crate::sort::sort_by_key(&mut self.syms, |s| s.addr);
         }
     }
 
@@ -450,7 +450,7 @@ impl Printk {
             }
             list.push((addr, String::from_utf8_lossy(&out).into_owned()));
         }
-        list.sort_by_key(|e| e.0);
+        crate::sort::sort_by_key(&mut list, |e| e.0);
         Printk { list }
     }
 
@@ -496,7 +496,7 @@ impl Enums {
     /// Sort by name; of duplicate names the first pushed wins.
     pub fn finish(&mut self) {
         let mut l = core::mem::take(&mut self.list);
-        l.sort_by(|a, b| self.name(a).cmp(self.name(b)));
+        crate::sort::sort_by(&mut l, |a, b| self.name(a).cmp(self.name(b)));
         l.dedup_by(|b, a| self.name(a) == self.name(b));
         self.list = l;
     }

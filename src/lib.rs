@@ -26,6 +26,7 @@ pub mod tracedat;
 pub mod text;
 #[cfg(feature = "export")] pub mod export;
 #[cfg(feature = "profile")] pub mod profile;
+pub mod sort;
 pub mod util;
 
 // ---- the edges: the system, through `sys` ----

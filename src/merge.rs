@@ -119,7 +119,7 @@ impl<'s> Merge<'s> {
             .into_iter()
             .map(|src| Cpu { cpu: src.cpu(), src, page: Vec::new(), live: false, cur: RecordCursor::default(), head: (0, 0, 0), state: State::Need, lost: None, pages: 0 })
             .collect();
-        cpus.sort_by_key(|c| c.cpu);
+        crate::sort::sort_by_key(&mut cpus, |c| u64::from(c.cpu));
         let need = (0..cpus.len()).collect();
         Merge { cpus, layout, last: None, errors: Vec::new(), draining: Vec::new(), need, heap: Vec::new() }
     }

@@ -80,9 +80,8 @@ impl Output for StatText<'_, '_> {
             };
             ev.push((c, name));
         }
-        // Most records first, then by name; no two rows are equal, so an
-        // unstable sort gives the one order.
-        ev.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        // Most records first, then by name.
+        crate::sort::sort_by(&mut ev, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (c, name) in &ev {
             let _ = write!(o, "{:<40} {:>12}\n", name, c);
         }

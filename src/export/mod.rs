@@ -61,7 +61,7 @@ impl Meta<'_> {
                 v.push(p);
             }
         }
-        v.sort_unstable();
+        crate::sort::sort_by(&mut v, Ord::cmp);
         v.dedup();
         v
     }

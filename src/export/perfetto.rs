@@ -465,7 +465,7 @@ impl Export for Perfetto {
             let t = m.cmd.tgid(pid);
             procs.push(if t > 0 { t } else { pid });
         }
-        procs.sort_unstable();
+        crate::sort::sort_by(&mut procs, Ord::cmp);
         procs.dedup();
         let p = &mut self.pkt;
         let tree = begin_room(p, 2, 3);

@@ -150,7 +150,7 @@ pub fn compare(base: &[Report], new: &[Report], o: CompareOptions) -> Vec<Change
     }
     rows.retain(|c| o.all || c.changed(o.min_change));
     let key = |c: &Change| c.size().map_or(-1.0, abs);
-    rows.sort_by(|x, y| key(y).total_cmp(&key(x)).then_with(|| x.metric.cmp(&y.metric)));
+    crate::sort::sort_by(&mut rows, |x, y| key(y).total_cmp(&key(x)).then_with(|| x.metric.cmp(&y.metric)));
     rows
 }
 

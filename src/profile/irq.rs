@@ -124,10 +124,10 @@ impl Part for Irq {
         let mut t = Table::new("irqs", "hardirq handlers (IRQ:NAME) and softirq vectors, by total time", "Interrupt", COLS);
         for (n, i) in self.irqs.iter() {
             let s = &self.hard[i];
-            add(&mut t, format!("{}:{}", n, s.name), s);
+            add(&mut t, format!("{}:{}", n as u64, s.name), s);
         }
         for (n, i) in self.vecs.iter() {
-            let name = SOFTIRQS.get(n as usize).map_or(format!("softirq{}", n), |s| String::from(*s));
+            let name = SOFTIRQS.get(n as usize).map_or(format!("softirq{}", n as u64), |s| String::from(*s));
             add(&mut t, name, &self.soft[i]);
         }
         t.sort_by(1);

@@ -58,7 +58,7 @@ impl Table {
     }
     /// Rows by column `col` descending, then by key: the largest first.
     pub fn sort_by(&mut self, col: usize) {
-        self.rows.sort_by(|a, b| b.vals[col].total_cmp(&a.vals[col]).then_with(|| a.key.cmp(&b.key)));
+        crate::sort::sort_by(&mut self.rows, |a, b| b.vals[col].total_cmp(&a.vals[col]).then_with(|| a.key.cmp(&b.key)));
     }
     /// The value of `metric` for `key` (tests, comparisons).
     pub fn get(&self, key: &str, metric: &str) -> Option<f64> {

@@ -124,11 +124,10 @@ impl Cmdlines {
 /// (pid, start, end) entries in line order, sorted by pid keeping the last
 /// entry of each pid: a later line for a pid wins, as with `insert`.
 fn sorted_last_wins(mut v: Vec<(i32, u32, u32)>) -> Vec<(i32, u32, u32)> {
-    // The kernel's files are often in pid order already. Within a pid the
-    // whole tuple grows with the line (names are appended in order), so
-    // sorting by it keeps each pid's lines in their order.
+    // The kernel's files are often in pid order already. The sort is
+    // stable: each pid's lines keep their order.
     if v.windows(2).any(|w| w[0].0 > w[1].0) {
-        v.sort_unstable();
+        crate::sort::sort_by(&mut v, |a, b| a.0.cmp(&b.0));
     }
     let mut out: Vec<(i32, u32, u32)> = Vec::with_capacity(v.len());
     for e in v {

@@ -43,7 +43,7 @@ pub struct Decoder {
 
 impl Decoder {
     pub fn new(mut events: Vec<Event>, ksyms: Ksyms, printk: Printk, endian: Endian, long_size: usize) -> Decoder {
-        events.sort_by_key(|e| e.id);
+        crate::sort::sort_by_key(&mut events, |e| u64::from(e.id));
         let progs = events.iter().map(|_| OnceCell::new()).collect();
         let mut index = alloc::vec![u32::MAX; events.last().map_or(0, |e| e.id as usize + 1)];
         for e in &events {

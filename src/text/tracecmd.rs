@@ -1448,7 +1448,7 @@ impl Comms {
             self.ready = true;
             // Newest first within a pid: names are appended, so a later
             // registration has a larger `at`.
-            self.tab.sort_unstable_by_key(|t| (t.0, core::cmp::Reverse(t.1)));
+            crate::sort::sort_by(&mut self.tab, |a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         }
         match self.search(pid) {
             Some(at) => self.names.get(at as usize..).and_then(|s| s.split('\0').next()).unwrap_or(""),

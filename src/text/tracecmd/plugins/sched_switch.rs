@@ -7,6 +7,8 @@
 //! `Z`). 1.8 reads them from the event's own `__print_flags()` table
 //! (get_states()), and then agrees with the kernel.
 
+use crate::util::find_str;
+
 /// Letters by bit, as far as the first bit without one (the plugin takes
 /// strlen() of a 32-byte array filled by bit index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,7 +39,7 @@ impl States {
     /// of them (the kernel writes them as hex literals).
     pub fn of_format(print_fmt: &str) -> States {
         let mut rest = print_fmt;
-        while let Some(at) = rest.find("__print_flags(") {
+        while let Some(at) = find_str(rest, "__print_flags(", false) {
             rest = &rest[at + "__print_flags(".len()..];
             let args = call_args(rest);
             if !args.first().is_some_and(|a| reads_field(a, "prev_state")) {
@@ -115,7 +117,7 @@ pub(crate) fn call_args(s: &str) -> alloc::vec::Vec<&str> {
 /// Does expression `a` read `REC->name` (not a longer name)?
 fn reads_field(a: &str, name: &str) -> bool {
     let mut rest = a;
-    while let Some(p) = rest.find("REC->") {
+    while let Some(p) = find_str(rest, "REC->", false) {
         rest = &rest[p + 5..];
         if rest.starts_with(name) && !rest[name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
             return true;
