@@ -15,7 +15,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::buf::Buf;
-use super::{elem, value, CpuStat, Export, Meta, Row, Value};
+use super::{elem, scalar, value, CpuStat, Export, Meta, Row, Value};
+use crate::format::FieldKind;
 
 #[derive(Default)]
 pub struct Jsonl {
@@ -112,7 +113,18 @@ impl Export for Jsonl {
             for &(i, end) in &plan.fields {
                 let k = &plan.keys[at..end];
                 at = end;
-                let Some(v) = e.fields.get(i).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
+                let Some(f) = e.fields.get(i) else { continue };
+                if f.kind == FieldKind::Scalar {
+                    let Some(v) = scalar(f, d, m.endian) else { continue };
+                    out.put(k);
+                    if f.signed {
+                        int(out, v as i64)
+                    } else {
+                        uint(out, v)
+                    }
+                    continue;
+                }
+                let Some(v) = value(f, d, m.endian, m.long_size) else { continue };
                 out.put(k);
                 put_value(out, &v, m);
             }
@@ -185,36 +197,58 @@ pub(crate) fn put_value(out: &mut Buf, v: &Value, m: &Meta) {
 ///
 /// A size-optimised build divides by a constant with a real divide
 /// instruction, tens of cycles each, and a row has dozens of digits
-/// (timestamps, kernel addresses): here the digits come two at a time,
-/// each pair from a multiply, as a speed-optimised build would do it.
+/// (timestamps, kernel addresses): here a number is cut into groups of
+/// eight digits, and each group becomes its eight characters at once (see
+/// [`eight`]), stored as one word.
 pub fn uint(out: &mut Buf, v: u64) {
-    // Written in place, from the last digit back.
     let n = ndigits(v);
-    let t = &mut out.room(n)[..n];
-    let mut i = n;
-    let mut rest = v;
-    while rest >= E8 {
-        let q = div_e8(rest);
-        let mut lo = (rest - q * E8) as u32;
-        for _ in 0..4 {
-            let q = div100(lo);
-            pair(t, &mut i, lo - q * 100);
-            lo = q;
+    // Room for the top group's full word, which starts before the number
+    // when the group is short (its leading zeros are shifted out).
+    let t = out.room(24);
+    if v < E8 {
+        put8(t, 0, eight(v as u32) >> (8 * (8 - n)));
+    } else {
+        let hi = div_e8(v);
+        let lo = (v - hi * E8) as u32;
+        let k = n - 8;
+        if hi < E8 {
+            put8(t, 0, eight(hi as u32) >> (8 * (8 - k)));
+        } else {
+            // 17 to 20 digits: the top group has 1 to 4.
+            let top = div_e8(hi);
+            put8(t, 0, eight(top as u32) >> (8 * (16 - k)));
+            put8(t, k - 8, eight((hi - top * E8) as u32));
         }
-        rest = q;
-    }
-    let mut x = rest as u32;
-    while x >= 100 {
-        let q = div100(x);
-        pair(t, &mut i, x - q * 100);
-        x = q;
-    }
-    if x >= 10 {
-        pair(t, &mut i, x);
-    } else if i > 0 {
-        t[i - 1] = b'0' + x as u8;
+        put8(t, k, eight(lo));
     }
     out.advance(n);
+}
+
+/// `w`'s bytes (little-endian: its low byte first) at `t[at..]`.
+#[inline(always)]
+fn put8(t: &mut [u8], at: usize, w: u64) {
+    if let Some(d) = t.get_mut(at..).and_then(|d| d.first_chunk_mut::<8>()) {
+        *d = w.to_le_bytes();
+    }
+}
+
+/// The eight decimal characters of `x` (< 10^8), leading zeros included,
+/// as a little-endian word: each step splits every lane of the word in two
+/// (4+4 digits, then 2+2, then 1+1) with a multiply standing for the divide,
+/// the high halves in the lower lanes so the first digit is the first byte.
+#[inline(always)]
+fn eight(x: u32) -> u64 {
+    // x / 10^4 by the multiply by 2^40 / 10^4, rounded up: the error,
+    // under 10^-4 for x < 10^8, never reaches the next integer.
+    let hi = (x as u64 * 109_951_163) >> 40;
+    let v = hi | (x as u64 - hi * 10_000) << 32;
+    // Each 32-bit lane (< 10^4) / 100: the multiply by 2^20 / 100, rounded up.
+    let q = ((v * 10_486) >> 20) & 0x0000_007f_0000_007f;
+    let v = q | (v - q * 100) << 16;
+    // Each 16-bit lane (< 100) / 10: the multiply by 2^10 / 10, rounded up.
+    let q = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
+    let v = q | (v - q * 10) << 8;
+    v + 0x3030_3030_3030_3030
 }
 
 /// How many decimal digits `v` has: from its bit length (1233 / 4096 is
@@ -241,27 +275,6 @@ const E8: u64 = 100_000_000;
 /// exact (its error, under 2^19, times 2^56 stays under 2^82).
 fn div_e8(v: u64) -> u64 {
     (((v >> 8) as u128 * 0xabcc_7711_8461_cefd) >> 82) as u64
-}
-
-/// `x / 100` for every u32: the multiply by 2^37 / 100 (rounded up; error
-/// 28, times 2^32 under 2^37).
-#[inline(always)]
-fn div100(x: u32) -> u32 {
-    ((x as u64 * 0x51eb_851f) >> 37) as u32
-}
-
-/// The two digits of `x` (< 100) before `t[*i]`.
-#[inline(always)]
-fn pair(t: &mut [u8], i: &mut usize, x: u32) {
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-        2021222324252627282930313233343536373839\
-        4041424344454647484950515253545556575859\
-        6061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899";
-    *i -= 2;
-    let x = x as usize * 2;
-    t[*i] = PAIRS[x];
-    t[*i + 1] = PAIRS[x + 1];
 }
 
 pub fn int(out: &mut Buf, v: i64) {
@@ -396,14 +409,14 @@ mod tests {
             x ^= x << 17;
             assert_eq!(div_e8(x), x / E8, "{x}");
             assert_eq!(div_e8(x >> (x & 63)), (x >> (x & 63)) / E8);
-            let y = x as u32 >> (x >> 59);
-            assert_eq!(div100(y), y / 100, "{y}");
+            let y = (x % E8) as u32;
+            assert_eq!(eight(y).to_le_bytes(), *std::format!("{y:08}").as_bytes(), "{y}");
         }
         for v in [0, 99, 100, E8 - 1, E8, u64::MAX, u64::MAX - E8] {
             assert_eq!(div_e8(v), v / E8);
         }
-        for v in [0, 99, 100, u32::MAX, u32::MAX - 99] {
-            assert_eq!(div100(v), v / 100);
+        for v in [0, 9, 10, 99, 100, 9999, 10_000, 99_999_999] {
+            assert_eq!(eight(v).to_le_bytes(), *std::format!("{v:08}").as_bytes());
         }
     }
 

@@ -140,7 +140,7 @@ pub enum Value<'a> {
 /// Read field `f` of record `d` (None: out of the record's bounds).
 pub fn value<'a>(f: &Field, d: &'a [u8], endian: Endian, long: usize) -> Option<Value<'a>> {
     if f.kind == FieldKind::Scalar {
-        let v = f.int(d, endian)?;
+        let v = scalar(f, d, endian)?;
         return Some(if f.signed { Value::Int(v as i64) } else { Value::Uint(v) });
     }
     let b = f.data(d, endian)?;
@@ -150,6 +150,24 @@ pub fn value<'a>(f: &Field, d: &'a [u8], endian: Endian, long: usize) -> Option<
     }
     let elem = f.elem_size(long).clamp(1, 8);
     Some(Value::Array { data: b, elem, signed: f.signed })
+}
+
+/// Scalar field `f` of record `d` as [`Field::int`] reads it (sign-extended
+/// when signed; None past the record's end or for a size no integer has),
+/// read in place: the exporters' loops over every field of every record
+/// take a scalar this way, its value in a register rather than a [`Value`]
+/// passed through memory.
+#[inline(always)]
+pub fn scalar(f: &Field, d: &[u8], endian: Endian) -> Option<u64> {
+    let b = d.get(f.offset..)?;
+    let v = match f.size {
+        8 => endian.u64(*b.first_chunk()?),
+        4 => endian.u32(*b.first_chunk()?) as u64,
+        2 => endian.u16(*b.first_chunk()?) as u64,
+        1 => *b.first()? as u64,
+        _ => return None,
+    };
+    Some(if f.signed { crate::format::sext(v, f.size) } else { v })
 }
 
 /// Element `i` of an array value, sign-extended when signed.
