@@ -15,29 +15,31 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::buf::Buf;
-use super::{elem, scalar, value, CpuStat, Export, Meta, Row, Value};
-use crate::format::FieldKind;
+use super::{elem, value, Cols, CpuStat, Export, Meta, Row, Value};
 
 #[derive(Default)]
 pub struct Jsonl {
     /// By event type id, how its rows are written (made at its first record).
     plans: Vec<Option<Plan>>,
-    /// By CPU, the pid of its last row and that row's
+    /// By CPU, the CPU and pid of its last row and that row's
     /// `,"cpu":C,"pid":P,"comm":"…"`: a CPU's rows mostly come from one
     /// task at a time.
-    who: Vec<(i32, Vec<u8>)>,
+    who: Vec<(Option<(u32, i32)>, Vec<u8>)>,
 }
 
 /// One event's part of its rows that is the same in every row, written
 /// once: the event's name and each field's key.
 struct Plan {
-    /// `,"event":"system:name","flags":"`.
+    /// `,"event":"system:name","flags":"`, then the latency columns of
+    /// the event's last row and the closing quote.
     head: Vec<u8>,
-    /// Each field past the common ones: its index in the event's fields and
-    /// where its `,"name":` key ends in `keys` (it starts where the one
-    /// before ends).
-    fields: Vec<(usize, usize)>,
-    keys: Vec<u8>,
+    /// The length of the part without the latency columns, and the
+    /// record bytes those columns were made from (common flags and
+    /// preempt count), which seldom change from one row to the next.
+    head_len: usize,
+    lat_of: Option<[u8; 2]>,
+    /// Each field past the common ones with its `,"name":` key.
+    cols: Cols,
     /// ftrace:bprint, whose rows also carry the formatted message.
     bprint: bool,
 }
@@ -60,19 +62,17 @@ impl Plan {
         key(&mut head, ",\"event\":");
         string(&mut head, name.as_bytes());
         key(&mut head, ",\"flags\":\"");
-        let (mut fields, mut keys) = (Vec::new(), Buf::new());
         let e = r.event.unwrap_or(&crate::format::NO_EVENT);
-        for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
+        let cols = Cols::new(e, |keys, f| {
             keys.put(b",\"");
             if f.name.len() <= 5 && crate::util::one_of(ROW_KEYS, &f.name) {
                 keys.put(b"event_");
             }
-            escape_into(&mut keys, f.name.as_bytes());
+            escape_into(keys, f.name.as_bytes());
             keys.put(b"\":");
-            fields.push((i, keys.len()));
-        }
+        });
         let bprint = e.system == "ftrace" && e.name == "bprint";
-        Plan { head: head.as_slice().to_vec(), fields, keys: keys.as_slice().to_vec(), bprint }
+        Plan { head: head.as_slice().to_vec(), head_len: head.len(), lat_of: None, cols, bprint }
     }
 }
 
@@ -90,10 +90,10 @@ impl Export for Jsonl {
         uint(out, r.ts);
         let c = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
         if self.who.len() <= c {
-            self.who.resize_with(c + 1, || (-1, Vec::new()));
+            self.who.resize_with(c + 1, || (None, Vec::new()));
         }
         let who = &mut self.who[c];
-        if who.0 != r.pid || who.1.is_empty() {
+        if who.0 != Some((r.cpu, r.pid)) {
             let mut b = Buf::new();
             key(&mut b, ",\"cpu\":");
             uint(&mut b, r.cpu as u64);
@@ -101,30 +101,32 @@ impl Export for Jsonl {
             int(&mut b, r.pid as i64);
             key(&mut b, ",\"comm\":");
             escaped_str(&mut b, r.comm);
-            *who = (r.pid, b.as_slice().to_vec());
+            *who = (Some((r.cpu, r.pid)), b.as_slice().to_vec());
         }
         out.put(&who.1);
+        // (The latency columns come from these two bytes alone.)
+        let flags = [d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)];
+        if plan.lat_of != Some(flags) {
+            plan.head.truncate(plan.head_len);
+            // The latency columns are letters, digits and dots: no escapes.
+            plan.head.extend_from_slice(r.lat.as_bytes());
+            plan.head.push(b'"');
+            plan.lat_of = Some(flags);
+        }
         out.put(&plan.head);
-        // The latency columns are letters, digits and dots: no escapes.
-        out.put(r.lat.as_bytes());
-        out.push(b'"');
         if let Some(e) = r.event {
-            let mut at = 0;
-            for &(i, end) in &plan.fields {
-                let k = &plan.keys[at..end];
-                at = end;
-                let Some(f) = e.fields.get(i) else { continue };
-                if f.kind == FieldKind::Scalar {
-                    let Some(v) = scalar(f, d, m.endian) else { continue };
+            for (k, i, sc) in plan.cols.iter() {
+                if let Some(sc) = sc {
+                    let Some(v) = sc.get(d, m.endian) else { continue };
                     out.put(k);
-                    if f.signed {
+                    if sc.signed() {
                         int(out, v as i64)
                     } else {
                         uint(out, v)
                     }
                     continue;
                 }
-                let Some(v) = value(f, d, m.endian, m.long_size) else { continue };
+                let Some(v) = e.fields.get(i).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
                 out.put(k);
                 put_value(out, &v, m);
             }
@@ -200,7 +202,16 @@ pub(crate) fn put_value(out: &mut Buf, v: &Value, m: &Meta) {
 /// (timestamps, kernel addresses): here a number is cut into groups of
 /// eight digits, and each group becomes its eight characters at once (see
 /// [`eight`]), stored as one word.
+#[inline(always)]
 pub fn uint(out: &mut Buf, v: u64) {
+    // Many numbers are one digit (CPUs, fds, counts, depths).
+    if v < 10 {
+        return out.push(b'0' + v as u8);
+    }
+    digits(out, v)
+}
+
+fn digits(out: &mut Buf, v: u64) {
     let n = ndigits(v);
     // Room for the top group's full word, which starts before the number
     // when the group is short (its leading zeros are shifted out).

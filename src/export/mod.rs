@@ -140,7 +140,7 @@ pub enum Value<'a> {
 /// Read field `f` of record `d` (None: out of the record's bounds).
 pub fn value<'a>(f: &Field, d: &'a [u8], endian: Endian, long: usize) -> Option<Value<'a>> {
     if f.kind == FieldKind::Scalar {
-        let v = scalar(f, d, endian)?;
+        let v = Scalar::of(f)?.get(d, endian)?;
         return Some(if f.signed { Value::Int(v as i64) } else { Value::Uint(v) });
     }
     let b = f.data(d, endian)?;
@@ -152,22 +152,81 @@ pub fn value<'a>(f: &Field, d: &'a [u8], endian: Endian, long: usize) -> Option<
     Some(Value::Array { data: b, elem, signed: f.signed })
 }
 
-/// Scalar field `f` of record `d` as [`Field::int`] reads it (sign-extended
-/// when signed; None past the record's end or for a size no integer has),
-/// read in place: the exporters' loops over every field of every record
-/// take a scalar this way, its value in a register rather than a [`Value`]
-/// passed through memory.
-#[inline(always)]
-pub fn scalar(f: &Field, d: &[u8], endian: Endian) -> Option<u64> {
-    let b = d.get(f.offset..)?;
-    let v = match f.size {
-        8 => endian.u64(*b.first_chunk()?),
-        4 => endian.u32(*b.first_chunk()?) as u64,
-        2 => endian.u16(*b.first_chunk()?) as u64,
-        1 => *b.first()? as u64,
-        _ => return None,
-    };
-    Some(if f.signed { crate::format::sext(v, f.size) } else { v })
+/// Where a scalar field lies in a record, kept per event so that the
+/// exporters' loops over every field of every record read a number with
+/// neither the [`Field`] nor a [`Value`] passed through memory.
+#[derive(Clone, Copy)]
+pub struct Scalar {
+    off: usize,
+    size: u8,
+    signed: bool,
+}
+
+impl Scalar {
+    /// None: not a scalar, or of a size no integer has (read as
+    /// [`value`] reads it: not at all).
+    pub fn of(f: &Field) -> Option<Scalar> {
+        if f.kind != FieldKind::Scalar {
+            return None;
+        }
+        Scalar::at(f)
+    }
+
+    /// The field's bytes as an integer whatever its kind, as [`Field::int`]
+    /// reads it.
+    pub fn at(f: &Field) -> Option<Scalar> {
+        matches!(f.size, 1 | 2 | 4 | 8).then_some(Scalar { off: f.offset, size: f.size as u8, signed: f.signed })
+    }
+
+    /// Its value in record `d` as [`Field::int`] reads it (sign-extended
+    /// when signed; None past the record's end).
+    #[inline(always)]
+    pub fn get(self, d: &[u8], endian: Endian) -> Option<u64> {
+        let b = d.get(self.off..)?;
+        let v = match self.size {
+            8 => endian.u64(*b.first_chunk()?),
+            4 => endian.u32(*b.first_chunk()?) as u64,
+            2 => endian.u16(*b.first_chunk()?) as u64,
+            _ => *b.first()? as u64,
+        };
+        Some(if self.signed { crate::format::sext(v, self.size as usize) } else { v })
+    }
+
+    pub fn signed(self) -> bool {
+        self.signed
+    }
+}
+
+/// One event's fields past the common ones as an exporter writes them:
+/// each one's key, encoded once per event, and where a scalar lies.
+pub struct Cols {
+    /// (index in the event's fields, where its key ends in `keys` (it
+    /// starts where the one before ends), the scalar's place).
+    cols: Vec<(usize, usize, Option<Scalar>)>,
+    keys: Vec<u8>,
+}
+
+impl Cols {
+    /// `key` writes a field's key.
+    pub fn new(e: &Event, key: impl Fn(&mut Buf, &Field)) -> Cols {
+        let (mut cols, mut keys) = (Vec::new(), Buf::new());
+        for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
+            key(&mut keys, f);
+            cols.push((i, keys.len(), Scalar::of(f)));
+        }
+        Cols { cols, keys: keys.as_slice().to_vec() }
+    }
+
+    /// Each field: its key, its index in the event's fields, where it lies
+    /// when a scalar.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], usize, Option<Scalar>)> {
+        let mut at = 0;
+        self.cols.iter().map(move |&(i, end, sc)| {
+            let k = self.keys.get(at..end).unwrap_or_default();
+            at = end;
+            (k, i, sc)
+        })
+    }
 }
 
 /// Element `i` of an array value, sign-extended when signed.
