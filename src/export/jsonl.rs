@@ -115,8 +115,9 @@ impl Export for Jsonl {
         }
         out.put(&plan.head);
         if let Some(e) = r.event {
-            for (k, i, sc) in plan.cols.iter() {
-                if let Some(sc) = sc {
+            for c in &plan.cols.cols {
+                let k = plan.cols.key(c);
+                if let Some(sc) = c.scalar {
                     let Some(v) = sc.get(d, m.endian) else { continue };
                     out.put(k);
                     if sc.signed() {
@@ -126,7 +127,7 @@ impl Export for Jsonl {
                     }
                     continue;
                 }
-                let Some(v) = e.fields.get(i).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
+                let Some(v) = e.fields.get(c.field).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
                 out.put(k);
                 put_value(out, &v, m);
             }

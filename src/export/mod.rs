@@ -200,10 +200,16 @@ impl Scalar {
 /// One event's fields past the common ones as an exporter writes them:
 /// each one's key, encoded once per event, and where a scalar lies.
 pub struct Cols {
-    /// (index in the event's fields, where its key ends in `keys` (it
-    /// starts where the one before ends), the scalar's place).
-    cols: Vec<(usize, usize, Option<Scalar>)>,
+    pub cols: Vec<Col>,
     keys: Vec<u8>,
+}
+
+pub struct Col {
+    /// Its index in the event's fields.
+    pub field: usize,
+    /// Where its key lies in [`Cols`]'s bytes.
+    key: (usize, usize),
+    pub scalar: Option<Scalar>,
 }
 
 impl Cols {
@@ -211,21 +217,16 @@ impl Cols {
     pub fn new(e: &Event, key: impl Fn(&mut Buf, &Field)) -> Cols {
         let (mut cols, mut keys) = (Vec::new(), Buf::new());
         for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
+            let at = keys.len();
             key(&mut keys, f);
-            cols.push((i, keys.len(), Scalar::of(f)));
+            cols.push(Col { field: i, key: (at, keys.len()), scalar: Scalar::of(f) });
         }
         Cols { cols, keys: keys.as_slice().to_vec() }
     }
 
-    /// Each field: its key, its index in the event's fields, where it lies
-    /// when a scalar.
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], usize, Option<Scalar>)> {
-        let mut at = 0;
-        self.cols.iter().map(move |&(i, end, sc)| {
-            let k = self.keys.get(at..end).unwrap_or_default();
-            at = end;
-            (k, i, sc)
-        })
+    #[inline(always)]
+    pub fn key(&self, c: &Col) -> &[u8] {
+        self.keys.get(c.key.0..c.key.1).unwrap_or_default()
     }
 }
 

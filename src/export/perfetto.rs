@@ -117,8 +117,9 @@ impl GenericPlan {
     /// The event's fields from record `d`.
     fn write(&self, b: &mut Buf, m: &Meta, e: &Event, d: &[u8]) {
         b.put(&self.name);
-        for (key, i, sc) in self.cols.iter() {
-            if let Some(sc) = sc {
+        for c in &self.cols.cols {
+            let key = self.cols.key(c);
+            if let Some(sc) = c.scalar {
                 // A number's Field is short and its length known: written
                 // first, with no length to fix up after.
                 let Some(n) = sc.get(d, m.endian) else { continue };
@@ -128,7 +129,7 @@ impl GenericPlan {
                 uint(b, if sc.signed() { 4 } else { 5 }, n);
                 continue;
             }
-            let Some(v) = e.fields.get(i).and_then(|f| super::value(f, d, m.endian, m.long_size)) else { continue };
+            let Some(v) = e.fields.get(c.field).and_then(|f| super::value(f, d, m.endian, m.long_size)) else { continue };
             let o = begin(b, 2);
             b.put(key);
             if let Value::Str(s) = v {
@@ -534,11 +535,14 @@ impl Export for Perfetto {
         let b = &mut self.cpus[cpu].buf;
         // Generic events run past 127 bytes: two length bytes up front.
         let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
-        let ev = begin_room(b, 2, room);
-        uint(b, 1, r.ts);
-        uint(b, 2, r.pid as u32 as u64);
-        uint(b, 5, d.get(2).copied().unwrap_or(0) as u64);
-        let o = begin_room(b, no, room);
+        // (At most 3 + 11 + 11 + 3 + 5 bytes.)
+        let (ev, o) = proto::run(b, |h| {
+            let ev = h.begin_room(2, room);
+            h.uint(1, r.ts);
+            h.uint(2, r.pid as u32 as u64);
+            h.uint(5, d.get(2).copied().unwrap_or(0) as u64);
+            (ev, h.begin_room(no, room))
+        });
         match how {
             How::Message(_) => {
                 for &(pno, v, kind) in &vals {
