@@ -203,35 +203,33 @@ pub(crate) fn put_value(out: &mut Buf, v: &Value, m: &Meta) {
 /// (timestamps, kernel addresses): here a number is cut into groups of
 /// eight digits, and each group becomes its eight characters at once (see
 /// [`eight`]), stored as one word.
-#[inline(always)]
 pub fn uint(out: &mut Buf, v: u64) {
     // Many numbers are one digit (CPUs, fds, counts, depths).
     if v < 10 {
         return out.push(b'0' + v as u8);
     }
-    digits(out, v)
-}
-
-fn digits(out: &mut Buf, v: u64) {
     let n = ndigits(v);
     // Room for the top group's full word, which starts before the number
     // when the group is short (its leading zeros are shifted out).
     let t = out.room(24);
-    if v < E8 {
-        put8(t, 0, eight(v as u32) >> (8 * (8 - n)));
-    } else {
-        let hi = div_e8(v);
-        let lo = (v - hi * E8) as u32;
-        let k = n - 8;
-        if hi < E8 {
-            put8(t, 0, eight(hi as u32) >> (8 * (8 - k)));
-        } else {
-            // 17 to 20 digits: the top group has 1 to 4.
-            let top = div_e8(hi);
-            put8(t, 0, eight(top as u32) >> (8 * (16 - k)));
-            put8(t, k - 8, eight((hi - top * E8) as u32));
+    // The groups of eight from the last digit back; the top one has the
+    // `at` digits left. Stored from the top down, as each word's store
+    // runs past its group.
+    let mut w = [0u64; 3];
+    let (mut k, mut at, mut rest) = (0, n, v);
+    loop {
+        let q = if at > 8 { div_e8(rest) } else { 0 };
+        if let Some(x) = w.get_mut(k) {
+            *x = eight((rest - q * E8) as u32);
         }
-        put8(t, k, eight(lo));
+        if at <= 8 || k >= 2 {
+            break;
+        }
+        (k, at, rest) = (k + 1, at - 8, q);
+    }
+    put8(t, 0, w[k] >> (8 * (8 - at)));
+    for j in (0..k).rev() {
+        put8(t, n - 8 * (j + 1), w[j]);
     }
     out.advance(n);
 }

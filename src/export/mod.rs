@@ -140,7 +140,7 @@ pub enum Value<'a> {
 /// Read field `f` of record `d` (None: out of the record's bounds).
 pub fn value<'a>(f: &Field, d: &'a [u8], endian: Endian, long: usize) -> Option<Value<'a>> {
     if f.kind == FieldKind::Scalar {
-        let v = Scalar::of(f)?.get(d, endian)?;
+        let v = f.int(d, endian)?;
         return Some(if f.signed { Value::Int(v as i64) } else { Value::Uint(v) });
     }
     let b = f.data(d, endian)?;

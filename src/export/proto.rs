@@ -55,7 +55,6 @@ pub fn tag(b: &mut Buf, field: u32, wire: u8) {
 
 /// uint32/uint64/bool/enum fields; int32/int64 fields take `v as u64` (a
 /// negative value is then 10 bytes, as protobuf encodes it).
-#[inline(always)]
 pub fn uint(b: &mut Buf, field: u32, v: u64) {
     tag(b, field, VARINT);
     varint(b, v);
@@ -118,15 +117,15 @@ pub fn end(b: &mut Buf, o: Open) {
     if n < 0x80 && o.room == 1 {
         return b.set(o.body - 1, &[n as u8]);
     }
-    // (Generic events, whose room is two bytes, are written as often.)
-    if n < 0x4000 && o.room == 2 {
-        return b.set(o.body - 2, &[n as u8 | 0x80, (n >> 7) as u8]);
-    }
     long_end(b, o)
 }
 
 fn long_end(b: &mut Buf, o: Open) {
     let n = (b.len() - o.body) as u64;
+    // (Generic events, whose room is two bytes, are written as often.)
+    if n < 0x4000 && o.room == 2 {
+        return b.set(o.body - 2, &[n as u8 | 0x80, (n >> 7) as u8]);
+    }
     let k = varint_len(n).max(o.room);
     if k > o.room {
         b.open_gap(o.body, k - o.room);
