@@ -15,28 +15,31 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::buf::Buf;
-use super::{elem, value, CpuStat, Export, Meta, Row, Value};
+use super::{elem, value, Cols, CpuStat, Export, Meta, Row, Value};
 
 #[derive(Default)]
 pub struct Jsonl {
     /// By event type id, how its rows are written (made at its first record).
     plans: Vec<Option<Plan>>,
-    /// By CPU, the pid of its last row and that row's
+    /// By CPU, the CPU and pid of its last row and that row's
     /// `,"cpu":C,"pid":P,"comm":"…"`: a CPU's rows mostly come from one
     /// task at a time.
-    who: Vec<(i32, Vec<u8>)>,
+    who: Vec<(Option<(u32, i32)>, Vec<u8>)>,
 }
 
 /// One event's part of its rows that is the same in every row, written
 /// once: the event's name and each field's key.
 struct Plan {
-    /// `,"event":"system:name","flags":"`.
+    /// `,"event":"system:name","flags":"`, then the latency columns of
+    /// the event's last row and the closing quote.
     head: Vec<u8>,
-    /// Each field past the common ones: its index in the event's fields and
-    /// where its `,"name":` key ends in `keys` (it starts where the one
-    /// before ends).
-    fields: Vec<(usize, usize)>,
-    keys: Vec<u8>,
+    /// The length of the part without the latency columns, and the
+    /// record bytes those columns were made from (common flags and
+    /// preempt count), which seldom change from one row to the next.
+    head_len: usize,
+    lat_of: Option<[u8; 2]>,
+    /// Each field past the common ones with its `,"name":` key.
+    cols: Cols,
     /// ftrace:bprint, whose rows also carry the formatted message.
     bprint: bool,
 }
@@ -59,19 +62,17 @@ impl Plan {
         key(&mut head, ",\"event\":");
         string(&mut head, name.as_bytes());
         key(&mut head, ",\"flags\":\"");
-        let (mut fields, mut keys) = (Vec::new(), Buf::new());
         let e = r.event.unwrap_or(&crate::format::NO_EVENT);
-        for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
+        let cols = Cols::new(e, |keys, f| {
             keys.put(b",\"");
             if f.name.len() <= 5 && crate::util::one_of(ROW_KEYS, &f.name) {
                 keys.put(b"event_");
             }
-            escape_into(&mut keys, f.name.as_bytes());
+            escape_into(keys, f.name.as_bytes());
             keys.put(b"\":");
-            fields.push((i, keys.len()));
-        }
+        });
         let bprint = e.system == "ftrace" && e.name == "bprint";
-        Plan { head: head.as_slice().to_vec(), fields, keys: keys.as_slice().to_vec(), bprint }
+        Plan { head: head.as_slice().to_vec(), head_len: head.len(), lat_of: None, cols, bprint }
     }
 }
 
@@ -89,10 +90,10 @@ impl Export for Jsonl {
         uint(out, r.ts);
         let c = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
         if self.who.len() <= c {
-            self.who.resize_with(c + 1, || (-1, Vec::new()));
+            self.who.resize_with(c + 1, || (None, Vec::new()));
         }
         let who = &mut self.who[c];
-        if who.0 != r.pid || who.1.is_empty() {
+        if who.0 != Some((r.cpu, r.pid)) {
             let mut b = Buf::new();
             key(&mut b, ",\"cpu\":");
             uint(&mut b, r.cpu as u64);
@@ -100,19 +101,33 @@ impl Export for Jsonl {
             int(&mut b, r.pid as i64);
             key(&mut b, ",\"comm\":");
             escaped_str(&mut b, r.comm);
-            *who = (r.pid, b.as_slice().to_vec());
+            *who = (Some((r.cpu, r.pid)), b.as_slice().to_vec());
         }
         out.put(&who.1);
+        // (The latency columns come from these two bytes alone.)
+        let flags = [d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)];
+        if plan.lat_of != Some(flags) {
+            plan.head.truncate(plan.head_len);
+            // The latency columns are letters, digits and dots: no escapes.
+            plan.head.extend_from_slice(r.lat.as_bytes());
+            plan.head.push(b'"');
+            plan.lat_of = Some(flags);
+        }
         out.put(&plan.head);
-        // The latency columns are letters, digits and dots: no escapes.
-        out.put(r.lat.as_bytes());
-        out.push(b'"');
         if let Some(e) = r.event {
-            let mut at = 0;
-            for &(i, end) in &plan.fields {
-                let k = &plan.keys[at..end];
-                at = end;
-                let Some(v) = e.fields.get(i).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
+            for c in &plan.cols.cols {
+                let k = plan.cols.key(c);
+                if let Some(sc) = c.scalar {
+                    let Some(v) = sc.get(d, m.endian) else { continue };
+                    out.put(k);
+                    if sc.signed() {
+                        int(out, v as i64)
+                    } else {
+                        uint(out, v)
+                    }
+                    continue;
+                }
+                let Some(v) = e.fields.get(c.field).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
                 out.put(k);
                 put_value(out, &v, m);
             }
@@ -185,36 +200,65 @@ pub(crate) fn put_value(out: &mut Buf, v: &Value, m: &Meta) {
 ///
 /// A size-optimised build divides by a constant with a real divide
 /// instruction, tens of cycles each, and a row has dozens of digits
-/// (timestamps, kernel addresses): here the digits come two at a time,
-/// each pair from a multiply, as a speed-optimised build would do it.
+/// (timestamps, kernel addresses): here a number is cut into groups of
+/// eight digits, and each group becomes its eight characters at once (see
+/// [`eight`]), stored as one word.
 pub fn uint(out: &mut Buf, v: u64) {
-    // Written in place, from the last digit back.
+    // Many numbers are one digit (CPUs, fds, counts, depths).
+    if v < 10 {
+        return out.push(b'0' + v as u8);
+    }
     let n = ndigits(v);
-    let t = &mut out.room(n)[..n];
-    let mut i = n;
-    let mut rest = v;
-    while rest >= E8 {
-        let q = div_e8(rest);
-        let mut lo = (rest - q * E8) as u32;
-        for _ in 0..4 {
-            let q = div100(lo);
-            pair(t, &mut i, lo - q * 100);
-            lo = q;
+    // Room for the top group's full word, which starts before the number
+    // when the group is short (its leading zeros are shifted out).
+    let t = out.room(24);
+    // The groups of eight from the last digit back; the top one has the
+    // `at` digits left. Stored from the top down, as each word's store
+    // runs past its group.
+    let mut w = [0u64; 3];
+    let (mut k, mut at, mut rest) = (0, n, v);
+    loop {
+        let q = if at > 8 { div_e8(rest) } else { 0 };
+        if let Some(x) = w.get_mut(k) {
+            *x = eight((rest - q * E8) as u32);
         }
-        rest = q;
+        if at <= 8 || k >= 2 {
+            break;
+        }
+        (k, at, rest) = (k + 1, at - 8, q);
     }
-    let mut x = rest as u32;
-    while x >= 100 {
-        let q = div100(x);
-        pair(t, &mut i, x - q * 100);
-        x = q;
-    }
-    if x >= 10 {
-        pair(t, &mut i, x);
-    } else if i > 0 {
-        t[i - 1] = b'0' + x as u8;
+    put8(t, 0, w[k] >> (8 * (8 - at)));
+    for j in (0..k).rev() {
+        put8(t, n - 8 * (j + 1), w[j]);
     }
     out.advance(n);
+}
+
+/// `w`'s bytes (little-endian: its low byte first) at `t[at..]`.
+#[inline(always)]
+fn put8(t: &mut [u8], at: usize, w: u64) {
+    if let Some(d) = t.get_mut(at..).and_then(|d| d.first_chunk_mut::<8>()) {
+        *d = w.to_le_bytes();
+    }
+}
+
+/// The eight decimal characters of `x` (< 10^8), leading zeros included,
+/// as a little-endian word: each step splits every lane of the word in two
+/// (4+4 digits, then 2+2, then 1+1) with a multiply standing for the divide,
+/// the high halves in the lower lanes so the first digit is the first byte.
+#[inline(always)]
+fn eight(x: u32) -> u64 {
+    // x / 10^4 by the multiply by 2^40 / 10^4, rounded up: the error,
+    // under 10^-4 for x < 10^8, never reaches the next integer.
+    let hi = (x as u64 * 109_951_163) >> 40;
+    let v = hi | (x as u64 - hi * 10_000) << 32;
+    // Each 32-bit lane (< 10^4) / 100: the multiply by 2^20 / 100, rounded up.
+    let q = ((v * 10_486) >> 20) & 0x0000_007f_0000_007f;
+    let v = q | (v - q * 100) << 16;
+    // Each 16-bit lane (< 100) / 10: the multiply by 2^10 / 10, rounded up.
+    let q = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
+    let v = q | (v - q * 10) << 8;
+    v + 0x3030_3030_3030_3030
 }
 
 /// How many decimal digits `v` has: from its bit length (1233 / 4096 is
@@ -241,27 +285,6 @@ const E8: u64 = 100_000_000;
 /// exact (its error, under 2^19, times 2^56 stays under 2^82).
 fn div_e8(v: u64) -> u64 {
     (((v >> 8) as u128 * 0xabcc_7711_8461_cefd) >> 82) as u64
-}
-
-/// `x / 100` for every u32: the multiply by 2^37 / 100 (rounded up; error
-/// 28, times 2^32 under 2^37).
-#[inline(always)]
-fn div100(x: u32) -> u32 {
-    ((x as u64 * 0x51eb_851f) >> 37) as u32
-}
-
-/// The two digits of `x` (< 100) before `t[*i]`.
-#[inline(always)]
-fn pair(t: &mut [u8], i: &mut usize, x: u32) {
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-        2021222324252627282930313233343536373839\
-        4041424344454647484950515253545556575859\
-        6061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899";
-    *i -= 2;
-    let x = x as usize * 2;
-    t[*i] = PAIRS[x];
-    t[*i + 1] = PAIRS[x + 1];
 }
 
 pub fn int(out: &mut Buf, v: i64) {
@@ -396,14 +419,14 @@ mod tests {
             x ^= x << 17;
             assert_eq!(div_e8(x), x / E8, "{x}");
             assert_eq!(div_e8(x >> (x & 63)), (x >> (x & 63)) / E8);
-            let y = x as u32 >> (x >> 59);
-            assert_eq!(div100(y), y / 100, "{y}");
+            let y = (x % E8) as u32;
+            assert_eq!(eight(y).to_le_bytes(), *std::format!("{y:08}").as_bytes(), "{y}");
         }
         for v in [0, 99, 100, E8 - 1, E8, u64::MAX, u64::MAX - E8] {
             assert_eq!(div_e8(v), v / E8);
         }
-        for v in [0, 99, 100, u32::MAX, u32::MAX - 99] {
-            assert_eq!(div100(v), v / 100);
+        for v in [0, 9, 10, 99, 100, 9999, 10_000, 99_999_999] {
+            assert_eq!(eight(v).to_le_bytes(), *std::format!("{v:08}").as_bytes());
         }
     }
 

@@ -152,6 +152,84 @@ pub fn value<'a>(f: &Field, d: &'a [u8], endian: Endian, long: usize) -> Option<
     Some(Value::Array { data: b, elem, signed: f.signed })
 }
 
+/// Where a scalar field lies in a record, kept per event so that the
+/// exporters' loops over every field of every record read a number with
+/// neither the [`Field`] nor a [`Value`] passed through memory.
+#[derive(Clone, Copy)]
+pub struct Scalar {
+    off: usize,
+    size: u8,
+    signed: bool,
+}
+
+impl Scalar {
+    /// None: not a scalar, or of a size no integer has (read as
+    /// [`value`] reads it: not at all).
+    pub fn of(f: &Field) -> Option<Scalar> {
+        if f.kind != FieldKind::Scalar {
+            return None;
+        }
+        Scalar::at(f)
+    }
+
+    /// The field's bytes as an integer whatever its kind, as [`Field::int`]
+    /// reads it.
+    pub fn at(f: &Field) -> Option<Scalar> {
+        matches!(f.size, 1 | 2 | 4 | 8).then_some(Scalar { off: f.offset, size: f.size as u8, signed: f.signed })
+    }
+
+    /// Its value in record `d` as [`Field::int`] reads it (sign-extended
+    /// when signed; None past the record's end).
+    #[inline(always)]
+    pub fn get(self, d: &[u8], endian: Endian) -> Option<u64> {
+        let b = d.get(self.off..)?;
+        let v = match self.size {
+            8 => endian.u64(*b.first_chunk()?),
+            4 => endian.u32(*b.first_chunk()?) as u64,
+            2 => endian.u16(*b.first_chunk()?) as u64,
+            _ => *b.first()? as u64,
+        };
+        Some(if self.signed { crate::format::sext(v, self.size as usize) } else { v })
+    }
+
+    pub fn signed(self) -> bool {
+        self.signed
+    }
+}
+
+/// One event's fields past the common ones as an exporter writes them:
+/// each one's key, encoded once per event, and where a scalar lies.
+pub struct Cols {
+    pub cols: Vec<Col>,
+    keys: Vec<u8>,
+}
+
+pub struct Col {
+    /// Its index in the event's fields.
+    pub field: usize,
+    /// Where its key lies in [`Cols`]'s bytes.
+    key: (usize, usize),
+    pub scalar: Option<Scalar>,
+}
+
+impl Cols {
+    /// `key` writes a field's key.
+    pub fn new(e: &Event, key: impl Fn(&mut Buf, &Field)) -> Cols {
+        let (mut cols, mut keys) = (Vec::new(), Buf::new());
+        for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
+            let at = keys.len();
+            key(&mut keys, f);
+            cols.push(Col { field: i, key: (at, keys.len()), scalar: Scalar::of(f) });
+        }
+        Cols { cols, keys: keys.as_slice().to_vec() }
+    }
+
+    #[inline(always)]
+    pub fn key(&self, c: &Col) -> &[u8] {
+        self.keys.get(c.key.0..c.key.1).unwrap_or_default()
+    }
+}
+
 /// Element `i` of an array value, sign-extended when signed.
 pub fn elem(data: &[u8], elem: usize, signed: bool, i: usize, endian: Endian) -> u64 {
     let v = crate::cursor::read_uint(data, i * elem, elem, endian).unwrap_or(0);

@@ -69,7 +69,14 @@ pub struct Exporter<'r, 'o> {
     failed: bool,
     /// Losses waiting for their CPU's next record, which gives their time.
     pending: Vec<(u32, Option<u64>)>,
-    lat: Buf,
+    /// The last row's latency columns, and the common flags and preempt
+    /// count they were made from (a record's bytes 2 and 3, which seldom
+    /// change from one record to the next).
+    lat: String,
+    lat_of: Option<(Option<u8>, Option<u8>)>,
+    /// By CPU, the pid of its last record and that task's comm: a CPU
+    /// runs one task for many records.
+    comms: Vec<Option<(i32, &'r str)>>,
 }
 
 impl<'r, 'o> Exporter<'r, 'o> {
@@ -103,7 +110,7 @@ impl<'r, 'o> Exporter<'r, 'o> {
             Format::PerfettoCompact => Box::new(Perfetto::with_compact_sched()),
             Format::Jsonl => Box::new(Jsonl::new()),
         };
-        Exporter { k, rec, meta, ex, by_id, cpustat: x.cpustat, out: Buf::new(), drain, failed: false, pending: Vec::new(), lat: Buf::new() }
+        Exporter { k, rec, meta, ex, by_id, cpustat: x.cpustat, out: Buf::new(), drain, failed: false, pending: Vec::new(), lat: String::new(), lat_of: None, comms: Vec::new() }
     }
 
     fn drain_now(&mut self) {
@@ -140,18 +147,32 @@ impl Output for Exporter<'_, '_> {
         }
         let d = r.data;
         let pid = self.rec.pid(d);
-        self.lat.clear();
-        if self.ex.wants_lat() {
+        let flags = (d.get(2).copied(), d.get(3).copied());
+        if self.lat_of != Some(flags) && self.ex.wants_lat() {
+            self.lat.clear();
             let _ = self.k.lat_fmt(&mut self.lat, d);
+            self.lat_of = Some(flags);
         }
+        let c = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if self.comms.len() <= c {
+            self.comms.resize(c + 1, None);
+        }
+        let comm = match self.comms[c] {
+            Some((p, comm)) if p == pid => comm,
+            _ => {
+                let comm = self.rec.comm(pid);
+                self.comms[c] = Some((pid, comm));
+                comm
+            }
+        };
         let row = Row {
             cpu: r.cpu,
             ts: r.ts,
             data: d,
             event: self.by_id.get(rec_type(d, self.meta.endian) as usize).copied().flatten(),
             pid,
-            comm: self.rec.comm(pid),
-            lat: core::str::from_utf8(self.lat.as_slice()).unwrap_or(""),
+            comm,
+            lat: &self.lat,
         };
         self.ex.record(&mut self.out, &self.meta, &row);
         if self.out.len() >= CHUNK {

@@ -24,7 +24,7 @@ use core::fmt::Write;
 use super::buf::Buf;
 use super::proto::{self, begin, begin_room, bytes, end, int, uint};
 use super::compact::{self, Task};
-use super::{CpuStat, Export, Meta, Row, Value};
+use super::{Cols, CpuStat, Export, Meta, Row, Scalar, Value};
 use crate::format::Event;
 
 /// Events with their own Perfetto message: system, name, the message's
@@ -87,8 +87,9 @@ const NEEDS_STATE: u64 = 2;
 
 /// How one event is written.
 enum Plan {
-    /// Its own message: (proto field, index into Event.fields, kind).
-    Message(u32, Vec<(u32, usize, u8)>),
+    /// Its own message: (proto field, index into Event.fields, kind, where
+    /// a number lies).
+    Message(u32, Vec<(u32, usize, u8, Option<Scalar>)>),
     /// ftrace's function records: a generic event with the symbols' names.
     Function,
     /// trace_printk: a generic event with the formatted message.
@@ -101,59 +102,44 @@ enum Plan {
 /// its name (field 1), and each field's name (`Field.name`).
 struct GenericPlan {
     name: Vec<u8>,
-    /// Each field past the common ones: its index in the event's fields and
-    /// where its encoded name ends in `keys` (it starts where the one
-    /// before ends).
-    fields: Vec<(usize, usize)>,
-    keys: Vec<u8>,
+    /// Each field past the common ones with its encoded name.
+    cols: Cols,
 }
 
 impl GenericPlan {
     fn new(e: &Event) -> Plan {
-        let (mut name, mut keys) = (Buf::new(), Buf::new());
+        let mut name = Buf::new();
         bytes(&mut name, 1, e.name.as_bytes());
-        let mut fields = Vec::new();
-        for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
-            bytes(&mut keys, 1, f.name.as_bytes());
-            fields.push((i, keys.len()));
-        }
-        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), fields, keys: keys.as_slice().to_vec() })
+        let cols = Cols::new(e, |keys, f| bytes(keys, 1, f.name.as_bytes()));
+        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), cols })
     }
 
     /// The event's fields from record `d`.
     fn write(&self, b: &mut Buf, m: &Meta, e: &Event, d: &[u8]) {
         b.put(&self.name);
-        let mut at = 0;
-        for &(i, key_end) in &self.fields {
-            let key = &self.keys[at..key_end];
-            at = key_end;
-            let Some(v) = e.fields.get(i).and_then(|f| super::value(f, d, m.endian, m.long_size)) else { continue };
-            // A number's Field is short and its length known: written
-            // first, with no length to fix up after.
-            let (no, n) = match v {
-                Value::Int(i) => (4, i as u64),
-                Value::Uint(u) => (5, u),
-                Value::Str(s) => {
-                    let o = begin(b, 2);
-                    b.put(key);
-                    text_field(b, 3, s);
-                    end(b, o);
-                    continue;
-                }
-                Value::Array { .. } => {
-                    let o = begin(b, 2);
-                    b.put(key);
-                    let a = begin(b, 3);
-                    super::jsonl::put_value(b, &v, m);
-                    end(b, a);
-                    end(b, o);
-                    continue;
-                }
-            };
-            proto::tag(b, 2, proto::LEN);
-            proto::varint(b, (key.len() + 1 + proto::varint_len(n)) as u64);
+        for c in &self.cols.cols {
+            let key = self.cols.key(c);
+            if let Some(sc) = c.scalar {
+                // A number's Field is short and its length known: written
+                // first, with no length to fix up after.
+                let Some(n) = sc.get(d, m.endian) else { continue };
+                proto::tag(b, 2, proto::LEN);
+                proto::varint(b, (key.len() + 1 + proto::varint_len(n)) as u64);
+                b.put(key);
+                uint(b, if sc.signed() { 4 } else { 5 }, n);
+                continue;
+            }
+            let Some(v) = e.fields.get(c.field).and_then(|f| super::value(f, d, m.endian, m.long_size)) else { continue };
+            let o = begin(b, 2);
             b.put(key);
-            uint(b, no, n);
+            if let Value::Str(s) = v {
+                text_field(b, 3, s);
+            } else {
+                let a = begin(b, 3);
+                super::jsonl::put_value(b, &v, m);
+                end(b, a);
+            }
+            end(b, o);
         }
     }
 }
@@ -426,7 +412,7 @@ impl Export for Perfetto {
                     let mut fs = Vec::new();
                     for (name, no, kind) in parse_spec(spec) {
                         if let Some(i) = e.field_index(name) {
-                            fs.push((no, i, kind));
+                            fs.push((no, i, kind, e.fields.get(i).and_then(Scalar::at)));
                         }
                     }
                     Plan::Message(msg, fs)
@@ -508,12 +494,11 @@ impl Export for Perfetto {
             }
         }
         let how = match (r.event, self.plans.get(ty as usize).and_then(|p| p.as_ref())) {
-            (Some(e), Some(Plan::Message(no, fs))) => {
-                for &(pno, i, kind) in fs {
-                    let Some(f) = e.fields.get(i) else { continue };
+            (Some(_), Some(Plan::Message(no, fs))) => {
+                for &(pno, i, kind, sc) in fs {
                     let v = match kind {
                         b's' | b'a' => i as u64,
-                        _ => match f.int(d, m.endian) {
+                        _ => match sc.and_then(|sc| sc.get(d, m.endian)) {
                             Some(v) => v,
                             None => continue,
                         },
@@ -550,11 +535,14 @@ impl Export for Perfetto {
         let b = &mut self.cpus[cpu].buf;
         // Generic events run past 127 bytes: two length bytes up front.
         let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
-        let ev = begin_room(b, 2, room);
-        uint(b, 1, r.ts);
-        uint(b, 2, r.pid as u32 as u64);
-        uint(b, 5, d.get(2).copied().unwrap_or(0) as u64);
-        let o = begin_room(b, no, room);
+        // (At most 3 + 11 + 11 + 3 + 5 bytes.)
+        let (ev, o) = proto::run(b, |h| {
+            let ev = h.begin_room(2, room);
+            h.uint(1, r.ts);
+            h.uint(2, r.pid as u32 as u64);
+            h.uint(5, d.get(2).copied().unwrap_or(0) as u64);
+            (ev, h.begin_room(no, room))
+        });
         match how {
             How::Message(_) => {
                 for &(pno, v, kind) in &vals {
@@ -602,7 +590,8 @@ impl Export for Perfetto {
         }
         end(b, o);
         end(b, ev);
-        let full = b.len() + self.cpus[cpu].sched.len() >= BUNDLE_MAX;
+        // (Without compact_sched the compact arrays stay empty: not summed.)
+        let full = b.len() + if self.compact_sched { self.cpus[cpu].sched.len() } else { 0 } >= BUNDLE_MAX;
         self.vals = vals;
         if full {
             self.flush(out, (r.cpu as usize).min(crate::text::kernel::MAX_CPUS));
