@@ -341,16 +341,7 @@ fn quick_line(line: &str) -> Option<(u64, u8, Option<&str>)> {
     if !(n == 16 || n == 8) || b.len() < n + 4 || blank(b[n + 1]) || b[n + 2] != b' ' || blank(b[n + 3]) {
         return None;
     }
-    let mut addr = 0u64;
-    for &c in &b[..n] {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        addr = (addr << 4) | d as u64;
-    }
+    let addr = hex(&b[..n])?;
     let name = n + 3;
     let Some(k) = b[name..].iter().position(|&c| blank(c)) else { return Some((addr, b[n + 1], None)) };
     // A module: `\t[NAME]` ends the line.
@@ -745,11 +736,11 @@ ffffffffc0002000 t other\t[om]
     /// are left to it.
     #[test]
     fn quick_lines_as_sym_line() {
-        for l in ["ffffffff81000100 T foo", "ffffffffc0001000 t modfn\t[mymod]", "c1000000 T x", "0000000000000000 A z", "ffffffff81000100 U u"] {
+        for l in ["ffffffff81000100 T foo", "ffffffffc0001000 t modfn\t[mymod]", "c1000000 T x", "+fffffff81000100 T foo", "0000000000000000 A z", "ffffffff81000100 U u"] {
             let slow = sym_line(l).map(|(a, t, _, m, _)| (a, t, m));
             assert_eq!(quick_line(l).filter(|&(a, t, _)| a != 0 && !matches!(t | 0x20, b'a' | b'u')), slow, "{l}");
         }
-        for l in ["ffffffff81000100 T foo junk", "ffffffff81000100 T foo\t[m] x", "ffffffff81000100 T foo\r", "ffffffff81000100 T foo bar\t[m]", "ffffffff81000100 T foo\t[]", "ffffffff81000100 T foo [m]", " ffffffff81000100 T foo", "ffffffff81000100 TT foo", "+fffffff81000100 T foo", "ffffffff81000100 T"] {
+        for l in ["ffffffff81000100 T foo junk", "ffffffff81000100 T foo\t[m] x", "ffffffff81000100 T foo\r", "ffffffff81000100 T foo bar\t[m]", "ffffffff81000100 T foo\t[]", "ffffffff81000100 T foo [m]", " ffffffff81000100 T foo", "ffffffff81000100 TT foo", "ffffffff81000100 T"] {
             assert_eq!(quick_line(l), None, "{l}");
         }
     }
