@@ -2,23 +2,44 @@
 //! section): a sorted table with binary search for `%pS`-style lookups, and
 //! the `printk_formats` table that `bprint` records point into.
 //!
-//! Names stay where they are in the kallsyms text, which the table keeps,
-//! and each symbol is 16 bytes: the ~120k symbols of a distribution kernel
-//! cost their text and ~2 MB, not 120k allocations or a copy.
+//! The table is the kallsyms text itself, shared with the trace.dat that
+//! read it, plus 14 bytes a symbol (its address, where its line starts,
+//! its module): a symbol's name and type are read from its line when a
+//! lookup needs them. The ~160k symbols of a distribution kernel cost
+//! 2 MB beside the text, not a copy of it.
 
 use alloc::boxed::Box;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cell::{Cell, OnceCell};
 
-#[derive(Clone, Copy, Debug)]
+/// One symbol. Packed: the table is ~160k of them, and 16-byte alignment
+/// would add a seventh to it.
+#[derive(Clone, Copy)]
+#[repr(C, packed(2))]
 struct Sym {
     addr: u64,
-    name: u32,
-    len: u16,
+    /// Where its line starts in the text.
+    line: u32,
     /// 0 = core kernel, else 1 + index into `mods`.
     module: u16,
-    /// The kallsyms type letter (`T`, `t`, `D`, ...).
-    kind: u8,
+}
+
+impl Sym {
+    /// (A packed field is read by value, never through a reference.)
+    #[inline(always)]
+    fn addr(&self) -> u64 {
+        self.addr
+    }
+    #[inline(always)]
+    fn line(&self) -> u32 {
+        self.line
+    }
+    #[inline(always)]
+    fn module(&self) -> u16 {
+        self.module
+    }
 }
 
 /// A symbol table sorted by address, parsed at its first use: ftcat reads
@@ -26,21 +47,33 @@ struct Sym {
 /// ~120k lines was a tenth of decoding a million syscall records).
 #[derive(Default)]
 pub struct Ksyms {
-    /// The kallsyms text until the first lookup parses it.
-    text: core::cell::Cell<Vec<u8>>,
-    tab: core::cell::OnceCell<Table>,
+    /// The kallsyms text (valid UTF-8: lines that were not are blanked).
+    text: Rc<String>,
+    tab: OnceCell<Table>,
     /// Recent lookups by address (see [`Slot`]), allocated at the first.
-    cache: core::cell::OnceCell<Box<[core::cell::Cell<Slot>]>>,
+    cache: OnceCell<Box<[Cell<Slot>]>>,
 }
 
-/// One entry of the lookup cache: an address and what [`Table::find`]
+/// One entry of the lookup cache: an address and what [`Ksyms::find`]
 /// answered for it. function_graph records and `%pS` fields (kmem's
 /// call_site) name the same few thousand addresses millions of times; a
-/// hit saves two binary searches over ~120k symbols and their cache misses.
+/// hit saves two binary searches over ~120k symbols, their cache misses
+/// and reading the symbol's line.
 #[derive(Clone, Copy)]
 struct Slot {
     addr: u64,
-    hit: Option<(usize, Option<u64>)>,
+    hit: Option<Hit>,
+}
+
+/// A symbol found for an address: the parts of a [`Ksym`], its name as a
+/// place in the text.
+#[derive(Clone, Copy)]
+struct Hit {
+    start: u64,
+    size: Option<u64>,
+    name: u32,
+    len: u16,
+    module: u16,
 }
 
 /// Slots of the lookup cache (a power of two): direct-mapped, a colliding
@@ -62,7 +95,6 @@ impl core::fmt::Debug for Ksyms {
 
 #[derive(Default)]
 struct Table {
-    names: String,
     syms: Vec<Sym>,
     mods: Vec<String>,
     /// The table has static data symbols (`d`, `b`, `r`): the kernel was
@@ -135,43 +167,49 @@ fn hex(a: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+
 impl Ksyms {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Keep `/proc/kallsyms` text for parsing at the first lookup (see
-    /// [`Table::parse`]).
+    /// Keep a copy of `/proc/kallsyms` text for parsing at the first
+    /// lookup (see [`Table::parse`]).
     pub fn parse(text: &[u8]) -> Ksyms {
-        let k = Ksyms::new();
-        k.text.set(text.to_vec());
-        k
+        Ksyms::from_vec(text.to_vec())
+    }
+
+    /// Keep `/proc/kallsyms` text for parsing at the first lookup. UTF-8
+    /// is checked once for the whole text (the usual case), not line by
+    /// line; lines that are not UTF-8 hold no symbol and are blanked.
+    pub fn from_vec(text: Vec<u8>) -> Ksyms {
+        let text = String::from_utf8(text).unwrap_or_else(|e| {
+            let mut t = e.into_bytes();
+            let mut at = 0;
+            while at < t.len() {
+                let end = newline(&t, at);
+                if core::str::from_utf8(&t[at..end]).is_err() {
+                    t[at..end].fill(b' ');
+                }
+                at = end + 1;
+            }
+            String::from_utf8(t).unwrap_or_default()
+        });
+        Ksyms::shared(Rc::new(text))
+    }
+
+    /// Use kallsyms text where it is (a trace.dat's section), not a copy.
+    pub fn shared(text: Rc<String>) -> Ksyms {
+        Ksyms { text, ..Ksyms::default() }
+    }
+
+    /// The kallsyms text as given.
+    pub fn text(&self) -> &[u8] {
+        self.text.as_bytes()
     }
 
     fn tab(&self) -> &Table {
-        self.tab.get_or_init(|| Table::parse(self.text.take()))
-    }
-
-    /// Change the table (parsed first if it was not).
-    fn edit(&mut self, f: impl FnOnce(&mut Table)) {
-        let mut t = self.tab.take().unwrap_or_else(|| Table::parse(self.text.take()));
-        f(&mut t);
-        self.tab = core::cell::OnceCell::from(t);
-        self.cache = core::cell::OnceCell::new();
-    }
-
-    /// Add one text symbol; call `finish()` after the last.
-    pub fn push(&mut self, addr: u64, name: &str, module: Option<&str>) {
-        self.edit(|t| t.push(addr, name, module, b'T'))
-    }
-
-    /// Add one symbol with its kallsyms type letter.
-    pub fn push_kind(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
-        self.edit(|t| t.push(addr, name, module, kind))
-    }
-
-    pub fn finish(&mut self) {
-        self.edit(|t| t.finish())
+        self.tab.get_or_init(|| Table::parse(&self.text))
     }
 
     pub fn len(&self) -> usize {
@@ -186,43 +224,55 @@ impl Ksyms {
     /// an address past the last symbol of its group, or past an end marker
     /// like `_etext`, is not inside any symbol.
     pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
-        let t = self.tab();
         // Filled with the answer for address 0, so that every slot is true.
         let cache = self.cache.get_or_init(|| {
-            let empty = Slot { addr: 0, hit: t.find(0) };
-            (0..CACHE_SLOTS).map(|_| core::cell::Cell::new(empty)).collect()
+            let empty = Slot { addr: 0, hit: self.find(0) };
+            (0..CACHE_SLOTS).map(|_| Cell::new(empty)).collect()
         });
         let slot = &cache[slot_of(addr)];
         let mut c = slot.get();
         if c.addr != addr {
-            c = Slot { addr, hit: t.find(addr) };
+            c = Slot { addr, hit: self.find(addr) };
             slot.set(c);
         }
-        let (first, size) = c.hit?;
-        let s = t.syms.get(first)?;
-        let name = t.name_of(s);
-        let offset = addr - s.addr;
-        if offset > 0 && (is_end_marker(name) || size.is_none()) {
+        let h = c.hit?;
+        let name = self.text.get(h.name as usize..h.name as usize + h.len as usize).unwrap_or("");
+        let module = if h.module == 0 { None } else { self.tab().mods.get(h.module as usize - 1).map(|m| m.as_str()) };
+        Some(Ksym { name, offset: addr - h.start, size: h.size, module })
+    }
+
+    /// [`Ksyms::lookup`] without the cache.
+    #[inline(never)]
+    fn find(&self, addr: u64) -> Option<Hit> {
+        let t = self.tab();
+        let n = t.syms.partition_point(|s| s.addr() <= addr);
+        if n == 0 {
             return None;
         }
-        if !t.all && s.module == 0 && matches!(s.kind, b'D' | b'B' | b'R' | b'd' | b'b' | b'r') {
+        // Of several names at one address the first listed wins, as in the
+        // kernel's own lookup.
+        let start = t.syms[n - 1].addr();
+        let s = t.syms[t.syms[..n].partition_point(|s| s.addr() < start)];
+        let size = t.syms[n..].iter().find(|x| x.module() == s.module()).map(|x| x.addr() - start);
+        let line = self.text.get(s.line() as usize..).map_or("", |l| &l[..newline(l.as_bytes(), 0)]);
+        let (_, kind, name, _, _) = sym_line(line)?;
+        // Names are at most u16::MAX bytes (as the table has always kept them).
+        let name = if name.len() > u16::MAX as usize { name.get(..u16::MAX as usize).unwrap_or("") } else { name };
+        if addr > start && (is_end_marker(name) || size.is_none()) {
             return None;
         }
-        let module = if s.module == 0 { None } else { t.mods.get(s.module as usize - 1).map(|m| m.as_str()) };
-        Some(Ksym { name, offset, size, module })
+        if !t.all && s.module() == 0 && matches!(kind, b'D' | b'B' | b'R' | b'd' | b'b' | b'r') {
+            return None;
+        }
+        let at = name.as_ptr() as usize - self.text.as_ptr() as usize;
+        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module: s.module() })
     }
 
     /// Address of a symbol by name (first match), for tests and tools.
     /// Before the table is parsed, a scan of the text for the line ending
     /// in the name: ftcat asks for the irq-entry bounds at every start.
     pub fn addr_of(&self, name: &str) -> Option<u64> {
-        if let Some(t) = self.tab.get() {
-            return t.syms.iter().find(|s| t.name_of(s) == name).map(|s| s.addr);
-        }
-        let text = self.text.take();
-        let r = scan_addr(&text, name.as_bytes());
-        self.text.set(text);
-        r
+        scan_addr(self.text.as_bytes(), name.as_bytes())
     }
 }
 
@@ -280,6 +330,28 @@ fn sym_line(line: &str) -> Option<(u64, u8, &str, Option<&str>, usize)> {
     Some((addr, t[0], name, module, end))
 }
 
+/// [`sym_line`]'s address, type letter and module for a line of the shape
+/// the kernel writes (`%px %c %s` and `\t[%s]` for a module), with none
+/// of its skipping; None for any other shape, which `sym_line` reads.
+/// The table is parsed at the first lookup of every run that prints a
+/// symbol: ~160k lines, a third of the time of printing a small file.
+fn quick_line(line: &str) -> Option<(u64, u8, Option<&str>)> {
+    let b = line.as_bytes();
+    let n = b.iter().position(|&c| c == b' ')?;
+    if !(n == 16 || n == 8) || b.len() < n + 4 || blank(b[n + 1]) || b[n + 2] != b' ' || blank(b[n + 3]) {
+        return None;
+    }
+    let addr = hex(&b[..n])?;
+    let name = n + 3;
+    let Some(k) = b[name..].iter().position(|&c| blank(c)) else { return Some((addr, b[n + 1], None)) };
+    // A module: `\t[NAME]` ends the line.
+    let m = line.get(name + k..)?.strip_prefix("\t[")?.strip_suffix(']')?;
+    if m.is_empty() || m.bytes().any(blank) {
+        return None;
+    }
+    Some((addr, b[n + 1], Some(m)))
+}
+
 /// Index of the first `\n` of `t` at or after `i` (`t.len()` if none),
 /// sixteen bytes per step with SSE2 (every x86_64 has it).
 #[inline]
@@ -310,57 +382,39 @@ impl Table {
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
-    ///
-    /// The text itself becomes the table's `names`: a symbol points at its
-    /// name in its line, so nothing is copied.
     #[inline(never)]
-    fn parse(text: Vec<u8>) -> Table {
-        // UTF-8 is checked once for the whole text (the usual case), not
-        // line by line; lines that are not UTF-8 hold no symbol and are
-        // blanked.
-        let text = String::from_utf8(text).unwrap_or_else(|e| {
-            let mut t = e.into_bytes();
-            let mut at = 0;
-            while at < t.len() {
-                let end = newline(&t, at);
-                if core::str::from_utf8(&t[at..end]).is_err() {
-                    t[at..end].fill(b' ');
-                }
-                at = end + 1;
-            }
-            String::from_utf8(t).unwrap_or_default()
-        });
+    fn parse(text: &str) -> Table {
         let mut k = Table::default();
         // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
         // parses the ~120k lines of a recording's kallsyms at every start,
         // and this way it costs a fifth of the instructions.
         let mut at = 0;
-        while at < text.len() {
+        // (Line starts are u32: a trace.dat section is at most 1 GiB.)
+        while at < text.len() && at <= u32::MAX as usize {
             let end = newline(text.as_bytes(), at);
             // (at and end are next to newlines: char boundaries.)
-            if let Some((addr, kind, name, module, _)) = text.get(at..end).and_then(sym_line) {
-                k.add(addr, name.as_ptr() as usize - text.as_ptr() as usize, name.len(), module, kind);
+            let line = text.get(at..end).unwrap_or("");
+            let sym = quick_line(line).or_else(|| sym_line(line).map(|(a, t, _, m, _)| (a, t, m)));
+            if let Some((addr, kind, module)) = sym.filter(|&(a, t, _)| a != 0 && !matches!(t | 0x20, b'a' | b'u')) {
+                k.add(addr, at as u32, module, kind);
             }
             at = end + 1;
         }
-        k.names = text;
-        k.finish();
+        // Sorted by address; of several names at one address the first
+        // listed stays first (line order is file order), as a stable sort
+        // would keep them, without its buffer of half the table.
+        // kallsyms is mostly in order already; skip the sort when it is.
+        if k.syms.windows(2).any(|w| w[0].addr() > w[1].addr()) {
+            k.syms.sort_unstable_by_key(|s| (s.addr(), s.line()));
+        }
         k
     }
 
-    /// One symbol, its name added to `names`.
-    fn push(&mut self, addr: u64, name: &str, module: Option<&str>, kind: u8) {
-        let off = self.names.len();
-        self.names.push_str(name);
-        self.add(addr, off, name.len(), module, kind);
-    }
-
-    /// One symbol whose name is `names[off..off + len]`.
-    fn add(&mut self, addr: u64, off: usize, len: usize, module: Option<&str>, kind: u8) {
+    /// One symbol whose line starts at `line`.
+    fn add(&mut self, addr: u64, line: u32, module: Option<&str>, kind: u8) {
         if module.is_none() && matches!(kind, b'd' | b'b' | b'r') {
             self.all = true;
         }
-        let len = len.min(u16::MAX as usize);
         let m = match module {
             None => 0,
             // kallsyms lists a module's symbols together: the search from
@@ -373,35 +427,7 @@ impl Table {
                 }
             },
         };
-        self.syms.push(Sym { addr, name: off as u32, len: len as u16, module: m.min(u16::MAX as usize) as u16, kind });
-    }
-
-    /// Sort by address. Stable, so of several names at one address the first
-    /// listed wins, as in the kernel's own lookup.
-    fn finish(&mut self) {
-        // kallsyms is mostly in order already; skip the sort when it is.
-        if self.syms.windows(2).any(|w| w[0].addr > w[1].addr) {
-            crate::sort::sort_by_key(&mut self.syms, |s| s.addr);
-        }
-    }
-
-    fn name_of(&self, s: &Sym) -> &str {
-        let a = s.name as usize;
-        self.names.get(a..a + s.len as usize).unwrap_or("")
-    }
-
-    /// Index of the symbol holding `addr` (the first of several names at
-    /// its address) and its size.
-    fn find(&self, addr: u64) -> Option<(usize, Option<u64>)> {
-        let n = self.syms.partition_point(|s| s.addr <= addr);
-        if n == 0 {
-            return None;
-        }
-        let best_addr = self.syms[n - 1].addr;
-        let first = self.syms[..n].partition_point(|s| s.addr < best_addr);
-        let s = &self.syms[first];
-        let next = self.syms[n..].iter().find(|x| x.module == s.module).map(|x| x.addr);
-        Some((first, next.map(|a| a - s.addr)))
+        self.syms.push(Sym { addr, line, module: m.min(u16::MAX as usize) as u16 });
     }
 }
 
@@ -673,17 +699,22 @@ ffffffffc0002000 t other\t[om]
     }
 
     /// A line that is not UTF-8 holds no symbol, and the others keep
-    /// theirs; names stay valid after the table is extended by hand.
+    /// theirs.
     #[test]
     fn parse_skips_lines_that_are_not_utf8() {
         let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff81000100 T b\xffad\nffffffff81000200 T good\nffffffff81000300 T _etext\n");
         assert_eq!(k.len(), 3);
-        assert_eq!(k.lookup(0xffffffff81000204).map(|s| s.name), Some("good"));
-        let mut k = k;
-        k.push(0xffffffff81000280, "late", None);
-        k.finish();
-        assert_eq!(k.lookup(0xffffffff81000204).map(|s| (s.name, s.size)), Some(("good", Some(0x80))));
-        assert_eq!(k.lookup(0xffffffff81000284).map(|s| s.name), Some("late"));
+        assert_eq!(k.lookup(0xffffffff81000204).map(|s| (s.name, s.size)), Some(("good", Some(0x100))));
+    }
+
+    /// Out of order text is sorted by address, and of several names at
+    /// one address the first listed wins, wherever the others are.
+    #[test]
+    fn unsorted_and_aliases() {
+        let k = Ksyms::parse(b"ffffffff81000300 T _etext\nffffffff81000100 T first\nffffffff81000000 T _stext\nffffffff81000100 t second\nffffffffc0000000 t m\t[mod]\nffffffff81000100 T third\nffffffff81000200 T next\n");
+        assert_eq!(k.len(), 7);
+        assert_eq!(k.lookup(0xffffffff81000104).map(|s| (s.name, s.offset, s.size)), Some(("first", 4, Some(0x100))));
+        assert_eq!(k.lookup(0xffffffffc0000000).map(|s| (s.name, s.module)), Some(("m", Some("mod"))));
     }
 
     /// Cached answers are the answers: addresses that share a cache slot
@@ -698,6 +729,19 @@ ffffffffc0002000 t other\t[om]
                 k.lookup(0xffffffff81000000 + a * 8);
             }
             assert_eq!(addrs.iter().map(|&a| k.lookup(a)).collect::<Vec<_>>(), first);
+        }
+    }
+
+    /// The usual lines read as `sym_line` reads them, and other shapes
+    /// are left to it.
+    #[test]
+    fn quick_lines_as_sym_line() {
+        for l in ["ffffffff81000100 T foo", "ffffffffc0001000 t modfn\t[mymod]", "c1000000 T x", "+fffffff81000100 T foo", "0000000000000000 A z", "ffffffff81000100 U u"] {
+            let slow = sym_line(l).map(|(a, t, _, m, _)| (a, t, m));
+            assert_eq!(quick_line(l).filter(|&(a, t, _)| a != 0 && !matches!(t | 0x20, b'a' | b'u')), slow, "{l}");
+        }
+        for l in ["ffffffff81000100 T foo junk", "ffffffff81000100 T foo\t[m] x", "ffffffff81000100 T foo\r", "ffffffff81000100 T foo bar\t[m]", "ffffffff81000100 T foo\t[]", "ffffffff81000100 T foo [m]", " ffffffff81000100 T foo", "ffffffff81000100 TT foo", "ffffffff81000100 T"] {
+            assert_eq!(quick_line(l), None, "{l}");
         }
     }
 

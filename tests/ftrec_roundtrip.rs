@@ -92,7 +92,7 @@ fn rewrite(orig: &Vec<u8>, version: u32, compression: Compression, repeat: usize
         header_event: td.header_event.clone().into_bytes(),
         ftrace_formats: ftrace,
         systems,
-        kallsyms: td.kallsyms.clone().into_bytes(),
+        kallsyms: td.kallsyms.as_bytes().to_vec(),
         printk_formats: td.printk.clone().into_bytes(),
         cmdlines: td.cmdlines.clone().into_bytes(),
         cpus,

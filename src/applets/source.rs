@@ -208,7 +208,7 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     // ftcat on a 64-bit kernel must read 8-byte longs.
     let long = crate::tracedat::write::kernel_long_size(&rd(top, "events/header_page")).map_or(core::mem::size_of::<usize>(), usize::from);
     let kallsyms = sys::read(c"/proc/kallsyms").unwrap_or_default();
-    let mut r = Recording::new(events, &kallsyms, &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
+    let mut r = Recording::new(events, crate::ksyms::Ksyms::from_vec(kallsyms), &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
     #[cfg(feature = "kvars")]
     {
         // Only for the events enabled in this buffer: a value may take a
@@ -219,7 +219,7 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
             name.is_some_and(|n| on.lines().any(|l| l.split_once(':') == Some((sys, n))))
         };
         let fs: Vec<&[u8]> = formats.iter().filter(|f| enabled(f.0, &f.1)).map(|f| f.1.as_slice()).collect();
-        r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_known(top, &fs, &kallsyms, long));
+        r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_known(top, &fs, r.dec.ksyms.text(), long));
     }
     let mut spec = String::new();
     for (name, on) in &crate::tracefs::state::options(tfs).unwrap_or_default() {

@@ -294,9 +294,8 @@ pub fn print(rec: &mut Recording, merge: &mut Merge<'_>, buffers: Vec<String>, o
     k.set_release(&rec.release);
     k.set_tracer(&rec.tracer);
     k.annotate = rec.overrun > 0;
-    if let (Some(s), Some(e)) = (rec.dec.ksyms.addr_of("__irqentry_text_start"), rec.dec.ksyms.addr_of("__irqentry_text_end")) {
-        k.graph.irq = (s, e);
-    }
+    // The irq-entry bounds from kallsyms at the first graph record.
+    k.graph.irq = None;
     // -F is read before anything is printed: a mistake in it is a usage
     // error on its own, not after a header.
     let ef = event_filter(opts, events)?;

@@ -65,8 +65,8 @@ impl Recording {
     /// in the rest.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    pub fn new(events: Vec<Event>, kallsyms: &[u8], printk: &[u8], endian: Endian, long: usize, saved: Vec<u8>, tgids: &[u8], warnings: Vec<String>) -> Recording {
-        let dec = Decoder::new(events, Ksyms::parse(kallsyms), Printk::parse(printk), endian, long);
+    pub fn new(events: Vec<Event>, ksyms: Ksyms, printk: &[u8], endian: Endian, long: usize, saved: Vec<u8>, tgids: &[u8], warnings: Vec<String>) -> Recording {
+        let dec = Decoder::new(events, ksyms, Printk::parse(printk), endian, long);
         let mut cmd = Cmdlines::parse(&saved);
         cmd.add_tgids(tgids);
         Recording {
@@ -91,7 +91,7 @@ impl Recording {
         let mut warnings = Vec::new();
         let events = parse_formats(td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), &mut warnings);
         let tgids = td.options.tgids.as_deref().unwrap_or("");
-        let mut r = Recording::new(events, td.kallsyms.as_bytes(), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes(), warnings);
+        let mut r = Recording::new(events, Ksyms::shared(td.kallsyms.clone()), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes(), warnings);
         r.clock = clock_of(td, buf).into();
         r.ncpus = td.options.cpu_count.unwrap_or(0).max(cpu_top(buf).max(1));
         for s in &td.options.cpustat {

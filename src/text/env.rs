@@ -130,6 +130,13 @@ impl Env for Decoder {
         self.printk.lookup(addr)
     }
 
+    fn irq_text(&self) -> (u64, u64) {
+        match (self.ksyms.addr_of("__irqentry_text_start"), self.ksyms.addr_of("__irqentry_text_end")) {
+            (Some(s), Some(e)) => (s, e),
+            _ => (0, 0),
+        }
+    }
+
     fn fields(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<bool, fmt::Error> {
         let Some((ev, _)) = self.get(id) else { return Ok(false) };
         printfmt::render_fields(ev, data, &self.penv(), out).map_err(|_| fmt::Error)?;

@@ -31,8 +31,10 @@ pub struct Graph {
     cpus: Vec<CpuData>,
     /// Digits of the highest CPU number (`max_bytes_for_cpu`).
     width: usize,
-    /// [__irqentry_text_start, __irqentry_text_end); (0, 0) when unknown.
-    pub irq: (u64, u64),
+    /// [__irqentry_text_start, __irqentry_text_end); (0, 0) when unknown;
+    /// None: ask [`Env::irq_text`] when a record needs it (a scan of
+    /// kallsyms that a recording without graph records never pays).
+    pub irq: Option<(u64, u64)>,
     scratch: String,
 }
 
@@ -51,7 +53,7 @@ impl Graph {
             v /= 10;
             width += 1;
         }
-        Graph { cpus: Vec::new(), width, irq: (0, 0), scratch: String::new() }
+        Graph { cpus: Vec::new(), width, irq: Some((0, 0)), scratch: String::new() }
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuData {
@@ -72,10 +74,12 @@ impl Graph {
         let slot = cd.enter.get_mut(usize::try_from(dep).ok()?)?;
         Some(core::mem::replace(slot, func))
     }
+}
 
-    fn in_irq_text(&self, addr: u64) -> bool {
-        self.irq.0 != 0 && addr >= self.irq.0 && addr < self.irq.1
-    }
+fn in_irq_text<E: Env + ?Sized>(k: &mut Kernel<'_, E>, addr: u64) -> bool {
+    let env = k.env;
+    let (start, end) = *k.graph.irq.get_or_insert_with(|| env.irq_text());
+    start != 0 && addr >= start && addr < end
 }
 
 /// __print_graph_headers_flags(); with latency-format print_lat_header()'s
@@ -346,7 +350,7 @@ fn verif_pid<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, cpu: u
 /// print_graph_irq(): `==========>` before an irq handler's entry,
 /// `<==========` after its exit.
 fn irq<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, addr: u64, enter: bool) -> fmt::Result {
-    if !k.graph.in_irq_text(addr) {
+    if !in_irq_text(k, addr) {
         return Ok(());
     }
     if k.opts.has(opts::CONTEXT_INFO) {
@@ -363,7 +367,7 @@ fn check_irq_entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, cpu: u32, addr: u64, 
     if k.opts.g(opts::G_IRQS) {
         return false;
     }
-    let inside = k.graph.in_irq_text(addr);
+    let inside = in_irq_text(k, addr);
     let cd = k.graph.cpu(cpu);
     if cd.depth_irq >= 0 {
         return true;

@@ -97,6 +97,11 @@ pub trait Env {
     fn fields(&self, _id: u16, _data: &[u8], _out: &mut dyn Write) -> Result<bool, fmt::Error> {
         Ok(false)
     }
+    /// [__irqentry_text_start, __irqentry_text_end) of the traced kernel
+    /// (where function_graph draws irq arrows); (0, 0) when unknown.
+    fn irq_text(&self) -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Private-use base for bytes that are not valid UTF-8 (see module docs).

@@ -424,7 +424,7 @@ fn funcgraph_irq_arrows_and_comments() {
     let cmd = Cmdlines::new();
     let mut k = Kernel::new(&env, &cmd, &cls, Opts::default(), 2);
     k.set_tracer("function_graph");
-    k.graph.irq = (0x9000, 0xa000);
+    k.graph.irq = Some((0x9000, 0xa000));
     let mut p = hdr(5, 100);
     u64s(&mut p, &[0]);
     p.extend_from_slice(b"hello\n\0\0");

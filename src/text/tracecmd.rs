@@ -16,6 +16,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cell::OnceCell;
 use core::fmt::{self, Write};
 
 use super::kernel::{kwidth, Line};
@@ -141,6 +142,12 @@ struct Class<'a> {
     ev: &'a Event,
     /// The handler that prints it.
     handler: Handler,
+    /// Worked out at the event's first record (see [`Class::tep`]).
+    tep: OnceCell<Tep>,
+}
+
+/// What libtraceevent makes of an event's print fmt.
+struct Tep {
     /// The print fmt as libtraceevent's print cache: literals (does it end
     /// in `0x`?) and conversions with the field they print, if a bare one.
     /// Empty when libtraceevent cannot parse the print fmt.
@@ -148,6 +155,17 @@ struct Class<'a> {
     /// libtraceevent cannot parse the print fmt (TEP_EVENT_FL_FAILED): the
     /// event prints as `[FAILED TO PARSE]` and its fields.
     failed: bool,
+}
+
+impl Class<'_> {
+    /// The print fmt read at the event's first record: a recording lists
+    /// every format of its kernel (thousands) and uses a few.
+    fn tep(&self, release: Release) -> &Tep {
+        self.tep.get_or_init(|| {
+            let failed = tep_cannot_parse(&self.ev.print_fmt, release);
+            Tep { pieces: if failed { Vec::new() } else { pieces(&self.ev.print_fmt, self.ev) }, failed }
+        })
+    }
 }
 
 /// The event handlers trace-cmd has: its own for function_graph
@@ -432,9 +450,7 @@ impl<'a> TraceCmd<'a> {
             if index[id] != 0 {
                 continue;
             }
-            let failed = tep_cannot_parse(&e.print_fmt, release);
-            let pieces = if failed { Vec::new() } else { pieces(&e.print_fmt, e) };
-            cls.push(Class { ev: e, handler: Handler::of(e, release), pieces, failed });
+            cls.push(Class { ev: e, handler: Handler::of(e, release), tep: OnceCell::new() });
             index[id] = cls.len() as u32;
         }
         let mut comms = Comms::default();
@@ -817,7 +833,7 @@ impl<'a> TraceCmd<'a> {
 
     fn render(&mut self, s: &mut String, ty: u16, d: &[u8]) -> fmt::Result {
         // pretty_print() of an event whose format did not parse.
-        if let Some(ci) = self.class_index(ty).filter(|&ci| self.cls[ci].failed) {
+        if let Some(ci) = self.class_index(ty).filter(|&ci| self.cls[ci].tep(self.release).failed) {
             s.put("[FAILED TO PARSE]");
             return self.raw_fields(s, d, ci);
         }
@@ -965,14 +981,15 @@ impl<'a> TraceCmd<'a> {
     fn raw_fields(&self, s: &mut String, d: &[u8], ci: usize) -> fmt::Result {
         let e = self.endian;
         let c = &self.cls[ci];
+        let pieces = &c.tep(self.release).pieces;
         let mut cur = 0;
         for (fi, fd) in c.ev.fields.iter().filter(|f| !f.name.starts_with("common_")).enumerate() {
             let (f, kind) = (FieldAt::of(fd), &fd.kind);
             s.put(" ").put(&fd.name).put("=");
-            if matches!(kind, FieldKind::Scalar) && !c.pieces.is_empty() && cur != usize::MAX {
+            if matches!(kind, FieldKind::Scalar) && !pieces.is_empty() && cur != usize::MAX {
                 // print_field(): the next conversion (from where the last
                 // one matched, wrapping) that prints this very field.
-                let n = c.pieces.len();
+                let n = pieces.len();
                 let mut has0x = false;
                 let mut hit = None;
                 for j in 0..n {
@@ -980,7 +997,7 @@ impl<'a> TraceCmd<'a> {
                     if at == 0 && j > 0 {
                         has0x = false;
                     }
-                    match &c.pieces[at] {
+                    match &pieces[at] {
                         Piece::Lit(x) => has0x = *x,
                         Piece::Conv { spec, field, mask } if *field == Some(fi) => {
                             hit = Some((at, spec, *mask));

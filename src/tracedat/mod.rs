@@ -64,6 +64,7 @@ mod zstd_write;
 use crate::cursor::Endian;
 use crate::ring::{self, PageLayout};
 use alloc::boxed::Box;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -379,7 +380,9 @@ pub struct TraceDat<'f> {
     pub header_page: String,
     pub header_event: String,
     pub formats: Vec<Format>,
-    pub kallsyms: String,
+    /// Shared with the symbol table that reads it (`ksyms::Ksyms::shared`):
+    /// megabytes, not copied.
+    pub kallsyms: Rc<String>,
     pub printk: String,
     pub cmdlines: String,
     pub options: Options,
@@ -614,7 +617,7 @@ impl<'f> TraceDat<'f> {
             header_page: String::new(),
             header_event: String::new(),
             formats: Vec::new(),
-            kallsyms: String::new(),
+            kallsyms: Rc::default(),
             printk: String::new(),
             cmdlines: String::new(),
             options: Options::default(),
@@ -763,17 +766,17 @@ impl<'f> TraceDat<'f> {
             _ => {
                 let n = p.num(if i == 5 { 8 } else { 4 });
                 let t = p.text(n);
-                *self.text_part(i) = t;
+                self.set_text(i, t);
             }
         }
     }
 
     /// Metadata part `i` 3..=5: kallsyms, printk formats, cmdlines.
-    fn text_part(&mut self, i: usize) -> &mut String {
+    fn set_text(&mut self, i: usize, t: String) {
         match i {
-            3 => &mut self.kallsyms,
-            4 => &mut self.printk,
-            _ => &mut self.cmdlines,
+            3 => self.kallsyms = Rc::new(t),
+            4 => self.printk = t,
+            _ => self.cmdlines = t,
         }
     }
 
@@ -979,7 +982,7 @@ impl<'f> TraceDat<'f> {
                 if data.len() >= w && n <= MAX_BLOCK && n <= (data.len() - w) as u64 {
                     data.truncate(w + n as usize);
                     data.drain(..w);
-                    *self.text_part(i) = text(data);
+                    self.set_text(i, text(data));
                     continue;
                 }
             }

@@ -2,6 +2,7 @@
 
 use alloc::vec::Vec;
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+use ruzstd::io::Read;
 
 /// A decoder for `size` bytes of output. A frame's window is what the
 /// decoder buffers: trace-cmd's frames (one per chunk or section, content
@@ -19,20 +20,22 @@ pub(crate) fn decode(z: &[u8], out: &mut [u8]) -> Option<usize> {
     decoder(out.len()).decode_all(z, out).ok()
 }
 
-/// Decode every frame of `z`, growing the output only as data really comes
-/// out (a corrupt size field cannot make it allocate): exactly `size`
-/// bytes, or None.
+/// Decode every frame of `z` into a buffer of `size` bytes, straight from
+/// the decoder's window (no block-by-block Vec to copy from): exactly
+/// `size` bytes, or None. The callers bound `size` by the compressed
+/// bytes really read (`plausible_expansion`), so a corrupt size field
+/// cannot make it allocate much.
 pub(crate) fn decode_vec(mut z: &[u8], size: usize) -> Option<Vec<u8>> {
     let mut d = decoder(size);
-    let mut out = Vec::new();
+    let mut out = alloc::vec![0u8; size];
+    let mut done = 0;
     while !z.is_empty() {
         d.init(&mut z).ok()?;
         loop {
             d.decode_blocks(&mut z, BlockDecodingStrategy::UptoBytes(1 << 20)).ok()?;
-            if let Some(v) = d.collect() {
-                out.extend_from_slice(&v);
-            }
-            if out.len() > size {
+            done += d.read(&mut out[done..]).ok()?;
+            // More than `size` comes out.
+            if d.can_collect() != 0 {
                 return None;
             }
             if d.is_finished() {
@@ -40,7 +43,7 @@ pub(crate) fn decode_vec(mut z: &[u8], size: usize) -> Option<Vec<u8>> {
             }
         }
     }
-    (out.len() == size).then_some(out)
+    (done == size).then_some(out)
 }
 
 #[cfg(test)]

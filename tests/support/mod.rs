@@ -45,7 +45,7 @@ pub fn with_instances(version: u32, bufs: &[(&str, bool)]) -> Vec<u8> {
         header_event: td.header_event.clone().into_bytes(),
         ftrace_formats: ftrace,
         systems,
-        kallsyms: td.kallsyms.clone().into_bytes(),
+        kallsyms: td.kallsyms.as_bytes().to_vec(),
         printk_formats: td.printk.clone().into_bytes(),
         cmdlines: td.cmdlines.clone().into_bytes(),
         cpus,
