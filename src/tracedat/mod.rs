@@ -53,6 +53,7 @@
 //! before the cut comes out, then a "file truncated" error.
 
 pub mod pages;
+pub mod stream;
 pub mod write;
 #[cfg(test)]
 mod tests;
