@@ -16,7 +16,8 @@ Usage: ftrec [OPTIONS] [--] [COMMAND [ARGS...]]
 
 Record the kernel's per-CPU trace buffers into a trace.dat file: with a
 COMMAND, the whole system until it exits; without one, until SIGINT/SIGTERM
-or -d. Every setting changed is put back on exit.
+or -d. Every setting changed is put back on exit. A recording cut short
+(kill, power loss, full disk) stays readable by ftcat up to the cut.
 
   -e EVENT          enable events: all, SYSTEM, SYSTEM:EVENT, globs (repeatable)
   -f FILTER         filter for the preceding -e
@@ -30,7 +31,9 @@ or -d. Every setting changed is put back on exit.
   -b KB             per-CPU buffer size      -C CLOCK  trace clock
   -B INSTANCE       record this instance (created and removed if missing)
   --private         record in a temporary instance of our own
-  -o FILE           output (default trace.dat)
+  -o FILE           output (default trace.dat); - streams to stdout (for
+                    ftcat -, or ftcat --save FILE -); COMMAND's stdout
+                    then goes to stderr
   --file-version N  6 or 7 (default 7, uncompressed)
   -d SECONDS        stop after this long     -m KB     keep the newest KB per CPU
   --no-splice       read() instead of splice
@@ -161,6 +164,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
         (None, true) => Buffer::Private,
         (None, false) => Buffer::TopLevel,
     };
+    if plan.output == "-" && plan.keep_kb.is_some() {
+        usage_err!("-m keeps the newest pages of a file: not with -o -");
+    }
     if plan.filter_command && plan.command.is_empty() {
         usage_err!("-F traces only the command: give one");
     }

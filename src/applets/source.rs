@@ -10,7 +10,7 @@ use crate::merge::{Fill, PageSource};
 use crate::text;
 use crate::decode::recording::stat_num;
 use crate::ring::PageLayout;
-use crate::tracedat::{Error, IoError, ReadAt, Reason};
+use crate::tracedat::{stream, Error, IoError, ReadAt, Reason};
 use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags};
@@ -21,10 +21,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-/// A file read with pread: nothing is loaded beyond what is asked for.
-pub struct FileAt {
-    fd: OwnedFd,
-}
+pub use crate::record::FileAt;
 
 impl FileAt {
     pub fn open(path: &str) -> Result<FileAt, String> {
@@ -32,21 +29,35 @@ impl FileAt {
             .map_err(|e| format!("{}: {}", path, OsError(e)))?;
         Ok(FileAt { fd })
     }
-
-    /// The file's size now.
-    pub fn len(&self) -> u64 {
-        rustix::fs::fstat(&self.fd).map(|s| s.st_size as u64).unwrap_or(0)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
-impl ReadAt for FileAt {
-    fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize, IoError> {
+/// An input: a file, a trace.dat read into memory from a pipe (which
+/// cannot be read at random offsets), or a stream arriving on a pipe
+/// (read as it comes).
+pub enum Input {
+    File(FileAt),
+    Memory(Vec<u8>),
+    Pipe(FdPipe),
+}
+
+/// A pipe (stdin, a FIFO) read in order; the bytes read to recognise it
+/// come first.
+pub struct FdPipe {
+    fd: OwnedFd,
+    head: Vec<u8>,
+    at: usize,
+}
+
+impl stream::Pipe for FdPipe {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, IoError> {
+        if self.at < self.head.len() {
+            let n = buf.len().min(self.head.len() - self.at);
+            buf[..n].copy_from_slice(&self.head[self.at..self.at + n]);
+            self.at += n;
+            return Ok(n);
+        }
         loop {
-            match rustix::io::pread(&self.fd, &mut *buf, off) {
+            match rustix::io::read(&self.fd, &mut *buf) {
                 Ok(n) => return Ok(n),
                 Err(Errno::INTR) => continue,
                 Err(e) => return Err(IoError(e.raw_os_error())),
@@ -55,36 +66,88 @@ impl ReadAt for FileAt {
     }
 }
 
-/// A trace.dat input: a file, or stdin read into memory (a pipe cannot be
-/// read at random offsets).
-pub enum Input {
-    File(FileAt),
-    Memory(Vec<u8>),
+impl FdPipe {
+    /// All of it, in memory.
+    pub fn read_all(mut self) -> Result<Vec<u8>, Errno> {
+        let mut v = core::mem::take(&mut self.head);
+        v.drain(..self.at);
+        v.extend(sys::read_fd(&self.fd)?);
+        Ok(v)
+    }
 }
 
 impl Input {
     /// `-` is stdin. A pipe or other file that cannot be read at random
-    /// offsets (a FIFO, `<(...)`) is read whole into memory, as stdin is.
+    /// offsets (a FIFO, `<(...)`) is read whole into memory, as stdin is,
+    /// unless it carries a stream: that is read as it arrives.
     pub fn open(path: &str) -> Result<Input, String> {
-        if path == "-" {
-            let v = sys::read_stdin().map_err(|e| format!("stdin: {}", OsError(e)))?;
-            return Ok(Input::Memory(v));
-        }
-        let f = FileAt::open(path)?;
-        match rustix::fs::fstat(&f.fd) {
+        let (fd, name) = if path == "-" {
+            (rustix::io::fcntl_dupfd_cloexec(sys::fd(0), 3).map_err(|e| format!("stdin: {}", OsError(e)))?, "stdin")
+        } else {
+            (FileAt::open(path)?.fd, path)
+        };
+        match rustix::fs::fstat(&fd) {
             Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile => {
-                let v = sys::read_fd(&f.fd).map_err(|e| format!("{}: {}", path, OsError(e)))?;
-                Ok(Input::Memory(v))
+                let err = |e| format!("{}: {}", name, OsError(e));
+                // Enough to tell a stream: read until the head is in or the input ends.
+                let mut head = alloc::vec![0u8; stream::HEAD_LEN];
+                let mut got = 0;
+                while got < head.len() {
+                    match rustix::io::read(&fd, &mut head[got..]) {
+                        Ok(0) => break,
+                        Ok(n) => got += n,
+                        Err(Errno::INTR) => {}
+                        Err(e) => return Err(err(e)),
+                    }
+                }
+                head.truncate(got);
+                let p = FdPipe { fd, head, at: 0 };
+                if stream::is_stream(&p.head) {
+                    return Ok(Input::Pipe(p));
+                }
+                Ok(Input::Memory(p.read_all().map_err(err)?))
             }
-            _ => Ok(Input::File(f)),
+            _ => Ok(Input::File(FileAt { fd })),
         }
     }
 
+    /// A random-access view (a pipe's stream is read whole first).
     pub fn read_at(&self) -> &dyn ReadAt {
         match self {
             Input::File(f) => f,
             Input::Memory(v) => v,
+            Input::Pipe(_) => {
+                static NOTHING: Vec<u8> = Vec::new();
+                &NOTHING
+            }
         }
+    }
+
+    /// The input's size (a file's now).
+    pub fn len(&self) -> u64 {
+        match self {
+            Input::File(f) => f.len(),
+            Input::Memory(v) => v.len() as u64,
+            Input::Pipe(_) => 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A pipe's stream read to its end, for what needs it whole.
+    pub fn whole(self, path: &str) -> Result<Input, String> {
+        match self {
+            Input::Pipe(p) => Ok(Input::Memory(p.read_all().map_err(|e| format!("{}: {}", path, OsError(e)))?)),
+            i => Ok(i),
+        }
+    }
+
+    /// Does it begin like a stream?
+    pub fn is_stream(&self) -> bool {
+        let mut h = [0u8; stream::HEAD_LEN];
+        matches!(self, Input::Pipe(_)) || (self.read_at().read_at(0, &mut h) == Ok(h.len()) && stream::is_stream(&h))
     }
 }
 

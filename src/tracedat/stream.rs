@@ -29,7 +29,7 @@
 //! prints and `ftcat --save`/ftrec write out. [`Demux`] reads a stream as
 //! it arrives, for the merge.
 
-use super::write::{self, opt, Meta, Seg};
+use super::write::{self, opt, Meta, PageStats, Seg};
 use super::{Error, IoError, ReadAt, Reason, TraceDat};
 use crate::merge::{Fill, PageSource};
 use alloc::collections::VecDeque;
@@ -253,6 +253,8 @@ pub struct Virtual<'s> {
     /// (offset in the virtual file, piece), in file order.
     pieces: Vec<(u64, Piece)>,
     pub len: u64,
+    /// What each CPU's pages hold (when `used_formats` looked at them).
+    pub stats: Vec<(u32, PageStats)>,
 }
 
 /// A metadata frame's trace.dat as the writer's [`Meta`].
@@ -370,8 +372,10 @@ impl<'s> Virtual<'s> {
                 o.push((opt::SAVED_TGIDS, t.as_bytes().to_vec()));
             }
         }
+        let mut stats = Vec::new();
         if shape.used_formats {
-            let ids = used_ids(src, &cpus, idx.page_size as usize, td.kernel_long_size() as usize, m.big_endian);
+            let ids;
+            (ids, stats) = used_ids(src, &cpus, idx.page_size as usize, td.kernel_long_size() as usize, m.big_endian);
             let mut used = Meta { systems: Vec::new(), ftrace_formats: Vec::new(), ..meta_shell(&m) };
             if let Some(l) = &late {
                 add_formats(&mut used, l, |_| true);
@@ -412,7 +416,7 @@ impl<'s> Virtual<'s> {
                 }
             }
         }
-        Ok(Virtual { src, pieces, len: at })
+        Ok(Virtual { src, pieces, len: at, stats })
     }
 
     /// The file's parts in order: `Ok(bytes)` of its own, or `Err((offset,
@@ -445,12 +449,14 @@ fn meta_shell(m: &Meta) -> Meta {
     }
 }
 
-/// The event ids that occur in the pages of `cpus`, sorted.
-fn used_ids(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], ps: usize, long: usize, be: bool) -> Vec<u16> {
+/// The event ids that occur in the pages of `cpus`, sorted, and what each
+/// CPU's pages hold.
+fn used_ids(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], ps: usize, long: usize, be: bool) -> (Vec<u16>, Vec<(u32, PageStats)>) {
     let mut ids: Vec<u16> = Vec::new();
+    let mut stats = Vec::new();
     let mut buf = alloc::vec![0u8; ps * 64];
-    let mut st = write::PageStats::default();
-    for (_, runs) in cpus {
+    for (cpu, runs) in cpus {
+        let mut st = PageStats::default();
         for &(mut off, len) in runs {
             let end = off + len;
             while off < end {
@@ -467,8 +473,9 @@ fn used_ids(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], ps: usize, long: 
                 off += n as u64;
             }
         }
+        stats.push((*cpu, st));
     }
-    ids
+    (ids, stats)
 }
 
 impl ReadAt for Virtual<'_> {
