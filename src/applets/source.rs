@@ -64,6 +64,19 @@ impl stream::Pipe for FdPipe {
             }
         }
     }
+
+    /// Data (or the end) within a quarter second.
+    fn ready(&mut self) -> bool {
+        if self.at < self.head.len() {
+            return true;
+        }
+        let mut fds = [rustix::event::PollFd::new(&self.fd, rustix::event::PollFlags::IN)];
+        // A quarter second: longer than a writer copying a file or a
+        // recorder busy with pages pauses, shorter than a quiet recording.
+        let wait = rustix::event::Timespec { tv_sec: 0, tv_nsec: 250_000_000 };
+        // (An error is not "nothing yet": the read says what it is.)
+        !matches!(rustix::event::poll(&mut fds, Some(&wait)), Ok(0))
+    }
 }
 
 impl FdPipe {

@@ -46,6 +46,9 @@ pub const HEAD_LEN: usize = 16;
 pub const FRAME_LEN: usize = 16;
 /// Largest META/LATE frame accepted (as trace.dat's metadata blocks).
 const MAX_META: u64 = 1 << 30;
+/// CPU numbers past this are damage, not a CPU (memory stays independent
+/// of the number of CPUs a stream claims).
+const MAX_CPUS: usize = crate::text::kernel::MAX_CPUS;
 
 /// What a frame holds.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -189,7 +192,7 @@ impl Index {
             }
             let body = at + FRAME_LEN as u64;
             match parse_frame(&f) {
-                Some((Kind::Pages, cpu, len)) if len % ps == 0 => {
+                Some((Kind::Pages, cpu, len)) if len % ps == 0 && (cpu as usize) < MAX_CPUS => {
                     let have = size.saturating_sub(body).min(len);
                     let whole = have - have % ps;
                     if whole > 0 {
@@ -386,7 +389,7 @@ impl<'s> Virtual<'s> {
             m.ftrace_formats = used.ftrace_formats;
         }
         let top = cpus.iter().map(|c| c.0 as usize + 1).max().unwrap_or(0);
-        let ncpus = (m.cpus as usize).max(top);
+        let ncpus = (m.cpus as usize).max(top).min(MAX_CPUS);
         m.cpus = ncpus as u32;
         let mut sizes = alloc::vec![0u64; ncpus];
         for (cpu, runs) in &cpus {
@@ -498,11 +501,16 @@ impl ReadAt for Virtual<'_> {
 pub trait Pipe {
     /// Read up to `buf.len()` bytes; 0 at the end.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, IoError>;
+    /// Will a read return soon (data, or the end)? A pipe fed by a
+    /// recording says no while the recorder has nothing new.
+    fn ready(&mut self) -> bool {
+        true
+    }
 }
 
 /// Bytes of pages [`Demux`] queues for CPUs the merge is not asking for,
-/// before a CPU that has sent nothing sits out (and the merge goes on
-/// without it, as `trace_pipe` does) instead of holding the rest in memory.
+/// before a CPU that has sent nothing sits out instead of holding the
+/// rest in memory.
 pub const QUEUE_MAX: usize = 32 << 20;
 
 /// The frames of a stream as they arrive, sorted into per-CPU queues.
@@ -546,7 +554,7 @@ impl Demux {
     /// Page sources for `cpus`, sharing the demux.
     pub fn sources(d: Rc<RefCell<Demux>>, cpus: u32) -> Vec<alloc::boxed::Box<dyn PageSource>> {
         let mut v: Vec<alloc::boxed::Box<dyn PageSource>> = Vec::new();
-        for cpu in 0..cpus {
+        for cpu in 0..cpus.min(MAX_CPUS as u32) {
             v.push(alloc::boxed::Box::new(DemuxCpu { d: d.clone(), cpu }));
         }
         v
@@ -585,7 +593,7 @@ impl Demux {
         self.pos += FRAME_LEN as u64;
         let ps = self.page_size;
         match parse_frame(&f) {
-            Some((Kind::Pages, cpu, len)) if len % ps as u64 == 0 => {
+            Some((Kind::Pages, cpu, len)) if len % ps as u64 == 0 && (cpu as usize) < MAX_CPUS => {
                 for _ in 0..len / ps as u64 {
                     let mut p = alloc::vec![0u8; ps];
                     match fill(&mut *self.pipe, &mut p) {
@@ -614,7 +622,12 @@ impl Demux {
     }
 
     /// The next page of `cpu` into `page`: read frames until one comes, the
-    /// stream ends, or too much is queued for other CPUs.
+    /// stream ends, too much is queued for other CPUs, or the pipe has
+    /// nothing more for now. Then the CPU sits out (`Fill::Empty`) and the
+    /// merge goes on without it, as `trace_pipe` does: a stream read from
+    /// a file or as fast as it was written comes out in the order of the
+    /// trace.dat it stands for; one read live as it is recorded may print
+    /// a page of a quiet CPU after later records of the others.
     fn fill(&mut self, cpu: u32, page: &mut Vec<u8>) -> Fill {
         loop {
             if let Some(p) = self.queue(cpu).pop_front() {
@@ -625,7 +638,7 @@ impl Demux {
             if self.ended {
                 return Fill::End;
             }
-            if self.queued > QUEUE_MAX {
+            if self.queued > QUEUE_MAX || !self.pipe.ready() {
                 return Fill::Empty;
             }
             self.read_frame();
@@ -849,5 +862,20 @@ mod tests {
         // v6 too.
         let v = Virtual::new(&s, &Index::read(&s, s.len() as u64).unwrap(), &Shape { version: 6, ..shape() }).unwrap();
         assert_eq!(records(&TraceDat::open(&v).unwrap()).len(), 12);
+    }
+
+    /// The fuzz target's seeds (tests/fuzz/seeds/stream): `cargo test --lib
+    /// write_fuzz_seeds -- --ignored` writes them again.
+    #[test]
+    #[ignore]
+    fn write_fuzz_seeds() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz/seeds/stream");
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = small_stream();
+        let meta_end = HEAD_LEN + FRAME_LEN + meta_bytes(&small_meta()).len();
+        // Whole, cut inside a page frame, cut before LATE.
+        for (name, n) in [("whole", s.len()), ("cut-page", meta_end + FRAME_LEN + 100), ("no-late", meta_end + 4 * (FRAME_LEN + 256))] {
+            std::fs::write(dir.join(name), &s[..n]).unwrap();
+        }
     }
 }
