@@ -242,15 +242,6 @@ fn run(a: Args) -> Result<()> {
     res
 }
 
-/// Is `fd` a terminal? Asked of /proc (the device its link names), which
-/// needs no ioctl.
-#[cfg(feature = "export")]
-fn is_tty(fd: i32) -> bool {
-    let path = alloc::format!("/proc/self/fd/{fd}");
-    let Ok(t) = sys::readlink(&sys::cpath(&path).unwrap_or_default()) else { return false };
-    t.starts_with(b"/dev/pts/") || t.starts_with(b"/dev/tty") || t == b"/dev/console"
-}
-
 /// One progress line on stderr, rewritten in place.
 #[cfg(feature = "export")]
 fn progress_line(b: &[u8]) {
@@ -264,10 +255,10 @@ fn progress_line(b: &[u8]) {
 #[cfg(feature = "export")]
 #[inline(never)]
 fn run_export(a: &Args, f: Format) -> Result<()> {
-    if f.binary() && is_tty(1) {
+    if f.binary() && crate::record::is_tty(1) {
         usage_err!("--export perfetto writes binary: redirect stdout to a file");
     }
-    let progress = is_tty(2);
+    let progress = crate::record::is_tty(2);
     let (mut written, mut err) = (0u64, None);
     let mut drain = |b: &[u8]| {
         if let Err(e) = sys::write_all(sys::fd(1), b) {

@@ -339,7 +339,8 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
             }
         }
     }
-    let readers = readers::open(&s.rec, mode, page_size, limit)?;
+    let keep = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
+    let readers = readers::open(&s.rec, mode, page_size, keep, limit)?;
     // The stream begins: its head and META, before any page.
     out.begin()?;
     let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
@@ -423,7 +424,6 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
             bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
         }
     }
-    let keep = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
     let sums = if out.is_file() {
         match assemble::convert(out, plan.file_version, keep) {
             Ok(s) => s,

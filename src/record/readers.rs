@@ -109,6 +109,10 @@ pub struct Reader {
     pub mode: Mode,
     /// Stop after this many bytes (extract: never chase a live buffer).
     pub limit: Option<u64>,
+    /// Keep only the newest this-many bytes (`-m`): older pages of a file
+    /// are punched out as the recording goes, so the disk holds about that
+    /// much per CPU (they read as empty pages; the trace.dat leaves them out).
+    pub keep_bytes: Option<u64>,
 }
 
 /// What a reader did, as it reports it at its end.
@@ -131,6 +135,10 @@ struct Run<'a> {
     stop: BorrowedFd<'a>,
     out: Outcome,
     stopping: bool,
+    /// With a keep limit: the payloads written that are still on disk,
+    /// oldest first, and their total.
+    kept: alloc::collections::VecDeque<(u64, u64)>,
+    kept_bytes: u64,
 }
 
 /// Wait until the trace file has data or stop is signalled. `timed`: the last
@@ -169,6 +177,29 @@ impl Run<'_> {
         self.fail(e, "writing the output");
     }
 
+    /// A frame of `len` page bytes went out at `start`: with a keep limit,
+    /// punch out the oldest payloads beyond it (plus some slack, so that
+    /// it is not a system call per frame).
+    fn wrote(&mut self, start: Option<u64>, len: u64) {
+        let (Some(keep), Some(at)) = (self.r.keep_bytes, start) else { return };
+        self.kept.push_back((at + FRAME_LEN as u64, len));
+        self.kept_bytes += len;
+        if self.kept_bytes <= keep + 256 * self.r.page_size as u64 {
+            return;
+        }
+        while let Some(&(off, n)) = self.kept.front() {
+            if self.kept_bytes - n < keep {
+                break;
+            }
+            let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+            // Without hole punching the file just grows; the trace.dat
+            // still keeps only the newest pages.
+            let _ = rustix::fs::fallocate(&self.sink.fd, flags, off, n);
+            self.kept.pop_front();
+            self.kept_bytes -= n;
+        }
+    }
+
     fn limit_reached(&self) -> bool {
         self.r.limit.is_some_and(|l| self.out.bytes >= l)
     }
@@ -182,6 +213,7 @@ impl Run<'_> {
         let ok = match r {
             Ok(()) => {
                 self.out.bytes += (frame.len() - FRAME_LEN) as u64;
+                self.wrote(start, (frame.len() - FRAME_LEN) as u64);
                 true
             }
             Err(e) => {
@@ -275,6 +307,7 @@ impl Run<'_> {
         let ok = match r {
             Ok(()) => {
                 self.out.bytes += n as u64;
+                self.wrote(start, n as u64);
                 true
             }
             Err(e) => {
@@ -358,7 +391,7 @@ impl Run<'_> {
 /// Record one CPU until `stop` is signalled, then drain it.
 #[inline(never)]
 fn run(r: &Reader, sink: &Sink, stop: BorrowedFd) -> Outcome {
-    let mut run = Run { r, sink, stop, out: Outcome::default(), stopping: false };
+    let mut run = Run { r, sink, stop, out: Outcome::default(), stopping: false, kept: Default::default(), kept_bytes: 0 };
     let spliced = r.mode == Mode::Splice && run.splice_loop();
     if run.out.err.is_none() {
         // Either splice was refused (read() from here on) or stop came and
@@ -439,7 +472,7 @@ fn cpu_count(t: &Tracefs) -> usize {
 }
 
 /// One reader per CPU of `rec`, for pages of `page_size` bytes.
-pub(super) fn open(rec: &Tracefs, mode: Mode, page_size: usize, limit: Option<u64>) -> Result<Vec<Reader>> {
+pub(super) fn open(rec: &Tracefs, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
     let mut v = Vec::new();
     for cpu in 0..cpu_count(rec) {
         let trace = match rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
@@ -447,7 +480,7 @@ pub(super) fn open(rec: &Tracefs, mode: Mode, page_size: usize, limit: Option<u6
             Err(e) if e.errno == Errno::BUSY => bail!("CPU {cpu}: {} is busy (another reader has it open)", e.file),
             Err(e) => return Err(tf(e)),
         };
-        v.push(Reader { cpu, trace, page_size, mode, limit });
+        v.push(Reader { cpu, trace, page_size, mode, limit, keep_bytes });
     }
     Ok(v)
 }

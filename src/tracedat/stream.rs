@@ -113,9 +113,13 @@ fn damaged(at: u64, what: &'static str) -> Error {
     Error::new("stream", at, Reason::Corrupt(what))
 }
 
-/// The sub-buffer size a META says.
-fn page_size_of(td: &TraceDat) -> u32 {
-    td.buffers.first().map_or(td.page_size, |b| b.page_size).max(1)
+/// The sub-buffer size a META says (as plausible as trace.dat's).
+fn page_size_of(td: &TraceDat) -> Result<u32, Error> {
+    let ps = td.buffers.first().map_or(td.page_size, |b| b.page_size);
+    if !(256..=(1 << 24)).contains(&ps) {
+        return Err(damaged(HEAD_LEN as u64, "implausible sub-buffer size"));
+    }
+    Ok(ps)
 }
 
 /// Where the parts of a stream are, found by reading its frame headers.
@@ -180,7 +184,7 @@ impl Index {
             Some((Kind::Meta, _, len)) => payload(src, at + FRAME_LEN as u64, len, size)?,
             _ => return Err(damaged(at, "the stream does not begin with its metadata")),
         };
-        let page_size = page_size_of(&TraceDat::open(&meta)?);
+        let page_size = page_size_of(&TraceDat::open(&meta)?)?;
         let mut idx = Index { meta, late: None, page_size, cpus: Vec::new(), cut: None };
         let mut at = at + FRAME_LEN as u64 + idx.meta.len() as u64;
         let ps = u64::from(page_size);
@@ -542,11 +546,10 @@ impl Demux {
             Some((Kind::Meta, _, len)) if len <= MAX_META => len,
             _ => return Err(damaged(HEAD_LEN as u64, "the stream does not begin with its metadata")),
         };
-        let mut meta = alloc::vec![0u8; len as usize];
-        if !fill(&mut *pipe, &mut meta)? {
+        let Some(meta) = fill_vec(&mut *pipe, len)? else {
             return Err(truncated((HEAD_LEN + FRAME_LEN) as u64, len));
-        }
-        let page_size = page_size_of(&TraceDat::open(&meta)?) as usize;
+        };
+        let page_size = page_size_of(&TraceDat::open(&meta)?)? as usize;
         let pos = (HEAD_LEN + FRAME_LEN) as u64 + len;
         Ok((Demux { pipe, page_size, queues: Vec::new(), queued: 0, pos, ended: false, cut: None, late: None }, meta))
     }
@@ -606,17 +609,14 @@ impl Demux {
                     self.queue(cpu).push_back(p);
                 }
             }
-            Some((Kind::Late, _, len)) if len <= MAX_META => {
-                let mut v = alloc::vec![0u8; len as usize];
-                match fill(&mut *self.pipe, &mut v) {
-                    Ok(true) => {
-                        self.late = Some(v);
-                        self.end(None);
-                    }
-                    Ok(false) => self.end(Some(truncated(self.pos, len))),
-                    Err(e) => self.end(Some(e)),
+            Some((Kind::Late, _, len)) if len <= MAX_META => match fill_vec(&mut *self.pipe, len) {
+                Ok(Some(v)) => {
+                    self.late = Some(v);
+                    self.end(None);
                 }
-            }
+                Ok(None) => self.end(Some(truncated(self.pos, len))),
+                Err(e) => self.end(Some(e)),
+            },
             _ => self.end(Some(damaged(at, "not a frame (damaged stream)"))),
         }
     }
@@ -657,6 +657,21 @@ fn fill(p: &mut dyn Pipe, buf: &mut [u8]) -> Result<bool, Error> {
         }
     }
     Ok(true)
+}
+
+/// `len` bytes, read in steps so that memory follows what arrives, not
+/// what a header claims; None when the input ends first.
+fn fill_vec(p: &mut dyn Pipe, len: u64) -> Result<Option<Vec<u8>>, Error> {
+    let mut v = Vec::new();
+    while (v.len() as u64) < len {
+        let at = v.len();
+        let step = ((len - at as u64) as usize).min(1 << 20);
+        v.resize(at + step, 0);
+        if !fill(p, &mut v[at..])? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(v))
 }
 
 /// One CPU's pages from a [`Demux`].
