@@ -283,6 +283,9 @@ mod tests {
         assert!(a.splice && !a.quiet && !a.follow_forks);
         assert_eq!(a.output, "trace.dat");
         assert!(is_usage(args(&["-B", "inst", "--private"])));
+        // A stream has no newest pages to keep.
+        assert_eq!(args(&["-o", "-", "-e", "sched"]).ok().unwrap().output, "-");
+        assert!(is_usage(args(&["-o", "-", "-m", "64"])));
         // Flags take no value; value options need one; unknown ones are refused.
         for bad in [&["--private=1"][..], &["-b"], &["--max-graph-depth", "5000000000"], &["-x"], &["--bogus"]] {
             assert!(is_usage(args(bad)), "{bad:?}");

@@ -357,6 +357,12 @@ impl<'s> Virtual<'s> {
                 }
             }
         }
+        if late.is_none() {
+            // Cut before LATE: the tracer state as it was at the start.
+            if let Some(st) = &td.options.state {
+                m.options.push((opt::STATE, [st.as_bytes(), b"\0"].concat()));
+            }
+        }
         if let Some(l) = &late {
             if !l.cmdlines.is_empty() {
                 m.cmdlines = l.cmdlines.as_bytes().to_vec();
