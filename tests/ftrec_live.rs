@@ -497,8 +497,15 @@ fn disk_full_keeps_a_readable_file() {
           "dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=3000000"],
     );
     assert_eq!(c, 1, "{err}");
-    assert!(err.contains("No space left on device"), "{err}");
-    let counts = check_file(&d, &f);
+    // Where it stopped; the file is the stream up to there (README:
+    // Streams and cut recordings), and --save makes a trace.dat of it.
+    let size = std::fs::metadata(&f).unwrap().len();
+    assert!(err.contains(&format!("disk full at offset {size}")), "{err}");
+    let saved = d.join("saved.dat");
+    let (c, _, err) = run(&d.join("ftcat"), &["--save", saved.to_str().unwrap(), f.to_str().unwrap()]);
+    assert_eq!(c, 1, "{err}");
+    assert!(err.contains("cut short"), "{err}");
+    let counts = check_file(&d, &saved);
     assert!(counts.get("sys_enter_read").is_some_and(|&n| n > 1000), "{counts:?}");
     no_leftover_instances();
     drop(_m);
