@@ -393,7 +393,14 @@ impl<'s> Virtual<'s> {
             if let Some(l) = &late {
                 add_formats(&mut used, l, |_| true);
             }
-            add_formats(&mut used, &td, |sys| td.formats.iter().any(|f| f.system == sys && format_id(&f.text).is_some_and(|id| ids.binary_search(&id).is_ok())));
+            // The systems with an event in the data (found once, not per format).
+            let mut seen: Vec<&str> = Vec::new();
+            for f in &td.formats {
+                if !seen.contains(&f.system.as_str()) && format_id(&f.text).is_some_and(|id| ids.binary_search(&id).is_ok()) {
+                    seen.push(&f.system);
+                }
+            }
+            add_formats(&mut used, &td, |sys| seen.contains(&sys));
             used.systems.sort_by(|a, b| a.0.cmp(&b.0));
             m.systems = used.systems;
             m.ftrace_formats = used.ftrace_formats;
