@@ -14,9 +14,13 @@ use crate::decode::{self, text_out::{Drain, TextOut}, DecodeOptions, Style};
 use crate::export::output::{export, Extra, Format};
 use crate::merge::Merge;
 use crate::sys::{self, Errno};
-use crate::tracedat::stream::{Demux, Index, Shape, Virtual};
+#[cfg(feature = "stream-pipe")]
+use crate::tracedat::stream::Demux;
+use crate::tracedat::stream::{Index, Shape, Virtual};
 use crate::tracedat::TraceDat;
+#[cfg(feature = "stream-pipe")]
 use alloc::rc::Rc;
+#[cfg(feature = "stream-pipe")]
 use core::cell::RefCell;
 use crate::tracefs::Tracefs;
 use crate::{fail, usage_err};
@@ -118,7 +122,10 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             Long("live") => a.live = true,
             Short('B') | Long("instance") => d.instance = Some(p.value()?),
             Long("once") => a.once = true,
+            #[cfg(feature = "stream-pipe")]
             Long("save") => a.save = Some(p.value()?),
+            #[cfg(not(feature = "stream-pipe"))]
+            Long("save") => usage_err!("--save: not in this build (the board build, make tiny, leaves it out)"),
             #[cfg(feature = "export")]
             Long("export") => {
                 let v = p.value()?;
@@ -229,6 +236,7 @@ enum To<'a> {
 
 #[inline(never)]
 fn run(a: Args) -> Result<()> {
+    #[cfg(feature = "stream-pipe")]
     if let Some(out) = &a.save {
         return run_save(&a, out);
     }
@@ -301,6 +309,12 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
     if a.decode.style == Style::TraceCmd && (a.decode.stat || a.decode.first_event || a.decode.last_event) {
         input = input.whole(path).map_err(Error::Fail)?;
     }
+    // (Without stream-pipe, the board build: a piped stream is read whole.)
+    #[cfg(not(feature = "stream-pipe"))]
+    {
+        input = input.whole(path).map_err(Error::Fail)?;
+    }
+    #[cfg(feature = "stream-pipe")]
     if let source::Input::Pipe(p) = input {
         return run_pipe(a, p, path, to);
     }
@@ -358,6 +372,7 @@ fn decode_file(a: &Args, td: &TraceDat, path: &str, to: To<'_>) -> Result<()> {
     res.map_err(|e| decode_err(e, path))
 }
 
+#[cfg(feature = "stream-pipe")]
 /// A stream arriving on a pipe, decoded as it comes: the merge waits for
 /// each CPU's next page (see tracedat::stream::Demux).
 #[inline(never)]
@@ -395,6 +410,7 @@ fn run_pipe(a: &Args, p: source::FdPipe, path: &str, to: To<'_>) -> Result<()> {
     res
 }
 
+#[cfg(feature = "stream-pipe")]
 /// `--save OUT`: FILE (a stream, or any trace.dat) as a trace.dat that
 /// trace-cmd and KernelShark read. A stream becomes a v7 file; a trace.dat
 /// is copied as it is.

@@ -10,7 +10,7 @@ use crate::merge::{Fill, PageSource};
 use crate::text;
 use crate::decode::recording::stat_num;
 use crate::ring::PageLayout;
-use crate::tracedat::{stream, Error, IoError, ReadAt, Reason};
+use crate::tracedat::{stream, Error, ReadAt, Reason};
 use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags};
@@ -48,8 +48,9 @@ pub struct FdPipe {
     at: usize,
 }
 
+#[cfg(feature = "stream-pipe")]
 impl stream::Pipe for FdPipe {
-    fn read(&mut self, buf: &mut [u8]) -> Result<usize, IoError> {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, crate::tracedat::IoError> {
         if self.at < self.head.len() {
             let n = buf.len().min(self.head.len() - self.at);
             buf[..n].copy_from_slice(&self.head[self.at..self.at + n]);
@@ -60,7 +61,7 @@ impl stream::Pipe for FdPipe {
             match rustix::io::read(&self.fd, &mut *buf) {
                 Ok(n) => return Ok(n),
                 Err(Errno::INTR) => continue,
-                Err(e) => return Err(IoError(e.raw_os_error())),
+                Err(e) => return Err(crate::tracedat::IoError(e.raw_os_error())),
             }
         }
     }

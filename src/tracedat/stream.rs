@@ -31,11 +31,13 @@
 
 use super::write::{self, opt, Meta, PageStats, Seg};
 use super::{Error, IoError, ReadAt, Reason, TraceDat};
+#[cfg(feature = "stream-pipe")]
 use crate::merge::{Fill, PageSource};
-use alloc::collections::VecDeque;
-use alloc::rc::Rc;
+#[cfg(feature = "stream-pipe")]
+use alloc::{collections::VecDeque, rc::Rc};
 use alloc::string::String;
 use alloc::vec::Vec;
+#[cfg(feature = "stream-pipe")]
 use core::cell::RefCell;
 
 /// The first 12 bytes of a stream; a u32 version follows.
@@ -515,6 +517,7 @@ impl ReadAt for Virtual<'_> {
 }
 
 /// A stream arriving through a pipe: read what is there, blocking.
+#[cfg(feature = "stream-pipe")]
 pub trait Pipe {
     /// Read up to `buf.len()` bytes; 0 at the end.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, IoError>;
@@ -528,9 +531,11 @@ pub trait Pipe {
 /// Bytes of pages [`Demux`] queues for CPUs the merge is not asking for,
 /// before a CPU that has sent nothing sits out instead of holding the
 /// rest in memory.
+#[cfg(feature = "stream-pipe")]
 pub const QUEUE_MAX: usize = 32 << 20;
 
 /// The frames of a stream as they arrive, sorted into per-CPU queues.
+#[cfg(feature = "stream-pipe")]
 pub struct Demux {
     pipe: alloc::boxed::Box<dyn Pipe>,
     page_size: usize,
@@ -546,6 +551,7 @@ pub struct Demux {
     pub late: Option<Vec<u8>>,
 }
 
+#[cfg(feature = "stream-pipe")]
 impl Demux {
     /// Read the head and META of the stream in `pipe`: the demux and the
     /// metadata (a trace.dat v7 without data).
@@ -660,6 +666,7 @@ impl Demux {
 }
 
 /// Read all of `buf`; false at the end of the input (even part way).
+#[cfg(feature = "stream-pipe")]
 fn fill(p: &mut dyn Pipe, buf: &mut [u8]) -> Result<bool, Error> {
     let mut done = 0;
     while done < buf.len() {
@@ -674,6 +681,7 @@ fn fill(p: &mut dyn Pipe, buf: &mut [u8]) -> Result<bool, Error> {
 
 /// `len` bytes, read in steps so that memory follows what arrives, not
 /// what a header claims; None when the input ends first.
+#[cfg(feature = "stream-pipe")]
 fn fill_vec(p: &mut dyn Pipe, len: u64) -> Result<Option<Vec<u8>>, Error> {
     let mut v = Vec::new();
     while (v.len() as u64) < len {
@@ -688,11 +696,13 @@ fn fill_vec(p: &mut dyn Pipe, len: u64) -> Result<Option<Vec<u8>>, Error> {
 }
 
 /// One CPU's pages from a [`Demux`].
+#[cfg(feature = "stream-pipe")]
 struct DemuxCpu {
     d: Rc<RefCell<Demux>>,
     cpu: u32,
 }
 
+#[cfg(feature = "stream-pipe")]
 impl PageSource for DemuxCpu {
     fn cpu(&self) -> u32 {
         self.cpu
@@ -802,6 +812,8 @@ mod tests {
         assert_eq!(r[0], (0, 101, 1));
         assert_eq!(r[11], (1, 303, 4));
         // The same through the demux, page by page.
+        #[cfg(feature = "stream-pipe")]
+        {
         let mut d = demux(&s);
         let mut pages = Vec::new();
         for cpu in [1, 0] {
@@ -812,9 +824,12 @@ mod tests {
         }
         assert_eq!(pages, [(1, 50), (1, 44), (0, 100), (0, 200)]);
         assert!(d.late.is_some() && d.take_cut().is_none());
+        }
     }
 
+    #[cfg(feature = "stream-pipe")]
     struct Bytes(Vec<u8>, usize);
+    #[cfg(feature = "stream-pipe")]
     impl Pipe for Bytes {
         fn read(&mut self, buf: &mut [u8]) -> Result<usize, IoError> {
             // A few bytes at a time, as a pipe may give them.
@@ -825,6 +840,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "stream-pipe")]
     fn demux(s: &[u8]) -> Demux {
         Demux::open(alloc::boxed::Box::new(Bytes(s.to_vec(), 0))).unwrap().0
     }
@@ -842,6 +858,7 @@ mod tests {
                 Ok(i) => i,
                 Err(_) => {
                     assert!(n < meta_end, "{n}");
+                    #[cfg(feature = "stream-pipe")]
                     assert!(Demux::open(alloc::boxed::Box::new(Bytes(cut.to_vec(), 0))).is_err());
                     continue;
                 }
@@ -860,16 +877,19 @@ mod tests {
             let got = records(&TraceDat::open(&v).unwrap());
             assert_eq!(got.len(), 3 * pages, "{n}");
             assert!(got.iter().all(|r| whole.contains(r)));
-            let mut d = demux(&cut);
-            let mut p = Vec::new();
-            let mut seen = 0;
-            for cpu in [0, 1] {
-                while d.fill(cpu, &mut p) == Fill::Page {
-                    seen += 1;
+            #[cfg(feature = "stream-pipe")]
+            {
+                let mut d = demux(&cut);
+                let mut p = Vec::new();
+                let mut seen = 0;
+                for cpu in [0, 1] {
+                    while d.fill(cpu, &mut p) == Fill::Page {
+                        seen += 1;
+                    }
                 }
+                assert_eq!(seen, pages, "{n}");
+                assert_eq!(d.take_cut().is_none(), n == s.len());
             }
-            assert_eq!(seen, pages, "{n}");
-            assert_eq!(d.take_cut().is_none(), n == s.len());
         }
     }
 
