@@ -476,7 +476,8 @@ fn meta_shell(m: &Meta) -> Meta {
 fn used_ids(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], ps: usize, long: usize, be: bool) -> (Vec<u16>, Vec<(u32, PageStats)>) {
     let mut ids: Vec<u16> = Vec::new();
     let mut stats = Vec::new();
-    let mut buf = alloc::vec![0u8; ps * 64];
+    // A quarter MiB of pages at a time (at least one page).
+    let mut buf = alloc::vec![0u8; ps * ((256 << 10) / ps.max(1)).max(1)];
     for (cpu, runs) in cpus {
         let mut st = PageStats::default();
         for &(mut off, len) in runs {
