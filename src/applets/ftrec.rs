@@ -17,7 +17,8 @@ Usage: ftrec [OPTIONS] [--] [COMMAND [ARGS...]]
 
 Record the kernel's per-CPU trace buffers into a trace.dat file: with a
 COMMAND, the whole system until it exits; without one, until SIGINT/SIGTERM
-or -d. Every setting changed is put back on exit.
+or -d. Every setting changed is put back on exit. A recording cut short
+(kill, power loss, full disk) stays readable by ftcat up to the cut.
 
   -e EVENT          enable events: all, SYSTEM, SYSTEM:EVENT, globs (repeatable)
   -f FILTER         filter for the preceding -e
@@ -31,7 +32,9 @@ or -d. Every setting changed is put back on exit.
   -b KB             per-CPU buffer size      -C CLOCK  trace clock
   -B INSTANCE       record this instance (created and removed if missing)
   --private         record in a temporary instance of our own
-  -o FILE           output (default trace.dat)
+  -o FILE           output (default trace.dat); - streams to stdout (for
+                    ftcat -, or ftcat --save FILE -); COMMAND's stdout
+                    then goes to stderr
   --file-version N  6 or 7 (default 7)
   --compression ALG v7's sections and data: none (default) or zstd
   -d SECONDS        stop after this long     -m KB     keep the newest KB per CPU
@@ -174,6 +177,12 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
     if plan.file_version < 7 && plan.compression != Compression::None {
         usage_err!("--compression needs --file-version 7");
     }
+    if plan.output == "-" && plan.keep_kb.is_some() {
+        usage_err!("-m keeps the newest pages of a file: not with -o -");
+    }
+    if plan.output == "-" && plan.compression != Compression::None {
+        usage_err!("--compression is the trace.dat's: a stream (-o -) is not compressed (ftcat --save makes the trace.dat)");
+    }
     if plan.filter_command && plan.command.is_empty() {
         usage_err!("-F traces only the command: give one");
     }
@@ -277,7 +286,7 @@ mod tests {
         assert!(args(&["--compression", "none", "--file-version", "6"]).is_ok());
         #[cfg(feature = "zstd-write")]
         assert_eq!(args(&["--compression=zstd"]).ok().unwrap().compression, Compression::Zstd);
-        for bad in [&["--compression", "lz4"][..], &["--compression", "zstd", "--file-version", "6"], &["--compression"]] {
+        for bad in [&["--compression", "lz4"][..], &["--compression", "zstd", "--file-version", "6"], &["--compression"], &["--compression", "zstd", "-o", "-"]] {
             assert!(is_usage(args(bad)), "{bad:?}");
         }
     }
@@ -301,6 +310,9 @@ mod tests {
         assert!(a.splice && !a.quiet && !a.follow_forks);
         assert_eq!(a.output, "trace.dat");
         assert!(is_usage(args(&["-B", "inst", "--private"])));
+        // A stream has no newest pages to keep.
+        assert_eq!(args(&["-o", "-", "-e", "sched"]).ok().unwrap().output, "-");
+        assert!(is_usage(args(&["-o", "-", "-m", "64"])));
         // Flags take no value; value options need one; unknown ones are refused.
         for bad in [&["--private=1"][..], &["-b"], &["--max-graph-depth", "5000000000"], &["-x"], &["--bogus"]] {
             assert!(is_usage(args(bad)), "{bad:?}");

@@ -20,6 +20,7 @@
 
 mod assemble;
 mod command;
+#[cfg(feature = "zstd-write")]
 mod compress;
 mod configure;
 mod output;
@@ -32,8 +33,9 @@ use crate::tracefs::Tracefs;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use assemble::{CpuData, Recorded};
+use crate::tracedat::{self, stream::Kind};
 use output::Output;
+pub use output::{is_tty, FileAt};
 use readers::Mode;
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
@@ -342,8 +344,23 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
             }
         }
     }
-    let keep_bytes = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
-    let readers = readers::open(&s.rec, &out.dir, mode, page_size, keep_bytes, limit)?;
+    let keep = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
+    let readers = readers::open(&s.rec, mode, page_size, keep, limit)?;
+    // The stream begins: its head and META, before any page.
+    out.begin()?;
+    let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
+    // kallsyms (megabytes) up front unless the disk is short of room: then
+    // at the end, leaving what room there is to the pages.
+    let early_ksyms = out.dir.as_ref().is_none_or(|d| assemble::free_space(d) >= 64 << 20);
+    let early_state = if signals.is_some() { crate::tracefs::state::trace_state(&s.rec) } else { state.clone() };
+    let meta = assemble::early(&s.top, &s.rec, name, page_size, readers.len(), &clock_file, &early_state, early_ksyms);
+    sys::write_all(&out.fd, &tracedat::stream::head())
+        .and_then(|()| assemble::write_meta(&out.fd, Kind::Meta, &meta))
+        .map_err(|e| os_err(&format!("{}: writing the recording's metadata", out.path), e))?;
+    drop(meta);
+    out.readable.set(true);
+    let dup = rustix::io::fcntl_dupfd_cloexec(&out.fd, 3).map_err(|e| os_err("dup", e))?;
+    let sink = readers::Sink::new(dup).map_err(|e| os_err("pipe", e))?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
     let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
@@ -352,7 +369,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     let mut workers = Vec::new();
     let mut run = Ok(None);
     for r in &readers {
-        match readers::spawn(r, &stop, &fail_w) {
+        match readers::spawn(r, &sink, &stop, &fail_w) {
             Ok(w) => workers.push(w),
             Err(e) => {
                 run = Err(Error::new(e));
@@ -374,6 +391,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         outcomes.push(readers::collect(w));
     }
     drop(workers);
+    drop(readers);
     let child = run?;
     if signals.is_some() {
         state = crate::tracefs::state::trace_state(&s.rec);
@@ -384,37 +402,49 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         stats.push(s.rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default());
     }
     let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
-    // Each CPU's data in its temp file (with a keep limit, only the newest
-    // part); the trace files are closed here (an instance cannot be removed
-    // while they are open), the temp files stay open for the assembly. The
-    // first reader error, and whether the disk filled.
-    let mut cpus = Vec::new();
+    // The first reader error, and whether the disk filled.
     let mut err = None;
     let mut full = false;
-    for (o, r) in outcomes.iter_mut().zip(readers) {
-        let start = match r.keep_bytes {
-            Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
-            _ => o.start,
-        };
-        cpus.push(CpuData { file: Some(r.file), start, end: o.bytes });
+    for o in outcomes.iter_mut() {
         if err.is_none() {
             err = o.err.take();
         }
         full |= o.full;
     }
-    // A full disk while recording still writes what fits; else stop here.
-    full &= signals.is_some();
-    let err = match (err, full) {
-        (Some(e), false) => return Err(Error::new(e)),
-        (err, _) => err,
-    };
-    // Put the system back before the (possibly long) assembly.
+    // Put the system back before the (possibly long) conversion.
     let restored = s.restore();
     drop(stop);
-    out.begin()?;
     let systems = core::mem::take(&mut s.systems);
-    let recorded = Recorded { name, page_size, cpus, stats, systems, clock_file, state };
-    assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, plan.compression, full, plan.quiet).map_err(Error::new)?;
+    let ending = assemble::Ending { name, page_size, stats, systems, clock_file, state, kallsyms: !early_ksyms };
+    let late = assemble::late(&s.top, &ending);
+    let late_ok = !full && assemble::write_meta(&out.fd, Kind::Late, &late).is_ok();
+    drop(late);
+    if full {
+        // Where the file stops: readers trim a cut frame to its whole pages.
+        let at = rustix::fs::fstat(&out.fd).map_or(0, |st| st.st_size);
+        bail!("{}: disk full at offset {at}: the recording stopped there (ftcat reads it up to the cut)", out.path);
+    }
+    if let Some(e) = &err {
+        if !late_ok {
+            bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
+        }
+    }
+    let sums = if out.is_file() {
+        match assemble::convert(out, plan.file_version, plan.compression, keep) {
+            Ok(s) => s,
+            Err(Some(e)) => return Err(e),
+            Err(None) => bail!("{}: no room beside it for the trace.dat: it stays a stream, which ftcat reads (ftcat --save converts it)", out.path),
+        }
+    } else {
+        let mut v = Vec::new();
+        for (cpu, o) in outcomes.iter().enumerate() {
+            v.push(assemble::CpuSummary { cpu: cpu as u32, bytes: o.bytes, stats: None, compressed: None });
+        }
+        v
+    };
+    if !plan.quiet {
+        assemble::summary(name, &ending.stats, &sums, out.is_file());
+    }
     if let (false, Some(_), Some(cmd)) = (plan.quiet, signals, plan.command.first()) {
         let (before, after) = plan.scope();
         sys::eprintln(format_args!("Traced: {before}{cmd}{after}"));
