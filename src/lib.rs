@@ -23,6 +23,7 @@ pub mod printfmt;
 pub mod ring;
 pub mod tracedat;
 pub mod text;
+pub mod tracemsg;
 #[cfg(feature = "export")] pub mod export;
 pub mod util;
 

@@ -31,6 +31,7 @@ or -d. Every setting changed is put back on exit.
   -B INSTANCE       record this instance (created and removed if missing)
   --private         record in a temporary instance of our own
   -o FILE           output (default trace.dat)
+  -N HOST:PORT      send to `trace-cmd listen -p PORT` on HOST (an IP address)
   --file-version N  6 or 7 (default 7, uncompressed)
   -d SECONDS        stop after this long     -m KB     keep the newest KB per CPU
   --no-splice       read() instead of splice
@@ -73,6 +74,17 @@ fn trace_option(v: &str) -> Result<(String, bool)> {
     };
     crate::tracefs::check_name("option", name).map_err(Error::Usage)?;
     Ok((String::from(name), on))
+}
+
+/// `-N HOST:PORT`: an IP address (v4, or v6 in brackets) or "localhost",
+/// and a port. No name lookup: that would link a resolver into the
+/// static binary, and a board reaches its workstation by address.
+fn listener(v: &str) -> Result<rustix::net::SocketAddr> {
+    let local = v.strip_prefix("localhost:").map(|port| alloc::format!("127.0.0.1:{port}"));
+    match local.as_deref().unwrap_or(v).parse() {
+        Ok(a) => Ok(a),
+        Err(_) => usage_err!("-N {v}: want HOST:PORT with HOST an IP address ([ADDR]:PORT for IPv6) or localhost"),
+    }
 }
 
 /// The last `-e`, for the `-f`/`-R` that follow it.
@@ -129,6 +141,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
             Short('C') => plan.clock = Some(p.value()?),
             Short('B') => instance = Some(p.value()?),
             Short('o') => plan.output = p.value()?,
+            Short('N') => plan.net = Some(listener(&p.value()?)?),
             Short('l') => plan.function_filter.push(p.value()?),
             Short('n') => plan.function_notrace.push(p.value()?),
             Short('g') => plan.graph_functions.push(p.value()?),
@@ -163,6 +176,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
     };
     if plan.filter_command && plan.command.is_empty() {
         usage_err!("-F traces only the command: give one");
+    }
+    if plan.net.is_some() && (plan.extract || plan.keep_kb.is_some() || plan.output != "trace.dat") {
+        usage_err!("-N sends the recording as it is made: not with extract, -m or -o");
     }
     if plan.extract && (!plan.events.is_empty() || plan.tracer.is_some() || private || !plan.pids.is_empty()) {
         usage_err!("extract saves the buffer as it is: it takes only -o, -B and -q");
@@ -254,6 +270,19 @@ mod tests {
         assert_eq!(a.file_version, 6);
         assert!(a.follow_forks);
         for bad in [&["-O", "x=2"][..], &["-O", "../x"], &["-B", "a/b"], &["--file-version", "8"], &["-P", "x"], &["-b", "lots"]] {
+            assert!(is_usage(args(bad)), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn listener_addresses() {
+        let a = args(&["-N", "192.168.1.5:12345", "-e", "sched"]).ok().unwrap();
+        assert_eq!(a.net.map(|a| (a.is_ipv4(), a.port())), Some((true, 12345)));
+        let a = args(&["-N", "localhost:9"]).ok().unwrap();
+        assert_eq!(a.net, Some(rustix::net::SocketAddr::from(([127, 0, 0, 1], 9))));
+        assert!(args(&["-N", "[::1]:7"]).ok().unwrap().net.is_some_and(|a| a.is_ipv6()));
+        // Names are not looked up; -N sends as it records, so no file options.
+        for bad in [&["-N", "board.lan:80"][..], &["-N", "1.2.3.4"], &["-N", "1.2.3.4:x"], &["-N", "1.2.3.4:1", "-m", "64"], &["-N", "1.2.3.4:1", "-o", "x.dat"], &["extract", "-N", "1.2.3.4:1"]] {
             assert!(is_usage(args(bad)), "{bad:?}");
         }
     }

@@ -206,55 +206,8 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     }
     let all = crate::tracefs::events::all_events(top).unwrap_or_default();
     systems_for(top, &all, &ids, &mut systems);
-
-    let mut meta = Meta {
-        version,
-        big_endian: cfg!(target_endian = "big"),
-        long_size: long,
-        page_size: r.page_size as u32,
-        header_page,
-        header_event: read_or_empty(top, "events/header_event"),
-        ftrace_formats: formats_of(top, &all, "ftrace"),
-        systems: Vec::new(),
-        kallsyms: crate::sys::read(c"/proc/kallsyms").unwrap_or_default(),
-        printk_formats: read_or_empty(top, "printk_formats"),
-        cmdlines: read_or_empty(top, "saved_cmdlines"),
-        cpus: r.cpus.len() as u32,
-        options: Vec::new(),
-        buffers: Vec::new(),
-    };
-    for s in &systems {
-        meta.systems.push((s.clone(), formats_of(top, &all, s)));
-    }
-    // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
-    // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
-    // maps would have written them, so every reader prints what `trace` does.
-    let mut fs: Vec<&mut Vec<u8>> = Vec::new();
-    for s in meta.systems.iter_mut() {
-        for f in s.1.iter_mut() {
-            fs.push(f);
-        }
-    }
-    crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
-    // "\nBuffer: NAME\n\n": the CPUSTAT option's head and the summary's.
-    let buffer_head = if r.name.is_empty() { Vec::new() } else { [b"\nBuffer: ", r.name.as_bytes(), b"\n\n"].concat() };
-    let o = &mut meta.options;
-    text_opt(o, opt::TRACECLOCK, &[r.clock_file.as_bytes()]);
-    text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
-    text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
-    if !buffer_head.is_empty() {
-        text_opt(o, opt::CPUSTAT, &[&buffer_head]);
-    }
-    for (c, s) in r.stats.iter().enumerate() {
-        text_opt(o, opt::CPUSTAT, &[format!("CPU: {c}\n{s}").as_bytes()]);
-    }
-    if !r.state.is_empty() {
-        text_opt(o, opt::STATE, &[r.state.as_bytes()]);
-    }
-    let tgids = read_or_empty(top, "saved_tgids");
-    if !tgids.is_empty() {
-        o.push((opt::SAVED_TGIDS, tgids));
-    }
+    let buffer_head = buffer_head(r.name);
+    let mut meta = metadata(top, &r, &all, &systems, version, header_page, long);
     let mut segs = layout_for(&mut meta, &r);
 
     if full {
@@ -336,6 +289,69 @@ pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, ful
     Ok(())
 }
 
+/// "\nBuffer: NAME\n\n" for an instance: the CPUSTAT option's head and the
+/// summary's.
+fn buffer_head(name: &str) -> Vec<u8> {
+    if name.is_empty() { Vec::new() } else { [b"\nBuffer: ", name.as_bytes(), b"\n\n"].concat() }
+}
+
+/// Everything of the file but the CPU data: the headers, the formats of
+/// ftrace's events and of `systems`' (from `all`), kallsyms, printk
+/// formats, saved_cmdlines and the options (clock, uname, version, the
+/// per-CPU stats, the tracer state, saved_tgids). No buffers yet: laid out
+/// as it is, it is the metadata alone (what `ftrec -N` sends first).
+#[inline(never)]
+pub(super) fn metadata(top: &Tracefs, r: &Recorded, all: &[EventRef], systems: &[String], version: u32, header_page: Vec<u8>, long: u8) -> Meta {
+    let mut meta = Meta {
+        version,
+        big_endian: cfg!(target_endian = "big"),
+        long_size: long,
+        page_size: r.page_size as u32,
+        header_page,
+        header_event: read_or_empty(top, "events/header_event"),
+        ftrace_formats: formats_of(top, all, "ftrace"),
+        systems: Vec::new(),
+        kallsyms: crate::sys::read(c"/proc/kallsyms").unwrap_or_default(),
+        printk_formats: read_or_empty(top, "printk_formats"),
+        cmdlines: read_or_empty(top, "saved_cmdlines"),
+        cpus: r.cpus.len() as u32,
+        options: Vec::new(),
+        buffers: Vec::new(),
+    };
+    for s in systems {
+        meta.systems.push((s.clone(), formats_of(top, all, s)));
+    }
+    // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
+    // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
+    // maps would have written them, so every reader prints what `trace` does.
+    let mut fs: Vec<&mut Vec<u8>> = Vec::new();
+    for s in meta.systems.iter_mut() {
+        for f in s.1.iter_mut() {
+            fs.push(f);
+        }
+    }
+    crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
+    let buffer_head = buffer_head(r.name);
+    let o = &mut meta.options;
+    text_opt(o, opt::TRACECLOCK, &[r.clock_file.as_bytes()]);
+    text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
+    text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
+    if !buffer_head.is_empty() {
+        text_opt(o, opt::CPUSTAT, &[&buffer_head]);
+    }
+    for (c, s) in r.stats.iter().enumerate() {
+        text_opt(o, opt::CPUSTAT, &[format!("CPU: {c}\n{s}").as_bytes()]);
+    }
+    if !r.state.is_empty() {
+        text_opt(o, opt::STATE, &[r.state.as_bytes()]);
+    }
+    let tgids = read_or_empty(top, "saved_tgids");
+    if !tgids.is_empty() {
+        o.push((opt::SAVED_TGIDS, tgids));
+    }
+    meta
+}
+
 /// The kernel's lost-event counts in per_cpu/cpuN/stats, and their words.
 const LOST: [(&str, &str); 3] =
     [("overrun:", "events lost"), ("commit overrun:", "events lost due to commit overrun"), ("dropped events:", "events dropped")];
@@ -353,13 +369,7 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
         let st = r.stats.get(c).map(String::as_str).unwrap_or("");
         let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", d.len(), ps.events);
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
-        for (key, what) in LOST {
-            // (The one reader of a stats text, ftcat's too.)
-            let n = crate::decode::recording::stat_num(st, key);
-            if n > 0 {
-                let _ = write!(e, "\nCPU {c}: {n} {what}");
-            }
-        }
+        lost_counts(&mut e, c, st);
         if ps.lost_flags > 0 {
             let _ = write!(e, "\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events);
         }
@@ -367,3 +377,17 @@ fn summary(r: &Recorded, page_stats: &[write::PageStats], buffer_head: &[u8], dr
     }
 }
 
+
+/// "CPU c: N events lost" lines for the kernel's counts in `st` (a
+/// per_cpu/cpuN/stats text).
+#[inline(never)]
+pub(super) fn lost_counts(e: &mut crate::sys::Writer, c: usize, st: &str) {
+    use core::fmt::Write;
+    for (key, what) in LOST {
+        // (The one reader of a stats text, ftcat's too.)
+        let n = crate::decode::recording::stat_num(st, key);
+        if n > 0 {
+            let _ = write!(e, "\nCPU {c}: {n} {what}");
+        }
+    }
+}

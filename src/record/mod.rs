@@ -21,6 +21,7 @@
 mod assemble;
 mod command;
 mod configure;
+mod net;
 mod output;
 mod readers;
 mod until_done;
@@ -44,6 +45,8 @@ pub struct RecordPlan {
     pub extract: bool,
     /// The trace.dat to write.
     pub output: String,
+    /// Send the recording to a `trace-cmd listen` there instead (-N).
+    pub net: Option<rustix::net::SocketAddr>,
     /// Which tracefs buffer to record.
     pub buffer: Buffer,
     /// Events to enable, in command-line order.
@@ -89,6 +92,7 @@ impl Default for RecordPlan {
         RecordPlan {
             extract: false,
             output: String::from("trace.dat"),
+            net: None,
             buffer: Buffer::TopLevel,
             events: Vec::new(),
             tracer: None,
@@ -242,12 +246,25 @@ impl Session {
     }
 }
 
+/// Where the recording goes: a trace.dat, assembled at the end from temp
+/// files beside it, or a `trace-cmd listen` (which assembles its own).
+#[derive(Clone, Copy)]
+enum Dest<'a> {
+    File(&'a Output),
+    Net(&'a net::Listener),
+}
+
 /// Record as `plan` says. Every setting changed is put back on every way
 /// out.
 pub fn run(plan: &RecordPlan) -> Result<Finished> {
     let signals = if plan.extract { None } else { Some(until_done::catch_signals()?) };
+    if let Some(addr) = plan.net {
+        // Connected, and the protocol agreed, before tracing is touched.
+        let listener = net::Listener::connect(addr)?;
+        return record(plan, signals.as_ref(), Dest::Net(&listener));
+    }
     let out = Output::open(&plan.output)?;
-    let r = record(plan, signals.as_ref(), &out);
+    let r = record(plan, signals.as_ref(), Dest::File(&out));
     if r.is_err() {
         out.abandon();
     }
@@ -262,7 +279,7 @@ fn open_tracefs() -> Result<Tracefs> {
 /// recording needs one — record, and put every setting back. `signals`:
 /// the pipe SIGINT/SIGTERM wake; none for extract.
 #[inline(never)]
-fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<Finished> {
+fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest) -> Result<Finished> {
     let top = open_tracefs()?;
     let mut changes = Changes::default();
     // The instance's name for the file ("" for the top level and --private).
@@ -298,7 +315,7 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<
         }
     };
     let mut s = Session { top, rec, changes, systems: Vec::new() };
-    let r = record_in(&mut s, plan, signals, out, &name);
+    let r = record_in(&mut s, plan, signals, dest, &name);
     // Anything not yet restored (errors on the way) is put back here.
     let restored = s.restore();
     let mut finished = r?;
@@ -309,7 +326,7 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<
 /// Record (`signals`) or extract (no `signals`: save what the buffer holds
 /// now, changing nothing).
 #[inline(never)]
-fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Finished> {
+fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest, name: &str) -> Result<Finished> {
     readers::check_busy(&s.rec)?;
     // The sub-buffer size: read once, for extract's limit and the readers
     // (nothing below changes it).
@@ -339,7 +356,18 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         }
     }
     let keep_bytes = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
-    let readers = readers::open(&s.rec, &out.dir, mode, page_size, keep_bytes, limit)?;
+    let ncpus = readers::cpu_count(&s.rec);
+    let (sinks, sink) = match dest {
+        Dest::File(out) => {
+            let mut files = Vec::new();
+            for cpu in 0..ncpus {
+                files.push(output::temp_file(&out.dir, cpu)?);
+            }
+            (files, "writing the temp file")
+        }
+        Dest::Net(l) => (l.start(ncpus, page_size, &net::metadata(s, plan, name, page_size, ncpus))?, "sending to the listener"),
+    };
+    let readers = readers::open(&s.rec, sinks, sink, mode, page_size, keep_bytes, limit)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
     let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
@@ -380,6 +408,17 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         stats.push(s.rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default());
     }
     let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
+    let out = match dest {
+        Dest::File(out) => out,
+        Dest::Net(l) => {
+            // Closing the data connections ends the listener's readers.
+            drop(readers);
+            let restored = s.restore();
+            l.finish(&outcomes, &stats, plan.quiet)?;
+            traced(plan, signals);
+            return Ok(finished(child, restored));
+        }
+    };
     // Each CPU's data in its temp file (with a keep limit, only the newest
     // part); the trace files are closed here (an instance cannot be removed
     // while they are open), the temp files stay open for the assembly. The
@@ -411,17 +450,26 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     let systems = core::mem::take(&mut s.systems);
     let recorded = Recorded { name, page_size, cpus, stats, systems, clock_file, state };
     assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, full, plan.quiet).map_err(Error::new)?;
+    traced(plan, signals);
+    if let Some(e) = err {
+        bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
+    }
+    Ok(finished(child, restored))
+}
+
+/// "Traced: ..." after the summary of a recording with a command.
+fn traced(plan: &RecordPlan, signals: Option<&OwnedFd>) {
     if let (false, Some(_), Some(cmd)) = (plan.quiet, signals, plan.command.first()) {
         let (before, after) = plan.scope();
         sys::eprintln(format_args!("Traced: {before}{cmd}{after}"));
     }
-    if let Some(e) = err {
-        bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
-    }
-    // (Waiting for the command only when all went back, as the exit
-    // status is then the command's.)
+}
+
+/// How a recording that was written ended. (Waiting for the command only
+/// when all went back, as the exit status is then the command's.)
+fn finished(child: Option<i32>, restored: bool) -> Finished {
     let command_status = if restored { child.map(command::wait) } else { None };
-    Ok(Finished { command_status, restored })
+    Finished { command_status, restored }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 //! readers then drain — splice until no full page is left, then read() the
 //! partial pages until the buffer is empty.
 
-use super::{bail, command, cpu_file, errmsg, output::temp_file, tf, Result};
+use super::{bail, command, cpu_file, errmsg, tf, Result};
 use crate::sys::{self, Forked};
 use crate::tracefs::Tracefs;
 use rustix::event::{poll, PollFd, PollFlags};
@@ -43,8 +43,10 @@ pub struct Reader {
     pub cpu: usize,
     /// The CPU's trace_pipe_raw.
     pub trace: OwnedFd,
-    /// The temp file the pages go to.
+    /// Where the pages go: a temp file, or a connection to a listener.
     pub file: OwnedFd,
+    /// What writing to `file` is, for errors ("writing the temp file").
+    pub sink: &'static str,
     pub page_size: usize,
     pub mode: Mode,
     /// Keep only the newest this-many bytes, page aligned.
@@ -114,7 +116,7 @@ impl Run<'_> {
         let _ = rustix::fs::ftruncate(&self.r.file, keep);
         let _ = rustix::fs::seek(&self.r.file, rustix::fs::SeekFrom::Start(keep));
         self.out.bytes = keep;
-        self.fail(e, "writing the temp file");
+        self.fail(e, self.r.sink);
     }
 
     /// After the file grew: with a keep limit, punch out what is older.
@@ -365,7 +367,7 @@ pub fn collect(w: &Worker) -> Outcome {
 }
 
 /// The number of CPUs the tracefs has buffers for.
-fn cpu_count(t: &Tracefs) -> usize {
+pub(super) fn cpu_count(t: &Tracefs) -> usize {
     let mut n = 0;
     while t.exists(&cpu_file(n, "")) {
         n += 1;
@@ -373,18 +375,17 @@ fn cpu_count(t: &Tracefs) -> usize {
     n
 }
 
-/// One reader per CPU of `rec`, for pages of `page_size` bytes, each with
-/// a temp file in `dir`.
-pub(super) fn open(rec: &Tracefs, dir: &OwnedFd, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
+/// One reader per CPU of `rec` (`sinks[cpu]`: where its pages go, and
+/// `sink` what writing there is), for pages of `page_size` bytes.
+pub(super) fn open(rec: &Tracefs, sinks: Vec<OwnedFd>, sink: &'static str, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
     let mut v = Vec::new();
-    for cpu in 0..cpu_count(rec) {
+    for (cpu, file) in sinks.into_iter().enumerate() {
         let trace = match rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
             Ok(fd) => fd,
             Err(e) if e.errno == Errno::BUSY => bail!("CPU {cpu}: {} is busy (another reader has it open)", e.file),
             Err(e) => return Err(tf(e)),
         };
-        let file = temp_file(dir, cpu)?;
-        v.push(Reader { cpu, trace, file, page_size, mode, keep_bytes, limit });
+        v.push(Reader { cpu, trace, file, sink, page_size, mode, keep_bytes, limit });
     }
     Ok(v)
 }

@@ -20,6 +20,8 @@ pub use rustix::io::Errno;
 
 pub type Result<T> = core::result::Result<T, Errno>;
 
+pub mod net;
+
 // ---- errors ----
 
 /// The C library's words for an errno ("Invalid argument"), as std printed.
