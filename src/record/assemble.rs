@@ -331,8 +331,17 @@ pub(super) fn metadata(top: &Tracefs, r: &Recorded, all: &[EventRef], systems: &
         }
     }
     crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
+    meta.options = options(top, r);
+    meta
+}
+
+/// The options of a recording: the clock, uname, ftbox's version, the
+/// per-CPU stats, the tracer state, saved_tgids.
+#[inline(never)]
+pub(super) fn options(top: &Tracefs, r: &Recorded) -> Vec<(u16, Vec<u8>)> {
     let buffer_head = buffer_head(r.name);
-    let o = &mut meta.options;
+    let mut opts = Vec::new();
+    let o = &mut opts;
     text_opt(o, opt::TRACECLOCK, &[r.clock_file.as_bytes()]);
     text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
     text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
@@ -349,7 +358,7 @@ pub(super) fn metadata(top: &Tracefs, r: &Recorded, all: &[EventRef], systems: &
     if !tgids.is_empty() {
         o.push((opt::SAVED_TGIDS, tgids));
     }
-    meta
+    opts
 }
 
 /// The kernel's lost-event counts in per_cpu/cpuN/stats, and their words.

@@ -356,6 +356,8 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
         }
     }
     let keep_bytes = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
+    // Readable once a reader (or -N's keeper) has failed.
+    let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
     let ncpus = readers::cpu_count(&s.rec);
     let (sinks, sink) = match dest {
         Dest::File(out) => {
@@ -365,12 +367,11 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
             }
             (files, "writing the temp file")
         }
-        Dest::Net(l) => (l.start(ncpus, page_size, &net::metadata(s, plan, name, page_size, ncpus))?, "sending to the listener"),
+        Dest::Net(l) => (l.start(ncpus, page_size, net::metadata(s, plan, name, page_size, ncpus), &fail_w)?, "sending to the listener"),
     };
     let readers = readers::open(&s.rec, sinks, sink, mode, page_size, keep_bytes, limit)?;
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
-    let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
 
     // Extract's readers (with a limit) drain and end by themselves.
     let mut workers = Vec::new();
@@ -411,10 +412,12 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
     let out = match dest {
         Dest::File(out) => out,
         Dest::Net(l) => {
-            // Closing the data connections ends the listener's readers.
-            drop(readers);
+            // The trace files closed (an instance cannot be removed while
+            // they are open); the data connections stay open to the end.
+            let conns = readers.into_iter().map(|r| r.file).collect();
             let restored = s.restore();
-            l.finish(&outcomes, &stats, plan.quiet)?;
+            let r = Recorded { name, page_size, cpus: Vec::new(), stats, systems: Vec::new(), clock_file, state };
+            l.finish(&s.top, &r, &outcomes, conns, plan.quiet)?;
             traced(plan, signals);
             return Ok(finished(child, restored));
         }

@@ -4,27 +4,39 @@
 //! order, as `trace-cmd record -N` keeps it:
 //! - before tracing is touched: connect and agree on protocol v3, so a
 //!   refused connection or a listener of another version changes nothing;
-//! - once tracing is configured: the metadata up front (as a trace.dat
-//!   without CPU data: headers, formats, kallsyms, printk formats,
-//!   saved_cmdlines, options), then one TCP connection per CPU that the
-//!   readers splice their pages into;
-//! - at the end: the data connections close, then CLOSE; the listener
-//!   appends the CPU data to the metadata and hangs up once its file is
-//!   written.
+//! - once tracing is configured: the metadata known at the start (headers,
+//!   formats, kallsyms, printk formats), then one TCP connection per CPU
+//!   that the readers splice their pages into;
+//! - at the end: the data connections close; the metadata known only now
+//!   (saved_cmdlines with the comms of the tasks that ran, the per-CPU
+//!   stats that count lost events, the tracer state), FIN_DATA, CLOSE; the
+//!   listener appends the CPU data and hangs up once its file is written.
 //!
-//! The protocol has no room for anything learned during the recording:
-//! the per-CPU stats (lost events) are shown on stderr, and the pages keep
-//! their own lost-event marks; saved_cmdlines is the one at the start.
+//! The listener drops a client that is silent for 5 s before FIN_DATA, and
+//! writes every byte it gets into the file. So the v7 metadata is staged
+//! (`tracedat::write::Staged`): its head points past a filler section, and
+//! a keeper process sends one byte of that filler every 2 s until the end,
+//! when the rest of it and the tail go. The filler (96 KiB) lasts 54 hours
+//! of recording. The keeper also watches the connection: the listener
+//! never speaks first, so anything to read means it went away, and the
+//! recording stops at once. A v6 file cannot be staged: all its metadata
+//! goes at the start (saved_cmdlines as it was then, no stats), as
+//! `trace-cmd record -N` sends it.
 
 use super::assemble::{self, CpuData, Recorded};
 use super::readers::Outcome;
-use super::{bail, errmsg, RecordPlan, Result, Session};
-use crate::sys::net::{connect_tcp, read_full};
+use super::{bail, command, errmsg, RecordPlan, Result, Session};
+use crate::sys::net::{connect_tcp, read_full, shutdown_write};
+use crate::sys::{self, Forked};
+use crate::tracedat::write::{self, Meta, Staged};
+use crate::tracefs::Tracefs;
 use crate::tracemsg::{self, Cmd};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use rustix::fd::OwnedFd;
+use core::cell::RefCell;
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::net::SocketAddr;
 
@@ -33,11 +45,25 @@ const ANSWER_MS: u64 = 10_000;
 /// How long the listener may take, after CLOSE, to write its file (it
 /// waits 2 s for its readers first).
 const WRITE_MS: u64 = 60_000;
+/// The filler of a staged file, and how often the keeper sends a byte of
+/// it (the listener waits 5 s).
+const FILLER: usize = 96 << 10;
+const KEEP_MS: i64 = 2000;
 
 /// A connection to a `trace-cmd listen` that accepted protocol v3.
 pub(super) struct Listener {
     addr: SocketAddr,
     ctl: OwnedFd,
+    /// The v7 metadata's tail, to send at the end.
+    staged: RefCell<Option<Staged>>,
+    keeper: RefCell<Option<Keeper>>,
+}
+
+/// The process that keeps the listener waiting: its pid, and the pipe
+/// that tells it to send the rest of the filler and end.
+struct Keeper {
+    pid: i32,
+    stop: OwnedFd,
 }
 
 impl Listener {
@@ -47,7 +73,7 @@ impl Listener {
             Ok(fd) => fd,
             Err(e) => bail!("{}", errmsg(&alloc::format!("cannot connect to {addr} (is `trace-cmd listen -p {}` running there?)", addr.port()), e)),
         };
-        let l = Listener { addr, ctl };
+        let l = Listener { addr, ctl, staged: RefCell::new(None), keeper: RefCell::new(None) };
         let mut greeting = [0u8; 8];
         if l.read(&mut greeting, "greeting")? < 8 || &greeting != tracemsg::GREETING {
             bail!("{addr}: not a trace-cmd listener (it did not greet with \"tracecmd\")");
@@ -85,10 +111,12 @@ impl Listener {
         super::failed(format_args!("{}: the listener went away ({})", self.addr, crate::sys::Msg(e)))
     }
 
-    /// Send the metadata and open the data connections, one per CPU, for
-    /// pages of `page_size` bytes. From the listener's answer on, it waits
-    /// at most 5 s for each message: `metadata` is ready before.
-    pub fn start(&self, cpus: usize, page_size: usize, metadata: &[u8]) -> Result<Vec<OwnedFd>> {
+    /// Send the metadata (`head`, and the rest later when `staged`, with
+    /// a keeper that writes to `failed` if the listener goes away) and
+    /// open the data connections, one per CPU, for pages of `page_size`
+    /// bytes. From the listener's answer on, it waits at most 5 s for each
+    /// message: the metadata is ready before.
+    pub fn start(&self, cpus: usize, page_size: usize, (head, staged): (Vec<u8>, Option<Staged>), failed: &OwnedFd) -> Result<Vec<OwnedFd>> {
         let addr = self.addr;
         self.send(tracemsg::V3_MAGIC)?;
         let mut ok = [0u8; 2];
@@ -96,10 +124,10 @@ impl Listener {
             bail!("{addr}: the listener did not accept protocol v3");
         }
         self.send(&tracemsg::tinit(cpus as u32, page_size as u32))?;
-        let mut head = [0u8; tracemsg::HEADER_LEN];
-        let rinit = match self.read(&mut head, "port list")? {
-            n if n < head.len() => None,
-            _ => tracemsg::header(&head).ok(),
+        let mut hdr = [0u8; tracemsg::HEADER_LEN];
+        let rinit = match self.read(&mut hdr, "port list")? {
+            n if n < hdr.len() => None,
+            _ => tracemsg::header(&hdr).ok(),
         };
         let Some(h) = rinit else { bail!("{addr}: the listener refused {cpus} CPUs of {page_size}-byte pages") };
         let mut body = vec![0u8; h.size as usize - tracemsg::HEADER_LEN];
@@ -108,10 +136,18 @@ impl Listener {
             Ok(p) => p,
             Err(e) => bail!("{addr}: the listener sent {e}"),
         };
-        let mut msgs = Vec::with_capacity(metadata.len() + metadata.len() / tracemsg::MAX_DATA * tracemsg::HEADER_LEN + 64);
-        tracemsg::send_data(&mut msgs, metadata);
-        msgs.extend_from_slice(&tracemsg::bare(Cmd::FinData));
+        let mut msgs = Vec::with_capacity(head.len() + head.len() / tracemsg::MAX_DATA * tracemsg::HEADER_LEN + 64);
+        tracemsg::send_data(&mut msgs, &head);
+        drop(head);
+        if staged.is_none() {
+            msgs.extend_from_slice(&tracemsg::bare(Cmd::FinData));
+        }
         self.send(&msgs)?;
+        if staged.is_some() {
+            *self.staged.borrow_mut() = staged;
+            // (Before the data connections exist: the keeper holds none.)
+            self.keep_alive(failed)?;
+        }
         let mut conns = Vec::new();
         for (cpu, port) in ports.into_iter().enumerate() {
             let mut to = addr;
@@ -124,21 +160,70 @@ impl Listener {
         Ok(conns)
     }
 
-    /// The end, once every data connection is closed: the first reader
-    /// error, or CLOSE and the wait for the listener to write its file.
-    /// Unless `quiet`, what each CPU sent and the kernel's lost-event
-    /// counts (`stats`) go to stderr.
-    pub fn finish(&self, outcomes: &[Outcome], stats: &[String], quiet: bool) -> Result<()> {
+    /// Start the keeper: it sends a byte of filler every 2 s, and writes
+    /// to `failed` if the listener goes away.
+    fn keep_alive(&self, failed: &OwnedFd) -> Result<()> {
+        let (stop_r, stop_w) = sys::pipe(false).map_err(|e| super::os_err("pipe", e))?;
+        match command::fork().map_err(super::Error::new)? {
+            Forked::Parent(pid) => {
+                *self.keeper.borrow_mut() = Some(Keeper { pid, stop: stop_w });
+                Ok(())
+            }
+            Forked::Child => {
+                let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+                drop(stop_w);
+                let ok = keep(self.ctl.as_fd(), stop_r.as_fd());
+                if !ok {
+                    let _ = rustix::io::write(failed, b"x");
+                }
+                sys::exit_now(if ok { 0 } else { 1 })
+            }
+        }
+    }
+
+    /// Stop the keeper (it sends the rest of the filler): whether it and
+    /// the connection were fine to the end.
+    fn stop_keeper(&self) -> bool {
+        let Some(k) = self.keeper.borrow_mut().take() else { return true };
+        let _ = rustix::io::write(&k.stop, b"x");
+        command::wait(k.pid) == 0
+    }
+
+    /// The end, once the readers are done: the first reader error, or the
+    /// tail of the metadata (from `r`: saved_cmdlines as it is now, the
+    /// options with `r.stats`), the end of the data connections `conns`,
+    /// CLOSE, and the wait for the listener to write its file. Unless
+    /// `quiet`, what each CPU sent and the kernel's lost-event counts go
+    /// to stderr.
+    pub fn finish(&self, top: &Tracefs, r: &Recorded, outcomes: &[Outcome], conns: Vec<OwnedFd>, quiet: bool) -> Result<()> {
         let addr = self.addr;
         // The listener never speaks first: anything to read now (a hang-up,
         // a reset) means it has gone.
-        let gone = !matches!(read_full(&self.ctl, &mut [0u8; 1], 0), Err(Errno::TIMEDOUT));
+        let kept = self.stop_keeper();
+        let gone = !kept || !matches!(read_full(&self.ctl, &mut [0u8; 1], 0), Err(Errno::TIMEDOUT));
         let err = outcomes.iter().find_map(|o| o.err.as_deref());
         match (gone, err) {
             (true, e) => bail!("{addr}: the listener went away during the recording{}{}", if e.is_some() { ": " } else { "" }, e.unwrap_or("")),
             (false, Some(e)) => bail!("{addr}: {e}"),
             _ => {}
         }
+        if let Some(staged) = self.staged.borrow_mut().take() {
+            let mut msgs = Vec::new();
+            tracemsg::send_data(&mut msgs, &staged.tail(&tail_meta(top, r)));
+            msgs.extend_from_slice(&tracemsg::bare(Cmd::FinData));
+            self.send(&msgs)?;
+        }
+        // Only now, with the metadata in, may the listener's readers end:
+        // their exits interrupt (SIGCHLD) its wait for the metadata. And
+        // only once each has read all and closed its end (EOF here) may
+        // CLOSE go: a second after it, the listener stops its readers.
+        for (cpu, c) in conns.iter().enumerate() {
+            let _ = shutdown_write(c);
+            if !matches!(read_full(c, &mut [0u8; 1], WRITE_MS), Ok(0)) {
+                bail!("{addr}: the listener did not finish reading CPU {cpu}'s data");
+            }
+        }
+        drop(conns);
         self.send(&tracemsg::bare(Cmd::Close))?;
         match read_full(&self.ctl, &mut [0u8; 1], WRITE_MS) {
             Ok(0) => {}
@@ -147,7 +232,7 @@ impl Listener {
             Err(e) => return Err(self.gone(e)),
         }
         if !quiet {
-            summary(outcomes, stats);
+            summary(outcomes, &r.stats);
         }
         Ok(())
     }
@@ -165,13 +250,59 @@ fn summary(outcomes: &[Outcome], stats: &[String]) {
     }
 }
 
+/// The keeper's loop: a byte of filler every 2 s until `stop`, then the
+/// rest of it. False when the listener went away (or the filler ran out).
+fn keep(ctl: BorrowedFd, stop: BorrowedFd) -> bool {
+    let mut one = Vec::new();
+    tracemsg::send_data(&mut one, &[0]);
+    let mut left = FILLER;
+    let ts = Timespec { tv_sec: KEEP_MS / 1000, tv_nsec: 0 };
+    loop {
+        let mut fds = [PollFd::new(&stop, PollFlags::IN), PollFd::new(&ctl, PollFlags::IN)];
+        match poll(&mut fds, Some(&ts)) {
+            Ok(_) => {}
+            Err(Errno::INTR) => continue,
+            Err(_) => return false,
+        }
+        if fds[0].revents().contains(PollFlags::IN) {
+            let mut rest = Vec::new();
+            tracemsg::send_data(&mut rest, &vec![0; left]);
+            return sys::write_all(ctl, &rest).is_ok();
+        }
+        if !fds[1].revents().is_empty() || left == 0 || sys::write_all(ctl, &one).is_err() {
+            return false;
+        }
+        left -= 1;
+    }
+}
+
+/// The tail's Meta: saved_cmdlines and the options; nothing else is used.
+fn tail_meta(top: &Tracefs, r: &Recorded) -> Meta {
+    Meta {
+        version: 7,
+        big_endian: cfg!(target_endian = "big"),
+        long_size: 0,
+        page_size: 0,
+        header_page: Vec::new(),
+        header_event: Vec::new(),
+        ftrace_formats: Vec::new(),
+        systems: Vec::new(),
+        kallsyms: Vec::new(),
+        printk_formats: Vec::new(),
+        cmdlines: top.read("saved_cmdlines").unwrap_or_default(),
+        cpus: r.cpus.len() as u32,
+        options: assemble::options(top, r),
+        buffers: Vec::new(),
+    }
+}
+
 /// The trace.dat metadata the listener writes before the CPU data: what
 /// `assemble` writes, with the tracing state of now (the recording is
-/// configured, not yet started) and no per-CPU stats. The formats: those
-/// of the systems enabled, or of all when no event was named (the buffer
-/// may then hold any).
+/// configured, not yet started). v7: the head of it, and the rest staged
+/// for the end; v6: all of it. The formats: those of the systems enabled,
+/// or of all when no event was named (the buffer may then hold any).
 #[inline(never)]
-pub(super) fn metadata(s: &Session, plan: &RecordPlan, name: &str, page_size: usize, cpus: usize) -> Vec<u8> {
+pub(super) fn metadata(s: &Session, plan: &RecordPlan, name: &str, page_size: usize, cpus: usize) -> (Vec<u8>, Option<Staged>) {
     let top = &s.top;
     let all = crate::tracefs::events::all_events(top).unwrap_or_default();
     let mut systems = s.systems.clone();
@@ -183,7 +314,7 @@ pub(super) fn metadata(s: &Session, plan: &RecordPlan, name: &str, page_size: us
         }
     }
     let header_page = top.read("events/header_page").unwrap_or_default();
-    let long = crate::tracedat::write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<core::ffi::c_long>() as u8);
+    let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<core::ffi::c_long>() as u8);
     let mut r = Recorded {
         name,
         page_size,
@@ -197,11 +328,15 @@ pub(super) fn metadata(s: &Session, plan: &RecordPlan, name: &str, page_size: us
         r.cpus.push(CpuData { file: None, start: 0, end: 0 });
     }
     let meta = assemble::metadata(top, &r, &all, &systems, plan.file_version, header_page, long);
+    if meta.version >= 7 {
+        let (head, staged) = write::staged_head(&meta, FILLER as u64);
+        return (head, Some(staged));
+    }
     let mut bytes = Vec::new();
-    for seg in crate::tracedat::write::layout(&meta) {
-        if let crate::tracedat::write::Seg::Bytes(b) = seg {
+    for seg in write::layout(&meta) {
+        if let write::Seg::Bytes(b) = seg {
             bytes.extend_from_slice(&b);
         }
     }
-    bytes
+    (bytes, None)
 }

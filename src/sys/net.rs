@@ -46,3 +46,9 @@ pub fn read_full(fd: impl AsFd, buf: &mut [u8], ms: u64) -> Result<usize> {
     }
     Ok(n)
 }
+
+/// No more data from us on `fd` (the peer reads to EOF); reading goes on.
+/// shutdown(2): <https://man7.org/linux/man-pages/man2/shutdown.2.html>
+pub fn shutdown_write(fd: impl AsFd) -> Result<()> {
+    rustix::net::shutdown(fd, rustix::net::Shutdown::Write)
+}
