@@ -194,6 +194,21 @@ fn workload_events(report: &str) -> (BTreeMap<(String, String, String), usize>, 
     (own, types)
 }
 
+/// Two readers, one file: `trace-cmd report` and `ftcat --style
+/// trace-cmd` print the same text, event for event. The text.
+fn two_readers_agree(d: &Path, got: &Path) -> String {
+    let net = report(got);
+    assert!(net.lines().filter_map(parse_line).count() > 10, "too few events received:\n{net}");
+    let ft = run(&d.join("ftcat"), &["--style", "trace-cmd", got.to_str().unwrap()]);
+    assert!(ft.status.success(), "ftcat {}: {}", got.display(), text(&ft.stderr));
+    if net != text(&ft.stdout) {
+        std::fs::write(d.join("trace-cmd.txt"), &net).unwrap();
+        std::fs::write(d.join("ftcat.txt"), &ft.stdout).unwrap();
+        panic!("trace-cmd report and ftcat --style trace-cmd differ on {}: see {}/{{trace-cmd,ftcat}}.txt", got.display(), d.display());
+    }
+    net
+}
+
 #[test]
 fn net_to_trace_cmd_listen_equals_a_local_recording() {
     if !live("net_to_trace_cmd_listen_equals_a_local_recording") {
@@ -209,16 +224,7 @@ fn net_to_trace_cmd_listen_equals_a_local_recording() {
     let got = received(&d);
     assert_eq!(state(), before, "tracing state changed by ftrec -N");
 
-    // Two readers, one file: the same text, event for event.
-    let net = report(&got);
-    assert!(net.lines().filter_map(parse_line).count() > 10, "too few events received:\n{net}");
-    let ft = run(&d.join("ftcat"), &["--style", "trace-cmd", got.to_str().unwrap()]);
-    assert!(ft.status.success(), "ftcat {}: {}", got.display(), text(&ft.stderr));
-    if net != text(&ft.stdout) {
-        std::fs::write(d.join("trace-cmd.txt"), &net).unwrap();
-        std::fs::write(d.join("ftcat.txt"), &ft.stdout).unwrap();
-        panic!("trace-cmd report and ftcat --style trace-cmd differ on {}: see {}/{{trace-cmd,ftcat}}.txt", got.display(), d.display());
-    }
+    let net = two_readers_agree(&d, &got);
 
     // The same workload recorded locally.
     let local = d.join("local.dat");
@@ -285,6 +291,28 @@ fn net_listener_killed_mid_run_is_an_error_and_restores() {
     assert!(start.elapsed() < Duration::from_secs(3), "ftrec -N did not notice the listener going away ({:?}): {err}", start.elapsed());
     assert!(err.contains(&format!("ftrec: {}: the listener went away", listen.addr())), "{err}");
     assert_eq!(state(), before, "tracing state not restored after the listener went away");
+    assert!(leftovers().is_empty(), "instances left behind: {:?}", leftovers());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Longer than the listener's 5 s patience with a silent client: the
+/// keeper holds it, and the statistics read at the end reach the file.
+#[test]
+fn net_outlasts_the_listeners_timeout_with_stats() {
+    if !live("net_outlasts_the_listeners_timeout_with_stats") {
+        return;
+    }
+    let d = scratch("long");
+    let before = state();
+    let listen = Listen::start(&d);
+    let o = run(&d.join("ftrec"), &["-N", &listen.addr(), "--private", "-e", "sched", "-d", "7"]);
+    assert!(o.status.success(), "ftrec -N -d 7: {}", text(&o.stderr));
+    let got = received(&d);
+    assert_eq!(state(), before);
+    two_readers_agree(&d, &got);
+    let o = Command::new("trace-cmd").args(["report", "--stat"]).arg(&got).stdin(Stdio::null()).output().unwrap();
+    let stat = text(&o.stdout);
+    assert!(stat.contains("CPU: 0\n") && stat.contains("read events:"), "no per-CPU stats in {}:\n{stat}", got.display());
     assert!(leftovers().is_empty(), "instances left behind: {:?}", leftovers());
     let _ = std::fs::remove_dir_all(&d);
 }
