@@ -29,33 +29,34 @@ const T: &str = "/sys/kernel/tracing";
 /// Five children exec'ed by sh: each one fork, exec and exit.
 const WORKLOAD: &str = "for i in 1 2 3 4 5; do /bin/true; done";
 
-fn ftbox() -> PathBuf {
-    std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
+/// `ftbox APPLET ARGS`, with no input.
+fn applet(name: &str, args: &[&str]) -> Command {
+    let bin = std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")));
+    let mut c = Command::new(bin);
+    c.arg(name).args(args).stdin(Stdio::null());
+    c
 }
 
-/// A fresh directory with ftrec/ftcat links to the binary.
+/// A fresh directory for the listener's files.
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ftrec-net-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    for a in ["ftrec", "ftcat"] {
-        std::os::unix::fs::symlink(ftbox(), d.join(a)).unwrap();
-    }
     d
 }
 
+/// Root, tracefs and trace-cmd are here; else say why the test is skipped.
 fn live(test: &str) -> bool {
     // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if !root || !Path::new(T).join("trace").exists() {
-        eprintln!("{test}: skipped (needs root and tracefs at {T})");
-        return false;
-    }
-    if Command::new("trace-cmd").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
-        eprintln!("{test}: skipped (trace-cmd is not installed)");
-        return false;
-    }
-    true
+    let why = if unsafe { libc::geteuid() } != 0 || !Path::new(T).join("trace").exists() {
+        "root and tracefs"
+    } else if Command::new("trace-cmd").arg("--version").output().is_err() {
+        "trace-cmd"
+    } else {
+        return true;
+    };
+    eprintln!("{test}: skipped (needs {why})");
+    false
 }
 
 /// A port nothing listens on (the kernel's pick, released at once).
@@ -117,8 +118,8 @@ fn received(dir: &Path) -> PathBuf {
     files.pop().unwrap()
 }
 
-fn run(exe: &Path, args: &[&str]) -> Output {
-    Command::new(exe).args(args).stdin(Stdio::null()).output().unwrap()
+fn run(name: &str, args: &[&str]) -> Output {
+    applet(name, args).output().unwrap()
 }
 
 fn text(b: &[u8]) -> String {
@@ -194,12 +195,27 @@ fn workload_events(report: &str) -> (BTreeMap<(String, String, String), usize>, 
     (own, types)
 }
 
+/// A live test: skipped without root, tracefs or trace-cmd; `body` gets a
+/// fresh directory; afterwards the tracing state must read as before and
+/// no instance of ftrec's be left behind.
+fn live_case(test: &str, body: impl FnOnce(&Path)) {
+    if !live(test) {
+        return;
+    }
+    let d = scratch(test);
+    let before = state();
+    body(&d);
+    assert_eq!(state(), before, "{test}: the tracing state was not put back");
+    assert!(leftovers().is_empty(), "{test}: instances left behind: {:?}", leftovers());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Two readers, one file: `trace-cmd report` and `ftcat --style
 /// trace-cmd` print the same text, event for event. The text.
 fn two_readers_agree(d: &Path, got: &Path) -> String {
     let net = report(got);
     assert!(net.lines().filter_map(parse_line).count() > 10, "too few events received:\n{net}");
-    let ft = run(&d.join("ftcat"), &["--style", "trace-cmd", got.to_str().unwrap()]);
+    let ft = run("ftcat", &["--style", "trace-cmd", got.to_str().unwrap()]);
     assert!(ft.status.success(), "ftcat {}: {}", got.display(), text(&ft.stderr));
     if net != text(&ft.stdout) {
         std::fs::write(d.join("trace-cmd.txt"), &net).unwrap();
@@ -211,108 +227,81 @@ fn two_readers_agree(d: &Path, got: &Path) -> String {
 
 #[test]
 fn net_to_trace_cmd_listen_equals_a_local_recording() {
-    if !live("net_to_trace_cmd_listen_equals_a_local_recording") {
-        return;
-    }
-    let d = scratch("equal");
-    let ftrec = d.join("ftrec");
-    let before = state();
-    let listen = Listen::start(&d);
-    let o = run(&ftrec, &["-N", &listen.addr(), "--private", "-e", "sched", "-F", "-c", "--", "sh", "-c", WORKLOAD]);
-    assert!(o.status.success(), "ftrec -N: {}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("bytes sent"), "no summary: {}", text(&o.stderr));
-    let got = received(&d);
-    assert_eq!(state(), before, "tracing state changed by ftrec -N");
+    live_case("net_to_trace_cmd_listen_equals_a_local_recording", |d| {
+        let listen = Listen::start(d);
+        let o = run("ftrec", &["-N", &listen.addr(), "--private", "-e", "sched", "-F", "-c", "--", "sh", "-c", WORKLOAD]);
+        assert!(o.status.success(), "ftrec -N: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("bytes sent"), "no summary: {}", text(&o.stderr));
+        let got = received(d);
 
-    let net = two_readers_agree(&d, &got);
+        let net = two_readers_agree(d, &got);
 
-    // The same workload recorded locally.
-    let local = d.join("local.dat");
-    let o = run(&ftrec, &["-o", local.to_str().unwrap(), "--private", "-q", "-e", "sched", "-F", "-c", "--", "sh", "-c", WORKLOAD]);
-    assert!(o.status.success(), "ftrec -o: {}", text(&o.stderr));
-    let (net_own, net_types) = workload_events(&net);
-    let (local_own, local_types) = workload_events(&report(&local));
-    assert_eq!(net_own, local_own, "the workload's forks, execs and exits differ between -N and -o");
-    // Five /bin/true execs, each with its comm from the end of the recording.
-    let execs: usize = net_own.iter().filter(|((comm, ev, f), _)| ev == "sched_process_exec" && comm == "true" && f.contains("/bin/true")).map(|(_, n)| n).sum();
-    assert_eq!(execs, 5, "execs of /bin/true in the received file: {net_own:?}");
-    // Migrations, runtime stats and RCU-deferred frees come and go with
-    // the scheduler.
-    let common = |t: &Vec<String>| t.iter().filter(|e| !["migrate", "stat_", "free"].iter().any(|w| e.contains(w))).cloned().collect::<Vec<_>>();
-    assert_eq!(common(&net_types), common(&local_types), "event types differ between -N and -o");
-    assert!(leftovers().is_empty(), "instances left behind: {:?}", leftovers());
-    let _ = std::fs::remove_dir_all(&d);
+        // The same workload recorded locally.
+        let local = d.join("local.dat");
+        let o = run("ftrec", &["-o", local.to_str().unwrap(), "--private", "-q", "-e", "sched", "-F", "-c", "--", "sh", "-c", WORKLOAD]);
+        assert!(o.status.success(), "ftrec -o: {}", text(&o.stderr));
+        let (net_own, net_types) = workload_events(&net);
+        let (local_own, local_types) = workload_events(&report(&local));
+        assert_eq!(net_own, local_own, "the workload's forks, execs and exits differ between -N and -o");
+        // Five /bin/true execs, each with its comm from the end of the recording.
+        let execs: usize = net_own.iter().filter(|((comm, ev, f), _)| ev == "sched_process_exec" && comm == "true" && f.contains("/bin/true")).map(|(_, n)| n).sum();
+        assert_eq!(execs, 5, "execs of /bin/true in the received file: {net_own:?}");
+        // Migrations, runtime stats and RCU-deferred frees come and go with
+        // the scheduler.
+        let common = |t: &Vec<String>| t.iter().filter(|e| !["migrate", "stat_", "free"].iter().any(|w| e.contains(w))).cloned().collect::<Vec<_>>();
+        assert_eq!(common(&net_types), common(&local_types), "event types differ between -N and -o");
+    });
 }
 
 #[test]
 fn net_refused_connection_changes_nothing() {
-    if !live("net_refused_connection_changes_nothing") {
-        return;
-    }
-    let d = scratch("refused");
-    let before = state();
-    let port = free_port().to_string();
-    let o = run(&d.join("ftrec"), &["-N", &format!("127.0.0.1:{port}"), "--private", "-e", "sched", "--", "true"]);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "ftrec -N to a closed port: {err}");
-    assert!(err.starts_with("ftrec: cannot connect to 127.0.0.1:") && err.contains("Connection refused"), "{err}");
-    assert_eq!(state(), before);
-    assert!(leftovers().is_empty(), "instances left behind: {:?}", leftovers());
-    let _ = std::fs::remove_dir_all(&d);
+    live_case("net_refused_connection_changes_nothing", |_| {
+        let port = free_port().to_string();
+        let o = run("ftrec", &["-N", &format!("127.0.0.1:{port}"), "--private", "-e", "sched", "--", "true"]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "ftrec -N to a closed port: {err}");
+        assert!(err.starts_with("ftrec: cannot connect to 127.0.0.1:") && err.contains("Connection refused"), "{err}");
+    });
 }
 
 #[test]
 fn net_listener_killed_mid_run_is_an_error_and_restores() {
-    if !live("net_listener_killed_mid_run_is_an_error_and_restores") {
-        return;
-    }
-    let d = scratch("killed");
-    let before = state();
-    let mut listen = Listen::start(&d);
-    // A steady stream of sched events (a fork and exec of date(1) per
-    // round) for 5 s; the listener dies after 1 s.
-    let storm = "end=$(( $(date +%s) + 5 )); while [ $(date +%s) -lt $end ]; do :; done";
-    // (stderr to a file: the command, left running when ftrec stops,
-    // would hold a pipe open to its end.)
-    let log = d.join("ftrec.err");
-    let mut rec = Command::new(d.join("ftrec"))
-        .args(["-N", &listen.addr(), "--private", "-b", "256", "-e", "sched", "--", "sh", "-c", storm])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(1));
-    listen.kill();
-    let start = Instant::now();
-    let status = rec.wait().unwrap();
-    let err = std::fs::read_to_string(&log).unwrap();
-    assert!(!status.success(), "ftrec -N went on without its listener: {err}");
-    assert!(start.elapsed() < Duration::from_secs(3), "ftrec -N did not notice the listener going away ({:?}): {err}", start.elapsed());
-    assert!(err.contains(&format!("ftrec: {}: the listener went away", listen.addr())), "{err}");
-    assert_eq!(state(), before, "tracing state not restored after the listener went away");
-    assert!(leftovers().is_empty(), "instances left behind: {:?}", leftovers());
-    let _ = std::fs::remove_dir_all(&d);
+    live_case("net_listener_killed_mid_run_is_an_error_and_restores", |d| {
+        let mut listen = Listen::start(d);
+        // A steady stream of sched events (a fork and exec of date(1) per
+        // round) for 5 s; the listener dies after 1 s.
+        let storm = "end=$(( $(date +%s) + 5 )); while [ $(date +%s) -lt $end ]; do :; done";
+        // (stderr to a file: the command, left running when ftrec stops,
+        // would hold a pipe open to its end.)
+        let log = d.join("ftrec.err");
+        let mut rec = applet("ftrec", &["-N", &listen.addr(), "--private", "-b", "256", "-e", "sched", "--", "sh", "-c", storm])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(1));
+        listen.kill();
+        let start = Instant::now();
+        let status = rec.wait().unwrap();
+        let err = std::fs::read_to_string(&log).unwrap();
+        assert!(!status.success(), "ftrec -N went on without its listener: {err}");
+        assert!(start.elapsed() < Duration::from_secs(3), "ftrec -N did not notice the listener going away ({:?}): {err}", start.elapsed());
+        assert!(err.contains(&format!("ftrec: {}: the listener went away", listen.addr())), "{err}");
+    });
 }
 
 /// Longer than the listener's 5 s patience with a silent client: the
 /// keeper holds it, and the statistics read at the end reach the file.
 #[test]
 fn net_outlasts_the_listeners_timeout_with_stats() {
-    if !live("net_outlasts_the_listeners_timeout_with_stats") {
-        return;
-    }
-    let d = scratch("long");
-    let before = state();
-    let listen = Listen::start(&d);
-    let o = run(&d.join("ftrec"), &["-N", &listen.addr(), "--private", "-e", "sched", "-d", "7"]);
-    assert!(o.status.success(), "ftrec -N -d 7: {}", text(&o.stderr));
-    let got = received(&d);
-    assert_eq!(state(), before);
-    two_readers_agree(&d, &got);
-    let o = Command::new("trace-cmd").args(["report", "--stat"]).arg(&got).stdin(Stdio::null()).output().unwrap();
-    let stat = text(&o.stdout);
-    assert!(stat.contains("CPU: 0\n") && stat.contains("read events:"), "no per-CPU stats in {}:\n{stat}", got.display());
-    assert!(leftovers().is_empty(), "instances left behind: {:?}", leftovers());
-    let _ = std::fs::remove_dir_all(&d);
+    live_case("net_outlasts_the_listeners_timeout_with_stats", |d| {
+        let listen = Listen::start(d);
+        let o = run("ftrec", &["-N", &listen.addr(), "--private", "-e", "sched", "-d", "7"]);
+        assert!(o.status.success(), "ftrec -N -d 7: {}", text(&o.stderr));
+        let got = received(d);
+        two_readers_agree(d, &got);
+        let o = Command::new("trace-cmd").args(["report", "--stat"]).arg(&got).stdin(Stdio::null()).output().unwrap();
+        let stat = text(&o.stdout);
+        assert!(stat.contains("CPU: 0\n") && stat.contains("read events:"), "no per-CPU stats in {}:\n{stat}", got.display());
+    });
 }

@@ -76,14 +76,11 @@ fn trace_option(v: &str) -> Result<(String, bool)> {
     Ok((String::from(name), on))
 }
 
-/// `-N HOST:PORT`: an IP address (v4, or v6 in brackets) or "localhost",
-/// and a port. No name lookup: that would link a resolver into the
-/// static binary, and a board reaches its workstation by address.
-fn listener(v: &str) -> Result<rustix::net::SocketAddr> {
-    let local = v.strip_prefix("localhost:").map(|port| alloc::format!("127.0.0.1:{port}"));
-    match local.as_deref().unwrap_or(v).parse() {
-        Ok(a) => Ok(a),
-        Err(_) => usage_err!("-N {v}: want HOST:PORT with HOST an IP address ([ADDR]:PORT for IPv6) or localhost"),
+/// `-N HOST:PORT`, checked (record::parse_listener says what it takes).
+fn listener(v: String) -> Result<String> {
+    match record::parse_listener(&v) {
+        Some(_) => Ok(v),
+        None => usage_err!("-N {v}: want HOST:PORT with HOST an IP address ([ADDR]:PORT for IPv6) or localhost"),
     }
 }
 
@@ -141,7 +138,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
             Short('C') => plan.clock = Some(p.value()?),
             Short('B') => instance = Some(p.value()?),
             Short('o') => plan.output = p.value()?,
-            Short('N') => plan.net = Some(listener(&p.value()?)?),
+            Short('N') => plan.net = Some(listener(p.value()?)?),
             Short('l') => plan.function_filter.push(p.value()?),
             Short('n') => plan.function_notrace.push(p.value()?),
             Short('g') => plan.graph_functions.push(p.value()?),
@@ -277,10 +274,12 @@ mod tests {
     #[test]
     fn listener_addresses() {
         let a = args(&["-N", "192.168.1.5:12345", "-e", "sched"]).ok().unwrap();
-        assert_eq!(a.net.map(|a| (a.is_ipv4(), a.port())), Some((true, 12345)));
-        let a = args(&["-N", "localhost:9"]).ok().unwrap();
-        assert_eq!(a.net, Some(rustix::net::SocketAddr::from(([127, 0, 0, 1], 9))));
-        assert!(args(&["-N", "[::1]:7"]).ok().unwrap().net.is_some_and(|a| a.is_ipv6()));
+        assert_eq!(a.net.as_deref(), Some("192.168.1.5:12345"));
+        let parse = |s: &str| record::parse_listener(s).map(|a| (a.is_ipv4(), a.port()));
+        assert_eq!(parse("192.168.1.5:12345"), Some((true, 12345)));
+        assert_eq!(record::parse_listener("localhost:9"), Some(rustix::net::SocketAddr::from(([127, 0, 0, 1], 9))));
+        assert_eq!(parse("[::1]:7"), Some((false, 7)));
+        assert!(args(&["-N", "[::1]:7"]).is_ok());
         // Names are not looked up; -N sends as it records, so no file options.
         for bad in [&["-N", "board.lan:80"][..], &["-N", "1.2.3.4"], &["-N", "1.2.3.4:x"], &["-N", "1.2.3.4:1", "-m", "64"], &["-N", "1.2.3.4:1", "-o", "x.dat"], &["extract", "-N", "1.2.3.4:1"]] {
             assert!(is_usage(args(bad)), "{bad:?}");

@@ -26,6 +26,8 @@ mod output;
 mod readers;
 mod until_done;
 
+pub use net::parse_addr as parse_listener;
+
 use crate::sys;
 use crate::tracefs::settings::Changes;
 use crate::tracefs::Tracefs;
@@ -45,8 +47,9 @@ pub struct RecordPlan {
     pub extract: bool,
     /// The trace.dat to write.
     pub output: String,
-    /// Send the recording to a `trace-cmd listen` there instead (-N).
-    pub net: Option<rustix::net::SocketAddr>,
+    /// Send the recording to a `trace-cmd listen` at this HOST:PORT
+    /// instead (-N; see [`parse_listener`]).
+    pub net: Option<String>,
     /// Which tracefs buffer to record.
     pub buffer: Buffer,
     /// Events to enable, in command-line order.
@@ -258,7 +261,7 @@ enum Dest<'a> {
 /// out.
 pub fn run(plan: &RecordPlan) -> Result<Finished> {
     let signals = if plan.extract { None } else { Some(until_done::catch_signals()?) };
-    if let Some(addr) = plan.net {
+    if let Some(addr) = &plan.net {
         // Connected, and the protocol agreed, before tracing is touched.
         let listener = net::Listener::connect(addr)?;
         return record(plan, signals.as_ref(), Dest::Net(&listener));

@@ -52,6 +52,8 @@ const KEEP_MS: i64 = 2000;
 
 /// A connection to a `trace-cmd listen` that accepted protocol v3.
 pub(super) struct Listener {
+    /// HOST:PORT as given, for messages.
+    name: String,
     addr: SocketAddr,
     ctl: OwnedFd,
     /// The v7 metadata's tail, to send at the end.
@@ -67,13 +69,16 @@ struct Keeper {
 }
 
 impl Listener {
-    /// Connect to `addr` and agree on protocol v3.
-    pub fn connect(addr: SocketAddr) -> Result<Listener> {
+    /// Connect to `name` (HOST:PORT, see [`parse_addr`]) and agree on
+    /// protocol v3.
+    pub fn connect(name: &str) -> Result<Listener> {
+        let Some(addr) = parse_addr(name) else { bail!("-N {name}: not IP:PORT") };
         let ctl = match connect_tcp(&addr) {
             Ok(fd) => fd,
-            Err(e) => bail!("{}", errmsg(&alloc::format!("cannot connect to {addr} (is `trace-cmd listen -p {}` running there?)", addr.port()), e)),
+            Err(e) => bail!("{}", errmsg(&alloc::format!("cannot connect to {name} (is `trace-cmd listen -p {}` running there?)", addr.port()), e)),
         };
-        let l = Listener { addr, ctl, staged: RefCell::new(None), keeper: RefCell::new(None) };
+        let l = Listener { name: String::from(name), addr, ctl, staged: RefCell::new(None), keeper: RefCell::new(None) };
+        let addr = name;
         let mut greeting = [0u8; 8];
         if l.read(&mut greeting, "greeting")? < 8 || &greeting != tracemsg::GREETING {
             bail!("{addr}: not a trace-cmd listener (it did not greet with \"tracecmd\")");
@@ -96,8 +101,8 @@ impl Listener {
     fn read(&self, buf: &mut [u8], what: &str) -> Result<usize> {
         match read_full(&self.ctl, buf, ANSWER_MS) {
             Ok(n) => Ok(n),
-            Err(Errno::TIMEDOUT) => bail!("{}: no answer from the listener ({what}) in {} s", self.addr, ANSWER_MS / 1000),
-            Err(e) => bail!("{}: {}", self.addr, errmsg(&alloc::format!("reading the listener's {what}"), e)),
+            Err(Errno::TIMEDOUT) => bail!("{}: no answer from the listener ({what}) in {} s", self.name, ANSWER_MS / 1000),
+            Err(e) => bail!("{}: {}", self.name, errmsg(&alloc::format!("reading the listener's {what}"), e)),
         }
     }
 
@@ -108,7 +113,7 @@ impl Listener {
     /// The error of a failed send: the listener went away.
     #[inline(never)]
     fn gone(&self, e: Errno) -> super::Error {
-        super::failed(format_args!("{}: the listener went away ({})", self.addr, crate::sys::Msg(e)))
+        super::failed(format_args!("{}: the listener went away ({})", self.name, crate::sys::Msg(e)))
     }
 
     /// Send the metadata (`head`, and the rest later when `staged`, with
@@ -117,7 +122,7 @@ impl Listener {
     /// bytes. From the listener's answer on, it waits at most 5 s for each
     /// message: the metadata is ready before.
     pub fn start(&self, cpus: usize, page_size: usize, (head, staged): (Vec<u8>, Option<Staged>), failed: &OwnedFd) -> Result<Vec<OwnedFd>> {
-        let addr = self.addr;
+        let addr = &self.name;
         self.send(tracemsg::V3_MAGIC)?;
         let mut ok = [0u8; 2];
         if self.read(&mut ok, "go-ahead")? < 2 || &ok != tracemsg::READY {
@@ -150,7 +155,7 @@ impl Listener {
         }
         let mut conns = Vec::new();
         for (cpu, port) in ports.into_iter().enumerate() {
-            let mut to = addr;
+            let mut to = self.addr;
             to.set_port(port);
             match connect_tcp(&to) {
                 Ok(fd) => conns.push(fd),
@@ -196,7 +201,7 @@ impl Listener {
     /// `quiet`, what each CPU sent and the kernel's lost-event counts go
     /// to stderr.
     pub fn finish(&self, top: &Tracefs, r: &Recorded, outcomes: &[Outcome], conns: Vec<OwnedFd>, quiet: bool) -> Result<()> {
-        let addr = self.addr;
+        let addr = &self.name;
         // The listener never speaks first: anything to read now (a hang-up,
         // a reset) means it has gone.
         let kept = self.stop_keeper();
@@ -247,6 +252,16 @@ fn summary(outcomes: &[Outcome], stats: &[String]) {
         let _ = write!(e, "CPU{c}: {} bytes sent", o.bytes);
         assemble::lost_counts(&mut e, c, stats.get(c).map(String::as_str).unwrap_or(""));
         e.bytes(b"\n");
+    }
+}
+
+/// `-N HOST:PORT`: an IP address (v4, or v6 in brackets) or "localhost",
+/// and a port. No name lookup: that would link a resolver into the static
+/// binary, and a board reaches its workstation by address.
+pub fn parse_addr(s: &str) -> Option<SocketAddr> {
+    match s.strip_prefix("localhost:") {
+        Some(port) => Some(SocketAddr::from(([127, 0, 0, 1], port.parse().ok()?))),
+        None => s.parse().ok(),
     }
 }
 
