@@ -14,7 +14,7 @@ use super::output::{FileAt, Output};
 use super::{os_err, Error};
 use crate::sys::write_all;
 use crate::tracedat::stream::{self, Index, Kind, Plan, Shape, Virtual};
-use crate::tracedat::write::{self, opt, Compression, CpuCompressor, Meta};
+use crate::tracedat::write::{self, opt, Compression, Meta};
 use crate::tracefs::events::EventRef;
 use crate::tracefs::Tracefs;
 use alloc::format;
@@ -118,10 +118,11 @@ fn kvars_opt(top: &Tracefs, rec: &Tracefs, m: &mut Meta) {
     }
 }
 
-/// META: what is known before recording. `kallsyms`: put them here (else
-/// in LATE: a nearly full disk keeps room for pages).
+/// META: what is known before recording (also what `ftrec -N` sends
+/// first). `kallsyms`: put them here (else in LATE: a nearly full disk
+/// keeps room for pages).
 #[inline(never)]
-pub fn early(top: &Tracefs, rec: &Tracefs, name: &str, page_size: usize, ncpus: usize, clock_file: &str, state: &str, kallsyms: bool) -> Vec<u8> {
+pub fn early(top: &Tracefs, rec: &Tracefs, name: &str, page_size: usize, ncpus: usize, clock_file: &str, state: &str, kallsyms: bool) -> Meta {
     let mut m = headers(top, page_size, ncpus);
     let all = crate::tracefs::events::all_events(top).unwrap_or_default();
     formats(top, &all, |_| true, &mut m);
@@ -147,7 +148,7 @@ pub fn early(top: &Tracefs, rec: &Tracefs, name: &str, page_size: usize, ncpus: 
         text_opt(o, opt::STATE, &[state.as_bytes()]);
     }
     m.buffers.push(buffer(name, clock_file, page_size, ncpus));
-    stream::meta_bytes(&m)
+    m
 }
 
 /// What the end of a recording knows, read before anything was restored.
@@ -178,7 +179,7 @@ fn buffer_head(name: &str) -> Vec<u8> {
 
 /// LATE: what is known at the end.
 #[inline(never)]
-pub fn late(top: &Tracefs, e: &Ending) -> Vec<u8> {
+pub fn late(top: &Tracefs, e: &Ending) -> Meta {
     let mut m = headers(top, e.page_size, e.stats.len());
     let all = crate::tracefs::events::all_events(top).unwrap_or_default();
     formats(top, &all, |s| e.systems.iter().any(|x| x == s), &mut m);
@@ -203,12 +204,13 @@ pub fn late(top: &Tracefs, e: &Ending) -> Vec<u8> {
         o.push((opt::SAVED_TGIDS, tgids));
     }
     m.buffers.push(buffer(e.name, &e.clock_file, e.page_size, e.stats.len()));
-    stream::meta_bytes(&m)
+    m
 }
 
-/// A metadata frame (META or LATE) and its payload, written at once.
-pub fn write_meta(fd: &OwnedFd, kind: Kind, meta: &[u8]) -> core::result::Result<(), Errno> {
-    write_all(fd, &[&stream::frame(kind, 0, meta.len() as u64)[..], meta].concat())
+/// A metadata frame (META or LATE) of `m`, written at once.
+pub fn write_meta(fd: &OwnedFd, kind: Kind, m: &Meta) -> core::result::Result<(), Errno> {
+    let meta = stream::meta_bytes(m);
+    write_all(fd, &[&stream::frame(kind, 0, meta.len() as u64)[..], &meta].concat())
 }
 
 /// Copy `len` bytes at `off` of `src` to the end of `out`; `punch`: punch
@@ -280,7 +282,7 @@ pub fn convert(out: &Output, version: u32, compression: Compression, keep: Optio
         c => {
             let (f, name) = out.temp().map_err(Some)?;
             out.remove_temp(&name);
-            let z = CpuCompressor::new(c, plan.meta.big_endian, idx.page_size);
+            let z = write::CpuCompressor::new(c, plan.meta.big_endian, idx.page_size);
             plan.cpus = match super::compress::compress_cpus(&src.fd, &plan.cpus, &z, &f) {
                 Ok(cpus) => cpus,
                 Err(Errno::NOSPC | Errno::DQUOT) => return Err(None),
@@ -349,16 +351,24 @@ pub fn summary(name: &str, stats: &[String], cpus: &[CpuSummary], scanned: bool)
             let _ = write!(e, " ({z} bytes compressed)");
         }
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
-        for (key, what) in LOST {
-            // (The one reader of a stats text, ftcat's too.)
-            let n = crate::decode::recording::stat_num(st, key);
-            if n > 0 {
-                let _ = write!(e, "\nCPU {c}: {n} {what}");
-            }
-        }
+        lost_counts(&mut e, c, st);
         if let Some(ps) = d.and_then(|d| d.stats.as_ref()).filter(|ps| ps.lost_flags > 0) {
             let _ = write!(e, "\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events);
         }
         e.bytes(b"\n");
+    }
+}
+
+/// "CPU c: N events lost" lines for the kernel's counts in `st` (a
+/// per_cpu/cpuN/stats text).
+#[inline(never)]
+pub(super) fn lost_counts(e: &mut crate::sys::Writer, c: usize, st: &str) {
+    use core::fmt::Write;
+    for (key, what) in LOST {
+        // (The one reader of a stats text, ftcat's too.)
+        let n = crate::decode::recording::stat_num(st, key);
+        if n > 0 {
+            let _ = write!(e, "\nCPU {c}: {n} {what}");
+        }
     }
 }

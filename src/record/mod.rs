@@ -23,9 +23,14 @@ mod command;
 #[cfg(feature = "zstd-write")]
 mod compress;
 mod configure;
+#[cfg(feature = "net")]
+mod net;
 mod output;
 mod readers;
 mod until_done;
+
+#[cfg(feature = "net")]
+pub use net::parse_addr as parse_listener;
 
 use crate::sys;
 use crate::tracefs::settings::Changes;
@@ -47,6 +52,9 @@ pub struct RecordPlan {
     pub extract: bool,
     /// The trace.dat to write.
     pub output: String,
+    /// Send the recording to a `trace-cmd listen` at this HOST:PORT
+    /// instead (-N; see `parse_listener`).
+    pub net: Option<String>,
     /// Which tracefs buffer to record.
     pub buffer: Buffer,
     /// Events to enable, in command-line order.
@@ -94,6 +102,7 @@ impl Default for RecordPlan {
         RecordPlan {
             extract: false,
             output: String::from("trace.dat"),
+            net: None,
             buffer: Buffer::TopLevel,
             events: Vec::new(),
             tracer: None,
@@ -248,12 +257,28 @@ impl Session {
     }
 }
 
+/// Where the recording goes: the output (a file that holds the stream and
+/// becomes the trace.dat, or stdout), or a `trace-cmd listen` (which
+/// writes its own trace.dat).
+#[derive(Clone, Copy)]
+enum Dest<'a> {
+    Out(&'a Output),
+    #[cfg(feature = "net")]
+    Net(&'a net::Listener),
+}
+
 /// Record as `plan` says. Every setting changed is put back on every way
 /// out.
 pub fn run(plan: &RecordPlan) -> Result<Finished> {
     let signals = if plan.extract { None } else { Some(until_done::catch_signals()?) };
+    #[cfg(feature = "net")]
+    if let Some(addr) = &plan.net {
+        // Connected, and the protocol agreed, before tracing is touched.
+        let listener = net::Listener::connect(addr)?;
+        return record(plan, signals.as_ref(), Dest::Net(&listener));
+    }
     let out = Output::open(&plan.output)?;
-    let r = record(plan, signals.as_ref(), &out);
+    let r = record(plan, signals.as_ref(), Dest::Out(&out));
     if r.is_err() {
         out.abandon();
     }
@@ -268,7 +293,7 @@ fn open_tracefs() -> Result<Tracefs> {
 /// recording needs one — record, and put every setting back. `signals`:
 /// the pipe SIGINT/SIGTERM wake; none for extract.
 #[inline(never)]
-fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<Finished> {
+fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest) -> Result<Finished> {
     let top = open_tracefs()?;
     let mut changes = Changes::default();
     // The instance's name for the file ("" for the top level and --private).
@@ -304,7 +329,7 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<
         }
     };
     let mut s = Session { top, rec, changes, systems: Vec::new() };
-    let r = record_in(&mut s, plan, signals, out, &name);
+    let r = record_in(&mut s, plan, signals, dest, &name);
     // Anything not yet restored (errors on the way) is put back here.
     let restored = s.restore();
     let mut finished = r?;
@@ -315,7 +340,7 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<
 /// Record (`signals`) or extract (no `signals`: save what the buffer holds
 /// now, changing nothing).
 #[inline(never)]
-fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Finished> {
+fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest, name: &str) -> Result<Finished> {
     readers::check_busy(&s.rec)?;
     // The sub-buffer size: read once, for extract's limit and the readers
     // (nothing below changes it).
@@ -345,31 +370,55 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         }
     }
     let keep = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
-    let readers = readers::open(&s.rec, mode, page_size, keep, limit)?;
-    // The stream begins: its head and META, before any page.
-    out.begin()?;
+    // Readable once a reader (or -N's keeper) has failed.
+    let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
+    let ncpus = readers::cpu_count(&s.rec);
     let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
     // kallsyms (megabytes) up front unless the disk is short of room: then
     // at the end, leaving what room there is to the pages.
-    let early_ksyms = out.dir.as_ref().is_none_or(|d| assemble::free_space(d) >= 64 << 20);
+    let early_ksyms = match dest {
+        Dest::Out(out) => out.dir.as_ref().is_none_or(|d| assemble::free_space(d) >= 64 << 20),
+        #[cfg(feature = "net")]
+        Dest::Net(_) => true,
+    };
     let early_state = if signals.is_some() { crate::tracefs::state::trace_state(&s.rec) } else { state.clone() };
-    let meta = assemble::early(&s.top, &s.rec, name, page_size, readers.len(), &clock_file, &early_state, early_ksyms);
-    sys::write_all(&out.fd, &tracedat::stream::head())
-        .and_then(|()| assemble::write_meta(&out.fd, Kind::Meta, &meta))
-        .map_err(|e| os_err(&format!("{}: writing the recording's metadata", out.path), e))?;
-    drop(meta);
-    out.readable.set(true);
-    let dup = rustix::io::fcntl_dupfd_cloexec(&out.fd, 3).map_err(|e| os_err("dup", e))?;
-    let sink = readers::Sink::new(dup).map_err(|e| os_err("pipe", e))?;
+    #[cfg_attr(not(feature = "net"), allow(unused_mut))]
+    let mut meta = assemble::early(&s.top, &s.rec, name, page_size, ncpus, &clock_file, &early_state, early_ksyms);
+    // -N: the metadata goes and the data connections open before the
+    // trace files do (the keeper process this forks must hold none: an
+    // instance cannot be removed while a file of it is open).
+    #[cfg(feature = "net")]
+    let mut conns = Vec::new();
+    #[cfg(feature = "net")]
+    if let Dest::Net(l) = dest {
+        (meta.version, meta.compression) = (plan.file_version, plan.compression);
+        meta.buffers.clear();
+        conns = l.start(ncpus, page_size, &meta, &fail_w)?;
+    }
+    let readers = readers::open(&s.rec, mode, page_size, keep, limit)?;
+    let sinks = match dest {
+        Dest::Out(out) => {
+            // The stream begins: its head and META, before any page.
+            out.begin()?;
+            sys::write_all(&out.fd, &tracedat::stream::head())
+                .and_then(|()| assemble::write_meta(&out.fd, Kind::Meta, &meta))
+                .map_err(|e| os_err(&format!("{}: writing the recording's metadata", out.path), e))?;
+            drop(meta);
+            out.readable.set(true);
+            let dup = rustix::io::fcntl_dupfd_cloexec(&out.fd, 3).map_err(|e| os_err("dup", e))?;
+            readers::Sinks::Shared(readers::Sink::new(dup).map_err(|e| os_err("pipe", e))?)
+        }
+        #[cfg(feature = "net")]
+        Dest::Net(_) => readers::Sinks::PerCpu(core::mem::take(&mut conns).into_iter().map(readers::Sink::raw).collect()),
+    };
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
-    let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
 
     // Extract's readers (with a limit) drain and end by themselves.
     let mut workers = Vec::new();
     let mut run = Ok(None);
     for r in &readers {
-        match readers::spawn(r, &sink, &stop, &fail_w) {
+        match readers::spawn(r, sinks.of(r.cpu), &stop, &fail_w) {
             Ok(w) => workers.push(w),
             Err(e) => {
                 run = Err(Error::new(e));
@@ -402,6 +451,21 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         stats.push(s.rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default());
     }
     let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
+    let systems = core::mem::take(&mut s.systems);
+    let ending = assemble::Ending { name, page_size, stats, systems, clock_file, state, kallsyms: !early_ksyms };
+    let out = match dest {
+        Dest::Out(out) => out,
+        #[cfg(feature = "net")]
+        Dest::Net(l) => {
+            // The trace files closed (an instance cannot be removed while
+            // they are open); the data connections stay open to the end.
+            let restored = s.restore();
+            drop(stop);
+            l.finish(&s.top, &ending, &outcomes, sinks.into_fds(), plan.quiet)?;
+            traced(plan, signals);
+            return Ok(finished(child, restored));
+        }
+    };
     // The first reader error, and whether the disk filled.
     let mut err = None;
     let mut full = false;
@@ -414,8 +478,6 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     // Put the system back before the (possibly long) conversion.
     let restored = s.restore();
     drop(stop);
-    let systems = core::mem::take(&mut s.systems);
-    let ending = assemble::Ending { name, page_size, stats, systems, clock_file, state, kallsyms: !early_ksyms };
     let late = assemble::late(&s.top, &ending);
     let late_ok = !full && assemble::write_meta(&out.fd, Kind::Late, &late).is_ok();
     drop(late);
@@ -445,17 +507,26 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
     if !plan.quiet {
         assemble::summary(name, &ending.stats, &sums, out.is_file());
     }
+    traced(plan, signals);
+    if let Some(e) = err {
+        bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
+    }
+    Ok(finished(child, restored))
+}
+
+/// "Traced: ..." after the summary of a recording with a command.
+fn traced(plan: &RecordPlan, signals: Option<&OwnedFd>) {
     if let (false, Some(_), Some(cmd)) = (plan.quiet, signals, plan.command.first()) {
         let (before, after) = plan.scope();
         sys::eprintln(format_args!("Traced: {before}{cmd}{after}"));
     }
-    if let Some(e) = err {
-        bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
-    }
-    // (Waiting for the command only when all went back, as the exit
-    // status is then the command's.)
+}
+
+/// How a recording that was written ended. (Waiting for the command only
+/// when all went back, as the exit status is then the command's.)
+fn finished(child: Option<i32>, restored: bool) -> Finished {
     let command_status = if restored { child.map(command::wait) } else { None };
-    Ok(Finished { command_status, restored })
+    Finished { command_status, restored }
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@
 //! Every reader writes into the one output (a file or stdout), each batch
 //! as a `PAGE` frame of the stream (tracedat::stream) under a lock the
 //! readers share, so frames never interleave and the output is readable
-//! up to wherever it stops.
+//! up to wherever it stops. With `-N`, each writes its raw pages into its
+//! CPU's own connection to the listener instead.
 //!
 //! Waking: each reader sleeps in poll() on its trace_pipe_raw (the kernel
 //! wakes it when the buffer is `buffer_percent` full) and on the shared stop
@@ -43,34 +44,52 @@ pub enum Mode {
     Read,
 }
 
-/// Where the readers' pages go: one output, written a frame at a time.
+/// Where a reader's pages go: the one output every reader writes frames
+/// into, or (`-N`) its CPU's own connection, raw pages without frames.
 /// The lock is a pipe holding one token byte: a reader takes it (read,
 /// blocking) to write a frame and puts it back after — shared by fork,
 /// unlike flock, and needing no shared memory.
 pub struct Sink {
     pub fd: OwnedFd,
-    lock_r: OwnedFd,
-    lock_w: OwnedFd,
+    /// (read, write) ends of the lock of a shared output; None: the
+    /// reader's own connection.
+    lock: Option<(OwnedFd, OwnedFd)>,
     /// The output is a regular file: a frame cut by a failed write is
     /// trimmed back to its whole pages.
     seekable: bool,
 }
 
 impl Sink {
+    /// The output all readers share.
     pub fn new(fd: OwnedFd) -> core::result::Result<Sink, Errno> {
         let (lock_r, lock_w) = sys::pipe(false)?;
         sys::write_all(&lock_w, b"x")?;
         let seekable = rustix::fs::fstat(&fd).is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile);
-        Ok(Sink { fd, lock_r, lock_w, seekable })
+        Ok(Sink { fd, lock: Some((lock_r, lock_w)), seekable })
+    }
+
+    /// One reader's own connection: raw pages.
+    #[cfg(feature = "net")]
+    pub fn raw(fd: OwnedFd) -> Sink {
+        Sink { fd, lock: None, seekable: false }
+    }
+
+    /// Pages go in frames (a shared stream).
+    fn framed(&self) -> bool {
+        self.lock.is_some()
     }
 
     fn lock(&self) {
         let mut b = [0u8; 1];
-        while let Err(Errno::INTR) = rustix::io::read(&self.lock_r, &mut b) {}
+        if let Some((r, _)) = &self.lock {
+            while let Err(Errno::INTR) = rustix::io::read(r, &mut b) {}
+        }
     }
 
     fn unlock(&self) {
-        let _ = sys::write_all(&self.lock_w, b"x");
+        if let Some((_, w)) = &self.lock {
+            let _ = sys::write_all(w, b"x");
+        }
     }
 
     /// Where the next frame starts (a regular file only).
@@ -97,6 +116,35 @@ impl Sink {
         let _ = rustix::fs::ftruncate(&self.fd, end);
         let _ = rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(end));
         whole
+    }
+}
+
+/// Where the readers' pages go.
+pub enum Sinks {
+    /// One output for all.
+    Shared(Sink),
+    /// Each CPU's own connection, by CPU (`-N`).
+    #[cfg(feature = "net")]
+    PerCpu(Vec<Sink>),
+}
+
+impl Sinks {
+    #[cfg_attr(not(feature = "net"), allow(unused_variables))]
+    pub fn of(&self, cpu: usize) -> &Sink {
+        match self {
+            Sinks::Shared(s) => s,
+            #[cfg(feature = "net")]
+            Sinks::PerCpu(v) => &v[cpu],
+        }
+    }
+
+    /// The connections, for the end of a `-N` recording.
+    #[cfg(feature = "net")]
+    pub fn into_fds(self) -> Vec<OwnedFd> {
+        match self {
+            Sinks::Shared(s) => vec![s.fd],
+            Sinks::PerCpu(v) => v.into_iter().map(|s| s.fd).collect(),
+        }
     }
 }
 
@@ -204,12 +252,12 @@ impl Run<'_> {
         self.r.limit.is_some_and(|l| self.out.bytes >= l)
     }
 
-    /// Write `frame`: a frame header and whole pages after it. False after
-    /// a write error.
+    /// Write `frame`: a frame header and whole pages after it (the pages
+    /// alone to a connection). False after a write error.
     fn write_pages(&mut self, frame: &[u8]) -> bool {
         self.sink.lock();
         let start = self.sink.pos();
-        let r = sys::write_all(&self.sink.fd, frame);
+        let r = sys::write_all(&self.sink.fd, if self.sink.framed() { frame } else { &frame[FRAME_LEN..] });
         let ok = match r {
             Ok(()) => {
                 self.out.bytes += (frame.len() - FRAME_LEN) as u64;
@@ -283,7 +331,7 @@ impl Run<'_> {
         self.sink.lock();
         let start = self.sink.pos();
         let mut left = n;
-        let mut r = sys::write_all(&self.sink.fd, &stream::frame(Kind::Pages, self.r.cpu as u32, n as u64));
+        let mut r = if self.sink.framed() { sys::write_all(&self.sink.fd, &stream::frame(Kind::Pages, self.r.cpu as u32, n as u64)) } else { Ok(()) };
         let mut buf = Vec::new();
         while r.is_ok() && left > 0 {
             let moved = if buf.is_empty() { splice(pr, None, &self.sink.fd, None, left, SpliceFlags::MOVE) } else { Err(Errno::INVAL) };
@@ -463,7 +511,7 @@ pub fn collect(w: &Worker) -> Outcome {
 }
 
 /// The number of CPUs the tracefs has buffers for.
-fn cpu_count(t: &Tracefs) -> usize {
+pub(super) fn cpu_count(t: &Tracefs) -> usize {
     let mut n = 0;
     while t.exists(&cpu_file(n, "")) {
         n += 1;
