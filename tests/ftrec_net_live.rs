@@ -11,7 +11,7 @@
 //! the same scheduler: switches, wakeups and migrations differ in number.
 //! So the check is in two parts:
 //! - the received file, decoded by two independent readers, says the same
-//!   thing: `trace-cmd report` and `ftcat --style trace-cmd` print it byte
+//!   thing: `trace-cmd report` and `ftcat --style trace-cmd-3.1` print it byte
 //!   for byte alike (every event, its CPU, timestamp, comm-pid and fields);
 //! - against a local `ftrec -o` recording of the same workload (-F -c: the
 //!   command and its children only), the events a workload determines —
@@ -211,16 +211,17 @@ fn live_case(test: &str, body: impl FnOnce(&Path)) {
 }
 
 /// Two readers, one file: `trace-cmd report` and `ftcat --style
-/// trace-cmd` print the same text, event for event. The text.
+/// trace-cmd-3.1` (3.1.6 is installed here) print the same text, event
+/// for event. The text.
 fn two_readers_agree(d: &Path, got: &Path) -> String {
     let net = report(got);
     assert!(net.lines().filter_map(parse_line).count() > 10, "too few events received:\n{net}");
-    let ft = run("ftcat", &["--style", "trace-cmd", got.to_str().unwrap()]);
+    let ft = run("ftcat", &["--style", "trace-cmd-3.1", got.to_str().unwrap()]);
     assert!(ft.status.success(), "ftcat {}: {}", got.display(), text(&ft.stderr));
     if net != text(&ft.stdout) {
         std::fs::write(d.join("trace-cmd.txt"), &net).unwrap();
         std::fs::write(d.join("ftcat.txt"), &ft.stdout).unwrap();
-        panic!("trace-cmd report and ftcat --style trace-cmd differ on {}: see {}/{{trace-cmd,ftcat}}.txt", got.display(), d.display());
+        panic!("trace-cmd report and ftcat --style trace-cmd-3.1 differ on {}: see {}/{{trace-cmd,ftcat}}.txt", got.display(), d.display());
     }
     net
 }
@@ -303,5 +304,21 @@ fn net_outlasts_the_listeners_timeout_with_stats() {
         let o = Command::new("trace-cmd").args(["report", "--stat"]).arg(&got).stdin(Stdio::null()).output().unwrap();
         let stat = text(&o.stdout);
         assert!(stat.contains("CPU: 0\n") && stat.contains("read events:"), "no per-CPU stats in {}:\n{stat}", got.display());
+    });
+}
+
+/// `--compression zstd` with `-N`: ftrec sends the metadata compressed, the
+/// listener compresses the CPU data as the header says; both readers read
+/// the file alike.
+#[test]
+fn net_zstd_file_reads_in_both_readers() {
+    live_case("net_zstd_file_reads_in_both_readers", |d| {
+        let listen = Listen::start(d);
+        let o = run("ftrec", &["-N", &listen.addr(), "--compression", "zstd", "--private", "-e", "sched", "-F", "-c", "--", "sh", "-c", WORKLOAD]);
+        assert!(o.status.success(), "ftrec -N --compression zstd: {}", text(&o.stderr));
+        let got = received(d);
+        let head = std::fs::read(&got).unwrap();
+        assert!(head[18..].starts_with(b"zstd\0"), "{:?}", &head[..32]);
+        two_readers_agree(d, &got);
     });
 }
