@@ -904,7 +904,7 @@ impl<'f> TraceDat<'f> {
             }
         }
         // The flyrecord section header's flags say whether the data is compressed.
-        let mut f = MetaReader::new(self.file, self.endian, off + 2, "buffer section");
+        let mut f = MetaReader::new(self.file, self.endian, off.saturating_add(2), "buffer section");
         b.compressed = f.u16() & SEC_FL_COMPRESS != 0;
         if b.compressed {
             f.put(check_compression(&self.compression, f.s, off).err());
