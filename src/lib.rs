@@ -24,6 +24,7 @@ pub mod printfmt;
 pub mod ring;
 pub mod tracedat;
 pub mod text;
+#[cfg(feature = "net")] pub mod tracemsg;
 #[cfg(feature = "export")] pub mod export;
 #[cfg(feature = "profile")] pub mod profile;
 pub mod sort;

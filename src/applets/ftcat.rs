@@ -14,7 +14,14 @@ use crate::decode::{self, text_out::{Drain, TextOut}, DecodeOptions, Style};
 use crate::export::output::{export, Extra, Format};
 use crate::merge::Merge;
 use crate::sys::{self, Errno};
+#[cfg(feature = "stream-pipe")]
+use crate::tracedat::stream::Demux;
+use crate::tracedat::stream::{Index, Shape, Virtual};
 use crate::tracedat::TraceDat;
+#[cfg(feature = "stream-pipe")]
+use alloc::rc::Rc;
+#[cfg(feature = "stream-pipe")]
+use core::cell::RefCell;
 use crate::tracefs::Tracefs;
 use crate::{fail, usage_err};
 
@@ -27,7 +34,8 @@ const USAGE: &str = "\
 Usage: ftcat [OPTIONS] [FILE]
 
 Print a recording (FILE, default trace.dat; - for stdin) as the kernel's
-own `trace` file would print it.
+own `trace` file would print it. FILE may be a trace.dat or a stream from
+`ftrec -o -` (printed as it arrives on a pipe; a cut one up to the cut).
 
   -c, --cpu LIST     only these CPUs (0,2-3)
   -e GLOB            only events whose name, SYSTEM:NAME or system matches
@@ -69,6 +77,8 @@ own `trace` file would print it.
                      irq, event (--hist: histograms; --export jsonl)
       --compare BASE[,BASE...] NEW[,NEW...]  their profiles side by side
                      (--min-change PCT, default 5; -v: every metric)
+      --save OUT     write FILE (a stream, or a trace.dat) to OUT as a
+                     trace.dat for trace-cmd and KernelShark (- is stdout)
   -h, --help         this help
 ";
 
@@ -85,6 +95,8 @@ pub struct Args {
     pub once: bool,
     /// Everything the decode itself takes (-B included: a buffer of FILE).
     pub decode: DecodeOptions,
+    /// `--save OUT`: write FILE as a trace.dat instead of printing it.
+    pub save: Option<String>,
     /// `--export F`: the records in another tool's format, not as text.
     #[cfg(feature = "export")]
     pub export: Option<Format>,
@@ -125,6 +137,10 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
             Long("live") => a.live = true,
             Short('B') | Long("instance") => d.instance = Some(p.value()?),
             Long("once") => a.once = true,
+            #[cfg(feature = "stream-pipe")]
+            Long("save") => a.save = Some(p.value()?),
+            #[cfg(not(feature = "stream-pipe"))]
+            Long("save") => usage_err!("--save: not in this build (the board build, make tiny, leaves it out)"),
             #[cfg(feature = "export")]
             Long("export") => {
                 let v = p.value()?;
@@ -164,6 +180,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     }
     if a.live && a.file.is_some() {
         usage_err!("--live reads the live buffers, not a FILE");
+    }
+    if a.save.is_some() && a.live {
+        usage_err!("--save writes FILE as a trace.dat: not with --live");
     }
     if !a.live && a.once {
         usage_err!("--once goes with --live");
@@ -248,6 +267,10 @@ enum To<'a> {
 
 #[inline(never)]
 fn run(a: Args) -> Result<()> {
+    #[cfg(feature = "stream-pipe")]
+    if let Some(out) = &a.save {
+        return run_save(&a, out);
+    }
     #[cfg(feature = "profile")]
     if a.profile.on || a.profile.compare.is_some() {
         return run_profile(&a);
@@ -260,15 +283,6 @@ fn run(a: Args) -> Result<()> {
     let res = if a.live { run_live(&a, To::Text(&mut out)) } else { run_file(&a, To::Text(&mut out)) };
     out.finish().map_err(Error::Io)?;
     res
-}
-
-/// Is `fd` a terminal? Asked of /proc (the device its link names), which
-/// needs no ioctl.
-#[cfg(feature = "export")]
-fn is_tty(fd: i32) -> bool {
-    let path = alloc::format!("/proc/self/fd/{fd}");
-    let Ok(t) = sys::readlink(&sys::cpath(&path).unwrap_or_default()) else { return false };
-    t.starts_with(b"/dev/pts/") || t.starts_with(b"/dev/tty") || t == b"/dev/console"
 }
 
 /// One progress line on stderr, rewritten in place.
@@ -285,10 +299,10 @@ fn progress_line(b: &[u8]) {
 #[cfg(feature = "export")]
 #[inline(never)]
 fn run_export(a: &Args, f: Format) -> Result<()> {
-    if f.binary() && is_tty(1) {
+    if f.binary() && crate::record::is_tty(1) {
         usage_err!("--export perfetto writes binary: redirect stdout to a file");
     }
-    let progress = is_tty(2);
+    let progress = crate::record::is_tty(2);
     let (mut written, mut shown, mut err) = (0u64, 0u64, None);
     let mut drain = |b: &[u8]| {
         if let Err(e) = sys::write_all(sys::fd(1), b) {
@@ -334,16 +348,64 @@ fn decode_err(e: decode::Error, path: &str) -> Error {
 #[inline(never)]
 fn run_file(a: &Args, to: To<'_>) -> Result<()> {
     let path = a.file.as_deref().unwrap_or("trace.dat");
-    let input = source::Input::open(path).map_err(Error::Fail)?;
-    let td = match TraceDat::open(input.read_at()) {
+    let mut input = source::Input::open(path).map_err(Error::Fail)?;
+    // trace-cmd's file summaries need the whole recording.
+    if a.decode.style == Style::TraceCmd && (a.decode.stat || a.decode.first_event || a.decode.last_event) {
+        input = input.whole(path).map_err(Error::Fail)?;
+    }
+    // (Without stream-pipe, the board build: a piped stream is read whole.)
+    #[cfg(not(feature = "stream-pipe"))]
+    {
+        input = input.whole(path).map_err(Error::Fail)?;
+    }
+    #[cfg(feature = "stream-pipe")]
+    if let source::Input::Pipe(p) = input {
+        return run_pipe(a, p, path, to);
+    }
+    if !input.is_stream() {
+        let td = match TraceDat::open(input.read_at()) {
+            Ok(t) => t,
+            Err(e) => fail!("{}: {}", path, e),
+        };
+        return decode_file(a, &td, path, to);
+    }
+    // A stream read at random: the trace.dat it stands for.
+    let ra = input.read_at();
+    let (idx, v) = match stream_file(ra, input.len(), &Shape { version: 7, keep: None, used_formats: false }) {
+        Ok(x) => x,
+        Err(e) => fail!("{}: {}", path, e),
+    };
+    let td = match TraceDat::open(&v) {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
     };
+    let res = decode_file(a, &td, path, to);
+    cut_short(path, idx.cut)?;
+    res
+}
+
+/// The index of a stream in `ra` and the trace.dat it stands for.
+fn stream_file<'r>(ra: &'r dyn crate::tracedat::ReadAt, len: u64, shape: &Shape) -> core::result::Result<(Index, Virtual<'r>), crate::tracedat::Error> {
+    let idx = Index::read(ra, len)?;
+    let v = Virtual::new(ra, &idx, shape)?;
+    Ok((idx, v))
+}
+
+/// A stream that ended early: say where, after what it held was printed.
+fn cut_short(path: &str, cut: Option<crate::tracedat::Error>) -> Result<()> {
+    match cut {
+        Some(e) => fail!("{}: the recording is cut short, everything before the cut was read ({})", path, e),
+        None => Ok(()),
+    }
+}
+
+/// A trace.dat (or what a stream file stands for) to text or an exporter.
+fn decode_file(a: &Args, td: &TraceDat, path: &str, to: To<'_>) -> Result<()> {
     let host = &mut Host { name: path };
     let res = match to {
-        To::Text(out) => decode::print_file(&td, path, &a.decode, out, host, &mut warn),
+        To::Text(out) => decode::print_file(td, path, &a.decode, out, host, &mut warn),
         #[cfg(feature = "export")]
-        To::Export(f, drain) => decode::file_input(&td, &a.decode, false).and_then(|mut input| {
+        To::Export(f, drain) => decode::file_input(td, &a.decode, false).and_then(|mut input| {
             for w in &input.rec.warnings {
                 warn(w);
             }
@@ -352,6 +414,98 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
         }),
     };
     res.map_err(|e| decode_err(e, path))
+}
+
+#[cfg(feature = "stream-pipe")]
+/// A stream arriving on a pipe, decoded as it comes: the merge waits for
+/// each CPU's next page (see tracedat::stream::Demux).
+#[inline(never)]
+fn run_pipe(a: &Args, p: source::FdPipe, path: &str, to: To<'_>) -> Result<()> {
+    let (demux, meta) = match Demux::open(alloc::boxed::Box::new(p)) {
+        Ok(x) => x,
+        Err(e) => fail!("{}: {}", path, e),
+    };
+    let td = match TraceDat::open(&meta) {
+        Ok(t) => t,
+        Err(e) => fail!("{}: {}", path, e),
+    };
+    let Some(buf) = td.buffers.first() else { fail!("{}: no trace data", path) };
+    let mut rec = decode::Recording::from_file(&td, buf);
+    // (The pages are not here yet to guess from: the recorder's word, else nop.)
+    match &a.decode.tracer {
+        Some(t) => rec.tracer.clone_from(t),
+        None if rec.tracer.is_empty() => rec.tracer = "nop".into(),
+        None => {}
+    }
+    for w in &rec.warnings {
+        warn(&alloc::format!("{}: {}", path, w));
+    }
+    let d = Rc::new(RefCell::new(demux));
+    let mut m = Merge::new(td.layout(buf), Demux::sources(d.clone(), rec.ncpus));
+    let host = &mut Host { name: path };
+    let res = match to {
+        To::Text(out) => decode::print(&mut rec, &mut m, Vec::new(), &a.decode, true, out, host),
+        #[cfg(feature = "export")]
+        To::Export(f, drain) => export(&mut rec, &mut m, &Extra { uname: td.options.uname.as_deref().unwrap_or(""), page_size: td.page_size, cpustat: &Vec::new }, &a.decode, f, true, drain, host),
+    };
+    let res = res.map_err(|e| decode_err(e, path));
+    let cut = d.borrow_mut().take_cut();
+    cut_short(path, cut)?;
+    res
+}
+
+#[cfg(feature = "stream-pipe")]
+/// `--save OUT`: FILE (a stream, or any trace.dat) as a trace.dat that
+/// trace-cmd and KernelShark read. A stream becomes a v7 file; a trace.dat
+/// is copied as it is.
+#[inline(never)]
+fn run_save(a: &Args, out_path: &str) -> Result<()> {
+    let path = a.file.as_deref().unwrap_or("trace.dat");
+    let input = source::Input::open(path).and_then(|i| i.whole(path)).map_err(Error::Fail)?;
+    let ra = input.read_at();
+    let stream = input.is_stream();
+    let (cut, v) = if stream {
+        match stream_file(ra, input.len(), &Shape { version: 7, keep: None, used_formats: true }) {
+            Ok((idx, v)) => (idx.cut, Some(v)),
+            Err(e) => fail!("{}: {}", path, e),
+        }
+    } else {
+        if let Err(e) = TraceDat::open(ra) {
+            fail!("{}: {}", path, e);
+        }
+        (None, None)
+    };
+    let from: &dyn crate::tracedat::ReadAt = match &v {
+        Some(v) => v,
+        None => ra,
+    };
+    let out = if out_path == "-" {
+        if crate::record::is_tty(1) {
+            usage_err!("--save - writes a binary file: redirect stdout");
+        }
+        None
+    } else {
+        let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE | rustix::fs::OFlags::TRUNC | rustix::fs::OFlags::CLOEXEC;
+        match sys::open_str(out_path, flags, rustix::fs::Mode::from_raw_mode(0o644)) {
+            Ok(f) => Some(f),
+            Err(e) => fail!("{}: {}", out_path, sys::OsError(e)),
+        }
+    };
+    let fd = out.as_ref().map_or(sys::fd(1), |f| rustix::fd::AsFd::as_fd(f));
+    let mut buf = alloc::vec![0u8; 1 << 20];
+    let mut off = 0u64;
+    loop {
+        let n = match from.read_at(off, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => fail!("{}: reading at offset {}: {}", path, off, sys::OsError(Errno::from_raw_os_error(e.0))),
+        };
+        if let Err(e) = sys::write_all(fd, &buf[..n]) {
+            fail!("{}: writing at offset {}: {}", out_path, off, sys::OsError(e));
+        }
+        off += n as u64;
+    }
+    cut_short(path, cut)
 }
 
 /// The top level, the instance of -B (if any) and its per-CPU pipes.

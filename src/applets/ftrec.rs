@@ -17,7 +17,8 @@ Usage: ftrec [OPTIONS] [--] [COMMAND [ARGS...]]
 
 Record the kernel's per-CPU trace buffers into a trace.dat file: with a
 COMMAND, the whole system until it exits; without one, until SIGINT/SIGTERM
-or -d. Every setting changed is put back on exit.
+or -d. Every setting changed is put back on exit. A recording cut short
+(kill, power loss, full disk) stays readable by ftcat up to the cut.
 
   -e EVENT          enable events: all, SYSTEM, SYSTEM:EVENT, globs (repeatable)
   -f FILTER         filter for the preceding -e
@@ -31,7 +32,10 @@ or -d. Every setting changed is put back on exit.
   -b KB             per-CPU buffer size      -C CLOCK  trace clock
   -B INSTANCE       record this instance (created and removed if missing)
   --private         record in a temporary instance of our own
-  -o FILE           output (default trace.dat)
+  -o FILE           output (default trace.dat); - streams to stdout (for
+                    ftcat -, or ftcat --save FILE -); COMMAND's stdout
+                    then goes to stderr
+  -N HOST:PORT      send to `trace-cmd listen -p PORT` on HOST (an IPv4 address)
   --file-version N  6 or 7 (default 7)
   --compression ALG v7's sections and data: none (default) or zstd
   -d SECONDS        stop after this long     -m KB     keep the newest KB per CPU
@@ -75,6 +79,15 @@ fn trace_option(v: &str) -> Result<(String, bool)> {
     };
     crate::tracefs::check_name("option", name).map_err(Error::Usage)?;
     Ok((String::from(name), on))
+}
+
+/// `-N HOST:PORT`, checked (record::parse_listener says what it takes).
+#[cfg(feature = "net")]
+fn listener(v: String) -> Result<String> {
+    match record::parse_listener(&v) {
+        Some(_) => Ok(v),
+        None => usage_err!("-N {v}: want HOST:PORT with HOST an IPv4 address or localhost"),
+    }
 }
 
 /// The last `-e`, for the `-f`/`-R` that follow it.
@@ -139,6 +152,10 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
             Short('C') => plan.clock = Some(p.value()?),
             Short('B') => instance = Some(p.value()?),
             Short('o') => plan.output = p.value()?,
+            #[cfg(feature = "net")]
+            Short('N') => plan.net = Some(listener(p.value()?)?),
+            #[cfg(not(feature = "net"))]
+            Short('N') => usage_err!("-N: not in this build (the board build, make tiny, leaves it out: ftrec -o - | nc HOST PORT, or ssh, carries the stream)"),
             Short('l') => plan.function_filter.push(p.value()?),
             Short('n') => plan.function_notrace.push(p.value()?),
             Short('g') => plan.graph_functions.push(p.value()?),
@@ -174,8 +191,17 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
     if plan.file_version < 7 && plan.compression != Compression::None {
         usage_err!("--compression needs --file-version 7");
     }
+    if plan.output == "-" && plan.keep_kb.is_some() {
+        usage_err!("-m keeps the newest pages of a file: not with -o -");
+    }
+    if plan.output == "-" && plan.compression != Compression::None {
+        usage_err!("--compression is the trace.dat's: a stream (-o -) is not compressed (ftcat --save makes the trace.dat)");
+    }
     if plan.filter_command && plan.command.is_empty() {
         usage_err!("-F traces only the command: give one");
+    }
+    if plan.net.is_some() && (plan.extract || plan.keep_kb.is_some() || plan.output != "trace.dat") {
+        usage_err!("-N sends the recording as it is made: not with extract, -m or -o");
     }
     if plan.extract && (!plan.events.is_empty() || plan.tracer.is_some() || private || !plan.pids.is_empty()) {
         usage_err!("extract saves the buffer as it is: it takes only -o, -B and -q");
@@ -277,7 +303,22 @@ mod tests {
         assert!(args(&["--compression", "none", "--file-version", "6"]).is_ok());
         #[cfg(feature = "zstd-write")]
         assert_eq!(args(&["--compression=zstd"]).ok().unwrap().compression, Compression::Zstd);
-        for bad in [&["--compression", "lz4"][..], &["--compression", "zstd", "--file-version", "6"], &["--compression"]] {
+        for bad in [&["--compression", "lz4"][..], &["--compression", "zstd", "--file-version", "6"], &["--compression"], &["--compression", "zstd", "-o", "-"]] {
+            assert!(is_usage(args(bad)), "{bad:?}");
+        }
+    }
+
+    #[cfg(feature = "net")]
+    #[test]
+    fn listener_addresses() {
+        let a = args(&["-N", "192.168.1.5:12345", "-e", "sched"]).ok().unwrap();
+        assert_eq!(a.net.as_deref(), Some("192.168.1.5:12345"));
+        let parse = |s: &str| record::parse_listener(s).map(|a| (a.is_ipv4(), a.port()));
+        assert_eq!(parse("192.168.1.5:12345"), Some((true, 12345)));
+        assert_eq!(record::parse_listener("localhost:9"), Some(rustix::net::SocketAddr::from(([127, 0, 0, 1], 9))));
+        assert_eq!(parse("10.0.0.255:7"), Some((true, 7)));
+        // Names are not looked up; -N sends as it records, so no file options.
+        for bad in [&["-N", "board.lan:80"][..], &["-N", "1.2.3.4"], &["-N", "1.2.3:4"], &["-N", "1.2.3.4.5:6"], &["-N", "1.2.3.256:6"], &["-N", "[::1]:7"], &["-N", "1.2.3.4:x"], &["-N", "1.2.3.4:1", "-m", "64"], &["-N", "1.2.3.4:1", "-o", "x.dat"], &["extract", "-N", "1.2.3.4:1"]] {
             assert!(is_usage(args(bad)), "{bad:?}");
         }
     }
@@ -301,6 +342,9 @@ mod tests {
         assert!(a.splice && !a.quiet && !a.follow_forks);
         assert_eq!(a.output, "trace.dat");
         assert!(is_usage(args(&["-B", "inst", "--private"])));
+        // A stream has no newest pages to keep.
+        assert_eq!(args(&["-o", "-", "-e", "sched"]).ok().unwrap().output, "-");
+        assert!(is_usage(args(&["-o", "-", "-m", "64"])));
         // Flags take no value; value options need one; unknown ones are refused.
         for bad in [&["--private=1"][..], &["-b"], &["--max-graph-depth", "5000000000"], &["-x"], &["--bogus"]] {
             assert!(is_usage(args(bad)), "{bad:?}");

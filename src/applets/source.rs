@@ -10,7 +10,7 @@ use crate::merge::{Fill, PageSource};
 use crate::text;
 use crate::decode::recording::stat_num;
 use crate::ring::PageLayout;
-use crate::tracedat::{Error, IoError, ReadAt, Reason};
+use crate::tracedat::{stream, Error, ReadAt, Reason};
 use crate::tracefs::Tracefs;
 use rustix::fd::OwnedFd;
 use rustix::fs::{Mode, OFlags};
@@ -34,9 +34,17 @@ pub fn read_progress() -> (u64, u64) {
     (READ.load(Ordering::Relaxed), SIZE.load(Ordering::Relaxed))
 }
 
-/// A file read with pread: nothing is loaded beyond what is asked for.
-pub struct FileAt {
-    fd: OwnedFd,
+pub use crate::record::FileAt;
+
+/// A file ftcat reads, counting the bytes read into [`READ`].
+pub struct Counted(FileAt);
+
+impl ReadAt for Counted {
+    fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize, crate::tracedat::IoError> {
+        let n = self.0.read_at(off, buf)?;
+        READ.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
 }
 
 impl FileAt {
@@ -45,65 +53,143 @@ impl FileAt {
             .map_err(|e| format!("{}: {}", path, OsError(e)))?;
         Ok(FileAt { fd })
     }
+}
 
-    /// The file's size now.
+/// An input: a file, a trace.dat read into memory from a pipe (which
+/// cannot be read at random offsets), or a stream arriving on a pipe
+/// (read as it comes).
+pub enum Input {
+    File(Counted),
+    Memory(Vec<u8>),
+    Pipe(FdPipe),
+}
+
+/// A pipe (stdin, a FIFO) read in order; the bytes read to recognise it
+/// come first.
+pub struct FdPipe {
+    fd: OwnedFd,
+    head: Vec<u8>,
+    at: usize,
+}
+
+#[cfg(feature = "stream-pipe")]
+impl stream::Pipe for FdPipe {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, crate::tracedat::IoError> {
+        if self.at < self.head.len() {
+            let n = buf.len().min(self.head.len() - self.at);
+            buf[..n].copy_from_slice(&self.head[self.at..self.at + n]);
+            self.at += n;
+            return Ok(n);
+        }
+        loop {
+            match rustix::io::read(&self.fd, &mut *buf) {
+                Ok(n) => return Ok(n),
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(crate::tracedat::IoError(e.raw_os_error())),
+            }
+        }
+    }
+
+    /// Data (or the end) within a quarter second.
+    fn ready(&mut self) -> bool {
+        if self.at < self.head.len() {
+            return true;
+        }
+        let mut fds = [rustix::event::PollFd::new(&self.fd, rustix::event::PollFlags::IN)];
+        // A quarter second: longer than a writer copying a file or a
+        // recorder busy with pages pauses, shorter than a quiet recording.
+        let wait = rustix::event::Timespec { tv_sec: 0, tv_nsec: 250_000_000 };
+        // (An error is not "nothing yet": the read says what it is.)
+        !matches!(rustix::event::poll(&mut fds, Some(&wait)), Ok(0))
+    }
+}
+
+impl FdPipe {
+    /// All of it, in memory.
+    pub fn read_all(mut self) -> Result<Vec<u8>, Errno> {
+        let mut v = core::mem::take(&mut self.head);
+        v.drain(..self.at);
+        v.extend(sys::read_fd(&self.fd)?);
+        Ok(v)
+    }
+}
+
+impl Input {
+    /// `-` is stdin. A pipe or other file that cannot be read at random
+    /// offsets (a FIFO, `<(...)`) is read whole into memory, as stdin is,
+    /// unless it carries a stream: that is read as it arrives.
+    pub fn open(path: &str) -> Result<Input, String> {
+        let (fd, name) = if path == "-" {
+            (rustix::io::fcntl_dupfd_cloexec(sys::fd(0), 3).map_err(|e| format!("stdin: {}", OsError(e)))?, "stdin")
+        } else {
+            (FileAt::open(path)?.fd, path)
+        };
+        match rustix::fs::fstat(&fd) {
+            Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile => {
+                let err = |e| format!("{}: {}", name, OsError(e));
+                // Enough to tell a stream: read until the head is in or the input ends.
+                let mut head = alloc::vec![0u8; stream::HEAD_LEN];
+                let mut got = 0;
+                while got < head.len() {
+                    match rustix::io::read(&fd, &mut head[got..]) {
+                        Ok(0) => break,
+                        Ok(n) => got += n,
+                        Err(Errno::INTR) => {}
+                        Err(e) => return Err(err(e)),
+                    }
+                }
+                head.truncate(got);
+                let p = FdPipe { fd, head, at: 0 };
+                if stream::is_stream(&p.head) {
+                    return Ok(Input::Pipe(p));
+                }
+                Ok(Input::Memory(p.read_all().map_err(err)?))
+            }
+            _ => {
+                let f = FileAt { fd };
+                SIZE.store(f.len(), Ordering::Relaxed);
+                Ok(Input::File(Counted(f)))
+            }
+        }
+    }
+
+    /// A random-access view (a pipe's stream is read whole first).
+    pub fn read_at(&self) -> &dyn ReadAt {
+        match self {
+            Input::File(f) => f,
+            Input::Memory(v) => v,
+            Input::Pipe(_) => {
+                static NOTHING: Vec<u8> = Vec::new();
+                &NOTHING
+            }
+        }
+    }
+
+    /// The input's size (a file's now).
     pub fn len(&self) -> u64 {
-        rustix::fs::fstat(&self.fd).map(|s| s.st_size as u64).unwrap_or(0)
+        match self {
+            Input::File(f) => f.0.len(),
+            Input::Memory(v) => v.len() as u64,
+            Input::Pipe(_) => 0,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
 
-impl ReadAt for FileAt {
-    fn read_at(&self, off: u64, buf: &mut [u8]) -> Result<usize, IoError> {
-        loop {
-            match rustix::io::pread(&self.fd, &mut *buf, off) {
-                Ok(n) => {
-                    READ.fetch_add(n as u64, Ordering::Relaxed);
-                    return Ok(n);
-                }
-                Err(Errno::INTR) => continue,
-                Err(e) => return Err(IoError(e.raw_os_error())),
-            }
-        }
-    }
-}
-
-/// A trace.dat input: a file, or stdin read into memory (a pipe cannot be
-/// read at random offsets).
-pub enum Input {
-    File(FileAt),
-    Memory(Vec<u8>),
-}
-
-impl Input {
-    /// `-` is stdin. A pipe or other file that cannot be read at random
-    /// offsets (a FIFO, `<(...)`) is read whole into memory, as stdin is.
-    pub fn open(path: &str) -> Result<Input, String> {
-        if path == "-" {
-            let v = sys::read_stdin().map_err(|e| format!("stdin: {}", OsError(e)))?;
-            return Ok(Input::Memory(v));
-        }
-        let f = FileAt::open(path)?;
-        match rustix::fs::fstat(&f.fd) {
-            Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile => {
-                let v = sys::read_fd(&f.fd).map_err(|e| format!("{}: {}", path, OsError(e)))?;
-                Ok(Input::Memory(v))
-            }
-            _ => {
-                SIZE.store(f.len(), Ordering::Relaxed);
-                Ok(Input::File(f))
-            }
-        }
-    }
-
-    pub fn read_at(&self) -> &dyn ReadAt {
+    /// A pipe's stream read to its end, for what needs it whole.
+    pub fn whole(self, path: &str) -> Result<Input, String> {
         match self {
-            Input::File(f) => f,
-            Input::Memory(v) => v,
+            Input::Pipe(p) => Ok(Input::Memory(p.read_all().map_err(|e| format!("{}: {}", path, OsError(e)))?)),
+            i => Ok(i),
         }
+    }
+
+    /// Does it begin like a stream?
+    pub fn is_stream(&self) -> bool {
+        let mut h = [0u8; stream::HEAD_LEN];
+        matches!(self, Input::Pipe(_)) || (self.read_at().read_at(0, &mut h) == Ok(h.len()) && stream::is_stream(&h))
     }
 }
 
@@ -211,15 +297,8 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let mut r = Recording::new(events, crate::ksyms::Ksyms::from_vec(kallsyms), &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
     #[cfg(feature = "kvars")]
     {
-        // Only for the events enabled in this buffer: a value may take a
-        // short-lived instance of our own to read (see tracefs::kvars).
-        let on = tfs.read_str("set_event").unwrap_or_default();
-        let enabled = |sys: &str, f: &[u8]| {
-            let name = core::str::from_utf8(f).ok().and_then(|t| t.lines().next()?.strip_prefix("name: "));
-            name.is_some_and(|n| on.lines().any(|l| l.split_once(':') == Some((sys, n))))
-        };
-        let fs: Vec<&[u8]> = formats.iter().filter(|f| enabled(f.0, &f.1)).map(|f| f.1.as_slice()).collect();
-        r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_known(top, &fs, r.dec.ksyms.text(), long));
+        let fs = formats.iter().map(|f| (f.0, f.1.as_slice()));
+        r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_enabled(top, tfs, fs, r.dec.ksyms.text(), long));
     }
     let mut spec = String::new();
     for (name, on) in &crate::tracefs::state::options(tfs).unwrap_or_default() {

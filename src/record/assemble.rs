@@ -1,53 +1,32 @@
-//! Turn the per-CPU temp files into a trace.dat: collect the metadata
-//! (headers, the formats of every system that appears in the data, kallsyms,
-//! printk formats, saved_cmdlines, per-CPU stats), lay the file out with
-//! `tracedat::write`, then write it, copying the raw pages with
-//! copy_file_range and punching them out of the temp files as they go, so a
-//! nearly full disk still has room for the result.
+//! The recording's metadata, and the trace.dat at the end.
+//!
+//! Before recording, [`early`] collects what is known then (headers, every
+//! event format — which events will occur is not known yet — kallsyms,
+//! printk formats, saved_cmdlines, clock, uname): the stream's META. At the
+//! end, [`late`] collects what changed or is known only then (cmdlines and
+//! tgids seen, per-CPU stats, the tracer state, the formats of the systems
+//! enabled): its LATE. [`convert`] turns the stream file into a trace.dat
+//! (tracedat::stream::Virtual lays it out, keeping the formats of the
+//! systems enabled or seen in the data) and copies the pages across with
+//! copy_file_range.
 
-use crate::tracedat::write::{self, opt, Buffer, Compression, Meta, Seg};
+use super::output::{FileAt, Output};
+use super::{os_err, Error};
+use crate::sys::write_all;
+use crate::tracedat::stream::{self, Index, Kind, Plan, Shape, Virtual};
+use crate::tracedat::write::{self, opt, Compression, Meta};
 use crate::tracefs::events::EventRef;
 use crate::tracefs::Tracefs;
-use rustix::fd::OwnedFd;
-use rustix::io::Errno;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-
-/// One CPU's recorded data: `file[start..end]`.
-pub struct CpuData {
-    pub file: Option<OwnedFd>,
-    pub start: u64,
-    pub end: u64,
-}
-
-impl CpuData {
-    pub fn len(&self) -> u64 {
-        self.end - self.start
-    }
-}
-
-pub struct Recorded<'a> {
-    /// Instance name for the BUFFER option; "" for the top level (and --private).
-    pub name: &'a str,
-    pub page_size: usize,
-    pub cpus: Vec<CpuData>,
-    /// per_cpu/cpuN/stats, read before anything was restored.
-    pub stats: Vec<String>,
-    /// Events enabled for this recording (their systems' formats are kept
-    /// even when no record of them made it).
-    pub systems: Vec<String>,
-    pub clock_file: String,
-    /// The tracer state that shapes the text (tracefs::state::trace_state), read
-    /// before anything was restored.
-    pub state: String,
-}
+use rustix::fd::OwnedFd;
+use rustix::io::Errno;
 
 fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
     t.read(f).unwrap_or_default()
 }
-
 
 /// An option of NUL-terminated text made of `parts`.
 #[inline(never)]
@@ -57,88 +36,192 @@ fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, parts: &[&[u8]]) {
     opts.push((id, v));
 }
 
-/// The KVARS option: the values of `kvars::KNOWN` that the recorded formats
-/// need, as the running kernel has them (none: no option).
-#[cfg(feature = "kvars")]
-fn kvars_opt(top: &Tracefs, meta: &mut Meta) {
-    let formats: Vec<&[u8]> = meta.systems.iter().flat_map(|s| s.1.iter().map(|f| f.as_slice())).collect();
-    let kvars = crate::tracefs::kvars::read_known(top, &formats, &meta.kallsyms, meta.long_size as usize);
-    if !kvars.is_empty() {
-        text_opt(&mut meta.options, opt::KVARS, &[kvars.as_bytes()]);
-    }
-}
-
-/// Read a temp file region in chunks for the page scan; adds to `total`.
+/// The format files of the events of `all` in `keep`'s systems, grouped
+/// by system (in `all`'s order); "ftrace" apart.
 #[inline(never)]
-fn scan_cpu(d: &CpuData, ps: usize, long: usize, ids: &mut Vec<u16>, total: &mut write::PageStats) {
-    let Some(f) = &d.file else { return };
-    let mut buf = vec![0u8; ps * 256];
-    let mut off = d.start;
-    while off < d.end {
-        let want = ((d.end - off) as usize).min(buf.len());
-        let n = match rustix::io::pread(f, &mut buf[..want], off) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        write::scan_pages(&buf[..n], ps, long, cfg!(target_endian = "big"), total, |id| {
-            if let Err(at) = ids.binary_search(&id) {
-                ids.insert(at, id);
-            }
-        });
-        off += n as u64;
-    }
-}
-
-/// Systems whose events occur in the data, by reading every event's id.
-#[inline(never)]
-fn systems_for(top: &Tracefs, all: &[EventRef], ids: &[u16], out: &mut Vec<String>) {
-    for ev in all {
-        if ids.is_empty() || ev.system == "ftrace" || out.binary_search(&ev.system).is_ok() {
+fn formats(top: &Tracefs, all: &[EventRef], keep: impl Fn(&str) -> bool, m: &mut Meta) {
+    for e in all {
+        if e.system != "ftrace" && !keep(&e.system) {
             continue;
         }
-        let id = top.read_str(&ev.path("id")).ok().and_then(|s| s.trim().parse::<u64>().ok());
-        if id.is_some_and(|id| id <= 0xffff && ids.binary_search(&(id as u16)).is_ok()) {
-            super::insert_sorted(out, &ev.system);
+        let Ok(f) = top.read(&e.path("format")) else { continue };
+        if e.system == "ftrace" {
+            m.ftrace_formats.push(f);
+            continue;
         }
+        match m.systems.last_mut() {
+            Some(s) if s.0 == e.system => s.1.push(f),
+            _ => m.systems.push((e.system.clone(), vec![f])),
+        }
+    }
+    // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
+    // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
+    // maps would have written them, so every reader prints what `trace` does.
+    let mut fs: Vec<&mut Vec<u8>> = Vec::new();
+    for s in m.systems.iter_mut() {
+        for f in s.1.iter_mut() {
+            fs.push(f);
+        }
+    }
+    crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
+}
+
+/// A Meta with the headers of `top` and nothing else yet.
+fn headers(top: &Tracefs, page_size: usize, ncpus: usize) -> Meta {
+    // Page headers hold a kernel `long` (commit): its size is the kernel's,
+    // which header_page says, not this (maybe 32-bit) program's.
+    let header_page = read_or_empty(top, "events/header_page");
+    let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<core::ffi::c_long>() as u8);
+    Meta {
+        version: 7,
+        compression: Compression::None,
+        big_endian: cfg!(target_endian = "big"),
+        long_size: long,
+        page_size: page_size as u32,
+        header_page,
+        header_event: read_or_empty(top, "events/header_event"),
+        ftrace_formats: Vec::new(),
+        systems: Vec::new(),
+        kallsyms: Vec::new(),
+        printk_formats: Vec::new(),
+        cmdlines: Vec::new(),
+        cpus: ncpus as u32,
+        options: Vec::new(),
+        buffers: Vec::new(),
     }
 }
 
-/// The format files of a system's events.
-#[inline(never)]
-fn formats_of(top: &Tracefs, all: &[EventRef], sys: &str) -> Vec<Vec<u8>> {
-    let mut v = Vec::new();
-    for e in all {
-        if e.system == sys {
-            if let Ok(f) = top.read(&e.path("format")) {
-                v.push(f);
-            }
-        }
+/// The recording's buffer as META names it: `name` ("" for the top level
+/// and --private), its clock and sub-buffer size (no data: a stream's
+/// pages come in frames).
+fn buffer(name: &str, clock_file: &str, page_size: usize, ncpus: usize) -> write::Buffer {
+    write::Buffer { name: String::from(name), clock: crate::tracefs::state::clock_name(clock_file), page_size: page_size as u32, cpu_sizes: vec![0; ncpus] }
+}
+
+/// The KVARS option: the values of `kvars::KNOWN` that the formats of the
+/// events enabled in `rec` need, as the running kernel has them (none: no
+/// option).
+#[cfg(feature = "kvars")]
+fn kvars_opt(top: &Tracefs, rec: &Tracefs, m: &mut Meta) {
+    let fs = m.systems.iter().flat_map(|s| s.1.iter().map(|f| (s.0.as_str(), f.as_slice())));
+    // (kallsyms give the variables' addresses, also when META leaves them out.)
+    let ksyms;
+    let kallsyms = if m.kallsyms.is_empty() {
+        ksyms = crate::sys::read(c"/proc/kallsyms").unwrap_or_default();
+        &ksyms
+    } else {
+        &m.kallsyms
+    };
+    let kvars = crate::tracefs::kvars::read_enabled(top, rec, fs, kallsyms, m.long_size as usize);
+    if !kvars.is_empty() {
+        text_opt(&mut m.options, opt::KVARS, &[kvars.as_bytes()]);
     }
-    v
 }
 
-use crate::sys::write_all;
-
-/// Copy `len` bytes at `off` of `src` to the end of `out`, punching copied
-/// chunks out of `src` so the disk never holds the data twice.
-const CHUNK: u64 = 1 << 20;
-
-/// Can holes be punched in `f` (tmpfs, ext4, xfs, btrfs: yes)? Tried past
-/// the end of the data, where it changes nothing.
+/// META: what is known before recording (also what `ftrec -N` sends
+/// first). `kallsyms`: put them here (else in LATE: a nearly full disk
+/// keeps room for pages).
 #[inline(never)]
-fn can_punch(f: &OwnedFd) -> bool {
-    let end = rustix::fs::fstat(f).map(|s| s.st_size as u64).unwrap_or(0);
-    let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
-    rustix::fs::fallocate(f, flags, end, 4096).is_ok()
+pub fn early(top: &Tracefs, rec: &Tracefs, name: &str, page_size: usize, ncpus: usize, clock_file: &str, state: &str, kallsyms: bool) -> Meta {
+    let mut m = headers(top, page_size, ncpus);
+    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
+    formats(top, &all, |_| true, &mut m);
+    if kallsyms {
+        m.kallsyms = crate::sys::read(c"/proc/kallsyms").unwrap_or_default();
+    }
+    // Kernel values the enabled events' formats read (kmem's
+    // vmemmap_base), so that ftcat prints those lines as the kernel did —
+    // a stream read as it arrives too.
+    #[cfg(feature = "kvars")]
+    kvars_opt(top, rec, &mut m);
+    #[cfg(not(feature = "kvars"))]
+    let _ = rec;
+    m.printk_formats = read_or_empty(top, "printk_formats");
+    m.cmdlines = read_or_empty(top, "saved_cmdlines");
+    let o = &mut m.options;
+    text_opt(o, opt::TRACECLOCK, &[clock_file.as_bytes()]);
+    text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
+    text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
+    // The tracer state as configured: a stream read as it arrives prints
+    // with it (LATE has it as it was at the end).
+    if !state.is_empty() {
+        text_opt(o, opt::STATE, &[state.as_bytes()]);
+    }
+    m.buffers.push(buffer(name, clock_file, page_size, ncpus));
+    m
 }
 
+/// What the end of a recording knows, read before anything was restored.
+pub struct Ending<'a> {
+    /// Instance name ("" for the top level and --private).
+    pub name: &'a str,
+    pub page_size: usize,
+    /// per_cpu/cpuN/stats.
+    pub stats: Vec<String>,
+    /// Systems of the events enabled (their formats are kept even when no
+    /// record of them made it).
+    pub systems: Vec<String>,
+    pub clock_file: String,
+    /// The tracer state that shapes the text (tracefs::state::trace_state).
+    pub state: String,
+    /// META left kallsyms out.
+    pub kallsyms: bool,
+}
+
+/// "\nBuffer: NAME\n\n": the CPUSTAT option's head and the summary's.
+fn buffer_head(name: &str) -> Vec<u8> {
+    if name.is_empty() {
+        Vec::new()
+    } else {
+        [b"\nBuffer: ", name.as_bytes(), b"\n\n"].concat()
+    }
+}
+
+/// LATE: what is known at the end.
 #[inline(never)]
-fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd) -> Result<(), Errno> {
+pub fn late(top: &Tracefs, e: &Ending) -> Meta {
+    let mut m = headers(top, e.page_size, e.stats.len());
+    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
+    formats(top, &all, |s| e.systems.iter().any(|x| x == s), &mut m);
+    if e.kallsyms {
+        m.kallsyms = crate::sys::read(c"/proc/kallsyms").unwrap_or_default();
+    }
+    m.cmdlines = read_or_empty(top, "saved_cmdlines");
+    let head = buffer_head(e.name);
+    let o = &mut m.options;
+    text_opt(o, opt::TRACECLOCK, &[e.clock_file.as_bytes()]);
+    if !head.is_empty() {
+        text_opt(o, opt::CPUSTAT, &[&head]);
+    }
+    for (c, s) in e.stats.iter().enumerate() {
+        text_opt(o, opt::CPUSTAT, &[format!("CPU: {c}\n{s}").as_bytes()]);
+    }
+    if !e.state.is_empty() {
+        text_opt(o, opt::STATE, &[e.state.as_bytes()]);
+    }
+    let tgids = read_or_empty(top, "saved_tgids");
+    if !tgids.is_empty() {
+        o.push((opt::SAVED_TGIDS, tgids));
+    }
+    m.buffers.push(buffer(e.name, &e.clock_file, e.page_size, e.stats.len()));
+    m
+}
+
+/// A metadata frame (META or LATE) of `m`, written at once.
+pub fn write_meta(fd: &OwnedFd, kind: Kind, m: &Meta) -> core::result::Result<(), Errno> {
+    let meta = stream::meta_bytes(m);
+    write_all(fd, &[&stream::frame(kind, 0, meta.len() as u64)[..], &meta].concat())
+}
+
+/// Copy `len` bytes at `off` of `src` to the end of `out`; `punch`: punch
+/// each chunk copied out of `src`, so the disk never holds it twice.
+#[inline(never)]
+fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd, punch: bool) -> core::result::Result<(), Errno> {
     let end = off + len;
     let mut fallback = false;
     let mut buf = Vec::new();
     while off < end {
-        let want = (end - off).min(CHUNK) as usize;
+        let want = (end - off).min(1 << 20) as usize;
         let chunk_start = off;
         if !fallback {
             let mut o = off;
@@ -158,7 +241,7 @@ fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd) -> Result<(),
             write_all(out, &buf[..n])?;
             off += n as u64;
         }
-        if off > chunk_start {
+        if punch && off > chunk_start {
             let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
             let _ = rustix::fs::fallocate(src, flags, chunk_start, off - chunk_start);
         }
@@ -167,197 +250,85 @@ fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd) -> Result<(),
 }
 
 /// Free bytes on the filesystem of `fd`.
-fn free_space(fd: &OwnedFd) -> u64 {
+pub fn free_space(fd: &OwnedFd) -> u64 {
     rustix::fs::fstatvfs(fd).map(|s| s.f_bavail.saturating_mul(s.f_frsize)).unwrap_or(u64::MAX)
 }
 
-fn buffer(r: &Recorded, name: &str, cpu_sizes: Vec<u64>) -> Buffer {
-    Buffer { name: String::from(name), clock: crate::tracefs::state::clock_name(&r.clock_file), page_size: r.page_size as u32, cpu_sizes }
+/// Each CPU's share of a converted recording, for the summary.
+pub struct CpuSummary {
+    pub cpu: u32,
+    pub bytes: u64,
+    /// None when the pages were not looked at (a stream).
+    pub stats: Option<write::PageStats>,
+    /// The bytes of its data in a compressed file.
+    pub compressed: Option<u64>,
 }
 
-/// The layout for the current sizes: the recording's buffer, after an empty
-/// top level when a v6 file records an instance (v6 always has a top-level
-/// flyrecord; v7 needs none).
+/// The stream in the output file becomes a trace.dat of `version` stored
+/// as `compression` says, keeping the newest `keep` bytes per CPU.
+/// Err(None): no room for the copy, the stream stays.
 #[inline(never)]
-fn layout_for(meta: &mut Meta, r: &Recorded) -> Vec<Seg> {
-    meta.buffers.clear();
-    if meta.version < 7 && !r.name.is_empty() {
-        meta.buffers.push(buffer(r, "", vec![0; r.cpus.len()]));
-    }
-    let mut sizes = Vec::new();
-    for d in &r.cpus {
-        sizes.push(d.len());
-    }
-    meta.buffers.push(buffer(r, r.name, sizes));
-    write::layout(meta)
-}
-
-/// Build and write the file. `full`: the disk filled during recording —
-/// first drop the newest pages until the metadata and a copy chunk fit.
-/// Unless `quiet`, the per-CPU summary goes straight to stderr.
-#[inline(never)]
-pub fn assemble(top: &Tracefs, out: &OwnedFd, mut r: Recorded, version: u32, compression: Compression, full: bool, quiet: bool) -> Result<(), String> {
-    let mut dropped = false;
-    // Which systems: those enabled (sorted) plus those whose ids occur in the data.
-    let mut systems = core::mem::take(&mut r.systems);
-    // (Sorted and without duplicates: "ftrace" is there once at most.)
-    if let Some(i) = systems.iter().position(|s| s == "ftrace") {
-        systems.remove(i);
-    }
-    // Page headers hold a kernel `long` (commit): its size is the kernel's,
-    // which header_page says, not this (maybe 32-bit) program's.
-    let header_page = read_or_empty(top, "events/header_page");
-    let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<core::ffi::c_long>() as u8);
-    let mut ids = Vec::new();
-    let mut page_stats = Vec::new();
-    for d in &r.cpus {
-        let mut st = write::PageStats::default();
-        scan_cpu(d, r.page_size, long as usize, &mut ids, &mut st);
-        page_stats.push(st);
-    }
-    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
-    systems_for(top, &all, &ids, &mut systems);
-
-    let mut meta = Meta {
-        version,
-        compression,
-        big_endian: cfg!(target_endian = "big"),
-        long_size: long,
-        page_size: r.page_size as u32,
-        header_page,
-        header_event: read_or_empty(top, "events/header_event"),
-        ftrace_formats: formats_of(top, &all, "ftrace"),
-        systems: Vec::new(),
-        kallsyms: crate::sys::read(c"/proc/kallsyms").unwrap_or_default(),
-        printk_formats: read_or_empty(top, "printk_formats"),
-        cmdlines: read_or_empty(top, "saved_cmdlines"),
-        cpus: r.cpus.len() as u32,
-        options: Vec::new(),
-        buffers: Vec::new(),
+pub fn convert(out: &Output, version: u32, compression: Compression, keep: Option<u64>) -> core::result::Result<Vec<CpuSummary>, Option<Error>> {
+    let err = |e: crate::tracedat::Error| Some(Error::new(format!("{}: {e}", out.path)));
+    let src = FileAt { fd: rustix::io::fcntl_dupfd_cloexec(&out.fd, 3).map_err(|e| Some(os_err(&out.path, e)))? };
+    let idx = Index::read(&src, src.len()).map_err(err)?;
+    let mut plan = Plan::new(&src, &idx, &Shape { version, keep, used_formats: true }).map_err(err)?;
+    let stats = core::mem::take(&mut plan.stats);
+    // A compressed file's CPU data comes from a scratch file (unnamed once
+    // made), punched out as it is copied.
+    let scratch = match compression {
+        Compression::None => None,
+        #[cfg(feature = "zstd-write")]
+        c => {
+            let (f, name) = out.temp().map_err(Some)?;
+            out.remove_temp(&name);
+            let z = write::CpuCompressor::new(c, plan.meta.big_endian, idx.page_size);
+            plan.cpus = match super::compress::compress_cpus(&src.fd, &plan.cpus, &z, &f) {
+                Ok(cpus) => cpus,
+                Err(Errno::NOSPC | Errno::DQUOT) => return Err(None),
+                Err(e) => return Err(Some(os_err(&format!("{}: compressing the recorded data", out.path), e))),
+            };
+            plan.meta.compression = c;
+            Some(FileAt { fd: f })
+        }
     };
-    for s in &systems {
-        meta.systems.push((s.clone(), formats_of(top, &all, s)));
+    let data = scratch.as_ref().unwrap_or(&src);
+    // Each CPU's compressed bytes, for the summary.
+    let zlen: Vec<(u32, u64)> = if scratch.is_some() { plan.cpus.iter().map(|(cpu, runs)| (*cpu, runs.iter().map(|r| r.1).sum())).collect() } else { Vec::new() };
+    let v = Virtual::of(data, plan);
+    // The new file beside the old needs room for a copy of it (with a
+    // margin for the filesystem's own blocks); the scratch file's data
+    // moves into it.
+    let moved = scratch.as_ref().map_or(0, |s| s.len());
+    if free_space(&out.fd) + moved < v.len + v.len / 64 + (1 << 20) {
+        return Err(None);
     }
-    // Enum names a print fmt leaves unresolved (no TRACE_DEFINE_ENUM, e.g.
-    // HRTIMER_MODE_*): their values from the kernel's BTF, as its own eval
-    // maps would have written them, so every reader prints what `trace` does.
-    let mut fs: Vec<&mut Vec<u8>> = Vec::new();
-    for s in meta.systems.iter_mut() {
-        for f in s.1.iter_mut() {
-            fs.push(f);
-        }
-    }
-    crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
-    // "\nBuffer: NAME\n\n": the CPUSTAT option's head and the summary's.
-    let buffer_head = if r.name.is_empty() { Vec::new() } else { [b"\nBuffer: ", r.name.as_bytes(), b"\n\n"].concat() };
-    let o = &mut meta.options;
-    text_opt(o, opt::TRACECLOCK, &[r.clock_file.as_bytes()]);
-    text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
-    text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
-    if !buffer_head.is_empty() {
-        text_opt(o, opt::CPUSTAT, &[&buffer_head]);
-    }
-    for (c, s) in r.stats.iter().enumerate() {
-        text_opt(o, opt::CPUSTAT, &[format!("CPU: {c}\n{s}").as_bytes()]);
-    }
-    if !r.state.is_empty() {
-        text_opt(o, opt::STATE, &[r.state.as_bytes()]);
-    }
-    let tgids = read_or_empty(top, "saved_tgids");
-    if !tgids.is_empty() {
-        o.push((opt::SAVED_TGIDS, tgids));
-    }
-    // Kernel values the recorded formats read (kmem's vmemmap_base), so
-    // that ftcat prints those lines as the kernel did.
-    #[cfg(feature = "kvars")]
-    kvars_opt(top, &mut meta);
-    let mut segs = layout_for(&mut meta, &r);
-
-    if full {
-        // Room for the metadata and one copy chunk (or, where holes cannot
-        // be punched, for a second copy of the data), taken from the newest
-        // pages of the biggest CPUs.
-        let mut need = 64 * 1024;
-        for s in &segs {
-            if let Seg::Bytes(b) = s {
-                need += b.len() as u64;
-            }
-        }
-        // (Asked of the first CPU's temp file: they share one directory.)
-        let mut first = None;
-        let mut data = 0;
-        for d in &r.cpus {
-            data += d.len();
-            if first.is_none() {
-                first = d.file.as_ref();
-            }
-        }
-        let punch = first.is_some_and(can_punch);
-        need += if punch { CHUNK } else { data };
-        let mut short = need.saturating_sub(free_space(out));
-        if short > 0 {
-            let ps = r.page_size as u64;
-            while short > 0 {
-                // The biggest CPU (the last of equals).
-                let mut big = None;
-                for (i, d) in r.cpus.iter().enumerate() {
-                    if big.is_none_or(|b: usize| d.len() >= r.cpus[b].len()) {
-                        big = Some(i);
-                    }
-                }
-                let Some(i) = big else { break };
-                let d = &mut r.cpus[i];
-                let cut = short.min(256 << 10).div_ceil(ps).saturating_mul(ps).min(d.len());
-                if cut == 0 {
-                    break;
-                }
-                d.end -= cut;
-                if let Some(f) = &d.file {
-                    let _ = rustix::fs::ftruncate(f, d.end);
-                }
-                short = short.saturating_sub(if punch { cut } else { 2 * cut });
-            }
-            dropped = true;
-            segs = layout_for(&mut meta, &r);
-        }
-    }
-    // A compressed file holds each CPU's pages as chunks, whose sizes the
-    // layout needs (the summary keeps the pages' sizes).
-    let mut raw = Vec::new();
-    if compression != Compression::None {
-        raw = r.cpus.iter().map(CpuData::len).collect();
-        super::compress::compress_cpus(&mut r.cpus, compression, r.page_size).map_err(|e| format!("compressing the recorded data: {}", crate::sys::Msg(e)))?;
-        segs = layout_for(&mut meta, &r);
-    }
-    // The segments own their bytes now; the metadata can go before the
-    // (possibly long) copy.
-    drop(meta);
-
+    let (tmp, name) = out.temp().map_err(Some)?;
     let mut pos = 0u64;
-    for s in &segs {
-        let res = match s {
-            Seg::Bytes(b) => write_all(out, b).map(|()| b.len() as u64),
-            Seg::Data { cpu, len, .. } => {
-                let d = &r.cpus[*cpu];
-                match &d.file {
-                    Some(f) => copy_data(f, d.start, *len, out).map(|()| *len),
-                    None => Err(Errno::IO),
-                }
-            }
+    for part in v.parts() {
+        let r = match part {
+            Ok(b) => write_all(&tmp, b).map(|()| b.len() as u64),
+            Err((off, len)) => copy_data(&data.fd, off, len, &tmp, scratch.is_some()).map(|()| len),
         };
-        match res {
+        match r {
             Ok(n) => pos += n,
             Err(e) => {
-                let why = if e == Errno::NOSPC || e == Errno::DQUOT || e == Errno::FBIG { " (the file is incomplete)" } else { "" };
-                return Err(format!("writing the output at offset {pos}: {}{why}", crate::sys::Msg(e)));
+                out.remove_temp(&name);
+                let what = format!("writing the trace.dat beside {} at offset {pos}", out.path);
+                return Err(if e == Errno::NOSPC || e == Errno::DQUOT { None } else { Some(os_err(&what, e)) });
             }
         }
     }
-
-    if !quiet {
-        summary(&r, &raw, &page_stats, &buffer_head, dropped);
+    out.replace_with(&name).map_err(|e| {
+        out.remove_temp(&name);
+        Some(e)
+    })?;
+    let mut sum = Vec::new();
+    for (cpu, st) in stats {
+        let compressed = zlen.iter().find(|z| z.0 == cpu).map(|z| z.1);
+        sum.push(CpuSummary { cpu, bytes: st.pages * u64::from(idx.page_size), stats: Some(st), compressed });
     }
-    Ok(())
+    Ok(sum)
 }
 
 /// The kernel's lost-event counts in per_cpu/cpuN/stats, and their words.
@@ -366,32 +337,38 @@ const LOST: [(&str, &str); 3] =
 
 /// The per-CPU summary on stderr, built as bytes and written at once.
 #[inline(never)]
-/// `raw`: each CPU's bytes of pages when the file holds them compressed.
-fn summary(r: &Recorded, raw: &[u64], page_stats: &[write::PageStats], buffer_head: &[u8], dropped: bool) {
+pub fn summary(name: &str, stats: &[String], cpus: &[CpuSummary], scanned: bool) {
     use core::fmt::Write;
     let mut e = crate::sys::stderr();
-    if dropped {
-        e.bytes(b"disk full: the newest pages that did not fit were dropped\n");
-    }
-    e.bytes(buffer_head);
-    for (c, (d, ps)) in r.cpus.iter().zip(page_stats).enumerate() {
-        let st = r.stats.get(c).map(String::as_str).unwrap_or("");
-        let _ = write!(e, "CPU{c}: {} bytes, {} events recorded", raw.get(c).copied().unwrap_or(d.len()), ps.events);
-        if raw.get(c).is_some_and(|&n| n > 0) {
-            let _ = write!(e, " ({} bytes compressed)", d.len());
+    e.bytes(&buffer_head(name));
+    for (c, st) in stats.iter().enumerate() {
+        let d = cpus.iter().find(|d| d.cpu as usize == c);
+        let _ = write!(e, "CPU{c}: {} bytes", d.map_or(0, |d| d.bytes));
+        if scanned {
+            let _ = write!(e, ", {} events recorded", d.and_then(|d| d.stats.as_ref()).map_or(0, |s| s.events));
+        }
+        if let Some(z) = d.and_then(|d| d.compressed) {
+            let _ = write!(e, " ({z} bytes compressed)");
         }
         // The kernel's counts (as trace-cmd prints them), then the pages' flags.
-        for (key, what) in LOST {
-            // (The one reader of a stats text, ftcat's too.)
-            let n = crate::decode::recording::stat_num(st, key);
-            if n > 0 {
-                let _ = write!(e, "\nCPU {c}: {n} {what}");
-            }
-        }
-        if ps.lost_flags > 0 {
+        lost_counts(&mut e, c, st);
+        if let Some(ps) = d.and_then(|d| d.stats.as_ref()).filter(|ps| ps.lost_flags > 0) {
             let _ = write!(e, "\nCPU {c}: {} pages follow lost events ({} counted on the pages)", ps.lost_flags, ps.lost_events);
         }
         e.bytes(b"\n");
     }
 }
 
+/// "CPU c: N events lost" lines for the kernel's counts in `st` (a
+/// per_cpu/cpuN/stats text).
+#[inline(never)]
+pub(super) fn lost_counts(e: &mut crate::sys::Writer, c: usize, st: &str) {
+    use core::fmt::Write;
+    for (key, what) in LOST {
+        // (The one reader of a stats text, ftcat's too.)
+        let n = crate::decode::recording::stat_num(st, key);
+        if n > 0 {
+            let _ = write!(e, "\nCPU {c}: {n} {what}");
+        }
+    }
+}

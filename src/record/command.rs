@@ -100,9 +100,10 @@ pub(super) fn has_ended(pid: i32) -> bool {
 
 /// Fork and exec `argv`. `pid_files`: opened (truncated) pid filter files the
 /// child writes its pid to (`required`: a failure aborts the child);
-/// `tracing_on`: written "1" just before exec.
+/// `tracing_on`: written "1" just before exec. `stdout_to_stderr`: our
+/// stdout carries the recording (`-o -`): the command writes to stderr.
 #[inline(never)]
-pub(super) fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedFd) -> Result<Child, String> {
+pub(super) fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: &OwnedFd, stdout_to_stderr: bool) -> Result<Child, String> {
     let prog = resolve(&argv[0]).ok_or_else(|| format!("{}: command not found", argv[0]))?;
     // The program and argv as NUL-terminated strings (a NUL inside cannot
     // be passed on), then argv's pointers.
@@ -125,6 +126,9 @@ pub(super) fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: 
             let num = dec(&mut nb, u64::from(sys::getpid()));
             let mut stage = 1u8;
             let mut r = Ok(());
+            if stdout_to_stderr {
+                r = rustix::stdio::dup2_stdout(sys::fd(2));
+            }
             for (f, req) in pid_files {
                 if let (Err(e), true) = (write_all(f, num), *req) {
                     r = Err(e);

@@ -1,54 +1,63 @@
 //! Compressing the recorded pages for a compressed trace.dat: each CPU's
-//! pages become the chunk stream the file holds for it
-//! (`tracedat::write::CpuCompressor`), written to the end of the CPU's own
-//! temp file, so the assembly copies them into place like raw pages.
+//! pages, wherever the stream holds them, become the chunk stream the file
+//! holds for that CPU (`tracedat::write::CpuCompressor`), written one after
+//! the other to a scratch file that the trace.dat is then copied from.
 //!
-//! The raw pages are punched out of the temp file as they are compressed:
-//! the disk holds little more than the compressed copy at any time, which
-//! matters on a board whose disk a recording nearly fills.
+//! The stream itself stays as it is until the trace.dat replaces it (a
+//! crash on the way still leaves a readable recording); the scratch file is
+//! punched out as it is copied, so the disk holds the stream, the
+//! compressed data and a chunk more.
 
-use super::assemble::CpuData;
-use crate::tracedat::write::{Compression, CpuCompressor};
+use crate::tracedat::write::CpuCompressor;
 use alloc::vec;
 use alloc::vec::Vec;
 use rustix::fd::OwnedFd;
-use rustix::fs::FallocateFlags;
 use rustix::io::Errno;
 
 /// Bytes of compressed output gathered before they are written.
 const WRITE_AT_ONCE: usize = 1 << 20;
 
-/// Replace each CPU's pages in `cpus` by their chunk stream.
+/// Each CPU's runs (offset, length) of raw pages in `src` compressed into
+/// `scratch` from its start: the runs of the compressed data there, one per
+/// CPU, in `cpus`' order.
 #[inline(never)]
-pub fn compress_cpus(cpus: &mut [CpuData], c: Compression, page_size: usize) -> Result<(), Errno> {
-    let z = CpuCompressor::new(c, cfg!(target_endian = "big"), page_size as u32);
+pub fn compress_cpus(src: &OwnedFd, cpus: &[(u32, Vec<(u64, u64)>)], z: &CpuCompressor, scratch: &OwnedFd) -> Result<Vec<(u32, Vec<(u64, u64)>)>, Errno> {
+    // One chunk of raw pages at a time: a CPU's runs (frames) join up in it.
     let mut raw = vec![0u8; z.chunk_len()];
     let mut out = Vec::new();
-    for d in cpus {
-        let Some(f) = &d.file else { continue };
-        if d.len() == 0 {
+    let mut at = 0u64;
+    let mut done = Vec::new();
+    for (cpu, runs) in cpus {
+        let total: u64 = runs.iter().map(|r| r.1).sum();
+        if total == 0 {
             continue;
         }
-        out.extend_from_slice(&z.head(d.len()));
-        let mut at = d.end;
-        let (mut off, mut kept) = (d.start, d.start);
-        while off < d.end {
-            let n = ((d.end - off) as usize).min(raw.len());
-            read_exact(f, &mut raw[..n], off)?;
-            z.chunk(&raw[..n], &mut out);
-            off += n as u64;
-            if out.len() >= WRITE_AT_ONCE || off == d.end {
-                write_at(f, &out, at)?;
-                at += out.len() as u64;
-                out.clear();
-                // Only pages whose compressed copy is written go.
-                let _ = rustix::fs::fallocate(f, FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE, kept, off - kept);
-                kept = off;
+        let start = at + out.len() as u64;
+        out.extend_from_slice(&z.head(total));
+        let mut used = 0;
+        for &(mut off, len) in runs {
+            let end = off + len;
+            while off < end {
+                let n = ((end - off) as usize).min(raw.len() - used);
+                read_exact(src, &mut raw[used..used + n], off)?;
+                (used, off) = (used + n, off + n as u64);
+                if used == raw.len() {
+                    z.chunk(&raw, &mut out);
+                    used = 0;
+                }
+                if out.len() >= WRITE_AT_ONCE {
+                    write_at(scratch, &out, at)?;
+                    (at, out) = (at + out.len() as u64, Vec::new());
+                }
             }
         }
-        (d.start, d.end) = (d.end, at);
+        if used > 0 {
+            z.chunk(&raw[..used], &mut out);
+        }
+        done.push((*cpu, vec![(start, at + out.len() as u64 - start)]));
     }
-    Ok(())
+    write_at(scratch, &out, at)?;
+    Ok(done)
 }
 
 fn read_exact(f: &OwnedFd, mut buf: &mut [u8], mut off: u64) -> Result<(), Errno> {

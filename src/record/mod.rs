@@ -20,11 +20,17 @@
 
 mod assemble;
 mod command;
+#[cfg(feature = "zstd-write")]
 mod compress;
 mod configure;
+#[cfg(feature = "net")]
+mod net;
 mod output;
 mod readers;
 mod until_done;
+
+#[cfg(feature = "net")]
+pub use net::parse_addr as parse_listener;
 
 use crate::sys;
 use crate::tracefs::settings::Changes;
@@ -32,8 +38,9 @@ use crate::tracefs::Tracefs;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use assemble::{CpuData, Recorded};
+use crate::tracedat::{self, stream::Kind};
 use output::Output;
+pub use output::{is_tty, FileAt};
 use readers::Mode;
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
@@ -45,6 +52,9 @@ pub struct RecordPlan {
     pub extract: bool,
     /// The trace.dat to write.
     pub output: String,
+    /// Send the recording to a `trace-cmd listen` at this HOST:PORT
+    /// instead (-N; see `parse_listener`).
+    pub net: Option<String>,
     /// Which tracefs buffer to record.
     pub buffer: Buffer,
     /// Events to enable, in command-line order.
@@ -92,6 +102,7 @@ impl Default for RecordPlan {
         RecordPlan {
             extract: false,
             output: String::from("trace.dat"),
+            net: None,
             buffer: Buffer::TopLevel,
             events: Vec::new(),
             tracer: None,
@@ -246,12 +257,28 @@ impl Session {
     }
 }
 
+/// Where the recording goes: the output (a file that holds the stream and
+/// becomes the trace.dat, or stdout), or a `trace-cmd listen` (which
+/// writes its own trace.dat).
+#[derive(Clone, Copy)]
+enum Dest<'a> {
+    Out(&'a Output),
+    #[cfg(feature = "net")]
+    Net(&'a net::Listener),
+}
+
 /// Record as `plan` says. Every setting changed is put back on every way
 /// out.
 pub fn run(plan: &RecordPlan) -> Result<Finished> {
     let signals = if plan.extract { None } else { Some(until_done::catch_signals()?) };
+    #[cfg(feature = "net")]
+    if let Some(addr) = &plan.net {
+        // Connected, and the protocol agreed, before tracing is touched.
+        let listener = net::Listener::connect(addr)?;
+        return record(plan, signals.as_ref(), Dest::Net(&listener));
+    }
     let out = Output::open(&plan.output)?;
-    let r = record(plan, signals.as_ref(), &out);
+    let r = record(plan, signals.as_ref(), Dest::Out(&out));
     if r.is_err() {
         out.abandon();
     }
@@ -266,7 +293,7 @@ fn open_tracefs() -> Result<Tracefs> {
 /// recording needs one — record, and put every setting back. `signals`:
 /// the pipe SIGINT/SIGTERM wake; none for extract.
 #[inline(never)]
-fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<Finished> {
+fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest) -> Result<Finished> {
     let top = open_tracefs()?;
     let mut changes = Changes::default();
     // The instance's name for the file ("" for the top level and --private).
@@ -302,7 +329,7 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<
         }
     };
     let mut s = Session { top, rec, changes, systems: Vec::new() };
-    let r = record_in(&mut s, plan, signals, out, &name);
+    let r = record_in(&mut s, plan, signals, dest, &name);
     // Anything not yet restored (errors on the way) is put back here.
     let restored = s.restore();
     let mut finished = r?;
@@ -313,7 +340,7 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output) -> Result<
 /// Record (`signals`) or extract (no `signals`: save what the buffer holds
 /// now, changing nothing).
 #[inline(never)]
-fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out: &Output, name: &str) -> Result<Finished> {
+fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest, name: &str) -> Result<Finished> {
     readers::check_busy(&s.rec)?;
     // The sub-buffer size: read once, for extract's limit and the readers
     // (nothing below changes it).
@@ -342,17 +369,56 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
             }
         }
     }
-    let keep_bytes = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
-    let readers = readers::open(&s.rec, &out.dir, mode, page_size, keep_bytes, limit)?;
+    let keep = plan.keep_kb.map(|kb| (kb * 1024).div_ceil(page_size as u64) * page_size as u64);
+    // Readable once a reader (or -N's keeper) has failed.
+    let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
+    let ncpus = readers::cpu_count(&s.rec);
+    let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
+    // kallsyms (megabytes) up front unless the disk is short of room: then
+    // at the end, leaving what room there is to the pages.
+    let early_ksyms = match dest {
+        Dest::Out(out) => out.dir.as_ref().is_none_or(|d| assemble::free_space(d) >= 64 << 20),
+        #[cfg(feature = "net")]
+        Dest::Net(_) => true,
+    };
+    let early_state = if signals.is_some() { crate::tracefs::state::trace_state(&s.rec) } else { state.clone() };
+    #[cfg_attr(not(feature = "net"), allow(unused_mut))]
+    let mut meta = assemble::early(&s.top, &s.rec, name, page_size, ncpus, &clock_file, &early_state, early_ksyms);
+    // -N: the metadata goes and the data connections open before the
+    // trace files do (the keeper process this forks must hold none: an
+    // instance cannot be removed while a file of it is open).
+    #[cfg(feature = "net")]
+    let mut conns = Vec::new();
+    #[cfg(feature = "net")]
+    if let Dest::Net(l) = dest {
+        (meta.version, meta.compression) = (plan.file_version, plan.compression);
+        meta.buffers.clear();
+        conns = l.start(ncpus, page_size, &meta, &fail_w)?;
+    }
+    let readers = readers::open(&s.rec, mode, page_size, keep, limit)?;
+    let sinks = match dest {
+        Dest::Out(out) => {
+            // The stream begins: its head and META, before any page.
+            out.begin()?;
+            sys::write_all(&out.fd, &tracedat::stream::head())
+                .and_then(|()| assemble::write_meta(&out.fd, Kind::Meta, &meta))
+                .map_err(|e| os_err(&format!("{}: writing the recording's metadata", out.path), e))?;
+            drop(meta);
+            out.readable.set(true);
+            let dup = rustix::io::fcntl_dupfd_cloexec(&out.fd, 3).map_err(|e| os_err("dup", e))?;
+            readers::Sinks::Shared(readers::Sink::new(dup).map_err(|e| os_err("pipe", e))?)
+        }
+        #[cfg(feature = "net")]
+        Dest::Net(_) => readers::Sinks::PerCpu(core::mem::take(&mut conns).into_iter().map(readers::Sink::raw).collect()),
+    };
     let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK)
         .map_err(|e| os_err("eventfd", e))?;
-    let (fail_r, fail_w) = sys::pipe(true).map_err(|e| os_err("pipe", e))?;
 
     // Extract's readers (with a limit) drain and end by themselves.
     let mut workers = Vec::new();
     let mut run = Ok(None);
     for r in &readers {
-        match readers::spawn(r, &stop, &fail_w) {
+        match readers::spawn(r, sinks.of(r.cpu), &stop, &fail_w) {
             Ok(w) => workers.push(w),
             Err(e) => {
                 run = Err(Error::new(e));
@@ -374,6 +440,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         outcomes.push(readers::collect(w));
     }
     drop(workers);
+    drop(readers);
     let child = run?;
     if signals.is_some() {
         state = crate::tracefs::state::trace_state(&s.rec);
@@ -384,48 +451,82 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, out:
         stats.push(s.rec.read_str(&cpu_file(c, "/stats")).unwrap_or_default());
     }
     let clock_file = s.rec.read_str("trace_clock").unwrap_or_default();
-    // Each CPU's data in its temp file (with a keep limit, only the newest
-    // part); the trace files are closed here (an instance cannot be removed
-    // while they are open), the temp files stay open for the assembly. The
-    // first reader error, and whether the disk filled.
-    let mut cpus = Vec::new();
+    let systems = core::mem::take(&mut s.systems);
+    let ending = assemble::Ending { name, page_size, stats, systems, clock_file, state, kallsyms: !early_ksyms };
+    let out = match dest {
+        Dest::Out(out) => out,
+        #[cfg(feature = "net")]
+        Dest::Net(l) => {
+            // The trace files closed (an instance cannot be removed while
+            // they are open); the data connections stay open to the end.
+            let restored = s.restore();
+            drop(stop);
+            l.finish(&s.top, &ending, &outcomes, sinks.into_fds(), plan.quiet)?;
+            traced(plan, signals);
+            return Ok(finished(child, restored));
+        }
+    };
+    // The first reader error, and whether the disk filled.
     let mut err = None;
     let mut full = false;
-    for (o, r) in outcomes.iter_mut().zip(readers) {
-        let start = match r.keep_bytes {
-            Some(m) if o.bytes > m => (o.bytes - m).max(o.start),
-            _ => o.start,
-        };
-        cpus.push(CpuData { file: Some(r.file), start, end: o.bytes });
+    for o in outcomes.iter_mut() {
         if err.is_none() {
             err = o.err.take();
         }
         full |= o.full;
     }
-    // A full disk while recording still writes what fits; else stop here.
-    full &= signals.is_some();
-    let err = match (err, full) {
-        (Some(e), false) => return Err(Error::new(e)),
-        (err, _) => err,
-    };
-    // Put the system back before the (possibly long) assembly.
+    // Put the system back before the (possibly long) conversion.
     let restored = s.restore();
     drop(stop);
-    out.begin()?;
-    let systems = core::mem::take(&mut s.systems);
-    let recorded = Recorded { name, page_size, cpus, stats, systems, clock_file, state };
-    assemble::assemble(&s.top, &out.fd, recorded, plan.file_version, plan.compression, full, plan.quiet).map_err(Error::new)?;
+    let late = assemble::late(&s.top, &ending);
+    let late_ok = !full && assemble::write_meta(&out.fd, Kind::Late, &late).is_ok();
+    drop(late);
+    if full {
+        // Where the file stops: readers trim a cut frame to its whole pages.
+        let at = rustix::fs::fstat(&out.fd).map_or(0, |st| st.st_size);
+        bail!("{}: disk full at offset {at}: the recording stopped there (ftcat reads it up to the cut)", out.path);
+    }
+    if let Some(e) = &err {
+        if !late_ok {
+            bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
+        }
+    }
+    let sums = if out.is_file() {
+        match assemble::convert(out, plan.file_version, plan.compression, keep) {
+            Ok(s) => s,
+            Err(Some(e)) => return Err(e),
+            Err(None) => bail!("{}: no room beside it for the trace.dat: it stays a stream, which ftcat reads (ftcat --save converts it)", out.path),
+        }
+    } else {
+        let mut v = Vec::new();
+        for (cpu, o) in outcomes.iter().enumerate() {
+            v.push(assemble::CpuSummary { cpu: cpu as u32, bytes: o.bytes, stats: None, compressed: None });
+        }
+        v
+    };
+    if !plan.quiet {
+        assemble::summary(name, &ending.stats, &sums, out.is_file());
+    }
+    traced(plan, signals);
+    if let Some(e) = err {
+        bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
+    }
+    Ok(finished(child, restored))
+}
+
+/// "Traced: ..." after the summary of a recording with a command.
+fn traced(plan: &RecordPlan, signals: Option<&OwnedFd>) {
     if let (false, Some(_), Some(cmd)) = (plan.quiet, signals, plan.command.first()) {
         let (before, after) = plan.scope();
         sys::eprintln(format_args!("Traced: {before}{cmd}{after}"));
     }
-    if let Some(e) = err {
-        bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
-    }
-    // (Waiting for the command only when all went back, as the exit
-    // status is then the command's.)
+}
+
+/// How a recording that was written ended. (Waiting for the command only
+/// when all went back, as the exit status is then the command's.)
+fn finished(child: Option<i32>, restored: bool) -> Finished {
     let command_status = if restored { child.map(command::wait) } else { None };
-    Ok(Finished { command_status, restored })
+    Finished { command_status, restored }
 }
 
 #[cfg(test)]

@@ -1,16 +1,21 @@
 //! The per-CPU readers. One process per CPU: splice moves whole sub-buffers
-//! from `trace_pipe_raw` into a pipe and from the pipe into the CPU's temp
-//! file, so the data never enters user space and a reader costs a few
-//! syscalls per sub-buffer. Processes rather than threads: measured with
+//! from `trace_pipe_raw` into a pipe and from the pipe into the output, so
+//! the data never enters user space and a reader costs a few syscalls per
+//! batch of sub-buffers. Processes rather than threads: measured with
 //! scripts/bench-record.sh (getppid storm, 5 s, on a shared 2-CPU machine),
 //! ftrec's whole CPU time was 0.47 s for 9.8 M events with thread readers
-//! and 0.39-0.64 s for 9-12 M events with process readers (of which the
-//! readers 0.14-0.23 s; the rest is writing trace.dat) — the same cost, as
-//! the work is in the kernel. But threads pull pthread, TLS destructors
+//! and 0.39-0.64 s for 9-12 M events with process readers — the same cost,
+//! as the work is in the kernel. But threads pull pthread, TLS destructors
 //! and the stack-overflow guard map into the static binary, and a forked
 //! reader needs only an inherited eventfd to stop and a pipe to send back
 //! a few numbers. PR_SET_PDEATHSIG keeps a killed ftrec from leaving
 //! readers behind.
+//!
+//! Every reader writes into the one output (a file or stdout), each batch
+//! as a `PAGE` frame of the stream (tracedat::stream) under a lock the
+//! readers share, so frames never interleave and the output is readable
+//! up to wherever it stops. With `-N`, each writes its raw pages into its
+//! CPU's own connection to the listener instead.
 //!
 //! Waking: each reader sleeps in poll() on its trace_pipe_raw (the kernel
 //! wakes it when the buffer is `buffer_percent` full) and on the shared stop
@@ -18,8 +23,9 @@
 //! readers then drain — splice until no full page is left, then read() the
 //! partial pages until the buffer is empty.
 
-use super::{bail, command, cpu_file, errmsg, output::temp_file, tf, Result};
+use super::{bail, command, cpu_file, errmsg, tf, Result};
 use crate::sys::{self, Forked};
+use crate::tracedat::stream::{self, Kind, FRAME_LEN};
 use crate::tracefs::Tracefs;
 use rustix::event::{poll, PollFd, PollFlags};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -38,31 +44,132 @@ pub enum Mode {
     Read,
 }
 
+/// Where a reader's pages go: the one output every reader writes frames
+/// into, or (`-N`) its CPU's own connection, raw pages without frames.
+/// The lock is a pipe holding one token byte: a reader takes it (read,
+/// blocking) to write a frame and puts it back after — shared by fork,
+/// unlike flock, and needing no shared memory.
+pub struct Sink {
+    pub fd: OwnedFd,
+    /// (read, write) ends of the lock of a shared output; None: the
+    /// reader's own connection.
+    lock: Option<(OwnedFd, OwnedFd)>,
+    /// The output is a regular file: a frame cut by a failed write is
+    /// trimmed back to its whole pages.
+    seekable: bool,
+}
+
+impl Sink {
+    /// The output all readers share.
+    pub fn new(fd: OwnedFd) -> core::result::Result<Sink, Errno> {
+        let (lock_r, lock_w) = sys::pipe(false)?;
+        sys::write_all(&lock_w, b"x")?;
+        let seekable = rustix::fs::fstat(&fd).is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile);
+        Ok(Sink { fd, lock: Some((lock_r, lock_w)), seekable })
+    }
+
+    /// One reader's own connection: raw pages.
+    #[cfg(feature = "net")]
+    pub fn raw(fd: OwnedFd) -> Sink {
+        Sink { fd, lock: None, seekable: false }
+    }
+
+    /// Pages go in frames (a shared stream).
+    fn framed(&self) -> bool {
+        self.lock.is_some()
+    }
+
+    fn lock(&self) {
+        let mut b = [0u8; 1];
+        if let Some((r, _)) = &self.lock {
+            while let Err(Errno::INTR) = rustix::io::read(r, &mut b) {}
+        }
+    }
+
+    fn unlock(&self) {
+        if let Some((_, w)) = &self.lock {
+            let _ = sys::write_all(w, b"x");
+        }
+    }
+
+    /// Where the next frame starts (a regular file only).
+    fn pos(&self) -> Option<u64> {
+        if self.seekable {
+            rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Current(0)).ok()
+        } else {
+            None
+        }
+    }
+
+    /// A frame whose payload stopped after `wrote` of its bytes: keep its
+    /// whole pages (the header says how many), drop the rest.
+    #[inline(never)]
+    fn trim(&self, start: Option<u64>, cpu: u32, wrote: u64, ps: u64) -> u64 {
+        let whole = wrote / ps * ps;
+        let Some(at) = start else { return whole };
+        let end = if whole == 0 {
+            at
+        } else {
+            let _ = rustix::io::pwrite(&self.fd, &stream::frame(Kind::Pages, cpu, whole), at);
+            at + FRAME_LEN as u64 + whole
+        };
+        let _ = rustix::fs::ftruncate(&self.fd, end);
+        let _ = rustix::fs::seek(&self.fd, rustix::fs::SeekFrom::Start(end));
+        whole
+    }
+}
+
+/// Where the readers' pages go.
+pub enum Sinks {
+    /// One output for all.
+    Shared(Sink),
+    /// Each CPU's own connection, by CPU (`-N`).
+    #[cfg(feature = "net")]
+    PerCpu(Vec<Sink>),
+}
+
+impl Sinks {
+    #[cfg_attr(not(feature = "net"), allow(unused_variables))]
+    pub fn of(&self, cpu: usize) -> &Sink {
+        match self {
+            Sinks::Shared(s) => s,
+            #[cfg(feature = "net")]
+            Sinks::PerCpu(v) => &v[cpu],
+        }
+    }
+
+    /// The connections, for the end of a `-N` recording.
+    #[cfg(feature = "net")]
+    pub fn into_fds(self) -> Vec<OwnedFd> {
+        match self {
+            Sinks::Shared(s) => vec![s.fd],
+            Sinks::PerCpu(v) => v.into_iter().map(|s| s.fd).collect(),
+        }
+    }
+}
+
 /// One CPU's reader, as prepared before its process starts.
 pub struct Reader {
     pub cpu: usize,
     /// The CPU's trace_pipe_raw.
     pub trace: OwnedFd,
-    /// The temp file the pages go to.
-    pub file: OwnedFd,
     pub page_size: usize,
     pub mode: Mode,
-    /// Keep only the newest this-many bytes, page aligned.
-    pub keep_bytes: Option<u64>,
     /// Stop after this many bytes (extract: never chase a live buffer).
     pub limit: Option<u64>,
+    /// Keep only the newest this-many bytes (`-m`): older pages of a file
+    /// are punched out as the recording goes, so the disk holds about that
+    /// much per CPU (they read as empty pages; the trace.dat leaves them out).
+    pub keep_bytes: Option<u64>,
 }
 
 /// What a reader did, as it reports it at its end.
 #[derive(Default)]
 pub struct Outcome {
-    /// Bytes in the temp file (end offset).
+    /// Bytes of pages written.
     pub bytes: u64,
-    /// Data before this offset was dropped (the keep limit): punched out
-    /// of the file.
-    pub start: u64,
     pub err: Option<String>,
-    /// The temp file's filesystem is full (disk full, quota, file size).
+    /// The output's filesystem is full (disk full, quota, file size).
     pub full: bool,
 }
 
@@ -72,9 +179,14 @@ fn is_full(e: Errno) -> bool {
 
 struct Run<'a> {
     r: &'a Reader,
+    sink: &'a Sink,
     stop: BorrowedFd<'a>,
     out: Outcome,
     stopping: bool,
+    /// With a keep limit: the payloads written that are still on disk,
+    /// oldest first, and their total.
+    kept: alloc::collections::VecDeque<(u64, u64)>,
+    kept_bytes: u64,
 }
 
 /// Wait until the trace file has data or stop is signalled. `timed`: the last
@@ -105,30 +217,34 @@ impl Run<'_> {
         *timed = true;
     }
 
-    /// A write of the temp file failed with `bytes` in it: cut it back to
-    /// the last whole page so it stays readable, and say why.
+    /// A frame's write failed after `wrote` payload bytes: keep its whole
+    /// pages, and say why.
     #[inline(never)]
-    fn write_failed(&mut self, bytes: u64, e: Errno) {
-        let ps = self.r.page_size as u64;
-        let keep = bytes / ps * ps;
-        let _ = rustix::fs::ftruncate(&self.r.file, keep);
-        let _ = rustix::fs::seek(&self.r.file, rustix::fs::SeekFrom::Start(keep));
-        self.out.bytes = keep;
-        self.fail(e, "writing the temp file");
+    fn write_failed(&mut self, start: Option<u64>, wrote: u64, e: Errno) {
+        self.out.bytes += self.sink.trim(start, self.r.cpu as u32, wrote, self.r.page_size as u64);
+        self.fail(e, "writing the output");
     }
 
-    /// After the file grew: with a keep limit, punch out what is older.
-    fn trim(&mut self) {
-        let Some(max) = self.r.keep_bytes else { return };
-        let ps = self.r.page_size as u64;
-        let slack = 256 * ps;
-        if self.out.bytes - self.out.start > max + slack {
-            let new = (self.out.bytes - max) / ps * ps;
+    /// A frame of `len` page bytes went out at `start`: with a keep limit,
+    /// punch out the oldest payloads beyond it (plus some slack, so that
+    /// it is not a system call per frame).
+    fn wrote(&mut self, start: Option<u64>, len: u64) {
+        let (Some(keep), Some(at)) = (self.r.keep_bytes, start) else { return };
+        self.kept.push_back((at + FRAME_LEN as u64, len));
+        self.kept_bytes += len;
+        if self.kept_bytes <= keep + 256 * self.r.page_size as u64 {
+            return;
+        }
+        while let Some(&(off, n)) = self.kept.front() {
+            if self.kept_bytes - n < keep {
+                break;
+            }
             let flags = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
-            // Without hole punching the file just grows; the assembly still
-            // copies only the newest `max` bytes.
-            let _ = rustix::fs::fallocate(&self.r.file, flags, self.out.start, new - self.out.start);
-            self.out.start = new;
+            // Without hole punching the file just grows; the trace.dat
+            // still keeps only the newest pages.
+            let _ = rustix::fs::fallocate(&self.sink.fd, flags, off, n);
+            self.kept.pop_front();
+            self.kept_bytes -= n;
         }
     }
 
@@ -136,23 +252,27 @@ impl Run<'_> {
         self.r.limit.is_some_and(|l| self.out.bytes >= l)
     }
 
-    /// Write a whole number of pages; on a short write cut back to the last
-    /// whole page so the file stays readable.
-    fn write_pages(&mut self, data: &[u8]) -> bool {
-        let mut done = 0;
-        while done < data.len() {
-            match rustix::io::write(&self.r.file, &data[done..]) {
-                Ok(n) => done += n,
-                Err(Errno::INTR) => {}
-                Err(e) => {
-                    self.write_failed(self.out.bytes + done as u64, e);
-                    return false;
-                }
+    /// Write `frame`: a frame header and whole pages after it (the pages
+    /// alone to a connection). False after a write error.
+    fn write_pages(&mut self, frame: &[u8]) -> bool {
+        self.sink.lock();
+        let start = self.sink.pos();
+        let r = sys::write_all(&self.sink.fd, if self.sink.framed() { frame } else { &frame[FRAME_LEN..] });
+        let ok = match r {
+            Ok(()) => {
+                self.out.bytes += (frame.len() - FRAME_LEN) as u64;
+                self.wrote(start, (frame.len() - FRAME_LEN) as u64);
+                true
             }
-        }
-        self.out.bytes += data.len() as u64;
-        self.trim();
-        true
+            Err(e) => {
+                // How far it got: the file's end, where there is one.
+                let wrote = start.and_then(|at| self.sink.pos().map(|end| (end - at).saturating_sub(FRAME_LEN as u64))).unwrap_or(0);
+                self.write_failed(start, wrote, e);
+                false
+            }
+        };
+        self.sink.unlock();
+        ok
     }
 
     #[inline(never)]
@@ -205,25 +325,46 @@ impl Run<'_> {
         }
     }
 
-    /// Move `n` bytes from the pipe into the file. False after a write error.
+    /// Move `n` bytes (whole pages) from the pipe into the output as one
+    /// frame. False after a write error.
     fn pipe_to_file(&mut self, pr: &OwnedFd, n: usize) -> bool {
+        self.sink.lock();
+        let start = self.sink.pos();
         let mut left = n;
-        while left > 0 {
-            match splice(pr, None, &self.r.file, None, left, SpliceFlags::MOVE) {
-                Ok(0) => break,
-                Ok(m) => {
-                    left -= m;
-                    self.out.bytes += m as u64;
-                }
+        let mut r = if self.sink.framed() { sys::write_all(&self.sink.fd, &stream::frame(Kind::Pages, self.r.cpu as u32, n as u64)) } else { Ok(()) };
+        let mut buf = Vec::new();
+        while r.is_ok() && left > 0 {
+            let moved = if buf.is_empty() { splice(pr, None, &self.sink.fd, None, left, SpliceFlags::MOVE) } else { Err(Errno::INVAL) };
+            match moved {
+                Ok(0) => r = Err(Errno::IO),
+                Ok(m) => left -= m,
                 Err(Errno::INTR) => {}
-                Err(e) => {
-                    self.write_failed(self.out.bytes, e);
-                    return false;
+                // An output splice does not take (a terminal checked
+                // before, some filesystems): copy through memory.
+                Err(Errno::INVAL) => {
+                    buf.resize(left.min(1 << 16), 0);
+                    r = match rustix::io::read(pr, &mut buf) {
+                        Ok(0) => Err(Errno::IO),
+                        Ok(m) => sys::write_all(&self.sink.fd, &buf[..m]).map(|()| left -= m),
+                        Err(e) => Err(e),
+                    };
                 }
+                Err(e) => r = Err(e),
             }
         }
-        self.trim();
-        true
+        let ok = match r {
+            Ok(()) => {
+                self.out.bytes += n as u64;
+                self.wrote(start, n as u64);
+                true
+            }
+            Err(e) => {
+                self.write_failed(start, (n - left) as u64, e);
+                false
+            }
+        };
+        self.sink.unlock();
+        ok
     }
 
     /// read() one sub-buffer at a time (the kernel hands out at most one per
@@ -231,8 +372,9 @@ impl Run<'_> {
     fn read_loop(&mut self, drain: bool) {
         let ps = self.r.page_size;
         let batch = 64;
-        let mut buf = vec![0u8; ps * batch];
-        let mut used = 0;
+        // Room for the frame header before the pages.
+        let mut buf = vec![0u8; FRAME_LEN + ps * batch];
+        let mut used = FRAME_LEN;
         let mut timed = false;
         loop {
             if self.limit_reached() {
@@ -246,10 +388,10 @@ impl Run<'_> {
                         break;
                     }
                     // Nothing at all: flush and wait.
-                    if used > 0 && !self.write_pages(&buf[..used]) {
+                    if used > FRAME_LEN && !self.flush(&mut buf, used) {
                         return;
                     }
-                    used = 0;
+                    used = FRAME_LEN;
                     self.idle(&mut timed);
                 }
                 Ok(n) => {
@@ -262,11 +404,11 @@ impl Run<'_> {
                 }
                 Err(Errno::INTR) => {}
                 Err(Errno::AGAIN) => {
-                    if used > 0 {
-                        if !self.write_pages(&buf[..used]) {
+                    if used > FRAME_LEN {
+                        if !self.flush(&mut buf, used) {
                             return;
                         }
-                        used = 0;
+                        used = FRAME_LEN;
                     }
                     if full {
                         continue;
@@ -282,16 +424,22 @@ impl Run<'_> {
                 }
             }
         }
-        if used > 0 {
-            self.write_pages(&buf[..used]);
+        if used > FRAME_LEN {
+            self.flush(&mut buf, used);
         }
+    }
+
+    /// The pages in `buf[FRAME_LEN..used]` as one frame.
+    fn flush(&mut self, buf: &mut [u8], used: usize) -> bool {
+        buf[..FRAME_LEN].copy_from_slice(&stream::frame(Kind::Pages, self.r.cpu as u32, (used - FRAME_LEN) as u64));
+        self.write_pages(&buf[..used])
     }
 }
 
 /// Record one CPU until `stop` is signalled, then drain it.
 #[inline(never)]
-fn run(r: &Reader, stop: BorrowedFd) -> Outcome {
-    let mut run = Run { r, stop, out: Outcome::default(), stopping: false };
+fn run(r: &Reader, sink: &Sink, stop: BorrowedFd) -> Outcome {
+    let mut run = Run { r, sink, stop, out: Outcome::default(), stopping: false, kept: Default::default(), kept_bytes: 0 };
     let spliced = r.mode == Mode::Splice && run.splice_loop();
     if run.out.err.is_none() {
         // Either splice was refused (read() from here on) or stop came and
@@ -310,7 +458,7 @@ pub struct Worker {
 /// Fork a reader for `r`. It reports failure at once by writing to `fail`
 /// (so the main loop can stop), and its outcome on its result pipe at exit.
 #[inline(never)]
-pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> core::result::Result<Worker, String> {
+pub fn spawn(r: &Reader, sink: &Sink, stop: &OwnedFd, fail: &OwnedFd) -> core::result::Result<Worker, String> {
     let (rd, wr) = sys::pipe(false).map_err(|e| errmsg("pipe", e))?;
     // The parent is single-threaded, so the child may use the allocator
     // and everything else freely; it leaves through exit_now only (the
@@ -320,15 +468,14 @@ pub fn spawn(r: &Reader, stop: &OwnedFd, fail: &OwnedFd) -> core::result::Result
         Forked::Child => {
             let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
             drop(rd);
-            let o = run(r, stop.as_fd());
+            let o = run(r, sink, stop.as_fd());
             if o.err.is_some() {
                 let _ = rustix::io::write(fail, b"x");
             }
             // The numbers, then the error text: one pipe, read to its end.
-            let mut head = [0u8; 17];
+            let mut head = [0u8; 9];
             head[..8].copy_from_slice(&o.bytes.to_ne_bytes());
-            head[8..16].copy_from_slice(&o.start.to_ne_bytes());
-            head[16] = o.full as u8;
+            head[8] = o.full as u8;
             let _ = rustix::io::write(&wr, &head);
             if let Some(e) = &o.err {
                 let _ = rustix::io::write(&wr, &e.as_bytes()[..e.len().min(1000)]);
@@ -353,19 +500,18 @@ pub fn collect(w: &Worker) -> Outcome {
     }
     command::reap(w.pid);
     let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
-    match (u64_at(0), u64_at(8), msg.get(16)) {
-        (Some(bytes), Some(start), Some(&full)) => Outcome {
+    match (u64_at(0), msg.get(8)) {
+        (Some(bytes), Some(&full)) => Outcome {
             bytes,
-            start,
             full: full != 0,
-            err: (msg.len() > 17).then(|| String::from_utf8_lossy(&msg[17..]).into_owned()),
+            err: (msg.len() > 9).then(|| String::from_utf8_lossy(&msg[9..]).into_owned()),
         },
         _ => Outcome { err: Some(String::from("a reader process died")), ..Outcome::default() },
     }
 }
 
 /// The number of CPUs the tracefs has buffers for.
-fn cpu_count(t: &Tracefs) -> usize {
+pub(super) fn cpu_count(t: &Tracefs) -> usize {
     let mut n = 0;
     while t.exists(&cpu_file(n, "")) {
         n += 1;
@@ -373,9 +519,8 @@ fn cpu_count(t: &Tracefs) -> usize {
     n
 }
 
-/// One reader per CPU of `rec`, for pages of `page_size` bytes, each with
-/// a temp file in `dir`.
-pub(super) fn open(rec: &Tracefs, dir: &OwnedFd, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
+/// One reader per CPU of `rec`, for pages of `page_size` bytes.
+pub(super) fn open(rec: &Tracefs, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
     let mut v = Vec::new();
     for cpu in 0..cpu_count(rec) {
         let trace = match rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
@@ -383,8 +528,7 @@ pub(super) fn open(rec: &Tracefs, dir: &OwnedFd, mode: Mode, page_size: usize, k
             Err(e) if e.errno == Errno::BUSY => bail!("CPU {cpu}: {} is busy (another reader has it open)", e.file),
             Err(e) => return Err(tf(e)),
         };
-        let file = temp_file(dir, cpu)?;
-        v.push(Reader { cpu, trace, file, page_size, mode, keep_bytes, limit });
+        v.push(Reader { cpu, trace, page_size, mode, limit, keep_bytes });
     }
     Ok(v)
 }

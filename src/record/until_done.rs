@@ -30,7 +30,7 @@ pub(super) fn run_until_done(s: &mut Session, plan: &RecordPlan, signals: &Owned
         // recording is of the whole system (or the pids) while it runs.
         let files = if plan.filter_command { configure::pid_filters(s, None, !plan.pids.is_empty())? } else { Vec::new() };
         let on = s.rec.open_file("tracing_on", OFlags::WRONLY).map_err(tf)?;
-        child = Some(command::spawn(&plan.command, &files, &on).map_err(Error::new)?);
+        child = Some(command::spawn(&plan.command, &files, &on, plan.output == "-").map_err(Error::new)?);
     }
     // The duration as a timerfd polled with the rest (reading a clock
     // instead would link the vDSO lookup into the static binary). A

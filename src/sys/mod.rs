@@ -20,6 +20,9 @@ pub use rustix::io::Errno;
 
 pub type Result<T> = core::result::Result<T, Errno>;
 
+#[cfg(feature = "net")]
+pub mod net;
+
 // ---- errors ----
 
 /// The C library's words for an errno ("Invalid argument"), as std printed.

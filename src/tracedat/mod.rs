@@ -53,6 +53,7 @@
 //! before the cut comes out, then a "file truncated" error.
 
 pub mod pages;
+pub mod stream;
 pub mod write;
 #[cfg(test)]
 mod tests;
@@ -1034,12 +1035,12 @@ impl<'f> TraceDat<'f> {
         if !compressed {
             // The section's size is patched in after the data: a recording
             // cut while it was written may still say 0.
-            let end = if size == 0 { self.file_size } else { (p.pos + size).min(self.file_size) };
+            let end = if size == 0 { self.file_size } else { p.pos.saturating_add(size).min(self.file_size) };
             let runs = self.cpu_runs(off, end);
             if runs.len() > ncpu as usize {
                 return None;
             }
-            let cut = size == 0 || p.pos + size > self.file_size;
+            let cut = size == 0 || p.pos.saturating_add(size) > self.file_size;
             for (cpu, &(start, stop)) in runs.iter().enumerate() {
                 // In a cut section the last run goes on to the cut: whole
                 // pages, then "truncated".
@@ -1110,6 +1111,10 @@ impl<'f> TraceDat<'f> {
     fn cpu_runs(&self, from: u64, to: u64) -> Vec<(u64, u64)> {
         let ps = u64::from(self.page_size);
         let mut runs = Vec::new();
+        if from >= to {
+            // The aligned data start lies past the section's end: no pages.
+            return runs;
+        }
         let (mut start, mut at, mut last) = (from, from, 0);
         while at + ps <= to {
             let mut ts = [0u8; 8];

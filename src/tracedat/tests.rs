@@ -667,3 +667,67 @@ fn compressed_sizes_are_bounded() {
     let (_, errs) = records_and_errors(&td, top);
     assert!(errs.iter().any(|e| e.to_string().contains("hold decompressed chunks")), "{errs:?}");
 }
+
+/// A staged file (ftrec -N) as trace-cmd's listener writes it: the head,
+/// the filler sent a few zeros at a time, the tail; then the CPU data the
+/// listener appends, in a BUFFER section named by a third options section
+/// that the tail's last link is patched to. Every part is found.
+#[test]
+fn staged_file_with_the_listeners_data_reads_whole() {
+    let (mut meta, data) = writer_input(7);
+    let (mut f, staged) = write::staged_head(&meta, 100);
+    f.resize(f.len() + 100, 0);
+    meta.options.push((write::opt::CPUSTAT, b"CPU: 0\nentries: 6\n\0".to_vec()));
+    let tail = staged.tail(&meta);
+    let tail_at = f.len();
+    f.extend_from_slice(&tail);
+    let td = TraceDat::open(&f).unwrap();
+    assert_eq!((td.cmdlines.as_str(), td.options.cpu_count, td.options.cpustat.len()), (CMDLINES, Some(2), 1));
+    assert_eq!((td.kallsyms.as_str(), td.formats.len()), (KALLSYMS, 2));
+    assert!(td.buffers.is_empty() || td.buffers.iter().all(|b| b.cpus.is_empty()));
+
+    // The listener: page-aligned CPU data in a BUFFER section, its option
+    // in a new options section that the last DONE now points to.
+    let sec = f.len() as u64;
+    f.extend_from_slice(&write::opt::BUFFER.to_le_bytes());
+    f.extend_from_slice(&[0, 0, 0xff, 0xff, 0xff, 0xff]);
+    let size_at = f.len();
+    f.extend_from_slice(&[0; 8]);
+    let mut cpus = Vec::new();
+    for d in &data {
+        f.resize(f.len().div_ceil(4096) * 4096, 0);
+        cpus.push((f.len() as u64, d.len() as u64));
+        f.extend_from_slice(d);
+    }
+    let size = (f.len() - size_at - 8) as u64;
+    f[size_at..size_at + 8].copy_from_slice(&size.to_le_bytes());
+    let opts = f.len() as u64;
+    let mut o = Vec::new();
+    o.extend_from_slice(&0u16.to_le_bytes());
+    o.extend_from_slice(&[0, 0, 0xff, 0xff, 0xff, 0xff]);
+    let mut body = Vec::new();
+    body.extend_from_slice(&sec.to_le_bytes());
+    body.extend_from_slice(b"\0local\0");
+    body.extend_from_slice(&4096u32.to_le_bytes());
+    body.extend_from_slice(&2u32.to_le_bytes());
+    for (c, (off, len)) in cpus.iter().enumerate() {
+        body.extend_from_slice(&(c as u32).to_le_bytes());
+        body.extend_from_slice(&off.to_le_bytes());
+        body.extend_from_slice(&len.to_le_bytes());
+    }
+    let mut opt_bytes = Vec::new();
+    opt_bytes.extend_from_slice(&write::opt::BUFFER.to_le_bytes());
+    opt_bytes.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    opt_bytes.extend_from_slice(&body);
+    opt_bytes.extend_from_slice(&[0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    o.extend_from_slice(&(opt_bytes.len() as u64).to_le_bytes());
+    o.extend_from_slice(&opt_bytes);
+    f.extend_from_slice(&o);
+    // The tail's options section ends with DONE(8) + next: patch next.
+    let tail_opts_end = tail_at + 16 + u64::from_le_bytes(tail[8..16].try_into().unwrap()) as usize;
+    f[tail_opts_end - 8..tail_opts_end].copy_from_slice(&opts.to_le_bytes());
+    let td = TraceDat::open(&f).unwrap();
+    let (all, errs) = records_and_errors(&td, td.top().unwrap());
+    assert!(errs.is_empty() && all.len() == 12, "{all:?} {errs:?}");
+    assert_eq!(td.cmdlines.as_str(), CMDLINES);
+}

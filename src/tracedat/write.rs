@@ -56,6 +56,10 @@ pub mod opt {
     /// Not trace-cmd's: kernel values some print fmts read, `name=value`
     /// lines (`kvars`), read by ftcat.
     pub const KVARS: u16 = 0x4656;
+    /// Not trace-cmd's: a section of zeros that ends where the next options
+    /// section begins (see [`super::staged_head`]). Readers skip it: no
+    /// option names it.
+    pub const FILLER: u16 = 0x4657;
 }
 
 /// How a v7 file stores its metadata sections and CPU data (v6 knows no
@@ -335,12 +339,7 @@ fn plan(b: &Buffer, start: u64, hdr: u64) -> (Vec<u64>, u64) {
 /// bytes the caller will supply for `Seg::Data { buffer: i, cpu: c }`.
 #[inline(never)]
 pub fn layout(m: &Meta) -> Vec<Seg> {
-    let mut o = Out { segs: Vec::new(), cur: Vec::new(), base: 0, be: m.big_endian };
-    o.bytes(b"\x17\x08\x44tracing");
-    o.bytes(if m.version >= 7 { b"7\0" } else { b"6\0" });
-    let long = kernel_long_size(&m.header_page).unwrap_or(m.long_size);
-    o.bytes(&[m.big_endian as u8, long]);
-    o.u32(m.page_size);
+    let mut o = file_header(m);
     if m.version >= 7 {
         layout_v7(&mut o, m);
     } else {
@@ -350,6 +349,17 @@ pub fn layout(m: &Meta) -> Vec<Seg> {
         o.segs.push(Seg::Bytes(o.cur));
     }
     o.segs
+}
+
+/// The magic, version, byte order, `long` and page size.
+fn file_header(m: &Meta) -> Out {
+    let mut o = Out { segs: Vec::new(), cur: Vec::new(), base: 0, be: m.big_endian };
+    o.bytes(b"\x17\x08\x44tracing");
+    o.bytes(if m.version >= 7 { b"7\0" } else { b"6\0" });
+    let long = kernel_long_size(&m.header_page).unwrap_or(m.long_size);
+    o.bytes(&[m.big_endian as u8, long]);
+    o.u32(m.page_size);
+    o
 }
 
 fn options(o: &mut Out, m: &Meta) {
@@ -508,6 +518,92 @@ fn layout_v7(o: &mut Out, m: &Meta) {
     let at = section(o, &mut strings, opt::STRINGS, c, &[b"strings"]);
     contents(o, c, |o| o.bytes(&strings));
     o.patch64(at, o.pos() - at - 8);
+}
+
+/// A v7 file's metadata for a receiver that writes what it gets and cannot
+/// be asked to seek back (trace-cmd's listener), when part of it is known
+/// only at the end of the recording (saved_cmdlines, the per-CPU stats,
+/// the tracer state) and the receiver must hear from the sender every few
+/// seconds meanwhile. What [`staged_head`] returns goes first: the header,
+/// the sections known at the start, an options section naming them, whose
+/// next-options link points past a FILLER section of `filler` zeros. The
+/// sender sends those zeros as it likes (a few at a time keep the receiver
+/// waiting), then [`Staged::tail`]: the options known at the end,
+/// saved_cmdlines and the strings. No CPU data: the receiver appends it
+/// (compressed, in a compressed file: trace-cmd's listener compresses as
+/// the file's header says). Sections are compressed as in [`layout`]:
+/// all but the options (and the filler).
+pub struct Staged {
+    /// The section descriptions so far.
+    strings: Vec<u8>,
+    /// Where the tail starts (the end of the filler).
+    tail_at: u64,
+    be: bool,
+    c: Compression,
+}
+
+/// The head of a staged file (see [`Staged`]): `m`'s headers, formats,
+/// kallsyms and printk formats, and its CPU count. `m.version` must be 7.
+pub fn staged_head(m: &Meta, filler: u64) -> (Vec<u8>, Staged) {
+    let c = m.compression;
+    let mut o = file_header(m);
+    let (algo, version) = c.header();
+    o.cstr(algo);
+    o.cstr(version);
+    let opts_at = o.pos();
+    o.u64(0);
+    let mut strings = Vec::new();
+    let mut refs = [0u64; SECTIONS.len() - 1];
+    for (i, r) in refs.iter_mut().enumerate() {
+        let at = section(&mut o, &mut strings, opt::HEADER_INFO + i as u16, c, &[SECTIONS[i].as_bytes()]);
+        *r = at - 8;
+        contents(&mut o, c, |o| body(o, m, i));
+        o.patch64(at, o.pos() - at - 8);
+    }
+    o.patch64(opts_at, o.pos());
+    let at = section(&mut o, &mut strings, opt::DONE, Compression::None, &[b"options"]);
+    for (i, &off) in refs.iter().enumerate() {
+        o.opt(opt::HEADER_INFO + i as u16, 8);
+        o.u64(off);
+    }
+    o.opt(opt::CPUCOUNT, 4);
+    o.u32(m.cpus);
+    o.opt(opt::DONE, 8);
+    let next_at = o.pos();
+    o.u64(0);
+    o.patch64(at, o.pos() - at - 8);
+    let at = section(&mut o, &mut strings, opt::FILLER, Compression::None, &[b"filler"]);
+    o.patch64(at, filler);
+    let tail_at = o.pos() + filler;
+    o.patch64(next_at, tail_at);
+    (o.cur, Staged { strings, tail_at, be: m.big_endian, c })
+}
+
+impl Staged {
+    /// The rest of the file after the filler: an options section with
+    /// `m.options`, then `m.cmdlines` and the strings.
+    pub fn tail(mut self, m: &Meta) -> Vec<u8> {
+        let c = self.c;
+        let mut o = Out { segs: Vec::new(), cur: Vec::new(), base: self.tail_at, be: self.be };
+        let at = section(&mut o, &mut self.strings, opt::DONE, Compression::None, &[b"options"]);
+        o.opt(opt::CMDLINES, 8);
+        let cmdlines_at = o.pos();
+        o.u64(0);
+        options(&mut o, m);
+        o.opt(opt::DONE, 8);
+        o.u64(0);
+        o.patch64(at, o.pos() - at - 8);
+        let last = SECTIONS.len() - 1;
+        o.patch64(cmdlines_at, o.pos());
+        let at = section(&mut o, &mut self.strings, opt::HEADER_INFO + last as u16, c, &[SECTIONS[last].as_bytes()]);
+        contents(&mut o, c, |o| body(o, m, last));
+        o.patch64(at, o.pos() - at - 8);
+        let at = section(&mut o, &mut self.strings, opt::STRINGS, c, &[b"strings"]);
+        let strings = self.strings;
+        contents(&mut o, c, |o| o.bytes(&strings));
+        o.patch64(at, o.pos() - at - 8);
+        o.cur
+    }
 }
 
 /// What a scan of raw ring-buffer pages found.

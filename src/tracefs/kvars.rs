@@ -45,6 +45,20 @@ pub fn read_known(top: &Tracefs, formats: &[&[u8]], kallsyms: &[u8], long: usize
     kvars::to_text(&found)
 }
 
+/// [`read_known`] for the formats, among `formats` (system, format file),
+/// of the events enabled in `rec` (its set_event): a value may take a
+/// short-lived instance of our own to read, which only an event that is
+/// recorded is worth.
+pub fn read_enabled<'a>(top: &Tracefs, rec: &Tracefs, formats: impl Iterator<Item = (&'a str, &'a [u8])>, kallsyms: &[u8], long: usize) -> alloc::string::String {
+    let on = rec.read_str("set_event").unwrap_or_default();
+    let enabled = |sys: &str, f: &[u8]| {
+        let name = core::str::from_utf8(f).ok().and_then(|t| t.lines().next()?.strip_prefix("name: "));
+        name.is_some_and(|n| on.lines().any(|l| l.split_once(':') == Some((sys, n))))
+    };
+    let fs: Vec<&[u8]> = formats.filter(|f| enabled(f.0, f.1)).map(|f| f.1).collect();
+    read_known(top, &fs, kallsyms, long)
+}
+
 /// `long` bytes of kernel memory at `addr`, in the machine's byte order.
 fn read_kcore(addr: u64, long: usize) -> Option<u64> {
     let fd = sys::open(c"/proc/kcore").ok()?;

@@ -12,7 +12,7 @@
 set -eu
 secs=${1:?usage: run.sh SECONDS [TARGET...]}
 shift
-targets=${*:-tracedat ring_page format printfmt ksyms filter argv}
+targets=${*:-tracedat ring_page format printfmt ksyms filter argv stream}
 dir=tests/fuzz
 out=target/fuzz
 
@@ -20,7 +20,7 @@ out=target/fuzz
 # foreign fixtures are 48-124 KiB), pages, texts, command lines.
 max_len() {
     case $1 in
-    tracedat) echo 131072 ;;
+    tracedat | stream) echo 131072 ;;
     ring_page) echo 16385 ;;
     ksyms) echo 16384 ;;
     *) echo 4096 ;;
