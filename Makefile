@@ -45,7 +45,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 
-.PHONY: FORCE all build test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-noeh
+.PHONY: FORCE all build full test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-noeh
 all: build
 FORCE:
 
@@ -71,6 +71,15 @@ strip_noeh = $(OBJCOPY) $(NOEH) $(1) $(1).noeh && mv -f $(1).noeh $(1)
 strip-noeh:
 	$(call strip_noeh,$(FILE))
 
+# The default build and `ftrec --compression zstd` (feature zstd-write: 44 KB
+# more than the default build's budget). The tests build with it too
+# (target/test), and the tests that write zstd run that test build's binary.
+FULL := target/full/$(TARGET)/release/ftbox
+full:
+	@sh scripts/setup.sh base
+	$(CARGO) build --release --target $(TARGET) --target-dir target/full --features zstd-write
+	$(call strip_noeh,$(FULL))
+
 bin/.links: $(BIN)
 	@mkdir -p bin
 	@for a in $(APPLETS); do ln -sf ../$(BIN) bin/$$a; done
@@ -87,7 +96,7 @@ test: build
 	@# and the test binary aborts ("failed to initiate panic") before saying
 	@# which test failed and why.
 	FTBOX_BIN=$(CURDIR)/$(BIN) CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C relocation-model=static" \
-		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast -- --test-threads=2
+		$(CARGO) test --release --target $(TARGET) --target-dir target/test --features zstd-write --no-fail-fast -- --test-threads=2
 	@$(MAKE) --no-print-directory test-cross
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@# The VM lab boots two Debian kernels under TCG (about 7 min): in CI
@@ -101,7 +110,7 @@ test: build
 QUICK_TESTS = $(foreach f,$(wildcard tests/*.rs),$(if $(filter %_live,$(basename $(notdir $(f)))),,--test $(basename $(notdir $(f)))))
 test-quick: build
 	FTBOX_NO_LIVE=1 FTBOX_BIN=$(CURDIR)/$(BIN) CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C relocation-model=static" \
-		$(CARGO) test --release --target $(TARGET) --target-dir target/test --no-fail-fast --lib --bins $(QUICK_TESTS) -- --test-threads=2
+		$(CARGO) test --release --target $(TARGET) --target-dir target/test --features zstd-write --no-fail-fast --lib --bins $(QUICK_TESTS) -- --test-threads=2
 
 # Function tracers, kprobes and the rescue-shell use on real Debian kernels
 # under QEMU (this host refuses function tracing): see scripts/vmtest.sh.
@@ -147,7 +156,7 @@ cross:
 	sh -c 'for t in $(CROSS_TARGETS); do $(CARGO) build --release --target $$t || exit 1; done'
 
 size:
-	@for f in $(BIN) $(TINY) $(foreach t,$(CROSS_TARGETS),target/$(t)/release/ftbox); do \
+	@for f in $(BIN) $(TINY) $(FULL) $(foreach t,$(CROSS_TARGETS),target/$(t)/release/ftbox); do \
 		[ -f $$f ] && printf '%8d  %s\n' $$(stat -c %s $$f) $$f || printf '%8s  %s\n' - "$$f (not built)"; \
 	done; true
 

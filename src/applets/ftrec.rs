@@ -137,7 +137,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
                 let v = p.value()?;
                 plan.compression = match Compression::by_name(&v) {
                     Some(c) => c,
-                    None if v == "zstd" => usage_err!("--compression zstd: not in this build (the board build, make tiny, leaves it out)"),
+                    None if v == "zstd" => usage_err!("--compression zstd: not in this build (cargo feature zstd-write: make full)"),
                     None => usage_err!("--compression {v}: none or zstd"),
                 }
             }
