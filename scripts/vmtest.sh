@@ -154,17 +154,20 @@ for v in $KERNELS; do
     # with the global clock; `ftctl reset` (like trace-cmd reset) sets local,
     # the documented default, and the state checks compare with the boot.
     append="console=ttyS0 quiet loglevel=5 panic=-1 mitigations=off trace_clock=local rdinit=/init ftbox.scen=$SCEN ftbox.limit=$LIMIT ${VMTEST_APPEND:-}"
+    # The stream scenario's port: a PCI UART of its own (the ISA ones share
+    # interrupts), captured byte for byte.
+    stream_port="-chardev file,id=stream,path=$d/stream.port -device pci-serial,chardev=stream"
     if [ -n "$SHELL_MODE" ]; then
         exec qemu-system-x86_64 -accel $ACCEL -cpu max -smp 2 -m 1024 -nographic -no-reboot \
             -kernel "$vmlinuz" -initrd "$INITRD" -append "$append ftbox.shell=1" \
-            -serial mon:stdio -serial file:"$d/results.raw"
+            -serial mon:stdio -serial file:"$d/results.raw" $stream_port
     fi
     log "booting $v (scenarios: $SCEN; limit ${TIMEOUT}s)"
     t0=$(date +%s)
     rc=0
     timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -accel $ACCEL -cpu max -smp 2 -m 1024 -nographic -no-reboot \
         -kernel "$vmlinuz" -initrd "$INITRD" -append "$append" \
-        -serial file:"$d/console.raw" -serial file:"$d/results.raw" -monitor none \
+        -serial file:"$d/console.raw" -serial file:"$d/results.raw" $stream_port -monitor none \
         </dev/null >"$d/qemu.log" 2>&1 &
     qpid=$!
     # Follow the guest's progress lines while it runs.
@@ -188,6 +191,7 @@ for v in $KERNELS; do
         log "$v: guest done in $((t1 - t0)) s"
     fi
     unpack "$d/results.raw" "$d"
+    sh "$VM/stream-host.sh" "$d" "$FTBOX_BIN"
     sh "$VM/check.sh" "$v" "$d" "$SCEN" || status=1
 done
 exit $status

@@ -7,7 +7,7 @@
 # PENDING, not FAIL; VMTEST_STRICT=1 makes pending checks fail too.
 set -u
 K=$1 D=$2 SCEN=$3
-ALL="rescue fg fgtail func kprobe instance record"
+ALL="rescue fg fgtail func kprobe instance record stream"
 [ "$SCEN" = all ] && SCEN=$ALL
 SCEN=$(echo "$SCEN" | tr ',' ' ')
 TAB=$(printf '\t')

@@ -172,7 +172,7 @@ info() {
     say "applets: $(tr '\n' ' ' <$S/applets)"
 }
 
-ALL="rescue fg fgtail func kprobe instance record"
+ALL="rescue fg fgtail func kprobe instance record stream"
 
 # counts FILE STYLE: records per event type, in a form both texts share, so a
 # recording can be checked against trace-cmd report where there is no kernel
@@ -185,6 +185,52 @@ counts() {
     echo "sys_enter_openat $(grep -c -F "$o" "$S/$1")"
     echo "do_sys_openat2 calls $(grep -c -F 'do_sys_openat2() {' "$S/$1")"
 }
+
+# --- Streams (scen/stream.sh in the guest, stream-host.sh on the host) ---
+
+# The serial port the guest's streams leave by: the PCI UART (qemu -device
+# pci-serial; the console and results ports are the ISA ones).
+stream_port() {
+    for _t in /sys/class/tty/ttyS*; do
+        case $(readlink "$_t/device") in */0000:*) echo "/dev/${_t##*/}"; return 0 ;; esac
+    done
+    return 1
+}
+
+# sum_of FILE: "SIZE MD5", what must arrive unchanged at the other end.
+sum_of() { echo "$(wc -c <"$1") $(md5sum <"$1" | cut -d' ' -f1)"; }
+
+# stdin_of FILE CMD…: CMD reading FILE on stdin (ftcat - then knows the
+# whole stream is there). piped FILE CMD…: the same through a pipe, as it
+# would arrive from ssh or a serial line.
+stdin_of() { _f=$1; shift; "$@" <"$_f"; }
+piped() { _f=$1; shift; cat "$_f" | "$@"; }
+
+# cut_short CMD…: succeeds when CMD (ftcat reading a stream cut short)
+# prints or saves what it can and then says the recording is cut short, with
+# exit status 1, as the README promises.
+cut_short() {
+    "$@" 2>"$S/.cut.err"
+    _rc=$?
+    cat "$S/.cut.err" >&2
+    [ "$_rc" = 1 ] && grep -q 'the recording is cut short' "$S/.cut.err"
+}
+
+# events FILE: "CPU TIMESTAMP EVENT" per record of a text of ftcat or
+# trace-cmd report: what two readers of one recording agree on whatever task
+# names each knows.
+events() {
+    awk '!/^#/ {
+        c = 0
+        for (i = 1; i < NF; i++) {
+            if (!c && $i ~ /^\[[0-9]+\]$/) c = i
+            else if (c && $i ~ /^[0-9]+\.[0-9]+:$/) { print $c, $i, $(i + 1); break }
+        }
+    }' "$S/$1"
+}
+
+# event_counts FILE: records per event type of an events list.
+event_counts() { awk '{ n[$3]++ } END { for (e in n) print e, n[e] }' "$S/$1" | sort; }
 
 lab_main() { # SCENARIOS LIMIT
     _list=$(echo "$1" | tr ',' ' ')
