@@ -127,6 +127,9 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<RecordPlan> {
                     plan.pids.push(num("-P", pid, u32::MAX.into())? as u32);
                 }
             }
+            #[cfg(not(feature = "convert"))]
+            Long("file-version") => usage_err!("--file-version: not in this build (the board build, make tiny, leaves out `convert`: ftrec -o FILE writes a stream, which `ftcat --save OUT FILE` makes a trace.dat)"),
+            #[cfg(feature = "convert")]
             Long("file-version") => {
                 plan.file_version = num("--file-version", &p.value()?, u32::MAX.into())? as u32;
                 if plan.file_version != 6 && plan.file_version != 7 {

@@ -10,10 +10,14 @@
 //! systems enabled or seen in the data) and copies the pages across with
 //! copy_file_range.
 
+#[cfg(feature = "convert")]
 use super::output::{FileAt, Output};
+#[cfg(feature = "convert")]
 use super::{os_err, Error};
 use crate::sys::write_all;
-use crate::tracedat::stream::{self, Index, Kind, Plan, Shape, Virtual};
+use crate::tracedat::stream::{self, Kind};
+#[cfg(feature = "convert")]
+use crate::tracedat::stream::{Index, Plan, Shape, Virtual};
 use crate::tracedat::write::{self, opt, Compression, Meta};
 use crate::tracefs::events::EventRef;
 use crate::tracefs::Tracefs;
@@ -215,6 +219,7 @@ pub fn write_meta(fd: &OwnedFd, kind: Kind, m: &Meta) -> core::result::Result<()
 
 /// Copy `len` bytes at `off` of `src` to the end of `out`; `punch`: punch
 /// each chunk copied out of `src`, so the disk never holds it twice.
+#[cfg(feature = "convert")]
 #[inline(never)]
 fn copy_data(src: &OwnedFd, mut off: u64, len: u64, out: &OwnedFd, punch: bool) -> core::result::Result<(), Errno> {
     let end = off + len;
@@ -267,6 +272,7 @@ pub struct CpuSummary {
 /// The stream in the output file becomes a trace.dat of `version` stored
 /// as `compression` says, keeping the newest `keep` bytes per CPU.
 /// Err(None): no room for the copy, the stream stays.
+#[cfg(feature = "convert")]
 #[inline(never)]
 pub fn convert(out: &Output, version: u32, compression: Compression, keep: Option<u64>) -> core::result::Result<Vec<CpuSummary>, Option<Error>> {
     let err = |e: crate::tracedat::Error| Some(Error::new(format!("{}: {e}", out.path)));

@@ -491,27 +491,44 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
             bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
         }
     }
-    let sums = if out.is_file() {
-        match assemble::convert(out, plan.file_version, plan.compression, keep) {
-            Ok(s) => s,
-            Err(Some(e)) => return Err(e),
-            Err(None) => bail!("{}: no room beside it for the trace.dat: it stays a stream, which ftcat reads (ftcat --save converts it)", out.path),
+    let (sums, converted) = match convert(out, plan, keep)? {
+        Some(s) => (s, true),
+        None => {
+            let mut v = Vec::new();
+            for (cpu, o) in outcomes.iter().enumerate() {
+                v.push(assemble::CpuSummary { cpu: cpu as u32, bytes: o.bytes, stats: None, compressed: None });
+            }
+            (v, false)
         }
-    } else {
-        let mut v = Vec::new();
-        for (cpu, o) in outcomes.iter().enumerate() {
-            v.push(assemble::CpuSummary { cpu: cpu as u32, bytes: o.bytes, stats: None, compressed: None });
-        }
-        v
     };
     if !plan.quiet {
-        assemble::summary(name, &ending.stats, &sums, out.is_file());
+        assemble::summary(name, &ending.stats, &sums, converted);
+        if out.is_file() && !converted {
+            sys::eprintln(format_args!("{0}: a stream, read by ftcat; `ftcat --save OUT {0}` makes a trace.dat", out.path));
+        }
     }
     traced(plan, signals);
     if let Some(e) = err {
         bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
     Ok(finished(child, restored))
+}
+
+/// The output file's stream made a trace.dat, and each CPU's share of it;
+/// None: it stays the stream (stdout, or a build without `convert`, where
+/// a board's small disk need not hold the recording twice).
+fn convert(out: &Output, plan: &RecordPlan, keep: Option<u64>) -> Result<Option<Vec<assemble::CpuSummary>>> {
+    #[cfg(feature = "convert")]
+    if out.is_file() {
+        return match assemble::convert(out, plan.file_version, plan.compression, keep) {
+            Ok(s) => Ok(Some(s)),
+            Err(Some(e)) => Err(e),
+            Err(None) => bail!("{}: no room beside it for the trace.dat: it stays a stream, which ftcat reads (ftcat --save converts it)", out.path),
+        };
+    }
+    #[cfg(not(feature = "convert"))]
+    let _ = (out, plan, keep);
+    Ok(None)
 }
 
 /// "Traced: ..." after the summary of a recording with a command.

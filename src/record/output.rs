@@ -11,6 +11,7 @@
 use super::{bail, os_err, Result};
 use crate::sys;
 use crate::tracedat::{IoError, ReadAt};
+#[cfg(feature = "convert")]
 use alloc::ffi::CString;
 use alloc::format;
 use alloc::string::String;
@@ -80,6 +81,8 @@ impl Output {
         let d = split(path).0;
         let dir = sys::open_dir(d).map_err(|e| os_err(d, e))?;
         let out = Output { fd, dir: Some(dir), path: String::from(path), created, started: Cell::new(false), readable: Cell::new(false) };
+        // The trace.dat is made beside it at the end: fail now, not then.
+        #[cfg(feature = "convert")]
         match out.temp() {
             Ok((f, name)) => {
                 drop(f);
@@ -117,6 +120,7 @@ impl Output {
 
     /// A new file beside the output, for the trace.dat: a fresh
     /// O_EXCL|O_NOFOLLOW name (renamed over the output when complete).
+    #[cfg(feature = "convert")]
     #[inline(never)]
     pub fn temp(&self) -> Result<(OwnedFd, CString)> {
         const TEMP: &str = "creating a file beside the output";
@@ -135,12 +139,14 @@ impl Output {
         bail!("{TEMP}: too many leftovers")
     }
 
+    #[cfg(feature = "convert")]
     pub fn remove_temp(&self, name: &CString) {
         if let Some(dir) = &self.dir {
             let _ = rustix::fs::unlinkat(dir, &**name, rustix::fs::AtFlags::empty());
         }
     }
 
+    #[cfg(feature = "convert")]
     /// The finished trace.dat `name` takes the output's place.
     pub fn replace_with(&self, name: &CString) -> Result<()> {
         let Some(dir) = &self.dir else { return Ok(()) };

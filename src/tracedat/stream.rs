@@ -322,6 +322,7 @@ fn add_formats(m: &mut Meta, td: &TraceDat, keep: impl Fn(&str) -> bool) {
     }
 }
 
+#[cfg(any(feature = "convert", feature = "stream-pipe"))]
 /// The `ID:` of a format text.
 fn format_id(text: &str) -> Option<u16> {
     text.lines().find_map(|l| l.strip_prefix("ID:")).and_then(|v| v.trim().parse().ok())
@@ -406,26 +407,15 @@ impl Plan {
                 o.push((opt::SAVED_TGIDS, t.as_bytes().to_vec()));
             }
         }
-        let mut stats = Vec::new();
-        if shape.used_formats {
-            let ids;
-            (ids, stats) = used_ids(src, &cpus, idx.page_size as usize, td.kernel_long_size() as usize, m.big_endian);
-            let mut used = Meta { systems: Vec::new(), ftrace_formats: Vec::new(), ..meta_shell(&m) };
-            if let Some(l) = &late {
-                add_formats(&mut used, l, |_| true);
-            }
-            // The systems with an event in the data (found once, not per format).
-            let mut seen: Vec<&str> = Vec::new();
-            for f in &td.formats {
-                if !seen.contains(&f.system.as_str()) && format_id(&f.text).is_some_and(|id| ids.binary_search(&id).is_ok()) {
-                    seen.push(&f.system);
-                }
-            }
-            add_formats(&mut used, &td, |sys| seen.contains(&sys));
-            used.systems.sort_by(|a, b| a.0.cmp(&b.0));
-            m.systems = used.systems;
-            m.ftrace_formats = used.ftrace_formats;
-        }
+        // Only a trace.dat written out (ftrec's, ftcat --save's) drops the
+        // formats nothing used; ftcat reading a stream keeps them all.
+        #[cfg(any(feature = "convert", feature = "stream-pipe"))]
+        let stats = if shape.used_formats { keep_used_formats(src, &cpus, idx, &td, late.as_ref(), &mut m) } else { Vec::new() };
+        #[cfg(not(any(feature = "convert", feature = "stream-pipe")))]
+        let stats = {
+            let _ = src;
+            Vec::new()
+        };
         let top = cpus.iter().map(|c| c.0 as usize + 1).max().unwrap_or(0);
         m.cpus = (m.cpus as usize).max(top).min(MAX_CPUS) as u32;
         Ok(Plan { meta: m, name, clock, page_size: idx.page_size, cpus, stats })
@@ -483,6 +473,30 @@ impl<'s> Virtual<'s> {
     }
 }
 
+/// Keep in `m` only the formats of the systems LATE lists and of those
+/// with an event in the pages of `cpus`; what each CPU's pages hold.
+#[cfg(any(feature = "convert", feature = "stream-pipe"))]
+fn keep_used_formats(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], idx: &Index, td: &TraceDat, late: Option<&TraceDat>, m: &mut Meta) -> Vec<(u32, PageStats)> {
+    let (ids, stats) = used_ids(src, cpus, idx.page_size as usize, td.kernel_long_size() as usize, m.big_endian);
+    let mut used = Meta { systems: Vec::new(), ftrace_formats: Vec::new(), ..meta_shell(m) };
+    if let Some(l) = late {
+        add_formats(&mut used, l, |_| true);
+    }
+    // The systems with an event in the data (found once, not per format).
+    let mut seen: Vec<&str> = Vec::new();
+    for f in &td.formats {
+        if !seen.contains(&f.system.as_str()) && format_id(&f.text).is_some_and(|id| ids.binary_search(&id).is_ok()) {
+            seen.push(&f.system);
+        }
+    }
+    add_formats(&mut used, td, |sys| seen.contains(&sys));
+    used.systems.sort_by(|a, b| a.0.cmp(&b.0));
+    m.systems = used.systems;
+    m.ftrace_formats = used.ftrace_formats;
+    stats
+}
+
+#[cfg(any(feature = "convert", feature = "stream-pipe"))]
 /// A Meta with `m`'s scalars and nothing else (for collecting formats).
 fn meta_shell(m: &Meta) -> Meta {
     Meta {
@@ -504,6 +518,7 @@ fn meta_shell(m: &Meta) -> Meta {
     }
 }
 
+#[cfg(any(feature = "convert", feature = "stream-pipe"))]
 /// The event ids that occur in the pages of `cpus`, sorted, and what each
 /// CPU's pages hold.
 fn used_ids(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], ps: usize, long: usize, be: bool) -> (Vec<u16>, Vec<(u32, PageStats)>) {

@@ -340,11 +340,15 @@ fn plan(b: &Buffer, start: u64, hdr: u64) -> (Vec<u64>, u64) {
 #[inline(never)]
 pub fn layout(m: &Meta) -> Vec<Seg> {
     let mut o = file_header(m);
-    if m.version >= 7 {
-        layout_v7(&mut o, m);
-    } else {
+    // (v6 is written only by ftrec --file-version 6, or -N to an old listener.)
+    #[cfg(any(feature = "convert", feature = "net", test))]
+    if m.version < 7 {
         layout_v6(&mut o, m);
+    } else {
+        layout_v7(&mut o, m);
     }
+    #[cfg(not(any(feature = "convert", feature = "net", test)))]
+    layout_v7(&mut o, m);
     if !o.cur.is_empty() {
         o.segs.push(Seg::Bytes(o.cur));
     }
@@ -369,6 +373,7 @@ fn options(o: &mut Out, m: &Meta) {
     }
 }
 
+#[cfg(any(feature = "convert", feature = "net", test))]
 #[inline(never)]
 fn layout_v6(o: &mut Out, m: &Meta) {
     for i in 0..SECTIONS.len() {
