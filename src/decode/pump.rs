@@ -114,7 +114,7 @@ impl Sink<'_, '_> {
         let cpu = cpu & TAG_MASK;
         let c = self.stats.cpu(cpu);
         match count {
-            Some(n) => c.lost += n,
+            Some(n) => c.lost = c.lost.saturating_add(n),
             None => c.unknown_losses += 1,
         }
         let shown = self.select.cpu(cpu);

@@ -61,9 +61,9 @@ impl Output for StatText<'_, '_> {
         // (A failed write shows in the writer, which the pump checks: no
         // `?` at each one.)
         let _ = o.write_str("CPU      records         lost\n");
-        let mut lost = 0;
+        let mut lost: u64 = 0;
         for (cpu, c) in s.cpus.iter().enumerate() {
-            lost += c.lost;
+            lost = lost.saturating_add(c.lost);
             let _ = write!(o, "{:>3} {:>12} {:>12}", cpu, c.records, c.lost);
             if c.unknown_losses > 0 {
                 let _ = write!(o, " (+{} losses of unknown size)", c.unknown_losses);

@@ -179,7 +179,7 @@ impl Output for Profile<'_> {
     fn lost(&mut self, _cpu: u32, count: Option<u64>, shown: bool) {
         if shown {
             match count {
-                Some(n) => self.report.lost += n,
+                Some(n) => self.report.lost = self.report.lost.saturating_add(n),
                 None => self.report.lost_unknown += 1,
             }
         }
