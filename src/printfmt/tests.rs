@@ -243,6 +243,7 @@ fn jiffies_and_mc_event() {
 /// libtraceevent's reading of fields: unsigned, 64 bits wide, whatever
 /// the field's sign (kvm_userspace_exit's `errno` of -4 is not `< 0`;
 /// kvm_pvclock_update's `s8 tsc_shift` of -1 prints 255).
+#[cfg(feature = "trace-cmd-style")]
 #[test]
 fn tep_reads_fields_unsigned() {
     let ev = event(
