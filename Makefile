@@ -32,16 +32,14 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 # merge-functions pass already merges them).
 #
 # LLVM's machine outliner (on by default for AArch64 -Oz in clang, opt-in on
-# x86_64) moves repeated instruction sequences into shared functions:
-# -22 KB (measured with std), core and alloc included since fat LTO
-# codegens them with our code. Its known weak spot, CFI for outlined code,
-# does not matter with no unwind tables. It also outlines pieces of hot
-# loops (a call per hex digit of kallsyms): without it ftcat decodes 25-40%
-# faster, for 12 KB that the default build (518 KB with it, every feature
-# in) does not have under its 512 KiB budget.
+# x86_64) moves repeated instruction sequences into shared functions, core
+# and alloc included since fat LTO codegens them with our code; its known
+# weak spot, CFI for outlined code, does not matter with no unwind tables.
+# The board build (make tiny, below) uses it. This one does not: it also
+# outlines pieces of hot loops (a call per hex digit of kallsyms), and
+# without it ftcat decodes 25-40% faster, for 12 KB.
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
-export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static -C link-arg=--no-eh-frame-hdr -C link-arg=--icf=all \
-	-C llvm-args=-enable-machine-outliner=always
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static -C link-arg=--no-eh-frame-hdr -C link-arg=--icf=all
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
 

@@ -69,17 +69,16 @@ run_ftrec() { # name extra-args...
 	f=$(printf %s "$name" | tr -c 'A-Za-z0-9' _)
 	out="$W/$f.dat"
 	# --private: ftrec makes and removes its own instance; stats come from its summary.
+	dest=$out to=/dev/null
 	if [ -n "${PIPE_TO:-}" ]; then
 		# -o -: the stream goes through a FIFO to the reader $PIPE_TO, on the
 		# recorder's CPU (as ssh or nc would be on a board).
 		rm -f "$W/fifo"; mkfifo "$W/fifo"
 		taskset -c 1 sh -c "$PIPE_TO" < "$W/fifo" > "$out" &
-		taskset -c 1 ${TIME:+$TIME -f "%U %S" -o "$W/$f.time"} "$FTREC" --private -b 4096 \
-			-e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid "$@" -o - > "$W/fifo" 2> "$W/$f.err" &
-	else
-		taskset -c 1 ${TIME:+$TIME -f "%U %S" -o "$W/$f.time"} "$FTREC" --private -b 4096 \
-			-e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid "$@" -o "$out" 2> "$W/$f.err" &
+		dest=- to=$W/fifo
 	fi
+	taskset -c 1 ${TIME:+$TIME -f "%U %S" -o "$W/$f.time"} "$FTREC" --private -b 4096 \
+		-e syscalls:sys_enter_getppid -e syscalls:sys_exit_getppid "$@" -o "$dest" > "$to" 2> "$W/$f.err" &
 	pid=$!
 	sleep 1
 	# $pid is /usr/bin/time (or ftrec itself); its readers are ftrec's children.
