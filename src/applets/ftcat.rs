@@ -15,8 +15,8 @@ use crate::export::output::{export, Extra, Format};
 use crate::merge::Merge;
 use crate::sys::{self, Errno};
 #[cfg(feature = "stream-pipe")]
-use crate::tracedat::stream::Demux;
-use crate::tracedat::stream::{Index, Shape, Virtual};
+use crate::tracedat::stream::{Demux, Shape, Virtual};
+use crate::tracedat::stream::{InPlace, Index};
 use crate::tracedat::TraceDat;
 #[cfg(feature = "stream-pipe")]
 use alloc::rc::Rc;
@@ -369,21 +369,21 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
         };
         return decode_file(a, &td, path, to);
     }
-    // A stream read at random: the trace.dat it stands for.
-    let ra = input.read_at();
-    let (idx, v) = match stream_file(ra, input.len(), &Shape { version: 7, keep: None, used_formats: false }) {
-        Ok(x) => x,
+    // A stream read at random: its pages where they lie.
+    let stream = match Index::read(input.read_at(), input.len()) {
+        Ok(idx) => InPlace::new(input.read_at(), idx),
         Err(e) => fail!("{}: {}", path, e),
     };
-    let td = match TraceDat::open(&v) {
+    let td = match stream.open() {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
     };
     let res = decode_file(a, &td, path, to);
-    cut_short(path, idx.cut)?;
+    cut_short(path, stream.cut)?;
     res
 }
 
+#[cfg(feature = "stream-pipe")]
 /// The index of a stream in `ra` and the trace.dat it stands for.
 fn stream_file<'r>(ra: &'r dyn crate::tracedat::ReadAt, len: u64, shape: &Shape) -> core::result::Result<(Index, Virtual<'r>), crate::tracedat::Error> {
     let idx = Index::read(ra, len)?;

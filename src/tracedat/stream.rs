@@ -30,7 +30,7 @@
 //! it arrives, for the merge.
 
 use super::write::{self, opt, Meta, PageStats, Seg};
-use super::{Error, IoError, ReadAt, Reason, TraceDat};
+use super::{Buffer, CpuData, Error, IoError, ReadAt, Reason, TraceDat};
 #[cfg(feature = "stream-pipe")]
 use crate::merge::{Fill, PageSource};
 #[cfg(feature = "stream-pipe")]
@@ -255,6 +255,75 @@ enum Piece {
     Run { off: u64, len: u64 },
 }
 
+/// A stream file read in place, as ftcat prints it: META's trace.dat
+/// (its CPU table filled in from the index) with LATE's parts over it, and
+/// each CPU's pages read where they lie in the stream. Unlike [`Virtual`],
+/// nothing is laid out again: the board build reads its own recordings
+/// with no trace.dat writer in it.
+pub struct InPlace<'s> {
+    /// META's bytes, then each CPU's runs in turn (CPU order).
+    view: Virtual<'s>,
+    late: Option<Vec<u8>>,
+    page_size: u32,
+    /// (CPU, where its pages start in `view`, their length), by CPU.
+    cpus: Vec<CpuData>,
+    /// Why the stream ends early (see [`Index::cut`]).
+    pub cut: Option<Error>,
+}
+
+impl<'s> InPlace<'s> {
+    pub fn new(src: &'s dyn ReadAt, idx: Index) -> InPlace<'s> {
+        let Index { meta, late, page_size, cpus: mut runs, cut } = idx;
+        crate::sort::sort_by_key(&mut runs, |c| u64::from(c.0));
+        let mut at = meta.len() as u64;
+        let mut pieces = alloc::vec![(0, Piece::Bytes(meta))];
+        let mut cpus = Vec::new();
+        for (cpu, runs) in runs {
+            let offset = at;
+            for (off, len) in runs {
+                pieces.push((at, Piece::Run { off, len }));
+                at += len;
+            }
+            cpus.push(CpuData { cpu, offset, size: at - offset });
+        }
+        InPlace { view: Virtual { src, pieces, len: at, stats: Vec::new() }, late, page_size, cpus, cut }
+    }
+
+    /// The recording: what [`Virtual::new`] would lay out, read without
+    /// the copy (the same metadata, the same records).
+    pub fn open(&self) -> Result<TraceDat<'_>, Error> {
+        let mut td = TraceDat::open(&self.view)?;
+        let ps = self.page_size;
+        td.page_size = ps;
+        // META names the one buffer recorded; its CPU table is the index's.
+        td.buffers.truncate(1);
+        if td.buffers.is_empty() {
+            td.buffers.push(Buffer { name: String::new(), clock: Some(String::from("local")), page_size: ps, compressed: false, latency: false, text_at: 0, cpus: Vec::new() });
+        }
+        let b = &mut td.buffers[0];
+        (b.page_size, b.compressed, b.latency) = (ps, false, false);
+        b.cpus.clone_from(&self.cpus);
+        let top = self.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
+        let o = &mut td.options;
+        o.cpu_count = Some(o.cpu_count.unwrap_or(0).max(top).min(MAX_CPUS as u32));
+        let Some(late) = &self.late else { return Ok(td) };
+        // LATE's parts replace META's where they are not empty.
+        let l = TraceDat::open(late)?;
+        if !l.cmdlines.is_empty() {
+            td.cmdlines = l.cmdlines;
+        }
+        if td.kallsyms.is_empty() {
+            td.kallsyms = l.kallsyms;
+        }
+        let o = &mut td.options;
+        if l.options.trace_clock.is_some() {
+            o.trace_clock = l.options.trace_clock;
+        }
+        (o.cpustat, o.state, o.tgids) = (l.options.cpustat, l.options.state, l.options.tgids);
+        Ok(td)
+    }
+}
+
 /// The trace.dat a stream stands for, read through [`ReadAt`]: metadata
 /// built in memory, CPU data read from the stream where it lies.
 pub struct Virtual<'s> {
@@ -363,7 +432,7 @@ impl Plan {
         };
         // Each CPU's runs, the oldest dropped past the keep limit.
         let mut cpus: Vec<(u32, Vec<(u64, u64)>)> = idx.cpus.clone();
-        cpus.sort_by_key(|c| c.0);
+        crate::sort::sort_by_key(&mut cpus, |c| u64::from(c.0));
         if let Some(keep) = shape.keep {
             for (_, runs) in cpus.iter_mut() {
                 let mut total: u64 = runs.iter().map(|r| r.1).sum();
@@ -1008,6 +1077,26 @@ mod tests {
         let td = TraceDat::open(&file).unwrap();
         assert_eq!(td.compression, "zstd");
         assert_eq!(records(&td), records(&TraceDat::open(&Virtual::new(&s, &idx, &shape()).unwrap()).unwrap()));
+    }
+
+    /// Read in place, a stream prints what its trace.dat prints: the same
+    /// metadata and records, whole or cut anywhere.
+    #[test]
+    fn in_place_reads_what_the_trace_dat_holds() {
+        let s = small_stream();
+        let shape = Shape { used_formats: false, ..shape() };
+        for n in [s.len(), s.len() - 1, s.len() - 200, s.len() / 2] {
+            let cut = &s[..n].to_vec();
+            let Ok(idx) = Index::read(cut, n as u64) else { continue };
+            let v = Virtual::new(cut, &idx, &shape).unwrap();
+            let want = TraceDat::open(&v).unwrap();
+            let p = InPlace::new(cut, idx);
+            let got = p.open().unwrap();
+            assert_eq!(records(&got), records(&want), "{n}");
+            assert_eq!((&got.cmdlines, &got.kallsyms, &got.options, &got.buffers[0].page_size), (&want.cmdlines, &want.kallsyms, &want.options, &want.buffers[0].page_size), "{n}");
+            assert_eq!(got.buffers[0].cpus.iter().map(|c| (c.cpu, c.size)).collect::<Vec<_>>(), want.buffers[0].cpus.iter().map(|c| (c.cpu, c.size)).collect::<Vec<_>>());
+            assert_eq!((got.formats.len(), got.page_size, p.cut.is_none()), (want.formats.len(), want.page_size, n == s.len()));
+        }
     }
 
     /// The fuzz target's seeds (tests/fuzz/seeds/stream): `cargo test --lib

@@ -1,12 +1,12 @@
-//! A stream (`ftrec -o -`) from bytes: index it and print the trace.dat it
-//! stands for, as ftcat prints a stream file; read it as it would arrive on
+//! A stream (`ftrec -o -`) from bytes: index it and print it read in
+//! place, as ftcat prints a stream file; read it as it would arrive on
 //! a pipe, through the demux and the merge; and lay it out as `ftcat
 //! --save` does (formats of the events that occur, v6 and v7).
 #![no_main]
 
 use ftbox::decode::{self, DecodeOptions, Host, Recording};
 use ftbox::merge::Merge;
-use ftbox::tracedat::stream::{Demux, Index, Pipe, Shape, Virtual};
+use ftbox::tracedat::stream::{Demux, InPlace, Index, Pipe, Shape, Virtual};
 use ftbox::tracedat::{IoError, ReadAt, TraceDat};
 use ftbox_fuzz::Sink;
 use libfuzzer_sys::fuzz_target;
@@ -32,7 +32,7 @@ impl Pipe for Bytes {
 fuzz_target!(|data: &[u8]| {
     let file = data.to_vec();
     if let Ok(idx) = Index::read(&file, file.len() as u64) {
-        for shape in [Shape { version: 7, keep: None, used_formats: false }, Shape { version: 6, keep: Some(4096), used_formats: true }] {
+        for shape in [Shape { version: 7, keep: None, used_formats: true }, Shape { version: 6, keep: Some(4096), used_formats: true }] {
             let Ok(v) = Virtual::new(&file, &idx, &shape) else { continue };
             // Every byte of the view reads (what --save copies).
             let mut buf = vec![0u8; 4096];
@@ -46,6 +46,10 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(td) = TraceDat::open(&v) {
                 let _ = decode::print_file(&td, "fuzz.stream", &DecodeOptions::default(), &mut Sink::default(), &mut Quiet, &mut |_| {});
             }
+        }
+        let p = InPlace::new(&file, idx);
+        if let Ok(td) = p.open() {
+            let _ = decode::print_file(&td, "fuzz.stream", &DecodeOptions::default(), &mut Sink::default(), &mut Quiet, &mut |_| {});
         }
     }
     let Ok((demux, meta)) = Demux::open(Box::new(Bytes(file, 0))) else { return };
