@@ -119,7 +119,7 @@ pub fn warn(a: fmt::Arguments<'_>) {
 /// Run an applet body and turn its result into an exit status. `applet`
 /// is the applet's name in `APPLETS`: from here on `applet()` and `warn`
 /// use it.
-pub fn run(applet: &'static str, usage: &str, body: impl FnOnce() -> Result<()>) -> i32 {
+pub fn run(applet: &'static str, usage: &[&str], body: impl FnOnce() -> Result<()>) -> i32 {
     if let Some(i) = APPLETS.iter().position(|a| a.name == applet) {
         RUNNING.store(i, Ordering::Relaxed);
     }
@@ -128,7 +128,7 @@ pub fn run(applet: &'static str, usage: &str, body: impl FnOnce() -> Result<()>)
 
 /// The non-generic half of `run`: one copy for all applets.
 #[inline(never)]
-fn finish(usage: &str, r: Result<()>) -> i32 {
+fn finish(usage: &[&str], r: Result<()>) -> i32 {
     let applet = applet();
     let e = match r {
         Ok(()) => return 0,
@@ -138,7 +138,7 @@ fn finish(usage: &str, r: Result<()>) -> i32 {
         Kind::Exit(c) => *c,
         Kind::Io(Errno::PIPE) => 0,
         Kind::Usage(m) => {
-            let first = usage.lines().next().unwrap_or("");
+            let first = usage.first().and_then(|u| u.lines().next()).unwrap_or("");
             sys::eprintln(format_args!("{applet}: {m}\n{first}\nTry '{applet} --help' for more information."));
             2
         }
@@ -149,9 +149,9 @@ fn finish(usage: &str, r: Result<()>) -> i32 {
     }
 }
 
-/// Print usage to stdout for `-h/--help`.
-pub fn help(usage: &str) -> Result<()> {
-    say(usage)?;
+/// Print usage (its rows) to stdout for `-h/--help`.
+pub fn help(usage: &[&str]) -> Result<()> {
+    say(&usage.concat())?;
     Err(Error::Exit(0))
 }
 
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn prefix_is_the_running_applet() {
-        assert_eq!(run("ftctl", "Usage: ftctl", || Err(Error::Exit(3))), 3);
+        assert_eq!(run("ftctl", &["Usage: ftctl"], || Err(Error::Exit(3))), 3);
         assert_eq!(applet(), "ftctl");
     }
 }

@@ -30,12 +30,15 @@ mod profile;
 #[cfg(feature = "profile")]
 use profile::{check_profile, run_profile, ProfileArgs};
 
-const USAGE: &str = "\
+/// --help, a row per option (or group): a row is built in only with the
+/// option it describes, so the board build lists what it has.
+const USAGE: &[&str] = &[
+    "\
 Usage: ftcat [OPTIONS] [FILE]
 
 Print a recording (FILE, default trace.dat; - for stdin) as the kernel's
 own `trace` file would print it. FILE may be a trace.dat or a stream from
-`ftrec -o -` (printed as it arrives on a pipe; a cut one up to the cut).
+`ftrec -o -` (a cut one up to the cut).
 
   -c, --cpu LIST     only these CPUs (0,2-3)
   -e GLOB            only events whose name, SYSTEM:NAME or system matches
@@ -54,33 +57,51 @@ own `trace` file would print it. FILE may be a trace.dat or a stream from
       --stat         records per event and CPU, lost events, time span,
                      records the print fmt interpreter could not format
   -R, --raw          every field as name=value (`-O fields`, and ftrace's own records too)
-  -F 'SYS/EVENT: EXPR'  only these events, where EXPR holds (==, !=, <, >,
+",
+    #[cfg(feature = "expr-filter")]
+    "  -F 'SYS/EVENT: EXPR'  only these events, where EXPR holds (==, !=, <, >,
                      &, =~ regex, ~ glob, &&, ||, !, COMM; repeatable)
-      --max-depth N  function_graph: hide calls N deep and deeper
+",
+    "      --max-depth N  function_graph: hide calls N deep and deeper
       --graph FUNC   function_graph: only the calls under FUNC
-      --style S      kernel (default); trace-cmd: as `trace-cmd report`
+",
+    #[cfg(feature = "trace-cmd-style")]
+    "      --style S      kernel (default); trace-cmd: as `trace-cmd report`
                      3.3+ prints (flags column); trace-cmd-3.1: as 3.1/3.2;
                      then -t (ns timestamps), -l (latency columns),
                      -O [fgraph:]tailprint|retval-dec|retval-hex|
                      retval-skip|depth, -O [ftrace:]parent|indent=0|offset,
                      --stat, --first-event, --last-event as trace-cmd's
-      --live         read the live buffers' trace_pipe_raw (consuming)
+",
+    "      --live         read the live buffers' trace_pipe_raw (consuming)
   -B INSTANCE        the instance's buffers (live, or a buffer of FILE;
                      without -B: FILE's top buffer, or if it is empty the
                      first buffer with data)
       --once         with --live: stop when the buffers are empty
-      --export F     the records (after every filter above) as F: perfetto
+",
+    #[cfg(feature = "export")]
+    "      --export F     the records (after every filter above) as F: perfetto
                      (a Perfetto trace; perfetto-compact: sched_switch and
                      sched_waking as compact_sched) or jsonl (one JSON
                      object a record)
-      --profile      where the time went, per function, syscall, task, CPU,
+",
+    #[cfg(feature = "profile")]
+    "      --profile      where the time went, per function, syscall, task, CPU,
                      irq, event (--hist: histograms; --export jsonl)
       --compare BASE[,BASE...] NEW[,NEW...]  their profiles side by side
                      (--min-change PCT, default 5; -v: every metric)
-      --save OUT     write FILE (a stream, or a trace.dat) to OUT as a
+",
+    #[cfg(feature = "stream-pipe")]
+    "      --save OUT     write FILE (a stream, or a trace.dat) to OUT as a
                      trace.dat for trace-cmd and KernelShark (- is stdout)
-  -h, --help         this help
-";
+",
+    "  -h, --help         this help
+",
+    #[cfg(feature = "stream-pipe")]
+    "
+A stream on a pipe (ftcat -) is printed as it arrives.
+",
+];
 
 pub fn main(args: Vec<Vec<u8>>) -> i32 {
     cli::run("ftcat", USAGE, || run(parse_args(args)?))

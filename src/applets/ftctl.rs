@@ -244,7 +244,7 @@ pub fn parse_args(args: Vec<Vec<u8>>) -> Result<Args> {
     let mut p = argv::Parser::from_args(args);
     while let Some(arg) = p.next()? {
         match arg {
-            Short('h') | Long("help") => return cli::help(&usage()).map(|()| a),
+            Short('h') | Long("help") => return cli::help(&[&usage()]).map(|()| a),
             Short('B') | Long("instance") => {
                 a.instance = Some(p.value()?);
                 continue;
@@ -321,7 +321,7 @@ impl Ctx {
 }
 
 pub fn main(args: Vec<Vec<u8>>) -> i32 {
-    cli::run("ftctl", HEAD, || dispatch(&parse_args(args)?))
+    cli::run("ftctl", &[HEAD], || dispatch(&parse_args(args)?))
 }
 
 /// Check the verb's arguments, open tracefs, run the verb.

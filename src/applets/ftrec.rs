@@ -11,7 +11,10 @@ use crate::usage_err;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-const USAGE: &str = "\
+/// --help, a row per option (or group): a row is built in only with the
+/// option it describes, so the board build lists what it has.
+const USAGE: &[&str] = &[
+    "\
 Usage: ftrec [OPTIONS] [--] [COMMAND [ARGS...]]
        ftrec extract [-o FILE] [-B INSTANCE]
 
@@ -35,14 +38,20 @@ or -d. Every setting changed is put back on exit. A recording cut short
   -o FILE           output (default trace.dat); - streams to stdout (for
                     ftcat -, or ftcat --save FILE -); COMMAND's stdout
                     then goes to stderr
-  -N HOST:PORT      send to `trace-cmd listen -p PORT` on HOST (an IPv4 address)
-  --file-version N  6 or 7 (default 7)
-  --compression ALG v7's sections and data: none (default) or zstd
+",
+    #[cfg(feature = "net")]
+    "  -N HOST:PORT      send to `trace-cmd listen -p PORT` on HOST (an IPv4 address)
+",
+    #[cfg(feature = "convert")]
+    "  --file-version N  6 or 7 (default 7)
+",
+    "  --compression ALG v7's sections and data: none (default) or zstd
   -d SECONDS        stop after this long     -m KB     keep the newest KB per CPU
   --no-splice       read() instead of splice
   -q                quiet: no per-CPU summary
   -h, --help        this help
-";
+",
+];
 
 /// A number option's value, at most `max`.
 #[inline(never)]
