@@ -169,6 +169,7 @@ impl Index {
     /// Index the stream in `src` (`size` bytes). An error only when there
     /// is nothing to read (no head, no whole META); a stream that ends
     /// early says so in `cut`.
+    #[inline(never)]
     pub fn read(src: &dyn ReadAt, size: u64) -> Result<Index, Error> {
         let mut h = [0u8; HEAD_LEN];
         if !read_exact(src, 0, &mut h)? || !is_stream(&h) {
@@ -272,6 +273,7 @@ pub struct InPlace<'s> {
 }
 
 impl<'s> InPlace<'s> {
+    #[inline(never)]
     pub fn new(src: &'s dyn ReadAt, idx: Index) -> InPlace<'s> {
         let Index { meta, late, page_size, cpus: mut runs, cut } = idx;
         crate::sort::sort_by_key(&mut runs, |c| u64::from(c.0));
@@ -291,6 +293,7 @@ impl<'s> InPlace<'s> {
 
     /// The recording: what [`Virtual::new`] would lay out, read without
     /// the copy (the same metadata, the same records).
+    #[inline(never)]
     pub fn open(&self) -> Result<TraceDat<'_>, Error> {
         let mut td = TraceDat::open(&self.view)?;
         let ps = self.page_size;
