@@ -371,7 +371,7 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
     let path = a.file.as_deref().unwrap_or("trace.dat");
     let mut input = source::Input::open(path).map_err(Error::Fail)?;
     // trace-cmd's file summaries need the whole recording.
-    if a.decode.style == Style::TraceCmd && (a.decode.stat || a.decode.first_event || a.decode.last_event) {
+    if a.decode.trace_cmd() && (a.decode.stat || a.decode.first_event || a.decode.last_event) {
         input = input.whole(path).map_err(Error::Fail)?;
     }
     // (Without stream-pipe, the board build: a piped stream is read whole.)

@@ -106,8 +106,10 @@ pub struct DecodeOptions {
 }
 
 impl DecodeOptions {
-    fn trace_cmd(&self) -> bool {
-        matches!(self.style, Style::TraceCmd | Style::TraceCmd31)
+    /// One of trace-cmd's styles (never in a build without them: their
+    /// summaries and printers are left out with them).
+    pub fn trace_cmd(&self) -> bool {
+        cfg!(feature = "trace-cmd-style") && matches!(self.style, Style::TraceCmd | Style::TraceCmd31)
     }
 }
 
