@@ -231,3 +231,18 @@ fn options_that_do_not_go_together() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent.dat"));
 }
+
+/// A stream file (`ftrec -o -`) profiles as what it holds; a cut one
+/// prints the profile of everything before the cut, then fails saying so.
+#[test]
+fn a_stream_file_profiles_up_to_its_cut() {
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz/seeds/stream");
+    let whole = seeds.join("whole");
+    let p = profile(whole.to_str().unwrap(), &[]);
+    assert_eq!(p.get("events.t:ev.count"), Some(&12.0), "{p:?}");
+    let o = run(&["--profile", seeds.join("no-late").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cut short"), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("12 records"));
+}

@@ -151,7 +151,10 @@ fn stream_to_a_pipe_restores_settings() {
     for sig in [libc::SIGTERM, libc::SIGINT] {
         let mut rec = spawn_recorder(&d, &["-B", "ftbox-stream-test", "-C", "mono", "-e", "sched", "-o", "-"], Stdio::piped());
         let stream = rec.stdout.take().unwrap();
-        let cat = Command::new(d.join("ftcat")).arg("-").stdin(stream).stdout(Stdio::piped()).spawn().unwrap();
+        // ftcat's text goes to a file: a pipe nobody reads until the
+        // recorder ends would fill, stop ftcat, and so the recorder.
+        let text = d.join("text");
+        let mut cat = Command::new(d.join("ftcat")).arg("-").stdin(stream).stdout(std::fs::File::create(&text).unwrap()).spawn().unwrap();
         churn(1000);
         // SAFETY: kill has no memory-safety preconditions.
         unsafe { libc::kill(rec.id() as i32, sig) };
@@ -159,9 +162,8 @@ fn stream_to_a_pipe_restores_settings() {
         let mut err = String::new();
         rec.stderr.take().unwrap().read_to_string(&mut err).unwrap();
         assert!(st.success(), "{err}");
-        let o = cat.wait_with_output().unwrap();
-        assert!(o.status.success());
-        assert!(!events(&String::from_utf8_lossy(&o.stdout)).is_empty());
+        assert!(cat.wait().unwrap().success());
+        assert!(!events(&std::fs::read_to_string(&text).unwrap()).is_empty());
         assert_eq!((before("trace_clock"), before("events/sched/enable"), before("tracing_on")), (clock.clone(), sched.clone(), on.clone()));
     }
     // The reader goes away: EPIPE, exit 1, settings back.

@@ -3,6 +3,7 @@
 //! `trace-cmd report`'s. The pipeline is `decode`; this is its command
 //! line, its input and output files, and its exit status.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -383,14 +384,20 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
     if let source::Input::Pipe(p) = input {
         return run_pipe(a, p, path, to);
     }
+    with_recording(&input, path, Box::new(|td| decode_file(a, td, path, to)))
+}
+
+/// The recording in `input` given to `f`: a trace.dat, or a stream file
+/// read in place. A stream that ends early fails after `f` ran (and printed
+/// everything before the cut). (`f` boxed: one copy for every caller.)
+fn with_recording(input: &source::Input, path: &str, f: Box<dyn FnOnce(&TraceDat) -> Result<()> + '_>) -> Result<()> {
     if !input.is_stream() {
         let td = match TraceDat::open(input.read_at()) {
             Ok(t) => t,
             Err(e) => fail!("{}: {}", path, e),
         };
-        return decode_file(a, &td, path, to);
+        return f(&td);
     }
-    // A stream read at random: its pages where they lie.
     let stream = match Index::read(input.read_at(), input.len()) {
         Ok(idx) => InPlace::new(input.read_at(), idx),
         Err(e) => fail!("{}: {}", path, e),
@@ -399,7 +406,7 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
         Ok(t) => t,
         Err(e) => fail!("{}: {}", path, e),
     };
-    let res = decode_file(a, &td, path, to);
+    let res = f(&td);
     cut_short(path, stream.cut)?;
     res
 }

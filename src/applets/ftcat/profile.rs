@@ -1,10 +1,11 @@
 //! ftcat's `--profile` and `--compare`: their options, what goes with
 //! what, and the glue from files to src/profile's tables.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{decode_err, warn, Args, Host, Stdout};
+use super::{decode_err, warn, with_recording, Args, Host, Stdout};
 use crate::applets::source;
 use crate::cli::{Error, Result};
 use crate::decode::{self, text_out::TextOut, Style};
@@ -12,8 +13,7 @@ use crate::decode::{self, text_out::TextOut, Style};
 use crate::export::output::Format;
 use crate::profile::{self, compare};
 use crate::sys;
-use crate::tracedat::TraceDat;
-use crate::{fail, usage_err};
+use crate::usage_err;
 
 /// `--profile`, `--compare` and what goes with them.
 #[derive(Default)]
@@ -55,21 +55,20 @@ pub(super) fn check_profile(a: &Args) -> Result<()> {
     Ok(())
 }
 
-/// The profile of the recording at `path`, through the filters of `a`.
-fn profile_of(path: &str, a: &Args) -> Result<profile::Report> {
-    let input = source::Input::open(path).map_err(Error::Fail)?;
-    let td = match TraceDat::open(input.read_at()) {
-        Ok(t) => t,
-        Err(e) => fail!("{}: {}", path, e),
-    };
-    let popts = profile::ProfileOptions { hist: a.profile.hist, per_task: a.decode.pids.is_some() };
-    let report = decode::file_input(&td, &a.decode, false).and_then(|mut i| {
-        for w in &i.rec.warnings {
-            warn(&alloc::format!("{}: {}", path, w));
-        }
-        profile::profile(&mut i.rec, &mut i.merge, &a.decode, popts, &mut Host { name: path })
-    });
-    report.map_err(|e| decode_err(e, path))
+/// The profile of the recording at `path` (a trace.dat or a stream file,
+/// `-` for stdin), through the filters of `a`, given to `f`.
+fn profile_of(path: &str, a: &Args, f: &mut dyn FnMut(profile::Report) -> Result<()>) -> Result<()> {
+    let input = source::Input::open(path).and_then(|i| i.whole(path)).map_err(Error::Fail)?;
+    with_recording(&input, path, Box::new(|td| {
+        let popts = profile::ProfileOptions { hist: a.profile.hist, per_task: a.decode.pids.is_some() };
+        let report = decode::file_input(td, &a.decode, false).and_then(|mut i| {
+            for w in &i.rec.warnings {
+                warn(&alloc::format!("{}: {}", path, w));
+            }
+            profile::profile(&mut i.rec, &mut i.merge, &a.decode, popts, &mut Host { name: path })
+        });
+        f(report.map_err(|e| decode_err(e, path))?)
+    }))
 }
 
 /// `--profile` (as text, or JSON lines) and `--compare`.
@@ -79,22 +78,32 @@ pub(super) fn run_profile(a: &Args) -> Result<()> {
     let file = a.file.as_deref().unwrap_or("trace.dat");
     match &a.profile.compare {
         None => {
-            let r = profile_of(file, a)?;
-            #[cfg(feature = "export")]
-            if a.export.is_some() {
-                let mut b = crate::export::buf::Buf::new();
-                r.jsonl(&mut b);
-                return sys::write_all(sys::fd(1), b.as_slice()).map_err(Error::Io);
-            }
-            let _ = r.print(&mut out);
+            let res = profile_of(file, a, &mut |r| {
+                #[cfg(feature = "export")]
+                if a.export.is_some() {
+                    let mut b = crate::export::buf::Buf::new();
+                    r.jsonl(&mut b);
+                    return sys::write_all(sys::fd(1), b.as_slice()).map_err(Error::Io);
+                }
+                let _ = r.print(&mut out);
+                Ok(())
+            });
+            // (Out before a cut stream's error, as its text would be.)
+            out.finish().map_err(Error::Io)?;
+            res
         }
         Some(base) => {
-            let side = |list: &str| list.split(',').filter(|p| !p.is_empty()).map(|p| profile_of(p, a)).collect::<Result<Vec<_>>>();
+            let side = |list: &str| -> Result<Vec<profile::Report>> {
+                let mut v = Vec::new();
+                for p in list.split(',').filter(|p| !p.is_empty()) {
+                    profile_of(p, a, &mut |r| Ok(v.push(r)))?;
+                }
+                Ok(v)
+            };
             let o = compare::CompareOptions { min_change: a.profile.min_change.unwrap_or(5.0), all: a.profile.verbose };
             let rows = compare::compare(&side(base)?, &side(file)?, o);
             let _ = compare::print(&mut out, &rows);
+            out.finish().map(drop).map_err(Error::Io)
         }
     }
-    out.finish().map_err(Error::Io)?;
-    Ok(())
 }
