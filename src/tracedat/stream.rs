@@ -629,10 +629,14 @@ impl ReadAt for Virtual<'_> {
         let rel = off - start;
         match p {
             Piece::Bytes(b) => b.as_slice().read_at(rel, buf),
-            Piece::Run { off: at, len } => {
-                let n = (len.saturating_sub(rel)).min(buf.len() as u64) as usize;
-                self.src.read_at(at + rel, &mut buf[..n])
-            }
+            // (Past the last run is the end: a probe may ask that far.)
+            Piece::Run { off: at, len } => match len.checked_sub(rel) {
+                Some(left) if left > 0 => {
+                    let n = left.min(buf.len() as u64) as usize;
+                    self.src.read_at(at + rel, &mut buf[..n])
+                }
+                _ => Ok(0),
+            },
         }
     }
 }
@@ -1099,6 +1103,8 @@ mod tests {
             assert_eq!((&got.cmdlines, &got.kallsyms, &got.options, &got.buffers[0].page_size), (&want.cmdlines, &want.kallsyms, &want.options, &want.buffers[0].page_size), "{n}");
             assert_eq!(got.buffers[0].cpus.iter().map(|c| (c.cpu, c.size)).collect::<Vec<_>>(), want.buffers[0].cpus.iter().map(|c| (c.cpu, c.size)).collect::<Vec<_>>());
             assert_eq!((got.formats.len(), got.page_size, p.cut.is_none()), (want.formats.len(), want.page_size, n == s.len()));
+            // The view ends with a run of pages: past it is the end.
+            assert_eq!(p.view.read_at(u64::MAX - 4, &mut [0; 4]), Ok(0));
         }
     }
 
