@@ -129,8 +129,8 @@ pub struct Index {
     pub meta: Vec<u8>,
     pub late: Option<Vec<u8>>,
     pub page_size: u32,
-    /// Per CPU (in order of first appearance), runs of whole pages:
-    /// (offset in the stream, length).
+    /// Per CPU (by CPU), runs of whole pages: (offset in the stream,
+    /// length).
     pub cpus: Vec<(u32, Vec<(u64, u64)>)>,
     /// Why the stream ends early (cut, damaged); None after a LATE frame.
     pub cut: Option<Error>,
@@ -224,11 +224,11 @@ impl Index {
     }
 
     fn add_run(&mut self, cpu: u32, off: u64, len: u64) {
-        let i = match self.cpus.iter().position(|c| c.0 == cpu) {
-            Some(i) => i,
-            None => {
-                self.cpus.push((cpu, Vec::new()));
-                self.cpus.len() - 1
+        let i = match self.cpus.binary_search_by_key(&cpu, |c| c.0) {
+            Ok(i) => i,
+            Err(i) => {
+                self.cpus.insert(i, (cpu, Vec::new()));
+                i
             }
         };
         let runs = &mut self.cpus[i].1;
@@ -275,8 +275,7 @@ pub struct InPlace<'s> {
 impl<'s> InPlace<'s> {
     #[inline(never)]
     pub fn new(src: &'s dyn ReadAt, idx: Index) -> InPlace<'s> {
-        let Index { meta, late, page_size, cpus: mut runs, cut } = idx;
-        crate::sort::sort_by_key(&mut runs, |c| u64::from(c.0));
+        let Index { meta, late, page_size, cpus: runs, cut } = idx;
         let mut at = meta.len() as u64;
         let mut pieces = alloc::vec![(0, Piece::Bytes(meta))];
         let mut cpus = Vec::new();
@@ -435,7 +434,6 @@ impl Plan {
         };
         // Each CPU's runs, the oldest dropped past the keep limit.
         let mut cpus: Vec<(u32, Vec<(u64, u64)>)> = idx.cpus.clone();
-        crate::sort::sort_by_key(&mut cpus, |c| u64::from(c.0));
         if let Some(keep) = shape.keep {
             for (_, runs) in cpus.iter_mut() {
                 let mut total: u64 = runs.iter().map(|r| r.1).sum();
