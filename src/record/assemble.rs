@@ -204,10 +204,12 @@ pub fn late(top: &Tracefs, e: &Ending) -> Meta {
     m
 }
 
-/// A metadata frame (META or LATE) of `m`, written at once.
+/// A metadata frame (META or LATE) of `m`: the header, then the bytes
+/// (not joined first: kallsyms alone are megabytes).
 pub fn write_meta(fd: &OwnedFd, kind: Kind, m: &Meta) -> core::result::Result<(), Errno> {
     let meta = stream::meta_bytes(m);
-    write_all(fd, &[&stream::frame(kind, 0, meta.len() as u64)[..], &meta].concat())
+    write_all(fd, &stream::frame(kind, 0, meta.len() as u64))?;
+    write_all(fd, &meta)
 }
 
 /// Copy `len` bytes at `off` of `src` to the end of `out`; `punch`: punch
