@@ -475,16 +475,8 @@ pub fn spawn(r: &Reader, sink: &Sink, stop: &OwnedFd, fail: &OwnedFd) -> core::r
 /// Wait for a reader to finish and read its outcome.
 #[inline(never)]
 pub fn collect(w: &Worker) -> Outcome {
-    let mut msg = Vec::new();
-    let mut buf = [0u8; 512];
-    loop {
-        match rustix::io::read(&w.result, &mut buf) {
-            Ok(0) => break,
-            Ok(n) => msg.extend_from_slice(&buf[..n]),
-            Err(Errno::INTR) => {}
-            Err(_) => break,
-        }
-    }
+    // (The pipe is read to its end: the reader's exit closes it.)
+    let msg = sys::read_fd(&w.result).unwrap_or_default();
     command::reap(w.pid);
     let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
     match (u64_at(0), msg.get(8)) {
