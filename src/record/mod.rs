@@ -486,28 +486,27 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
         let at = rustix::fs::fstat(&out.fd).map_or(0, |st| st.st_size);
         bail!("{}: disk full at offset {at}: the recording stopped there (ftcat reads it up to the cut)", out.path);
     }
-    if let Some(e) = &err {
-        if !late_ok {
-            bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
-        }
-    }
-    let (sums, converted) = match convert(out, plan, keep)? {
-        Some(s) => (s, true),
-        None => {
-            let mut v = Vec::new();
-            for (cpu, o) in outcomes.iter().enumerate() {
-                v.push(assemble::CpuSummary { cpu: cpu as u32, bytes: o.bytes, stats: None, compressed: None });
+    // After a reader's error the recording is summed up (and converted)
+    // only when the stream got its end.
+    if err.is_none() || late_ok {
+        let (sums, converted) = match convert(out, plan, keep)? {
+            Some(s) => (s, true),
+            None => {
+                let mut v = Vec::new();
+                for (cpu, o) in outcomes.iter().enumerate() {
+                    v.push(assemble::CpuSummary { cpu: cpu as u32, bytes: o.bytes, stats: None, compressed: None });
+                }
+                (v, false)
             }
-            (v, false)
+        };
+        if !plan.quiet {
+            assemble::summary(name, &ending.stats, &sums, converted);
+            if out.is_file() && !converted {
+                sys::eprintln(format_args!("{0}: a stream, read by ftcat; `ftcat --save OUT {0}` makes a trace.dat", out.path));
+            }
         }
-    };
-    if !plan.quiet {
-        assemble::summary(name, &ending.stats, &sums, converted);
-        if out.is_file() && !converted {
-            sys::eprintln(format_args!("{0}: a stream, read by ftcat; `ftcat --save OUT {0}` makes a trace.dat", out.path));
-        }
+        traced(plan, signals);
     }
-    traced(plan, signals);
     if let Some(e) = err {
         bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }
