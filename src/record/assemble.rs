@@ -18,7 +18,7 @@ use crate::sys::write_all;
 use crate::tracedat::stream::{self, Kind};
 #[cfg(feature = "convert")]
 use crate::tracedat::stream::{Index, Plan, Shape, Virtual};
-use crate::tracedat::write::{self, opt, Compression, Meta};
+use crate::tracedat::write::{self, opt, Compression, Meta, Seg};
 use crate::tracefs::Tracefs;
 use alloc::format;
 use alloc::string::String;
@@ -204,12 +204,15 @@ pub fn late(top: &Tracefs, e: &Ending) -> Meta {
     m
 }
 
-/// A metadata frame (META or LATE) of `m`: the header, then the bytes
-/// (not joined first: kallsyms alone are megabytes).
+/// A metadata frame (META or LATE) of `m`: the header, then the bytes as
+/// the layout made them (what stream::meta_bytes would join in a copy:
+/// kallsyms alone are megabytes).
 pub fn write_meta(fd: &OwnedFd, kind: Kind, m: &Meta) -> core::result::Result<(), Errno> {
-    let meta = stream::meta_bytes(m);
-    write_all(fd, &stream::frame(kind, 0, meta.len() as u64))?;
-    write_all(fd, &meta)
+    // (A stream's metadata has no CPU data: every segment is bytes.)
+    let segs = write::layout(m);
+    let bytes = || segs.iter().filter_map(|s| if let Seg::Bytes(b) = s { Some(b) } else { None });
+    write_all(fd, &stream::frame(kind, 0, bytes().map(|b| b.len() as u64).sum()))?;
+    bytes().try_for_each(|b| write_all(fd, b))
 }
 
 /// Copy `len` bytes at `off` of `src` to the end of `out`; `punch`: punch
