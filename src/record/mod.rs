@@ -346,7 +346,6 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
     // (nothing below changes it).
     let page_size = s.rec.subbuf_size();
     let mut limit = None;
-    let mut state = String::new();
     let mut mode = Mode::Read;
     match signals {
         None => {
@@ -354,8 +353,6 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
             let kb = s.rec.read_str("buffer_size_kb").ok();
             let kb: u64 = kb.map(|v| crate::tracefs::settings::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
             limit = Some(kb * 1024 * 2 + 64 * page_size as u64);
-            // Before draining: the latency header is only there while it has data.
-            state = crate::tracefs::state::trace_state(&s.rec);
         }
         Some(_) => {
             configure::configure(s, plan)?;
@@ -381,9 +378,11 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
         #[cfg(feature = "net")]
         Dest::Net(_) => true,
     };
-    let early_state = if signals.is_some() { crate::tracefs::state::trace_state(&s.rec) } else { state.clone() };
+    // The tracer state as configured (extract's, before draining: the
+    // latency header is only there while the buffer has data).
+    let state = crate::tracefs::state::trace_state(&s.rec);
     #[cfg_attr(not(feature = "net"), allow(unused_mut))]
-    let mut meta = assemble::early(&s.top, &s.rec, name, page_size, ncpus, &clock_file, &early_state, early_ksyms);
+    let mut meta = assemble::early(&s.top, &s.rec, name, page_size, ncpus, &clock_file, &state, early_ksyms);
     // -N: the metadata goes and the data connections open before the
     // trace files do (the keeper process this forks must hold none: an
     // instance cannot be removed while a file of it is open).
@@ -442,9 +441,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
     drop(workers);
     drop(readers);
     let child = run?;
-    if signals.is_some() {
-        state = crate::tracefs::state::trace_state(&s.rec);
-    }
+    let state = if signals.is_some() { crate::tracefs::state::trace_state(&s.rec) } else { state };
     // What restoring would reset: the per-CPU stats, trace_clock.
     let mut stats = Vec::new();
     for c in 0..outcomes.len() {
