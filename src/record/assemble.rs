@@ -31,10 +31,11 @@ fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
     t.read(f).unwrap_or_default()
 }
 
-/// An option of NUL-terminated text made of `parts`.
+/// An option of NUL-terminated `text`.
 #[inline(never)]
-fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, parts: &[&[u8]]) {
-    let mut v = parts.concat();
+fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, text: &[u8]) {
+    let mut v = Vec::with_capacity(text.len() + 1);
+    v.extend_from_slice(text);
     v.push(0);
     opts.push((id, v));
 }
@@ -125,7 +126,7 @@ fn kvars_opt(top: &Tracefs, rec: &Tracefs, m: &mut Meta) {
     };
     let kvars = crate::tracefs::kvars::read_enabled(top, rec, fs, kallsyms, m.long_size as usize);
     if !kvars.is_empty() {
-        text_opt(&mut m.options, opt::KVARS, &[kvars.as_bytes()]);
+        text_opt(&mut m.options, opt::KVARS, kvars.as_bytes());
     }
 }
 
@@ -144,13 +145,13 @@ pub fn early(top: &Tracefs, rec: &Tracefs, name: &str, page_size: usize, ncpus: 
     let _ = rec;
     m.printk_formats = read_or_empty(top, "printk_formats");
     let o = &mut m.options;
-    text_opt(o, opt::TRACECLOCK, &[clock_file.as_bytes()]);
-    text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
-    text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
+    text_opt(o, opt::TRACECLOCK, clock_file.as_bytes());
+    text_opt(o, opt::UNAME, crate::sys::uname().as_bytes());
+    text_opt(o, opt::VERSION, concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes());
     // The tracer state as configured: a stream read as it arrives prints
     // with it (LATE has it as it was at the end).
     if !state.is_empty() {
-        text_opt(o, opt::STATE, &[state.as_bytes()]);
+        text_opt(o, opt::STATE, state.as_bytes());
     }
     m
 }
@@ -187,15 +188,15 @@ pub fn late(top: &Tracefs, e: &Ending) -> Meta {
     let mut m = gather(top, Some(&e.systems), e.kallsyms, e.name, &e.clock_file, e.page_size, e.stats.len());
     let head = buffer_head(e.name);
     let o = &mut m.options;
-    text_opt(o, opt::TRACECLOCK, &[e.clock_file.as_bytes()]);
+    text_opt(o, opt::TRACECLOCK, e.clock_file.as_bytes());
     if !head.is_empty() {
-        text_opt(o, opt::CPUSTAT, &[&head]);
+        text_opt(o, opt::CPUSTAT, &head);
     }
     for (c, s) in e.stats.iter().enumerate() {
-        text_opt(o, opt::CPUSTAT, &[format!("CPU: {c}\n{s}").as_bytes()]);
+        text_opt(o, opt::CPUSTAT, format!("CPU: {c}\n{s}").as_bytes());
     }
     if !e.state.is_empty() {
-        text_opt(o, opt::STATE, &[e.state.as_bytes()]);
+        text_opt(o, opt::STATE, e.state.as_bytes());
     }
     let tgids = read_or_empty(top, "saved_tgids");
     if !tgids.is_empty() {
