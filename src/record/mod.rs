@@ -394,7 +394,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
         meta.buffers.clear();
         conns = l.start(ncpus, page_size, &meta, &fail_w)?;
     }
-    let readers = readers::open(&s.rec, mode, page_size, keep, limit)?;
+    let readers = readers::open(&s.rec, ncpus, mode, page_size, keep, limit)?;
     let sinks = match dest {
         Dest::Out(out) => {
             // The stream begins: its head and META, before any page.

@@ -498,10 +498,11 @@ pub(super) fn cpu_count(t: &Tracefs) -> usize {
     n
 }
 
-/// One reader per CPU of `rec`, for pages of `page_size` bytes.
-pub(super) fn open(rec: &Tracefs, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
+/// One reader for each of the `ncpus` CPUs of `rec` (as [`cpu_count`]
+/// found them, for the metadata), for pages of `page_size` bytes.
+pub(super) fn open(rec: &Tracefs, ncpus: usize, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
     let mut v = Vec::new();
-    for cpu in 0..cpu_count(rec) {
+    for cpu in 0..ncpus {
         let trace = match rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
             Ok(fd) => fd,
             Err(e) if e.errno == Errno::BUSY => bail!("CPU {cpu}: {} is busy (another reader has it open)", e.file),
