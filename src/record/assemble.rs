@@ -47,11 +47,12 @@ fn formats(top: &Tracefs, keep: Option<&[String]>, m: &mut Meta) {
     // iterator and drop code.)
     let all = crate::tracefs::events::all_events(top).unwrap_or_default();
     for e in &all {
-        if e.system != "ftrace" && keep.is_some_and(|k| !k.contains(&e.system)) {
+        let ftrace = e.system == "ftrace";
+        if !ftrace && keep.is_some_and(|k| !k.contains(&e.system)) {
             continue;
         }
         let Ok(f) = top.read(&e.path("format")) else { continue };
-        if e.system == "ftrace" {
+        if ftrace {
             m.ftrace_formats.push(f);
             continue;
         }
