@@ -57,15 +57,18 @@ impl FileAt {
 
 /// An input: a file, a trace.dat read into memory from a pipe (which
 /// cannot be read at random offsets), or a stream arriving on a pipe
-/// (read as it comes).
+/// (read as it comes; without stream-pipe, the board build, a piped
+/// stream is read into memory too).
 pub enum Input {
     File(Counted),
     Memory(Vec<u8>),
+    #[cfg(feature = "stream-pipe")]
     Pipe(FdPipe),
 }
 
 /// A pipe (stdin, a FIFO) read in order; the bytes read to recognise it
 /// come first.
+#[cfg(feature = "stream-pipe")]
 pub struct FdPipe {
     fd: OwnedFd,
     head: Vec<u8>,
@@ -104,7 +107,25 @@ impl stream::Pipe for FdPipe {
     }
 }
 
+#[cfg(feature = "stream-pipe")]
 impl FdPipe {
+    /// Enough of `fd` to tell a stream: read until the head is in or the
+    /// input ends.
+    fn new(fd: OwnedFd) -> Result<FdPipe, Errno> {
+        let mut head = alloc::vec![0u8; stream::HEAD_LEN];
+        let mut got = 0;
+        while got < head.len() {
+            match rustix::io::read(&fd, &mut head[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        head.truncate(got);
+        Ok(FdPipe { fd, head, at: 0 })
+    }
+
     /// All of it, in memory.
     pub fn read_all(mut self) -> Result<Vec<u8>, Errno> {
         let mut v = core::mem::take(&mut self.head);
@@ -127,23 +148,14 @@ impl Input {
         match rustix::fs::fstat(&fd) {
             Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile => {
                 let err = |e| format!("{}: {}", name, OsError(e));
-                // Enough to tell a stream: read until the head is in or the input ends.
-                let mut head = alloc::vec![0u8; stream::HEAD_LEN];
-                let mut got = 0;
-                while got < head.len() {
-                    match rustix::io::read(&fd, &mut head[got..]) {
-                        Ok(0) => break,
-                        Ok(n) => got += n,
-                        Err(Errno::INTR) => {}
-                        Err(e) => return Err(err(e)),
-                    }
-                }
-                head.truncate(got);
-                let p = FdPipe { fd, head, at: 0 };
-                if stream::is_stream(&p.head) {
-                    return Ok(Input::Pipe(p));
-                }
-                Ok(Input::Memory(p.read_all().map_err(err)?))
+                #[cfg(feature = "stream-pipe")]
+                let v = match FdPipe::new(fd).map_err(err)? {
+                    p if stream::is_stream(&p.head) => return Ok(Input::Pipe(p)),
+                    p => p.read_all(),
+                };
+                #[cfg(not(feature = "stream-pipe"))]
+                let v = sys::read_fd(&fd);
+                Ok(Input::Memory(v.map_err(err)?))
             }
             _ => {
                 let f = FileAt { fd };
@@ -158,6 +170,7 @@ impl Input {
         match self {
             Input::File(f) => f,
             Input::Memory(v) => v,
+            #[cfg(feature = "stream-pipe")]
             Input::Pipe(_) => {
                 static NOTHING: Vec<u8> = Vec::new();
                 &NOTHING
@@ -170,6 +183,7 @@ impl Input {
         match self {
             Input::File(f) => f.0.len(),
             Input::Memory(v) => v.len() as u64,
+            #[cfg(feature = "stream-pipe")]
             Input::Pipe(_) => 0,
         }
     }
@@ -179,8 +193,10 @@ impl Input {
     }
 
     /// A pipe's stream read to its end, for what needs it whole.
+    #[cfg_attr(not(feature = "stream-pipe"), allow(unused_variables))]
     pub fn whole(self, path: &str) -> Result<Input, String> {
         match self {
+            #[cfg(feature = "stream-pipe")]
             Input::Pipe(p) => Ok(Input::Memory(p.read_all().map_err(|e| format!("{}: {}", path, OsError(e)))?)),
             i => Ok(i),
         }
@@ -188,8 +204,12 @@ impl Input {
 
     /// Does it begin like a stream?
     pub fn is_stream(&self) -> bool {
+        #[cfg(feature = "stream-pipe")]
+        if let Input::Pipe(_) = self {
+            return true;
+        }
         let mut h = [0u8; stream::HEAD_LEN];
-        matches!(self, Input::Pipe(_)) || (self.read_at().read_at(0, &mut h) == Ok(h.len()) && stream::is_stream(&h))
+        self.read_at().read_at(0, &mut h) == Ok(h.len()) && stream::is_stream(&h)
     }
 }
 

@@ -18,8 +18,7 @@ use crate::sys::write_all;
 use crate::tracedat::stream::{self, Kind};
 #[cfg(feature = "convert")]
 use crate::tracedat::stream::{Index, Plan, Shape, Virtual};
-use crate::tracedat::write::{self, opt, Compression, Meta};
-use crate::tracefs::events::EventRef;
+use crate::tracedat::write::{self, opt, Compression, Meta, Seg};
 use crate::tracefs::Tracefs;
 use alloc::format;
 use alloc::string::String;
@@ -32,24 +31,28 @@ fn read_or_empty(t: &Tracefs, f: &str) -> Vec<u8> {
     t.read(f).unwrap_or_default()
 }
 
-/// An option of NUL-terminated text made of `parts`.
+/// An option of NUL-terminated `text`.
 #[inline(never)]
-fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, parts: &[&[u8]]) {
-    let mut v = parts.concat();
+fn text_opt(opts: &mut Vec<(u16, Vec<u8>)>, id: u16, text: &[u8]) {
+    let mut v = Vec::with_capacity(text.len() + 1);
+    v.extend_from_slice(text);
     v.push(0);
     opts.push((id, v));
 }
 
-/// The format files of the events of `all` in `keep`'s systems, grouped
-/// by system (in `all`'s order); "ftrace" apart.
-#[inline(never)]
-fn formats(top: &Tracefs, all: &[EventRef], keep: impl Fn(&str) -> bool, m: &mut Meta) {
-    for e in all {
-        if e.system != "ftrace" && !keep(&e.system) {
+/// The format files of the events in `keep`'s systems (None: every
+/// system), grouped by system in the tracefs's order; "ftrace" apart.
+fn formats(top: &Tracefs, keep: Option<&[String]>, m: &mut Meta) {
+    // (Walked by reference: a loop moving out of a Vec compiles to its own
+    // iterator and drop code.)
+    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
+    for e in &all {
+        let ftrace = e.system == "ftrace";
+        if !ftrace && keep.is_some_and(|k| !k.contains(&e.system)) {
             continue;
         }
         let Ok(f) = top.read(&e.path("format")) else { continue };
-        if e.system == "ftrace" {
+        if ftrace {
             m.ftrace_formats.push(f);
             continue;
         }
@@ -70,13 +73,18 @@ fn formats(top: &Tracefs, all: &[EventRef], keep: impl Fn(&str) -> bool, m: &mut
     crate::format::resolve_enums_btf(&mut fs, &|| crate::sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
 }
 
-/// A Meta with the headers of `top` and nothing else yet.
-fn headers(top: &Tracefs, page_size: usize, ncpus: usize) -> Meta {
+/// What META and LATE both hold: the headers, the formats of `keep`'s
+/// systems (None: all), kallsyms if `kallsyms`, saved_cmdlines, and the
+/// recording's buffer — `name` ("" for the top level and --private), its
+/// clock and sub-buffer size (no data: a stream's pages come in frames).
+/// No options yet.
+#[inline(never)]
+fn gather(top: &Tracefs, keep: Option<&[String]>, kallsyms: bool, name: &str, clock_file: &str, page_size: usize, ncpus: usize) -> Meta {
     // Page headers hold a kernel `long` (commit): its size is the kernel's,
     // which header_page says, not this (maybe 32-bit) program's.
     let header_page = read_or_empty(top, "events/header_page");
     let long = write::kernel_long_size(&header_page).unwrap_or(core::mem::size_of::<core::ffi::c_long>() as u8);
-    Meta {
+    let mut m = Meta {
         version: 7,
         compression: Compression::None,
         big_endian: cfg!(target_endian = "big"),
@@ -92,14 +100,15 @@ fn headers(top: &Tracefs, page_size: usize, ncpus: usize) -> Meta {
         cpus: ncpus as u32,
         options: Vec::new(),
         buffers: Vec::new(),
+    };
+    formats(top, keep, &mut m);
+    if kallsyms {
+        m.kallsyms = crate::sys::read(c"/proc/kallsyms").unwrap_or_default();
     }
-}
-
-/// The recording's buffer as META names it: `name` ("" for the top level
-/// and --private), its clock and sub-buffer size (no data: a stream's
-/// pages come in frames).
-fn buffer(name: &str, clock_file: &str, page_size: usize, ncpus: usize) -> write::Buffer {
-    write::Buffer { name: String::from(name), clock: crate::tracefs::state::clock_name(clock_file), page_size: page_size as u32, cpu_sizes: vec![0; ncpus] }
+    m.cmdlines = read_or_empty(top, "saved_cmdlines");
+    let clock = crate::tracefs::state::clock_name(clock_file);
+    m.buffers.push(write::Buffer { name: String::from(name), clock, page_size: page_size as u32, cpu_sizes: vec![0; ncpus] });
+    m
 }
 
 /// The KVARS option: the values of `kvars::KNOWN` that the formats of the
@@ -118,7 +127,7 @@ fn kvars_opt(top: &Tracefs, rec: &Tracefs, m: &mut Meta) {
     };
     let kvars = crate::tracefs::kvars::read_enabled(top, rec, fs, kallsyms, m.long_size as usize);
     if !kvars.is_empty() {
-        text_opt(&mut m.options, opt::KVARS, &[kvars.as_bytes()]);
+        text_opt(&mut m.options, opt::KVARS, kvars.as_bytes());
     }
 }
 
@@ -127,12 +136,7 @@ fn kvars_opt(top: &Tracefs, rec: &Tracefs, m: &mut Meta) {
 /// keeps room for pages).
 #[inline(never)]
 pub fn early(top: &Tracefs, rec: &Tracefs, name: &str, page_size: usize, ncpus: usize, clock_file: &str, state: &str, kallsyms: bool) -> Meta {
-    let mut m = headers(top, page_size, ncpus);
-    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
-    formats(top, &all, |_| true, &mut m);
-    if kallsyms {
-        m.kallsyms = crate::sys::read(c"/proc/kallsyms").unwrap_or_default();
-    }
+    let mut m = gather(top, None, kallsyms, name, clock_file, page_size, ncpus);
     // Kernel values the enabled events' formats read (kmem's
     // vmemmap_base), so that ftcat prints those lines as the kernel did —
     // a stream read as it arrives too.
@@ -141,17 +145,15 @@ pub fn early(top: &Tracefs, rec: &Tracefs, name: &str, page_size: usize, ncpus: 
     #[cfg(not(feature = "kvars"))]
     let _ = rec;
     m.printk_formats = read_or_empty(top, "printk_formats");
-    m.cmdlines = read_or_empty(top, "saved_cmdlines");
     let o = &mut m.options;
-    text_opt(o, opt::TRACECLOCK, &[clock_file.as_bytes()]);
-    text_opt(o, opt::UNAME, &[crate::sys::uname().as_bytes()]);
-    text_opt(o, opt::VERSION, &[concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes()]);
+    text_opt(o, opt::TRACECLOCK, clock_file.as_bytes());
+    text_opt(o, opt::UNAME, crate::sys::uname().as_bytes());
+    text_opt(o, opt::VERSION, concat!("ftbox ", env!("CARGO_PKG_VERSION")).as_bytes());
     // The tracer state as configured: a stream read as it arrives prints
     // with it (LATE has it as it was at the end).
     if !state.is_empty() {
-        text_opt(o, opt::STATE, &[state.as_bytes()]);
+        text_opt(o, opt::STATE, state.as_bytes());
     }
-    m.buffers.push(buffer(name, clock_file, page_size, ncpus));
     m
 }
 
@@ -184,37 +186,35 @@ fn buffer_head(name: &str) -> Vec<u8> {
 /// LATE: what is known at the end.
 #[inline(never)]
 pub fn late(top: &Tracefs, e: &Ending) -> Meta {
-    let mut m = headers(top, e.page_size, e.stats.len());
-    let all = crate::tracefs::events::all_events(top).unwrap_or_default();
-    formats(top, &all, |s| e.systems.iter().any(|x| x == s), &mut m);
-    if e.kallsyms {
-        m.kallsyms = crate::sys::read(c"/proc/kallsyms").unwrap_or_default();
-    }
-    m.cmdlines = read_or_empty(top, "saved_cmdlines");
+    let mut m = gather(top, Some(&e.systems), e.kallsyms, e.name, &e.clock_file, e.page_size, e.stats.len());
     let head = buffer_head(e.name);
     let o = &mut m.options;
-    text_opt(o, opt::TRACECLOCK, &[e.clock_file.as_bytes()]);
+    text_opt(o, opt::TRACECLOCK, e.clock_file.as_bytes());
     if !head.is_empty() {
-        text_opt(o, opt::CPUSTAT, &[&head]);
+        text_opt(o, opt::CPUSTAT, &head);
     }
     for (c, s) in e.stats.iter().enumerate() {
-        text_opt(o, opt::CPUSTAT, &[format!("CPU: {c}\n{s}").as_bytes()]);
+        text_opt(o, opt::CPUSTAT, format!("CPU: {c}\n{s}").as_bytes());
     }
     if !e.state.is_empty() {
-        text_opt(o, opt::STATE, &[e.state.as_bytes()]);
+        text_opt(o, opt::STATE, e.state.as_bytes());
     }
     let tgids = read_or_empty(top, "saved_tgids");
     if !tgids.is_empty() {
         o.push((opt::SAVED_TGIDS, tgids));
     }
-    m.buffers.push(buffer(e.name, &e.clock_file, e.page_size, e.stats.len()));
     m
 }
 
-/// A metadata frame (META or LATE) of `m`, written at once.
+/// A metadata frame (META or LATE) of `m`: the header, then the bytes as
+/// the layout made them (what stream::meta_bytes would join in a copy:
+/// kallsyms alone are megabytes).
 pub fn write_meta(fd: &OwnedFd, kind: Kind, m: &Meta) -> core::result::Result<(), Errno> {
-    let meta = stream::meta_bytes(m);
-    write_all(fd, &[&stream::frame(kind, 0, meta.len() as u64)[..], &meta].concat())
+    // (A stream's metadata has no CPU data: every segment is bytes.)
+    let segs = write::layout(m);
+    let bytes = || segs.iter().filter_map(|s| if let Seg::Bytes(b) = s { Some(b) } else { None });
+    write_all(fd, &stream::frame(kind, 0, bytes().map(|b| b.len() as u64).sum()))?;
+    bytes().try_for_each(|b| write_all(fd, b))
 }
 
 /// Copy `len` bytes at `off` of `src` to the end of `out`; `punch`: punch

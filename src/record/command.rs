@@ -154,21 +154,13 @@ pub(super) fn spawn(argv: &[String], pid_files: &[(OwnedFd, bool)], tracing_on: 
         }
     };
     drop(st_w);
-    let mut msg = [0u8; 5];
-    let mut got = 0;
-    while got < msg.len() {
-        match rustix::io::read(&st_r, &mut msg[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(_) => break,
-        }
-    }
-    if got == msg.len() {
-        let err = rustix::io::Errno::from_raw_os_error(i32::from_ne_bytes([msg[1], msg[2], msg[3], msg[4]]));
+    // Nothing before the end (the exec closed it): the command runs.
+    let msg = sys::read_fd(&st_r).unwrap_or_default();
+    if let [stage, e0, e1, e2, e3, ..] = msg[..] {
+        let err = rustix::io::Errno::from_raw_os_error(i32::from_ne_bytes([e0, e1, e2, e3]));
         reap(pid);
         // Which stage failed picks the words; one format for all three.
-        let (what, name) = match msg[0] {
+        let (what, name) = match stage {
             1 => ("setting the pid filter for ", &argv[0]),
             2 => ("turning tracing on for ", &argv[0]),
             _ => ("", &prog),

@@ -346,7 +346,6 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
     // (nothing below changes it).
     let page_size = s.rec.subbuf_size();
     let mut limit = None;
-    let mut state = String::new();
     let mut mode = Mode::Read;
     match signals {
         None => {
@@ -354,8 +353,6 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
             let kb = s.rec.read_str("buffer_size_kb").ok();
             let kb: u64 = kb.map(|v| crate::tracefs::settings::current_value("buffer_size_kb", &v)).and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
             limit = Some(kb * 1024 * 2 + 64 * page_size as u64);
-            // Before draining: the latency header is only there while it has data.
-            state = crate::tracefs::state::trace_state(&s.rec);
         }
         Some(_) => {
             configure::configure(s, plan)?;
@@ -381,9 +378,11 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
         #[cfg(feature = "net")]
         Dest::Net(_) => true,
     };
-    let early_state = if signals.is_some() { crate::tracefs::state::trace_state(&s.rec) } else { state.clone() };
+    // The tracer state as configured (extract's, before draining: the
+    // latency header is only there while the buffer has data).
+    let state = crate::tracefs::state::trace_state(&s.rec);
     #[cfg_attr(not(feature = "net"), allow(unused_mut))]
-    let mut meta = assemble::early(&s.top, &s.rec, name, page_size, ncpus, &clock_file, &early_state, early_ksyms);
+    let mut meta = assemble::early(&s.top, &s.rec, name, page_size, ncpus, &clock_file, &state, early_ksyms);
     // -N: the metadata goes and the data connections open before the
     // trace files do (the keeper process this forks must hold none: an
     // instance cannot be removed while a file of it is open).
@@ -395,7 +394,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
         meta.buffers.clear();
         conns = l.start(ncpus, page_size, &meta, &fail_w)?;
     }
-    let readers = readers::open(&s.rec, mode, page_size, keep, limit)?;
+    let readers = readers::open(&s.rec, ncpus, mode, page_size, keep, limit)?;
     let sinks = match dest {
         Dest::Out(out) => {
             // The stream begins: its head and META, before any page.
@@ -442,9 +441,7 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
     drop(workers);
     drop(readers);
     let child = run?;
-    if signals.is_some() {
-        state = crate::tracefs::state::trace_state(&s.rec);
-    }
+    let state = if signals.is_some() { crate::tracefs::state::trace_state(&s.rec) } else { state };
     // What restoring would reset: the per-CPU stats, trace_clock.
     let mut stats = Vec::new();
     for c in 0..outcomes.len() {
@@ -486,28 +483,27 @@ fn record_in(s: &mut Session, plan: &RecordPlan, signals: Option<&OwnedFd>, dest
         let at = rustix::fs::fstat(&out.fd).map_or(0, |st| st.st_size);
         bail!("{}: disk full at offset {at}: the recording stopped there (ftcat reads it up to the cut)", out.path);
     }
-    if let Some(e) = &err {
-        if !late_ok {
-            bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
-        }
-    }
-    let (sums, converted) = match convert(out, plan, keep)? {
-        Some(s) => (s, true),
-        None => {
-            let mut v = Vec::new();
-            for (cpu, o) in outcomes.iter().enumerate() {
-                v.push(assemble::CpuSummary { cpu: cpu as u32, bytes: o.bytes, stats: None, compressed: None });
+    // After a reader's error the recording is summed up (and converted)
+    // only when the stream got its end.
+    if err.is_none() || late_ok {
+        let (sums, converted) = match convert(out, plan, keep)? {
+            Some(s) => (s, true),
+            None => {
+                let mut v = Vec::new();
+                for (cpu, o) in outcomes.iter().enumerate() {
+                    v.push(assemble::CpuSummary { cpu: cpu as u32, bytes: o.bytes, stats: None, compressed: None });
+                }
+                (v, false)
             }
-            (v, false)
+        };
+        if !plan.quiet {
+            assemble::summary(name, &ending.stats, &sums, converted);
+            if out.is_file() && !converted {
+                sys::eprintln(format_args!("{0}: a stream, read by ftcat; `ftcat --save OUT {0}` makes a trace.dat", out.path));
+            }
         }
-    };
-    if !plan.quiet {
-        assemble::summary(name, &ending.stats, &sums, converted);
-        if out.is_file() && !converted {
-            sys::eprintln(format_args!("{0}: a stream, read by ftcat; `ftcat --save OUT {0}` makes a trace.dat", out.path));
-        }
+        traced(plan, signals);
     }
-    traced(plan, signals);
     if let Some(e) = err {
         bail!("{e}: recording stopped; {} keeps what was recorded", out.path);
     }

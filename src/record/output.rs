@@ -13,6 +13,7 @@ use crate::sys;
 use crate::tracedat::{IoError, ReadAt};
 #[cfg(feature = "convert")]
 use alloc::ffi::CString;
+#[cfg(feature = "convert")]
 use alloc::format;
 use alloc::string::String;
 use core::cell::Cell;
@@ -50,11 +51,12 @@ fn unlink(path: &str) {
     }
 }
 
-/// Is `fd` a terminal? Asked of /proc (the device its link names), which
-/// needs no ioctl.
+/// Is `fd` (stdin, stdout or stderr) a terminal? Asked of /proc (the
+/// device its link names), which needs no ioctl.
 pub fn is_tty(fd: i32) -> bool {
-    let Ok(p) = sys::cpath(&format!("/proc/self/fd/{fd}")) else { return false };
-    let Ok(t) = sys::readlink(&p) else { return false };
+    const LINKS: [&core::ffi::CStr; 3] = [c"/proc/self/fd/0", c"/proc/self/fd/1", c"/proc/self/fd/2"];
+    let Some(p) = usize::try_from(fd).ok().and_then(|i| LINKS.get(i)) else { return false };
+    let Ok(t) = sys::readlink(p) else { return false };
     t.starts_with(b"/dev/pts/") || t.starts_with(b"/dev/tty") || t == b"/dev/console"
 }
 

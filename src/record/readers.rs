@@ -217,14 +217,6 @@ impl Run<'_> {
         *timed = true;
     }
 
-    /// A frame's write failed after `wrote` payload bytes: keep its whole
-    /// pages, and say why.
-    #[inline(never)]
-    fn write_failed(&mut self, start: Option<u64>, wrote: u64, e: Errno) {
-        self.out.bytes += self.sink.trim(start, self.r.cpu as u32, wrote, self.r.page_size as u64);
-        self.fail(e, "writing the output");
-    }
-
     /// A frame of `len` page bytes went out at `start`: with a keep limit,
     /// punch out the oldest payloads beyond it (plus some slack, so that
     /// it is not a system call per frame).
@@ -252,22 +244,29 @@ impl Run<'_> {
         self.r.limit.is_some_and(|l| self.out.bytes >= l)
     }
 
-    /// Write `frame`: a frame header and whole pages after it (the pages
-    /// alone to a connection). False after a write error.
-    fn write_pages(&mut self, frame: &[u8]) -> bool {
+    /// One frame of `n` page bytes, under the lock: its header (to a
+    /// shared output), then the pages, which `pages` writes to the output
+    /// (counting in its second argument what went out). False after a
+    /// write error: the frame is cut back to its whole pages.
+    fn write_frame(&mut self, n: usize, pages: &mut dyn FnMut(&OwnedFd, &mut usize) -> core::result::Result<(), Errno>) -> bool {
         self.sink.lock();
         let start = self.sink.pos();
-        let r = sys::write_all(&self.sink.fd, if self.sink.framed() { frame } else { &frame[FRAME_LEN..] });
-        let ok = match r {
+        let mut done = 0;
+        let mut r = Ok(());
+        if self.sink.framed() {
+            r = sys::write_all(&self.sink.fd, &stream::frame(Kind::Pages, self.r.cpu as u32, n as u64));
+        }
+        let ok = match r.and_then(|()| pages(&self.sink.fd, &mut done)) {
             Ok(()) => {
-                self.out.bytes += (frame.len() - FRAME_LEN) as u64;
-                self.wrote(start, (frame.len() - FRAME_LEN) as u64);
+                self.out.bytes += n as u64;
+                self.wrote(start, n as u64);
                 true
             }
             Err(e) => {
                 // How far it got: the file's end, where there is one.
-                let wrote = start.and_then(|at| self.sink.pos().map(|end| (end - at).saturating_sub(FRAME_LEN as u64))).unwrap_or(0);
-                self.write_failed(start, wrote, e);
+                let wrote = start.and_then(|at| self.sink.pos().map(|end| (end - at).saturating_sub(FRAME_LEN as u64))).unwrap_or(done as u64);
+                self.out.bytes += self.sink.trim(start, self.r.cpu as u32, wrote, self.r.page_size as u64);
+                self.fail(e, "writing the output");
                 false
             }
         };
@@ -328,43 +327,33 @@ impl Run<'_> {
     /// Move `n` bytes (whole pages) from the pipe into the output as one
     /// frame. False after a write error.
     fn pipe_to_file(&mut self, pr: &OwnedFd, n: usize) -> bool {
-        self.sink.lock();
-        let start = self.sink.pos();
-        let mut left = n;
-        let mut r = if self.sink.framed() { sys::write_all(&self.sink.fd, &stream::frame(Kind::Pages, self.r.cpu as u32, n as u64)) } else { Ok(()) };
         let mut buf = Vec::new();
-        while r.is_ok() && left > 0 {
-            let moved = if buf.is_empty() { splice(pr, None, &self.sink.fd, None, left, SpliceFlags::MOVE) } else { Err(Errno::INVAL) };
-            match moved {
-                Ok(0) => r = Err(Errno::IO),
-                Ok(m) => left -= m,
-                Err(Errno::INTR) => {}
-                // An output splice does not take (a terminal checked
-                // before, some filesystems): copy through memory.
-                Err(Errno::INVAL) => {
-                    buf.resize(left.min(1 << 16), 0);
-                    r = match rustix::io::read(pr, &mut buf) {
-                        Ok(0) => Err(Errno::IO),
-                        Ok(m) => sys::write_all(&self.sink.fd, &buf[..m]).map(|()| left -= m),
-                        Err(e) => Err(e),
-                    };
+        self.write_frame(n, &mut |out, done| {
+            while *done < n {
+                let left = n - *done;
+                let moved = if buf.is_empty() { splice(pr, None, out, None, left, SpliceFlags::MOVE) } else { Err(Errno::INVAL) };
+                match moved {
+                    Ok(0) => return Err(Errno::IO),
+                    Ok(m) => *done += m,
+                    Err(Errno::INTR) => {}
+                    // An output splice does not take (a terminal checked
+                    // before, some filesystems): copy through memory.
+                    Err(Errno::INVAL) => {
+                        buf.resize(left.min(1 << 16), 0);
+                        match rustix::io::read(pr, &mut buf) {
+                            Ok(0) => return Err(Errno::IO),
+                            Ok(m) => {
+                                sys::write_all(out, &buf[..m])?;
+                                *done += m;
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Err(e) => return Err(e),
                 }
-                Err(e) => r = Err(e),
             }
-        }
-        let ok = match r {
-            Ok(()) => {
-                self.out.bytes += n as u64;
-                self.wrote(start, n as u64);
-                true
-            }
-            Err(e) => {
-                self.write_failed(start, (n - left) as u64, e);
-                false
-            }
-        };
-        self.sink.unlock();
-        ok
+            Ok(())
+        })
     }
 
     /// read() one sub-buffer at a time (the kernel hands out at most one per
@@ -372,9 +361,8 @@ impl Run<'_> {
     fn read_loop(&mut self, drain: bool) {
         let ps = self.r.page_size;
         let batch = 64;
-        // Room for the frame header before the pages.
-        let mut buf = vec![0u8; FRAME_LEN + ps * batch];
-        let mut used = FRAME_LEN;
+        let mut buf = vec![0u8; ps * batch];
+        let mut used = 0;
         let mut timed = false;
         loop {
             if self.limit_reached() {
@@ -388,10 +376,10 @@ impl Run<'_> {
                         break;
                     }
                     // Nothing at all: flush and wait.
-                    if used > FRAME_LEN && !self.flush(&mut buf, used) {
+                    if used > 0 && !self.flush(&buf[..used]) {
                         return;
                     }
-                    used = FRAME_LEN;
+                    used = 0;
                     self.idle(&mut timed);
                 }
                 Ok(n) => {
@@ -404,11 +392,11 @@ impl Run<'_> {
                 }
                 Err(Errno::INTR) => {}
                 Err(Errno::AGAIN) => {
-                    if used > FRAME_LEN {
-                        if !self.flush(&mut buf, used) {
+                    if used > 0 {
+                        if !self.flush(&buf[..used]) {
                             return;
                         }
-                        used = FRAME_LEN;
+                        used = 0;
                     }
                     if full {
                         continue;
@@ -424,15 +412,14 @@ impl Run<'_> {
                 }
             }
         }
-        if used > FRAME_LEN {
-            self.flush(&mut buf, used);
+        if used > 0 {
+            self.flush(&buf[..used]);
         }
     }
 
-    /// The pages in `buf[FRAME_LEN..used]` as one frame.
-    fn flush(&mut self, buf: &mut [u8], used: usize) -> bool {
-        buf[..FRAME_LEN].copy_from_slice(&stream::frame(Kind::Pages, self.r.cpu as u32, (used - FRAME_LEN) as u64));
-        self.write_pages(&buf[..used])
+    /// `pages` as one frame.
+    fn flush(&mut self, pages: &[u8]) -> bool {
+        self.write_frame(pages.len(), &mut |out, _| sys::write_all(out, pages))
     }
 }
 
@@ -488,16 +475,8 @@ pub fn spawn(r: &Reader, sink: &Sink, stop: &OwnedFd, fail: &OwnedFd) -> core::r
 /// Wait for a reader to finish and read its outcome.
 #[inline(never)]
 pub fn collect(w: &Worker) -> Outcome {
-    let mut msg = Vec::new();
-    let mut buf = [0u8; 512];
-    loop {
-        match rustix::io::read(&w.result, &mut buf) {
-            Ok(0) => break,
-            Ok(n) => msg.extend_from_slice(&buf[..n]),
-            Err(Errno::INTR) => {}
-            Err(_) => break,
-        }
-    }
+    // (The pipe is read to its end: the reader's exit closes it.)
+    let msg = sys::read_fd(&w.result).unwrap_or_default();
     command::reap(w.pid);
     let u64_at = |i: usize| msg.get(i..i + 8).map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]));
     match (u64_at(0), msg.get(8)) {
@@ -519,10 +498,11 @@ pub(super) fn cpu_count(t: &Tracefs) -> usize {
     n
 }
 
-/// One reader per CPU of `rec`, for pages of `page_size` bytes.
-pub(super) fn open(rec: &Tracefs, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
+/// One reader for each of the `ncpus` CPUs of `rec` (as [`cpu_count`]
+/// found them, for the metadata), for pages of `page_size` bytes.
+pub(super) fn open(rec: &Tracefs, ncpus: usize, mode: Mode, page_size: usize, keep_bytes: Option<u64>, limit: Option<u64>) -> Result<Vec<Reader>> {
     let mut v = Vec::new();
-    for cpu in 0..cpu_count(rec) {
+    for cpu in 0..ncpus {
         let trace = match rec.open_file(&cpu_file(cpu, "/trace_pipe_raw"), OFlags::RDONLY | OFlags::NONBLOCK) {
             Ok(fd) => fd,
             Err(e) if e.errno == Errno::BUSY => bail!("CPU {cpu}: {} is busy (another reader has it open)", e.file),
