@@ -375,11 +375,7 @@ fn run_file(a: &Args, to: To<'_>) -> Result<()> {
     if a.decode.trace_cmd() && (a.decode.stat || a.decode.first_event || a.decode.last_event) {
         input = input.whole(path).map_err(Error::Fail)?;
     }
-    // (Without stream-pipe, the board build: a piped stream is read whole.)
-    #[cfg(not(feature = "stream-pipe"))]
-    {
-        input = input.whole(path).map_err(Error::Fail)?;
-    }
+    // (Without stream-pipe, the board build, Input::open read a pipe whole.)
     #[cfg(feature = "stream-pipe")]
     if let source::Input::Pipe(p) = input {
         return run_pipe(a, p, path, to);
