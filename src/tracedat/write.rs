@@ -450,8 +450,11 @@ fn contents(o: &mut Out, c: Compression, fill: impl FnOnce(&mut Out)) {
     c.block(o.be, &raw.cur, &mut o.cur);
 }
 
-#[inline(never)]
-fn layout_v7(o: &mut Out, m: &Meta) {
+/// What both v7 layouts begin with: the compression's name and version,
+/// the first `n` metadata sections (in `SECTIONS` order), and the first
+/// options section up to the CPU count, pointing at them. Returns the
+/// section descriptions so far and where that options section's size goes.
+fn v7_head(o: &mut Out, m: &Meta, n: usize) -> (Vec<u8>, u64) {
     let c = m.compression;
     let (algo, version) = c.header();
     o.cstr(algo);
@@ -460,7 +463,7 @@ fn layout_v7(o: &mut Out, m: &Meta) {
     o.u64(0);
     let mut strings = Vec::new();
     let mut refs = [0u64; SECTIONS.len()];
-    for (i, desc) in SECTIONS.iter().enumerate() {
+    for (i, desc) in SECTIONS.iter().enumerate().take(n) {
         let at = section(o, &mut strings, opt::HEADER_INFO + i as u16, c, &[desc.as_bytes()]);
         refs[i] = at - 8;
         contents(o, c, |o| body(o, m, i));
@@ -473,12 +476,19 @@ fn layout_v7(o: &mut Out, m: &Meta) {
     // Plain even in a compressed file, as trace-cmd writes it: its BUFFER
     // options are sized before the data they point at is placed.
     let at = section(o, &mut strings, opt::DONE, Compression::None, &[b"options"]);
-    for (i, &off) in refs.iter().enumerate() {
+    for (i, &off) in refs[..n].iter().enumerate() {
         o.opt(opt::HEADER_INFO + i as u16, 8);
         o.u64(off);
     }
     o.opt(opt::CPUCOUNT, 4);
     o.u32(m.cpus);
+    (strings, at)
+}
+
+#[inline(never)]
+fn layout_v7(o: &mut Out, m: &Meta) {
+    let c = m.compression;
+    let (mut strings, at) = v7_head(o, m, SECTIONS.len());
     options(o, m);
     // BUFFER options need the data offsets: compute the whole data layout
     // first. Each buffer section header is 16 bytes and starts where the
@@ -552,27 +562,7 @@ pub struct Staged {
 pub fn staged_head(m: &Meta, filler: u64) -> (Vec<u8>, Staged) {
     let c = m.compression;
     let mut o = file_header(m);
-    let (algo, version) = c.header();
-    o.cstr(algo);
-    o.cstr(version);
-    let opts_at = o.pos();
-    o.u64(0);
-    let mut strings = Vec::new();
-    let mut refs = [0u64; SECTIONS.len() - 1];
-    for (i, r) in refs.iter_mut().enumerate() {
-        let at = section(&mut o, &mut strings, opt::HEADER_INFO + i as u16, c, &[SECTIONS[i].as_bytes()]);
-        *r = at - 8;
-        contents(&mut o, c, |o| body(o, m, i));
-        o.patch64(at, o.pos() - at - 8);
-    }
-    o.patch64(opts_at, o.pos());
-    let at = section(&mut o, &mut strings, opt::DONE, Compression::None, &[b"options"]);
-    for (i, &off) in refs.iter().enumerate() {
-        o.opt(opt::HEADER_INFO + i as u16, 8);
-        o.u64(off);
-    }
-    o.opt(opt::CPUCOUNT, 4);
-    o.u32(m.cpus);
+    let (mut strings, at) = v7_head(&mut o, m, SECTIONS.len() - 1);
     o.opt(opt::DONE, 8);
     let next_at = o.pos();
     o.u64(0);
@@ -769,10 +759,12 @@ mod tests {
     }
 
     /// events/header_page of a 6.18 x86_64 kernel.
+    #[cfg(feature = "zstd-write")]
     const HP64: &[u8] = b"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
 
     /// Pages that compress somewhat, as trace pages do: a counter and a
     /// few tag bytes per 8-byte record, different for every (buffer, cpu).
+    #[cfg(feature = "zstd-write")]
     fn pages(buffer: usize, cpu: usize, n: usize) -> Vec<u8> {
         let mut v = Vec::new();
         for i in 0..(n * 4096 / 8) as u32 {
