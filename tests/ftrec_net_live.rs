@@ -270,6 +270,34 @@ fn net_refused_connection_changes_nothing() {
     });
 }
 
+/// A listener of another protocol version: a v1 `trace-cmd listen` hangs
+/// up on the v3 offer, another answers something else. Either is a clear
+/// error before tracing is touched.
+#[test]
+fn net_version_mismatch_is_a_clear_error() {
+    live_case("net_version_mismatch_is_a_clear_error", |_| {
+        for answer in [&b""[..], b"V9\0"] {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = l.local_addr().unwrap().to_string();
+            let server = std::thread::spawn(move || {
+                let (mut c, _) = l.accept().unwrap();
+                // trace-cmd's greeting, then the client's version offer.
+                std::io::Write::write_all(&mut c, b"tracecmd").unwrap();
+                let mut offer = [0u8; 64];
+                let _ = std::io::Read::read(&mut c, &mut offer);
+                let _ = std::io::Write::write_all(&mut c, answer);
+            });
+            let before = state();
+            let o = run("ftrec", &["-N", &addr, "-e", "sched", "--", "true"]);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{err}");
+            assert!(err.starts_with(&format!("ftrec: {addr}: protocol version mismatch")), "{err}");
+            assert_eq!(state(), before);
+            server.join().unwrap();
+        }
+    });
+}
+
 #[test]
 fn net_listener_killed_mid_run_is_an_error_and_restores() {
     live_case("net_listener_killed_mid_run_is_an_error_and_restores", |d| {
