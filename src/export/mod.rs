@@ -230,6 +230,96 @@ impl Cols {
     }
 }
 
+/// The text an exporter last wrote for one event's fields (and whatever
+/// else of a record it chose), kept with what it was made from: a loop
+/// of system calls repeats its arguments (`dd bs=1` writes the same fd,
+/// buffer and count each time), and while a record's field bytes and the
+/// caller's context are the last one's, so is the text.
+#[derive(Default)]
+pub struct Memo {
+    /// Where the fields past the common ones lie in a record; None when
+    /// some field's bytes lie elsewhere (`__data_loc`, a flexible array):
+    /// then the span's bytes do not say all.
+    span: Option<(usize, usize)>,
+    /// Those bytes of the record last written and the caller's context
+    /// (what else the text depends on), when `text` is theirs.
+    of: Vec<u8>,
+    ctx: u64,
+    kept: bool,
+    text: Buf,
+    /// Texts reused and made: an event whose fields seldom repeat stops
+    /// being kept, which would only cost a copy per record.
+    hits: u32,
+    misses: u32,
+}
+
+impl Memo {
+    pub fn new(e: &Event) -> Memo {
+        let fields = e.fields.get(e.ncommon..).unwrap_or_default();
+        let fixed = fields.iter().all(|f| matches!(f.kind, FieldKind::Scalar) || matches!(f.kind, FieldKind::Array(n) if n > 0));
+        let start = fields.iter().map(|f| f.offset).min().unwrap_or(0);
+        let end = fields.iter().map(|f| f.offset + f.size).max().unwrap_or(0);
+        Memo { span: (fixed && end > start).then_some((start, end)), ..Memo::default() }
+    }
+
+    /// Whether texts are kept: the event's fields can be, and they repeat.
+    #[inline(always)]
+    pub fn on(&self) -> bool {
+        self.span.is_some() && (self.misses < 256 || self.hits >= self.misses / 4)
+    }
+
+    /// The text kept, when record `d`'s fields are the same bytes as the
+    /// last record's and `ctx` the same.
+    #[inline(always)]
+    pub fn get(&mut self, d: &[u8], ctx: u64) -> Option<&[u8]> {
+        let (a, z) = self.span?;
+        let f = d.get(a..z)?;
+        if !(self.kept && ctx == self.ctx && same(f, &self.of)) {
+            return None;
+        }
+        self.hits = self.hits.saturating_add(1);
+        Some(self.text.as_slice())
+    }
+
+    /// Make the text for record `d` and `ctx` with `write`, kept for the
+    /// records after.
+    pub fn fill(&mut self, d: &[u8], ctx: u64, write: impl FnOnce(&mut Buf)) -> &[u8] {
+        self.misses = self.misses.saturating_add(1);
+        self.text.clear();
+        write(&mut self.text);
+        self.of.clear();
+        let f = self.span.and_then(|(a, z)| d.get(a..z));
+        self.kept = f.is_some();
+        self.of.extend_from_slice(f.unwrap_or_default());
+        self.ctx = ctx;
+        self.text.as_slice()
+    }
+}
+
+/// `a == b` a word at a time (a slice comparison calls musl's `memcmp`,
+/// which goes byte by byte).
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (p, q) in (&mut x).zip(&mut y) {
+        if p.first_chunk::<8>() != q.first_chunk::<8>() {
+            return false;
+        }
+    }
+    word(x.remainder()) == word(y.remainder())
+}
+
+/// Up to 8 bytes as a word, zeros after.
+#[inline(always)]
+fn word(c: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..c.len().min(8)].copy_from_slice(&c[..c.len().min(8)]);
+    u64::from_ne_bytes(w)
+}
+
 /// Element `i` of an array value, sign-extended when signed.
 pub fn elem(data: &[u8], elem: usize, signed: bool, i: usize, endian: Endian) -> u64 {
     let v = crate::cursor::read_uint(data, i * elem, elem, endian).unwrap_or(0);
