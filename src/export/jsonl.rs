@@ -169,12 +169,9 @@ impl Export for Jsonl {
         // The rest depends on the record's fields and its latency
         // columns, which come from its common flags and preempt count.
         let ctx = u16::from_le_bytes([d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)]) as u64;
-        if let Some(t) = memo.get(d, ctx) {
-            out.put(t);
-        } else if memo.on() {
-            out.put(memo.fill(d, ctx, |b| plan.rest(b, m, r)));
-        } else {
-            plan.rest(out, m, r);
+        match memo.text(d, ctx, |b| plan.rest(b, m, r)) {
+            Some(t) => out.put(t),
+            None => plan.rest(out, m, r),
         }
     }
 

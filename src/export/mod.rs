@@ -264,60 +264,56 @@ impl Memo {
 
     /// Whether texts are kept: the event's fields can be, and they repeat.
     #[inline(always)]
-    pub fn on(&self) -> bool {
+    fn on(&self) -> bool {
         self.span.is_some() && (self.misses < 256 || self.hits >= self.misses / 4)
     }
 
-    /// The text kept, when record `d`'s fields are the same bytes as the
-    /// last record's and `ctx` the same.
+    /// The text for record `d` and `ctx`: the one kept when the record's
+    /// fields are the same bytes as the last record's and `ctx` the same,
+    /// else made now with `write` and kept. None when no text is kept
+    /// (the caller writes the record itself).
     #[inline(always)]
-    pub fn get(&mut self, d: &[u8], ctx: u64) -> Option<&[u8]> {
+    pub fn text(&mut self, d: &[u8], ctx: u64, write: impl FnOnce(&mut Buf)) -> Option<&[u8]> {
         let (a, z) = self.span?;
         let f = d.get(a..z)?;
-        if !(self.kept && ctx == self.ctx && same(f, &self.of)) {
+        if self.kept && ctx == self.ctx && same(f, &self.of) {
+            self.hits = self.hits.saturating_add(1);
+        } else if self.on() {
+            self.misses = self.misses.saturating_add(1);
+            self.text.clear();
+            write(&mut self.text);
+            self.of.clear();
+            self.of.extend_from_slice(f);
+            (self.kept, self.ctx) = (true, ctx);
+        } else {
             return None;
         }
-        self.hits = self.hits.saturating_add(1);
         Some(self.text.as_slice())
-    }
-
-    /// Make the text for record `d` and `ctx` with `write`, kept for the
-    /// records after.
-    pub fn fill(&mut self, d: &[u8], ctx: u64, write: impl FnOnce(&mut Buf)) -> &[u8] {
-        self.misses = self.misses.saturating_add(1);
-        self.text.clear();
-        write(&mut self.text);
-        self.of.clear();
-        let f = self.span.and_then(|(a, z)| d.get(a..z));
-        self.kept = f.is_some();
-        self.of.extend_from_slice(f.unwrap_or_default());
-        self.ctx = ctx;
-        self.text.as_slice()
     }
 }
 
 /// `a == b` a word at a time (a slice comparison calls musl's `memcmp`,
-/// which goes byte by byte).
+/// which goes byte by byte; and iterators are calls in this size-first
+/// build).
 #[inline(always)]
-fn same(a: &[u8], b: &[u8]) -> bool {
+fn same(mut a: &[u8], mut b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    for (p, q) in (&mut x).zip(&mut y) {
-        if p.first_chunk::<8>() != q.first_chunk::<8>() {
+    while let (Some((p, ra)), Some((q, rb))) = (a.split_first_chunk::<8>(), b.split_first_chunk::<8>()) {
+        if u64::from_ne_bytes(*p) != u64::from_ne_bytes(*q) {
             return false;
         }
+        (a, b) = (ra, rb);
     }
-    word(x.remainder()) == word(y.remainder())
-}
-
-/// Up to 8 bytes as a word, zeros after.
-#[inline(always)]
-fn word(c: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    w[..c.len().min(8)].copy_from_slice(&c[..c.len().min(8)]);
-    u64::from_ne_bytes(w)
+    if let (Some((p, ra)), Some((q, rb))) = (a.split_first_chunk::<4>(), b.split_first_chunk::<4>()) {
+        if u32::from_ne_bytes(*p) != u32::from_ne_bytes(*q) {
+            return false;
+        }
+        (a, b) = (ra, rb);
+    }
+    // At most three bytes left.
+    a.first() == b.first() && a.get(1) == b.get(1) && a.get(2) == b.get(2)
 }
 
 /// Element `i` of an array value, sign-extended when signed.
