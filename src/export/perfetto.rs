@@ -150,7 +150,6 @@ enum How {
     Message(u32),
     Function,
     Bprint,
-    Generic,
     /// A type without a format.
     Unknown,
 }
@@ -279,16 +278,15 @@ impl Perfetto {
         id
     }
 
-    /// Generic event `r` into `cpu`'s bundle from the text its plan kept
-    /// (made now when the fields differ from the last event's): false
-    /// when the plan keeps none, and the event is to be written in full.
-    fn generic_kept(&mut self, m: &Meta, r: &Row, ty: usize, cpu: usize) -> bool {
-        let (Some(Some(Plan::Generic(g, memo))), Some(e)) = (self.plans.get_mut(ty), r.event) else { return false };
-        let d = r.data;
+    /// Record `r` into `cpu`'s bundle when its event's plan is a generic
+    /// one (false: it is not). After the timestamp, a generic event's
+    /// bytes depend on its fields, pid and flags alone: from the text the
+    /// plan kept while those repeat.
+    fn generic(&mut self, m: &Meta, r: &Row, ty: usize, cpu: usize) -> bool {
+        let (Some(Some(Plan::Generic(g, memo))), Some(e), Some(bundle)) = (self.plans.get_mut(ty), r.event, self.cpus.get_mut(cpu)) else { return false };
+        let (b, d) = (&mut bundle.buf, r.data);
         let flags = d.get(2).copied().unwrap_or(0) as u64;
         let pid = r.pid as u32 as u64;
-        // What follows the timestamp depends on the fields, the pid and the flags.
-        let ctx = pid | flags << 32;
         let made = |b: &mut Buf| {
             uint(b, 2, pid);
             uint(b, 5, flags);
@@ -296,20 +294,32 @@ impl Perfetto {
             g.write(b, m, e, d);
             end(b, o);
         };
-        let Some(rest) = memo.text(d, ctx, made) else { return false };
-        // As `end` writes it for the two bytes of room the long way leaves.
-        let n = 1 + proto::varint_len(r.ts) + rest.len();
-        if n >= 0x4000 {
-            return false;
+        if let Some(rest) = memo.text(d, pid | flags << 32, made) {
+            // The event's length as `end` writes it in the two bytes of
+            // room below.
+            let n = 1 + proto::varint_len(r.ts) + rest.len();
+            if n < 0x4000 {
+                proto::run(b, |h| {
+                    h.varint(2 << 3 | proto::LEN as u64);
+                    h.byte(n as u8 | 0x80);
+                    h.byte((n >> 7) as u8);
+                    h.uint(1, r.ts);
+                });
+                b.put(rest);
+                return true;
+            }
         }
-        let b = &mut self.cpus[cpu].buf;
-        proto::run(b, |h| {
-            h.varint(2 << 3 | proto::LEN as u64);
-            h.byte(n as u8 | 0x80);
-            h.byte((n >> 7) as u8);
+        // Generic events run past 127 bytes: two length bytes up front.
+        let (ev, o) = proto::run(b, |h| {
+            let ev = h.begin_room(2, 2);
             h.uint(1, r.ts);
+            h.uint(2, pid);
+            h.uint(5, flags);
+            (ev, h.begin_room(GENERIC, 2))
         });
-        b.put(rest);
+        g.write(b, m, e, d);
+        end(b, o);
+        end(b, ev);
         true
     }
 
@@ -534,7 +544,7 @@ impl Export for Perfetto {
         }
         self.bundle(r.cpu);
         let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
-        if self.generic_kept(m, r, ty as usize, cpu) {
+        if self.generic(m, r, ty as usize, cpu) {
             return self.full(out, cpu);
         }
         // A dedicated message's values now (symbols interned below, before
@@ -558,7 +568,6 @@ impl Export for Perfetto {
             }
             (Some(_), Some(Plan::Function)) => How::Function,
             (Some(_), Some(Plan::Bprint)) => How::Bprint,
-            (Some(_), Some(Plan::Generic(..))) => How::Generic,
             _ => How::Unknown,
         };
         for v in vals.iter_mut() {
@@ -620,11 +629,6 @@ impl Export for Perfetto {
                 super::jsonl::raw_bytes(&mut raw, &msg);
                 let ip = sym_text(m, field_u64(e, "ip", d, m));
                 generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
-            }
-            How::Generic => {
-                if let Some(Some(Plan::Generic(g, _))) = self.plans.get(ty as usize) {
-                    g.write(b, m, e, d);
-                }
             }
             How::Unknown => {
                 let mut name = String::new();
