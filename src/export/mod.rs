@@ -390,3 +390,76 @@ pub(crate) mod testing {
         f(&m, &r);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A text is reused while the span's bytes and the context repeat,
+    /// made anew when either changes, and no longer kept for an event
+    /// whose fields do not repeat.
+    #[test]
+    fn memo_reuses_while_fields_repeat() {
+        testing::with_row(|_, r| {
+            let e = r.event.unwrap();
+            let mut memo = Memo::new(e);
+            let mut made = 0;
+            let mut text = |memo: &mut Memo, d: &[u8], ctx: u64| {
+                let t = memo.text(d, ctx, |b| {
+                    made += 1;
+                    b.put(&d[8..12]);
+                });
+                t.map(|t| t.to_vec())
+            };
+            let mut d = r.data.to_vec();
+            assert_eq!(text(&mut memo, &d, 1).as_deref(), Some(&d[8..12]));
+            assert_eq!(text(&mut memo, &d, 1).as_deref(), Some(&d[8..12]));
+            // The common fields are not the memo's to compare.
+            d[4] ^= 1;
+            assert_eq!(text(&mut memo, &d, 1).as_deref(), Some(&d[8..12]));
+            d[8] ^= 1;
+            assert_eq!(text(&mut memo, &d, 1).as_deref(), Some(&d[8..12]));
+            // The last byte of the span, then the context.
+            *d.last_mut().unwrap() ^= 1;
+            assert!(text(&mut memo, &d, 1).is_some());
+            assert!(text(&mut memo, &d, 2).is_some());
+            // A record cut short of the span is the caller's to write.
+            assert!(text(&mut memo, &d[..20], 2).is_none());
+            for i in 0..300u32 {
+                d[8..10].copy_from_slice(&(i as u16).to_le_bytes());
+                text(&mut memo, &d, 2);
+            }
+            assert!(text(&mut memo, &d, 2).is_none(), "fields that never repeat are not kept");
+            drop(text);
+            // Four texts above, then misses until the 256th.
+            assert_eq!(made, 256);
+        });
+    }
+
+    #[test]
+    fn same_bytes() {
+        let a: Vec<u8> = (0..40).collect();
+        for n in 0..40 {
+            assert!(same(&a[..n], &a[..n]));
+            assert!(!same(&a[..n], &a[1..n + 1]) || n == 0);
+            for i in 0..n {
+                let mut b = a[..n].to_vec();
+                b[i] ^= 0x80;
+                assert!(!same(&a[..n], &b), "{n} {i}");
+            }
+        }
+        assert!(!same(b"ab", b"abc"));
+    }
+
+    /// A data_loc field's bytes lie past the span: such events are not kept.
+    #[test]
+    fn memo_only_for_fixed_fields() {
+        let f = |kind| Field::new("x", "char", 8, 4, false, kind);
+        let ev = |kind| Event::new(1, "s", "e", std::vec![Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar), f(kind)], "");
+        assert!(Memo::new(&ev(FieldKind::Scalar)).span.is_some());
+        assert!(Memo::new(&ev(FieldKind::Array(4))).span.is_some());
+        assert!(Memo::new(&ev(FieldKind::Array(0))).span.is_none());
+        assert!(Memo::new(&ev(FieldKind::DataLoc)).span.is_none());
+        assert!(Memo::new(&crate::format::NO_EVENT).span.is_none());
+    }
+}
