@@ -1,9 +1,9 @@
 //! A byte buffer for the exporters' many short appends (a field tag, a
 //! key, a few digits). `Vec::extend_from_slice` calls libc's memcpy for
 //! each, and musl's, built for long copies, costs more to start than such
-//! a piece is long: here pieces of up to 64 bytes (a JSON row's
-//! `,"event":"ftrace:funcgraph_entry","flags":"` is 44) are fixed-size
-//! moves.
+//! a piece is long: here pieces of up to [`MOVES`] bytes (a JSON row's
+//! `,"event":"ftrace:funcgraph_entry","flags":"` is 44, the end of a
+//! syscall's row kept whole over 100) are fixed-size moves.
 //! The buffer is kept zero-filled past its length so those moves need no
 //! unsafe code.
 
@@ -11,6 +11,9 @@ use alloc::vec::Vec;
 
 /// Bytes kept writable past the length: the widest fixed move.
 const SLACK: usize = 64;
+/// Pieces longer than this go to `memcpy`, whose `rep movsb` costs about
+/// what this many bytes of 16-byte moves do to start.
+const MOVES: usize = 256;
 
 #[derive(Default)]
 pub struct Buf {
@@ -73,7 +76,7 @@ impl Buf {
     pub fn put(&mut self, s: &[u8]) {
         let k = s.len();
         let d = self.room(k);
-        if k > SLACK {
+        if k > MOVES {
             d[..k].copy_from_slice(s);
         } else if k > 16 {
             // 16-byte moves, the last one overlapping as needed.

@@ -134,8 +134,12 @@ impl Sched {
     }
 
     /// Bytes the arrays hold (the bundle's size bound counts them).
+    /// (Asked after every event: the sum is written out, not iterated,
+    /// as iterators are calls in this size-first build.)
     pub fn len(&self) -> usize {
-        self.arrays().iter().map(|(_, b)| b.len()).sum::<usize>() + self.comms.len() * 16
+        let switch = self.switch_ts.len() + self.switch_prev_state.len() + self.switch_next_pid.len() + self.switch_next_prio.len() + self.switch_next_comm.len();
+        let waking = self.waking_ts.len() + self.waking_pid.len() + self.waking_target_cpu.len() + self.waking_prio.len() + self.waking_comm.len() + self.waking_flags.len();
+        switch + waking + self.comms.len() * 16
     }
 
     pub fn is_empty(&self) -> bool {

@@ -15,16 +15,49 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::buf::Buf;
-use super::{elem, value, Cols, CpuStat, Export, Meta, Row, Value};
+use super::{elem, value, Cols, CpuStat, Export, Memo, Meta, Row, Value};
+use crate::format::Event;
 
 #[derive(Default)]
 pub struct Jsonl {
-    /// By event type id, how its rows are written (made at its first record).
-    plans: Vec<Option<Plan>>,
+    /// By event type id, how its rows are written (made at its first
+    /// record), and the end of its last row.
+    plans: Vec<Option<(Plan, Memo)>>,
     /// By CPU, the CPU and pid of its last row and that row's
     /// `,"cpu":C,"pid":P,"comm":"…"`: a CPU's rows mostly come from one
     /// task at a time.
     who: Vec<(Option<(u32, i32)>, Vec<u8>)>,
+    /// The timestamps' leading digits.
+    ts: Top,
+}
+
+/// The digits of a number above 10^8 but its last eight, and the range
+/// of numbers they lead: timestamps in ns only change those every 0.1 s,
+/// so a row's timestamp is mostly one group of eight digits to make.
+#[derive(Default)]
+struct Top {
+    /// The numbers from `base` to `base + 10^8` (base 0: none yet).
+    base: u64,
+    digits: Buf,
+}
+
+impl Top {
+    /// `v` in decimal, as [`uint`] writes it.
+    #[inline(always)]
+    fn put(&mut self, out: &mut Buf, v: u64) {
+        if self.base == 0 || v < self.base || v - self.base >= E8 {
+            let q = div_e8(v);
+            if q == 0 {
+                return uint(out, v);
+            }
+            self.base = q * E8;
+            self.digits.clear();
+            uint(&mut self.digits, q);
+        }
+        out.put(self.digits.as_slice());
+        put8(out.room(8), 0, eight((v - self.base) as u32));
+        out.advance(8);
+    }
 }
 
 /// One event's part of its rows that is the same in every row, written
@@ -74,6 +107,35 @@ impl Plan {
         let bprint = e.system == "ftrace" && e.name == "bprint";
         Plan { head: head.as_slice().to_vec(), head_len: head.len(), lat_of: None, cols, bprint }
     }
+
+    /// Row `r`'s end: from its event's name on.
+    fn rest(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
+        let d = r.data;
+        // (The latency columns come from these two bytes alone.)
+        let flags = [d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)];
+        if self.lat_of != Some(flags) {
+            self.head.truncate(self.head_len);
+            // The latency columns are letters, digits and dots: no escapes.
+            self.head.extend_from_slice(r.lat.as_bytes());
+            self.head.push(b'"');
+            self.lat_of = Some(flags);
+        }
+        out.put(&self.head);
+        if let Some(e) = r.event {
+            fields(out, &self.cols, e, d, m);
+            // trace_printk's binary records: the formatted message too.
+            if self.bprint {
+                if let (Some(f), Some(b)) = (e.field("fmt"), e.field("buf")) {
+                    let (Some(addr), Some(args)) = (f.int(d, m.endian), b.data(d, m.endian)) else { return close(out) };
+                    let mut s = String::new();
+                    let _ = m.env.bprint(addr, args, &mut s);
+                    key(out, ",\"msg\":");
+                    escaped_str(out, &s);
+                }
+            }
+        }
+        close(out)
+    }
 }
 
 impl Export for Jsonl {
@@ -85,9 +147,9 @@ impl Export for Jsonl {
         if self.plans.len() <= ty {
             self.plans.resize_with(ty + 1, || None);
         }
-        let plan = self.plans[ty].get_or_insert_with(|| Plan::new(r, m));
+        let (plan, memo) = self.plans[ty].get_or_insert_with(|| (Plan::new(r, m), Memo::new(r.event.unwrap_or(&crate::format::NO_EVENT))));
         key(out, "{\"ts\":");
-        uint(out, r.ts);
+        self.ts.put(out, r.ts);
         let c = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
         if self.who.len() <= c {
             self.who.resize_with(c + 1, || (None, Vec::new()));
@@ -104,45 +166,13 @@ impl Export for Jsonl {
             *who = (Some((r.cpu, r.pid)), b.as_slice().to_vec());
         }
         out.put(&who.1);
-        // (The latency columns come from these two bytes alone.)
-        let flags = [d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)];
-        if plan.lat_of != Some(flags) {
-            plan.head.truncate(plan.head_len);
-            // The latency columns are letters, digits and dots: no escapes.
-            plan.head.extend_from_slice(r.lat.as_bytes());
-            plan.head.push(b'"');
-            plan.lat_of = Some(flags);
+        // The rest depends on the record's fields and its latency
+        // columns, which come from its common flags and preempt count.
+        let ctx = u16::from_le_bytes([d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)]) as u64;
+        match memo.text(d, ctx, |b| plan.rest(b, m, r)) {
+            Some(t) => out.put(t),
+            None => plan.rest(out, m, r),
         }
-        out.put(&plan.head);
-        if let Some(e) = r.event {
-            for c in &plan.cols.cols {
-                let k = plan.cols.key(c);
-                if let Some(sc) = c.scalar {
-                    let Some(v) = sc.get(d, m.endian) else { continue };
-                    out.put(k);
-                    if sc.signed() {
-                        int(out, v as i64)
-                    } else {
-                        uint(out, v)
-                    }
-                    continue;
-                }
-                let Some(v) = e.fields.get(c.field).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
-                out.put(k);
-                put_value(out, &v, m);
-            }
-            // trace_printk's binary records: the formatted message too.
-            if plan.bprint {
-                if let (Some(f), Some(b)) = (e.field("fmt"), e.field("buf")) {
-                    let (Some(addr), Some(args)) = (f.int(d, m.endian), b.data(d, m.endian)) else { return close(out) };
-                    let mut s = String::new();
-                    let _ = m.env.bprint(addr, args, &mut s);
-                    key(out, ",\"msg\":");
-                    escaped_str(out, &s);
-                }
-            }
-        }
-        close(out)
     }
 
     fn lost(&mut self, out: &mut Buf, cpu: u32, ts: u64, count: Option<u64>) {
@@ -162,6 +192,26 @@ impl Export for Jsonl {
 
     fn wants_lat(&self) -> bool {
         true
+    }
+}
+
+/// Each of record `d`'s fields past the common ones, with its key.
+fn fields(out: &mut Buf, cols: &Cols, e: &Event, d: &[u8], m: &Meta) {
+    for c in &cols.cols {
+        let k = cols.key(c);
+        if let Some(sc) = c.scalar {
+            let Some(v) = sc.get(d, m.endian) else { continue };
+            out.put(k);
+            if sc.signed() {
+                int(out, v as i64)
+            } else {
+                uint(out, v)
+            }
+            continue;
+        }
+        let Some(v) = e.fields.get(c.field).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
+        out.put(k);
+        put_value(out, &v, m);
     }
 }
 
@@ -407,6 +457,21 @@ mod tests {
             }
             p = p.wrapping_mul(10);
         }
+    }
+
+    /// Timestamps with their leading digits kept: as [`uint`] writes them,
+    /// across a change of those digits, below 10^8 and back.
+    #[test]
+    fn timestamps() {
+        let mut top = Top::default();
+        let (mut a, mut b) = (Buf::new(), Buf::new());
+        for v in [37_157_806_994_190u64, 37_157_806_994_191, 37_157_899_999_999, 37_157_900_000_000, 5, 99_999_999, 100_000_000, 37_157_806_994_190, u64::MAX, 0] {
+            top.put(&mut a, v);
+            a.push(b' ');
+            uint(&mut b, v);
+            b.push(b' ');
+        }
+        assert_eq!(std::str::from_utf8(a.as_slice()).unwrap(), std::str::from_utf8(b.as_slice()).unwrap());
     }
 
     /// The multiplies that stand for divides, against the divides.

@@ -230,6 +230,92 @@ impl Cols {
     }
 }
 
+/// The text an exporter last wrote for one event's fields (and whatever
+/// else of a record it chose), kept with what it was made from: a loop
+/// of system calls repeats its arguments (`dd bs=1` writes the same fd,
+/// buffer and count each time), and while a record's field bytes and the
+/// caller's context are the last one's, so is the text.
+#[derive(Default)]
+pub struct Memo {
+    /// Where the fields past the common ones lie in a record; None when
+    /// some field's bytes lie elsewhere (`__data_loc`, a flexible array):
+    /// then the span's bytes do not say all.
+    span: Option<(usize, usize)>,
+    /// Those bytes of the record last written and the caller's context
+    /// (what else the text depends on), when `text` is theirs.
+    of: Vec<u8>,
+    ctx: u64,
+    kept: bool,
+    text: Buf,
+    /// Texts reused and made: an event whose fields seldom repeat stops
+    /// being kept, which would only cost a copy per record.
+    hits: u32,
+    misses: u32,
+}
+
+impl Memo {
+    pub fn new(e: &Event) -> Memo {
+        let fields = e.fields.get(e.ncommon..).unwrap_or_default();
+        let fixed = fields.iter().all(|f| matches!(f.kind, FieldKind::Scalar) || matches!(f.kind, FieldKind::Array(n) if n > 0));
+        let start = fields.iter().map(|f| f.offset).min().unwrap_or(0);
+        let end = fields.iter().map(|f| f.offset + f.size).max().unwrap_or(0);
+        Memo { span: (fixed && end > start).then_some((start, end)), ..Memo::default() }
+    }
+
+    /// Whether texts are kept: the event's fields can be, and they repeat.
+    #[inline(always)]
+    fn on(&self) -> bool {
+        self.span.is_some() && (self.misses < 256 || self.hits >= self.misses / 4)
+    }
+
+    /// The text for record `d` and `ctx`: the one kept when the record's
+    /// fields are the same bytes as the last record's and `ctx` the same,
+    /// else made now with `write` and kept. None when no text is kept
+    /// (the caller writes the record itself).
+    #[inline(always)]
+    pub fn text(&mut self, d: &[u8], ctx: u64, write: impl FnOnce(&mut Buf)) -> Option<&[u8]> {
+        let (a, z) = self.span?;
+        let f = d.get(a..z)?;
+        if self.kept && ctx == self.ctx && same(f, &self.of) {
+            self.hits = self.hits.saturating_add(1);
+        } else if self.on() {
+            self.misses = self.misses.saturating_add(1);
+            self.text.clear();
+            write(&mut self.text);
+            self.of.clear();
+            self.of.extend_from_slice(f);
+            (self.kept, self.ctx) = (true, ctx);
+        } else {
+            return None;
+        }
+        Some(self.text.as_slice())
+    }
+}
+
+/// `a == b` a word at a time (a slice comparison calls musl's `memcmp`,
+/// which goes byte by byte; and iterators are calls in this size-first
+/// build).
+#[inline(always)]
+fn same(mut a: &[u8], mut b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    while let (Some((p, ra)), Some((q, rb))) = (a.split_first_chunk::<8>(), b.split_first_chunk::<8>()) {
+        if u64::from_ne_bytes(*p) != u64::from_ne_bytes(*q) {
+            return false;
+        }
+        (a, b) = (ra, rb);
+    }
+    if let (Some((p, ra)), Some((q, rb))) = (a.split_first_chunk::<4>(), b.split_first_chunk::<4>()) {
+        if u32::from_ne_bytes(*p) != u32::from_ne_bytes(*q) {
+            return false;
+        }
+        (a, b) = (ra, rb);
+    }
+    // At most three bytes left.
+    a.first() == b.first() && a.get(1) == b.get(1) && a.get(2) == b.get(2)
+}
+
 /// Element `i` of an array value, sign-extended when signed.
 pub fn elem(data: &[u8], elem: usize, signed: bool, i: usize, endian: Endian) -> u64 {
     let v = crate::cursor::read_uint(data, i * elem, elem, endian).unwrap_or(0);
@@ -302,5 +388,78 @@ pub(crate) mod testing {
         d.extend_from_slice(&[0xff, 0xff, 2, 0]);
         let r = Row { cpu: 0, ts: 12, data: &d, event: Some(&ev), pid: 5, comm: cmd.comm(5), lat: "d...." };
         f(&m, &r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A text is reused while the span's bytes and the context repeat,
+    /// made anew when either changes, and no longer kept for an event
+    /// whose fields do not repeat.
+    #[test]
+    fn memo_reuses_while_fields_repeat() {
+        testing::with_row(|_, r| {
+            let e = r.event.unwrap();
+            let mut memo = Memo::new(e);
+            let mut made = 0;
+            let mut text = |memo: &mut Memo, d: &[u8], ctx: u64| {
+                let t = memo.text(d, ctx, |b| {
+                    made += 1;
+                    b.put(&d[8..12]);
+                });
+                t.map(|t| t.to_vec())
+            };
+            let mut d = r.data.to_vec();
+            assert_eq!(text(&mut memo, &d, 1).as_deref(), Some(&d[8..12]));
+            assert_eq!(text(&mut memo, &d, 1).as_deref(), Some(&d[8..12]));
+            // The common fields are not the memo's to compare.
+            d[4] ^= 1;
+            assert_eq!(text(&mut memo, &d, 1).as_deref(), Some(&d[8..12]));
+            d[8] ^= 1;
+            assert_eq!(text(&mut memo, &d, 1).as_deref(), Some(&d[8..12]));
+            // The last byte of the span, then the context.
+            *d.last_mut().unwrap() ^= 1;
+            assert!(text(&mut memo, &d, 1).is_some());
+            assert!(text(&mut memo, &d, 2).is_some());
+            // A record cut short of the span is the caller's to write.
+            assert!(text(&mut memo, &d[..20], 2).is_none());
+            for i in 0..300u32 {
+                d[8..10].copy_from_slice(&(i as u16).to_le_bytes());
+                text(&mut memo, &d, 2);
+            }
+            assert!(text(&mut memo, &d, 2).is_none(), "fields that never repeat are not kept");
+            drop(text);
+            // Four texts above, then misses until the 256th.
+            assert_eq!(made, 256);
+        });
+    }
+
+    #[test]
+    fn same_bytes() {
+        let a: Vec<u8> = (0..40).collect();
+        for n in 0..40 {
+            assert!(same(&a[..n], &a[..n]));
+            assert!(!same(&a[..n], &a[1..n + 1]) || n == 0);
+            for i in 0..n {
+                let mut b = a[..n].to_vec();
+                b[i] ^= 0x80;
+                assert!(!same(&a[..n], &b), "{n} {i}");
+            }
+        }
+        assert!(!same(b"ab", b"abc"));
+    }
+
+    /// A data_loc field's bytes lie past the span: such events are not kept.
+    #[test]
+    fn memo_only_for_fixed_fields() {
+        let f = |kind| Field::new("x", "char", 8, 4, false, kind);
+        let ev = |kind| Event::new(1, "s", "e", std::vec![Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar), f(kind)], "");
+        assert!(Memo::new(&ev(FieldKind::Scalar)).span.is_some());
+        assert!(Memo::new(&ev(FieldKind::Array(4))).span.is_some());
+        assert!(Memo::new(&ev(FieldKind::Array(0))).span.is_none());
+        assert!(Memo::new(&ev(FieldKind::DataLoc)).span.is_none());
+        assert!(Memo::new(&crate::format::NO_EVENT).span.is_none());
     }
 }

@@ -24,7 +24,7 @@ use core::fmt::Write;
 use super::buf::Buf;
 use super::proto::{self, begin, begin_room, bytes, end, int, uint};
 use super::compact::{self, Task};
-use super::{Cols, CpuStat, Export, Meta, Row, Scalar, Value};
+use super::{Cols, CpuStat, Export, Memo, Meta, Row, Scalar, Value};
 use crate::format::Event;
 
 /// Events with their own Perfetto message: system, name, the message's
@@ -94,8 +94,9 @@ enum Plan {
     Function,
     /// trace_printk: a generic event with the formatted message.
     Bprint,
-    /// A `GenericFtraceEvent` of its fields, typed.
-    Generic(GenericPlan),
+    /// A `GenericFtraceEvent` of its fields, typed, and its last event
+    /// from the pid on.
+    Generic(GenericPlan, Memo),
 }
 
 /// What every `GenericFtraceEvent` of one event has alike, encoded once:
@@ -111,7 +112,7 @@ impl GenericPlan {
         let mut name = Buf::new();
         bytes(&mut name, 1, e.name.as_bytes());
         let cols = Cols::new(e, |keys, f| bytes(keys, 1, f.name.as_bytes()));
-        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), cols })
+        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), cols }, Memo::new(e))
     }
 
     /// The event's fields from record `d`.
@@ -149,7 +150,6 @@ enum How {
     Message(u32),
     Function,
     Bprint,
-    Generic,
     /// A type without a format.
     Unknown,
 }
@@ -276,6 +276,60 @@ impl Perfetto {
             }
         };
         id
+    }
+
+    /// Record `r` into `cpu`'s bundle when its event's plan is a generic
+    /// one (false: it is not). After the timestamp, a generic event's
+    /// bytes depend on its fields, pid and flags alone: from the text the
+    /// plan kept while those repeat.
+    fn generic(&mut self, m: &Meta, r: &Row, ty: usize, cpu: usize) -> bool {
+        let (Some(Some(Plan::Generic(g, memo))), Some(e), Some(bundle)) = (self.plans.get_mut(ty), r.event, self.cpus.get_mut(cpu)) else { return false };
+        let (b, d) = (&mut bundle.buf, r.data);
+        let flags = d.get(2).copied().unwrap_or(0) as u64;
+        let pid = r.pid as u32 as u64;
+        let made = |b: &mut Buf| {
+            uint(b, 2, pid);
+            uint(b, 5, flags);
+            let o = begin_room(b, GENERIC, 2);
+            g.write(b, m, e, d);
+            end(b, o);
+        };
+        if let Some(rest) = memo.text(d, pid | flags << 32, made) {
+            // The event's length as `end` writes it in the two bytes of
+            // room below.
+            let n = 1 + proto::varint_len(r.ts) + rest.len();
+            if n < 0x4000 {
+                proto::run(b, |h| {
+                    h.varint(2 << 3 | proto::LEN as u64);
+                    h.byte(n as u8 | 0x80);
+                    h.byte((n >> 7) as u8);
+                    h.uint(1, r.ts);
+                });
+                b.put(rest);
+                return true;
+            }
+        }
+        // Generic events run past 127 bytes: two length bytes up front.
+        let (ev, o) = proto::run(b, |h| {
+            let ev = h.begin_room(2, 2);
+            h.uint(1, r.ts);
+            h.uint(2, pid);
+            h.uint(5, flags);
+            (ev, h.begin_room(GENERIC, 2))
+        });
+        g.write(b, m, e, d);
+        end(b, o);
+        end(b, ev);
+        true
+    }
+
+    /// Write out `cpu`'s bundle when it is full.
+    fn full(&mut self, out: &mut Buf, cpu: usize) {
+        let Some(b) = self.cpus.get(cpu) else { return };
+        // (Without compact_sched the compact arrays stay empty: not summed.)
+        if b.buf.len() + if self.compact_sched { b.sched.len() } else { 0 } >= BUNDLE_MAX {
+            self.flush(out, cpu);
+        }
     }
 
     /// The packet in `pkt` out as a `Trace.packet` field.
@@ -483,16 +537,21 @@ impl Export for Perfetto {
         let d = r.data;
         self.t0.get_or_insert(r.ts);
         let ty = crate::text::kernel::rec_type(d, m.endian);
-        // A dedicated message's values now (symbols interned below, before
-        // the bundle is borrowed); strings and arrays are read when
-        // written: for them the value is the field's index.
-        let mut vals = core::mem::take(&mut self.vals);
-        vals.clear();
         if let Some(e) = r.event {
             if self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
                 self.set_plan(ty, GenericPlan::new(e));
             }
         }
+        self.bundle(r.cpu);
+        let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        if self.generic(m, r, ty as usize, cpu) {
+            return self.full(out, cpu);
+        }
+        // A dedicated message's values now (symbols interned below, before
+        // the bundle is borrowed); strings and arrays are read when
+        // written: for them the value is the field's index.
+        let mut vals = core::mem::take(&mut self.vals);
+        vals.clear();
         let how = match (r.event, self.plans.get(ty as usize).and_then(|p| p.as_ref())) {
             (Some(_), Some(Plan::Message(no, fs))) => {
                 for &(pno, i, kind, sc) in fs {
@@ -509,7 +568,6 @@ impl Export for Perfetto {
             }
             (Some(_), Some(Plan::Function)) => How::Function,
             (Some(_), Some(Plan::Bprint)) => How::Bprint,
-            (Some(_), Some(Plan::Generic(_))) => How::Generic,
             _ => How::Unknown,
         };
         for v in vals.iter_mut() {
@@ -518,17 +576,12 @@ impl Export for Perfetto {
             }
         }
         let e = r.event.unwrap_or(&crate::format::NO_EVENT);
-        self.bundle(r.cpu);
-        let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
         if self.compact_sched {
             if let How::Message(no @ (SCHED_SWITCH | SCHED_WAKING)) = how {
                 let sched = &mut self.cpus[cpu].sched;
                 if compact_sched(sched, no, m, e, r, &vals) {
                     self.vals = vals;
-                    if self.cpus[cpu].buf.len() + self.cpus[cpu].sched.len() >= BUNDLE_MAX {
-                        self.flush(out, cpu);
-                    }
-                    return;
+                    return self.full(out, cpu);
                 }
             }
         }
@@ -577,11 +630,6 @@ impl Export for Perfetto {
                 let ip = sym_text(m, field_u64(e, "ip", d, m));
                 generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
             }
-            How::Generic => {
-                if let Some(Some(Plan::Generic(g))) = self.plans.get(ty as usize) {
-                    g.write(b, m, e, d);
-                }
-            }
             How::Unknown => {
                 let mut name = String::new();
                 let _ = write!(name, "type {}", ty);
@@ -590,12 +638,8 @@ impl Export for Perfetto {
         }
         end(b, o);
         end(b, ev);
-        // (Without compact_sched the compact arrays stay empty: not summed.)
-        let full = b.len() + if self.compact_sched { self.cpus[cpu].sched.len() } else { 0 } >= BUNDLE_MAX;
         self.vals = vals;
-        if full {
-            self.flush(out, (r.cpu as usize).min(crate::text::kernel::MAX_CPUS));
-        }
+        self.full(out, cpu);
     }
 
     fn lost(&mut self, out: &mut Buf, cpu: u32, _ts: u64, _count: Option<u64>) {

@@ -167,7 +167,7 @@ pub fn run<R>(b: &mut Buf, f: impl FnOnce(&mut Run) -> R) -> R {
 
 impl Run<'_> {
     #[inline(always)]
-    fn byte(&mut self, c: u8) {
+    pub fn byte(&mut self, c: u8) {
         if let Some(x) = self.t.get_mut(self.n) {
             *x = c;
             self.n += 1;
