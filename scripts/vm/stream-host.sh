@@ -39,8 +39,8 @@ same "records per event: trace-cmd report of the saved file vs ftcat in the gues
     whole.n whole.report.n - whole.local,whole.report
 run whole.dat.ftcat ftcat whole.dat
 same "ftcat of the saved trace.dat vs ftcat of the stream in the guest" whole.local whole.dat.ftcat - whole.save
-run whole.tcstyle ftcat --style trace-cmd whole.dat
-same "ftcat --style trace-cmd vs trace-cmd report (saved file)" whole.report whole.tcstyle - whole.save
+run whole.tcstyle ftcat --style trace-cmd-3.1 whole.dat
+same "ftcat --style trace-cmd-3.1 vs trace-cmd report (saved file)" whole.report whole.tcstyle - whole.save
 
 # --- The whole stream cut at a random offset ------------------------------------------
 # Its frames: head 16 bytes, then per frame a 16-byte header (tag, CPU, u64
