@@ -1106,18 +1106,20 @@ mod tests {
         }
     }
 
-    /// The fuzz target's seeds (tests/fuzz/seeds/stream): `cargo test --lib
-    /// write_fuzz_seeds -- --ignored` writes them again.
+    /// The fuzz target's seeds (tests/fuzz/seeds/stream) are what this
+    /// stream gives, whole and cut; `BLESS=1` writes them again.
     #[test]
-    #[ignore]
-    fn write_fuzz_seeds() {
+    fn fuzz_seeds_are_current() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz/seeds/stream");
-        std::fs::create_dir_all(&dir).unwrap();
         let s = small_stream();
         let meta_end = HEAD_LEN + FRAME_LEN + meta_bytes(&small_meta()).len();
         // Whole, cut inside a page frame, cut before LATE.
         for (name, n) in [("whole", s.len()), ("cut-page", meta_end + FRAME_LEN + 100), ("no-late", meta_end + 4 * (FRAME_LEN + 256))] {
-            std::fs::write(dir.join(name), &s[..n]).unwrap();
+            if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join(name), &s[..n]).unwrap();
+            }
+            assert!(std::fs::read(dir.join(name)).unwrap() == s[..n], "{name}: run with BLESS=1 to write it again");
         }
     }
 }
