@@ -12,6 +12,7 @@ use crate::decode::{self, text_out::TextOut, Style};
 #[cfg(feature = "export")]
 use crate::export::output::Format;
 use crate::profile::{self, compare};
+#[cfg(feature = "export")]
 use crate::sys;
 use crate::usage_err;
 
