@@ -560,7 +560,7 @@ fn keep_used_formats(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], idx: &In
         }
     }
     add_formats(&mut used, td, |sys| seen.contains(&sys));
-    used.systems.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::sort::sort_by(&mut used.systems, |a, b| a.0.cmp(&b.0));
     m.systems = used.systems;
     m.ftrace_formats = used.ftrace_formats;
     stats

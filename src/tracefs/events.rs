@@ -276,7 +276,7 @@ mod tests {
             ev("syscalls", "sys_enter_read"),
         ];
         let mut v = v;
-        v.sort_by(|a, b| (&a.system, &a.name).cmp(&(&b.system, &b.name)));
+        crate::sort::sort_by(&mut v, |a, b| (&a.system, &a.name).cmp(&(&b.system, &b.name)));
         v
     }
 
