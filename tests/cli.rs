@@ -85,6 +85,7 @@ fn install_symlinks_and_hardlinks() {
     assert_eq!(std::fs::read_to_string(d.join("ftcat")).unwrap(), "mine");
     // Hard links, when on the same filesystem as the binary.
     let h = target.parent().unwrap().join(format!("hl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&h);
     std::fs::create_dir_all(&h).unwrap();
     let (c, _, err) = run(&ftbox(), &["--install", h.to_str().unwrap()]);
     assert_eq!(c, 0, "{err}");

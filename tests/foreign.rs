@@ -16,6 +16,8 @@
 //!   aarch64, i686 and riscv64 builds on the same files: the i686 build
 //!   decodes the 64-bit recordings, every build decodes the 4-byte-commit one.
 
+mod support;
+
 use ftbox::cursor::{read_uint, Endian};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -295,20 +297,10 @@ fn fixtures_are_what_they_claim() {
     }
 }
 
-fn ftbox() -> PathBuf {
-    std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
-}
-
 /// ftcat through an argv[0] link, as installed.
 fn ftcat(args: &[&str]) -> (i32, String, String) {
-    let d = std::env::temp_dir().join(format!("ftbox-foreign-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    let l = d.join("ftcat");
-    // Tests run in parallel: another one may make the link first.
-    match std::os::unix::fs::symlink(ftbox(), &l) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => panic!("{}: {e}", l.display()),
-        _ => {}
-    }
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let l = DIR.get_or_init(|| support::applet_dir("foreign", &support::ftbox(), &["ftcat"])).join("ftcat");
     let o = Command::new(&l).args(args).output().unwrap();
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into(), String::from_utf8_lossy(&o.stderr).into())
 }

@@ -11,6 +11,8 @@
 //! of a line empty, a kernel bug). The expected line takes each token from
 //! the text that has it right.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,12 +22,8 @@ fn dir() -> PathBuf {
 
 /// An `ftcat` link to the binary under test.
 fn ftcat() -> PathBuf {
-    let bin = std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")));
-    let d = std::env::temp_dir().join(format!("ftcat-partial-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&d);
-    let l = d.join("ftcat");
-    let _ = std::os::unix::fs::symlink(bin, &l);
-    l
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| support::applet_dir("partial", &support::ftbox(), &["ftcat"])).join("ftcat")
 }
 
 fn ftcat_out(args: &[&str]) -> String {

@@ -21,17 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::{w, Instance};
 
-fn ftbox() -> PathBuf {
-    std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
-}
-
 /// The applet `name` as a link to the binary under test.
 fn applet(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ftbox-partial-live-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&d);
-    let l = d.join(name);
-    let _ = std::os::unix::fs::symlink(ftbox(), &l);
-    l
+    support::applet_dir("partial-live", &support::ftbox(), &[name]).join(name)
 }
 
 fn run(cmd: &Path, args: &[&str]) -> String {

@@ -25,18 +25,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn ftbox() -> PathBuf {
-    std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
-}
-
+/// The applet `name` (ftcat or ftrec) as a link to the binary under test.
 fn link(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ftbox-tc-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    let l = d.join(name);
-    if !l.exists() {
-        std::os::unix::fs::symlink(ftbox(), &l).unwrap();
-    }
-    l
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| support::applet_dir("tc", &support::ftbox(), &["ftcat", "ftrec"])).join(name)
 }
 
 fn fixtures() -> PathBuf {

@@ -62,6 +62,32 @@ pub fn with_instances(version: u32, bufs: &[(&str, bool)]) -> Vec<u8> {
     out
 }
 
+/// The binary under test: FTBOX_BIN (make test points it at the shipped
+/// build, test-cross at the target's) or cargo's own build.
+pub fn ftbox() -> PathBuf {
+    std::env::var_os("FTBOX_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ftbox")))
+}
+
+/// A new directory holding `applets` as links to `bin`, the way ftbox is
+/// installed (argv[0] picks the applet). New on every call, never reused:
+/// a directory an earlier run left under the same pid (pids repeat across
+/// CI runs) may hold links to a binary that is gone, and running one then
+/// fails with ENOENT. Tests of one process call this in parallel: the
+/// counter keeps their directories apart.
+pub fn applet_dir(tag: &str, bin: &Path, applets: &[&str]) -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("ftbox-{tag}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+    for a in applets {
+        let l = d.join(a);
+        std::os::unix::fs::symlink(bin, &l).unwrap_or_else(|e| panic!("{}: {e}", l.display()));
+    }
+    d
+}
+
 /// The linux-6.12 recordings in fixtures/linux-6.12 (provenance in
 /// fixtures/README.md). A missing `marker` file fails the test, naming
 /// the path: a fresh clone checks the kernel-text fidelity, never skips it.
