@@ -101,6 +101,17 @@ impl Buf {
         self.n += k;
     }
 
+    /// Append the first `k` bytes of `s` (`k` <= N) with one N-byte move:
+    /// for pieces kept padded to a fixed size.
+    #[inline(always)]
+    pub fn put_fixed<const N: usize>(&mut self, s: &[u8; N], k: usize) {
+        const { assert!(N <= SLACK) };
+        if let Some(d) = self.room(0).first_chunk_mut::<N>() {
+            *d = *s;
+        }
+        self.advance(k.min(N));
+    }
+
     /// Write `s` at `at` (inside the buffer), over what is there: a
     /// length field's few bytes, stored one by one.
     pub fn set(&mut self, at: usize, s: &[u8]) {

@@ -21,19 +21,20 @@ use crate::format::Event;
 #[derive(Default)]
 pub struct Jsonl {
     /// By event type id, how its rows are written (made at its first
-    /// record), and the end of its last row.
+    /// record), and its last row's fields.
     plans: Vec<Option<(Plan, Memo)>>,
     /// By CPU, the CPU and pid of its last row and that row's
     /// `,"cpu":C,"pid":P,"comm":"…"`: a CPU's rows mostly come from one
     /// task at a time.
-    who: Vec<(Option<(u32, i32)>, Vec<u8>)>,
+    who: Vec<(Option<(u32, i32)>, Buf)>,
     /// The timestamps' leading digits.
     ts: Top,
 }
 
-/// The digits of a number above 10^8 but its last eight, and the range
-/// of numbers they lead: timestamps in ns only change those every 0.1 s,
-/// so a row's timestamp is mostly one group of eight digits to make.
+/// A row's start, `{"ts":`, with the digits of a timestamp above 10^8
+/// but its last eight, and the range of numbers they lead: timestamps in
+/// ns only change those every 0.1 s, so a row's start is mostly one piece
+/// to copy and one group of eight digits to make.
 #[derive(Default)]
 struct Top {
     /// The numbers from `base` to `base + 10^8` (base 0: none yet).
@@ -42,16 +43,18 @@ struct Top {
 }
 
 impl Top {
-    /// `v` in decimal, as [`uint`] writes it.
+    /// `{"ts":` and `v` in decimal, as [`uint`] writes it.
     #[inline(always)]
     fn put(&mut self, out: &mut Buf, v: u64) {
         if self.base == 0 || v < self.base || v - self.base >= E8 {
             let q = div_e8(v);
             if q == 0 {
+                key(out, TS);
                 return uint(out, v);
             }
             self.base = q * E8;
             self.digits.clear();
+            key(&mut self.digits, TS);
             uint(&mut self.digits, q);
         }
         out.put(self.digits.as_slice());
@@ -63,14 +66,15 @@ impl Top {
 /// One event's part of its rows that is the same in every row, written
 /// once: the event's name and each field's key.
 struct Plan {
-    /// `,"event":"system:name","flags":"`, then the latency columns of
-    /// the event's last row and the closing quote.
+    /// `,"event":"system:name","flags":"`.
     head: Vec<u8>,
-    /// The length of the part without the latency columns, and the
-    /// record bytes those columns were made from (common flags and
-    /// preempt count), which seldom change from one row to the next.
-    head_len: usize,
-    lat_of: Option<[u8; 2]>,
+    /// The event's last row from its CPU on to its fields:
+    /// `,"cpu":C,"pid":P,"comm":"…","event":"system:name","flags":"d.h1."`,
+    /// and the CPU, pid and record bytes (common flags and preempt count:
+    /// the latency columns) it was made from. An event's rows mostly
+    /// come from one task on one CPU while it runs.
+    mid: Buf,
+    mid_of: Option<(u32, i32, [u8; 2])>,
     /// Each field past the common ones with its `,"name":` key.
     cols: Cols,
     /// ftrace:bprint, whose rows also carry the formatted message.
@@ -80,6 +84,9 @@ struct Plan {
 /// The keys every row has (none longer than 5 bytes); event fields of
 /// these names get `event_` before.
 const ROW_KEYS: &str = "ts|cpu|pid|comm|event|flags";
+
+/// A row's first key.
+const TS: &str = "{\"ts\":";
 
 impl Jsonl {
     pub fn new() -> Self {
@@ -105,22 +112,30 @@ impl Plan {
             keys.put(b"\":");
         });
         let bprint = e.system == "ftrace" && e.name == "bprint";
-        Plan { head: head.as_slice().to_vec(), head_len: head.len(), lat_of: None, cols, bprint }
+        Plan { head: head.as_slice().to_vec(), mid: Buf::new(), mid_of: None, cols, bprint }
     }
 
-    /// Row `r`'s end: from its event's name on.
-    fn rest(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
+    /// Row `r` from its CPU on to its fields (`who` is the CPU's part).
+    #[inline(always)]
+    fn mid(&mut self, out: &mut Buf, r: &Row, who: &[u8]) {
         let d = r.data;
         // (The latency columns come from these two bytes alone.)
         let flags = [d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)];
-        if self.lat_of != Some(flags) {
-            self.head.truncate(self.head_len);
+        if self.mid_of != Some((r.cpu, r.pid, flags)) {
+            self.mid.clear();
+            self.mid.put(who);
+            self.mid.put(&self.head);
             // The latency columns are letters, digits and dots: no escapes.
-            self.head.extend_from_slice(r.lat.as_bytes());
-            self.head.push(b'"');
-            self.lat_of = Some(flags);
+            self.mid.put(r.lat.as_bytes());
+            self.mid.push(b'"');
+            self.mid_of = Some((r.cpu, r.pid, flags));
         }
-        out.put(&self.head);
+        out.put(self.mid.as_slice());
+    }
+
+    /// Row `r`'s end: its fields on.
+    fn rest(&self, out: &mut Buf, m: &Meta, r: &Row) {
+        let d = r.data;
         if let Some(e) = r.event {
             fields(out, &self.cols, e, d, m);
             // trace_printk's binary records: the formatted message too.
@@ -148,35 +163,33 @@ impl Export for Jsonl {
             self.plans.resize_with(ty + 1, || None);
         }
         let (plan, memo) = self.plans[ty].get_or_insert_with(|| (Plan::new(r, m), Memo::new(r.event.unwrap_or(&crate::format::NO_EVENT))));
-        key(out, "{\"ts\":");
         self.ts.put(out, r.ts);
         let c = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
         if self.who.len() <= c {
-            self.who.resize_with(c + 1, || (None, Vec::new()));
+            self.who.resize_with(c + 1, || (None, Buf::new()));
         }
         let who = &mut self.who[c];
         if who.0 != Some((r.cpu, r.pid)) {
-            let mut b = Buf::new();
-            key(&mut b, ",\"cpu\":");
-            uint(&mut b, r.cpu as u64);
-            key(&mut b, ",\"pid\":");
-            int(&mut b, r.pid as i64);
-            key(&mut b, ",\"comm\":");
-            escaped_str(&mut b, r.comm);
-            *who = (Some((r.cpu, r.pid)), b.as_slice().to_vec());
+            let b = &mut who.1;
+            b.clear();
+            key(b, ",\"cpu\":");
+            uint(b, r.cpu as u64);
+            key(b, ",\"pid\":");
+            int(b, r.pid as i64);
+            key(b, ",\"comm\":");
+            escaped_str(b, r.comm);
+            who.0 = Some((r.cpu, r.pid));
         }
-        out.put(&who.1);
-        // The rest depends on the record's fields and its latency
-        // columns, which come from its common flags and preempt count.
-        let ctx = u16::from_le_bytes([d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)]) as u64;
-        match memo.text(d, ctx, |b| plan.rest(b, m, r)) {
+        plan.mid(out, r, who.1.as_slice());
+        // The rest depends on the record's fields alone.
+        match memo.text(d, 0, |b| plan.rest(b, m, r)) {
             Some(t) => out.put(t),
             None => plan.rest(out, m, r),
         }
     }
 
     fn lost(&mut self, out: &mut Buf, cpu: u32, ts: u64, count: Option<u64>) {
-        key(out, "{\"ts\":");
+        key(out, TS);
         uint(out, ts);
         key(out, ",\"cpu\":");
         uint(out, cpu as u64);
@@ -198,10 +211,9 @@ impl Export for Jsonl {
 /// Each of record `d`'s fields past the common ones, with its key.
 fn fields(out: &mut Buf, cols: &Cols, e: &Event, d: &[u8], m: &Meta) {
     for c in &cols.cols {
-        let k = cols.key(c);
         if let Some(sc) = c.scalar {
             let Some(v) = sc.get(d, m.endian) else { continue };
-            out.put(k);
+            cols.put_key(out, c);
             if sc.signed() {
                 int(out, v as i64)
             } else {
@@ -210,7 +222,7 @@ fn fields(out: &mut Buf, cols: &Cols, e: &Event, d: &[u8], m: &Meta) {
             continue;
         }
         let Some(v) = e.fields.get(c.field).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
-        out.put(k);
+        cols.put_key(out, c);
         put_value(out, &v, m);
     }
 }
@@ -219,8 +231,9 @@ fn key(out: &mut Buf, s: &str) {
     out.put(s.as_bytes());
 }
 
+#[inline(always)]
 fn close(out: &mut Buf) {
-    out.put(b"}\n");
+    out.put_fixed(b"}\n", 2);
 }
 
 pub(crate) fn put_value(out: &mut Buf, v: &Value, m: &Meta) {
@@ -468,6 +481,7 @@ mod tests {
         for v in [37_157_806_994_190u64, 37_157_806_994_191, 37_157_899_999_999, 37_157_900_000_000, 5, 99_999_999, 100_000_000, 37_157_806_994_190, u64::MAX, 0] {
             top.put(&mut a, v);
             a.push(b' ');
+            key(&mut b, TS);
             uint(&mut b, v);
             b.push(b' ');
         }

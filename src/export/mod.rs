@@ -201,32 +201,75 @@ impl Scalar {
 /// each one's key, encoded once per event, and where a scalar lies.
 pub struct Cols {
     pub cols: Vec<Col>,
-    keys: Vec<u8>,
+    /// The keys longer than [`KEY`] bytes.
+    long: Vec<u8>,
 }
+
+/// Keys up to this long are kept in their [`Col`], zero-padded, and
+/// written with one fixed-size move (most field names are short).
+pub const KEY: usize = 32;
 
 pub struct Col {
     /// Its index in the event's fields.
     pub field: usize,
-    /// Where its key lies in [`Cols`]'s bytes.
-    key: (usize, usize),
+    /// Its key, padded, and the key's length; a longer key lies at
+    /// `long` in [`Cols`]'s bytes.
+    key: [u8; KEY],
+    klen: usize,
+    long: (usize, usize),
     pub scalar: Option<Scalar>,
+}
+
+impl Col {
+    /// Its key's length.
+    #[inline(always)]
+    pub fn klen(&self) -> usize {
+        self.klen
+    }
+
+    /// Its key zero-padded to [`KEY`] bytes (when it is that short).
+    #[inline(always)]
+    pub fn padded(&self) -> &[u8; KEY] {
+        &self.key
+    }
 }
 
 impl Cols {
     /// `key` writes a field's key.
     pub fn new(e: &Event, key: impl Fn(&mut Buf, &Field)) -> Cols {
-        let (mut cols, mut keys) = (Vec::new(), Buf::new());
+        let (mut cols, mut long, mut k) = (Vec::new(), Vec::new(), Buf::new());
         for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
-            let at = keys.len();
-            key(&mut keys, f);
-            cols.push(Col { field: i, key: (at, keys.len()), scalar: Scalar::of(f) });
+            k.clear();
+            key(&mut k, f);
+            let mut c = Col { field: i, key: [0; KEY], klen: k.len(), long: (0, 0), scalar: Scalar::of(f) };
+            match c.key.get_mut(..k.len()) {
+                Some(pad) => pad.copy_from_slice(k.as_slice()),
+                None => {
+                    c.long = (long.len(), long.len() + k.len());
+                    long.extend_from_slice(k.as_slice());
+                }
+            }
+            cols.push(c);
         }
-        Cols { cols, keys: keys.as_slice().to_vec() }
+        Cols { cols, long }
     }
 
     #[inline(always)]
-    pub fn key(&self, c: &Col) -> &[u8] {
-        self.keys.get(c.key.0..c.key.1).unwrap_or_default()
+    pub fn key<'a>(&'a self, c: &'a Col) -> &'a [u8] {
+        match c.key.get(..c.klen) {
+            Some(k) => k,
+            None => self.long.get(c.long.0..c.long.1).unwrap_or_default(),
+        }
+    }
+
+    /// Append `c`'s key to `out`.
+    #[inline(always)]
+    pub fn put_key(&self, out: &mut Buf, c: &Col) {
+        if c.klen <= KEY {
+            out.put_fixed(&c.key, c.klen);
+        } else {
+            out.put(self.key(c));
+        }
     }
 }
 

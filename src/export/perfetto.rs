@@ -68,6 +68,10 @@ pub const MESSAGES: &[(&str, &str, u32, &str)] = &[
 
 /// `FtraceEvent.generic`.
 const GENERIC: u32 = 327;
+/// Its tag and two length bytes (see [`generic_head`]), and the lengths
+/// those two bytes hold.
+const GENERIC_HEAD: usize = 4;
+const GENERIC_SHORT: usize = 0x4000;
 /// `FtraceEvent.sched_switch`, `.sched_waking` (as in [`MESSAGES`]).
 const SCHED_SWITCH: u32 = 4;
 const SCHED_WAKING: u32 = 20;
@@ -103,16 +107,65 @@ enum Plan {
 /// its name (field 1), and each field's name (`Field.name`).
 struct GenericPlan {
     name: Vec<u8>,
-    /// Each field past the common ones with its encoded name.
+    /// Each field past the common ones with its encoded name, and for a
+    /// number the tag of its value (`int_value` or `uint_value`) after.
     cols: Cols,
+    /// When every field is a number with a short key: the record length
+    /// that holds them all (then [`GenericPlan::scalars`] says the
+    /// message's length before it is written).
+    scalars: Option<usize>,
 }
 
 impl GenericPlan {
     fn new(e: &Event) -> Plan {
         let mut name = Buf::new();
         bytes(&mut name, 1, e.name.as_bytes());
-        let cols = Cols::new(e, |keys, f| bytes(keys, 1, f.name.as_bytes()));
-        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), cols }, Memo::new(e))
+        let cols = Cols::new(e, |keys, f| {
+            bytes(keys, 1, f.name.as_bytes());
+            if let Some(sc) = Scalar::of(f) {
+                proto::tag(keys, if sc.signed() { 4 } else { 5 }, proto::VARINT);
+            }
+        });
+        // (A field's length, key and value, then fits its one byte.)
+        let short = cols.cols.iter().all(|c| c.scalar.is_some() && cols.key(c).len() <= super::KEY);
+        let need = e.fields.iter().skip(e.ncommon).map(|f| f.offset + f.size).max();
+        let scalars = need.filter(|_| short && name.len() < 0x80);
+        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), cols, scalars }, Memo::new(e))
+    }
+
+    /// The length of the event's `GenericFtraceEvent` of record `d` when
+    /// its fields are all numbers the record holds (None: [`write`] it).
+    ///
+    /// [`write`]: GenericPlan::write
+    #[inline(always)]
+    fn scalars_len(&self, d: &[u8], endian: crate::cursor::Endian) -> Option<usize> {
+        if d.len() < self.scalars? {
+            return None;
+        }
+        let mut n = self.name.len();
+        for c in &self.cols.cols {
+            let v = c.scalar.and_then(|sc| sc.get(d, endian)).unwrap_or(0);
+            n += 2 + c.klen() + proto::varint_len(v);
+        }
+        Some(n)
+    }
+
+    /// The event's fields from record `d` when [`scalars_len`] said `len`:
+    /// each field's length known up front, written in one run.
+    ///
+    /// [`scalars_len`]: GenericPlan::scalars_len
+    #[inline(always)]
+    fn write_scalars(&self, b: &mut Buf, d: &[u8], endian: crate::cursor::Endian, len: usize) {
+        proto::run_in(b, len, |h| {
+            h.put(&self.name);
+            for c in &self.cols.cols {
+                let v = c.scalar.and_then(|sc| sc.get(d, endian)).unwrap_or(0);
+                h.byte(2 << 3 | proto::LEN);
+                h.byte((c.klen() + proto::varint_len(v)) as u8);
+                h.put_fixed(c.padded(), c.klen());
+                h.varint(v);
+            }
+        });
     }
 
     /// The event's fields from record `d`.
@@ -122,12 +175,13 @@ impl GenericPlan {
             let key = self.cols.key(c);
             if let Some(sc) = c.scalar {
                 // A number's Field is short and its length known: written
-                // first, with no length to fix up after.
+                // first, with no length to fix up after. (The key ends
+                // with the value's tag.)
                 let Some(n) = sc.get(d, m.endian) else { continue };
                 proto::tag(b, 2, proto::LEN);
-                proto::varint(b, (key.len() + 1 + proto::varint_len(n)) as u64);
+                proto::varint(b, (key.len() + proto::varint_len(n)) as u64);
                 b.put(key);
-                uint(b, if sc.signed() { 4 } else { 5 }, n);
+                proto::varint(b, n);
                 continue;
             }
             let Some(v) = e.fields.get(c.field).and_then(|f| super::value(f, d, m.endian, m.long_size)) else { continue };
@@ -287,9 +341,15 @@ impl Perfetto {
         let (b, d) = (&mut bundle.buf, r.data);
         let flags = d.get(2).copied().unwrap_or(0) as u64;
         let pid = r.pid as u32 as u64;
+        // The generic message's length when known before it is written.
+        let known = g.scalars_len(d, m.endian).filter(|&n| n < GENERIC_SHORT);
         let made = |b: &mut Buf| {
             uint(b, 2, pid);
             uint(b, 5, flags);
+            if let Some(n) = known {
+                generic_head(b, n);
+                return g.write_scalars(b, d, m.endian, n);
+            }
             let o = begin_room(b, GENERIC, 2);
             g.write(b, m, e, d);
             end(b, o);
@@ -306,6 +366,24 @@ impl Perfetto {
                     h.uint(1, r.ts);
                 });
                 b.put(rest);
+                return true;
+            }
+        }
+        if let Some(g_len) = known {
+            // Every length known: the event's in the two bytes `end`
+            // would write it in.
+            let n = 1 + proto::varint_len(r.ts) + 1 + proto::varint_len(pid) + 1 + proto::varint_len(flags) + GENERIC_HEAD + g_len;
+            if n < 0x4000 {
+                proto::run(b, |h| {
+                    h.byte(2 << 3 | proto::LEN);
+                    h.byte(n as u8 | 0x80);
+                    h.byte((n >> 7) as u8);
+                    h.uint(1, r.ts);
+                    h.uint(2, pid);
+                    h.uint(5, flags);
+                });
+                generic_head(b, g_len);
+                g.write_scalars(b, d, m.endian, g_len);
                 return true;
             }
         }
@@ -394,6 +472,18 @@ impl Perfetto {
         out.put(p.as_slice());
         p.clear();
     }
+}
+
+/// A generic message's tag and its length `n` (< [`GENERIC_SHORT`]) in
+/// two bytes, as `end` writes it in the room [`begin_room`] left.
+#[inline(always)]
+fn generic_head(b: &mut Buf, n: usize) {
+    const TAG: u64 = (GENERIC as u64) << 3 | proto::LEN as u64;
+    proto::run(b, |h| {
+        h.varint(TAG);
+        h.byte(n as u8 | 0x80);
+        h.byte((n >> 7) as u8);
+    });
 }
 
 fn sequence(p: &mut Buf, flags: u64) {

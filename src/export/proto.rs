@@ -157,10 +157,17 @@ pub struct Run<'a> {
 /// Write a run into `b` with `f`.
 #[inline(always)]
 pub fn run<R>(b: &mut Buf, f: impl FnOnce(&mut Run) -> R) -> R {
+    run_in(b, RUN, f)
+}
+
+/// Write a run of at most `k` bytes into `b` with `f` (its fixed-size
+/// moves of up to [`super::KEY`] bytes may store past them, in the room's slack).
+#[inline(always)]
+pub fn run_in<R>(b: &mut Buf, k: usize, f: impl FnOnce(&mut Run) -> R) -> R {
     let base = b.len();
-    let mut r = Run { t: b.room(RUN), base, n: 0 };
+    let mut r = Run { t: b.room(k), base, n: 0 };
     let x = f(&mut r);
-    let n = r.n.min(RUN);
+    let n = r.n.min(k);
     b.advance(n);
     x
 }
@@ -171,6 +178,22 @@ impl Run<'_> {
         if let Some(x) = self.t.get_mut(self.n) {
             *x = c;
             self.n += 1;
+        }
+    }
+
+    /// The first `k` bytes of `s` (`k` <= N), with one N-byte move.
+    #[inline(always)]
+    pub fn put_fixed<const N: usize>(&mut self, s: &[u8; N], k: usize) {
+        if let Some(d) = self.t.get_mut(self.n..).and_then(|d| d.first_chunk_mut::<N>()) {
+            *d = *s;
+            self.n += k.min(N);
+        }
+    }
+
+    pub fn put(&mut self, s: &[u8]) {
+        if let Some(d) = self.t.get_mut(self.n..self.n + s.len()) {
+            d.copy_from_slice(s);
+            self.n += s.len();
         }
     }
 
