@@ -68,10 +68,8 @@ pub const MESSAGES: &[(&str, &str, u32, &str)] = &[
 
 /// `FtraceEvent.generic`.
 const GENERIC: u32 = 327;
-/// Its tag and two length bytes (see [`generic_head`]), and the lengths
-/// those two bytes hold.
-const GENERIC_HEAD: usize = 4;
-const GENERIC_SHORT: usize = 0x4000;
+/// Its tag as written.
+const GENERIC_TAG: u64 = (GENERIC as u64) << 3 | proto::LEN as u64;
 /// `FtraceEvent.sched_switch`, `.sched_waking` (as in [`MESSAGES`]).
 const SCHED_SWITCH: u32 = 4;
 const SCHED_WAKING: u32 = 20;
@@ -111,9 +109,9 @@ struct GenericPlan {
     /// number the tag of its value (`int_value` or `uint_value`) after.
     cols: Cols,
     /// When every field is a number with a short key: the record length
-    /// that holds them all (then [`GenericPlan::scalars`] says the
-    /// message's length before it is written).
-    scalars: Option<usize>,
+    /// that holds them all, and the most bytes [`GenericPlan::put_scalars`]
+    /// writes (then the event is written in one run).
+    scalars: Option<(usize, usize)>,
 }
 
 impl GenericPlan {
@@ -129,43 +127,57 @@ impl GenericPlan {
         // (A field's length, key and value, then fits its one byte.)
         let short = cols.cols.iter().all(|c| c.scalar.is_some() && cols.key(c).len() <= super::KEY);
         let need = e.fields.iter().skip(e.ncommon).map(|f| f.offset + f.size).max();
-        let scalars = need.filter(|_| short && name.len() < 0x80);
+        // The event's tag, length and timestamp, pid, flags, the generic
+        // message's tag and length, its name, and per field its tag,
+        // length, key and a value of up to 10 bytes.
+        let most = 3 + 11 + 6 + 2 + 4 + name.len() + cols.cols.iter().map(|c| 2 + c.klen() + 10).sum::<usize>();
+        let scalars = need.filter(|_| short && most < 0x4000).map(|need| (need, most));
         Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), cols, scalars }, Memo::new(e))
     }
 
-    /// The length of the event's `GenericFtraceEvent` of record `d` when
-    /// its fields are all numbers the record holds (None: [`write`] it).
+    /// The event from `pid` on (from its tag with timestamp `ts`), when
+    /// its fields are all numbers record `d` holds (false: [`write`]
+    /// them): each length stored where room was left for it once what it
+    /// counts is written, all in one run.
     ///
     /// [`write`]: GenericPlan::write
     #[inline(always)]
-    fn scalars_len(&self, d: &[u8], endian: crate::cursor::Endian) -> Option<usize> {
-        if d.len() < self.scalars? {
-            return None;
+    fn put_scalars(&self, b: &mut Buf, ts: Option<u64>, pid: u64, flags: u64, d: &[u8], endian: crate::cursor::Endian) -> bool {
+        let Some((need, most)) = self.scalars else { return false };
+        if d.len() < need {
+            return false;
         }
-        let mut n = self.name.len();
-        for c in &self.cols.cols {
-            let v = c.scalar.and_then(|sc| sc.get(d, endian)).unwrap_or(0);
-            n += 2 + c.klen() + proto::varint_len(v);
-        }
-        Some(n)
-    }
-
-    /// The event's fields from record `d` when [`scalars_len`] said `len`:
-    /// each field's length known up front, written in one run.
-    ///
-    /// [`scalars_len`]: GenericPlan::scalars_len
-    #[inline(always)]
-    fn write_scalars(&self, b: &mut Buf, d: &[u8], endian: crate::cursor::Endian, len: usize) {
-        proto::run_in(b, len, |h| {
+        proto::run_in(b, most, |h| {
+            let ev = ts.map(|ts| {
+                h.byte(2 << 3 | proto::LEN);
+                let at = h.len();
+                h.byte(0x80);
+                h.byte(0);
+                h.uint(1, ts);
+                at
+            });
+            h.uint(2, pid);
+            h.uint(5, flags);
+            h.varint(GENERIC_TAG);
+            let g = h.len();
+            h.byte(0x80);
+            h.byte(0);
             h.put(&self.name);
             for c in &self.cols.cols {
                 let v = c.scalar.and_then(|sc| sc.get(d, endian)).unwrap_or(0);
                 h.byte(2 << 3 | proto::LEN);
-                h.byte((c.klen() + proto::varint_len(v)) as u8);
+                let f = h.len();
+                h.byte(0);
                 h.put_fixed(c.padded(), c.klen());
                 h.varint(v);
+                h.set(f, (h.len() - f - 1) as u8);
+            }
+            h.len2(g, h.len() - g - 2);
+            if let Some(at) = ev {
+                h.len2(at, h.len() - at - 2);
             }
         });
+        true
     }
 
     /// The event's fields from record `d`.
@@ -341,15 +353,12 @@ impl Perfetto {
         let (b, d) = (&mut bundle.buf, r.data);
         let flags = d.get(2).copied().unwrap_or(0) as u64;
         let pid = r.pid as u32 as u64;
-        // The generic message's length when known before it is written.
-        let known = g.scalars_len(d, m.endian).filter(|&n| n < GENERIC_SHORT);
         let made = |b: &mut Buf| {
+            if g.put_scalars(b, None, pid, flags, d, m.endian) {
+                return;
+            }
             uint(b, 2, pid);
             uint(b, 5, flags);
-            if let Some(n) = known {
-                generic_head(b, n);
-                return g.write_scalars(b, d, m.endian, n);
-            }
             let o = begin_room(b, GENERIC, 2);
             g.write(b, m, e, d);
             end(b, o);
@@ -369,23 +378,8 @@ impl Perfetto {
                 return true;
             }
         }
-        if let Some(g_len) = known {
-            // Every length known: the event's in the two bytes `end`
-            // would write it in.
-            let n = 1 + proto::varint_len(r.ts) + 1 + proto::varint_len(pid) + 1 + proto::varint_len(flags) + GENERIC_HEAD + g_len;
-            if n < 0x4000 {
-                proto::run(b, |h| {
-                    h.byte(2 << 3 | proto::LEN);
-                    h.byte(n as u8 | 0x80);
-                    h.byte((n >> 7) as u8);
-                    h.uint(1, r.ts);
-                    h.uint(2, pid);
-                    h.uint(5, flags);
-                });
-                generic_head(b, g_len);
-                g.write_scalars(b, d, m.endian, g_len);
-                return true;
-            }
+        if g.put_scalars(b, Some(r.ts), pid, flags, d, m.endian) {
+            return true;
         }
         // Generic events run past 127 bytes: two length bytes up front.
         let (ev, o) = proto::run(b, |h| {
@@ -472,18 +466,6 @@ impl Perfetto {
         out.put(p.as_slice());
         p.clear();
     }
-}
-
-/// A generic message's tag and its length `n` (< [`GENERIC_SHORT`]) in
-/// two bytes, as `end` writes it in the room [`begin_room`] left.
-#[inline(always)]
-fn generic_head(b: &mut Buf, n: usize) {
-    const TAG: u64 = (GENERIC as u64) << 3 | proto::LEN as u64;
-    proto::run(b, |h| {
-        h.varint(TAG);
-        h.byte(n as u8 | 0x80);
-        h.byte((n >> 7) as u8);
-    });
 }
 
 fn sequence(p: &mut Buf, flags: u64) {

@@ -190,6 +190,28 @@ impl Run<'_> {
         }
     }
 
+    /// The bytes written so far.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Byte `at` of the run (< [`Run::len`]) becomes `c`.
+    #[inline(always)]
+    pub fn set(&mut self, at: usize, c: u8) {
+        if let Some(x) = self.t.get_mut(at) {
+            *x = c;
+        }
+    }
+
+    /// Length `n` (< 2^14) in the two bytes from `at`, as [`end`] writes
+    /// it in two bytes of room.
+    #[inline(always)]
+    pub fn len2(&mut self, at: usize, n: usize) {
+        self.set(at, n as u8 | 0x80);
+        self.set(at + 1, (n >> 7) as u8);
+    }
+
     pub fn put(&mut self, s: &[u8]) {
         if let Some(d) = self.t.get_mut(self.n..self.n + s.len()) {
             d.copy_from_slice(s);
