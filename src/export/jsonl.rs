@@ -14,7 +14,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::buf::Buf;
+use super::buf::{run, Buf, Run};
 use super::{elem, value, Cols, CpuStat, Export, Memo, Meta, Row, Value};
 use crate::format::Event;
 
@@ -77,6 +77,10 @@ struct Plan {
     mid_of: Option<(u32, i32, [u8; 2])>,
     /// Each field past the common ones with its `,"name":` key.
     cols: Cols,
+    /// When every field is a number with a short key: the record length
+    /// that holds them all, and the most bytes they and the row's end
+    /// take (then they are written in one run).
+    scalars: Option<(usize, usize)>,
     /// ftrace:bprint, whose rows also carry the formatted message.
     bprint: bool,
 }
@@ -112,7 +116,12 @@ impl Plan {
             keys.put(b"\":");
         });
         let bprint = e.system == "ftrace" && e.name == "bprint";
-        Plan { head: head.as_slice().to_vec(), mid: Buf::new(), mid_of: None, cols, bprint }
+        let short = cols.cols.iter().all(|c| c.scalar.is_some() && c.klen() <= super::KEY);
+        let need = e.fields.iter().skip(e.ncommon).map(|f| f.offset + f.size).max();
+        // Per field its key, a sign and the room digits() takes; `}\n`.
+        let most = cols.cols.iter().map(|c| c.klen() + 1 + 24).sum::<usize>() + 2;
+        let scalars = need.filter(|_| short && !bprint).map(|need| (need, most));
+        Plan { head: head.as_slice().to_vec(), mid: Buf::new(), mid_of: None, cols, scalars, bprint }
     }
 
     /// Row `r` from its CPU on to its fields (`who` is the CPU's part).
@@ -133,9 +142,37 @@ impl Plan {
         out.put(self.mid.as_slice());
     }
 
+    /// Row `r`'s fields and end when they are all numbers the record
+    /// holds, in one run (false: not).
+    #[inline(always)]
+    fn put_scalars(&self, out: &mut Buf, d: &[u8], endian: crate::cursor::Endian) -> bool {
+        let Some((need, most)) = self.scalars else { return false };
+        if d.len() < need {
+            return false;
+        }
+        run(out, most, |h| {
+            for c in &self.cols.cols {
+                let Some(sc) = c.scalar else { continue };
+                let v = sc.get(d, endian).unwrap_or(0);
+                h.put_fixed(c.padded(), c.klen());
+                if sc.signed() && (v as i64) < 0 {
+                    h.byte(b'-');
+                    number(h, (v as i64).unsigned_abs());
+                } else {
+                    number(h, v);
+                }
+            }
+            h.put_fixed(b"}\n", 2);
+        });
+        true
+    }
+
     /// Row `r`'s end: its fields on.
     fn rest(&self, out: &mut Buf, m: &Meta, r: &Row) {
         let d = r.data;
+        if self.put_scalars(out, d, m.endian) {
+            return;
+        }
         if let Some(e) = r.event {
             fields(out, &self.cols, e, d, m);
             // trace_printk's binary records: the formatted message too.
@@ -271,10 +308,26 @@ pub fn uint(out: &mut Buf, v: u64) {
     if v < 10 {
         return out.push(b'0' + v as u8);
     }
-    let n = ndigits(v);
     // Room for the top group's full word, which starts before the number
     // when the group is short (its leading zeros are shifted out).
-    let t = out.room(24);
+    let n = digits(out.room(24), v);
+    out.advance(n);
+}
+
+/// [`uint`] in a run.
+#[inline(always)]
+fn number(h: &mut Run, v: u64) {
+    if v < 10 {
+        return h.byte(b'0' + v as u8);
+    }
+    let n = digits(h.rest(), v);
+    h.skip(n);
+}
+
+/// `v`'s digits at the start of `t`, which has room for 24 bytes; how
+/// many they are.
+fn digits(t: &mut [u8], v: u64) -> usize {
+    let n = ndigits(v);
     // The groups of eight from the last digit back; the top one has the
     // `at` digits left. Stored from the top down, as each word's store
     // runs past its group.
@@ -294,7 +347,7 @@ pub fn uint(out: &mut Buf, v: u64) {
     for j in (0..k).rev() {
         put8(t, n - 8 * (j + 1), w[j]);
     }
-    out.advance(n);
+    n
 }
 
 /// `w`'s bytes (little-endian: its low byte first) at `t[at..]`.

@@ -147,7 +147,7 @@ impl GenericPlan {
         if d.len() < need {
             return false;
         }
-        proto::run_in(b, most, |h| {
+        super::buf::run(b, most, |h| {
             let ev = ts.map(|ts| {
                 h.byte(2 << 3 | proto::LEN);
                 let at = h.len();
