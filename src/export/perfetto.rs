@@ -395,6 +395,117 @@ impl Perfetto {
         true
     }
 
+    /// Record `r` when [`Perfetto::generic`] did not take it: its CPU's
+    /// first, its event's first, or one of a dedicated message.
+    #[inline(never)]
+    fn other(&mut self, out: &mut Buf, m: &Meta, r: &Row, ty: u16, cpu: usize) {
+        let d = r.data;
+        if self.cpus.len() <= cpu || self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
+            self.bundle(r.cpu);
+            if let Some(e) = r.event {
+                if self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
+                    self.set_plan(ty, GenericPlan::new(e));
+                }
+            }
+            if self.generic(m, r, ty as usize, cpu) {
+                return self.full(out, cpu);
+            }
+        }
+        // A dedicated message's values now (symbols interned below, before
+        // the bundle is borrowed); strings and arrays are read when
+        // written: for them the value is the field's index.
+        let mut vals = core::mem::take(&mut self.vals);
+        vals.clear();
+        let how = match (r.event, self.plans.get(ty as usize).and_then(|p| p.as_ref())) {
+            (Some(_), Some(Plan::Message(no, fs))) => {
+                for &(pno, i, kind, sc) in fs {
+                    let v = match kind {
+                        b's' | b'a' => i as u64,
+                        _ => match sc.and_then(|sc| sc.get(d, m.endian)) {
+                            Some(v) => v,
+                            None => continue,
+                        },
+                    };
+                    vals.push((pno, v, kind));
+                }
+                How::Message(*no)
+            }
+            (Some(_), Some(Plan::Function)) => How::Function,
+            (Some(_), Some(Plan::Bprint)) => How::Bprint,
+            _ => How::Unknown,
+        };
+        for v in vals.iter_mut() {
+            if v.2 == b'k' {
+                v.1 = self.sym(m, r.cpu, v.1);
+            }
+        }
+        let e = r.event.unwrap_or(&crate::format::NO_EVENT);
+        if self.compact_sched {
+            if let How::Message(no @ (SCHED_SWITCH | SCHED_WAKING)) = how {
+                let sched = &mut self.cpus[cpu].sched;
+                if compact_sched(sched, no, m, e, r, &vals) {
+                    self.vals = vals;
+                    return self.full(out, cpu);
+                }
+            }
+        }
+        let b = &mut self.cpus[cpu].buf;
+        // Generic events run past 127 bytes: two length bytes up front.
+        let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
+        // (At most 3 + 11 + 11 + 3 + 5 bytes.)
+        let (ev, o) = proto::run(b, |h| {
+            let ev = h.begin_room(2, room);
+            h.uint(1, r.ts);
+            h.uint(2, r.pid as u32 as u64);
+            h.uint(5, d.get(2).copied().unwrap_or(0) as u64);
+            (ev, h.begin_room(no, room))
+        });
+        match how {
+            How::Message(_) => {
+                for &(pno, v, kind) in &vals {
+                    if !matches!(kind, b's' | b'a') {
+                        uint(b, pno, v);
+                        continue;
+                    }
+                    let Some(f) = e.fields.get(v as usize) else { continue };
+                    match super::value(f, d, m.endian, m.long_size) {
+                        Some(Value::Str(s)) => text_field(b, pno, s),
+                        Some(Value::Array { data, elem, signed }) => {
+                            let n = data.len() / elem;
+                            proto::packed(b, pno, (0..n).map(|i| super::elem(data, elem, signed, i, m.endian)));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            How::Function => {
+                let (ip, parent) = (sym_text(m, field_u64(e, "ip", d, m)), sym_text(m, field_u64(e, "parent_ip", d, m)));
+                generic_text(b, "function", &[("ip", ip.as_bytes()), ("parent_ip", parent.as_bytes())]);
+            }
+            How::Bprint => {
+                let mut msg = String::new();
+                if let (Some(f), Some(a)) = (e.field("fmt"), e.field("buf")) {
+                    if let (Some(addr), Some(args)) = (f.int(d, m.endian), a.data(d, m.endian)) {
+                        let _ = m.env.bprint(addr, args, &mut msg);
+                    }
+                }
+                let mut raw = Vec::new();
+                super::jsonl::raw_bytes(&mut raw, &msg);
+                let ip = sym_text(m, field_u64(e, "ip", d, m));
+                generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
+            }
+            How::Unknown => {
+                let mut name = String::new();
+                let _ = write!(name, "type {}", ty);
+                generic_text(b, &name, &[]);
+            }
+        }
+        end(b, o);
+        end(b, ev);
+        self.vals = vals;
+        self.full(out, cpu);
+    }
+
     /// Write out `cpu`'s bundle when it is full.
     fn full(&mut self, out: &mut Buf, cpu: usize) {
         let Some(b) = self.cpus.get(cpu) else { return };
@@ -606,112 +717,15 @@ impl Export for Perfetto {
     }
 
     fn record(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
-        let d = r.data;
         self.t0.get_or_insert(r.ts);
-        let ty = crate::text::kernel::rec_type(d, m.endian);
-        if let Some(e) = r.event {
-            if self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
-                self.set_plan(ty, GenericPlan::new(e));
-            }
-        }
-        self.bundle(r.cpu);
+        let ty = crate::text::kernel::rec_type(r.data, m.endian);
         let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
+        // Most records are of a generic event with its plan and bundle
+        // made: that path first, apart from the rest's larger frame.
         if self.generic(m, r, ty as usize, cpu) {
             return self.full(out, cpu);
         }
-        // A dedicated message's values now (symbols interned below, before
-        // the bundle is borrowed); strings and arrays are read when
-        // written: for them the value is the field's index.
-        let mut vals = core::mem::take(&mut self.vals);
-        vals.clear();
-        let how = match (r.event, self.plans.get(ty as usize).and_then(|p| p.as_ref())) {
-            (Some(_), Some(Plan::Message(no, fs))) => {
-                for &(pno, i, kind, sc) in fs {
-                    let v = match kind {
-                        b's' | b'a' => i as u64,
-                        _ => match sc.and_then(|sc| sc.get(d, m.endian)) {
-                            Some(v) => v,
-                            None => continue,
-                        },
-                    };
-                    vals.push((pno, v, kind));
-                }
-                How::Message(*no)
-            }
-            (Some(_), Some(Plan::Function)) => How::Function,
-            (Some(_), Some(Plan::Bprint)) => How::Bprint,
-            _ => How::Unknown,
-        };
-        for v in vals.iter_mut() {
-            if v.2 == b'k' {
-                v.1 = self.sym(m, r.cpu, v.1);
-            }
-        }
-        let e = r.event.unwrap_or(&crate::format::NO_EVENT);
-        if self.compact_sched {
-            if let How::Message(no @ (SCHED_SWITCH | SCHED_WAKING)) = how {
-                let sched = &mut self.cpus[cpu].sched;
-                if compact_sched(sched, no, m, e, r, &vals) {
-                    self.vals = vals;
-                    return self.full(out, cpu);
-                }
-            }
-        }
-        let b = &mut self.cpus[cpu].buf;
-        // Generic events run past 127 bytes: two length bytes up front.
-        let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
-        // (At most 3 + 11 + 11 + 3 + 5 bytes.)
-        let (ev, o) = proto::run(b, |h| {
-            let ev = h.begin_room(2, room);
-            h.uint(1, r.ts);
-            h.uint(2, r.pid as u32 as u64);
-            h.uint(5, d.get(2).copied().unwrap_or(0) as u64);
-            (ev, h.begin_room(no, room))
-        });
-        match how {
-            How::Message(_) => {
-                for &(pno, v, kind) in &vals {
-                    if !matches!(kind, b's' | b'a') {
-                        uint(b, pno, v);
-                        continue;
-                    }
-                    let Some(f) = e.fields.get(v as usize) else { continue };
-                    match super::value(f, d, m.endian, m.long_size) {
-                        Some(Value::Str(s)) => text_field(b, pno, s),
-                        Some(Value::Array { data, elem, signed }) => {
-                            let n = data.len() / elem;
-                            proto::packed(b, pno, (0..n).map(|i| super::elem(data, elem, signed, i, m.endian)));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            How::Function => {
-                let (ip, parent) = (sym_text(m, field_u64(e, "ip", d, m)), sym_text(m, field_u64(e, "parent_ip", d, m)));
-                generic_text(b, "function", &[("ip", ip.as_bytes()), ("parent_ip", parent.as_bytes())]);
-            }
-            How::Bprint => {
-                let mut msg = String::new();
-                if let (Some(f), Some(a)) = (e.field("fmt"), e.field("buf")) {
-                    if let (Some(addr), Some(args)) = (f.int(d, m.endian), a.data(d, m.endian)) {
-                        let _ = m.env.bprint(addr, args, &mut msg);
-                    }
-                }
-                let mut raw = Vec::new();
-                super::jsonl::raw_bytes(&mut raw, &msg);
-                let ip = sym_text(m, field_u64(e, "ip", d, m));
-                generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
-            }
-            How::Unknown => {
-                let mut name = String::new();
-                let _ = write!(name, "type {}", ty);
-                generic_text(b, &name, &[]);
-            }
-        }
-        end(b, o);
-        end(b, ev);
-        self.vals = vals;
-        self.full(out, cpu);
+        self.other(out, m, r, ty, cpu);
     }
 
     fn lost(&mut self, out: &mut Buf, cpu: u32, _ts: u64, _count: Option<u64>) {
