@@ -582,6 +582,25 @@ mod tests {
         }
     }
 
+    /// A row's numbers written in one run are the bytes the general path
+    /// writes; a record cut short of them is left to that path.
+    #[test]
+    fn numbers_in_one_run() {
+        super::super::testing::with_row(|m, r| {
+            let (e, recs) = super::super::testing::numbers();
+            for d in &recs {
+                let row = Row { data: d, event: Some(&e), ..*r };
+                let plan = Plan::new(&row, m);
+                let (mut a, mut b) = (Buf::new(), Buf::new());
+                assert!(plan.put_scalars(&mut a, d, m.endian));
+                fields(&mut b, &plan.cols, &e, d, m);
+                close(&mut b);
+                assert_eq!(std::str::from_utf8(a.as_slice()).unwrap(), std::str::from_utf8(b.as_slice()).unwrap());
+                assert!(!plan.put_scalars(&mut a, &d[..d.len() - 1], m.endian));
+            }
+        });
+    }
+
     /// A row of every kind of field, a row key renamed, then a lost row.
     #[test]
     fn one_row() {

@@ -432,6 +432,31 @@ pub(crate) mod testing {
         let r = Row { cpu: 0, ts: 12, data: &d, event: Some(&ev), pid: 5, comm: cmd.comm(5), lat: "d...." };
         f(&m, &r);
     }
+
+    /// `syscalls:sys_enter_x` (id 9), all numbers: an int, an unsigned
+    /// long and a long, with records of each value's extremes.
+    pub fn numbers() -> (Event, std::vec::Vec<std::vec::Vec<u8>>) {
+        let fields = std::vec![
+            Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar),
+            Field::new("common_flags", "unsigned char", 2, 1, false, FieldKind::Scalar),
+            Field::new("common_preempt_count", "unsigned char", 3, 1, false, FieldKind::Scalar),
+            Field::new("common_pid", "int", 4, 4, true, FieldKind::Scalar),
+            Field::new("__syscall_nr", "int", 8, 4, true, FieldKind::Scalar),
+            Field::new("buf", "unsigned long", 16, 8, false, FieldKind::Scalar),
+            Field::new("count", "long", 24, 8, true, FieldKind::Scalar),
+        ];
+        let ev = Event::new(9, "syscalls", "sys_enter_x", fields, "");
+        let mut recs = std::vec::Vec::new();
+        for (nr, buf, count) in [(1i32, 0u64, 1i64), (-1, u64::MAX, i64::MIN), (300, 0x5602_4cc6_e230, -129)] {
+            let mut d = std::vec![9, 0, 0x01, 0, 5, 0, 0, 0];
+            d.extend_from_slice(&nr.to_le_bytes());
+            d.extend_from_slice(&[0; 4]);
+            d.extend_from_slice(&buf.to_le_bytes());
+            d.extend_from_slice(&count.to_le_bytes());
+            recs.push(d);
+        }
+        (ev, recs)
+    }
 }
 
 #[cfg(test)]

@@ -858,6 +858,37 @@ mod tests {
         out
     }
 
+    /// An event of numbers written in one run is the bytes the general
+    /// path writes; a record cut short of them is left to that path.
+    #[test]
+    fn numbers_in_one_run() {
+        super::super::testing::with_row(|m, _| {
+            let (e, recs) = super::super::testing::numbers();
+            let Plan::Generic(g, _) = GenericPlan::new(&e) else { panic!("not generic") };
+            for d in &recs {
+                for ts in [Some(12u64), Some(u64::MAX), None] {
+                    let (mut a, mut b) = (Buf::new(), Buf::new());
+                    assert!(g.put_scalars(&mut a, ts, 5, 1, d, m.endian));
+                    let ev = ts.map(|ts| {
+                        let ev = begin_room(&mut b, 2, 2);
+                        uint(&mut b, 1, ts);
+                        ev
+                    });
+                    uint(&mut b, 2, 5);
+                    uint(&mut b, 5, 1);
+                    let o = begin_room(&mut b, GENERIC, 2);
+                    g.write(&mut b, m, &e, d);
+                    end(&mut b, o);
+                    if let Some(ev) = ev {
+                        end(&mut b, ev);
+                    }
+                    assert_eq!(a.as_slice(), b.as_slice());
+                }
+                assert!(!g.put_scalars(&mut Buf::new(), None, 5, 1, &d[..d.len() - 1], m.endian));
+            }
+        });
+    }
+
     /// A loss splits the CPU's bundle: the one after it says lost_events.
     #[test]
     fn lost_events_mark_the_next_bundle() {
