@@ -722,8 +722,10 @@ impl Export for Perfetto {
         let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
         // Most records are of a generic event with its plan and bundle
         // made: that path first, apart from the rest's larger frame.
-        if self.generic(m, r, ty as usize, cpu) {
-            return self.full(out, cpu);
+        if let Some(Some(Plan::Generic(..))) = self.plans.get(ty as usize) {
+            if self.generic(m, r, ty as usize, cpu) {
+                return self.full(out, cpu);
+            }
         }
         self.other(out, m, r, ty, cpu);
     }
