@@ -398,16 +398,13 @@ pub(crate) mod testing {
     /// char array holding a quote and a byte that is not UTF-8, and an s16
     /// array; run by pid 5, `sh`, on CPU 0 at 12.
     pub fn with_row(f: impl FnOnce(&Meta, &Row)) {
-        let fields = std::vec![
-            Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar),
-            Field::new("common_flags", "unsigned char", 2, 1, false, FieldKind::Scalar),
-            Field::new("common_preempt_count", "unsigned char", 3, 1, false, FieldKind::Scalar),
-            Field::new("common_pid", "int", 4, 4, true, FieldKind::Scalar),
+        let mut fields = common();
+        fields.extend([
             Field::new("pid", "int", 8, 4, true, FieldKind::Scalar),
             Field::new("big", "u64", 12, 8, false, FieldKind::Scalar),
             Field::new("name", "char", 20, 8, false, FieldKind::Array(8)),
             Field::new("arr", "s16", 28, 4, true, FieldKind::Array(2)),
-        ];
+        ]);
         let ev = Event::new(7, "sys", "ev", fields, "");
         let dec = Decoder::new(std::vec![ev.clone()], Ksyms::new(), Printk::parse(b""), Endian::Little, 8);
         let cmd = Cmdlines::parse(b"5 sh\n");
@@ -433,18 +430,25 @@ pub(crate) mod testing {
         f(&m, &r);
     }
 
-    /// `syscalls:sys_enter_x` (id 9), all numbers: an int, an unsigned
-    /// long and a long, with records of each value's extremes.
-    pub fn numbers() -> (Event, std::vec::Vec<std::vec::Vec<u8>>) {
-        let fields = std::vec![
+    /// The common fields every event starts with.
+    fn common() -> std::vec::Vec<Field> {
+        std::vec![
             Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar),
             Field::new("common_flags", "unsigned char", 2, 1, false, FieldKind::Scalar),
             Field::new("common_preempt_count", "unsigned char", 3, 1, false, FieldKind::Scalar),
             Field::new("common_pid", "int", 4, 4, true, FieldKind::Scalar),
+        ]
+    }
+
+    /// `syscalls:sys_enter_x` (id 9), all numbers: an int, an unsigned
+    /// long and a long, with records of each value's extremes.
+    pub fn numbers() -> (Event, std::vec::Vec<std::vec::Vec<u8>>) {
+        let mut fields = common();
+        fields.extend([
             Field::new("__syscall_nr", "int", 8, 4, true, FieldKind::Scalar),
             Field::new("buf", "unsigned long", 16, 8, false, FieldKind::Scalar),
             Field::new("count", "long", 24, 8, true, FieldKind::Scalar),
-        ];
+        ]);
         let ev = Event::new(9, "syscalls", "sys_enter_x", fields, "");
         let mut recs = std::vec::Vec::new();
         for (nr, buf, count) in [(1i32, 0u64, 1i64), (-1, u64::MAX, i64::MIN), (300, 0x5602_4cc6_e230, -129)] {
