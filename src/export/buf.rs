@@ -101,6 +101,17 @@ impl Buf {
         self.n += k;
     }
 
+    /// Append the first `k` bytes of `s` (`k` <= N) with one N-byte move:
+    /// for pieces kept padded to a fixed size.
+    #[inline(always)]
+    pub fn put_fixed<const N: usize>(&mut self, s: &[u8; N], k: usize) {
+        const { assert!(N <= SLACK) };
+        if let Some(d) = self.room(0).first_chunk_mut::<N>() {
+            *d = *s;
+        }
+        self.advance(k.min(N));
+    }
+
     /// Write `s` at `at` (inside the buffer), over what is there: a
     /// length field's few bytes, stored one by one.
     pub fn set(&mut self, at: usize, s: &[u8]) {
@@ -120,6 +131,89 @@ impl Buf {
     pub fn open_gap(&mut self, at: usize, k: usize) {
         self.room(k);
         self.b.copy_within(at..self.n, at + k);
+        self.n += k;
+    }
+}
+
+/// A run of short pieces (a row's fields, an event's header) written
+/// straight into a [`Buf`]'s room, where the length stays in a register:
+/// appended one by one, each piece would re-read the buffer's length and
+/// pointer after the piece before was stored.
+pub struct Run<'a> {
+    /// The room: at least the run's bytes and [`SLACK`].
+    t: &'a mut [u8],
+    /// The buffer's length where the run starts, and the bytes written.
+    base: usize,
+    n: usize,
+}
+
+/// Write a run of at most `k` bytes into `b` with `f` (its fixed-size
+/// moves may store up to [`SLACK`] bytes past them).
+#[inline(always)]
+pub fn run<R>(b: &mut Buf, k: usize, f: impl FnOnce(&mut Run) -> R) -> R {
+    let base = b.len();
+    let mut r = Run { t: b.room(k), base, n: 0 };
+    let x = f(&mut r);
+    let n = r.n.min(k);
+    b.advance(n);
+    x
+}
+
+impl Run<'_> {
+    #[inline(always)]
+    pub fn byte(&mut self, c: u8) {
+        if let Some(x) = self.t.get_mut(self.n) {
+            *x = c;
+            self.n += 1;
+        }
+    }
+
+    /// The first `k` bytes of `s` (`k` <= N <= [`SLACK`]), with one
+    /// N-byte move.
+    #[inline(always)]
+    pub fn put_fixed<const N: usize>(&mut self, s: &[u8; N], k: usize) {
+        if let Some(d) = self.t.get_mut(self.n..).and_then(|d| d.first_chunk_mut::<N>()) {
+            *d = *s;
+            self.n += k.min(N);
+        }
+    }
+
+    pub fn put(&mut self, s: &[u8]) {
+        if let Some(d) = self.t.get_mut(self.n..self.n + s.len()) {
+            d.copy_from_slice(s);
+            self.n += s.len();
+        }
+    }
+
+    /// The bytes written so far.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Where the run is in its buffer.
+    #[inline(always)]
+    pub fn pos(&self) -> usize {
+        self.base + self.n
+    }
+
+    /// Byte `at` of the run (< [`Run::len`]) becomes `c`.
+    #[inline(always)]
+    pub fn set(&mut self, at: usize, c: u8) {
+        if let Some(x) = self.t.get_mut(at) {
+            *x = c;
+        }
+    }
+
+    /// The room from the end of the run on (with its slack), for a
+    /// writer of its own; [`Run::skip`] then takes what it wrote.
+    #[inline(always)]
+    pub fn rest(&mut self) -> &mut [u8] {
+        self.t.get_mut(self.n..).unwrap_or_default()
+    }
+
+    #[inline(always)]
+    pub fn skip(&mut self, k: usize) {
         self.n += k;
     }
 }

@@ -14,65 +14,79 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::buf::Buf;
+use super::buf::{run, Buf, Run};
 use super::{elem, value, Cols, CpuStat, Export, Memo, Meta, Row, Value};
 use crate::format::Event;
 
 #[derive(Default)]
 pub struct Jsonl {
     /// By event type id, how its rows are written (made at its first
-    /// record), and the end of its last row.
+    /// record), and its last row's fields.
     plans: Vec<Option<(Plan, Memo)>>,
     /// By CPU, the CPU and pid of its last row and that row's
     /// `,"cpu":C,"pid":P,"comm":"…"`: a CPU's rows mostly come from one
     /// task at a time.
-    who: Vec<(Option<(u32, i32)>, Vec<u8>)>,
+    who: Vec<(Option<(u32, i32)>, Buf)>,
     /// The timestamps' leading digits.
     ts: Top,
 }
 
-/// The digits of a number above 10^8 but its last eight, and the range
-/// of numbers they lead: timestamps in ns only change those every 0.1 s,
-/// so a row's timestamp is mostly one group of eight digits to make.
+/// A row's start, `{"ts":`, with the digits of a timestamp above 10^4
+/// but its last four, and the range of numbers they lead: timestamps in
+/// ns only change those every 10 us, which holds dozens of records in a
+/// busy trace, so a row's start is mostly one piece to copy and four
+/// digits to make.
 #[derive(Default)]
 struct Top {
-    /// The numbers from `base` to `base + 10^8` (base 0: none yet).
+    /// The numbers from `base` to `base + 10^4` (base 0: none yet).
     base: u64,
-    digits: Buf,
+    /// `{"ts":` and the leading digits (at most 16 of them), padded.
+    digits: [u8; 32],
+    len: usize,
 }
 
+const E4: u64 = 10_000;
+
 impl Top {
-    /// `v` in decimal, as [`uint`] writes it.
+    /// `{"ts":` and `v` in decimal, as [`uint`] writes it.
     #[inline(always)]
     fn put(&mut self, out: &mut Buf, v: u64) {
-        if self.base == 0 || v < self.base || v - self.base >= E8 {
-            let q = div_e8(v);
+        if self.base == 0 || v < self.base || v - self.base >= E4 {
+            let q = v / E4;
             if q == 0 {
+                key(out, TS);
                 return uint(out, v);
             }
-            self.base = q * E8;
-            self.digits.clear();
-            uint(&mut self.digits, q);
+            self.base = q * E4;
+            // (Up to 16 digits, and digits()'s 24 bytes of room after
+            // the key: within the 32.)
+            self.digits = [0; 32];
+            self.digits[..TS.len()].copy_from_slice(TS.as_bytes());
+            self.len = TS.len() + digits(&mut self.digits[TS.len()..], q);
         }
-        out.put(self.digits.as_slice());
-        put8(out.room(8), 0, eight((v - self.base) as u32));
-        out.advance(8);
+        out.put_fixed(&self.digits, self.len);
+        out.put_fixed(&four((v - self.base) as u32).to_le_bytes(), 4);
     }
 }
 
 /// One event's part of its rows that is the same in every row, written
 /// once: the event's name and each field's key.
 struct Plan {
-    /// `,"event":"system:name","flags":"`, then the latency columns of
-    /// the event's last row and the closing quote.
+    /// `,"event":"system:name","flags":"`.
     head: Vec<u8>,
-    /// The length of the part without the latency columns, and the
-    /// record bytes those columns were made from (common flags and
-    /// preempt count), which seldom change from one row to the next.
-    head_len: usize,
-    lat_of: Option<[u8; 2]>,
+    /// The event's last row from its CPU on to its fields:
+    /// `,"cpu":C,"pid":P,"comm":"…","event":"system:name","flags":"d.h1."`,
+    /// and the CPU, pid and record bytes (common flags and preempt count:
+    /// the latency columns) it was made from. An event's rows mostly
+    /// come from one task on one CPU while it runs.
+    mid: Buf,
+    mid_of: Option<(u32, i32, [u8; 2])>,
     /// Each field past the common ones with its `,"name":` key.
     cols: Cols,
+    /// When every field is a number with a short key: the record length
+    /// that holds them all, and the most bytes they and the row's end
+    /// take (then they are written in one run).
+    scalars: Option<(usize, usize)>,
     /// ftrace:bprint, whose rows also carry the formatted message.
     bprint: bool,
 }
@@ -80,6 +94,9 @@ struct Plan {
 /// The keys every row has (none longer than 5 bytes); event fields of
 /// these names get `event_` before.
 const ROW_KEYS: &str = "ts|cpu|pid|comm|event|flags";
+
+/// A row's first key.
+const TS: &str = "{\"ts\":";
 
 impl Jsonl {
     pub fn new() -> Self {
@@ -105,22 +122,63 @@ impl Plan {
             keys.put(b"\":");
         });
         let bprint = e.system == "ftrace" && e.name == "bprint";
-        Plan { head: head.as_slice().to_vec(), head_len: head.len(), lat_of: None, cols, bprint }
+        let short = cols.cols.iter().all(|c| c.scalar.is_some() && c.klen() <= super::KEY);
+        let need = e.fields.iter().skip(e.ncommon).map(|f| f.offset + f.size).max();
+        // Per field its key, a sign and the room digits() takes; `}\n`.
+        let most = cols.cols.iter().map(|c| c.klen() + 1 + 24).sum::<usize>() + 2;
+        let scalars = need.filter(|_| short && !bprint).map(|need| (need, most));
+        Plan { head: head.as_slice().to_vec(), mid: Buf::new(), mid_of: None, cols, scalars, bprint }
     }
 
-    /// Row `r`'s end: from its event's name on.
-    fn rest(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
+    /// Row `r` from its CPU on to its fields (`who` is the CPU's part).
+    #[inline(always)]
+    fn mid(&mut self, out: &mut Buf, r: &Row, who: &[u8]) {
         let d = r.data;
         // (The latency columns come from these two bytes alone.)
         let flags = [d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)];
-        if self.lat_of != Some(flags) {
-            self.head.truncate(self.head_len);
+        if self.mid_of != Some((r.cpu, r.pid, flags)) {
+            self.mid.clear();
+            self.mid.put(who);
+            self.mid.put(&self.head);
             // The latency columns are letters, digits and dots: no escapes.
-            self.head.extend_from_slice(r.lat.as_bytes());
-            self.head.push(b'"');
-            self.lat_of = Some(flags);
+            self.mid.put(r.lat.as_bytes());
+            self.mid.push(b'"');
+            self.mid_of = Some((r.cpu, r.pid, flags));
         }
-        out.put(&self.head);
+        out.put(self.mid.as_slice());
+    }
+
+    /// Row `r`'s fields and end when they are all numbers the record
+    /// holds, in one run (false: not).
+    #[inline(always)]
+    fn put_scalars(&self, out: &mut Buf, d: &[u8], endian: crate::cursor::Endian) -> bool {
+        let Some((need, most)) = self.scalars else { return false };
+        if d.len() < need {
+            return false;
+        }
+        run(out, most, |h| {
+            for c in &self.cols.cols {
+                let Some(sc) = c.scalar else { continue };
+                let v = sc.get(d, endian).unwrap_or(0);
+                h.put_fixed(c.padded(), c.klen());
+                if sc.signed() && (v as i64) < 0 {
+                    h.byte(b'-');
+                    number(h, (v as i64).unsigned_abs());
+                } else {
+                    number(h, v);
+                }
+            }
+            h.put_fixed(b"}\n", 2);
+        });
+        true
+    }
+
+    /// Row `r`'s end: its fields on.
+    fn rest(&self, out: &mut Buf, m: &Meta, r: &Row) {
+        let d = r.data;
+        if self.put_scalars(out, d, m.endian) {
+            return;
+        }
         if let Some(e) = r.event {
             fields(out, &self.cols, e, d, m);
             // trace_printk's binary records: the formatted message too.
@@ -148,35 +206,33 @@ impl Export for Jsonl {
             self.plans.resize_with(ty + 1, || None);
         }
         let (plan, memo) = self.plans[ty].get_or_insert_with(|| (Plan::new(r, m), Memo::new(r.event.unwrap_or(&crate::format::NO_EVENT))));
-        key(out, "{\"ts\":");
         self.ts.put(out, r.ts);
         let c = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
         if self.who.len() <= c {
-            self.who.resize_with(c + 1, || (None, Vec::new()));
+            self.who.resize_with(c + 1, || (None, Buf::new()));
         }
         let who = &mut self.who[c];
         if who.0 != Some((r.cpu, r.pid)) {
-            let mut b = Buf::new();
-            key(&mut b, ",\"cpu\":");
-            uint(&mut b, r.cpu as u64);
-            key(&mut b, ",\"pid\":");
-            int(&mut b, r.pid as i64);
-            key(&mut b, ",\"comm\":");
-            escaped_str(&mut b, r.comm);
-            *who = (Some((r.cpu, r.pid)), b.as_slice().to_vec());
+            let b = &mut who.1;
+            b.clear();
+            key(b, ",\"cpu\":");
+            uint(b, r.cpu as u64);
+            key(b, ",\"pid\":");
+            int(b, r.pid as i64);
+            key(b, ",\"comm\":");
+            escaped_str(b, r.comm);
+            who.0 = Some((r.cpu, r.pid));
         }
-        out.put(&who.1);
-        // The rest depends on the record's fields and its latency
-        // columns, which come from its common flags and preempt count.
-        let ctx = u16::from_le_bytes([d.get(2).copied().unwrap_or(0), d.get(3).copied().unwrap_or(0)]) as u64;
-        match memo.text(d, ctx, |b| plan.rest(b, m, r)) {
+        plan.mid(out, r, who.1.as_slice());
+        // The rest depends on the record's fields alone.
+        match memo.text(d, 0, |b| plan.rest(b, m, r)) {
             Some(t) => out.put(t),
             None => plan.rest(out, m, r),
         }
     }
 
     fn lost(&mut self, out: &mut Buf, cpu: u32, ts: u64, count: Option<u64>) {
-        key(out, "{\"ts\":");
+        key(out, TS);
         uint(out, ts);
         key(out, ",\"cpu\":");
         uint(out, cpu as u64);
@@ -198,10 +254,9 @@ impl Export for Jsonl {
 /// Each of record `d`'s fields past the common ones, with its key.
 fn fields(out: &mut Buf, cols: &Cols, e: &Event, d: &[u8], m: &Meta) {
     for c in &cols.cols {
-        let k = cols.key(c);
         if let Some(sc) = c.scalar {
             let Some(v) = sc.get(d, m.endian) else { continue };
-            out.put(k);
+            cols.put_key(out, c);
             if sc.signed() {
                 int(out, v as i64)
             } else {
@@ -210,7 +265,7 @@ fn fields(out: &mut Buf, cols: &Cols, e: &Event, d: &[u8], m: &Meta) {
             continue;
         }
         let Some(v) = e.fields.get(c.field).and_then(|f| value(f, d, m.endian, m.long_size)) else { continue };
-        out.put(k);
+        cols.put_key(out, c);
         put_value(out, &v, m);
     }
 }
@@ -219,8 +274,9 @@ fn key(out: &mut Buf, s: &str) {
     out.put(s.as_bytes());
 }
 
+#[inline(always)]
 fn close(out: &mut Buf) {
-    out.put(b"}\n");
+    out.put_fixed(b"}\n", 2);
 }
 
 pub(crate) fn put_value(out: &mut Buf, v: &Value, m: &Meta) {
@@ -258,10 +314,26 @@ pub fn uint(out: &mut Buf, v: u64) {
     if v < 10 {
         return out.push(b'0' + v as u8);
     }
-    let n = ndigits(v);
     // Room for the top group's full word, which starts before the number
     // when the group is short (its leading zeros are shifted out).
-    let t = out.room(24);
+    let n = digits(out.room(24), v);
+    out.advance(n);
+}
+
+/// [`uint`] in a run.
+#[inline(always)]
+fn number(h: &mut Run, v: u64) {
+    if v < 10 {
+        return h.byte(b'0' + v as u8);
+    }
+    let n = digits(h.rest(), v);
+    h.skip(n);
+}
+
+/// `v`'s digits at the start of `t`, which has room for 24 bytes; how
+/// many they are.
+fn digits(t: &mut [u8], v: u64) -> usize {
+    let n = ndigits(v);
     // The groups of eight from the last digit back; the top one has the
     // `at` digits left. Stored from the top down, as each word's store
     // runs past its group.
@@ -281,7 +353,7 @@ pub fn uint(out: &mut Buf, v: u64) {
     for j in (0..k).rev() {
         put8(t, n - 8 * (j + 1), w[j]);
     }
-    out.advance(n);
+    n
 }
 
 /// `w`'s bytes (little-endian: its low byte first) at `t[at..]`.
@@ -309,6 +381,18 @@ fn eight(x: u32) -> u64 {
     let q = ((v * 103) >> 10) & 0x000f_000f_000f_000f;
     let v = q | (v - q * 10) << 8;
     v + 0x3030_3030_3030_3030
+}
+
+/// The four decimal characters of `x` (< 10^4), leading zeros included,
+/// as [`eight`] makes eight.
+#[inline(always)]
+fn four(x: u32) -> u32 {
+    // x / 100 by the multiply by 2^19 / 100, rounded up (exact below 43699).
+    let q = (x * 5243) >> 19;
+    let v = q | (x - q * 100) << 16;
+    let q = ((v * 103) >> 10) & 0x000f_000f;
+    let v = q | (v - q * 10) << 8;
+    v + 0x3030_3030
 }
 
 /// How many decimal digits `v` has: from its bit length (1233 / 4096 is
@@ -465,9 +549,10 @@ mod tests {
     fn timestamps() {
         let mut top = Top::default();
         let (mut a, mut b) = (Buf::new(), Buf::new());
-        for v in [37_157_806_994_190u64, 37_157_806_994_191, 37_157_899_999_999, 37_157_900_000_000, 5, 99_999_999, 100_000_000, 37_157_806_994_190, u64::MAX, 0] {
+        for v in [37_157_806_994_190u64, 37_157_806_994_191, 37_157_806_999_999, 37_157_807_000_000, 37_157_899_999_999, 37_157_900_000_000, 5, 9_999, 10_000, 99_999_999, 100_000_000, 37_157_806_994_190, u64::MAX, 0] {
             top.put(&mut a, v);
             a.push(b' ');
+            key(&mut b, TS);
             uint(&mut b, v);
             b.push(b' ');
         }
@@ -486,6 +571,8 @@ mod tests {
             assert_eq!(div_e8(x >> (x & 63)), (x >> (x & 63)) / E8);
             let y = (x % E8) as u32;
             assert_eq!(eight(y).to_le_bytes(), *std::format!("{y:08}").as_bytes(), "{y}");
+            let y = y % E4 as u32;
+            assert_eq!(four(y).to_le_bytes(), *std::format!("{y:04}").as_bytes(), "{y}");
         }
         for v in [0, 99, 100, E8 - 1, E8, u64::MAX, u64::MAX - E8] {
             assert_eq!(div_e8(v), v / E8);
@@ -493,6 +580,25 @@ mod tests {
         for v in [0, 9, 10, 99, 100, 9999, 10_000, 99_999_999] {
             assert_eq!(eight(v).to_le_bytes(), *std::format!("{v:08}").as_bytes());
         }
+    }
+
+    /// A row's numbers written in one run are the bytes the general path
+    /// writes; a record cut short of them is left to that path.
+    #[test]
+    fn numbers_in_one_run() {
+        super::super::testing::with_row(|m, r| {
+            let (e, recs) = super::super::testing::numbers();
+            for d in &recs {
+                let row = Row { data: d, event: Some(&e), ..*r };
+                let plan = Plan::new(&row, m);
+                let (mut a, mut b) = (Buf::new(), Buf::new());
+                assert!(plan.put_scalars(&mut a, d, m.endian));
+                fields(&mut b, &plan.cols, &e, d, m);
+                close(&mut b);
+                assert_eq!(std::str::from_utf8(a.as_slice()).unwrap(), std::str::from_utf8(b.as_slice()).unwrap());
+                assert!(!plan.put_scalars(&mut a, &d[..d.len() - 1], m.endian));
+            }
+        });
     }
 
     /// A row of every kind of field, a row key renamed, then a lost row.

@@ -201,32 +201,75 @@ impl Scalar {
 /// each one's key, encoded once per event, and where a scalar lies.
 pub struct Cols {
     pub cols: Vec<Col>,
-    keys: Vec<u8>,
+    /// The keys longer than [`KEY`] bytes.
+    long: Vec<u8>,
 }
+
+/// Keys up to this long are kept in their [`Col`], zero-padded, and
+/// written with one fixed-size move (most field names are short).
+pub const KEY: usize = 32;
 
 pub struct Col {
     /// Its index in the event's fields.
     pub field: usize,
-    /// Where its key lies in [`Cols`]'s bytes.
-    key: (usize, usize),
+    /// Its key, padded, and the key's length; a longer key lies at
+    /// `long` in [`Cols`]'s bytes.
+    key: [u8; KEY],
+    klen: usize,
+    long: (usize, usize),
     pub scalar: Option<Scalar>,
+}
+
+impl Col {
+    /// Its key's length.
+    #[inline(always)]
+    pub fn klen(&self) -> usize {
+        self.klen
+    }
+
+    /// Its key zero-padded to [`KEY`] bytes (when it is that short).
+    #[inline(always)]
+    pub fn padded(&self) -> &[u8; KEY] {
+        &self.key
+    }
 }
 
 impl Cols {
     /// `key` writes a field's key.
     pub fn new(e: &Event, key: impl Fn(&mut Buf, &Field)) -> Cols {
-        let (mut cols, mut keys) = (Vec::new(), Buf::new());
+        let (mut cols, mut long, mut k) = (Vec::new(), Vec::new(), Buf::new());
         for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
-            let at = keys.len();
-            key(&mut keys, f);
-            cols.push(Col { field: i, key: (at, keys.len()), scalar: Scalar::of(f) });
+            k.clear();
+            key(&mut k, f);
+            let mut c = Col { field: i, key: [0; KEY], klen: k.len(), long: (0, 0), scalar: Scalar::of(f) };
+            match c.key.get_mut(..k.len()) {
+                Some(pad) => pad.copy_from_slice(k.as_slice()),
+                None => {
+                    c.long = (long.len(), long.len() + k.len());
+                    long.extend_from_slice(k.as_slice());
+                }
+            }
+            cols.push(c);
         }
-        Cols { cols, keys: keys.as_slice().to_vec() }
+        Cols { cols, long }
     }
 
     #[inline(always)]
-    pub fn key(&self, c: &Col) -> &[u8] {
-        self.keys.get(c.key.0..c.key.1).unwrap_or_default()
+    pub fn key<'a>(&'a self, c: &'a Col) -> &'a [u8] {
+        match c.key.get(..c.klen) {
+            Some(k) => k,
+            None => self.long.get(c.long.0..c.long.1).unwrap_or_default(),
+        }
+    }
+
+    /// Append `c`'s key to `out`.
+    #[inline(always)]
+    pub fn put_key(&self, out: &mut Buf, c: &Col) {
+        if c.klen <= KEY {
+            out.put_fixed(&c.key, c.klen);
+        } else {
+            out.put(self.key(c));
+        }
     }
 }
 
@@ -355,16 +398,13 @@ pub(crate) mod testing {
     /// char array holding a quote and a byte that is not UTF-8, and an s16
     /// array; run by pid 5, `sh`, on CPU 0 at 12.
     pub fn with_row(f: impl FnOnce(&Meta, &Row)) {
-        let fields = std::vec![
-            Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar),
-            Field::new("common_flags", "unsigned char", 2, 1, false, FieldKind::Scalar),
-            Field::new("common_preempt_count", "unsigned char", 3, 1, false, FieldKind::Scalar),
-            Field::new("common_pid", "int", 4, 4, true, FieldKind::Scalar),
+        let mut fields = common();
+        fields.extend([
             Field::new("pid", "int", 8, 4, true, FieldKind::Scalar),
             Field::new("big", "u64", 12, 8, false, FieldKind::Scalar),
             Field::new("name", "char", 20, 8, false, FieldKind::Array(8)),
             Field::new("arr", "s16", 28, 4, true, FieldKind::Array(2)),
-        ];
+        ]);
         let ev = Event::new(7, "sys", "ev", fields, "");
         let dec = Decoder::new(std::vec![ev.clone()], Ksyms::new(), Printk::parse(b""), Endian::Little, 8);
         let cmd = Cmdlines::parse(b"5 sh\n");
@@ -388,6 +428,38 @@ pub(crate) mod testing {
         d.extend_from_slice(&[0xff, 0xff, 2, 0]);
         let r = Row { cpu: 0, ts: 12, data: &d, event: Some(&ev), pid: 5, comm: cmd.comm(5), lat: "d...." };
         f(&m, &r);
+    }
+
+    /// The common fields every event starts with.
+    fn common() -> std::vec::Vec<Field> {
+        std::vec![
+            Field::new("common_type", "unsigned short", 0, 2, false, FieldKind::Scalar),
+            Field::new("common_flags", "unsigned char", 2, 1, false, FieldKind::Scalar),
+            Field::new("common_preempt_count", "unsigned char", 3, 1, false, FieldKind::Scalar),
+            Field::new("common_pid", "int", 4, 4, true, FieldKind::Scalar),
+        ]
+    }
+
+    /// `syscalls:sys_enter_x` (id 9), all numbers: an int, an unsigned
+    /// long and a long, with records of each value's extremes.
+    pub fn numbers() -> (Event, std::vec::Vec<std::vec::Vec<u8>>) {
+        let mut fields = common();
+        fields.extend([
+            Field::new("__syscall_nr", "int", 8, 4, true, FieldKind::Scalar),
+            Field::new("buf", "unsigned long", 16, 8, false, FieldKind::Scalar),
+            Field::new("count", "long", 24, 8, true, FieldKind::Scalar),
+        ]);
+        let ev = Event::new(9, "syscalls", "sys_enter_x", fields, "");
+        let mut recs = std::vec::Vec::new();
+        for (nr, buf, count) in [(1i32, 0u64, 1i64), (-1, u64::MAX, i64::MIN), (300, 0x5602_4cc6_e230, -129)] {
+            let mut d = std::vec![9, 0, 0x01, 0, 5, 0, 0, 0];
+            d.extend_from_slice(&nr.to_le_bytes());
+            d.extend_from_slice(&[0; 4]);
+            d.extend_from_slice(&buf.to_le_bytes());
+            d.extend_from_slice(&count.to_le_bytes());
+            recs.push(d);
+        }
+        (ev, recs)
     }
 }
 

@@ -39,8 +39,10 @@ impl Format {
     }
 }
 
-/// Bytes are handed to the drain in pieces of about this size.
-const CHUNK: usize = 1 << 20;
+/// Bytes are handed to the drain in pieces of about this size: small
+/// enough that the buffer stays in the cache while it is filled (the
+/// bytes are written once and read once, by the drain's write).
+const CHUNK: usize = 64 << 10;
 
 /// Where the bytes go: false when they could not be written (the pump stops).
 pub type Drain<'o> = &'o mut dyn FnMut(&[u8]) -> bool;

@@ -68,6 +68,8 @@ pub const MESSAGES: &[(&str, &str, u32, &str)] = &[
 
 /// `FtraceEvent.generic`.
 const GENERIC: u32 = 327;
+/// Its tag as written.
+const GENERIC_TAG: u64 = (GENERIC as u64) << 3 | proto::LEN as u64;
 /// `FtraceEvent.sched_switch`, `.sched_waking` (as in [`MESSAGES`]).
 const SCHED_SWITCH: u32 = 4;
 const SCHED_WAKING: u32 = 20;
@@ -103,16 +105,79 @@ enum Plan {
 /// its name (field 1), and each field's name (`Field.name`).
 struct GenericPlan {
     name: Vec<u8>,
-    /// Each field past the common ones with its encoded name.
+    /// Each field past the common ones with its encoded name, and for a
+    /// number the tag of its value (`int_value` or `uint_value`) after.
     cols: Cols,
+    /// When every field is a number with a short key: the record length
+    /// that holds them all, and the most bytes [`GenericPlan::put_scalars`]
+    /// writes (then the event is written in one run).
+    scalars: Option<(usize, usize)>,
 }
 
 impl GenericPlan {
     fn new(e: &Event) -> Plan {
         let mut name = Buf::new();
         bytes(&mut name, 1, e.name.as_bytes());
-        let cols = Cols::new(e, |keys, f| bytes(keys, 1, f.name.as_bytes()));
-        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), cols }, Memo::new(e))
+        let cols = Cols::new(e, |keys, f| {
+            bytes(keys, 1, f.name.as_bytes());
+            if let Some(sc) = Scalar::of(f) {
+                proto::tag(keys, if sc.signed() { 4 } else { 5 }, proto::VARINT);
+            }
+        });
+        // (A field's length, key and value, then fits its one byte.)
+        let short = cols.cols.iter().all(|c| c.scalar.is_some() && cols.key(c).len() <= super::KEY);
+        let need = e.fields.iter().skip(e.ncommon).map(|f| f.offset + f.size).max();
+        // The event's tag, length and timestamp, pid, flags, the generic
+        // message's tag and length, its name, and per field its tag,
+        // length, key and a value of up to 10 bytes.
+        let most = 3 + 11 + 6 + 2 + 4 + name.len() + cols.cols.iter().map(|c| 2 + c.klen() + 10).sum::<usize>();
+        let scalars = need.filter(|_| short && most < 0x4000).map(|need| (need, most));
+        Plan::Generic(GenericPlan { name: name.as_slice().to_vec(), cols, scalars }, Memo::new(e))
+    }
+
+    /// The event from `pid` on (from its tag with timestamp `ts`), when
+    /// its fields are all numbers record `d` holds (false: [`write`]
+    /// them): each length stored where room was left for it once what it
+    /// counts is written, all in one run.
+    ///
+    /// [`write`]: GenericPlan::write
+    #[inline(always)]
+    fn put_scalars(&self, b: &mut Buf, ts: Option<u64>, pid: u64, flags: u64, d: &[u8], endian: crate::cursor::Endian) -> bool {
+        let Some((need, most)) = self.scalars else { return false };
+        if d.len() < need {
+            return false;
+        }
+        super::buf::run(b, most, |h| {
+            let ev = ts.map(|ts| {
+                h.byte(2 << 3 | proto::LEN);
+                let at = h.len();
+                h.byte(0x80);
+                h.byte(0);
+                h.uint(1, ts);
+                at
+            });
+            h.uint(2, pid);
+            h.uint(5, flags);
+            h.varint(GENERIC_TAG);
+            let g = h.len();
+            h.byte(0x80);
+            h.byte(0);
+            h.put(&self.name);
+            for c in &self.cols.cols {
+                let v = c.scalar.and_then(|sc| sc.get(d, endian)).unwrap_or(0);
+                h.byte(2 << 3 | proto::LEN);
+                let f = h.len();
+                h.byte(0);
+                h.put_fixed(c.padded(), c.klen());
+                h.varint(v);
+                h.set(f, (h.len() - f - 1) as u8);
+            }
+            h.len2(g, h.len() - g - 2);
+            if let Some(at) = ev {
+                h.len2(at, h.len() - at - 2);
+            }
+        });
+        true
     }
 
     /// The event's fields from record `d`.
@@ -122,12 +187,13 @@ impl GenericPlan {
             let key = self.cols.key(c);
             if let Some(sc) = c.scalar {
                 // A number's Field is short and its length known: written
-                // first, with no length to fix up after.
+                // first, with no length to fix up after. (The key ends
+                // with the value's tag.)
                 let Some(n) = sc.get(d, m.endian) else { continue };
                 proto::tag(b, 2, proto::LEN);
-                proto::varint(b, (key.len() + 1 + proto::varint_len(n)) as u64);
+                proto::varint(b, (key.len() + proto::varint_len(n)) as u64);
                 b.put(key);
-                uint(b, if sc.signed() { 4 } else { 5 }, n);
+                proto::varint(b, n);
                 continue;
             }
             let Some(v) = e.fields.get(c.field).and_then(|f| super::value(f, d, m.endian, m.long_size)) else { continue };
@@ -288,6 +354,9 @@ impl Perfetto {
         let flags = d.get(2).copied().unwrap_or(0) as u64;
         let pid = r.pid as u32 as u64;
         let made = |b: &mut Buf| {
+            if g.put_scalars(b, None, pid, flags, d, m.endian) {
+                return;
+            }
             uint(b, 2, pid);
             uint(b, 5, flags);
             let o = begin_room(b, GENERIC, 2);
@@ -309,6 +378,9 @@ impl Perfetto {
                 return true;
             }
         }
+        if g.put_scalars(b, Some(r.ts), pid, flags, d, m.endian) {
+            return true;
+        }
         // Generic events run past 127 bytes: two length bytes up front.
         let (ev, o) = proto::run(b, |h| {
             let ev = h.begin_room(2, 2);
@@ -321,6 +393,117 @@ impl Perfetto {
         end(b, o);
         end(b, ev);
         true
+    }
+
+    /// Record `r` when [`Perfetto::generic`] did not take it: its CPU's
+    /// first, its event's first, or one of a dedicated message.
+    #[inline(never)]
+    fn other(&mut self, out: &mut Buf, m: &Meta, r: &Row, ty: u16, cpu: usize) {
+        let d = r.data;
+        if self.cpus.len() <= cpu || self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
+            self.bundle(r.cpu);
+            if let Some(e) = r.event {
+                if self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
+                    self.set_plan(ty, GenericPlan::new(e));
+                }
+            }
+            if self.generic(m, r, ty as usize, cpu) {
+                return self.full(out, cpu);
+            }
+        }
+        // A dedicated message's values now (symbols interned below, before
+        // the bundle is borrowed); strings and arrays are read when
+        // written: for them the value is the field's index.
+        let mut vals = core::mem::take(&mut self.vals);
+        vals.clear();
+        let how = match (r.event, self.plans.get(ty as usize).and_then(|p| p.as_ref())) {
+            (Some(_), Some(Plan::Message(no, fs))) => {
+                for &(pno, i, kind, sc) in fs {
+                    let v = match kind {
+                        b's' | b'a' => i as u64,
+                        _ => match sc.and_then(|sc| sc.get(d, m.endian)) {
+                            Some(v) => v,
+                            None => continue,
+                        },
+                    };
+                    vals.push((pno, v, kind));
+                }
+                How::Message(*no)
+            }
+            (Some(_), Some(Plan::Function)) => How::Function,
+            (Some(_), Some(Plan::Bprint)) => How::Bprint,
+            _ => How::Unknown,
+        };
+        for v in vals.iter_mut() {
+            if v.2 == b'k' {
+                v.1 = self.sym(m, r.cpu, v.1);
+            }
+        }
+        let e = r.event.unwrap_or(&crate::format::NO_EVENT);
+        if self.compact_sched {
+            if let How::Message(no @ (SCHED_SWITCH | SCHED_WAKING)) = how {
+                let sched = &mut self.cpus[cpu].sched;
+                if compact_sched(sched, no, m, e, r, &vals) {
+                    self.vals = vals;
+                    return self.full(out, cpu);
+                }
+            }
+        }
+        let b = &mut self.cpus[cpu].buf;
+        // Generic events run past 127 bytes: two length bytes up front.
+        let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
+        // (At most 3 + 11 + 11 + 3 + 5 bytes.)
+        let (ev, o) = proto::run(b, |h| {
+            let ev = h.begin_room(2, room);
+            h.uint(1, r.ts);
+            h.uint(2, r.pid as u32 as u64);
+            h.uint(5, d.get(2).copied().unwrap_or(0) as u64);
+            (ev, h.begin_room(no, room))
+        });
+        match how {
+            How::Message(_) => {
+                for &(pno, v, kind) in &vals {
+                    if !matches!(kind, b's' | b'a') {
+                        uint(b, pno, v);
+                        continue;
+                    }
+                    let Some(f) = e.fields.get(v as usize) else { continue };
+                    match super::value(f, d, m.endian, m.long_size) {
+                        Some(Value::Str(s)) => text_field(b, pno, s),
+                        Some(Value::Array { data, elem, signed }) => {
+                            let n = data.len() / elem;
+                            proto::packed(b, pno, (0..n).map(|i| super::elem(data, elem, signed, i, m.endian)));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            How::Function => {
+                let (ip, parent) = (sym_text(m, field_u64(e, "ip", d, m)), sym_text(m, field_u64(e, "parent_ip", d, m)));
+                generic_text(b, "function", &[("ip", ip.as_bytes()), ("parent_ip", parent.as_bytes())]);
+            }
+            How::Bprint => {
+                let mut msg = String::new();
+                if let (Some(f), Some(a)) = (e.field("fmt"), e.field("buf")) {
+                    if let (Some(addr), Some(args)) = (f.int(d, m.endian), a.data(d, m.endian)) {
+                        let _ = m.env.bprint(addr, args, &mut msg);
+                    }
+                }
+                let mut raw = Vec::new();
+                super::jsonl::raw_bytes(&mut raw, &msg);
+                let ip = sym_text(m, field_u64(e, "ip", d, m));
+                generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
+            }
+            How::Unknown => {
+                let mut name = String::new();
+                let _ = write!(name, "type {}", ty);
+                generic_text(b, &name, &[]);
+            }
+        }
+        end(b, o);
+        end(b, ev);
+        self.vals = vals;
+        self.full(out, cpu);
     }
 
     /// Write out `cpu`'s bundle when it is full.
@@ -534,112 +717,17 @@ impl Export for Perfetto {
     }
 
     fn record(&mut self, out: &mut Buf, m: &Meta, r: &Row) {
-        let d = r.data;
         self.t0.get_or_insert(r.ts);
-        let ty = crate::text::kernel::rec_type(d, m.endian);
-        if let Some(e) = r.event {
-            if self.plans.get(ty as usize).is_none_or(|p| p.is_none()) {
-                self.set_plan(ty, GenericPlan::new(e));
-            }
-        }
-        self.bundle(r.cpu);
+        let ty = crate::text::kernel::rec_type(r.data, m.endian);
         let cpu = (r.cpu as usize).min(crate::text::kernel::MAX_CPUS);
-        if self.generic(m, r, ty as usize, cpu) {
-            return self.full(out, cpu);
-        }
-        // A dedicated message's values now (symbols interned below, before
-        // the bundle is borrowed); strings and arrays are read when
-        // written: for them the value is the field's index.
-        let mut vals = core::mem::take(&mut self.vals);
-        vals.clear();
-        let how = match (r.event, self.plans.get(ty as usize).and_then(|p| p.as_ref())) {
-            (Some(_), Some(Plan::Message(no, fs))) => {
-                for &(pno, i, kind, sc) in fs {
-                    let v = match kind {
-                        b's' | b'a' => i as u64,
-                        _ => match sc.and_then(|sc| sc.get(d, m.endian)) {
-                            Some(v) => v,
-                            None => continue,
-                        },
-                    };
-                    vals.push((pno, v, kind));
-                }
-                How::Message(*no)
-            }
-            (Some(_), Some(Plan::Function)) => How::Function,
-            (Some(_), Some(Plan::Bprint)) => How::Bprint,
-            _ => How::Unknown,
-        };
-        for v in vals.iter_mut() {
-            if v.2 == b'k' {
-                v.1 = self.sym(m, r.cpu, v.1);
+        // Most records are of a generic event with its plan and bundle
+        // made: that path first, apart from the rest's larger frame.
+        if let Some(Some(Plan::Generic(..))) = self.plans.get(ty as usize) {
+            if self.generic(m, r, ty as usize, cpu) {
+                return self.full(out, cpu);
             }
         }
-        let e = r.event.unwrap_or(&crate::format::NO_EVENT);
-        if self.compact_sched {
-            if let How::Message(no @ (SCHED_SWITCH | SCHED_WAKING)) = how {
-                let sched = &mut self.cpus[cpu].sched;
-                if compact_sched(sched, no, m, e, r, &vals) {
-                    self.vals = vals;
-                    return self.full(out, cpu);
-                }
-            }
-        }
-        let b = &mut self.cpus[cpu].buf;
-        // Generic events run past 127 bytes: two length bytes up front.
-        let (no, room) = if let How::Message(no) = how { (no, 1) } else { (GENERIC, 2) };
-        // (At most 3 + 11 + 11 + 3 + 5 bytes.)
-        let (ev, o) = proto::run(b, |h| {
-            let ev = h.begin_room(2, room);
-            h.uint(1, r.ts);
-            h.uint(2, r.pid as u32 as u64);
-            h.uint(5, d.get(2).copied().unwrap_or(0) as u64);
-            (ev, h.begin_room(no, room))
-        });
-        match how {
-            How::Message(_) => {
-                for &(pno, v, kind) in &vals {
-                    if !matches!(kind, b's' | b'a') {
-                        uint(b, pno, v);
-                        continue;
-                    }
-                    let Some(f) = e.fields.get(v as usize) else { continue };
-                    match super::value(f, d, m.endian, m.long_size) {
-                        Some(Value::Str(s)) => text_field(b, pno, s),
-                        Some(Value::Array { data, elem, signed }) => {
-                            let n = data.len() / elem;
-                            proto::packed(b, pno, (0..n).map(|i| super::elem(data, elem, signed, i, m.endian)));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            How::Function => {
-                let (ip, parent) = (sym_text(m, field_u64(e, "ip", d, m)), sym_text(m, field_u64(e, "parent_ip", d, m)));
-                generic_text(b, "function", &[("ip", ip.as_bytes()), ("parent_ip", parent.as_bytes())]);
-            }
-            How::Bprint => {
-                let mut msg = String::new();
-                if let (Some(f), Some(a)) = (e.field("fmt"), e.field("buf")) {
-                    if let (Some(addr), Some(args)) = (f.int(d, m.endian), a.data(d, m.endian)) {
-                        let _ = m.env.bprint(addr, args, &mut msg);
-                    }
-                }
-                let mut raw = Vec::new();
-                super::jsonl::raw_bytes(&mut raw, &msg);
-                let ip = sym_text(m, field_u64(e, "ip", d, m));
-                generic_text(b, "bprint", &[("ip", ip.as_bytes()), ("buf", &raw)]);
-            }
-            How::Unknown => {
-                let mut name = String::new();
-                let _ = write!(name, "type {}", ty);
-                generic_text(b, &name, &[]);
-            }
-        }
-        end(b, o);
-        end(b, ev);
-        self.vals = vals;
-        self.full(out, cpu);
+        self.other(out, m, r, ty, cpu);
     }
 
     fn lost(&mut self, out: &mut Buf, cpu: u32, _ts: u64, _count: Option<u64>) {
@@ -770,6 +858,37 @@ mod tests {
             out.push((t >> 3, v));
         }
         out
+    }
+
+    /// An event of numbers written in one run is the bytes the general
+    /// path writes; a record cut short of them is left to that path.
+    #[test]
+    fn numbers_in_one_run() {
+        super::super::testing::with_row(|m, _| {
+            let (e, recs) = super::super::testing::numbers();
+            let Plan::Generic(g, _) = GenericPlan::new(&e) else { panic!("not generic") };
+            for d in &recs {
+                for ts in [Some(12u64), Some(u64::MAX), None] {
+                    let (mut a, mut b) = (Buf::new(), Buf::new());
+                    assert!(g.put_scalars(&mut a, ts, 5, 1, d, m.endian));
+                    let ev = ts.map(|ts| {
+                        let ev = begin_room(&mut b, 2, 2);
+                        uint(&mut b, 1, ts);
+                        ev
+                    });
+                    uint(&mut b, 2, 5);
+                    uint(&mut b, 5, 1);
+                    let o = begin_room(&mut b, GENERIC, 2);
+                    g.write(&mut b, m, &e, d);
+                    end(&mut b, o);
+                    if let Some(ev) = ev {
+                        end(&mut b, ev);
+                    }
+                    assert_eq!(a.as_slice(), b.as_slice());
+                }
+                assert!(!g.put_scalars(&mut Buf::new(), None, 5, 1, &d[..d.len() - 1], m.endian));
+            }
+        });
     }
 
     /// A loss splits the CPU's bundle: the one after it says lost_events.

@@ -10,7 +10,7 @@
 //! sibling as encoding every submessage into its own buffer and copying it
 //! up would.
 
-use super::buf::Buf;
+use super::buf::{Buf, Run};
 
 /// Wire types.
 pub const VARINT: u8 = 0;
@@ -142,36 +142,20 @@ fn long_end(b: &mut Buf, o: Open) {
 /// Bytes a [`Run`] may write.
 pub const RUN: usize = 48;
 
-/// A run of short fields (at most [`RUN`] bytes: an event's header)
-/// written straight into a [`Buf`]'s room, where the length stays in a
-/// register: pushed one by one, each byte would re-read the buffer's
-/// length and pointer after the byte before was stored.
-pub struct Run<'a> {
-    /// The room: at least RUN bytes.
-    t: &'a mut [u8],
-    /// The buffer's length where the run starts, and the bytes written.
-    base: usize,
-    n: usize,
-}
-
-/// Write a run into `b` with `f`.
+/// Write a run (at most [`RUN`] bytes: an event's header) into `b` with `f`.
 #[inline(always)]
 pub fn run<R>(b: &mut Buf, f: impl FnOnce(&mut Run) -> R) -> R {
-    let base = b.len();
-    let mut r = Run { t: b.room(RUN), base, n: 0 };
-    let x = f(&mut r);
-    let n = r.n.min(RUN);
-    b.advance(n);
-    x
+    super::buf::run(b, RUN, f)
 }
 
+/// The encoder's pieces written into a [`Run`].
 impl Run<'_> {
+    /// Length `n` (< 2^14) in the two bytes from `at`, as [`end`] writes
+    /// it in two bytes of room.
     #[inline(always)]
-    pub fn byte(&mut self, c: u8) {
-        if let Some(x) = self.t.get_mut(self.n) {
-            *x = c;
-            self.n += 1;
-        }
+    pub fn len2(&mut self, at: usize, n: usize) {
+        self.set(at, n as u8 | 0x80);
+        self.set(at + 1, (n >> 7) as u8);
     }
 
     #[inline(always)]
@@ -197,7 +181,7 @@ impl Run<'_> {
         for _ in 0..room {
             self.byte(0);
         }
-        Open { body: self.base + self.n, room }
+        Open { body: self.pos(), room }
     }
 }
 
