@@ -155,6 +155,20 @@ pub(crate) fn qual_size(qual: u8, conv: u8, long_size: usize) -> usize {
     }
 }
 
+/// `%d`, `%u`, `%x` & co of an argument read as `size` bytes: truncated to
+/// them, sign-extended for `d`/`i`.
+pub(crate) fn int_conv(out: &mut Vec<u8>, v: u64, size: usize, conv: u8, flags: u8, width: i32, prec: i32) {
+    let signed = matches!(conv, b'd' | b'i');
+    let v = if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) };
+    let v = if signed { crate::format::sext(v, size) } else { v };
+    let base = match conv {
+        b'o' => 8,
+        b'x' | b'X' => 16,
+        _ => 10,
+    };
+    number(out, v, base, signed, conv == b'X', flags, width, prec);
+}
+
 /// The kernel's number(): `num` already truncated/sign-extended to 64 bits.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper: bool, flags: u8, width: i32, prec: i32) {

@@ -1,0 +1,164 @@
+//! A print fmt made, at an event's first record, into a flat list of steps
+//! that print straight into the line: most conversions of a recording
+//! print a field as it is (`REC->ptr`, `(void *)REC->call_site`,
+//! `__get_str(name)`), and walking the argument tree for each of them was
+//! most of the time spent per record. A conversion the steps do not cover
+//! (`*` widths, operators, helpers) keeps the general evaluator, decided
+//! once for the event, not per record.
+
+use alloc::vec::Vec;
+
+use super::eval::{self, Ctx, EResult, Val};
+use super::parse::{Expr, Ty};
+use super::printf::{self, Num, Piece, Spec};
+use super::{Env, ExprArgs};
+use crate::cursor::read_uint;
+use crate::format::{sext, Event, FieldKind};
+
+/// A scalar field read as the evaluator reads `REC->f` or `(T)REC->f`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Load {
+    offset: u32,
+    /// 1, 2, 4 or 8: the sizes a field is read as (others are an error,
+    /// left to the evaluator).
+    size: u8,
+    /// Sign-extend what was read: a signed field, except in libtraceevent's
+    /// dialect, which reads every field unsigned (see `Ctx::eval`).
+    signed: bool,
+    /// A cast's width in bytes and signedness; width 8 is no cast.
+    cast: (u8, bool),
+}
+
+impl Load {
+    fn get(self, rec: &[u8], env: &Env) -> EResult<u64> {
+        let v = read_uint(rec, self.offset as usize, self.size as usize, env.endian).map_err(|_| msg!("field beyond the record"))?;
+        let v = if self.signed { sext(v, self.size as usize) } else { v };
+        let (w, signed) = self.cast;
+        if w >= 8 {
+            return Ok(v);
+        }
+        let v = v & ((1u64 << (8 * w)) - 1);
+        Ok(if signed { sext(v, w as usize) } else { v })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Step {
+    /// Literal bytes of the format, `fmt[start..end]`.
+    Lit(u32, u32),
+    /// `%d`, `%u`, `%x` & co of a field.
+    Int(Load, Spec),
+    /// `%p`, `%pS` & co that print a field's value (not what it points to).
+    Ptr(Load, Spec),
+    /// `%s` of a string field (`__get_str(f)`, `char f[16]`): the field's index.
+    Str(u32, Spec),
+    /// Piece `.0` of the format through the general evaluator, its first
+    /// argument expression at `.1`.
+    Eval(u32, u32),
+}
+
+/// The steps for `pieces` with argument trees `exprs` (already
+/// specialized for `env`'s recording).
+pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], env: &Env) -> Vec<Step> {
+    let mut steps = Vec::with_capacity(pieces.len());
+    let mut arg = 0;
+    for (k, p) in pieces.iter().enumerate() {
+        let s = match p {
+            Piece::Lit(a, b) => {
+                steps.push(Step::Lit(*a, *b));
+                continue;
+            }
+            Piece::Conv(s) => s,
+        };
+        let star = (s.width == Num::Star) as usize + (s.prec == Num::Star) as usize;
+        let step = match (s.conv, exprs.get(arg)) {
+            _ if star > 0 => None,
+            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => load(ev, e, env).map(|l| Step::Int(l, *s)),
+            // Only the extensions that print the value itself (as `pointer`).
+            (b'p', Some(e)) if matches!(ext(fmt, s).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
+                load(ev, e, env).map(|l| Step::Ptr(l, *s))
+            }
+            (b's', Some(e)) => string_field(ev, e).map(|i| Step::Str(i, *s)),
+            _ => None,
+        };
+        steps.push(step.unwrap_or(Step::Eval(k as u32, arg as u32)));
+        arg += 1 + star;
+    }
+    steps
+}
+
+/// `REC->f` or `(T)REC->f` of a scalar field, as a `Load`.
+fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
+    let (cast, e) = match e {
+        Expr::Cast(t, a) => (Some(*t), &**a),
+        e => (None, e),
+    };
+    let Expr::Field(i) = *e else { return None };
+    let f = ev.fields.get(i)?;
+    if matches!(f.kind, FieldKind::Array(_)) || !matches!(f.size, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let tep = cfg!(feature = "trace-cmd-style") && env.tep;
+    let cast = match cast {
+        // A cast's width as `norm` takes it: `long` and pointers are the recording's.
+        Some(t) => ((if t.size == 0 || t.ptr { env.long_size } else { t.size as usize }).min(8) as u8, t.signed),
+        None => (8, false),
+    };
+    Some(Load { offset: u32::try_from(f.offset).ok()?, size: f.size as u8, signed: f.signed && !tep, cast })
+}
+
+/// `__get_str(f)` or a `char` array field (through a pointer cast or not):
+/// the field's index.
+fn string_field(ev: &Event, e: &Expr) -> Option<u32> {
+    let e = match e {
+        Expr::Cast(Ty { ptr: true, .. }, a) => &**a,
+        e => e,
+    };
+    let i = match *e {
+        Expr::Dyn(i) => i,
+        Expr::Field(i) if matches!(ev.fields.get(i)?.kind, FieldKind::Array(_)) => i,
+        _ => return None,
+    };
+    u32::try_from(i).ok()
+}
+
+fn ext<'f>(fmt: &'f [u8], s: &Spec) -> &'f [u8] {
+    fmt.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"")
+}
+
+/// A width or precision without `*`, capped as `eval::format` caps it.
+fn num(n: Num) -> i32 {
+    match n {
+        Num::N(n) => n.min(eval::MAX_WIDTH),
+        _ => -1,
+    }
+}
+
+/// Print one record by `steps`; `exprs` and `pieces` are those `build` had.
+pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs: &'a [Expr], steps: &[Step], out: &mut Vec<u8>) -> EResult<()> {
+    let env = ctx.env;
+    for st in steps {
+        match st {
+            Step::Lit(a, b) => out.extend_from_slice(fmt.get(*a as usize..*b as usize).unwrap_or(b"")),
+            Step::Int(l, s) => {
+                let v = l.get(ctx.rec, env)?;
+                printf::int_conv(out, v, printf::qual_size(s.qual, s.conv, env.long_size), s.conv, s.flags, num(s.width), num(s.prec));
+            }
+            Step::Ptr(l, s) => {
+                let v = l.get(ctx.rec, env)?;
+                eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, s), s.flags, num(s.width), num(s.prec))?;
+            }
+            Step::Str(i, s) => {
+                let f = ctx.ev.fields.get(*i as usize).ok_or(msg!("REC used without ->field"))?;
+                let d = f.data(ctx.rec, env.endian).ok_or(msg!("field beyond the record"))?;
+                printf::string(out, d, s.flags, num(s.width), num(s.prec));
+            }
+            Step::Eval(p, a) => {
+                let p = *p as usize;
+                let mut args = ExprArgs { exprs, next: *a as usize };
+                eval::format(ctx, fmt, pieces.get(p..p + 1).unwrap_or(&[]), &mut args, out)?;
+            }
+        }
+    }
+    Ok(())
+}
