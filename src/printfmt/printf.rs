@@ -202,44 +202,46 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
         }
     }
     // Digits into place (most significant first) in a stack buffer, then
-    // the line gets a few slices instead of a push per byte.
+    // the line gets a few slices instead of a push per byte. One loop per
+    // base: the base is not looked at again for every digit.
     let mut tmp = [0u8; 24];
-    let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
     let mut i = tmp.len();
-    loop {
-        i -= 1;
-        // Constant divisors: shifts and multiplies, not a 64-bit divide.
-        let d = match base {
-            16 => {
-                let d = num & 15;
-                num >>= 4;
-                d
+    if base == 10 {
+        // A size-optimised build keeps `/ 10` a divide instruction (tens
+        // of cycles): only the digits above 2^32 take it, a multiply does
+        // the rest.
+        while num > u32::MAX as u64 {
+            i -= 1;
+            tmp[i] = b'0' + (num % 10) as u8;
+            num /= 10;
+        }
+        loop {
+            i -= 1;
+            let q = (num * 0xCCCC_CCCD) >> 35;
+            tmp[i] = b'0' + (num - q * 10) as u8;
+            num = q;
+            if num == 0 {
+                break;
             }
-            // A size-optimised build keeps `/ 10` a divide instruction
-            // (tens of cycles); below 2^32 a multiply does it.
-            10 if num <= u32::MAX as u64 => {
-                let q = (num * 0xCCCC_CCCD) >> 35;
-                let d = num - q * 10;
-                num = q;
-                d
+        }
+    } else {
+        let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+        let shift = if base == 16 { 4 } else { 3 };
+        loop {
+            i -= 1;
+            tmp[i] = digits[(num & (base - 1)) as usize];
+            num >>= shift;
+            if num == 0 {
+                break;
             }
-            10 => {
-                let d = num % 10;
-                num /= 10;
-                d
-            }
-            _ => {
-                let d = num & 7;
-                num >>= 3;
-                d
-            }
-        };
-        tmp[i] = digits[d as usize];
-        if num == 0 || i == 0 {
-            break;
         }
     }
     let n = (tmp.len() - i) as i32;
+    // Most numbers of a trace line: no sign, prefix, width or precision.
+    if sign == 0 && !need_pfx && width <= n && prec <= n {
+        out.extend_from_slice(&tmp[i..]);
+        return;
+    }
     let prec = prec.max(n);
     width -= prec;
     let fill = |out: &mut Vec<u8>, c: u8, k: i32| {
