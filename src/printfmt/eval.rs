@@ -43,7 +43,7 @@ fn tsize(t: Ty, env: &Env) -> usize {
 }
 
 /// Truncate `v` to the type's width and extend it back to 64 bits.
-fn norm(v: u64, t: Ty, env: &Env) -> u64 {
+pub(crate) fn norm(v: u64, t: Ty, env: &Env) -> u64 {
     let s = tsize(t, env);
     if s >= 8 {
         return v;
@@ -141,7 +141,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
     /// A binary operator's C arithmetic on two integers (usual conversions,
     /// wrapping, signed shifts): `eval`'s and the re-associated
     /// (libtraceevent) evaluation's one copy.
-    fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<(u64, Ty)> {
+    pub(crate) fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<(u64, Ty)> {
         let env = self.env;
         let op = &op;
         match op {

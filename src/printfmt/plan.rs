@@ -9,36 +9,41 @@
 use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, Val};
-use super::parse::{Expr, Ty};
+use super::parse::{Expr, Op, Ty};
 use super::printf::{self, Num, Piece, Spec};
 use super::{Env, ExprArgs};
 use crate::cursor::read_uint;
 use crate::format::{sext, Event, FieldKind};
 
-/// A scalar field read as the evaluator reads `REC->f` or `(T)REC->f`.
+/// A scalar field read as the evaluator reads `REC->f`, maybe through one
+/// operator with a constant and a cast: `(unsigned int)((REC->dev) >> 20)`,
+/// `REC->flags & 0x0001u`, `(void *)REC->call_site`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Load {
     offset: u32,
     /// 1, 2, 4 or 8: the sizes a field is read as (others are an error,
     /// left to the evaluator).
     size: u8,
-    /// Sign-extend what was read: a signed field, except in libtraceevent's
-    /// dialect, which reads every field unsigned (see `Ctx::eval`).
-    signed: bool,
-    /// A cast's width in bytes and signedness; width 8 is no cast.
-    cast: (u8, bool),
+    /// The value's C type as `Ctx::eval` gives it (signed: sign-extended
+    /// when read; libtraceevent's dialect reads every field unsigned).
+    ty: Ty,
+    op: Option<(Op, u64, Ty)>,
+    cast: Option<Ty>,
 }
 
 impl Load {
-    fn get(self, rec: &[u8], env: &Env) -> EResult<u64> {
-        let v = read_uint(rec, self.offset as usize, self.size as usize, env.endian).map_err(|_| msg!("field beyond the record"))?;
-        let v = if self.signed { sext(v, self.size as usize) } else { v };
-        let (w, signed) = self.cast;
-        if w >= 8 {
-            return Ok(v);
-        }
-        let v = v & ((1u64 << (8 * w)) - 1);
-        Ok(if signed { sext(v, w as usize) } else { v })
+    fn get(&self, ctx: &Ctx) -> EResult<u64> {
+        let env = ctx.env;
+        let v = read_uint(ctx.rec, self.offset as usize, self.size as usize, env.endian).map_err(|_| msg!("field beyond the record"))?;
+        let v = if self.ty.signed { sext(v, self.size as usize) } else { v };
+        let (v, _) = match self.op {
+            Some((op, c, t)) => ctx.binop(op, (v, self.ty), (c, t))?,
+            None => (v, self.ty),
+        };
+        Ok(match self.cast {
+            Some(t) => eval::norm(v, t, env),
+            None => v,
+        })
     }
 }
 
@@ -52,6 +57,8 @@ pub(crate) enum Step {
     Ptr(Load, Spec),
     /// `%s` of a string field (`__get_str(f)`, `char f[16]`): the field's index.
     Str(u32, Spec),
+    /// `%s` of `COND ? "a" : "b"` (mm_lru_insertion's flags letters).
+    Pick(Load, Vec<u8>, Vec<u8>, Spec),
     /// Piece `.0` of the format through the general evaluator, its first
     /// argument expression at `.1`.
     Eval(u32, u32),
@@ -78,6 +85,10 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
             (b'p', Some(e)) if matches!(ext(fmt, s).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
                 load(ev, e, env).map(|l| Step::Ptr(l, *s))
             }
+            (b's', Some(Expr::Cond(c, a, b))) => match (&**a, &**b) {
+                (Expr::Str(a), Expr::Str(b)) => load(ev, c, env).map(|l| Step::Pick(l, a.clone(), b.clone(), *s)),
+                _ => None,
+            },
             (b's', Some(e)) => string_field(ev, e).map(|i| Step::Str(i, *s)),
             _ => None,
         };
@@ -87,10 +98,19 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
     steps
 }
 
-/// `REC->f` or `(T)REC->f` of a scalar field, as a `Load`.
+/// `REC->f`, `REC->f OP constant`, and either under a cast, as a `Load`.
 fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
     let (cast, e) = match e {
         Expr::Cast(t, a) => (Some(*t), &**a),
+        e => (None, e),
+    };
+    let (op, e) = match e {
+        // A constant on the right: libtraceevent's dialect re-associates
+        // only an operator there (see `eval::tep_rotates`).
+        Expr::Bin(op, a, b) => match **b {
+            Expr::Num(c, t) => (Some((*op, eval::norm(c, t, env), t)), &**a),
+            _ => return None,
+        },
         e => (None, e),
     };
     let Expr::Field(i) = *e else { return None };
@@ -98,13 +118,12 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
     if matches!(f.kind, FieldKind::Array(_)) || !matches!(f.size, 1 | 2 | 4 | 8) {
         return None;
     }
-    let tep = cfg!(feature = "trace-cmd-style") && env.tep;
-    let cast = match cast {
-        // A cast's width as `norm` takes it: `long` and pointers are the recording's.
-        Some(t) => ((if t.size == 0 || t.ptr { env.long_size } else { t.size as usize }).min(8) as u8, t.signed),
-        None => (8, false),
+    let ty = if cfg!(feature = "trace-cmd-style") && env.tep {
+        Ty { size: 8, signed: false, ptr: f.is_ptr }
+    } else {
+        Ty { size: f.size as u8, signed: f.signed, ptr: f.is_ptr }
     };
-    Some(Load { offset: u32::try_from(f.offset).ok()?, size: f.size as u8, signed: f.signed && !tep, cast })
+    Some(Load { offset: u32::try_from(f.offset).ok()?, size: f.size as u8, ty, op, cast })
 }
 
 /// `__get_str(f)` or a `char` array field (through a pointer cast or not):
@@ -141,16 +160,20 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
         match st {
             Step::Lit(a, b) => out.extend_from_slice(fmt.get(*a as usize..*b as usize).unwrap_or(b"")),
             Step::Int(l, s) => {
-                let v = l.get(ctx.rec, env)?;
+                let v = l.get(ctx)?;
                 printf::int_conv(out, v, printf::qual_size(s.qual, s.conv, env.long_size), s.conv, s.flags, num(s.width), num(s.prec));
             }
             Step::Ptr(l, s) => {
-                let v = l.get(ctx.rec, env)?;
+                let v = l.get(ctx)?;
                 eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, s), s.flags, num(s.width), num(s.prec))?;
             }
             Step::Str(i, s) => {
                 let f = ctx.ev.fields.get(*i as usize).ok_or(msg!("REC used without ->field"))?;
                 let d = f.data(ctx.rec, env.endian).ok_or(msg!("field beyond the record"))?;
+                printf::string(out, d, s.flags, num(s.width), num(s.prec));
+            }
+            Step::Pick(c, a, b, s) => {
+                let d = if c.get(ctx)? != 0 { a } else { b };
                 printf::string(out, d, s.flags, num(s.width), num(s.prec));
             }
             Step::Eval(p, a) => {
