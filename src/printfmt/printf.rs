@@ -224,23 +224,41 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
                 break;
             }
         }
-    } else {
+    } else if base == 16 {
+        // (Its own loop: a constant shift, where the octal one's would be
+        // a variable shift for every digit of every pointer.)
         let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
-        let shift = if base == 16 { 4 } else { 3 };
         loop {
             i -= 1;
-            tmp[i] = digits[(num & (base - 1)) as usize];
-            num >>= shift;
+            tmp[i] = digits[(num & 15) as usize];
+            num >>= 4;
+            if num == 0 {
+                break;
+            }
+        }
+    } else {
+        loop {
+            i -= 1;
+            tmp[i] = b'0' + (num & 7) as u8;
+            num >>= 3;
             if num == 0 {
                 break;
             }
         }
     }
     let n = (tmp.len() - i) as i32;
-    // Most numbers of a trace line: no sign, prefix, width or precision.
-    if sign == 0 && !need_pfx && width <= n && prec <= n {
-        out.extend_from_slice(&tmp[i..]);
-        return;
+    // Most numbers of a trace line are their digits alone, or zero-padded
+    // (`%p`): one slice, the padding put in front of the digits in place.
+    if sign == 0 && !need_pfx && prec <= n {
+        if flags & (ZEROPAD | LEFT) == ZEROPAD && width > n && width <= tmp.len() as i32 {
+            let z = tmp.len() - width as usize;
+            tmp[z..i].fill(b'0');
+            i = z;
+        }
+        if width <= (tmp.len() - i) as i32 {
+            out.extend_from_slice(&tmp[i..]);
+            return;
+        }
     }
     let prec = prec.max(n);
     width -= prec;
