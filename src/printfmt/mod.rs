@@ -333,19 +333,24 @@ impl Program {
             for e in &mut exprs {
                 eval::specialize(e, env, false);
             }
-            let steps = plan::build(ev, &self.fmt, &self.pieces, &exprs, env);
+            let steps = if cfg!(feature = "fast-print") { plan::build(ev, &self.fmt, &self.pieces, &exprs, env) } else { Vec::new() };
             Specialized { long_size: env.long_size, tep: env.tep, exprs, steps }
         });
         let start = buf.len();
         let other;
-        let r = if (s.long_size, s.tep) == (env.long_size, env.tep) {
+        let r = if cfg!(feature = "fast-print") && (s.long_size, s.tep) == (env.long_size, env.tep) {
             plan::run(&mut ctx, &self.fmt, &self.pieces, &s.exprs, &s.steps, buf)
         } else {
-            // Another recording's `long` or dialect (tests): the trees parsed
-            // again, which is smaller than code to keep or clone a copy.
-            other = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
-            let mut args = ExprArgs { exprs: &other, next: 0 };
-            eval::format(&mut ctx, &self.fmt, &self.pieces, &mut args, buf)
+            // Without plans (the board build) the trees; for another
+            // recording's `long` or dialect (tests) the trees parsed again,
+            // which is smaller than code to keep or clone a copy.
+            let exprs = if (s.long_size, s.tep) == (env.long_size, env.tep) {
+                &s.exprs
+            } else {
+                other = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
+                &other
+            };
+            eval::format(&mut ctx, &self.fmt, &self.pieces, &mut ExprArgs { exprs, next: 0 }, buf)
         };
         *self.scratch.borrow_mut() = ctx.scratch;
         if r.is_err() {
