@@ -248,8 +248,9 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
     }
     let n = (tmp.len() - i) as i32;
     // Most numbers of a trace line are their digits alone, or zero-padded
-    // (`%p`): one slice, the padding put in front of the digits in place.
-    if sign == 0 && !need_pfx && prec <= n {
+    // (`%p`): one slice, the padding put in front of the digits in place
+    // (not in the board build: the general way below prints the same).
+    if cfg!(feature = "fast-print") && sign == 0 && !need_pfx && prec <= n {
         if flags & (ZEROPAD | LEFT) == ZEROPAD && width > n && width <= tmp.len() as i32 {
             let z = tmp.len() - width as usize;
             tmp[z..i].fill(b'0');
