@@ -58,8 +58,10 @@ pub(crate) enum Step {
     Ptr(Load, Spec),
     /// `%s` of a string field (`__get_str(f)`, `char f[16]`): the field's index.
     Str(u32, Spec),
-    /// `%s` of flag/symbol tables and conditionals over fields.
-    Text(Text, Spec),
+    /// `%s` of flag/symbol tables and conditionals over fields (boxed:
+    /// the other steps are a third of its size, and a recording keeps
+    /// thousands of steps).
+    Text(Box<Text>, Spec),
     /// Piece `.0` of the format through the general evaluator, its first
     /// argument expression at `.1`.
     Eval(u32, u32),
@@ -86,7 +88,7 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
             (b'p', Some(e)) if matches!(ext(fmt, s).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
                 load(ev, e, env).map(|l| Step::Ptr(l, *s))
             }
-            (b's', Some(e)) => string_field(ev, e).map(|i| Step::Str(i, *s)).or_else(|| text(ev, e, env).map(|t| Step::Text(t, *s))),
+            (b's', Some(e)) => string_field(ev, e).map(|i| Step::Str(i, *s)).or_else(|| text(ev, e, env).map(|t| Step::Text(Box::new(t), *s))),
             _ => None,
         };
         steps.push(step.unwrap_or(Step::Eval(k as u32, arg as u32)));
