@@ -1,5 +1,7 @@
 //! The `print fmt` interpreter: parses the format string and its C argument
-//! expressions once per event, then evaluates them over each record.
+//! expressions once per event, then evaluates them over each record; the
+//! conversions that print fields as they are go by a flat plan made at the
+//! event's first record (plan.rs).
 //!
 //! # API (stable names)
 //! ```text

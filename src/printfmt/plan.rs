@@ -1,10 +1,12 @@
 //! A print fmt made, at an event's first record, into a flat list of steps
 //! that print straight into the line: most conversions of a recording
 //! print a field as it is (`REC->ptr`, `(void *)REC->call_site`,
-//! `__get_str(name)`), and walking the argument tree for each of them was
-//! most of the time spent per record. A conversion the steps do not cover
-//! (`*` widths, operators, helpers) keeps the general evaluator, decided
-//! once for the event, not per record.
+//! `__get_str(name)`), and walking the argument tree and the generic
+//! conversion for each of them was a large part of the time per record. A
+//! conversion the steps do not cover (`*` widths, most operators and
+//! helpers) keeps the general evaluator, decided once for the event, not
+//! per record. Behind the `fast-print` feature: the board build evaluates
+//! the trees alone, which prints the same (tests.rs compares the two).
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
