@@ -43,7 +43,7 @@ fn tsize(t: Ty, env: &Env) -> usize {
 }
 
 /// Truncate `v` to the type's width and extend it back to 64 bits.
-fn norm(v: u64, t: Ty, env: &Env) -> u64 {
+pub(crate) fn norm(v: u64, t: Ty, env: &Env) -> u64 {
     let s = tsize(t, env);
     if s >= 8 {
         return v;
@@ -141,7 +141,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
     /// A binary operator's C arithmetic on two integers (usual conversions,
     /// wrapping, signed shifts): `eval`'s and the re-associated
     /// (libtraceevent) evaluation's one copy.
-    fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<(u64, Ty)> {
+    pub(crate) fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<(u64, Ty)> {
         let env = self.env;
         let op = &op;
         match op {
@@ -632,7 +632,7 @@ pub(crate) trait Args<'a> {
 }
 
 /// Widths and precisions are capped here (a trace_seq page holds 4096 bytes).
-const MAX_WIDTH: i32 = 4096;
+pub(crate) const MAX_WIDTH: i32 = 4096;
 
 /// Print `pieces` of format `f` with `args` into `out`.
 pub(crate) fn format<'a>(
@@ -685,14 +685,7 @@ pub(crate) fn format<'a>(
                     unknowable(ctx, out, flags, width);
                     continue;
                 }
-                let v = if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) };
-                let v = if signed { sext(v, size) } else { v };
-                let base = match s.conv {
-                    b'o' => 8,
-                    b'x' | b'X' => 16,
-                    _ => 10,
-                };
-                printf::number(out, v, base, signed, s.conv == b'X', flags, width, prec);
+                printf::int_conv(out, v, size, s.conv, flags, width, prec);
             }
             b'c' => {
                 let c = args.int(ctx, 4, false)? as u8;

@@ -1,5 +1,7 @@
 //! The `print fmt` interpreter: parses the format string and its C argument
-//! expressions once per event, then evaluates them over each record.
+//! expressions once per event, then evaluates them over each record; the
+//! conversions that print fields as they are go by a flat plan made at the
+//! event's first record (plan.rs).
 //!
 //! # API (stable names)
 //! ```text
@@ -65,6 +67,7 @@ macro_rules! msg {
 
 mod eval;
 mod parse;
+mod plan;
 pub(crate) use parse::is_type_word;
 pub(crate) mod printf;
 
@@ -291,7 +294,7 @@ pub struct Program {
     args: core::cell::RefCell<Vec<Expr>>,
     /// `args` with the constants of one recording folded (its `long` size
     /// and dialect), made at the first render (see `eval::specialize`).
-    spec: core::cell::OnceCell<(usize, bool, Vec<Expr>)>,
+    spec: core::cell::OnceCell<Specialized>,
     /// The helpers' string buffer (`Ctx::scratch`), kept between records
     /// so that `__print_flags` & co do not allocate for each.
     scratch: core::cell::RefCell<Vec<u8>>,
@@ -328,24 +331,29 @@ impl Program {
         scratch.clear();
         let mut ctx = Ctx { ev, rec, env, scratch, unknowns: 0, partial: false };
         let s = self.spec.get_or_init(|| {
-            let mut a = self.args.take();
-            for e in &mut a {
+            let mut exprs = self.args.take();
+            for e in &mut exprs {
                 eval::specialize(e, env, false);
             }
-            (env.long_size, env.tep, a)
+            let steps = if cfg!(feature = "fast-print") { plan::build(ev, &self.fmt, &self.pieces, &exprs, env) } else { Vec::new() };
+            Specialized { long_size: env.long_size, tep: env.tep, exprs, steps }
         });
-        // Another recording's `long` or dialect (tests): the trees parsed
-        // again, which is smaller than code to keep or clone a copy.
-        let other;
-        let exprs = if (s.0, s.1) == (env.long_size, env.tep) {
-            &s.2
-        } else {
-            other = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
-            &other
-        };
-        let mut args = ExprArgs { exprs, next: 0 };
         let start = buf.len();
-        let r = eval::format(&mut ctx, &self.fmt, &self.pieces, &mut args, buf);
+        let other;
+        let r = if cfg!(feature = "fast-print") && (s.long_size, s.tep) == (env.long_size, env.tep) {
+            plan::run(&mut ctx, &self.fmt, &self.pieces, &s.exprs, &s.steps, buf)
+        } else {
+            // Without plans (the board build) the trees; for another
+            // recording's `long` or dialect (tests) the trees parsed again,
+            // which is smaller than code to keep or clone a copy.
+            let exprs = if (s.long_size, s.tep) == (env.long_size, env.tep) {
+                &s.exprs
+            } else {
+                other = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
+                &other
+            };
+            eval::format(&mut ctx, &self.fmt, &self.pieces, &mut ExprArgs { exprs, next: 0 }, buf)
+        };
         *self.scratch.borrow_mut() = ctx.scratch;
         if r.is_err() {
             buf.truncate(start);
@@ -353,6 +361,17 @@ impl Program {
         r?;
         Ok(if ctx.partial { Fidelity::Partial } else { Fidelity::Exact })
     }
+}
+
+/// A print fmt made for one recording: its `long` size and dialect, the
+/// argument trees with its constants folded, and the steps that print a
+/// record (see `plan`).
+#[derive(Clone, Debug)]
+struct Specialized {
+    long_size: usize,
+    tep: bool,
+    exprs: Vec<Expr>,
+    steps: Vec<plan::Step>,
 }
 
 /// How closely a rendered line follows the kernel's.
@@ -375,9 +394,10 @@ fn parse_print_fmt(ev: &Event) -> Result<(Vec<u8>, Vec<Expr>), Msg> {
     Ok((fmt, p.args()?))
 }
 
-struct ExprArgs<'a> {
-    exprs: &'a [Expr],
-    next: usize,
+/// The print fmt's argument trees, from the `next`th on.
+pub(crate) struct ExprArgs<'a> {
+    pub exprs: &'a [Expr],
+    pub next: usize,
 }
 
 impl<'a> ExprArgs<'a> {

@@ -155,6 +155,20 @@ pub(crate) fn qual_size(qual: u8, conv: u8, long_size: usize) -> usize {
     }
 }
 
+/// `%d`, `%u`, `%x` & co of an argument read as `size` bytes: truncated to
+/// them, sign-extended for `d`/`i`.
+pub(crate) fn int_conv(out: &mut Vec<u8>, v: u64, size: usize, conv: u8, flags: u8, width: i32, prec: i32) {
+    let signed = matches!(conv, b'd' | b'i');
+    let v = if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) };
+    let v = if signed { crate::format::sext(v, size) } else { v };
+    let base = match conv {
+        b'o' => 8,
+        b'x' | b'X' => 16,
+        _ => 10,
+    };
+    number(out, v, base, signed, conv == b'X', flags, width, prec);
+}
+
 /// The kernel's number(): `num` already truncated/sign-extended to 64 bits.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper: bool, flags: u8, width: i32, prec: i32) {
@@ -188,44 +202,65 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
         }
     }
     // Digits into place (most significant first) in a stack buffer, then
-    // the line gets a few slices instead of a push per byte.
+    // the line gets a few slices instead of a push per byte. One loop per
+    // base: the base is not looked at again for every digit.
     let mut tmp = [0u8; 24];
-    let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
     let mut i = tmp.len();
-    loop {
-        i -= 1;
-        // Constant divisors: shifts and multiplies, not a 64-bit divide.
-        let d = match base {
-            16 => {
-                let d = num & 15;
-                num >>= 4;
-                d
+    if base == 10 {
+        // A size-optimised build keeps `/ 10` a divide instruction (tens
+        // of cycles): only the digits above 2^32 take it, a multiply does
+        // the rest.
+        while num > u32::MAX as u64 {
+            i -= 1;
+            tmp[i] = b'0' + (num % 10) as u8;
+            num /= 10;
+        }
+        loop {
+            i -= 1;
+            let q = (num * 0xCCCC_CCCD) >> 35;
+            tmp[i] = b'0' + (num - q * 10) as u8;
+            num = q;
+            if num == 0 {
+                break;
             }
-            // A size-optimised build keeps `/ 10` a divide instruction
-            // (tens of cycles); below 2^32 a multiply does it.
-            10 if num <= u32::MAX as u64 => {
-                let q = (num * 0xCCCC_CCCD) >> 35;
-                let d = num - q * 10;
-                num = q;
-                d
+        }
+    } else if base == 16 {
+        // (Its own loop: a constant shift, where the octal one's would be
+        // a variable shift for every digit of every pointer.)
+        let digits: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
+        loop {
+            i -= 1;
+            tmp[i] = digits[(num & 15) as usize];
+            num >>= 4;
+            if num == 0 {
+                break;
             }
-            10 => {
-                let d = num % 10;
-                num /= 10;
-                d
+        }
+    } else {
+        loop {
+            i -= 1;
+            tmp[i] = b'0' + (num & 7) as u8;
+            num >>= 3;
+            if num == 0 {
+                break;
             }
-            _ => {
-                let d = num & 7;
-                num >>= 3;
-                d
-            }
-        };
-        tmp[i] = digits[d as usize];
-        if num == 0 || i == 0 {
-            break;
         }
     }
     let n = (tmp.len() - i) as i32;
+    // Most numbers of a trace line are their digits alone, or zero-padded
+    // (`%p`): one slice, the padding put in front of the digits in place
+    // (not in the board build: the general way below prints the same).
+    if cfg!(feature = "fast-print") && sign == 0 && !need_pfx && prec <= n {
+        if flags & (ZEROPAD | LEFT) == ZEROPAD && width > n && width <= tmp.len() as i32 {
+            let z = tmp.len() - width as usize;
+            tmp[z..i].fill(b'0');
+            i = z;
+        }
+        if width <= (tmp.len() - i) as i32 {
+            out.extend_from_slice(&tmp[i..]);
+            return;
+        }
+    }
     let prec = prec.max(n);
     width -= prec;
     let fill = |out: &mut Vec<u8>, c: u8, k: i32| {

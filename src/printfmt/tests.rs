@@ -589,3 +589,48 @@ fn messages_round_trip() {
     let r = Program::compile(&e).unwrap().render(&e, &[0, 0, 0, 0], &env, &mut s);
     assert_eq!(r.unwrap_err().what, "division by zero");
 }
+
+/// The plan's steps print what the evaluator prints, in both dialects and
+/// both `long` sizes, for every kind of step (none left to the evaluator).
+#[test]
+fn plan_prints_as_the_evaluator() {
+    let ev = event(
+        &[("unsigned long call_site", 8, false), ("void * ptr", 8, false), ("int n", 4, true), ("unsigned int dev", 4, false), ("unsigned long gfp", 8, false), ("char name[8]", 8, true), ("__data_loc char[] s", 4, false), ("char c", 1, true)],
+        r#""cs=%pS %ps p=%p %px n=%d %5d|%-6u|%08x|%lu dev %d,%d g=%s m=%s %s %-4s|%.2s|%s f=%s c=%d", (void *)REC->call_site, (void *)REC->call_site, REC->ptr, REC->ptr, REC->n, REC->n, REC->n, REC->n, (unsigned long) REC->n, ((unsigned int) ((REC->dev) >> 20)), ((unsigned int) ((REC->dev) & ((1U << 20) - 1))), (REC->gfp) ? __print_flags(REC->gfp, "|", { 0x3, "AB" }, { 0x1, "A" }, { 0x4, "C" }, { 0, ((void *)0) }, { 0x8, "D" }) : "none", __print_symbolic(REC->n, { -3, "M3" }, { 1, "ONE" }), REC->n & 0x1 ? "odd" : "even", REC->name, REC->name, __get_str(s), __print_flags(REC->dev, "", { 1, "W" }, { 2, "U" }), REC->c"#,
+    );
+    let mut p = Vec::new();
+    p.extend_from_slice(&0xffff_ffff_8123_4567u64.to_le_bytes());
+    p.extend_from_slice(&0xffff_8881_0087_e000u64.to_le_bytes());
+    p.extend_from_slice(&(-3i32).to_le_bytes());
+    p.extend_from_slice(&((8u32 << 20) | 3).to_le_bytes());
+    let gfp_at = p.len();
+    p.extend_from_slice(&0x1fu64.to_le_bytes());
+    p.extend_from_slice(b"kmalloc\0");
+    let s_at = 8 + p.len() + 4 + 1;
+    p.extend_from_slice(&((3u32 << 16) | s_at as u32).to_le_bytes());
+    p.push(0xf0);
+    p.extend_from_slice(b"abc");
+    let mut zero_gfp = p.clone();
+    zero_gfp[gfp_at..gfp_at + 8].fill(0);
+    for long_size in [8, 4] {
+        for tep in [false, true] {
+            let mut env = Env::new(Endian::Little, long_size);
+            env.tep = tep;
+            for r in [rec(&p), rec(&zero_gfp)] {
+                let (fmt, mut exprs) = parse_print_fmt(&ev).unwrap();
+                for e in &mut exprs {
+                    eval::specialize(e, &env, false);
+                }
+                let pieces = printf::parse_format(&fmt).unwrap();
+                let steps = plan::build(&ev, &fmt, &pieces, &exprs, &env);
+                assert!(!steps.iter().any(|s| matches!(s, plan::Step::Eval(..))), "{steps:?}");
+                let mut ctx = Ctx { ev: &ev, rec: &r, env: &env, scratch: Vec::new(), unknowns: 0, partial: false };
+                let mut want = Vec::new();
+                eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, &mut want).unwrap();
+                let mut got = Vec::new();
+                Program::compile(&ev).unwrap().render_bytes(&ev, &r, &env, &mut got).unwrap();
+                assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "long {long_size} tep {tep}");
+            }
+        }
+    }
+}

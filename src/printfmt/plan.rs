@@ -1,0 +1,287 @@
+//! A print fmt made, at an event's first record, into a flat list of steps
+//! that print straight into the line: most conversions of a recording
+//! print a field as it is (`REC->ptr`, `(void *)REC->call_site`,
+//! `__get_str(name)`), and walking the argument tree and the generic
+//! conversion for each of them was a large part of the time per record. A
+//! conversion the steps do not cover (`*` widths, most operators and
+//! helpers) keeps the general evaluator, decided once for the event, not
+//! per record. Behind the `fast-print` feature: the board build evaluates
+//! the trees alone, which prints the same (tests.rs compares the two).
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use super::eval::{self, Ctx, EResult, Val};
+use super::parse::{Expr, Func, Op, Ty};
+use super::printf::{self, Num, Piece, Spec};
+use super::{Env, ExprArgs};
+use crate::cursor::read_uint;
+use crate::format::{sext, Event, FieldKind};
+
+/// A scalar field read as the evaluator reads `REC->f`, maybe through one
+/// operator with a constant and a cast: `(unsigned int)((REC->dev) >> 20)`,
+/// `REC->flags & 0x0001u`, `(void *)REC->call_site`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Load {
+    offset: u32,
+    /// 1, 2, 4 or 8: the sizes a field is read as (others are an error,
+    /// left to the evaluator).
+    size: u8,
+    /// The value's C type as `Ctx::eval` gives it (signed: sign-extended
+    /// when read; libtraceevent's dialect reads every field unsigned).
+    ty: Ty,
+    op: Option<(Op, u64, Ty)>,
+    cast: Option<Ty>,
+}
+
+impl Load {
+    fn get(&self, ctx: &Ctx) -> EResult<u64> {
+        let env = ctx.env;
+        let v = read_uint(ctx.rec, self.offset as usize, self.size as usize, env.endian).map_err(|_| msg!("field beyond the record"))?;
+        let v = if self.ty.signed { sext(v, self.size as usize) } else { v };
+        let (v, _) = match self.op {
+            Some((op, c, t)) => ctx.binop(op, (v, self.ty), (c, t))?,
+            None => (v, self.ty),
+        };
+        Ok(match self.cast {
+            Some(t) => eval::norm(v, t, env),
+            None => v,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Step {
+    /// Literal bytes of the format, `fmt[start..end]`.
+    Lit(u32, u32),
+    /// `%d`, `%u`, `%x` & co of a field.
+    Int(Load, Spec),
+    /// `%p`, `%pS` & co that print a field's value (not what it points to).
+    Ptr(Load, Spec),
+    /// `%s` of a string field (`__get_str(f)`, `char f[16]`): the field's index.
+    Str(u32, Spec),
+    /// `%s` of flag/symbol tables and conditionals over fields (boxed:
+    /// the other steps are a third of its size, and a recording keeps
+    /// thousands of steps).
+    Text(Box<Text>, Spec),
+    /// Piece `.0` of the format through the general evaluator, its first
+    /// argument expression at `.1`.
+    Eval(u32, u32),
+}
+
+/// The steps for `pieces` with argument trees `exprs` (already
+/// specialized for `env`'s recording).
+pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], env: &Env) -> Vec<Step> {
+    let mut steps = Vec::with_capacity(pieces.len());
+    let mut arg = 0;
+    for (k, p) in pieces.iter().enumerate() {
+        let s = match p {
+            Piece::Lit(a, b) => {
+                steps.push(Step::Lit(*a, *b));
+                continue;
+            }
+            Piece::Conv(s) => s,
+        };
+        let star = (s.width == Num::Star) as usize + (s.prec == Num::Star) as usize;
+        let step = match (s.conv, exprs.get(arg)) {
+            _ if star > 0 => None,
+            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => load(ev, e, env).map(|l| Step::Int(l, *s)),
+            // Only the extensions that print the value itself (as `pointer`).
+            (b'p', Some(e)) if matches!(ext(fmt, s).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
+                load(ev, e, env).map(|l| Step::Ptr(l, *s))
+            }
+            (b's', Some(e)) => string_field(ev, e).map(|i| Step::Str(i, *s)).or_else(|| text(ev, e, env).map(|t| Step::Text(Box::new(t), *s))),
+            _ => None,
+        };
+        steps.push(step.unwrap_or(Step::Eval(k as u32, arg as u32)));
+        arg += 1 + star;
+    }
+    steps
+}
+
+/// `REC->f`, `REC->f OP constant`, and either under a cast, as a `Load`.
+fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
+    let (cast, e) = match e {
+        Expr::Cast(t, a) => (Some(*t), &**a),
+        e => (None, e),
+    };
+    let (op, e) = match e {
+        // A constant on the right: libtraceevent's dialect re-associates
+        // only an operator there (see `eval::tep_rotates`).
+        Expr::Bin(op, a, b) => match **b {
+            Expr::Num(c, t) => (Some((*op, eval::norm(c, t, env), t)), &**a),
+            _ => return None,
+        },
+        e => (None, e),
+    };
+    let Expr::Field(i) = *e else { return None };
+    let f = ev.fields.get(i)?;
+    if matches!(f.kind, FieldKind::Array(_)) || !matches!(f.size, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let ty = if cfg!(feature = "trace-cmd-style") && env.tep {
+        Ty { size: 8, signed: false, ptr: f.is_ptr }
+    } else {
+        Ty { size: f.size as u8, signed: f.signed, ptr: f.is_ptr }
+    };
+    Some(Load { offset: u32::try_from(f.offset).ok()?, size: f.size as u8, ty, op, cast })
+}
+
+/// What `%s` of a flag/symbol table or a conditional over fields prints
+/// (mm_lru_insertion's `REC->flags & 0x1 ? "M" : " "`, kmem's
+/// `REC->gfp_flags ? __print_flags(REC->gfp_flags, "|", ...) : "none"`).
+/// Every string is already cut at its NUL, as `%s` would cut it.
+#[derive(Clone, Debug)]
+pub(crate) enum Text {
+    Lit(Vec<u8>),
+    /// `__print_flags(f, "delim", ...)` (with the delimiter) or
+    /// `__print_symbolic(f, ...)`: `f`, the mask of its width, and the
+    /// entries' values (masked) and names.
+    Table { arg: Load, mask: u64, delim: Option<Vec<u8>>, entries: Vec<(u64, Vec<u8>)> },
+    /// `COND ? a : b`.
+    Pick(Load, Box<Text>, Box<Text>),
+}
+
+impl Text {
+    fn print(&self, ctx: &Ctx, out: &mut Vec<u8>) -> EResult<()> {
+        match self {
+            Text::Lit(s) => out.extend_from_slice(s),
+            Text::Pick(c, a, b) => return if c.get(ctx)? != 0 { a.print(ctx, out) } else { b.print(ctx, out) },
+            Text::Table { arg, mask, delim, entries } => {
+                // The walk of `Ctx::call` (trace_print_flags_seq(),
+                // trace_print_symbols_seq()) over entries known at compile time.
+                let v = arg.get(ctx)? & mask;
+                let mut rest = v;
+                let mut first = true;
+                for (m, name) in entries {
+                    match delim {
+                        // Flags stop when none are left.
+                        Some(_) if rest == 0 => break,
+                        Some(d) if rest & m == *m => {
+                            rest &= !m;
+                            if !first {
+                                out.extend_from_slice(d);
+                            }
+                            first = false;
+                            out.extend_from_slice(name);
+                        }
+                        None if *m == v => {
+                            out.extend_from_slice(name);
+                            return Ok(());
+                        }
+                        _ => {}
+                    }
+                }
+                // What no entry named, in hex.
+                if rest != 0 || delim.is_none() {
+                    if let (false, Some(d)) = (first, delim) {
+                        out.extend_from_slice(d);
+                    }
+                    printf::hex0x(out, rest);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `e` as a `Text`, when it is one.
+fn text(ev: &Event, e: &Expr, env: &Env) -> Option<Text> {
+    match e {
+        Expr::Str(s) => Some(Text::Lit(cut(s))),
+        Expr::Cond(c, a, b) => Some(Text::Pick(load(ev, c, env)?, Box::new(text(ev, a, env)?), Box::new(text(ev, b, env)?))),
+        Expr::Call(f, args) => {
+            let flags = matches!(f, Func::PrintFlags | Func::PrintFlagsU64);
+            if !flags && !matches!(f, Func::PrintSymbolic | Func::PrintSymbolicU64) {
+                return None;
+            }
+            let mask = if matches!(f, Func::PrintFlags | Func::PrintSymbolic) && env.long_size < 8 { 0xffff_ffff } else { u64::MAX };
+            let arg = load(ev, args.first()?, env)?;
+            let (delim, table) = match (flags, args.get(1)) {
+                (true, Some(Expr::Str(d))) => (Some(cut(d)), args.get(2..)?),
+                (true, _) => return None,
+                (false, _) => (None, args.get(1..)?),
+            };
+            let mut entries = Vec::new();
+            for e in table {
+                match e {
+                    Expr::Entry(v, n) => entries.push((v & mask, cut(n))),
+                    // `{ 0, NULL }`, and any list that is not `{ value, name }`,
+                    // ends the table (see `Ctx::entry`).
+                    Expr::List(l) if l.len() != 2 || matches!(l[1], Expr::Num(0, _)) => break,
+                    _ => return None,
+                }
+            }
+            Some(Text::Table { arg, mask, delim, entries })
+        }
+        _ => None,
+    }
+}
+
+/// A string up to its NUL.
+fn cut(s: &[u8]) -> Vec<u8> {
+    s.split(|&b| b == 0).next().unwrap_or(b"").to_vec()
+}
+
+/// `__get_str(f)` or a `char` array field (through a pointer cast or not):
+/// the field's index.
+fn string_field(ev: &Event, e: &Expr) -> Option<u32> {
+    let e = match e {
+        Expr::Cast(Ty { ptr: true, .. }, a) => &**a,
+        e => e,
+    };
+    let i = match *e {
+        Expr::Dyn(i) => i,
+        Expr::Field(i) if matches!(ev.fields.get(i)?.kind, FieldKind::Array(_)) => i,
+        _ => return None,
+    };
+    u32::try_from(i).ok()
+}
+
+fn ext<'f>(fmt: &'f [u8], s: &Spec) -> &'f [u8] {
+    fmt.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"")
+}
+
+/// A width or precision without `*`, capped as `eval::format` caps it.
+fn num(n: Num) -> i32 {
+    match n {
+        Num::N(n) => n.min(eval::MAX_WIDTH),
+        _ => -1,
+    }
+}
+
+/// Print one record by `steps`; `exprs` and `pieces` are those `build` had.
+pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs: &'a [Expr], steps: &[Step], out: &mut Vec<u8>) -> EResult<()> {
+    let env = ctx.env;
+    for st in steps {
+        match st {
+            Step::Lit(a, b) => out.extend_from_slice(fmt.get(*a as usize..*b as usize).unwrap_or(b"")),
+            Step::Int(l, s) => {
+                let v = l.get(ctx)?;
+                printf::int_conv(out, v, printf::qual_size(s.qual, s.conv, env.long_size), s.conv, s.flags, num(s.width), num(s.prec));
+            }
+            Step::Ptr(l, s) => {
+                let v = l.get(ctx)?;
+                eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, s), s.flags, num(s.width), num(s.prec))?;
+            }
+            Step::Str(i, s) => {
+                let f = ctx.ev.fields.get(*i as usize).ok_or(msg!("REC used without ->field"))?;
+                let d = f.data(ctx.rec, env.endian).ok_or(msg!("field beyond the record"))?;
+                printf::string(out, d, s.flags, num(s.width), num(s.prec));
+            }
+            Step::Text(t, s) => {
+                let start = out.len();
+                t.print(ctx, out)?;
+                if s.width != Num::None || s.prec != Num::None {
+                    printf::pad_tail(out, start, s.flags, num(s.width), num(s.prec));
+                }
+            }
+            Step::Eval(p, a) => {
+                let p = *p as usize;
+                let mut args = ExprArgs { exprs, next: *a as usize };
+                eval::format(ctx, fmt, pieces.get(p..p + 1).unwrap_or(&[]), &mut args, out)?;
+            }
+        }
+    }
+    Ok(())
+}
