@@ -1074,7 +1074,7 @@ fn mod_million(v: u32) -> u32 {
 /// x / 1000 = high half of (x >> 3) * ceil(2^68 / 1000), >> 4, exact for
 /// every u64.
 #[inline]
-fn usecs(ns: u64) -> u64 {
+pub(crate) fn usecs(ns: u64) -> u64 {
     let x = ns.wrapping_add(500);
     ((((x >> 3) as u128 * 0x20C4_9BA5_E353_F7CF) >> 64) >> 4) as u64
 }
