@@ -478,14 +478,19 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 
     /// What every printed record counts: its index and its CPU as seen.
+    #[inline]
     fn count(&mut self, cpu: u32) {
         self.idx += 1;
         let c = cpu as usize;
-        if c < MAX_CPUS {
-            if self.seen.len() <= c {
-                self.seen.resize(c + 1, false);
+        // `get_mut` first: an index is a call at opt-level z, and the CPU
+        // has been seen nearly always.
+        match self.seen.get_mut(c) {
+            Some(s) => *s = true,
+            None if c < MAX_CPUS => {
+                self.seen.resize(c, false);
+                self.seen.push(true);
             }
-            self.seen[c] = true;
+            None => {}
         }
     }
 
