@@ -1168,7 +1168,7 @@ pub(crate) unsafe fn copy_short(dst: *mut u8, src: *const u8, n: usize) {
 }
 
 /// The five latency columns of a record's common flags and preempt count.
-fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
+pub(crate) fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
     let flags = d.get(2).copied().unwrap_or(0);
     let pc = d.get(3).copied().unwrap_or(0);
     let on = |bit: u8| flags & bit != 0;
