@@ -669,28 +669,17 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         if self.opts.has(opts::CONTEXT_INFO) {
             self.context_into(&mut b, r);
         }
-        let (short, named) = match class {
-            Some(c) if !self.opts.has(opts::FIELDS) => {
-                let short = self.short_event(&mut b, r, c);
-                // A print fmt event's `name: ` rides along too: two
-                // writes fewer for most records.
-                let named = !short && matches!(c.kind, Kind::Generic) && b.room() >= c.name.len() + 2;
-                if named {
-                    b.extend_str(&c.name);
-                    b.extend_str(": ");
-                }
-                (short, named)
-            }
-            _ => (false, false),
+        let short = match class {
+            Some(c) if !self.opts.has(opts::FIELDS) => self.short_event(&mut b, r, c),
+            _ => false,
         };
         let w = b.flush(out);
         self.lbuf = lb;
         w?;
-        match class {
-            _ if short => Ok(false),
-            Some(c) if named => self.generic(out, c, r.data).map(|_| false),
-            _ => self.trace_body(out, r, class, next),
+        if short {
+            return Ok(false);
         }
+        self.trace_body(out, r, class, next)
     }
 
     /// print_trace_fmt() after the context columns (shared by both
