@@ -315,11 +315,12 @@ fn columns<E: Env + ?Sized>(k: &mut Kernel<'_, E>, b: &mut Line, r: &Rec, pid: i
         b.extend_str(" | ");
     }
     if k.opts.has(opts::LATENCY_FMT) {
-        let mut t = [0u8; 5];
-        lat_chars(r.data, &mut t);
-        b.push(b' ');
+        // ` flags | `
+        let mut t = *b" ..... | ";
+        let mut f = [0u8; 5];
+        lat_chars(r.data, &mut f);
+        t[1..6].copy_from_slice(&f);
         b.extend(&t);
-        b.extend_str(" | ");
     }
 }
 
@@ -442,18 +443,19 @@ fn duration<E: Env + ?Sized>(k: &Kernel<'_, E>, b: &mut Line, dur: u64, fill: Fi
     if !k.opts.g(opts::G_DURATION) || !k.opts.has(opts::CONTEXT_INFO) {
         return;
     }
-    match fill {
-        Fill::Full => b.extend_str("              |  "),
-        Fill::Start => b.extend_str("  "),
-        Fill::End => b.extend_str(" |"),
+    let text = match fill {
+        Fill::Full => "              |  ",
+        Fill::Start => "  ",
+        Fill::End => " |",
         Fill::No => {
             // The marks are ASCII.
             b.push(if k.opts.g(opts::G_OVERHEAD) { mark(dur) as u8 } else { b' ' });
             b.push(b' ');
             dur_into(b, dur);
-            b.extend_str("|  ")
+            "|  "
         }
     };
+    b.extend_str(text);
 }
 
 /// trace_find_mark(): the overhead mark for a duration in ns.
