@@ -162,18 +162,14 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         }
         duration(k, &mut b, dur, Fill::No);
         indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+        b.flush(out)?;
         let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(n.data, e));
         // The caller's address is a 6.13+ comment.
         let ra = ra.filter(|_| k.kver >= 6013);
         if rv.is_none() && ra.is_none() {
-            if !k.ps_into(&mut b, fnc, "();\n") {
-                b.flush(out)?;
-                k.ps(out, fnc)?;
-                out.write_str("();\n")?;
-            }
-            b.flush(out)?;
+            k.ps(out, fnc)?;
+            out.write_str("();\n")?;
         } else {
-            b.flush(out)?;
             ret_comment(k, out, fnc, true, ra, rv)?;
         }
         irq(k, out, r, fnc, false)?;
@@ -185,9 +181,6 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     }
     duration(k, &mut b, 0, Fill::Full);
     indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
-    if ra.is_none() && k.ps_into(&mut b, fnc, "() {\n") {
-        return b.flush(out).map(|_| false);
-    }
     b.flush(out)?;
     k.ps(out, fnc)?;
     out.write_str("() {")?;
@@ -219,15 +212,11 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
     prologue(k, out, &mut b, r, None, data)?;
     duration(k, &mut b, dur, Fill::No);
     indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+    b.flush(out)?;
     let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
     if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
-        if !b.extend_str("}\n") {
-            b.flush(out)?;
-            out.write_str("}\n")?;
-        }
-        b.flush(out)?;
+        out.write_str("}\n")?;
     } else {
-        b.flush(out)?;
         // `} /* func */`, with the return value if shown.
         ret_comment(k, out, fnc, false, None, rv)?;
     }

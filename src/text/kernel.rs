@@ -1056,20 +1056,6 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
     }
 
-    /// [`Kernel::ps`] and `tail` into a line, for a symbol of the kernel
-    /// proper (no module) whose name fits: true; false, nothing added,
-    /// for the others.
-    #[inline(never)]
-    pub fn ps_into(&self, b: &mut Line, ip: u64, tail: &str) -> bool {
-        match self.env.sym(ip) {
-            Some(s) if !s.name.is_empty() && s.module.is_none() && s.name.len() + tail.len() <= b.room() => {
-                b.extend_str(s.name);
-                b.extend_str(tail)
-            }
-            _ => false,
-        }
-    }
-
     /// IP_FMT: `%016lx` on 64-bit, `%08lx` on 32-bit.
     fn hex_ip(&self, out: &mut dyn Write, ip: u64) -> fmt::Result {
         if self.long == 4 {
