@@ -411,7 +411,9 @@ impl RecordCursor {
     }
 }
 
-#[inline]
+/// Always inline: a call per record header at opt-level z was a sixth of
+/// the record cursor's cost.
+#[inline(always)]
 fn word(page: &[u8], pos: usize, end: usize, e: Endian) -> Option<u32> {
     if pos + 4 > end {
         return None;

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
 use super::{Recording, Stats};
+use crate::text::kernel::Wrote;
 use crate::text::{self, env::Decoder, Kernel, Rec};
 #[cfg(feature = "trace-cmd-style")]
 use crate::text::tracecmd::TraceCmd;
@@ -67,8 +68,9 @@ pub trait TextSink: Write {
     fn failed(&self) -> bool {
         false
     }
-    /// Room for a short line after the buffered bytes, written straight in
-    /// by [`Kernel::line_into`] and then [`TextSink::commit`]ted as it is
+    /// Room for a short line (or its start) after the buffered bytes,
+    /// written straight in by [`Kernel::line_into`] and then
+    /// [`TextSink::commit`]ted as it is
     /// (so without raw-byte escapes); None when the writer has no such
     /// buffer.
     fn room(&mut self) -> Option<&mut [u8]> {
@@ -108,12 +110,21 @@ impl Output for KernelText<'_, '_> {
     }
     #[inline]
     fn record(&mut self, _buffer: usize, r: &Rec, next: Option<&Rec>) -> bool {
-        // Syscall lines straight into the output buffer, no copy.
+        // Syscall lines, and the start of print fmt events' lines,
+        // straight into the output buffer, no copy.
         if next.is_none() && self.direct {
             if let Some(dst) = self.out.room() {
-                if let Some(k) = self.k.line_into(dst, r) {
-                    self.out.commit(k);
-                    return false;
+                match self.k.line_into(dst, r) {
+                    Some(Wrote::Line(k)) => {
+                        self.out.commit(k);
+                        return false;
+                    }
+                    Some(Wrote::Head(k, c)) => {
+                        self.out.commit(k);
+                        let _ = self.k.line_tail(self.out, r, c, k);
+                        return false;
+                    }
+                    None => {}
                 }
             }
         }

@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use super::kernel::{Class, Kernel, Kind, Line};
+use super::kernel::{lat_chars, Class, Kernel, Kind, Line, LINE_MAX};
 use crate::format::FieldAt;
 use crate::ftrace::Record;
 use super::opts::{self, Opts};
@@ -142,7 +142,9 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     if data && check_irq_entry(k, r.cpu, fnc, dep) {
         return Ok(false);
     }
-    prologue(k, out, r, Some((fnc, true)), data)?;
+    let mut arr = [0u8; LINE_MAX];
+    let mut b = Line::on(&mut arr);
+    prologue(k, out, &mut b, r, Some((fnc, true)), data)?;
     // get_return_for_leaf(): the next record of this CPU is this
     // function's exit, by the same task.
     let pid = k.pid(r.data);
@@ -158,8 +160,9 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         if data {
             k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0);
         }
-        duration(k, out, dur, Fill::No)?;
-        pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+        duration(k, &mut b, dur, Fill::No);
+        indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+        b.flush(out)?;
         let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(n.data, e));
         // The caller's address is a 6.13+ comment.
         let ra = ra.filter(|_| k.kver >= 6013);
@@ -176,8 +179,9 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     if data {
         k.graph.enter_at(r.cpu, dep, dep, fnc);
     }
-    duration(k, out, 0, Fill::Full)?;
-    pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+    duration(k, &mut b, 0, Fill::Full);
+    indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+    b.flush(out)?;
     k.ps(out, fnc)?;
     out.write_str("() {")?;
     if let Some(a) = ra {
@@ -203,9 +207,12 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
         }
         func_match = k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0).map_or(true, |f| f == fnc);
     }
-    prologue(k, out, r, None, data)?;
-    duration(k, out, dur, Fill::No)?;
-    pad(out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+    let mut arr = [0u8; LINE_MAX];
+    let mut b = Line::on(&mut arr);
+    prologue(k, out, &mut b, r, None, data)?;
+    duration(k, &mut b, dur, Fill::No);
+    indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+    b.flush(out)?;
     let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
     if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
         out.write_str("}\n")?;
@@ -222,12 +229,15 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
 /// print_graph_comment(): any other event, as `/* ... */` at the depth.
 fn comment<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class) -> fmt::Result {
     let depth = k.graph.cpu(r.cpu).depth;
-    prologue(k, out, r, None, true)?;
-    duration(k, out, 0, Fill::Full)?;
+    let mut arr = [0u8; LINE_MAX];
+    let mut b = Line::on(&mut arr);
+    prologue(k, out, &mut b, r, None, true)?;
+    duration(k, &mut b, 0, Fill::Full);
     if depth > 0 {
-        pad(out, (depth as usize).saturating_add(1).saturating_mul(INDENT))?;
+        indent(&mut b, out, (depth as usize).saturating_add(1).saturating_mul(INDENT))?;
     }
-    out.write_str("/* ")?;
+    b.extend_str("/* ");
+    b.flush(out)?;
     let mut s = core::mem::take(&mut k.graph.scratch);
     s.clear();
     // print, bprint, bputs: their text alone; others as event() prints them.
@@ -244,8 +254,9 @@ fn comment<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec,
 }
 
 /// print_graph_prologue(): the separator on a task switch, the irq arrow
-/// for an entry, then abstime / CPU / proc / latency columns.
-fn prologue<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, irq_entry: Option<(u64, bool)>, data: bool) -> fmt::Result {
+/// for an entry (these two lines to `out`), then abstime / CPU / proc /
+/// latency columns into the record's line `b`.
+fn prologue<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line, r: &Rec, irq_entry: Option<(u64, bool)>, data: bool) -> fmt::Result {
     let pid = k.pid(r.data);
     if data {
         verif_pid(k, out, r.cpu, pid)?;
@@ -253,20 +264,31 @@ fn prologue<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec
     if let Some((addr, _)) = irq_entry {
         irq(k, out, r, addr, true)?;
     }
-    if !k.opts.has(opts::CONTEXT_INFO) {
+    if k.opts.has(opts::CONTEXT_INFO) {
+        columns(k, b, r, pid);
+    }
+    Ok(())
+}
+
+/// Spaces for the nesting: into the line while they fit, else (a corrupt
+/// depth) through the trace_seq bound, which cuts them.
+fn indent(b: &mut Line, out: &mut dyn Write, n: usize) -> fmt::Result {
+    if n <= b.room() {
+        b.pad(n);
         return Ok(());
     }
-    columns(k, out, r, pid)
+    b.flush(out)?;
+    pad(out, n)
 }
 
 /// Room for the columns: a 20-digit abstime, a CPU, a comm of 7 chars of
-/// up to 4 bytes each and a pid, centred, twice (a task switch).
+/// up to 4 bytes each and a pid, centred, twice (a task switch), the
+/// latency flags. A record's line ([`LINE_MAX`]) has room for them, the
+/// duration column and some nesting.
 const COLS_MAX: usize = 160;
 
-fn columns<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, pid: i32) -> fmt::Result {
-    // The columns as one line: one write, no core::fmt per column.
-    let mut arr = [0u8; COLS_MAX];
-    let mut b = Line::on(&mut arr);
+/// The columns, no core::fmt per column.
+fn columns<E: Env + ?Sized>(k: &mut Kernel<'_, E>, b: &mut Line, r: &Rec, pid: i32) {
     if k.opts.g(opts::G_ABS_TIME) {
         // `%5lu.%06lu |  `
         b.uint_right(r.ts / 1_000_000_000, 5);
@@ -275,19 +297,20 @@ fn columns<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec,
         b.extend_str(" |  ");
     }
     if k.opts.g(opts::G_CPU) {
-        cpu_col(&mut b, r.cpu, k.graph.width);
+        cpu_col(b, r.cpu, k.graph.width);
     }
     if k.opts.g(opts::G_PROC) {
-        proc_col(&mut b, k.cmd.comm(pid), pid);
+        proc_col(b, k.cmd.comm(pid), pid);
         b.extend_str(" | ");
     }
-    b.flush(out)?;
     if k.opts.has(opts::LATENCY_FMT) {
-        out.write_char(' ')?;
-        k.lat_fmt(out, r.data)?;
-        out.write_str(" | ")?;
+        // ` flags | `
+        let mut t = *b" ..... | ";
+        let mut f = [0u8; 5];
+        lat_chars(r.data, &mut f);
+        t[1..6].copy_from_slice(&f);
+        b.extend(&t);
     }
-    Ok(())
 }
 
 /// ` %*d) `
@@ -353,14 +376,17 @@ fn irq<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, add
     if !in_irq_text(k, addr) {
         return Ok(());
     }
+    let mut arr = [0u8; LINE_MAX];
+    let mut b = Line::on(&mut arr);
     if k.opts.has(opts::CONTEXT_INFO) {
         let pid = k.pid(r.data);
-        columns(k, out, r, pid)?;
+        columns(k, &mut b, r, pid);
     }
-    duration(k, out, 0, Fill::Start)?;
-    out.write_str(if enter { "==========>" } else { "<==========" })?;
-    duration(k, out, 0, Fill::End)?;
-    out.write_char('\n')
+    duration(k, &mut b, 0, Fill::Start);
+    b.extend_str(if enter { "==========>" } else { "<==========" });
+    duration(k, &mut b, 0, Fill::End);
+    b.push(b'\n');
+    b.flush(out)
 }
 
 fn check_irq_entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, cpu: u32, addr: u64, depth: i32) -> bool {
@@ -401,26 +427,24 @@ enum Fill {
     End,
 }
 
-/// print_graph_duration().
-fn duration<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, dur: u64, fill: Fill) -> fmt::Result {
+/// print_graph_duration(), into the record's line.
+fn duration<E: Env + ?Sized>(k: &Kernel<'_, E>, b: &mut Line, dur: u64, fill: Fill) {
     if !k.opts.g(opts::G_DURATION) || !k.opts.has(opts::CONTEXT_INFO) {
-        return Ok(());
+        return;
     }
-    match fill {
-        Fill::Full => return out.write_str("              |  "),
-        Fill::Start => return out.write_str("  "),
-        Fill::End => return out.write_str(" |"),
-        Fill::No => {}
-    }
-    // The mark, the time and the bar as one line: one write, not four.
-    let mut arr = [0u8; 48];
-    let mut b = Line::on(&mut arr);
-    // The marks are ASCII.
-    b.push(if k.opts.g(opts::G_OVERHEAD) { mark(dur) as u8 } else { b' ' });
-    b.push(b' ');
-    dur_into(&mut b, dur);
-    b.extend_str("|  ");
-    b.flush(out)
+    let text = match fill {
+        Fill::Full => "              |  ",
+        Fill::Start => "  ",
+        Fill::End => " |",
+        Fill::No => {
+            // The marks are ASCII.
+            b.push(if k.opts.g(opts::G_OVERHEAD) { mark(dur) as u8 } else { b' ' });
+            b.push(b' ');
+            dur_into(b, dur);
+            "|  "
+        }
+    };
+    b.extend_str(text);
 }
 
 /// trace_find_mark(): the overhead mark for a duration in ns.

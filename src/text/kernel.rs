@@ -168,6 +168,14 @@ pub enum Tracer {
     Graph,
 }
 
+/// What [`Kernel::line_into`] wrote.
+pub enum Wrote<'c> {
+    /// A whole line of this many bytes.
+    Line(usize),
+    /// This many bytes, up to the text of the event of this class.
+    Head(usize, &'c Class),
+}
+
 /// Counters for `ftcat --stat`.
 #[derive(Default, Clone, Copy)]
 pub struct Counts {
@@ -422,11 +430,13 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
 
     /// [`Kernel::line`] for a line of context columns and a short event
     /// (syscalls) in the default format, written straight into `dst` (at
-    /// least [`LINE_MAX`] bytes, e.g. an output buffer's free space):
-    /// Some(its length), or None when the record needs [`Kernel::line`]
-    /// (then nothing was printed and no state changed but caches).
+    /// least [`LINE_MAX`] bytes, e.g. an output buffer's free space), or
+    /// for a print fmt event the line up to its text, which
+    /// [`Kernel::line_tail`] then prints. None when the record needs
+    /// [`Kernel::line`] (then nothing was printed and no state changed but
+    /// caches).
     #[inline(never)]
-    pub fn line_into(&mut self, dst: &mut [u8], r: &Rec) -> Option<usize> {
+    pub fn line_into(&mut self, dst: &mut [u8], r: &Rec) -> Option<Wrote<'a>> {
         const OTHER: u32 = opts::BIN | opts::HEX | opts::RAW | opts::LATENCY_FMT | opts::FIELDS;
         if self.pend.is_some() || self.tracer == Tracer::Graph || self.opts.flags & OTHER != 0 || !self.opts.has(opts::CONTEXT_INFO) {
             return None;
@@ -438,27 +448,49 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         let cls = self.cls;
         let class = cls.get(rec_type(r.data, self.endian))?;
-        if !matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. }) {
+        let generic = matches!(class.kind, Kind::Generic);
+        if !generic && !matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. }) {
             return None;
         }
         let mut b = Line::on(dst);
         self.context_into(&mut b, r);
-        if !self.short_event(&mut b, r, class) {
+        if generic {
+            if b.room() < class.name.len() + 2 {
+                return None;
+            }
+            b.extend_str(&class.name);
+            b.extend_str(": ");
+        } else if !self.short_event(&mut b, r, class) {
             return None;
         }
         self.count(r.cpu);
-        Some(b.len())
+        Some(if generic { Wrote::Head(b.len(), class) } else { Wrote::Line(b.len()) })
+    }
+
+    /// The rest of a line [`Kernel::line_into`] began (`Wrote::Head`): the
+    /// event's text within what its trace_seq has left.
+    #[inline(never)]
+    pub fn line_tail(&mut self, out: &mut dyn Write, r: &Rec, c: &Class, head: usize) -> fmt::Result {
+        let mut seq = Seq::new(out, seq_size(self.kver, self.long).saturating_sub(head));
+        let res = self.generic(&mut seq, c, r.data);
+        seq.finish()?;
+        res
     }
 
     /// What every printed record counts: its index and its CPU as seen.
+    #[inline]
     fn count(&mut self, cpu: u32) {
         self.idx += 1;
         let c = cpu as usize;
-        if c < MAX_CPUS {
-            if self.seen.len() <= c {
-                self.seen.resize(c + 1, false);
+        // `get_mut` first: an index is a call at opt-level z, and the CPU
+        // has been seen nearly always.
+        match self.seen.get_mut(c) {
+            Some(s) => *s = true,
+            None if c < MAX_CPUS => {
+                self.seen.resize(c, false);
+                self.seen.push(true);
             }
-            self.seen[c] = true;
+            None => {}
         }
     }
 
@@ -775,15 +807,20 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             Kind::Generic => {
                 out.write_str(&c.name)?;
                 out.write_str(": ")?;
-                match self.env.render(c.id, d, out)? {
-                    Rendered::Fallback => self.counts.fallback += 1,
-                    Rendered::Partial => self.counts.partial += 1,
-                    Rendered::Ok => {}
-                }
-                out.write_char('\n')?;
+                self.generic(out, c, d)?;
             }
         }
         Ok(false)
+    }
+
+    /// A print fmt event's text after its `name: `, and the newline.
+    fn generic(&mut self, out: &mut dyn Write, c: &Class, d: &[u8]) -> fmt::Result {
+        match self.env.render(c.id, d, out)? {
+            Rendered::Fallback => self.counts.fallback += 1,
+            Rendered::Partial => self.counts.partial += 1,
+            Rendered::Ok => {}
+        }
+        out.write_char('\n')
     }
 
     /// Events whose whole text fits a [`Line`]: syscalls (as
@@ -1058,7 +1095,7 @@ fn mod_million(v: u32) -> u32 {
 /// x / 1000 = high half of (x >> 3) * ceil(2^68 / 1000), >> 4, exact for
 /// every u64.
 #[inline]
-fn usecs(ns: u64) -> u64 {
+pub(crate) fn usecs(ns: u64) -> u64 {
     let x = ns.wrapping_add(500);
     ((((x >> 3) as u128 * 0x20C4_9BA5_E353_F7CF) >> 64) >> 4) as u64
 }
@@ -1120,7 +1157,7 @@ pub(crate) unsafe fn copy_short(dst: *mut u8, src: *const u8, n: usize) {
 }
 
 /// The five latency columns of a record's common flags and preempt count.
-fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
+pub(crate) fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
     let flags = d.get(2).copied().unwrap_or(0);
     let pc = d.get(3).copied().unwrap_or(0);
     let on = |bit: u8| flags & bit != 0;

@@ -16,7 +16,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::cell::OnceCell;
+use core::cell::{Cell, OnceCell};
 use core::fmt::{self, Write};
 
 use super::kernel::{kwidth, Line};
@@ -140,6 +140,8 @@ use crate::printfmt::printf::{LEFT, ZEROPAD};
 /// One event type as trace-cmd prints it, borrowing its `Event`.
 struct Class<'a> {
     ev: &'a Event,
+    /// ` name: ` padded to trace-cmd's 20 columns, as every line has it.
+    head: String,
     /// The handler that prints it.
     handler: Handler,
     /// Worked out at the event's first record (see [`Class::tep`]).
@@ -428,6 +430,8 @@ pub struct TraceCmd<'a> {
     /// `%16s-%-5d ` of the last pid (records come in runs of one task);
     /// emptied when the comm table changes.
     pre: (i32, String),
+    /// The second of the last time printed: (unit, its start, the second).
+    sec: Cell<(u64, u64, u64)>,
     /// Records the print fmt interpreter could not format.
     pub fallback: u64,
     /// plugin_kvm's last instruction text (see [`plugins::kvm::write`]).
@@ -450,7 +454,11 @@ impl<'a> TraceCmd<'a> {
             if index[id] != 0 {
                 continue;
             }
-            cls.push(Class { ev: e, handler: Handler::of(e, release), tep: OnceCell::new() });
+            let mut head = String::from(" ");
+            head.push_str(&e.name);
+            head.push_str(": ");
+            let _ = pad(&mut head, 20usize.saturating_sub(e.name.len()));
+            cls.push(Class { ev: e, head, handler: Handler::of(e, release), tep: OnceCell::new() });
             index[id] = cls.len() as u32;
         }
         let mut comms = Comms::default();
@@ -470,6 +478,7 @@ impl<'a> TraceCmd<'a> {
             armed: None,
             buf: String::new(),
             pre: (0, String::new()),
+            sec: Cell::new((0, 0, 0)),
             fallback: 0,
             insn: String::new(),
         }
@@ -560,6 +569,10 @@ impl<'a> TraceCmd<'a> {
         }
         let d = r.data;
         let pid = self.pid(d);
+        // What follows the task (with the CPU in the default layout) up to
+        // the event's name, in one piece: it always fits.
+        let mut arr = [0u8; 80];
+        let mut l = Line::on(&mut arr);
         if self.flags & LAT != 0 {
             let comm = self.comm(pid);
             // `%8.8s`: at most 8 bytes, right-aligned.
@@ -579,7 +592,7 @@ impl<'a> TraceCmd<'a> {
             if self.flags & RAW != 0 {
                 s.put("-0x").hex(d.get(2).copied().unwrap_or(0) as u64);
             } else {
-                lat_fmt(s, d)?;
+                s.put(core::str::from_utf8(&lat_chars(d)).unwrap_or(""));
             }
         } else {
             if self.pre.0 != pid || self.pre.1.is_empty() {
@@ -592,50 +605,55 @@ impl<'a> TraceCmd<'a> {
                 self.pre = (pid, p);
             }
             s.put(&self.pre.1);
-            let mut arr = [0u8; 16];
-            let mut l = Line::on(&mut arr);
             l.push(b'[');
             l.zeros(r.cpu as u64, 3);
             l.push(b']');
-            s.put(l.as_str());
             // 3.3+: `-0x%x` of the flags with -R, else the latency
             // column after a space.
             if self.release == Release::V3_4 {
                 if self.flags & RAW != 0 {
-                    s.put("-0x").hex(d.get(2).copied().unwrap_or(0) as u64);
+                    l.extend_str("-0x");
+                    l.hex(d.get(2).copied().unwrap_or(0) as u64);
                 } else {
-                    s.push(' ');
-                    lat_fmt(s, d)?;
+                    l.push(b' ');
+                    l.extend(&lat_chars(d));
                 }
             }
         }
-        self.time(s, r.ts)?;
-        s.push(':');
+        self.time(&mut l, r.ts);
+        l.push(b':');
+        s.put(l.as_str());
         let ty = self.ty(d);
         let Some(c) = self.class(ty) else {
             s.put(" [UNKNOWN EVENT]");
             return Ok(false);
         };
-        s.push(' ');
-        s.put(&c.ev.name);
-        s.put(": ");
-        pad(s, 20usize.saturating_sub(c.ev.name.len()))?;
+        s.put(&c.head);
         self.body(s, r, ty, next)
     }
 
     /// TEP_PRINT_TIME with trace-cmd's formats: ` %6.1000d` (usecs,
     /// rounded), ` %9.1d` with -t, `%12d` for counter clocks.
     #[inline(never)]
-    fn time(&self, s: &mut String, ts: u64) -> fmt::Result {
+    fn time(&self, l: &mut Line, ts: u64) {
         if self.in_ns {
-            s.push(' ');
+            l.push(b' ');
         }
-        self.time_val(s, ts)
+        self.time_line(l, ts)
     }
 
     /// print_event_time() with the format trace-cmd picked (the same one
     /// it gives func_repeats' `last_ts`).
     fn time_val(&self, s: &mut String, ts: u64) -> fmt::Result {
+        let mut arr = [0u8; 48];
+        let mut l = Line::on(&mut arr);
+        self.time_line(&mut l, ts);
+        s.put(l.as_str());
+        Ok(())
+    }
+
+    /// [`TraceCmd::time_val`] into a line.
+    fn time_line(&self, l: &mut Line, ts: u64) {
         // `%5lu.%0Nlu` with N digits of the unit; by hand, not core::fmt:
         // this runs for every line.
         let (p, digits) = if !self.in_ns {
@@ -647,18 +665,24 @@ impl<'a> TraceCmd<'a> {
         } else {
             (1_000_000, 6)
         };
-        let t = if self.in_ns && digits == 6 { ts.wrapping_add(500) / 1000 } else { ts };
-        let mut arr = [0u8; 48];
-        let mut l = Line::on(&mut arr);
-        l.uint_right(t / p, 5);
+        let t = if self.in_ns && digits == 6 { super::kernel::usecs(ts) } else { ts };
+        // The second is that of the last line most of the time: no 64-bit
+        // divide (tens of cycles in a size-optimised build) then.
+        let (q, start, sec) = self.sec.get();
+        let (sec, rem) = if q == p && t >= start && t - start < p {
+            (sec, t - start)
+        } else {
+            let sec = t / p;
+            self.sec.set((p, sec * p, sec));
+            (sec, t % p)
+        };
+        l.uint_right(sec, 5);
         l.push(b'.');
         if digits == 6 {
-            l.six((t % p) as u32);
+            l.six(rem as u32);
         } else {
-            l.zeros(t % p, digits);
+            l.zeros(rem, digits);
         }
-        s.put(l.as_str());
-        Ok(())
     }
 
     #[inline(never)]
@@ -1332,38 +1356,30 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
 
 /// data_latency_format(): irqs-off, need-resched, hard/softirq, preempt
 /// depth (low nibble) and the migrate-disable nibble, libtraceevent's way.
-fn lat_fmt(s: &mut String, d: &[u8]) -> fmt::Result {
+fn lat_chars(d: &[u8]) -> [u8; 5] {
     let f = d.get(2).copied().unwrap_or(0);
     let pc = d.get(3).copied().unwrap_or(0);
-    s.push(if f & TRACE_FLAG_IRQS_OFF != 0 {
-        'd'
+    let irq = if f & TRACE_FLAG_IRQS_OFF != 0 {
+        b'd'
     } else if f & TRACE_FLAG_IRQS_NOSUPPORT != 0 {
-        'X'
+        b'X'
     } else {
-        '.'
-    });
-    s.push(if f & TRACE_FLAG_NEED_RESCHED != 0 { 'N' } else { '.' });
+        b'.'
+    };
+    let resched = if f & TRACE_FLAG_NEED_RESCHED != 0 { b'N' } else { b'.' };
     let (h, so) = (f & TRACE_FLAG_HARDIRQ != 0, f & TRACE_FLAG_SOFTIRQ != 0);
-    s.push(if h && so {
-        'H'
+    let ctx = if h && so {
+        b'H'
     } else if h {
-        'h'
+        b'h'
     } else if so {
-        's'
+        b's'
     } else {
-        '.'
-    });
-    if pc & 0xf != 0 {
-        s.hex((pc & 0xf) as u64);
-    } else {
-        s.push('.');
-    }
-    if pc & 0xf0 != 0 {
-        s.hex((pc >> 4) as u64);
-    } else {
-        s.push('.');
-    }
-    Ok(())
+        b'.'
+    };
+    // A nibble as its hex digit, `.` for 0.
+    let digit = |v: u8| if v == 0 { b'.' } else { b"0123456789abcdef"[v as usize] };
+    [irq, resched, ctx, digit(pc & 0xf), digit(pc >> 4)]
 }
 
 /// libtraceevent 1.7's pid -> comm table (event-parse.c), whose answer
