@@ -40,7 +40,7 @@ impl Format {
 }
 
 /// Bytes are handed to the drain in pieces of about this size.
-const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 256 << 10;
 
 /// Where the bytes go: false when they could not be written (the pump stops).
 pub type Drain<'o> = &'o mut dyn FnMut(&[u8]) -> bool;
