@@ -38,7 +38,9 @@ pub struct TextOut<D: Drain> {
     drain: D,
 }
 
-const OUT_BUF: usize = 1 << 20;
+/// Drained at this size: every byte of the buffer is resident once
+/// written, and a larger one saves too few system calls to pay for it.
+const OUT_BUF: usize = 256 << 10;
 
 /// The lead byte of every raw-byte escape.
 const ESC_LEAD: u8 = 0xef;
