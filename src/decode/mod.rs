@@ -226,11 +226,12 @@ pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions, header: bool) -> R
     // One pass over the records first: only the events they use need their
     // formats parsed (see Seen). `-F` names events whose fields it checks
     // whether or not they have records.
-    let mut seen = Seen::default();
-    let records = seen.add(td.all_cpu_pages(buf), &layout);
-    if all {
-        for b in td.buffers.iter().filter(|b| !core::ptr::eq(*b, buf)) {
-            seen.add(td.all_cpu_pages(b), &td.layout(b));
+    // (`buf` is one of td.buffers; with `all`, every buffer's records print.)
+    let (mut seen, mut records) = (Seen::default(), 0);
+    for b in td.buffers.iter().filter(|b| all || core::ptr::eq(*b, buf)) {
+        let n = seen.add(td.all_cpu_pages(b), &td.layout(b));
+        if core::ptr::eq(b, buf) {
+            records = n;
         }
     }
     let mut rec = Recording::from_file(td, buf, opts.filters.is_empty().then_some(&seen));

@@ -324,6 +324,7 @@ impl Seen {
     /// Add the types of `cpus`' records; how many records they hold.
     /// Pages and records are walked as a merge walks them: a stream ends
     /// at its first error, a page at its first bad record.
+    #[inline(never)]
     pub fn add(&mut self, cpus: Vec<CpuPages<'_>>, layout: &crate::ring::PageLayout) -> u64 {
         let mut records = 0;
         for mut c in cpus {
