@@ -184,6 +184,15 @@ impl Event {
         Event { id, system: system.into(), name: name.into(), fields, print_fmt: print_fmt.into(), ncommon }
     }
 
+    /// The event with its name and id only: what a recording keeps of an
+    /// event that none of its records uses (the name still answers `-e`
+    /// and the by-name lookups), as the fields and print fmts of the
+    /// thousands of unused formats of an `-e all` recording were most of
+    /// ftcat's memory.
+    pub fn name_only(self) -> Event {
+        Event { fields: Vec::new(), print_fmt: String::new(), ncommon: 0, ..self }
+    }
+
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.get(self.field_index(name)?)
     }

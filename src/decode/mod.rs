@@ -44,7 +44,7 @@ use crate::merge::{Merge, PageSource};
 use crate::text::{self, Classes, Kernel};
 #[cfg(feature = "trace-cmd-style")]
 use crate::text::tracecmd::TraceCmd;
-use crate::tracedat::{Buffer, TraceDat};
+use crate::tracedat::{Buffer, Seen, TraceDat};
 use event_filter::EventFilter;
 use filter::{List, Select};
 use graph_filter::GraphFilter;
@@ -223,9 +223,20 @@ fn pick_buffer<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<(&'t Buffer
 pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions, header: bool) -> Result<Input<'t>, Error> {
     let (buf, all) = pick_buffer(td, opts)?;
     let layout = td.layout(buf);
-    let mut rec = Recording::from_file(td, buf);
+    // One pass over the records first: only the events they use need their
+    // formats parsed (see Seen). `-F` names events whose fields it checks
+    // whether or not they have records.
+    // (`buf` is one of td.buffers; with `all`, every buffer's records print.)
+    let (mut seen, mut records) = (Seen::default(), 0);
+    for b in td.buffers.iter().filter(|b| all || core::ptr::eq(*b, buf)) {
+        let n = seen.add(td.all_cpu_pages(b), &td.layout(b));
+        if core::ptr::eq(b, buf) {
+            records = n;
+        }
+    }
+    let mut rec = Recording::from_file(td, buf, opts.filters.is_empty().then_some(&seen));
     // (trace-cmd style needs no entry count nor tracer: no header block.)
-    let guess = if header && !opts.stat && !opts.trace_cmd() { rec.count(td, buf) } else { "nop" };
+    let guess = if header && !opts.stat && !opts.trace_cmd() { rec.count(records, &seen) } else { "nop" };
     match &opts.tracer {
         Some(t) => rec.tracer.clone_from(t),
         None if !rec.tracer.is_empty() => {}

@@ -11,9 +11,8 @@ use super::kind::Ftrace;
 use crate::cursor::{read_uint, Endian};
 use crate::format::{self, Event};
 use crate::ksyms::{Ksyms, Printk};
-use crate::ring::Page;
 use crate::text::{self, env::Decoder, Cmdlines, Opts};
-use crate::tracedat::{Buffer, TraceDat};
+use crate::tracedat::{Buffer, Seen, TraceDat};
 
 /// Everything the printers need, from a trace.dat or the live tracefs.
 pub struct Recording {
@@ -41,11 +40,14 @@ pub struct Recording {
 }
 
 /// Event formats as `(system, format text)` pairs into `Event`s; the ones
-/// that do not parse become warnings (`format of SYSTEM: why`).
-pub fn parse_formats<'t>(formats: impl Iterator<Item = (&'t str, &'t str)>, warnings: &mut Vec<String>) -> Vec<Event> {
+/// that do not parse become warnings (`format of SYSTEM: why`). Events
+/// `used` rejects keep their name only ([`Event::name_only`]): each is
+/// dropped to that as it is parsed, so the whole table never is in memory.
+pub fn parse_formats<'t>(formats: impl Iterator<Item = (&'t str, &'t str)>, used: &dyn Fn(&Event) -> bool, warnings: &mut Vec<String>) -> Vec<Event> {
     let mut events = Vec::new();
     for (system, text) in formats {
         match format::parse_event(system, text) {
+            Ok(e) if !used(&e) => events.push(e.name_only()),
             Ok(e) => events.push(e),
             Err(e) => warnings.push(format!("format of {}: {}", system, e)),
         }
@@ -85,11 +87,15 @@ impl Recording {
         }
     }
 
-    /// One buffer of a trace.dat.
+    /// One buffer of a trace.dat. With `seen`, the types its records use
+    /// (see [`Seen`]), the events without records keep their names only;
+    /// ftrace's own events keep their formats, as the printers consult
+    /// them for the tracer's columns whether or not they occur.
     #[inline(never)]
-    pub fn from_file(td: &TraceDat, buf: &Buffer) -> Recording {
+    pub fn from_file(td: &TraceDat, buf: &Buffer, seen: Option<&Seen>) -> Recording {
         let mut warnings = Vec::new();
-        let events = parse_formats(td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), &mut warnings);
+        let used = |e: &Event| seen.map_or(true, |s| s.has(e.id) || e.system == "ftrace");
+        let events = parse_formats(td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), &used, &mut warnings);
         let tgids = td.options.tgids.as_deref().unwrap_or("");
         let mut r = Recording::new(events, Ksyms::shared(td.kallsyms.clone()), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes(), warnings);
         r.clock = clock_of(td, buf).into();
@@ -108,41 +114,16 @@ impl Recording {
         r
     }
 
-    /// A first pass over the buffer's records, CPU by CPU without a merge:
-    /// the header's entry count, and the tracer (trace.dat does not say
-    /// which) guessed from the first graph or function record.
+    /// The header's entry count (`records` of the buffer, from the pass
+    /// that found `seen`), and the tracer (trace.dat does not say which)
+    /// guessed from the graph or function records it has.
     #[inline(never)]
-    pub fn count(&mut self, td: &TraceDat, buf: &Buffer) -> &'static str {
-        let (mut graph, mut func) = (false, false);
-        // No type read at all when the file has neither graph nor function
-        // events (most event recordings), and none once a graph record
-        // settled the tracer.
+    pub fn count(&mut self, records: u64, seen: &Seen) -> &'static str {
+        self.entries += records;
         let ids = super::kind::ids_of(self.events(), |k| matches!(k, Ftrace::GraphEntry | Ftrace::RetaddrEntry | Ftrace::GraphExit | Ftrace::Function));
-        let mut look = !ids.is_empty();
-        let layout = td.layout(buf);
-        for c in &buf.cpus {
-            let mut cp = td.cpu_pages(buf, c);
-            while let Some(Ok(page)) = cp.next_page() {
-                let Ok(p) = Page::parse(&layout, page) else { continue };
-                for r in p.records() {
-                    let Ok(r) = r else { break };
-                    self.entries += 1;
-                    if look {
-                        let ty = read_uint(r.data, 0, 2, td.endian).unwrap_or(0) as u16;
-                        for &(id, k) in &ids {
-                            if id == ty {
-                                if k == Ftrace::Function {
-                                    func = true;
-                                } else {
-                                    graph = true;
-                                    look = false;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let has = |f: fn(Ftrace) -> bool| ids.iter().any(|&(id, k)| f(k) && seen.has(id));
+        let graph = has(|k| k != Ftrace::Function);
+        let func = has(|k| k == Ftrace::Function);
         if graph {
             "function_graph"
         } else if func {

@@ -115,3 +115,45 @@ fn event_globs_with_classes() {
     let other = lines("sched_[!ws]*");
     assert!(other.len() == 15 && other.iter().all(|l| l.contains(": sched_process_")), "{other:?}");
 }
+
+/// The events none of the records use keep their names only (the same
+/// events in the same order as when every format is kept), and the text
+/// is the same as with every format parsed: plain, `--stat`, `-e`.
+#[test]
+fn formats_of_events_without_records_are_not_kept() {
+    let dat = I686_DAT.to_vec();
+    let td = TraceDat::open(&dat).unwrap();
+    let buf = td.top().unwrap();
+    let mut seen = Seen::default();
+    let records = seen.add(td.all_cpu_pages(buf), &td.layout(buf));
+    let (all, some) = (Recording::from_file(&td, buf, None), Recording::from_file(&td, buf, Some(&seen)));
+    assert_eq!(all.events().len(), some.events().len());
+    let mut dropped = 0;
+    for (a, b) in all.events().iter().zip(some.events()) {
+        assert_eq!((a.id, &a.system, &a.name), (b.id, &b.system, &b.name));
+        if seen.has(a.id) || a.system == "ftrace" {
+            assert_eq!((a.fields.len(), &a.print_fmt), (b.fields.len(), &b.print_fmt), "{}", a.name);
+        } else {
+            assert!(b.fields.is_empty() && b.print_fmt.is_empty(), "{}", a.name);
+            dropped += 1;
+        }
+    }
+    assert!(dropped > 0 && records > 0, "{dropped} of {}", all.events().len());
+
+    let e = |g: &str| alloc::vec![String::from(g)];
+    for opts in [DecodeOptions::default(), DecodeOptions { stat: true, ..DecodeOptions::default() }, DecodeOptions { events: e("sched_*"), ..DecodeOptions::default() }] {
+        let mut rec = Recording::from_file(&td, buf, None);
+        // (As file_input settles them.)
+        let guess = if opts.stat { "nop" } else { rec.count(records, &seen) };
+        if rec.tracer.is_empty() {
+            rec.tracer = guess.into();
+        }
+        let mut merge = Merge::from_pages(td.layout(buf), td.all_cpu_pages(buf));
+        let mut out = TextOut::new(Vec::new());
+        print(&mut rec, &mut merge, Vec::new(), &opts, false, &mut out, &mut Errors::default()).unwrap();
+        let want = out.finish().unwrap_or_default();
+        let (r, got, _) = print_to_vec(I686_DAT, &opts);
+        r.unwrap();
+        assert!(want == got, "{}", String::from_utf8_lossy(&got));
+    }
+}

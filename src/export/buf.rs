@@ -50,7 +50,7 @@ impl Buf {
 
     #[inline(never)]
     fn grow(&mut self, k: usize) {
-        let want = (self.n + k + SLACK).max(self.b.len() * 2).max(4096);
+        let want = (self.n + k + SLACK).max(self.b.len() * 2).max(256);
         self.b.resize(want, 0);
     }
 

@@ -71,7 +71,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-pub use pages::CpuPages;
+pub use pages::{CpuPages, Seen};
 use pages::Held;
 
 /// Positional reads at the edge: a file via pread, a buffer in memory.

@@ -298,3 +298,46 @@ impl Drop for CpuPages<'_> {
         self.hold(0);
     }
 }
+
+/// The event types a buffer's records use, found by one pass over its
+/// pages before decoding: a recording carries the formats of every event
+/// it could have had (thousands with `-e all`), its records use a few
+/// hundred, and only those need their fields and print fmt parsed and
+/// kept. The same pass counts the records (the kernel-style header's
+/// entry count).
+pub struct Seen {
+    /// One bit per event id.
+    ids: Vec<u64>,
+}
+
+impl Default for Seen {
+    fn default() -> Self {
+        Seen { ids: alloc::vec![0; (u16::MAX as usize + 1) / 64] }
+    }
+}
+
+impl Seen {
+    pub fn has(&self, id: u16) -> bool {
+        self.ids[id as usize / 64] & 1 << (id % 64) != 0
+    }
+
+    /// Add the types of `cpus`' records; how many records they hold.
+    /// Pages and records are walked as a merge walks them: a stream ends
+    /// at its first error, a page at its first bad record.
+    #[inline(never)]
+    pub fn add(&mut self, cpus: Vec<CpuPages<'_>>, layout: &crate::ring::PageLayout) -> u64 {
+        let mut records = 0;
+        for mut c in cpus {
+            while let Some(Ok(page)) = c.next_page() {
+                let Ok(p) = crate::ring::Page::parse(layout, page) else { continue };
+                for r in p.records() {
+                    let Ok(r) = r else { break };
+                    records += 1;
+                    let id = crate::cursor::read_uint(r.data, 0, 2, layout.endian).unwrap_or(0) as u16;
+                    self.ids[id as usize / 64] |= 1 << (id % 64);
+                }
+            }
+        }
+        records
+    }
+}

@@ -84,7 +84,7 @@ pub(super) fn run_pipe(a: &Args, p: source::FdPipe, path: &str, to: To<'_>) -> R
         Err(e) => fail!("{}: {}", path, e),
     };
     let Some(buf) = td.buffers.first() else { fail!("{}: no trace data", path) };
-    let mut rec = decode::Recording::from_file(&td, buf);
+    let mut rec = decode::Recording::from_file(&td, buf, None);
     // (The pages are not here yet to guess from: the recorder's word, else nop.)
     match &a.decode.tracer {
         Some(t) => rec.tracer.clone_from(t),
