@@ -215,6 +215,11 @@ fn pick_buffer<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<(&'t Buffer
     }
 }
 
+/// Formats text (bytes) above which a recording's events are found by a
+/// pass over its records before their formats are parsed: a syscalls
+/// recording carries about 0.4 MB of formats, `-e all` 2 MB.
+const FORMATS_WORTH_A_PASS: usize = 512 << 10;
+
 /// The recording of the buffer `opts` picks, its tracer settled (from
 /// `--tracer`, the file, or a first pass over the records), and its merge.
 /// `header`: the output prints the kernel's header block, which needs that
@@ -223,20 +228,26 @@ fn pick_buffer<'t>(td: &'t TraceDat, opts: &DecodeOptions) -> Result<(&'t Buffer
 pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions, header: bool) -> Result<Input<'t>, Error> {
     let (buf, all) = pick_buffer(td, opts)?;
     let layout = td.layout(buf);
+    // (trace-cmd style needs no entry count nor tracer: no header block.)
+    let count = header && !opts.stat && !opts.trace_cmd();
     // One pass over the records first: only the events they use need their
-    // formats parsed (see Seen). `-F` names events whose fields it checks
-    // whether or not they have records.
+    // formats parsed (see Seen). The header's count needs the pass anyway;
+    // otherwise it costs a read of the whole file, which pays only when the
+    // formats are many (`-e all` recordings carry 2 MB of them, and parsed
+    // they take more than twice that). `-F` names events whose fields it
+    // checks whether or not they have records.
     // (`buf` is one of td.buffers; with `all`, every buffer's records print.)
+    let formats: usize = td.formats.iter().map(|f| f.text.len()).sum();
     let (mut seen, mut records) = (Seen::default(), 0);
-    for b in td.buffers.iter().filter(|b| all || core::ptr::eq(*b, buf)) {
+    let pass = count || formats > FORMATS_WORTH_A_PASS;
+    for b in td.buffers.iter().filter(|b| pass && (all || core::ptr::eq(*b, buf))) {
         let n = seen.add(td.all_cpu_pages(b), &td.layout(b));
         if core::ptr::eq(b, buf) {
             records = n;
         }
     }
-    let mut rec = Recording::from_file(td, buf, opts.filters.is_empty().then_some(&seen));
-    // (trace-cmd style needs no entry count nor tracer: no header block.)
-    let guess = if header && !opts.stat && !opts.trace_cmd() { rec.count(records, &seen) } else { "nop" };
+    let mut rec = Recording::from_file(td, buf, (pass && opts.filters.is_empty()).then_some(&seen));
+    let guess = if count { rec.count(records, &seen) } else { "nop" };
     match &opts.tracer {
         Some(t) => rec.tracer.clone_from(t),
         None if !rec.tracer.is_empty() => {}
