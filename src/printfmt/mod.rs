@@ -67,6 +67,7 @@ macro_rules! msg {
 
 mod eval;
 mod parse;
+#[cfg(feature = "fast-print")]
 mod plan;
 pub(crate) use parse::is_type_word;
 pub(crate) mod printf;
@@ -335,18 +336,28 @@ impl Program {
             for e in &mut exprs {
                 eval::specialize(e, env, false);
             }
-            let steps = if cfg!(feature = "fast-print") { plan::build(ev, &self.fmt, &self.pieces, &exprs, env) } else { Vec::new() };
-            Specialized { long_size: env.long_size, tep: env.tep, exprs, steps }
+            Specialized {
+                long_size: env.long_size,
+                tep: env.tep,
+                #[cfg(feature = "fast-print")]
+                steps: plan::build(ev, &self.fmt, &self.pieces, &exprs, env),
+                exprs,
+            }
         });
         let start = buf.len();
+        let same = (s.long_size, s.tep) == (env.long_size, env.tep);
         let other;
-        let r = if cfg!(feature = "fast-print") && (s.long_size, s.tep) == (env.long_size, env.tep) {
-            plan::run(&mut ctx, &self.fmt, &self.pieces, &s.exprs, &s.steps, buf)
-        } else {
+        // (The label goes unused where plans are left out.)
+        #[cfg_attr(not(feature = "fast-print"), allow(unused_labels))]
+        let r = 'r: {
+            #[cfg(feature = "fast-print")]
+            if same {
+                break 'r plan::run(&mut ctx, &self.fmt, &self.pieces, &s.exprs, &s.steps, buf);
+            }
             // Without plans (the board build) the trees; for another
             // recording's `long` or dialect (tests) the trees parsed again,
             // which is smaller than code to keep or clone a copy.
-            let exprs = if (s.long_size, s.tep) == (env.long_size, env.tep) {
+            let exprs = if same {
                 &s.exprs
             } else {
                 other = parse_print_fmt(ev).map(|r| r.1).unwrap_or_default();
@@ -371,6 +382,7 @@ struct Specialized {
     long_size: usize,
     tep: bool,
     exprs: Vec<Expr>,
+    #[cfg(feature = "fast-print")]
     steps: Vec<plan::Step>,
 }
 

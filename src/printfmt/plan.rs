@@ -8,11 +8,10 @@
 //! per record. Behind the `fast-print` feature: the board build evaluates
 //! the trees alone, which prints the same (tests.rs compares the two).
 
-use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, Val};
-use super::parse::{Expr, Func, Op, Ty};
+use super::parse::{Expr, Op, Ty};
 use super::printf::{self, Num, Piece, Spec};
 use super::{Env, ExprArgs};
 use crate::cursor::read_uint;
@@ -60,10 +59,8 @@ pub(crate) enum Step {
     Ptr(Load, Spec),
     /// `%s` of a string field (`__get_str(f)`, `char f[16]`): the field's index.
     Str(u32, Spec),
-    /// `%s` of flag/symbol tables and conditionals over fields (boxed:
-    /// the other steps are a third of its size, and a recording keeps
-    /// thousands of steps).
-    Text(Box<Text>, Spec),
+    /// `%s` of `COND ? "a" : "b"` (mm_lru_insertion's flags letters).
+    Pick(Load, Vec<u8>, Vec<u8>, Spec),
     /// Piece `.0` of the format through the general evaluator, its first
     /// argument expression at `.1`.
     Eval(u32, u32),
@@ -90,7 +87,11 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
             (b'p', Some(e)) if matches!(ext(fmt, s).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
                 load(ev, e, env).map(|l| Step::Ptr(l, *s))
             }
-            (b's', Some(e)) => string_field(ev, e).map(|i| Step::Str(i, *s)).or_else(|| text(ev, e, env).map(|t| Step::Text(Box::new(t), *s))),
+            (b's', Some(Expr::Cond(c, a, b))) => match (&**a, &**b) {
+                (Expr::Str(a), Expr::Str(b)) => load(ev, c, env).map(|l| Step::Pick(l, a.clone(), b.clone(), *s)),
+                _ => None,
+            },
+            (b's', Some(e)) => string_field(ev, e).map(|i| Step::Str(i, *s)),
             _ => None,
         };
         steps.push(step.unwrap_or(Step::Eval(k as u32, arg as u32)));
@@ -125,102 +126,6 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
         Ty { size: f.size as u8, signed: f.signed, ptr: f.is_ptr }
     };
     Some(Load { offset: u32::try_from(f.offset).ok()?, size: f.size as u8, ty, op, cast })
-}
-
-/// What `%s` of a flag/symbol table or a conditional over fields prints
-/// (mm_lru_insertion's `REC->flags & 0x1 ? "M" : " "`, kmem's
-/// `REC->gfp_flags ? __print_flags(REC->gfp_flags, "|", ...) : "none"`).
-/// Every string is already cut at its NUL, as `%s` would cut it.
-#[derive(Clone, Debug)]
-pub(crate) enum Text {
-    Lit(Vec<u8>),
-    /// `__print_flags(f, "delim", ...)` (with the delimiter) or
-    /// `__print_symbolic(f, ...)`: `f`, the mask of its width, and the
-    /// entries' values (masked) and names.
-    Table { arg: Load, mask: u64, delim: Option<Vec<u8>>, entries: Vec<(u64, Vec<u8>)> },
-    /// `COND ? a : b`.
-    Pick(Load, Box<Text>, Box<Text>),
-}
-
-impl Text {
-    fn print(&self, ctx: &Ctx, out: &mut Vec<u8>) -> EResult<()> {
-        match self {
-            Text::Lit(s) => out.extend_from_slice(s),
-            Text::Pick(c, a, b) => return if c.get(ctx)? != 0 { a.print(ctx, out) } else { b.print(ctx, out) },
-            Text::Table { arg, mask, delim, entries } => {
-                // The walk of `Ctx::call` (trace_print_flags_seq(),
-                // trace_print_symbols_seq()) over entries known at compile time.
-                let v = arg.get(ctx)? & mask;
-                let mut rest = v;
-                let mut first = true;
-                for (m, name) in entries {
-                    match delim {
-                        // Flags stop when none are left.
-                        Some(_) if rest == 0 => break,
-                        Some(d) if rest & m == *m => {
-                            rest &= !m;
-                            if !first {
-                                out.extend_from_slice(d);
-                            }
-                            first = false;
-                            out.extend_from_slice(name);
-                        }
-                        None if *m == v => {
-                            out.extend_from_slice(name);
-                            return Ok(());
-                        }
-                        _ => {}
-                    }
-                }
-                // What no entry named, in hex.
-                if rest != 0 || delim.is_none() {
-                    if let (false, Some(d)) = (first, delim) {
-                        out.extend_from_slice(d);
-                    }
-                    printf::hex0x(out, rest);
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `e` as a `Text`, when it is one.
-fn text(ev: &Event, e: &Expr, env: &Env) -> Option<Text> {
-    match e {
-        Expr::Str(s) => Some(Text::Lit(cut(s))),
-        Expr::Cond(c, a, b) => Some(Text::Pick(load(ev, c, env)?, Box::new(text(ev, a, env)?), Box::new(text(ev, b, env)?))),
-        Expr::Call(f, args) => {
-            let flags = matches!(f, Func::PrintFlags | Func::PrintFlagsU64);
-            if !flags && !matches!(f, Func::PrintSymbolic | Func::PrintSymbolicU64) {
-                return None;
-            }
-            let mask = if matches!(f, Func::PrintFlags | Func::PrintSymbolic) && env.long_size < 8 { 0xffff_ffff } else { u64::MAX };
-            let arg = load(ev, args.first()?, env)?;
-            let (delim, table) = match (flags, args.get(1)) {
-                (true, Some(Expr::Str(d))) => (Some(cut(d)), args.get(2..)?),
-                (true, _) => return None,
-                (false, _) => (None, args.get(1..)?),
-            };
-            let mut entries = Vec::new();
-            for e in table {
-                match e {
-                    Expr::Entry(v, n) => entries.push((v & mask, cut(n))),
-                    // `{ 0, NULL }`, and any list that is not `{ value, name }`,
-                    // ends the table (see `Ctx::entry`).
-                    Expr::List(l) if l.len() != 2 || matches!(l[1], Expr::Num(0, _)) => break,
-                    _ => return None,
-                }
-            }
-            Some(Text::Table { arg, mask, delim, entries })
-        }
-        _ => None,
-    }
-}
-
-/// A string up to its NUL.
-fn cut(s: &[u8]) -> Vec<u8> {
-    s.split(|&b| b == 0).next().unwrap_or(b"").to_vec()
 }
 
 /// `__get_str(f)` or a `char` array field (through a pointer cast or not):
@@ -269,12 +174,9 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
                 let d = f.data(ctx.rec, env.endian).ok_or(msg!("field beyond the record"))?;
                 printf::string(out, d, s.flags, num(s.width), num(s.prec));
             }
-            Step::Text(t, s) => {
-                let start = out.len();
-                t.print(ctx, out)?;
-                if s.width != Num::None || s.prec != Num::None {
-                    printf::pad_tail(out, start, s.flags, num(s.width), num(s.prec));
-                }
+            Step::Pick(c, a, b, s) => {
+                let d = if c.get(ctx)? != 0 { a } else { b };
+                printf::string(out, d, s.flags, num(s.width), num(s.prec));
             }
             Step::Eval(p, a) => {
                 let p = *p as usize;

@@ -448,7 +448,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         let cls = self.cls;
         let class = cls.get(rec_type(r.data, self.endian))?;
-        let generic = matches!(class.kind, Kind::Generic);
+        // (A speed-up the board build leaves out: there Kernel::line
+        // prints these events.)
+        let generic = cfg!(feature = "fast-print") && matches!(class.kind, Kind::Generic);
         if !generic && !matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. }) {
             return None;
         }
