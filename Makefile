@@ -2,7 +2,7 @@
 # both install what they need through scripts/setup.sh.
 CARGO   ?= cargo
 OBJCOPY ?= objcopy
-NOEH    := -R .eh_frame -R .eh_frame_hdr -R .gcc_except_table
+NOEH    := -R .eh_frame -R .eh_frame_hdr -R .gcc_except_table -R .comment
 TARGET  := x86_64-unknown-linux-musl
 BIN     := target/$(TARGET)/release/ftbox
 TINY    := target/tiny/$(TARGET)/release/ftbox
@@ -22,7 +22,8 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 #
 # x86_64 also links without .eh_frame_hdr (no PT_GNU_EH_FRAME header), and
 # $(BIN) then has .eh_frame/.gcc_except_table removed (NOEH below): with
-# panic=abort nothing ever unwinds, so those tables are never read.
+# panic=abort nothing ever unwinds, so those tables are never read. The
+# linker's and compilers' version strings (.comment) go with them.
 #
 # x86_64 links with rust-lld (shipped with rustup's rustc, as for the aarch64
 # cross build): it lays the static binary out tighter than GNU ld (measured
