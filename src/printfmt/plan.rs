@@ -4,8 +4,8 @@
 //! `__get_str(name)`), and walking the argument tree and the generic
 //! conversion for each of them was a large part of the time per record. A
 //! conversion the steps do not cover (`*` widths, most operators and
-//! helpers) keeps the general evaluator, decided once for the event, not
-//! per record. Behind the `fast-print` feature: the board build evaluates
+//! helpers, `__print_flags`/`__print_symbolic` tables) keeps the general
+//! evaluator, decided once for the event, not per record. Behind the `fast-print` feature: the board build evaluates
 //! the trees alone, which prints the same (tests.rs compares the two).
 
 use alloc::vec::Vec;
