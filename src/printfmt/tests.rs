@@ -594,6 +594,7 @@ fn messages_round_trip() {
 /// both `long` sizes, for every kind of step; the three flag/symbol
 /// tables are left to the evaluator, inside the same line.
 #[test]
+#[cfg(feature = "fast-print")]
 fn plan_prints_as_the_evaluator() {
     let ev = event(
         &[("unsigned long call_site", 8, false), ("void * ptr", 8, false), ("int n", 4, true), ("unsigned int dev", 4, false), ("unsigned long gfp", 8, false), ("char name[8]", 8, true), ("__data_loc char[] s", 4, false), ("char c", 1, true)],

@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok((demux, meta)) = Demux::open(Box::new(Bytes(file, 0))) else { return };
     let Ok(td) = TraceDat::open(&meta) else { return };
     let Some(buf) = td.buffers.first() else { return };
-    let mut rec = Recording::from_file(&td, buf);
+    let mut rec = Recording::from_file(&td, buf, None);
     // A hostile CPU count must not become as many sources.
     let ncpus = rec.ncpus.min(256);
     let d = Rc::new(RefCell::new(demux));
