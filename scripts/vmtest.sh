@@ -13,9 +13,15 @@
 # Exit 0 when nothing failed; checks waiting on an applet that is not written
 # yet are reported as pending, and fail only with VMTEST_STRICT=1.
 #
+# `-s bench` (not part of `all`) makes the bench-sized function_graph and
+# function recordings scripts/bench-decode.sh reads: OUT/KERNEL/bench-fg/fg.dat
+# and OUT/KERNEL/bench-func/func.dat, about VMTEST_BENCH_RECORDS records each
+# (default 1000000).
+#
 # Environment: FTBOX_BIN (a built static ftbox; else it is built here),
 # FTBOX_VM_CACHE (kernels; default ${XDG_CACHE_HOME:-~/.cache}/ftbox-vm),
-# VMTEST_KERNELS, VMTEST_SCEN, VMTEST_TIMEOUT (per boot, seconds).
+# VMTEST_KERNELS, VMTEST_SCEN, VMTEST_TIMEOUT (per boot, seconds),
+# VMTEST_SCEN_LIMIT (per scenario, seconds), VMTEST_BENCH_RECORDS.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VM=$ROOT/scripts/vm
@@ -44,7 +50,7 @@ while [ $# -gt 0 ]; do
     -o) OUT=$2; shift ;;
     -t) TIMEOUT=$2; shift ;;
     --shell) SHELL_MODE=1 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
     shift
@@ -153,7 +159,7 @@ for v in $KERNELS; do
     # trace_clock=local: TCG's TSC looks unstable to 6.1, which then boots
     # with the global clock; `ftctl reset` (like trace-cmd reset) sets local,
     # the documented default, and the state checks compare with the boot.
-    append="console=ttyS0 quiet loglevel=5 panic=-1 mitigations=off trace_clock=local rdinit=/init ftbox.scen=$SCEN ftbox.limit=$LIMIT ${VMTEST_APPEND:-}"
+    append="console=ttyS0 quiet loglevel=5 panic=-1 mitigations=off trace_clock=local rdinit=/init ftbox.scen=$SCEN ftbox.limit=$LIMIT ${VMTEST_BENCH_RECORDS:+ftbox.bench=$VMTEST_BENCH_RECORDS} ${VMTEST_APPEND:-}"
     # The stream scenario's port: a PCI UART of its own (the ISA ones share
     # interrupts), captured byte for byte.
     stream_port="-chardev file,id=stream,path=$d/stream.port -device pci-serial,chardev=stream"

@@ -8,8 +8,10 @@
 set -u
 K=$1 D=$2 SCEN=$3
 ALL="rescue fg fgtail func kprobe instance record stream"
-[ "$SCEN" = all ] && SCEN=$ALL
-SCEN=$(echo "$SCEN" | tr ',' ' ')
+BENCH="bench-fg bench-func"
+SCEN=$(for s in $(echo "$SCEN" | tr ',' ' '); do
+    case $s in all) echo $ALL ;; bench) echo $BENCH ;; *) echo $s ;; esac
+done)
 TAB=$(printf '\t')
 
 nok=0 npend=0 nfail=0 lines=0 ident=0

@@ -173,6 +173,8 @@ info() {
 }
 
 ALL="rescue fg fgtail func kprobe instance record stream"
+# Not in `all`: the bench-sized recordings for scripts/bench-decode.sh.
+BENCH="bench-fg bench-func"
 
 # counts FILE STYLE: records per event type, in a form both texts share, so a
 # recording can be checked against trace-cmd report where there is no kernel
@@ -232,9 +234,58 @@ events() {
 # event_counts FILE: records per event type of an events list.
 event_counts() { awk '{ n[$3]++ } END { for (e in n) print e, n[e] }' "$S/$1" | sort; }
 
+# --- Bench-sized recordings (scen/bench-fg.sh, scen/bench-func.sh) ---
+
+# The bench's workload, LOOPS times over or until the guest's uptime reaches
+# UNTIL seconds: one byte at a time through dd (the hot read/write path),
+# small files and /proc texts read whole, directories listed with their
+# inodes' attributes: many calls of a few functions and a spread of others,
+# as a real recording has.
+bench_workload() { # LOOPS [UNTIL]
+    _i=0 _up=0
+    while [ $_i -lt "$1" ] && [ "${_up%.*}" -lt "${2:-999999}" ]; do
+        dd if=/dev/zero of=/dev/null bs=1 count=200 2>/dev/null
+        cat /proc/version /proc/meminfo /proc/stat /vm/lib.sh >/dev/null
+        ls -l /vm /bin /sys/kernel/tracing >/dev/null
+        _i=$((_i + 1))
+        read -r _up _ </proc/uptime
+    done
+}
+
+# records_of FILE: the records of a recording, as ftcat --stat counts them.
+records_of() { ftcat --stat "$1" | sed -n 's/^records: //p'; }
+
+# bench_record NAME FTREC-ARGS…: NAME.dat, an ftrec recording (-F -c) of
+# the bench workload with about ftbox.bench= records (default 1 M). A short
+# calibration run gives the records per loop on this kernel, which sets the
+# loops of the real one. The buffer holds the whole recording, so nothing is
+# lost when TCG gives ftrec's reader little time. The real run stops
+# looping after half the scenario's time limit (ftbox.limit=) whatever the
+# count, so a slow host gets a smaller recording rather than none.
+bench_record() {
+    _bn=$1; shift
+    _want=$(sed -n 's/.*ftbox\.bench=\([0-9]*\).*/\1/p' /proc/cmdline)
+    _want=${_want:-1000000}
+    run $_bn.cal ftrec -b 65536 "$@" -F -c -o $_bn.cal.dat -- sh -c '. /vm/lib.sh; bench_workload 1' || return
+    _r=$(records_of $S/$_bn.cal.dat)
+    rm -f $S/$_bn.cal.dat
+    [ "${_r:-0}" -gt 0 ] || { say "  $_bn: no records in the calibration run"; return 1; }
+    _loops=$((_want / _r + 1))
+    say "  $_bn: $_r records in a loop; $_loops loops for about $_want"
+    note "$_bn: $_r records in a loop of the workload; $_loops loops recorded"
+    _lim=$(sed -n 's/.*ftbox\.limit=\([0-9]*\).*/\1/p' /proc/cmdline)
+    read -r _up _ </proc/uptime
+    _until=$((${_up%.*} + ${_lim:-400} / 2))
+    run $_bn.ftrec ftrec -b 65536 "$@" -F -c -o $_bn.dat -- sh -c ". /vm/lib.sh; bench_workload $_loops $_until" || return
+    run $_bn.stat ftcat --stat $_bn.dat
+    say "  $_bn: $(sed -n 's/^records: //p' $S/$_bn.stat) records, $(wc -c <$S/$_bn.dat) bytes"
+}
+
 lab_main() { # SCENARIOS LIMIT
     _list=$(echo "$1" | tr ',' ' ')
-    [ "$_list" = all ] && _list=$ALL
+    _list=$(for _s in $_list; do
+        case $_s in all) echo $ALL ;; bench) echo $BENCH ;; *) echo $_s ;; esac
+    done)
     # Boot option state, to restore exactly (options are "name" or "noname").
     cat $T/trace_options >/tmp/options.boot
     echo  # the firmware leaves the console mid-line
