@@ -11,9 +11,15 @@
 #         compiler run, disk writes): $BENCH_DIR/all.dat, recorded with
 #         ftrec when missing (root and tracefs; goal >= 10 M events).
 #   fg    function_graph and
-#   func  function: $FG and $FUNC, else the VM lab's last recordings
-#         (target/vmtest/KERNEL/{fg,func}/ext.dat, `make vmtest`: this
-#         host refuses function tracing), else the linux-6.12 fixtures.
+#   func  function: $FG and $FUNC, else the VM lab's bench recordings
+#         $BENCH_DIR/{fg,func}-V.dat (V: $VM_KERNEL's version, 6.12 by
+#         default; about 1 M records each of a mixed workload, recorded
+#         with ftrec in the guest), made when missing by
+#         `scripts/vmtest.sh -k $VM_KERNEL -s bench` (this host refuses
+#         function tracing; QEMU under TCG, a few minutes of one core).
+#         If the lab cannot make them: the last `make vmtest`'s small
+#         recordings (target/vmtest/KERNEL/{fg,func}/ext.dat), else the
+#         linux-6.12 fixtures.
 #   dd    syscalls:sys_*_write and sched on `dd bs=1 count=$COUNT`:
 #         $BENCH_DIR/dd.dat, recorded when missing.
 # BENCH_DIR defaults to /tmp/ftbox-bench (recordings of hundreds of MB do
@@ -36,6 +42,7 @@ BENCH_DIR=${BENCH_DIR:-/tmp/ftbox-bench}
 COUNT=${COUNT:-600000}
 ALL_LOOPS=${ALL_LOOPS:-20}
 RUNS=${RUNS:-1}
+VM_KERNEL=${VM_KERNEL:-6.12.117+deb12-amd64}
 [ -x "$FTBOX" ] || { echo "bench-decode: no binary at $FTBOX (make, or set FTBOX)" >&2; exit 1; }
 command -v trace-cmd >/dev/null || { echo "bench-decode: trace-cmd not installed" >&2; exit 1; }
 /usr/bin/time -f %U true 2>/dev/null || { echo "bench-decode: needs GNU time (/usr/bin/time)" >&2; exit 1; }
@@ -80,8 +87,28 @@ record_dd() {
 		-- dd if=/dev/zero of=/dev/null bs=1 count="$COUNT" 2>/dev/null
 }
 
-# A VM lab recording of scenario $1, else the fixture $2.
+# The VM lab's bench recordings of $VM_KERNEL into $BENCH_DIR/{fg,func}-V.dat,
+# when missing; a lab that fails leaves them missing.
+vm_bench() {
+	v=$(echo "$VM_KERNEL" | cut -d. -f1,2)
+	[ -f "$BENCH_DIR/fg-$v.dat" ] && [ -f "$BENCH_DIR/func-$v.dat" ] && return
+	echo "recording $BENCH_DIR/{fg,func}-$v.dat in the VM lab ($VM_KERNEL, -s bench)"
+	o=$BENCH_DIR/vmtest
+	bin=
+	file -L "$FTBOX" 2>/dev/null | grep -q static && bin=$(readlink -f "$FTBOX")
+	FTBOX_BIN=$bin nice sh "$(dirname "$0")/vmtest.sh" -k "$VM_KERNEL" -s bench -o "$o" >&2 ||
+		echo "bench-decode: the VM lab failed (see $o/$VM_KERNEL/console.log)" >&2
+	for k in fg func; do
+		[ -f "$o/$VM_KERNEL/bench-$k/$k.dat" ] && mv "$o/$VM_KERNEL/bench-$k/$k.dat" "$BENCH_DIR/$k-$v.dat"
+	done
+	return 0
+}
+
+# A VM lab recording of kind $1: the bench one, else the last vmtest's,
+# else the fixture $2.
 vm_or_fixture() {
+	f=$BENCH_DIR/$1-$(echo "$VM_KERNEL" | cut -d. -f1,2).dat
+	[ -f "$f" ] && { echo "$f"; return; }
 	for f in "${CARGO_TARGET_DIR:-target}"/vmtest/*/"$1"/ext.dat; do
 		[ -f "$f" ] && { echo "$f"; return; }
 	done
@@ -92,6 +119,7 @@ if [ $# -eq 0 ]; then
 	mkdir -p "$BENCH_DIR"
 	[ -f "$BENCH_DIR/all.dat" ] || record_all "$BENCH_DIR/all.dat"
 	[ -f "$BENCH_DIR/dd.dat" ] || record_dd "$BENCH_DIR/dd.dat"
+	[ -n "${FG:-}" ] && [ -n "${FUNC:-}" ] || vm_bench
 	set -- "$BENCH_DIR/all.dat" "${FG:-$(vm_or_fixture fg fg.dat)}" "${FUNC:-$(vm_or_fixture func func.dat)}" "$BENCH_DIR/dd.dat"
 fi
 
