@@ -147,15 +147,42 @@ lab_reset() {
     cd /
 }
 
-ship() { # NAME: send /out/NAME to the host over ttyS1, framed and checksummed
-    _t=/tmp/ship.tgz
-    tar -C /out -cf - "$1" | gzip -1 >$_t
-    {
-        echo "FTBOX-BEGIN $1"
-        base64 <$_t
-        echo "FTBOX-END $1 $(md5sum <$_t | cut -d' ' -f1)"
-    } >/dev/ttyS1
-    rm -f $_t
+# The results' fast lane: an ivshmem device (qemu -device ivshmem-plain)
+# whose memory is a file on the host. The guest has no driver for it (no
+# modules) and needs none: /dev/mem writes its BAR, which STRICT_DEVMEM
+# allows as it is neither RAM nor claimed by a driver. ttyS1 then carries
+# only where each archive lies. Without the device (or when it is full)
+# archives cross ttyS1 itself, in base64, at a few hundred KB/s.
+shm_find() {
+    for _p in /sys/bus/pci/devices/*; do
+        [ "$(cat $_p/vendor)" = 0x1af4 ] && [ "$(cat $_p/device)" = 0x1110 ] || continue
+        echo 1 >$_p/enable 2>/dev/null
+        set -- $(sed -n 3p $_p/resource)
+        SHM_BASE=$(($1)) SHM_END=$(($2 + 1)) SHM_AT=$(($1))
+        return 0
+    done
+    return 1
+}
+
+ship() { # NAME: send /out/NAME to the host, framed and checksummed on ttyS1
+    _t=/tmp/ship.tar
+    rm -f /tmp/ship.err
+    tar -C /out -cf $_t "$1"
+    _len=$(wc -c <$_t)
+    if [ -n "${SHM_AT:-}" ] && [ $((SHM_AT + _len)) -le "$SHM_END" ] &&
+        dd if=$_t of=/dev/mem bs=65536 seek=$((SHM_AT / 65536)) conv=notrunc 2>/tmp/ship.err; then
+        echo "FTBOX-SHM $1 $((SHM_AT - SHM_BASE)) $_len $(md5sum <$_t | cut -d' ' -f1)" >/dev/ttyS1
+        SHM_AT=$(((SHM_AT + _len + 65535) / 65536 * 65536))
+    else
+        [ -s /tmp/ship.err ] && say "ivshmem: $(tail -n 1 /tmp/ship.err); results go over ttyS1 in base64" && SHM_AT=
+        gzip -1 <$_t >$_t.gz
+        {
+            echo "FTBOX-BEGIN $1"
+            base64 <$_t.gz
+            echo "FTBOX-END $1 $(md5sum <$_t.gz | cut -d' ' -f1)"
+        } >/dev/ttyS1
+    fi
+    rm -f $_t $_t.gz
 }
 
 info() {
@@ -294,6 +321,7 @@ lab_main() { # SCENARIOS LIMIT
     # sub-buffers, which would show as a difference in the first scenario.
     _kb=$(sed -n 's/.*expanded: \([0-9]*\)).*/\1/p' $T/buffer_size_kb)
     [ -n "$_kb" ] && echo "$_kb" >$T/buffer_size_kb
+    shm_find || say "no ivshmem device: results go over ttyS1 in base64"
     info; ship info
     for s in $_list; do
         S=/out/$s; mkdir -p $S; : >$S/manifest
