@@ -175,7 +175,8 @@ for v in $KERNELS; do
     # The results' fast lane (scripts/vm/lib.sh, ship): guest memory that is
     # a (sparse) file here. /dev/mem reaches no further than the end of RAM,
     # so RAM above 512 MB goes above 4 GB and the PCI hole, where the BAR
-    # lies, below it.
+    # lies, below it. (QEMU warns in qemu.log that a split off a 1 GB
+    # boundary may cost speed: it means huge pages under KVM, not TCG.)
     devices="$devices -machine max-ram-below-4g=512M -object memory-backend-file,id=results,share=on,mem-path=$d/results.shm,size=256M -device ivshmem-plain,memdev=results"
     if [ -n "$SHELL_MODE" ]; then
         exec qemu-system-x86_64 -accel $ACCEL -cpu max -smp 2 -m 1024 -nographic -no-reboot \
