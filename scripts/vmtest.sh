@@ -50,7 +50,7 @@ while [ $# -gt 0 ]; do
     -o) OUT=$2; shift ;;
     -t) TIMEOUT=$2; shift ;;
     --shell) SHELL_MODE=1 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
     esac
     shift
@@ -143,9 +143,9 @@ unpack() { # DIR
         inb { print >> f }' | while read -r how name sum off len; do
         a=$1/$name.archive
         if [ "$how" = shm ]; then
-            dd if="$1/results.shm" of="$a" bs=64K skip=$((off / 65536)) count="$len" iflag=count_bytes status=none
+            dd if="$1/results.shm" of="$a" bs=64K skip=$((off / 65536)) count="$len" iflag=count_bytes status=none || :
         else
-            base64 -d <"$1/$name.b64" >"$a" 2>/dev/null
+            base64 -d <"$1/$name.b64" >"$a" 2>/dev/null || :
         fi
         if [ "$(md5sum <"$a" | cut -d' ' -f1)" = "$sum" ]; then
             tar -xf "$a" -C "$1"
