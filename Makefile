@@ -146,10 +146,12 @@ demo: build
 # `{:?}` prints nothing (non-test code must not use it for output; it does
 # not), and alloc's size-optimized paths (e.g. small sorts). The issue
 # asked for -Zbuild-std=std,panic_abort: with no std in the binary,
-# core,alloc is that build minus what would go unused.
+# core,alloc is that build minus what would go unused. LLVM's branch
+# folding merges the identical tails of blocks from two instructions up,
+# not three: a jump in place of a copy, for a build that puts size first.
 TINYFLAGS := -Zunstable-options -Cpanic=immediate-abort -Crelocation-model=static \
 	-Cforce-unwind-tables=no -Zlocation-detail=none -Zfmt-debug=none -Clinker=rust-lld -Clink-arg=--no-eh-frame-hdr -Clink-arg=--icf=all -Clink-arg=$(NOEH_LD) \
-	-Cllvm-args=-enable-machine-outliner=always
+	-Cllvm-args=-enable-machine-outliner=always -Cllvm-args=-tail-merge-size=2
 tiny:
 	@sh scripts/setup.sh tiny
 	RUSTFLAGS="$(TINYFLAGS)" CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
