@@ -20,10 +20,12 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 # linked. A panic prints
 # "ftbox: panicked at FILE:LINE:COL:", the message, and aborts (status 134).
 #
-# x86_64 also links without .eh_frame_hdr (no PT_GNU_EH_FRAME header), and
-# $(BIN) then has .eh_frame/.gcc_except_table removed (NOEH below): with
-# panic=abort nothing ever unwinds, so those tables are never read. The
-# linker's and compilers' version strings (.comment) go with them.
+# x86_64 also links without .eh_frame_hdr (no PT_GNU_EH_FRAME header) and
+# without .eh_frame/.gcc_except_table (scripts/noeh.ld, NOEH_LD): with
+# panic=abort nothing ever unwinds, so those tables are never read. Left
+# out by the linker they take no room at all; objcopy removing them later
+# (NOEH below, still run for the linker's and compilers' version strings,
+# .comment) left a hole of up to a page in the file before the code.
 #
 # x86_64 links with rust-lld (shipped with rustup's rustc, as for the aarch64
 # cross build): it lays the static binary out tighter than GNU ld (measured
@@ -39,10 +41,18 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 # The board build (make tiny, below) uses it. This one does not: it also
 # outlines pieces of hot loops (a call per hex digit of kallsyms), and
 # without it ftcat decodes 25-40% faster, for 12 KB.
+#
+# Panic messages name the source file; for the crates from the registry
+# that was the full path under $$CARGO_HOME, the builder's home directory
+# and the registry index's name included. The remap leaves the path from
+# the crate's own directory on, as ours is: "ruzstd-0.9.1/src/...".
+CARGO_HOME ?= $(HOME)/.cargo
+REMAP := $(foreach d,$(wildcard $(CARGO_HOME)/registry/src/*),--remap-path-prefix=$(d)/=)
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
-export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static -C link-arg=--no-eh-frame-hdr -C link-arg=--icf=all
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
-export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static
+NOEH_LD := $(CURDIR)/scripts/noeh.ld
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static -C link-arg=--no-eh-frame-hdr -C link-arg=--icf=all -C link-arg=$(NOEH_LD) $(REMAP)
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static $(REMAP)
+export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static $(REMAP)
 
 .PHONY: FORCE all build full test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-noeh
 all: build
@@ -136,10 +146,12 @@ demo: build
 # `{:?}` prints nothing (non-test code must not use it for output; it does
 # not), and alloc's size-optimized paths (e.g. small sorts). The issue
 # asked for -Zbuild-std=std,panic_abort: with no std in the binary,
-# core,alloc is that build minus what would go unused.
+# core,alloc is that build minus what would go unused. LLVM's branch
+# folding merges the identical tails of blocks from two instructions up,
+# not three: a jump in place of a copy, for a build that puts size first.
 TINYFLAGS := -Zunstable-options -Cpanic=immediate-abort -Crelocation-model=static \
-	-Cforce-unwind-tables=no -Zlocation-detail=none -Zfmt-debug=none -Clinker=rust-lld -Clink-arg=--no-eh-frame-hdr -Clink-arg=--icf=all \
-	-Cllvm-args=-enable-machine-outliner=always
+	-Cforce-unwind-tables=no -Zlocation-detail=none -Zfmt-debug=none -Clinker=rust-lld -Clink-arg=--no-eh-frame-hdr -Clink-arg=--icf=all -Clink-arg=$(NOEH_LD) \
+	-Cllvm-args=-enable-machine-outliner=always -Cllvm-args=-tail-merge-size=2
 tiny:
 	@sh scripts/setup.sh tiny
 	RUSTFLAGS="$(TINYFLAGS)" CARGO_PROFILE_RELEASE_OPT_LEVEL=z \

@@ -3,10 +3,10 @@
 //! `slice::sort_by` is generic over the element and the comparison, so each
 //! call site would carry its own copy of core's sort (driftsort or ipnsort,
 //! with their small-sort networks). Callers here sort positions instead:
-//! [`sort_by`] sorts `0..n` with one routine and the comparison handed over
-//! as `dyn`, [`sort_by_key`] sorts plain (key, position) pairs; only the
-//! small step that moves the items into that order is generic. Ties are
-//! broken by position, so both sorts are stable.
+//! [`sort_by`] sorts `0..n` with a merge sort of its own and the comparison
+//! handed over as `dyn`, [`sort_by_key`] sorts plain (key, position) pairs
+//! with core's; only the small step that moves the items into that order
+//! is generic. Both sorts are stable.
 
 use alloc::vec::Vec;
 use core::cmp::Ordering;
@@ -26,11 +26,34 @@ pub fn sort_by_key<T>(v: &mut [T], mut key: impl FnMut(&T) -> u64) {
     permute(v, &mut order);
 }
 
-/// `0..n` sorted by `cmp`, ties by position.
+/// `0..n` sorted by `cmp`, stably: a bottom-up merge sort, runs of 1, 2,
+/// 4... merged in turn. (Core's sort, unrolled for short runs, calls a
+/// comparison from dozens of places, each an indirect call here; a merge
+/// calls it from one.)
 #[inline(never)]
 fn positions_by(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_unstable_by(|&a, &b| cmp(a, b).then(a.cmp(&b)));
+    let mut merged = alloc::vec![0; n];
+    let mut width = 1;
+    while width < n {
+        let mut lo = 0;
+        while lo < n {
+            let mid = (lo + width).min(n);
+            let hi = (lo + 2 * width).min(n);
+            let (mut i, mut j) = (lo, mid);
+            for out in &mut merged[lo..hi] {
+                // The right run's item only when it is less: equal items
+                // keep their order.
+                let right = i == mid || (j < hi && cmp(order[j], order[i]) == Ordering::Less);
+                let from = if right { &mut j } else { &mut i };
+                *out = order[*from];
+                *from += 1;
+            }
+            lo = hi;
+        }
+        core::mem::swap(&mut order, &mut merged);
+        width *= 2;
+    }
     order
 }
 
@@ -80,7 +103,7 @@ mod tests {
     /// Both sorts give what core's stable sort gives.
     #[test]
     fn stable_as_core() {
-        for (n, keys) in [(0, 1), (1, 1), (2, 1), (7, 3), (100, 5), (1000, 1000), (5000, 40)] {
+        for (n, keys) in [(0, 1), (1, 1), (2, 1), (3, 2), (7, 3), (100, 5), (1000, 1000), (1025, 2), (5000, 40)] {
             let v = items(n, keys);
             let mut want = v.clone();
             want.sort_by_key(|e| e.0);
@@ -95,6 +118,22 @@ mod tests {
             let mut c = v;
             sort_by(&mut c, |x, y| y.0.cmp(&x.0));
             assert_eq!(c, want, "descending {n} {keys}");
+        }
+    }
+
+    /// Input already in order, or in reverse order.
+    #[test]
+    fn sorted_and_reversed() {
+        for n in [2, 9, 64, 1000] {
+            let v: Vec<(u64, usize)> = (0..n).map(|i| (i as u64 / 3, i)).collect();
+            let mut a = v.clone();
+            sort_by(&mut a, |x, y| x.0.cmp(&y.0));
+            assert_eq!(a, v, "sorted {n}");
+            let mut b = v.clone();
+            sort_by(&mut b, |x, y| y.0.cmp(&x.0));
+            let mut want = v;
+            want.sort_by(|x, y| y.0.cmp(&x.0));
+            assert_eq!(b, want, "reversed {n}");
         }
     }
 
