@@ -4,6 +4,7 @@
 //! outside this module against the same trait.
 
 use alloc::string::String;
+#[cfg(any(feature = "trace-cmd-style", feature = "fast-print"))]
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
@@ -91,6 +92,7 @@ pub struct KernelText<'r, 'o> {
     /// names from formats).
     direct: bool,
     /// A print fmt event's text on its way to `out` (see `tail_raw`).
+    #[cfg(feature = "fast-print")]
     line: Vec<u8>,
 }
 
@@ -99,10 +101,18 @@ impl<'r, 'o> KernelText<'r, 'o> {
         // Escapes stand for bytes that are not UTF-8, and for the lead
         // bytes (0xEF) of chars of the escape range itself.
         let direct = core::str::from_utf8(&rec.saved).is_ok() && !rec.saved.contains(&0xef);
-        KernelText { k, out, rec, direct, line: Vec::new() }
+        KernelText {
+            k,
+            out,
+            rec,
+            direct,
+            #[cfg(feature = "fast-print")]
+            line: Vec::new(),
+        }
     }
 }
 
+#[cfg(feature = "fast-print")]
 impl KernelText<'_, '_> {
     /// The text of a print fmt event and its newline, after the line's
     /// head, copied into the writer's buffer as the bytes the print fmt
@@ -114,9 +124,6 @@ impl KernelText<'_, '_> {
     /// head) even with each byte counted as a three-byte escape, as the
     /// bound counts them.
     fn tail_raw(&mut self, r: &Rec, id: u16) -> bool {
-        if !cfg!(feature = "fast-print") {
-            return false;
-        }
         let line = &mut self.line;
         line.clear();
         let Some(how) = self.k.env.render_raw(id, r.data, line) else { return false };
@@ -150,9 +157,11 @@ impl Output for KernelText<'_, '_> {
                     }
                     Some(Wrote::Head(k, c)) => {
                         self.out.commit(k);
-                        if !self.tail_raw(r, c.id) {
-                            let _ = self.k.line_tail(self.out, r, c, k);
+                        #[cfg(feature = "fast-print")]
+                        if self.tail_raw(r, c.id) {
+                            return false;
                         }
+                        let _ = self.k.line_tail(self.out, r, c, k);
                         return false;
                     }
                     None => {}

@@ -85,7 +85,6 @@ impl Decoder {
     /// `out` as the bytes the kernel prints (not yet the raw-byte escapes
     /// of `core::fmt::Write`): an output that keeps bytes copies them as
     /// they are. None (nothing appended) where `render` prints fields.
-    #[inline(never)]
     pub fn render_raw(&self, id: u16, data: &[u8], out: &mut Vec<u8>) -> Option<Rendered> {
         let (ev, prog) = self.get(id)?;
         let p = prog.get_or_init(|| Program::compile(ev).ok()).as_ref()?;
@@ -110,8 +109,7 @@ impl Env for Decoder {
             return Ok(r);
         }
         drop(buf);
-        let Some((ev, _)) = self.get(id) else { return Ok(Rendered::Fallback) };
-        printfmt::render_fields(ev, data, &self.penv(), out).map_err(|_| fmt::Error)?;
+        self.fields(id, data, out)?;
         Ok(Rendered::Fallback)
     }
 
