@@ -4,7 +4,7 @@
 //! outside this module against the same trait.
 
 use alloc::string::String;
-#[cfg(feature = "trace-cmd-style")]
+#[cfg(any(feature = "trace-cmd-style", feature = "fast-print"))]
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
@@ -91,6 +91,9 @@ pub struct KernelText<'r, 'o> {
     /// holds a raw-byte escape (the rest of such a line is numbers and
     /// names from formats).
     direct: bool,
+    /// A print fmt event's text on its way to `out` (see `tail_raw`).
+    #[cfg(feature = "fast-print")]
+    line: Vec<u8>,
 }
 
 impl<'r, 'o> KernelText<'r, 'o> {
@@ -98,7 +101,40 @@ impl<'r, 'o> KernelText<'r, 'o> {
         // Escapes stand for bytes that are not UTF-8, and for the lead
         // bytes (0xEF) of chars of the escape range itself.
         let direct = core::str::from_utf8(&rec.saved).is_ok() && !rec.saved.contains(&0xef);
-        KernelText { k, out, rec, direct }
+        KernelText {
+            k,
+            out,
+            rec,
+            direct,
+            #[cfg(feature = "fast-print")]
+            line: Vec::new(),
+        }
+    }
+}
+
+#[cfg(feature = "fast-print")]
+impl KernelText<'_, '_> {
+    /// The text of a print fmt event and its newline, after the line's
+    /// head, copied into the writer's buffer as the bytes the print fmt
+    /// gives: no `core::fmt::Write` round trip, whose UTF-8 check and
+    /// escapes the output edge would only undo. false (nothing written)
+    /// where [`Kernel::line_tail`] must print it: fields instead of the
+    /// print fmt, or a text longer than the writer's room for a line. One
+    /// that fits is far inside its trace_seq's bound (a page, less the
+    /// head) even with each byte counted as a three-byte escape, as the
+    /// bound counts them.
+    fn tail_raw(&mut self, r: &Rec, id: u16) -> bool {
+        let line = &mut self.line;
+        line.clear();
+        let Some(how) = self.k.env.render_raw(id, r.data, line) else { return false };
+        line.push(b'\n');
+        let Some(dst) = self.out.room().and_then(|d| d.get_mut(..line.len())) else { return false };
+        dst.copy_from_slice(line);
+        self.out.commit(line.len());
+        if how == text::Rendered::Partial {
+            self.k.counts.partial += 1;
+        }
+        true
     }
 }
 
@@ -121,6 +157,10 @@ impl Output for KernelText<'_, '_> {
                     }
                     Some(Wrote::Head(k, c)) => {
                         self.out.commit(k);
+                        #[cfg(feature = "fast-print")]
+                        if self.tail_raw(r, c.id) {
+                            return false;
+                        }
                         let _ = self.k.line_tail(self.out, r, c, k);
                         return false;
                     }

@@ -412,6 +412,15 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if is_flags && rest == 0 {
                         break;
                     }
+                    // Most entries do not match (kmem's ~50 gfp flags): a
+                    // resolved one is skipped without taking it apart.
+                    #[cfg(feature = "fast-print")]
+                    if let Expr::Entry(m, _) = ent {
+                        let m = mask(*m);
+                        if if is_flags { rest & m != m } else { m != v } {
+                            continue;
+                        }
+                    }
                     let unknowns = self.unknowns;
                     let ent = self.entry(ent)?;
                     if self.unknowns != unknowns {

@@ -115,17 +115,31 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
         },
         e => (None, e),
     };
-    let Expr::Field(i) = *e else { return None };
-    let f = ev.fields.get(i)?;
-    if matches!(f.kind, FieldKind::Array(_)) || !matches!(f.size, 1 | 2 | 4 | 8) {
+    // `REC->f`, or `REC->args[2]` (raw_syscalls'): an element of a fixed
+    // array, of its own type in either dialect, as `Ctx::eval` reads it.
+    let (f, k) = match e {
+        Expr::Field(i) => (ev.fields.get(*i)?, None),
+        Expr::Index(a, k) => match (&**a, &**k) {
+            (Expr::Field(i), Expr::Num(k, _)) => (ev.fields.get(*i)?, Some(*k as usize)),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let (offset, size, ty) = match (k, &f.kind) {
+        (None, FieldKind::Array(_)) => return None,
+        (None, _) if cfg!(feature = "trace-cmd-style") && env.tep => (f.offset, f.size, Ty { size: 8, signed: false, ptr: f.is_ptr }),
+        (None, _) => (f.offset, f.size, Ty { size: f.size as u8, signed: f.signed, ptr: f.is_ptr }),
+        (Some(k), FieldKind::Array(_)) if !f.is_char => {
+            let el = f.elem_size(env.long_size);
+            let off = k.checked_mul(el).filter(|o| o.saturating_add(el) <= f.size)?;
+            (f.offset + off, el, Ty { size: el as u8, signed: f.signed, ptr: false })
+        }
+        _ => return None,
+    };
+    if !matches!(size, 1 | 2 | 4 | 8) {
         return None;
     }
-    let ty = if cfg!(feature = "trace-cmd-style") && env.tep {
-        Ty { size: 8, signed: false, ptr: f.is_ptr }
-    } else {
-        Ty { size: f.size as u8, signed: f.signed, ptr: f.is_ptr }
-    };
-    Some(Load { offset: u32::try_from(f.offset).ok()?, size: f.size as u8, ty, op, cast })
+    Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, op, cast })
 }
 
 /// `__get_str(f)` or a `char` array field (through a pointer cast or not):

@@ -591,14 +591,15 @@ fn messages_round_trip() {
 }
 
 /// The plan's steps print what the evaluator prints, in both dialects and
-/// both `long` sizes, for every kind of step; the three flag/symbol
-/// tables are left to the evaluator, inside the same line.
+/// both `long` sizes, for every kind of step (array elements among the
+/// fields); the three flag/symbol tables are left to the evaluator, inside
+/// the same line.
 #[test]
 #[cfg(feature = "fast-print")]
 fn plan_prints_as_the_evaluator() {
     let ev = event(
-        &[("unsigned long call_site", 8, false), ("void * ptr", 8, false), ("int n", 4, true), ("unsigned int dev", 4, false), ("unsigned long gfp", 8, false), ("char name[8]", 8, true), ("__data_loc char[] s", 4, false), ("char c", 1, true)],
-        r#""cs=%pS %ps p=%p %px n=%d %5d|%-6u|%08x|%lu dev %d,%d g=%s m=%s %s %-4s|%.2s|%s f=%s c=%d", (void *)REC->call_site, (void *)REC->call_site, REC->ptr, REC->ptr, REC->n, REC->n, REC->n, REC->n, (unsigned long) REC->n, ((unsigned int) ((REC->dev) >> 20)), ((unsigned int) ((REC->dev) & ((1U << 20) - 1))), (REC->gfp) ? __print_flags(REC->gfp, "|", { 0x3, "AB" }, { 0x1, "A" }, { 0x4, "C" }, { 0, ((void *)0) }, { 0x8, "D" }) : "none", __print_symbolic(REC->n, { -3, "M3" }, { 1, "ONE" }), REC->n & 0x1 ? "odd" : "even", REC->name, REC->name, __get_str(s), __print_flags(REC->dev, "", { 1, "W" }, { 2, "U" }), REC->c"#,
+        &[("unsigned long call_site", 8, false), ("void * ptr", 8, false), ("int n", 4, true), ("unsigned int dev", 4, false), ("unsigned long gfp", 8, false), ("char name[8]", 8, true), ("int a[2]", 8, true), ("__data_loc char[] s", 4, false), ("char c", 1, true)],
+        r#""cs=%pS %ps p=%p %px n=%d %5d|%-6u|%08x|%lu dev %d,%d g=%s m=%s %s %-4s|%.2s|%s f=%s c=%d a=%d,%x,%u", (void *)REC->call_site, (void *)REC->call_site, REC->ptr, REC->ptr, REC->n, REC->n, REC->n, REC->n, (unsigned long) REC->n, ((unsigned int) ((REC->dev) >> 20)), ((unsigned int) ((REC->dev) & ((1U << 20) - 1))), (REC->gfp) ? __print_flags(REC->gfp, "|", { 0x3, "AB" }, { 0x1, "A" }, { 0x4, "C" }, { 0, ((void *)0) }, { 0x8, "D" }) : "none", __print_symbolic(REC->n, { -3, "M3" }, { 1, "ONE" }), REC->n & 0x1 ? "odd" : "even", REC->name, REC->name, __get_str(s), __print_flags(REC->dev, "", { 1, "W" }, { 2, "U" }), REC->c, REC->a[0], REC->a[1], (unsigned int)REC->a[0]"#,
     );
     let mut p = Vec::new();
     p.extend_from_slice(&0xffff_ffff_8123_4567u64.to_le_bytes());
@@ -608,6 +609,8 @@ fn plan_prints_as_the_evaluator() {
     let gfp_at = p.len();
     p.extend_from_slice(&0x1fu64.to_le_bytes());
     p.extend_from_slice(b"kmalloc\0");
+    p.extend_from_slice(&(-2i32).to_le_bytes());
+    p.extend_from_slice(&0x7fu32.to_le_bytes());
     let s_at = 8 + p.len() + 4 + 1;
     p.extend_from_slice(&((3u32 << 16) | s_at as u32).to_le_bytes());
     p.push(0xf0);

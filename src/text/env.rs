@@ -80,6 +80,19 @@ impl Decoder {
         e.enums = Some(&self.known);
         e
     }
+
+    /// [`Env::render`] with the print fmt alone, its text appended to
+    /// `out` as the bytes the kernel prints (not yet the raw-byte escapes
+    /// of `core::fmt::Write`): an output that keeps bytes copies them as
+    /// they are. None (nothing appended) where `render` prints fields.
+    pub fn render_raw(&self, id: u16, data: &[u8], out: &mut Vec<u8>) -> Option<Rendered> {
+        let (ev, prog) = self.get(id)?;
+        let p = prog.get_or_init(|| Program::compile(ev).ok()).as_ref()?;
+        match p.render_bytes(ev, data, &self.penv(), out).ok()? {
+            printfmt::Fidelity::Exact => Some(Rendered::Ok),
+            printfmt::Fidelity::Partial => Some(Rendered::Partial),
+        }
+    }
 }
 
 impl Env for Decoder {
@@ -89,20 +102,14 @@ impl Env for Decoder {
     }
 
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
-        let Some((ev, prog)) = self.get(id) else { return Ok(Rendered::Fallback) };
-        let prog = prog.get_or_init(|| Program::compile(ev).ok());
-        let env = self.penv();
         let mut buf = self.scratch.borrow_mut();
         buf.clear();
-        if let Some(p) = prog {
-            if let Ok(f) = p.render_bytes(ev, data, &env, &mut buf) {
-                put_all(out, &buf)?;
-                return Ok(if f == printfmt::Fidelity::Exact { Rendered::Ok } else { Rendered::Partial });
-            }
-            buf.clear();
+        if let Some(r) = self.render_raw(id, data, &mut buf) {
+            put_all(out, &buf)?;
+            return Ok(r);
         }
         drop(buf);
-        printfmt::render_fields(ev, data, &env, out).map_err(|_| fmt::Error)?;
+        self.fields(id, data, out)?;
         Ok(Rendered::Fallback)
     }
 
