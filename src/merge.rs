@@ -73,7 +73,13 @@ pub struct Peek<'a> {
     pub data: &'a [u8],
     /// It is also the merge's next record.
     pub first: bool,
+    /// For [`Merge::skip_peeked`].
+    pub after: After,
 }
+
+/// The walk of a CPU's page past a peeked record.
+#[derive(Clone, Copy)]
+pub struct After(RecordCursor);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -235,15 +241,13 @@ impl<'s> Merge<'s> {
         let r = cur.next(&self.layout, &c.page)?.ok()?;
         // The merge's next record too when it comes before every other
         // CPU's (the heap's order: time, then CPU).
-        Some(Peek { ts: r.ts, data: r.data, first: self.heap.first().map_or(true, |&h| (r.ts, i) < h) })
+        Some(Peek { ts: r.ts, data: r.data, first: self.heap.first().map_or(true, |&h| (r.ts, i) < h), after: After(cur) })
     }
 
-    /// Drop the record [`Merge::peek`] showed.
-    pub fn skip_peeked(&mut self) {
-        let layout = self.layout;
+    /// Drop the record [`Merge::peek`] showed (before any other call).
+    pub fn skip_peeked(&mut self, after: After) {
         if let Some(i) = self.last {
-            let c = &mut self.cpus[i];
-            let _ = c.cur.next(&layout, &c.page);
+            self.cpus[i].cur = after.0;
         }
     }
 
@@ -478,7 +482,7 @@ mod tests {
         assert_eq!(peeked(&m), Some((11, 1, true)));
         assert!(matches!(m.next(), Some(Item::Record { cpu: 0, ts: 11, .. })));
         assert_eq!(peeked(&m), Some((12, 2, false)));
-        m.skip_peeked();
+        m.skip_peeked(m.peek().unwrap().after);
         assert!(matches!(m.next(), Some(Item::Record { cpu: 1, ts: 11, .. })));
         assert!(matches!(m.next(), Some(Item::Record { cpu: 0, ts: 30, .. })));
         assert_eq!(peeked(&m), None);

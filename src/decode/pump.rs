@@ -307,8 +307,9 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                     // as the kernel does.)
                     if let Some(p) = m.peek() {
                         let next = (!la.global || p.first).then_some(Rec { cpu, ts: p.ts, data: p.data });
+                        let after = p.after;
                         if s.record(&Rec { cpu, ts, data: &data }, next.as_ref()) {
-                            m.skip_peeked();
+                            m.skip_peeked(after);
                         }
                         q.recycle(data);
                         continue;
