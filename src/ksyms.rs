@@ -50,7 +50,8 @@ pub struct Ksyms {
     /// The kallsyms text (valid UTF-8: lines that were not are blanked).
     text: Rc<String>,
     tab: OnceCell<Table>,
-    /// Recent lookups by address (see [`Slot`]), allocated at the first.
+    /// Recent lookups by address (see [`Slot`]), allocated at the first:
+    /// sets of two adjacent slots, the more recent first.
     cache: OnceCell<Box<[Cell<Slot>]>>,
 }
 
@@ -76,14 +77,17 @@ struct Hit {
     module: u16,
 }
 
-/// Slots of the lookup cache (a power of two): direct-mapped, a colliding
-/// address replaces the older one.
-const CACHE_SLOTS: usize = 4096;
+/// Sets of the lookup cache (a power of two), two slots each: a graph
+/// recording's few hundred functions put a couple of dozen pairs in one
+/// slot of a direct-mapped cache, and a hot pair (lock and unlock) that
+/// shares one evicts each other at every call; two ways leave a few
+/// misses per function.
+const CACHE_SETS: usize = 2048;
 
-/// The cache slot of `addr`: a multiplicative hash, as symbol addresses
+/// The cache set of `addr`: a multiplicative hash, as symbol addresses
 /// share their high bits and are aligned.
-fn slot_of(addr: u64) -> usize {
-    (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
+fn set_of(addr: u64) -> usize {
+    (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_SETS.trailing_zeros())) as usize
 }
 
 /// For the `Debug` of the printfmt environment that holds one.
@@ -227,15 +231,18 @@ impl Ksyms {
         // Filled with the answer for address 0, so that every slot is true.
         let cache = self.cache.get_or_init(|| {
             let empty = Slot { addr: 0, hit: self.find(0) };
-            (0..CACHE_SLOTS).map(|_| Cell::new(empty)).collect()
+            (0..2 * CACHE_SETS).map(|_| Cell::new(empty)).collect()
         });
-        let slot = &cache[slot_of(addr)];
-        let mut c = slot.get();
-        if c.addr != addr {
-            c = Slot { addr, hit: self.find(addr) };
-            slot.set(c);
+        let Some([front, back]) = cache.get(2 * set_of(addr)..).and_then(|s| s.first_chunk()) else { return None };
+        if front.get().addr != addr {
+            // The back one to the front: the answer, or the older one of
+            // the set, which a new answer replaces.
+            front.swap(back);
+            if front.get().addr != addr {
+                front.set(Slot { addr, hit: self.find(addr) });
+            }
         }
-        let h = c.hit?;
+        let h = front.get().hit?;
         let name = self.text.get(h.name as usize..h.name as usize + h.len as usize).unwrap_or("");
         let module = if h.module == 0 { None } else { self.tab().mods.get(h.module as usize - 1).map(|m| m.as_str()) };
         Some(Ksym { name, offset: addr - h.start, size: h.size, module })
@@ -725,10 +732,18 @@ ffffffffc0002000 t other\t[om]
         let addrs = [0xffffffff81000110, 0xffffffff80000000, 0xffffffffc0001004, 0, 0xffffffff81000000];
         let first: Vec<_> = addrs.iter().map(|&a| k.lookup(a)).collect();
         for _ in 0..2 {
-            for a in 0..2 * CACHE_SLOTS as u64 {
+            for a in 0..4 * CACHE_SETS as u64 {
                 k.lookup(0xffffffff81000000 + a * 8);
             }
             assert_eq!(addrs.iter().map(|&a| k.lookup(a)).collect::<Vec<_>>(), first);
+        }
+        // Two addresses of one set take turns without evicting each other
+        // (the second way), and both keep their answers.
+        let a = 0xffffffff81000110;
+        let b = (1..).map(|i| a + i * 8).find(|&b| set_of(b) == set_of(a)).unwrap();
+        let want = (k.lookup(a), k.lookup(b));
+        for _ in 0..3 {
+            assert_eq!((k.lookup(a), k.lookup(b)), want);
         }
     }
 

@@ -66,6 +66,21 @@ pub enum Item<'a> {
     Error { cpu: u32, error: Error },
 }
 
+/// A CPU's record after the one [`Merge::next`] returned, in the same
+/// page.
+pub struct Peek<'a> {
+    pub ts: u64,
+    pub data: &'a [u8],
+    /// It is also the merge's next record.
+    pub first: bool,
+    /// For [`Merge::skip_peeked`].
+    pub after: After,
+}
+
+/// The walk of a CPU's page past a peeked record.
+#[derive(Clone, Copy)]
+pub struct After(RecordCursor);
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Needs the next record (from the cursor, or a new page).
@@ -208,6 +223,32 @@ impl<'s> Merge<'s> {
         self.pop();
         self.last = Some(i);
         Some(self.record(i))
+    }
+
+    /// The record after the one [`Merge::next`] returned last, of the
+    /// same CPU, when it is in the same page (a graph entry folds its
+    /// exit). It stays the merge's, to come out in its turn unless
+    /// [`Merge::skip_peeked`] drops it.
+    pub fn peek(&self) -> Option<Peek<'_>> {
+        let i = self.last?;
+        let c = &self.cpus[i];
+        // (A speed-up the board build leaves out: there a graph entry
+        // waits for its CPU's next record in the pump's queue.)
+        if !cfg!(feature = "fast-print") || !c.live {
+            return None;
+        }
+        let mut cur = c.cur;
+        let r = cur.next(&self.layout, &c.page)?.ok()?;
+        // The merge's next record too when it comes before every other
+        // CPU's (the heap's order: time, then CPU).
+        Some(Peek { ts: r.ts, data: r.data, first: self.heap.first().map_or(true, |&h| (r.ts, i) < h), after: After(cur) })
+    }
+
+    /// Drop the record [`Merge::peek`] showed (before any other call).
+    pub fn skip_peeked(&mut self, after: After) {
+        if let Some(i) = self.last {
+            self.cpus[i].cur = after.0;
+        }
     }
 
     fn has_errors(&self) -> bool {
@@ -425,6 +466,27 @@ mod tests {
         );
         assert!(m.finished());
         assert_eq!(m.pages_read(), 4);
+    }
+
+    /// A peek shows the CPU's next record in the same page (and whether
+    /// the merge yields it next), leaves it in the merge, and a skip drops
+    /// just that one; at a page's end there is nothing to peek.
+    #[test]
+    #[cfg(feature = "fast-print")]
+    fn peek_and_skip_within_a_page() {
+        let l = PageLayout::new(Endian::Little, 8, 256);
+        let mut m = Merge::new(l, vec![src(0, vec![page(10, &[0, 1, 1], 0, None), page(30, &[0], 0, None)]), src(1, vec![page(11, &[0], 1, None)])]);
+        let peeked = |m: &Merge| m.peek().map(|p| (p.ts, p.data[1], p.first));
+        assert!(matches!(m.next(), Some(Item::Record { cpu: 0, ts: 10, .. })));
+        // CPU 1's record at 11 ties with CPU 0's: the lower CPU goes first.
+        assert_eq!(peeked(&m), Some((11, 1, true)));
+        assert!(matches!(m.next(), Some(Item::Record { cpu: 0, ts: 11, .. })));
+        assert_eq!(peeked(&m), Some((12, 2, false)));
+        m.skip_peeked(m.peek().unwrap().after);
+        assert!(matches!(m.next(), Some(Item::Record { cpu: 1, ts: 11, .. })));
+        assert!(matches!(m.next(), Some(Item::Record { cpu: 0, ts: 30, .. })));
+        assert_eq!(peeked(&m), None);
+        assert!(m.next().is_none() && m.finished());
     }
 
     #[test]

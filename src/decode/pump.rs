@@ -300,6 +300,20 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                         continue;
                     }
                     let data = q.copy(data);
+                    // An entry whose CPU's next record is in the same page
+                    // needs no wait: the merge's records in between print
+                    // after it anyway, and are neither held nor copied.
+                    // (It folds even where the wait would pass HOLD_MAX,
+                    // as the kernel does.)
+                    if let Some(p) = m.peek() {
+                        let next = (!la.global || p.first).then_some(Rec { cpu, ts: p.ts, data: p.data });
+                        let after = p.after;
+                        if s.record(&Rec { cpu, ts, data: &data }, next.as_ref()) {
+                            m.skip_peeked(after);
+                        }
+                        q.recycle(data);
+                        continue;
+                    }
                     q.push(Held::Rec { cpu, ts, data });
                 }
                 Some(Item::Lost { cpu, count, .. }) => {

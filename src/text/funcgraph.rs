@@ -449,14 +449,16 @@ fn duration<E: Env + ?Sized>(k: &Kernel<'_, E>, b: &mut Line, dur: u64, fill: Fi
 
 /// trace_find_mark(): the overhead mark for a duration in ns.
 pub fn mark(d: u64) -> char {
-    const MARKS: [(u64, char); 6] =
-        [(1_000_000_000, '$'), (100_000_000, '@'), (10_000_000, '*'), (1_000_000, '#'), (100_000, '!'), (10_000, '+')];
-    for (v, c) in MARKS {
-        if d > v {
-            return c;
-        }
+    // A match, not a loop over a table: a few compares per line.
+    match d {
+        1_000_000_001.. => '$',
+        100_000_001.. => '@',
+        10_000_001.. => '*',
+        1_000_001.. => '#',
+        100_001.. => '!',
+        10_001.. => '+',
+        _ => ' ',
     }
-    ' '
 }
 
 /// trace_print_graph_duration() into a line (at most 32 bytes): usecs
