@@ -124,17 +124,28 @@ impl Append for String {
         crate::printfmt::printf::number(unsafe { self.as_mut_vec() }, v, base, signed, false, flags, width, -1);
         self
     }
+    // The plain conversions through a Line's digits: printf::number's
+    // general path costs several times as much, on every line.
     #[inline(never)]
     fn signed(&mut self, v: i64) -> &mut Self {
-        self.num(v as u64, 10, true, 0, -1)
+        let mut arr = [0u8; 24];
+        let mut l = Line::on(&mut arr);
+        l.int(v);
+        self.put(l.as_str())
     }
     #[inline(never)]
     fn unsigned(&mut self, v: u64) -> &mut Self {
-        self.num(v, 10, false, 0, -1)
+        let mut arr = [0u8; 24];
+        let mut l = Line::on(&mut arr);
+        l.uint(v);
+        self.put(l.as_str())
     }
     #[inline(never)]
     fn hex(&mut self, v: u64) -> &mut Self {
-        self.num(v, 16, false, 0, -1)
+        let mut arr = [0u8; 24];
+        let mut l = Line::on(&mut arr);
+        l.hex(v);
+        self.put(l.as_str())
     }
 }
 
@@ -1574,7 +1585,10 @@ impl Write for Tail<'_> {
 /// microseconds with three decimals while they fit in 7 digits, ` us `
 /// padded to the column, `|  `.
 pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
-    s.push_str(if dur > 1_000_000_000 {
+    // Built in a Line: core::fmt-free digits, for every graph line.
+    let mut arr = [0u8; 48];
+    let mut l = Line::on(&mut arr);
+    l.extend_str(if dur > 1_000_000_000 {
         "$ "
     } else if dur > 1_000_000 {
         "# "
@@ -1585,15 +1599,17 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
     } else {
         "  "
     });
-    let start = s.len();
-    s.unsigned(dur / 1000);
-    if s.len() - start < 7 {
-        s.put(".").num(dur % 1000, 10, false, ZEROPAD, 3);
+    let start = l.len();
+    l.uint(dur / 1000);
+    if l.len() - start < 7 {
+        l.push(b'.');
+        l.zeros(dur % 1000, 3);
     }
-    let len = s.len() - start;
-    s.put(" us ");
-    pad(s, 7usize.saturating_sub(len))?;
-    s.put("|  ");
+    let len = l.len() - start;
+    l.extend_str(" us ");
+    l.pad(7usize.saturating_sub(len));
+    l.extend_str("|  ");
+    s.put(l.as_str());
     Ok(())
 }
 
