@@ -668,10 +668,15 @@ impl<'a> TraceCmd<'a> {
             };
             if (kmem.is_some() || matches!(c.handler, Handler::Generic)) && self.flags & RAW == 0 && !c.tep(self.release).failed {
                 let mut t = Tail::new(out, size);
-                let mut res = match kmem {
-                    Some(f) => self.call_site(&mut t, f.get(r.data, self.endian)).map(|_| Rendered::Ok),
-                    None => Ok(Rendered::Ok),
-                };
+                let mut res = Ok(Rendered::Ok);
+                if let Some(f) = kmem {
+                    // Gathered first: one write to the output, not five.
+                    let mut b = core::mem::take(&mut self.buf);
+                    b.clear();
+                    let _ = self.call_site(&mut b, f.get(r.data, self.endian));
+                    res = t.write_str(&b).map(|_| Rendered::Ok);
+                    self.buf = b;
+                }
                 if res.is_ok() {
                     res = self.env.render(ty, r.data, &mut t);
                 }
@@ -1046,16 +1051,11 @@ impl<'a> TraceCmd<'a> {
     }
 
     /// plugin_kmem's `(func+0xoff) ` of a call site it can name.
-    fn call_site(&self, out: &mut dyn Write, v: u64) -> fmt::Result {
-        let Some(sym) = self.env.sym(v) else { return Ok(()) };
-        let mut arr = [0u8; 16];
-        let mut off = Line::on(&mut arr);
-        off.hex(v.wrapping_sub(sym.addr) as u32 as u64);
-        out.write_str("(")?;
-        out.write_str(sym.name)?;
-        out.write_str("+0x")?;
-        out.write_str(off.as_str())?;
-        out.write_str(") ")
+    fn call_site(&self, s: &mut String, v: u64) -> fmt::Result {
+        if let Some(sym) = self.env.sym(v) {
+            s.put("(").put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr) as u32 as u64).put(") ");
+        }
+        Ok(())
     }
 
     /// The plugins' write_and_save_comm(): `comm:` and remember it.
