@@ -169,13 +169,32 @@ fn comm16(v: &mut Vec<u8>, s: &str) {
 
 /// (cpu, ts, data) records in merged order; `next` is the merge's next.
 fn run(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)]) -> String {
+    run_as(t, recs, false)
+}
+
+/// [`run`] as the output drives the printer: each line's start (or a
+/// whole syscall line) straight into a buffer, else [`TraceCmd::line`].
+fn run_direct(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)]) -> String {
+    run_as(t, recs, true)
+}
+
+fn run_as(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)], direct: bool) -> String {
     let mut out = String::new();
     let mut i = 0;
     while i < recs.len() {
         let (cpu, ts, d) = &recs[i];
         let n = recs.get(i + 1).map(|(c, ts, d)| Rec { cpu: *c, ts: *ts, data: d });
+        let r = Rec { cpu: *cpu, ts: *ts, data: d };
         t.arm(*cpu);
-        let consumed = t.line(&mut out, &Rec { cpu: *cpu, ts: *ts, data: d }, n.as_ref()).unwrap();
+        let mut dst = [0u8; crate::text::kernel::LINE_MAX];
+        let start = if direct { t.line_into(&mut dst, &r) } else { None };
+        let consumed = match start {
+            Some((k, whole)) => {
+                out.push_str(core::str::from_utf8(&dst[..k]).unwrap());
+                !whole && t.line_tail(&mut out, &r, n.as_ref(), k).unwrap()
+            }
+            None => t.line(&mut out, &r, n.as_ref()).unwrap(),
+        };
         i += if consumed { 2 } else { 1 };
     }
     out
@@ -687,29 +706,6 @@ fn raw_fields_keep_what_casts_keep() {
     assert_eq!(cast_mask("(unsigned int)(s16)"), 0xffff);
     assert_eq!(cast_mask("(long)"), u64::MAX);
     assert_eq!(cast_mask(""), u64::MAX);
-}
-
-/// [`run`] as the output drives the printer: each line's start (or a
-/// whole syscall line) straight into a buffer, else [`TraceCmd::line`].
-fn run_direct(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < recs.len() {
-        let (cpu, ts, d) = &recs[i];
-        let n = recs.get(i + 1).map(|(c, ts, d)| Rec { cpu: *c, ts: *ts, data: d });
-        let r = Rec { cpu: *cpu, ts: *ts, data: d };
-        t.arm(*cpu);
-        let mut dst = [0u8; crate::text::kernel::LINE_MAX];
-        let consumed = match t.line_into(&mut dst, &r) {
-            Some((k, whole)) => {
-                out.push_str(core::str::from_utf8(&dst[..k]).unwrap());
-                !whole && t.line_tail(&mut out, &r, n.as_ref(), k).unwrap()
-            }
-            None => t.line(&mut out, &r, n.as_ref()).unwrap(),
-        };
-        i += if consumed { 2 } else { 1 };
-    }
-    out
 }
 
 /// Lines begun in the output buffer read as [`TraceCmd::line`]'s, graph
