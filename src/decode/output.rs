@@ -224,6 +224,15 @@ impl Output for TraceCmdText<'_, '_> {
         test(self.t.comm(pid).as_bytes())
     }
     fn record(&mut self, buffer: usize, r: &Rec, next: Option<&Rec>) -> bool {
+        // The line's start straight into the output buffer, no copy.
+        if self.bufs.is_empty() {
+            if let Some(dst) = self.out.room() {
+                if let Some((k, whole)) = self.t.line_into(dst, r) {
+                    self.out.commit(k);
+                    return !whole && self.t.line_tail(self.out, r, next, k).unwrap_or(false);
+                }
+            }
+        }
         // print_handle_file(): "%*s: " before an instance's records, "%*s  "
         // before the top buffer's.
         if let Some(n) = self.bufs.get(buffer) {

@@ -26,6 +26,9 @@ use crate::format::{Event, FieldAt, FieldKind};
 use crate::ftrace::{Record, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_NOSUPPORT, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_SOFTIRQ};
 use plugins::States;
 
+/// The first byte (in UTF-8) of every raw-byte escape ([`super::RAW_BASE`]).
+const ESC_LEAD: u8 = 0xef;
+
 mod plugins;
 
 /// Which `trace-cmd report` to print as: the releases whose text differs.
@@ -121,17 +124,28 @@ impl Append for String {
         crate::printfmt::printf::number(unsafe { self.as_mut_vec() }, v, base, signed, false, flags, width, -1);
         self
     }
+    // The plain conversions through a Line's digits: printf::number's
+    // general path costs several times as much, on every line.
     #[inline(never)]
     fn signed(&mut self, v: i64) -> &mut Self {
-        self.num(v as u64, 10, true, 0, -1)
+        let mut arr = [0u8; 24];
+        let mut l = Line::on(&mut arr);
+        l.int(v);
+        self.put(l.as_str())
     }
     #[inline(never)]
     fn unsigned(&mut self, v: u64) -> &mut Self {
-        self.num(v, 10, false, 0, -1)
+        let mut arr = [0u8; 24];
+        let mut l = Line::on(&mut arr);
+        l.uint(v);
+        self.put(l.as_str())
     }
     #[inline(never)]
     fn hex(&mut self, v: u64) -> &mut Self {
-        self.num(v, 16, false, 0, -1)
+        let mut arr = [0u8; 24];
+        let mut l = Line::on(&mut arr);
+        l.hex(v);
+        self.put(l.as_str())
     }
 }
 
@@ -142,6 +156,9 @@ struct Class<'a> {
     ev: &'a Event,
     /// ` name: ` padded to trace-cmd's 20 columns, as every line has it.
     head: String,
+    /// `head` holds no raw-byte escape: it may go straight into the
+    /// output buffer ([`TraceCmd::line_into`]).
+    plain: bool,
     /// The handler that prints it.
     handler: Handler,
     /// Worked out at the event's first record (see [`Class::tep`]).
@@ -205,6 +222,12 @@ enum Handler {
     Futex { fields: [Option<FieldAt>; 6] },
     /// plugin_kvm: the fields its handler for `kind` reads.
     Kvm { kind: plugins::kvm::Kind, at: [Option<FieldAt>; plugins::kvm::MAX_FIELDS] },
+    /// A syscall whose print fmt is the one trace_syscalls.c writes for
+    /// 64-bit kernels, of the fields `first..first + n`: an entry's
+    /// `name: 0x%08lx` of each argument, an exit's `"0x%lx", REC->ret`.
+    /// Printed by hand ([`TraceCmd::syscall_into`]): the print fmt
+    /// interpreter costs a third of such a line.
+    Syscall { first: u8, n: u8, exit: bool },
     Generic,
 }
 
@@ -223,7 +246,39 @@ impl Handler {
             };
             return if own { Handler::Ftrace(r) } else { Handler::Generic };
         }
-        Handler::plugin(e, release).unwrap_or(Handler::Generic)
+        Handler::plugin(e, release).or_else(|| Handler::syscall(e)).unwrap_or(Handler::Generic)
+    }
+
+    /// [`Handler::SysEnter`] or [`Handler::SysExit`], if `e`'s print fmt
+    /// is the one the kernel generates from its 64-bit fields.
+    #[inline(never)]
+    fn syscall(e: &Event) -> Option<Handler> {
+        if e.system != "syscalls" {
+            return None;
+        }
+        let wide = |f: &crate::format::Field| f.size == 8 && f.kind == FieldKind::Scalar;
+        if e.name.starts_with("sys_exit_") {
+            let ret = e.fields.iter().position(|f| f.name == "ret" && wide(f))?;
+            return (e.print_fmt == "\"0x%lx\", REC->ret").then(|| Handler::Syscall { first: ret as u8, n: 1, exit: true });
+        }
+        e.name.strip_prefix("sys_enter_")?;
+        let first = e.fields.iter().position(|f| f.name == "__syscall_nr")? + 1;
+        let args = e.fields.get(first..)?;
+        if args.len() > 6 || !args.iter().all(wide) {
+            return None;
+        }
+        // The print fmt, piece by piece: the format string, then the casts.
+        let mut rest = e.print_fmt.as_str();
+        let mut eat = |p: &str| rest.strip_prefix(p).map(|r| rest = r).is_some();
+        let mut ok = eat("\"");
+        for (i, f) in args.iter().enumerate() {
+            ok &= (i == 0 || eat(", ")) && eat(&f.name) && eat(": 0x%08lx");
+        }
+        ok &= eat("\"");
+        for f in args {
+            ok &= eat(", ((unsigned long)(REC->") && eat(&f.name) && eat("))");
+        }
+        (ok && rest.is_empty()).then(|| Handler::Syscall { first: first as u8, n: args.len() as u8, exit: false })
     }
 
     /// The libtraceevent plugins for events outside system ftrace: one arm
@@ -427,9 +482,10 @@ pub struct TraceCmd<'a> {
     lost: Vec<Option<Option<u64>>>,
     armed: Option<(u32, Option<u64>)>,
     buf: String,
-    /// `%16s-%-5d ` of the last pid (records come in runs of one task);
-    /// emptied when the comm table changes.
-    pre: (i32, String),
+    /// `%16s-%-5d ` of the last pid (records come in runs of one task),
+    /// and whether it is plain text (no raw-byte escape); emptied when
+    /// the comm table changes.
+    pre: (i32, String, bool),
     /// The second of the last time printed: (unit, its start, the second).
     sec: Cell<(u64, u64, u64)>,
     /// Records the print fmt interpreter could not format.
@@ -458,7 +514,8 @@ impl<'a> TraceCmd<'a> {
             head.push_str(&e.name);
             head.push_str(": ");
             let _ = pad(&mut head, 20usize.saturating_sub(e.name.len()));
-            cls.push(Class { ev: e, head, handler: Handler::of(e, release), tep: OnceCell::new() });
+            let plain = !head.as_bytes().contains(&ESC_LEAD);
+            cls.push(Class { ev: e, head, plain, handler: Handler::of(e, release), tep: OnceCell::new() });
             index[id] = cls.len() as u32;
         }
         let mut comms = Comms::default();
@@ -477,7 +534,7 @@ impl<'a> TraceCmd<'a> {
             lost: Vec::new(),
             armed: None,
             buf: String::new(),
-            pre: (0, String::new()),
+            pre: (0, String::new(), true),
             sec: Cell::new((0, 0, 0)),
             fallback: 0,
             insn: String::new(),
@@ -544,12 +601,18 @@ impl<'a> TraceCmd<'a> {
     pub fn line(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         let mut s = core::mem::take(&mut self.buf);
         s.clear();
-        let res = self.line_into(&mut s, r, next);
-        // trace_show_data() drops one trailing newline of the event text.
+        let res = self.record(&mut s, r, next);
+        self.end(out, s, super::seq_size(0, self.long), res)
+    }
+
+    /// The end of a line whose text (or its rest) is `s`: trace_show_data()
+    /// drops one trailing newline of the event text; the line is bounded
+    /// to `size` bytes ([`bound_line`]).
+    fn end(&mut self, out: &mut dyn Write, mut s: String, size: usize, res: Result<bool, fmt::Error>) -> Result<bool, fmt::Error> {
         if s.ends_with('\n') {
             s.pop();
         }
-        bound_line(&mut s, super::seq_size(0, self.long));
+        bound_line(&mut s, size);
         s.push('\n');
         let w = out.write_str(&s);
         self.buf = s;
@@ -557,8 +620,118 @@ impl<'a> TraceCmd<'a> {
         w.map(|_| consumed)
     }
 
+    /// [`TraceCmd::line`]'s start, `comm-pid [cpu] flags time: name: `,
+    /// written straight into `dst` (an output buffer's free space, at
+    /// least [`super::kernel::LINE_MAX`] bytes) in the default layout, to be finished by
+    /// [`TraceCmd::line_tail`]: most lines are built where they are
+    /// written out, not in a String copied there. Returns its length, or
+    /// None when the record needs [`TraceCmd::line`] (`-l`, a loss to
+    /// report, an unknown event, a raw-byte escape in the line's start,
+    /// which only the output's copy turns back into its byte); then no
+    /// state changed but caches.
+    /// A syscall line is written whole (then the bool is true).
     #[inline(never)]
-    fn line_into(&mut self, s: &mut String, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+    pub fn line_into(&mut self, dst: &mut [u8], r: &Rec) -> Option<(usize, bool)> {
+        if self.flags & LAT != 0 || self.armed.is_some() {
+            return None;
+        }
+        let ci = self.class_index(self.ty(r.data))?;
+        let mut l = Line::on(dst);
+        let (_, task, plain) = self.task(self.pid(r.data));
+        if !*plain || !l.extend_str(task) || l.room() < 64 {
+            return None;
+        }
+        self.context(&mut l, r);
+        let c = &self.cls[ci];
+        if !c.plain || !l.extend_str(&c.head) {
+            return None;
+        }
+        let head = l.len();
+        if self.flags & RAW == 0 && self.syscall_into(&mut l, ci, r.data) {
+            return Some((l.len(), true));
+        }
+        Some((head, false))
+    }
+
+    /// The event text of a line [`TraceCmd::line_into`] began, `head`
+    /// bytes long, as [`TraceCmd::line`] ends it. Print fmt events go
+    /// straight to `out` ([`Tail`]), the others through a String.
+    #[inline(never)]
+    pub fn line_tail(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>, head: usize) -> Result<bool, fmt::Error> {
+        let size = super::seq_size(0, self.long).saturating_sub(head);
+        let ty = self.ty(r.data);
+        if let Some(ci) = self.class_index(ty) {
+            let c = &self.cls[ci];
+            let kmem = match c.handler {
+                Handler::KmemCallSite { call_site } => Some(call_site),
+                _ => None,
+            };
+            if (kmem.is_some() || matches!(c.handler, Handler::Generic)) && self.flags & RAW == 0 && !c.tep(self.release).failed {
+                let mut t = Tail::new(out, size);
+                let mut res = Ok(Rendered::Ok);
+                if let Some(f) = kmem {
+                    // Gathered first: one write to the output, not five.
+                    let mut b = core::mem::take(&mut self.buf);
+                    b.clear();
+                    let _ = self.call_site(&mut b, f.get(r.data, self.endian));
+                    res = t.write_str(&b).map(|_| Rendered::Ok);
+                    self.buf = b;
+                }
+                if res.is_ok() {
+                    res = self.env.render(ty, r.data, &mut t);
+                }
+                if res == Ok(Rendered::Fallback) {
+                    self.fallback += 1;
+                }
+                t.finish()?;
+                return res.map(|_| false);
+            }
+        }
+        let mut s = core::mem::take(&mut self.buf);
+        s.clear();
+        let res = self.body(&mut s, r, ty, next);
+        self.end(out, s, size, res)
+    }
+
+    /// `%16s-%-5d ` of `pid`, cached for the next record of the same task
+    /// (see [`TraceCmd::pre`]).
+    fn task(&mut self, pid: i32) -> &(i32, String, bool) {
+        if self.pre.0 != pid || self.pre.1.is_empty() {
+            let mut p = core::mem::take(&mut self.pre.1);
+            p.clear();
+            let comm = self.comm(pid);
+            let _ = pad(&mut p, 16usize.saturating_sub(kwidth(comm)));
+            p.push_str(comm);
+            p.put("-").num(pid as i64 as u64, 10, true, LEFT, 5).put(" ");
+            let plain = !p.as_bytes().contains(&ESC_LEAD);
+            self.pre = (pid, p, plain);
+        }
+        &self.pre
+    }
+
+    /// `[cpu]`, 3.3+'s flags, the time and its colon.
+    fn context(&self, l: &mut Line, r: &Rec) {
+        let d = r.data;
+        l.push(b'[');
+        l.zeros(r.cpu as u64, 3);
+        l.push(b']');
+        // 3.3+: `-0x%x` of the flags with -R, else the latency
+        // column after a space.
+        if self.release == Release::V3_4 {
+            if self.flags & RAW != 0 {
+                l.extend_str("-0x");
+                l.hex(d.get(2).copied().unwrap_or(0) as u64);
+            } else {
+                l.push(b' ');
+                l.extend(&lat_chars(d));
+            }
+        }
+        self.time(l, r.ts);
+        l.push(b':');
+    }
+
+    #[inline(never)]
+    fn record(&mut self, s: &mut String, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         if let Some((cpu, c)) = self.armed.take() {
             if cpu == r.cpu {
                 match c {
@@ -594,34 +767,12 @@ impl<'a> TraceCmd<'a> {
             } else {
                 s.put(core::str::from_utf8(&lat_chars(d)).unwrap_or(""));
             }
+            self.time(&mut l, r.ts);
+            l.push(b':');
         } else {
-            if self.pre.0 != pid || self.pre.1.is_empty() {
-                let mut p = core::mem::take(&mut self.pre.1);
-                p.clear();
-                let comm = self.comm(pid);
-                pad(&mut p, 16usize.saturating_sub(kwidth(comm)))?;
-                p.push_str(comm);
-                p.put("-").num(pid as i64 as u64, 10, true, LEFT, 5).put(" ");
-                self.pre = (pid, p);
-            }
-            s.put(&self.pre.1);
-            l.push(b'[');
-            l.zeros(r.cpu as u64, 3);
-            l.push(b']');
-            // 3.3+: `-0x%x` of the flags with -R, else the latency
-            // column after a space.
-            if self.release == Release::V3_4 {
-                if self.flags & RAW != 0 {
-                    l.extend_str("-0x");
-                    l.hex(d.get(2).copied().unwrap_or(0) as u64);
-                } else {
-                    l.push(b' ');
-                    l.extend(&lat_chars(d));
-                }
-            }
+            s.put(&self.task(pid).1);
+            self.context(&mut l, r);
         }
-        self.time(&mut l, r.ts);
-        l.push(b':');
         s.put(l.as_str());
         let ty = self.ty(d);
         let Some(c) = self.class(ty) else {
@@ -832,10 +983,7 @@ impl<'a> TraceCmd<'a> {
                 s.put(" (").signed(why).put(")");
             }
             Handler::KmemCallSite { call_site } => {
-                let v = v(call_site);
-                if let Some(sym) = self.env.sym(v) {
-                    s.put("(").put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr) as u32 as u64).put(") ");
-                }
+                self.call_site(s, v(call_site))?;
                 self.render(s, ty, d)?;
             }
             Handler::Futex { fields } => {
@@ -850,9 +998,44 @@ impl<'a> TraceCmd<'a> {
                     self.render(s, ty, d)?;
                 }
             }
-            Handler::Ftrace(_) | Handler::Generic => self.render(s, ty, d)?,
+            Handler::Ftrace(_) | Handler::Syscall { .. } | Handler::Generic => self.render(s, ty, d)?,
         }
         Ok(false)
+    }
+
+    /// A syscall's text ([`Handler::Syscall`]) and
+    /// the newline into `l`; false (`l` as it was or cut short) when this
+    /// is not one, or the record is too short, or it does not fit.
+    fn syscall_into(&self, l: &mut Line, ci: usize, d: &[u8]) -> bool {
+        let c = &self.cls[ci];
+        let Handler::Syscall { first, n, exit } = c.handler else { return false };
+        let Some(fields) = c.ev.fields.get(first as usize..).and_then(|f| f.get(..n as usize)).filter(|_| self.long == 8) else {
+            return false;
+        };
+        for (i, f) in fields.iter().enumerate() {
+            let Ok(v) = read_uint(d, f.offset, 8, self.endian) else { return false };
+            if l.room() < f.name.len() + 24 {
+                return false;
+            }
+            if i > 0 {
+                l.extend_str(", ");
+            }
+            if !exit {
+                l.extend_str(&f.name);
+                l.extend_str(": ");
+            }
+            l.extend_str("0x");
+            // `%08lx` (`%lx` for the exit).
+            let digits = 16 - v.leading_zeros() as usize / 4;
+            for _ in digits..if exit { 1 } else { 8 } {
+                l.push(b'0');
+            }
+            if v != 0 {
+                l.hex(v);
+            }
+        }
+        l.push(b'\n');
+        true
     }
 
     fn render(&mut self, s: &mut String, ty: u16, d: &[u8]) -> fmt::Result {
@@ -863,6 +1046,14 @@ impl<'a> TraceCmd<'a> {
         }
         if self.env.render(ty, d, s)? == Rendered::Fallback {
             self.fallback += 1;
+        }
+        Ok(())
+    }
+
+    /// plugin_kmem's `(func+0xoff) ` of a call site it can name.
+    fn call_site(&self, s: &mut String, v: u64) -> fmt::Result {
+        if let Some(sym) = self.env.sym(v) {
+            s.put("(").put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr) as u32 as u64).put(") ");
         }
         Ok(())
     }
@@ -1327,11 +1518,77 @@ fn bound_line(s: &mut String, size: usize) {
     s.push_str(tail);
 }
 
+/// What [`TraceCmd::end`] does to a line's text, done while it is
+/// written to `out`: one trailing newline dropped (held back until more
+/// text follows), the line bounded as [`bound_line`] bounds it. Text
+/// that passes where the bound would cut waits in `over` until the end
+/// says whether it is cut.
+struct Tail<'w> {
+    out: &'w mut dyn Write,
+    /// The text's bound (the line's, less what is out already).
+    size: usize,
+    /// Bytes of text so far, the held-back newline and `over` included.
+    n: usize,
+    /// A newline was held back (not in `over`).
+    nl: bool,
+    over: String,
+}
+
+impl<'w> Tail<'w> {
+    fn new(out: &'w mut dyn Write, size: usize) -> Tail<'w> {
+        Tail { out, size, n: 0, nl: false, over: String::new() }
+    }
+
+    /// Where [`bound_line`] cuts a text that reaches `size`.
+    fn cut(&self) -> usize {
+        (self.size - 1).saturating_sub(super::LINE_TOO_BIG.trim_end().len())
+    }
+
+    /// The rest of the text (cut, if it reached the bound) and the newline.
+    fn finish(mut self) -> fmt::Result {
+        if !self.over.is_empty() {
+            let mut over = core::mem::take(&mut self.over);
+            if over.ends_with('\n') {
+                over.pop();
+                self.n -= 1;
+            }
+            // What went out already ends at a char boundary before the cut.
+            let out_len = self.n - over.len();
+            bound_line(&mut over, self.size - out_len);
+            self.out.write_str(&over)?;
+        }
+        self.out.write_str("\n")
+    }
+}
+
+impl Write for Tail<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.over.is_empty() && self.n + s.len() <= self.cut() {
+            self.n += s.len();
+            if core::mem::take(&mut self.nl) {
+                self.out.write_str("\n")?;
+            }
+            let body = s.strip_suffix('\n');
+            self.nl = body.is_some();
+            return self.out.write_str(body.unwrap_or(s));
+        }
+        if core::mem::take(&mut self.nl) {
+            self.over.push('\n');
+        }
+        self.n += s.len();
+        self.over.push_str(s);
+        Ok(())
+    }
+}
+
 /// print_graph_overhead() then print_graph_duration(): the mark, the
 /// microseconds with three decimals while they fit in 7 digits, ` us `
 /// padded to the column, `|  `.
 pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
-    s.push_str(if dur > 1_000_000_000 {
+    // Built in a Line: core::fmt-free digits, for every graph line.
+    let mut arr = [0u8; 48];
+    let mut l = Line::on(&mut arr);
+    l.extend_str(if dur > 1_000_000_000 {
         "$ "
     } else if dur > 1_000_000 {
         "# "
@@ -1342,15 +1599,17 @@ pub fn duration(s: &mut String, dur: u64) -> fmt::Result {
     } else {
         "  "
     });
-    let start = s.len();
-    s.unsigned(dur / 1000);
-    if s.len() - start < 7 {
-        s.put(".").num(dur % 1000, 10, false, ZEROPAD, 3);
+    let start = l.len();
+    l.uint(dur / 1000);
+    if l.len() - start < 7 {
+        l.push(b'.');
+        l.zeros(dur % 1000, 3);
     }
-    let len = s.len() - start;
-    s.put(" us ");
-    pad(s, 7usize.saturating_sub(len))?;
-    s.put("|  ");
+    let len = l.len() - start;
+    l.extend_str(" us ");
+    l.pad(7usize.saturating_sub(len));
+    l.extend_str("|  ");
+    s.put(l.as_str());
     Ok(())
 }
 

@@ -48,6 +48,10 @@ fn fl(decl: &str, offset: usize, size: usize, signed: bool) -> String {
 }
 
 fn ev(id: u16, system: &str, name: &str, fields: &[String]) -> Event {
+    ev_fmt(id, system, name, fields, "\"x\"")
+}
+
+fn ev_fmt(id: u16, system: &str, name: &str, fields: &[String], print_fmt: &str) -> Event {
     let mut t = alloc::format!("name: {}\nID: {}\nformat:\n", name, id);
     t.push_str(&fl("unsigned short common_type", 0, 2, false));
     t.push_str(&fl("unsigned char common_flags", 2, 1, false));
@@ -57,7 +61,9 @@ fn ev(id: u16, system: &str, name: &str, fields: &[String]) -> Event {
     for x in fields {
         t.push_str(x);
     }
-    t.push_str("\nprint fmt: \"x\"\n");
+    t.push_str("\nprint fmt: ");
+    t.push_str(print_fmt);
+    t.push('\n');
     crate::format::parse_event(system, &t).unwrap()
 }
 
@@ -163,13 +169,32 @@ fn comm16(v: &mut Vec<u8>, s: &str) {
 
 /// (cpu, ts, data) records in merged order; `next` is the merge's next.
 fn run(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)]) -> String {
+    run_as(t, recs, false)
+}
+
+/// [`run`] as the output drives the printer: each line's start (or a
+/// whole syscall line) straight into a buffer, else [`TraceCmd::line`].
+fn run_direct(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)]) -> String {
+    run_as(t, recs, true)
+}
+
+fn run_as(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)], direct: bool) -> String {
     let mut out = String::new();
     let mut i = 0;
     while i < recs.len() {
         let (cpu, ts, d) = &recs[i];
         let n = recs.get(i + 1).map(|(c, ts, d)| Rec { cpu: *c, ts: *ts, data: d });
+        let r = Rec { cpu: *cpu, ts: *ts, data: d };
         t.arm(*cpu);
-        let consumed = t.line(&mut out, &Rec { cpu: *cpu, ts: *ts, data: d }, n.as_ref()).unwrap();
+        let mut dst = [0u8; crate::text::kernel::LINE_MAX];
+        let start = if direct { t.line_into(&mut dst, &r) } else { None };
+        let consumed = match start {
+            Some((k, whole)) => {
+                out.push_str(core::str::from_utf8(&dst[..k]).unwrap());
+                !whole && t.line_tail(&mut out, &r, n.as_ref(), k).unwrap()
+            }
+            None => t.line(&mut out, &r, n.as_ref()).unwrap(),
+        };
         i += if consumed { 2 } else { 1 };
     }
     out
@@ -681,4 +706,90 @@ fn raw_fields_keep_what_casts_keep() {
     assert_eq!(cast_mask("(unsigned int)(s16)"), 0xffff);
     assert_eq!(cast_mask("(long)"), u64::MAX);
     assert_eq!(cast_mask(""), u64::MAX);
+}
+
+/// Lines begun in the output buffer read as [`TraceCmd::line`]'s, graph
+/// folding and the function plugin's state included.
+#[test]
+fn direct_lines_match_line() {
+    let (e, c, evs) = (env(), cmdlines(), events());
+    let mut d = hdr(600, 100);
+    d.extend_from_slice(&9u32.to_le_bytes());
+    let recs = [
+        (1, 60_026_007_600, d),
+        (0, 1000, ent(100, 0x1000, 0)),
+        (0, 2000, ent(100, 0x2000, 1)),
+        (0, 3000, ret(100, 0x2000, 1, 0, 1000)),
+        (0, 4000, ret(100, 0x1000, 0, 5, 3000)),
+        (1, 5000, hdr(999, 200)),
+    ];
+    for rel in [Release::V3_1, Release::V3_4] {
+        let mut a = TraceCmd::new(&e, c, &evs, rel);
+        let mut b = TraceCmd::new(&e, c, &evs, rel);
+        assert_eq!(run_direct(&mut a, &recs), run(&mut b, &recs));
+    }
+}
+
+/// Syscalls with the print fmts trace_syscalls.c writes print by hand,
+/// `%08lx` and `%lx`; any other print fmt is left to the interpreter.
+#[test]
+fn syscalls_by_hand() {
+    let args = [fl("int __syscall_nr", 8, 4, true), fl("int dfd", 16, 8, false), fl("const char * filename", 24, 8, false)];
+    let enter = "\"dfd: 0x%08lx, filename: 0x%08lx\", ((unsigned long)(REC->dfd)), ((unsigned long)(REC->filename))";
+    let exit = "\"0x%lx\", REC->ret";
+    let ret = [fl("int __syscall_nr", 8, 4, true), fl("long ret", 16, 8, true)];
+    let evs = alloc::vec![
+        ev_fmt(700, "syscalls", "sys_enter_openat", &args, enter),
+        ev_fmt(701, "syscalls", "sys_exit_openat", &ret, exit),
+        ev_fmt(702, "syscalls", "sys_enter_other", &args, "\"dfd: %lx\", REC->dfd"),
+    ];
+    let (e, c) = (env(), cmdlines());
+    let mut t = TraceCmd::new(&e, c, &evs, Release::V3_1);
+    let mut d = hdr(700, 100);
+    u64s(&mut d, &[0, 0xffffff9c, 0x7ffe_1234_5678]);
+    let mut x = hdr(701, 100);
+    u64s(&mut x, &[0, (-2i64) as u64]);
+    let mut z = hdr(701, 100);
+    u64s(&mut z, &[0, 0]);
+    let mut o = hdr(702, 100);
+    u64s(&mut o, &[0, 1, 2]);
+    let out = run_direct(&mut t, &[(0, 1000, d), (0, 2000, x), (0, 3000, z), (0, 4000, o)]);
+    assert_eq!(
+        out,
+        "              sh-100   [000]     0.000001: sys_enter_openat:     dfd: 0xffffff9c, filename: 0x7ffe12345678\n\
+         \x20             sh-100   [000]     0.000002: sys_exit_openat:      0xfffffffffffffffe\n\
+         \x20             sh-100   [000]     0.000003: sys_exit_openat:      0x0\n\
+         \x20             sh-100   [000]     0.000004: sys_enter_other:      body\n"
+    );
+}
+
+/// Tail passes text on as bound_line() would leave it, one trailing
+/// newline dropped, however the text comes in pieces.
+#[test]
+fn tail_bounds_like_bound_line() {
+    let size = 40;
+    let texts: [&[&str]; 7] = [
+        &["short\n"],
+        &["a\n", "b\n"],
+        &["x".repeat(38).leak()],
+        &["x".repeat(39).leak()],
+        &["x".repeat(20).leak(), "y".repeat(30).leak(), "\n"],
+        &["x".repeat(20).leak(), "é".repeat(15).leak()],
+        &["", "x".repeat(39).leak(), "\n"],
+    ];
+    for pieces in texts {
+        let mut whole: String = pieces.concat();
+        if whole.ends_with('\n') {
+            whole.pop();
+        }
+        bound_line(&mut whole, size);
+        whole.push('\n');
+        let mut out = String::new();
+        let mut t = Tail::new(&mut out, size);
+        for p in pieces {
+            t.write_str(p).unwrap();
+        }
+        t.finish().unwrap();
+        assert_eq!(out, whole, "{:?}", pieces);
+    }
 }
