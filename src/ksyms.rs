@@ -13,6 +13,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, OnceCell};
+use crate::tracedat::LazyText;
 
 /// One symbol. Packed: the table is ~160k of them, and 16-byte alignment
 /// would add a seventh to it.
@@ -47,8 +48,9 @@ impl Sym {
 /// ~120k lines was a tenth of decoding a million syscall records).
 #[derive(Default)]
 pub struct Ksyms {
-    /// The kallsyms text (valid UTF-8: lines that were not are blanked).
-    text: Rc<String>,
+    /// The kallsyms text (valid UTF-8: lines that were not are blanked),
+    /// decompressed at its first use.
+    text: Rc<LazyText>,
     tab: OnceCell<Table>,
     /// Recent lookups by address (see [`Slot`]), allocated at the first.
     cache: OnceCell<Box<[Cell<Slot>]>>,
@@ -195,11 +197,11 @@ impl Ksyms {
             }
             String::from_utf8(t).unwrap_or_default()
         });
-        Ksyms::shared(Rc::new(text))
+        Ksyms::shared(Rc::new(LazyText::new(text)))
     }
 
     /// Use kallsyms text where it is (a trace.dat's section), not a copy.
-    pub fn shared(text: Rc<String>) -> Ksyms {
+    pub fn shared(text: Rc<LazyText>) -> Ksyms {
         Ksyms { text, ..Ksyms::default() }
     }
 
