@@ -293,7 +293,7 @@ impl LazyText {
         self.text.get_or_init(|| {
             #[cfg(feature = "zstd")]
             if let Some(Packed(z, size, e)) = self.packed.take() {
-                return zstd::decode_vec(&z, size).and_then(|mut d| counted(&mut d, 4, e)).unwrap_or_default();
+                return zstd::decode_vec(z, size).and_then(|mut d| counted(&mut d, 4, e)).unwrap_or_default();
             }
             String::new()
         })
@@ -803,7 +803,7 @@ impl<'f> TraceDat<'f> {
                 if !p.ok() {
                     break;
                 }
-                match decompress(&self.compression, p.s, at, &data, u as usize) {
+                match decompress(&self.compression, p.s, at, data, u as usize) {
                     Ok(d) => out.extend_from_slice(&d),
                     Err(e) => p.put(Some(e)),
                 }
@@ -1219,7 +1219,7 @@ impl<'f> TraceDat<'f> {
     fn section(&self, off: u64, name: &'static str) -> BoxResult<(u16, Vec<u8>, u64, u64)> {
         let (id, mut data, packed, base, end) = self.section_z(off, name)?;
         if let Some(u) = packed {
-            data = decompress(&self.compression, name, base, &data, u)?;
+            data = decompress(&self.compression, name, base, data, u)?;
         }
         Ok((id, data, base, end))
     }
@@ -1352,7 +1352,7 @@ fn check_compression(name: &str, section: &'static str, off: u64) -> BoxResult<(
 }
 
 /// Decompress one block of the file's algorithm to exactly `size` bytes.
-pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> BoxResult<Vec<u8>> {
+pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: Vec<u8>, size: usize) -> BoxResult<Vec<u8>> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
         return Err(bad(section, off, "implausible uncompressed size"));
