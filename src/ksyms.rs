@@ -197,7 +197,7 @@ impl Ksyms {
             }
             String::from_utf8(t).unwrap_or_default()
         });
-        Ksyms::shared(Rc::new(LazyText::new(text)))
+        Ksyms::shared(Rc::new(LazyText::from(text)))
     }
 
     /// Use kallsyms text where it is (a trace.dat's section), not a copy.
@@ -408,14 +408,21 @@ impl Table {
 
     /// Sort by address; of several names at one address the first listed
     /// stays first (line order is file order). kallsyms is in address
-    /// order but for a tail (module symbols, ftrace trampolines): only
-    /// the part from the first symbol above the tail's lowest is sorted.
+    /// order but for a tail (module symbols, ftrace trampolines): with
+    /// `fast-print`, only the part from the first symbol above the tail's
+    /// lowest is sorted (the board build sorts it all: less code).
     fn sort(&mut self) {
         let s = &mut self.syms;
         let Some(head) = s.windows(2).position(|w| w[0].addr() > w[1].addr()) else { return };
-        let low = s[head + 1..].iter().map(|x| x.addr()).min().unwrap_or(0);
-        let from = s[..=head].partition_point(|x| x.addr() <= low);
-        s[from..].sort_unstable_by_key(|x| (x.addr(), x.line()));
+        #[cfg(feature = "fast-print")]
+        let s = {
+            let low = s[head + 1..].iter().map(|x| x.addr()).min().unwrap_or(0);
+            let from = s[..=head].partition_point(|x| x.addr() <= low);
+            &mut s[from..]
+        };
+        #[cfg(not(feature = "fast-print"))]
+        let _ = head;
+        s.sort_unstable_by_key(|x| (x.addr(), x.line()));
     }
 
     /// One symbol whose line starts at `line`.

@@ -70,8 +70,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 #[cfg(feature = "zstd")]
-use core::cell::Cell;
-use core::cell::OnceCell;
+use core::cell::{Cell, OnceCell};
 use core::fmt;
 
 pub use pages::{CpuPages, Seen};
@@ -269,37 +268,43 @@ fn nul_tail(b: &[u8]) -> usize {
 /// was most of the time of printing a small file. Reads as the text
 /// (`Deref`); a section whose data turns out corrupt at that first use
 /// reads as empty (its sizes were checked at open).
+#[cfg(feature = "zstd")]
 #[derive(Default)]
 pub struct LazyText {
     text: OnceCell<String>,
-    #[cfg(feature = "zstd")]
     packed: Cell<Option<Packed>>,
 }
+
+/// Without a zstd decoder nothing stays compressed: the text itself.
+#[cfg(not(feature = "zstd"))]
+pub type LazyText = String;
 
 /// A compressed v7 text section: its data, its size decompressed and the
 /// file's byte order (for the count that starts it).
 #[cfg(feature = "zstd")]
 struct Packed(Vec<u8>, usize, Endian);
 
-impl LazyText {
-    pub fn new(text: String) -> LazyText {
+#[cfg(feature = "zstd")]
+impl From<String> for LazyText {
+    fn from(text: String) -> LazyText {
         LazyText { text: OnceCell::from(text), ..LazyText::default() }
     }
+}
 
+#[cfg(feature = "zstd")]
+impl LazyText {
     /// The text, decompressed first if it still is not. (One copy of
     /// this, not one in each of the many places that read the text.)
     #[inline(never)]
     pub fn text(&self) -> &String {
-        self.text.get_or_init(|| {
-            #[cfg(feature = "zstd")]
-            if let Some(Packed(z, size, e)) = self.packed.take() {
-                return zstd::decode_vec(z, size).and_then(|mut d| counted(&mut d, 4, e)).unwrap_or_default();
-            }
-            String::new()
+        self.text.get_or_init(|| match self.packed.take() {
+            Some(Packed(z, size, e)) => zstd::decode_vec(z, size).and_then(|mut d| counted(&mut d, 4, e)).unwrap_or_default(),
+            None => String::new(),
         })
     }
 }
 
+#[cfg(feature = "zstd")]
 impl core::ops::Deref for LazyText {
     type Target = String;
     fn deref(&self) -> &String {
@@ -308,12 +313,14 @@ impl core::ops::Deref for LazyText {
 }
 
 /// Compared and shown as the text (tests compare whole recordings).
+#[cfg(feature = "zstd")]
 impl PartialEq for LazyText {
     fn eq(&self, other: &LazyText) -> bool {
         self.text() == other.text()
     }
 }
 
+#[cfg(feature = "zstd")]
 impl fmt::Debug for LazyText {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         self.text().fmt(f)
@@ -850,7 +857,7 @@ impl<'f> TraceDat<'f> {
     /// Metadata part `i` 3..=5: kallsyms, printk formats, cmdlines.
     fn set_text(&mut self, i: usize, t: String) {
         match i {
-            3 => self.kallsyms = Rc::new(LazyText::new(t)),
+            3 => self.kallsyms = Rc::new(LazyText::from(t)),
             4 => self.printk = t,
             _ => self.cmdlines = t,
         }
@@ -1217,17 +1224,21 @@ impl<'f> TraceDat<'f> {
     /// file offset of the data (for error messages) and where it ends in the file.
     #[inline(never)]
     fn section(&self, off: u64, name: &'static str) -> BoxResult<(u16, Vec<u8>, u64, u64)> {
-        let (id, mut data, packed, base, end) = self.section_z(off, name)?;
-        if let Some(u) = packed {
-            data = decompress(&self.compression, name, base, data, u)?;
-        }
+        let (id, data, packed, base, end) = self.section_z(off, name)?;
+        // (Without a decoder section_z refuses compressed data.)
+        #[cfg(feature = "zstd")]
+        let data = match packed {
+            Some(u) => decompress(&self.compression, name, base, data, u)?,
+            None => data,
+        };
+        #[cfg(not(feature = "zstd"))]
+        let _ = packed;
         Ok((id, data, base, end))
     }
 
     /// [`Self::section`] with compressed data left compressed: the data,
     /// and its size decompressed when it is compressed. Every size is
     /// checked.
-    #[inline(never)]
     fn section_z(&self, off: u64, name: &'static str) -> BoxResult<(u16, Vec<u8>, Option<usize>, u64, u64)> {
         let mut p = MetaReader::new(self.file, self.endian, off, name);
         let (id, flags, size) = p.section_head();
