@@ -13,6 +13,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, OnceCell};
+use crate::tracedat::LazyText;
 
 /// One symbol. Packed: the table is ~160k of them, and 16-byte alignment
 /// would add a seventh to it.
@@ -47,8 +48,9 @@ impl Sym {
 /// ~120k lines was a tenth of decoding a million syscall records).
 #[derive(Default)]
 pub struct Ksyms {
-    /// The kallsyms text (valid UTF-8: lines that were not are blanked).
-    text: Rc<String>,
+    /// The kallsyms text (valid UTF-8: lines that were not are blanked),
+    /// decompressed at its first use.
+    text: Rc<LazyText>,
     tab: OnceCell<Table>,
     /// Recent lookups by address (see [`Slot`]), allocated at the first:
     /// sets of two adjacent slots, the more recent first.
@@ -199,11 +201,11 @@ impl Ksyms {
             }
             String::from_utf8(t).unwrap_or_default()
         });
-        Ksyms::shared(Rc::new(text))
+        Ksyms::shared(Rc::new(LazyText::from(text)))
     }
 
     /// Use kallsyms text where it is (a trace.dat's section), not a copy.
-    pub fn shared(text: Rc<String>) -> Ksyms {
+    pub fn shared(text: Rc<LazyText>) -> Ksyms {
         Ksyms { text, ..Ksyms::default() }
     }
 
@@ -407,14 +409,27 @@ impl Table {
             }
             at = end + 1;
         }
-        // Sorted by address; of several names at one address the first
-        // listed stays first (line order is file order), as a stable sort
-        // would keep them, without its buffer of half the table.
-        // kallsyms is mostly in order already; skip the sort when it is.
-        if k.syms.windows(2).any(|w| w[0].addr() > w[1].addr()) {
-            k.syms.sort_unstable_by_key(|s| (s.addr(), s.line()));
-        }
+        k.sort();
         k
+    }
+
+    /// Sort by address; of several names at one address the first listed
+    /// stays first (line order is file order). kallsyms is in address
+    /// order but for a tail (module symbols, ftrace trampolines): with
+    /// `fast-print`, only the part from the first symbol above the tail's
+    /// lowest is sorted (the board build sorts it all: less code).
+    fn sort(&mut self) {
+        let s = &mut self.syms;
+        let Some(head) = s.windows(2).position(|w| w[0].addr() > w[1].addr()) else { return };
+        #[cfg(feature = "fast-print")]
+        let s = {
+            let low = s[head + 1..].iter().map(|x| x.addr()).min().unwrap_or(0);
+            let from = s[..=head].partition_point(|x| x.addr() <= low);
+            &mut s[from..]
+        };
+        #[cfg(not(feature = "fast-print"))]
+        let _ = head;
+        s.sort_unstable_by_key(|x| (x.addr(), x.line()));
     }
 
     /// One symbol whose line starts at `line`.
@@ -722,6 +737,27 @@ ffffffffc0002000 t other\t[om]
         assert_eq!(k.len(), 7);
         assert_eq!(k.lookup(0xffffffff81000104).map(|s| (s.name, s.offset, s.size)), Some(("first", 4, Some(0x100))));
         assert_eq!(k.lookup(0xffffffffc0000000).map(|s| (s.name, s.module)), Some(("m", Some("mod"))));
+    }
+
+    /// The merge of the sorted head and the sorted tail is the order of a
+    /// stable sort by address, whatever the shape of the disorder.
+    #[test]
+    fn sort_merges_head_and_tail() {
+        let mut x = 12345u64;
+        for n in [0usize, 1, 2, 7, 50, 300] {
+            for head in [0, n / 3, n] {
+                let mut t = Table::default();
+                for i in 0..n {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let addr = if i < head { i as u64 * 4 } else { (x >> 33) % (n as u64 * 4 + 1) };
+                    t.syms.push(Sym { addr, line: i as u32, module: 0 });
+                }
+                let mut want: Vec<(u64, u32)> = t.syms.iter().map(|s| (s.addr(), s.line())).collect();
+                want.sort();
+                t.sort();
+                assert_eq!(t.syms.iter().map(|s| (s.addr(), s.line())).collect::<Vec<_>>(), want, "{n} {head}");
+            }
+        }
     }
 
     /// Cached answers are the answers: addresses that share a cache slot

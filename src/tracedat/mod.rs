@@ -69,6 +69,8 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+#[cfg(feature = "zstd")]
+use core::cell::{Cell, OnceCell};
 use core::fmt;
 
 pub use pages::{CpuPages, Seen};
@@ -260,6 +262,85 @@ fn nul_tail(b: &[u8]) -> usize {
     }
 }
 
+/// Metadata text that a compressed file keeps compressed until its first
+/// use: kallsyms is megabytes (7 MB for a distribution kernel) that ftcat
+/// needs only when an event prints a symbol, and decompressing it at open
+/// was most of the time of printing a small file. Reads as the text
+/// (`Deref`); a section whose data turns out corrupt at that first use
+/// reads as empty (its sizes were checked at open).
+#[cfg(feature = "zstd")]
+#[derive(Default)]
+pub struct LazyText {
+    text: OnceCell<String>,
+    packed: Cell<Option<Packed>>,
+}
+
+/// Without a zstd decoder nothing stays compressed: the text itself.
+#[cfg(not(feature = "zstd"))]
+pub type LazyText = String;
+
+/// A compressed v7 text section: its data, its size decompressed and the
+/// file's byte order (for the count that starts it).
+#[cfg(feature = "zstd")]
+struct Packed(Vec<u8>, usize, Endian);
+
+#[cfg(feature = "zstd")]
+impl From<String> for LazyText {
+    fn from(text: String) -> LazyText {
+        LazyText { text: OnceCell::from(text), ..LazyText::default() }
+    }
+}
+
+#[cfg(feature = "zstd")]
+impl LazyText {
+    /// The text, decompressed first if it still is not. (One copy of
+    /// this, not one in each of the many places that read the text.)
+    #[inline(never)]
+    pub fn text(&self) -> &String {
+        self.text.get_or_init(|| match self.packed.take() {
+            Some(Packed(z, size, e)) => zstd::decode_vec(z, size).and_then(|mut d| counted(&mut d, 4, e)).unwrap_or_default(),
+            None => String::new(),
+        })
+    }
+}
+
+#[cfg(feature = "zstd")]
+impl core::ops::Deref for LazyText {
+    type Target = String;
+    fn deref(&self) -> &String {
+        self.text()
+    }
+}
+
+/// Compared and shown as the text (tests compare whole recordings).
+#[cfg(feature = "zstd")]
+impl PartialEq for LazyText {
+    fn eq(&self, other: &LazyText) -> bool {
+        self.text() == other.text()
+    }
+}
+
+#[cfg(feature = "zstd")]
+impl fmt::Debug for LazyText {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.text().fmt(f)
+    }
+}
+
+/// The text of a v7 kallsyms, printk or cmdlines section's data: a
+/// `w`-byte count, then the text, taken in place (kallsyms is megabytes:
+/// no second copy). None, `data` untouched, when the count is larger
+/// than the data.
+fn counted(data: &mut Vec<u8>, w: usize, e: Endian) -> Option<String> {
+    let n = MetaReader::mem(data, e, 0, "").num(w);
+    if data.len() < w || n > MAX_BLOCK || n > (data.len() - w) as u64 {
+        return None;
+    }
+    data.truncate(w + n as usize);
+    data.drain(..w);
+    Some(text(core::mem::take(data)))
+}
+
 /// One event format file, in file order (the `ftrace` system first).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Format {
@@ -382,8 +463,9 @@ pub struct TraceDat<'f> {
     pub header_event: String,
     pub formats: Vec<Format>,
     /// Shared with the symbol table that reads it (`ksyms::Ksyms::shared`):
-    /// megabytes, not copied.
-    pub kallsyms: Rc<String>,
+    /// megabytes, not copied, and in a compressed file not decompressed
+    /// before that table's first lookup.
+    pub kallsyms: Rc<LazyText>,
     pub printk: String,
     pub cmdlines: String,
     pub options: Options,
@@ -728,7 +810,7 @@ impl<'f> TraceDat<'f> {
                 if !p.ok() {
                     break;
                 }
-                match decompress(&self.compression, p.s, at, &data, u as usize) {
+                match decompress(&self.compression, p.s, at, data, u as usize) {
                     Ok(d) => out.extend_from_slice(&d),
                     Err(e) => p.put(Some(e)),
                 }
@@ -775,7 +857,7 @@ impl<'f> TraceDat<'f> {
     /// Metadata part `i` 3..=5: kallsyms, printk formats, cmdlines.
     fn set_text(&mut self, i: usize, t: String) {
         match i {
-            3 => self.kallsyms = Rc::new(t),
+            3 => self.kallsyms = Rc::new(LazyText::from(t)),
             4 => self.printk = t,
             _ => self.cmdlines = t,
         }
@@ -972,18 +1054,23 @@ impl<'f> TraceDat<'f> {
             if core::mem::replace(&mut read[i], true) {
                 continue;
             }
+            // kallsyms stays compressed (see LazyText) when it would
+            // decompress here without an error.
+            #[cfg(feature = "zstd")]
+            if i == 3 && check_compression(&self.compression, "", 0).is_ok() {
+                if let (_, z, Some(u), _, _) = self.section_z(off, META[i])? {
+                    if u as u64 <= MAX_BLOCK {
+                        self.kallsyms = Rc::new(LazyText { packed: Cell::new(Some(Packed(z, u, self.endian))), ..LazyText::default() });
+                        continue;
+                    }
+                }
+            }
             let (_, mut data, base, _) = self.section(off, META[i])?;
             if (3..=5).contains(&i) {
                 // kallsyms, printk, cmdlines: a count, then the text. A
-                // whole, plausible one is kept in place (kallsyms is
-                // megabytes: no second copy); anything else goes through
-                // meta() for its error.
-                let w = if i == 5 { 8 } else { 4 };
-                let n = MetaReader::mem(&data, self.endian, base, "").num(w);
-                if data.len() >= w && n <= MAX_BLOCK && n <= (data.len() - w) as u64 {
-                    data.truncate(w + n as usize);
-                    data.drain(..w);
-                    self.set_text(i, text(data));
+                // broken one goes through meta() for its error.
+                if let Some(t) = counted(&mut data, if i == 5 { 8 } else { 4 }, self.endian) {
+                    self.set_text(i, t);
                     continue;
                 }
             }
@@ -1137,10 +1224,27 @@ impl<'f> TraceDat<'f> {
     /// file offset of the data (for error messages) and where it ends in the file.
     #[inline(never)]
     fn section(&self, off: u64, name: &'static str) -> BoxResult<(u16, Vec<u8>, u64, u64)> {
+        let (id, data, packed, base, end) = self.section_z(off, name)?;
+        // (Without a decoder section_z refuses compressed data.)
+        #[cfg(feature = "zstd")]
+        let data = match packed {
+            Some(u) => decompress(&self.compression, name, base, data, u)?,
+            None => data,
+        };
+        #[cfg(not(feature = "zstd"))]
+        let _ = packed;
+        Ok((id, data, base, end))
+    }
+
+    /// [`Self::section`] with compressed data left compressed: the data,
+    /// and its size decompressed when it is compressed. Every size is
+    /// checked.
+    fn section_z(&self, off: u64, name: &'static str) -> BoxResult<(u16, Vec<u8>, Option<usize>, u64, u64)> {
         let mut p = MetaReader::new(self.file, self.endian, off, name);
         let (id, flags, size) = p.section_head();
         let base = p.pos;
         let mut data = Vec::new();
+        let mut packed = None;
         if flags & SEC_FL_COMPRESS == 0 {
             data = p.vec(size);
         } else if !cfg!(feature = "zstd") {
@@ -1153,16 +1257,11 @@ impl<'f> TraceDat<'f> {
             if !plausible_expansion(z.into(), u.into()) {
                 p.bad_at(base, "compressed section expands more than 64-fold");
             }
-            let zd = p.vec(z as u64);
-            if p.ok() {
-                match decompress(&self.compression, name, base, &zd, u as usize) {
-                    Ok(d) => data = d,
-                    Err(e) => p.put(Some(e)),
-                }
-            }
+            data = p.vec(z as u64);
+            packed = Some(u as usize);
         }
         p.done()?;
-        Ok((id, data, base, base + size))
+        Ok((id, data, packed, base, base + size))
     }
 }
 
@@ -1264,7 +1363,7 @@ fn check_compression(name: &str, section: &'static str, off: u64) -> BoxResult<(
 }
 
 /// Decompress one block of the file's algorithm to exactly `size` bytes.
-pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: &[u8], size: usize) -> BoxResult<Vec<u8>> {
+pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: Vec<u8>, size: usize) -> BoxResult<Vec<u8>> {
     check_compression(algo, section, off)?;
     if size as u64 > MAX_BLOCK {
         return Err(bad(section, off, "implausible uncompressed size"));

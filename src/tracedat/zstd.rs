@@ -24,15 +24,24 @@ pub(crate) fn decode(z: &[u8], out: &mut [u8]) -> Option<usize> {
 /// the decoder's window (no block-by-block Vec to copy from): exactly
 /// `size` bytes, or None. The callers bound `size` by the compressed
 /// bytes really read (`plausible_expansion`), so a corrupt size field
-/// cannot make it allocate much.
-pub(crate) fn decode_vec(mut z: &[u8], size: usize) -> Option<Vec<u8>> {
+/// cannot make it allocate much. `z` is freed once it is all read, before
+/// the output is copied out of the window: a single-frame kallsyms
+/// section holds its whole 7 MB text in the window, and the output is as
+/// large again, so its 1.3 MB would be on top of the peak.
+pub(crate) fn decode_vec(mut z: Vec<u8>, size: usize) -> Option<Vec<u8>> {
     let mut d = decoder(size);
     let mut out = alloc::vec![0u8; size];
-    let mut done = 0;
-    while !z.is_empty() {
-        d.init(&mut z).ok()?;
+    let (mut done, mut at) = (0, 0);
+    while at < z.len() {
+        let mut rest = &z[at..];
+        d.init(&mut rest).ok()?;
         loop {
-            d.decode_blocks(&mut z, BlockDecodingStrategy::UptoBytes(1 << 20)).ok()?;
+            d.decode_blocks(&mut rest, BlockDecodingStrategy::UptoBytes(1 << 20)).ok()?;
+            at = z.len() - rest.len();
+            if rest.is_empty() {
+                rest = &[];
+                z = Vec::new();
+            }
             done += d.read(&mut out[done..]).ok()?;
             // More than `size` comes out.
             if d.can_collect() != 0 {
@@ -58,10 +67,10 @@ mod tests {
         // Magic, descriptor (no content size, not single-segment), window
         // 2^(10+15), then one last raw block of 1 byte: "A".
         let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 15 << 3, 0x09, 0x00, 0x00, b'A'];
-        assert_eq!(decode_vec(&frame, 1), None);
+        assert_eq!(decode_vec(frame.to_vec(), 1), None);
         assert_eq!(decode(&frame, &mut [0u8; 1]), None);
         // The same frame with a 1 KiB window decodes.
         let small = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x09, 0x00, 0x00, b'A'];
-        assert_eq!(decode_vec(&small, 1).as_deref(), Some(&b"A"[..]));
+        assert_eq!(decode_vec(small.to_vec(), 1).as_deref(), Some(&b"A"[..]));
     }
 }
