@@ -901,7 +901,10 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         for &c in s.name.as_bytes() {
             hi |= c;
         }
-        (hi < 0x80 && !s.name.is_empty() && !is_kretprobe_tramp(s.name)).then_some(s.name)
+        // The length first: the trampoline's check is a call, and this is
+        // asked of every function record's names.
+        let tramp = matches!(s.name.len(), 20 | 22) && is_kretprobe_tramp(s.name);
+        (hi < 0x80 && !s.name.is_empty() && !tramp).then_some(s.name)
     }
 
     /// The text of a print, bprint or bputs record (what
@@ -1538,8 +1541,7 @@ fn sym_text(out: &mut dyn Write, s: &super::Sym, ip: u64, off: bool) -> fmt::Res
 
 /// `__kretprobe_trampoline` (5.11+) or `kretprobe_trampoline`.
 fn is_kretprobe_tramp(name: &str) -> bool {
-    // The length first: this is asked of every function record's names.
-    matches!(name.len(), 20 | 22) && name.strip_prefix("__").unwrap_or(name) == "kretprobe_trampoline"
+    name.strip_prefix("__").unwrap_or(name) == "kretprobe_trampoline"
 }
 
 /// Printed width of a name the way the kernel's `%16s` counts: bytes, with
