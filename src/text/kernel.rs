@@ -429,8 +429,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 
     /// [`Kernel::line`] for a line of context columns and a short event
-    /// (syscalls) in the default format, written straight into `dst` (at
-    /// least [`LINE_MAX`] bytes, e.g. an output buffer's free space), or
+    /// (syscalls, the function tracer's) in the default format, written
+    /// straight into `dst` (at least [`LINE_MAX`] bytes, e.g. an output
+    /// buffer's free space), or
     /// for a print fmt event the line up to its text, which
     /// [`Kernel::line_tail`] then prints. None when the record needs
     /// [`Kernel::line`] (then nothing was printed and no state changed but
@@ -451,7 +452,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         // (A speed-up the board build leaves out: there Kernel::line
         // prints these events.)
         let generic = cfg!(feature = "fast-print") && matches!(class.kind, Kind::Generic);
-        if !generic && !matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. }) {
+        let short = matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. })
+            || cfg!(feature = "fast-print") && matches!(class.kind, Kind::Ftrace(Record::Function { .. }));
+        if !generic && !short {
             return None;
         }
         let mut b = Line::on(dst);
@@ -850,8 +853,58 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 }
                 ok
             }
+            // (A speed-up the board build leaves out: there fn_trace
+            // prints these lines.)
+            Kind::Ftrace(Record::Function { ip, parent }) if cfg!(feature = "fast-print") => {
+                let ok = self.fn_line(b, ip.get(d, e), parent.get(d, e));
+                if !ok {
+                    b.truncate(mark);
+                }
+                ok
+            }
             _ => false,
         }
+    }
+
+    /// The function tracer's `func <-parent` line (what [`Kernel::fn_trace`]
+    /// prints, and a newline) when both are plain names: the line a
+    /// function recording prints nearly every time, in one piece.
+    /// False (a part may be written) for the rest.
+    #[inline(never)]
+    fn fn_line(&self, b: &mut Line, ip: u64, parent: u64) -> bool {
+        let sf = self.opts.flags;
+        if sf & (opts::SYM_OFFSET | opts::SYM_ADDR) != 0 {
+            return false;
+        }
+        let Some(f) = self.plain_name(ip) else { return false };
+        let line = if sf & opts::PRINT_PARENT != 0 && parent != 0 {
+            let Some(p) = self.plain_name(parent) else { return false };
+            [f, " <-", p, "\n"]
+        } else {
+            [f, "\n", "", ""]
+        };
+        // One copy of the (inlined) store for the four pieces.
+        line.iter().all(|s| b.extend_str(s))
+    }
+
+    /// The name [`Kernel::ip_sym`] prints for `ip` as it is, or None when
+    /// it prints something else (no symbol, the kretprobe trampoline) or
+    /// the name is not ASCII (a raw-byte escape must reach the writer).
+    #[inline(never)]
+    fn plain_name(&self, ip: u64) -> Option<&str> {
+        if ip == 0 {
+            return None;
+        }
+        let s = self.env.sym(ip)?;
+        // A plain loop: core's is_ascii is a call at opt-level z.
+        let mut hi = 0;
+        for &c in s.name.as_bytes() {
+            hi |= c;
+        }
+        // The length first: the trampoline's check is a call, and this is
+        // asked of every function record's names.
+        let tramp = matches!(s.name.len(), 20 | 22) && is_kretprobe_tramp(s.name);
+        (hi < 0x80 && !s.name.is_empty() && !tramp).then_some(s.name)
     }
 
     /// The text of a print, bprint or bputs record (what
