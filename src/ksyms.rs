@@ -414,22 +414,16 @@ impl Table {
     }
 
     /// Sort by address; of several names at one address the first listed
-    /// stays first (line order is file order). kallsyms is in address
-    /// order but for a tail (module symbols, ftrace trampolines): with
-    /// `fast-print`, only the part from the first symbol above the tail's
-    /// lowest is sorted (the board build sorts it all: less code).
+    /// stays first (line order is file order: the sort is stable).
+    /// kallsyms is in address order but for a tail (module symbols, ftrace
+    /// trampolines): only the part from the first symbol above the tail's
+    /// lowest is sorted.
     fn sort(&mut self) {
         let s = &mut self.syms;
         let Some(head) = s.windows(2).position(|w| w[0].addr() > w[1].addr()) else { return };
-        #[cfg(feature = "fast-print")]
-        let s = {
-            let low = s[head + 1..].iter().map(|x| x.addr()).min().unwrap_or(0);
-            let from = s[..=head].partition_point(|x| x.addr() <= low);
-            &mut s[from..]
-        };
-        #[cfg(not(feature = "fast-print"))]
-        let _ = head;
-        s.sort_unstable_by_key(|x| (x.addr(), x.line()));
+        let low = s[head + 1..].iter().map(|x| x.addr()).min().unwrap_or(0);
+        let from = s[..=head].partition_point(|x| x.addr() <= low);
+        crate::sort::sort_by_key(&mut s[from..], |x| x.addr());
     }
 
     /// One symbol whose line starts at `line`.
