@@ -173,3 +173,31 @@ fn every_hostile_file_ends_quickly_in_bounded_memory() {
     }
     assert!(bad.is_empty(), "{} runs broke a bound:\n{}", bad.len(), bad.join("\n"));
 }
+
+/// A zstd-compressed kallsyms stays compressed until the first symbol is
+/// printed, after the file has opened. When it then does not decompress
+/// (here: its frame's magic number zeroed, in a copy of a real recording
+/// whose kprobe lines print symbols), every record is still printed, with
+/// addresses, and the run ends with the file and the reason and exit 1.
+#[test]
+fn damaged_kallsyms_prints_the_records_then_fails() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/linux-6.12/kprobe.dat");
+    let mut d = std::fs::read(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    // kallsyms is the file's largest zstd frame (megabytes of text).
+    let magic = [0x28, 0xb5, 0x2f, 0xfd];
+    let starts: Vec<usize> = d.windows(4).enumerate().filter(|(_, w)| *w == magic).map(|(i, _)| i).collect();
+    let ends = starts.iter().skip(1).copied().chain([d.len()]);
+    let (_, at) = starts.iter().zip(ends).map(|(&a, b)| (b - a, a)).max().expect("zstd frames");
+    d[at..at + 4].fill(0);
+    let dir = std::env::temp_dir().join(format!("ftbox-kallsyms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("kprobe-damaged.dat");
+    std::fs::write(&f, &d).unwrap();
+    let whole = run(&src, &[]);
+    let r = run(&f, &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(r.status.filter(|&s| libc::WIFEXITED(s)).map(|s| libc::WEXITSTATUS(s)), Some(1), "{}", r.err);
+    assert!(r.err.contains("kprobe-damaged.dat: kallsyms section: zstd data does not decompress"), "{}", r.err);
+    // The same records (addresses are no shorter than symbols here).
+    assert!(r.out > whole.out / 2 && whole.status == Some(0), "{} of {} bytes printed", r.out, whole.out);
+}

@@ -267,12 +267,14 @@ fn nul_tail(b: &[u8]) -> usize {
 /// needs only when an event prints a symbol, and decompressing it at open
 /// was most of the time of printing a small file. Reads as the text
 /// (`Deref`); a section whose data turns out corrupt at that first use
-/// reads as empty (its sizes were checked at open).
+/// reads as empty (its sizes were checked at open) and says so through
+/// [`LazyText::lost`], for the applet to report once it has printed.
 #[cfg(feature = "zstd")]
 #[derive(Default)]
 pub struct LazyText {
     text: OnceCell<String>,
     packed: Cell<Option<Packed>>,
+    lost: Cell<bool>,
 }
 
 /// Without a zstd decoder nothing stays compressed: the text itself.
@@ -298,9 +300,18 @@ impl LazyText {
     #[inline(never)]
     pub fn text(&self) -> &String {
         self.text.get_or_init(|| match self.packed.take() {
-            Some(Packed(z, size, e)) => zstd::decode_vec(z, size).and_then(|mut d| counted(&mut d, 4, e)).unwrap_or_default(),
+            Some(Packed(z, size, e)) => zstd::decode_vec(z, size).and_then(|mut d| counted(&mut d, 4, e)).unwrap_or_else(|| {
+                self.lost.set(true);
+                String::new()
+            }),
             None => String::new(),
         })
+    }
+
+    /// True when the text was compressed and did not decompress: what
+    /// used it saw an empty text.
+    pub fn lost(&self) -> bool {
+        self.lost.get()
     }
 }
 
@@ -752,6 +763,15 @@ impl<'f> TraceDat<'f> {
         let mut c = CpuPages::new(self.file, self.endian, self.layout(buffer).page_size, buffer.compressed, *cpu);
         c.bound(self.file_size, self.held.clone());
         c
+    }
+
+    /// True when the kallsyms section, kept compressed until its first
+    /// use, turned out not to decompress: symbols printed as addresses.
+    pub fn kallsyms_lost(&self) -> bool {
+        #[cfg(feature = "zstd")]
+        return self.kallsyms.lost();
+        #[cfg(not(feature = "zstd"))]
+        false
     }
 
     /// Page streams for every CPU of `buffer`, in file order
