@@ -394,12 +394,7 @@ fn decode_file(a: &Args, td: &TraceDat, path: &str, to: To<'_>) -> Result<()> {
             export(&mut input.rec, &mut input.merge, &x, &a.decode, f, false, drain, host)
         }),
     };
-    res.map_err(|e| decode_err(e, path))?;
-    // Everything else was printed: the damage is said last, and fails the run.
-    if td.kallsyms_lost() {
-        return Err(cli::fail(format_args!("{}: kallsyms section: zstd data does not decompress; symbols printed as addresses", path)));
-    }
-    Ok(())
+    res.and_then(|()| decode::symbols_intact(td)).map_err(|e| decode_err(e, path))
 }
 
 #[cfg(test)]

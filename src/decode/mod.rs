@@ -124,6 +124,9 @@ pub enum Error {
     NoData,
     /// Records could not be read (each reported through [`Host::error`]).
     ReadErrors(u64),
+    /// The kallsyms section, kept compressed until its first use, did not
+    /// decompress: symbols were printed as addresses.
+    KallsymsLost,
 }
 
 impl fmt::Display for Error {
@@ -133,6 +136,7 @@ impl fmt::Display for Error {
             Error::NoBuffer(n) => write!(f, "no buffer named '{}'", n),
             Error::NoData => f.write_str("no trace data"),
             Error::ReadErrors(n) => write!(f, "{} read errors", n),
+            Error::KallsymsLost => f.write_str("kallsyms section: zstd data does not decompress; symbols printed as addresses"),
         }
     }
 }
@@ -270,6 +274,16 @@ pub fn file_input<'t>(td: &'t TraceDat, opts: &DecodeOptions, header: bool) -> R
         Merge::from_pages(layout, td.all_cpu_pages(buf))
     };
     Ok(Input { rec, merge, buffers })
+}
+
+/// After a file was printed or exported: its kallsyms, if it did not
+/// decompress at its first use, is damage found late, said last (all the
+/// records were still printed) and a failed run.
+pub fn symbols_intact(td: &TraceDat) -> Result<(), Error> {
+    if td.kallsyms_lost() {
+        return Err(Error::KallsymsLost);
+    }
+    Ok(())
 }
 
 /// A whole file as text into `out`: trace-cmd's file summaries, or the
