@@ -113,6 +113,10 @@ impl Env for Decoder {
         Ok(Rendered::Fallback)
     }
 
+    fn render_bytes(&self, id: u16, data: &[u8], out: &mut Vec<u8>) -> Option<Rendered> {
+        self.render_raw(id, data, out)
+    }
+
     fn bprint(&self, fmt_addr: u64, args: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
         let Some(f) = self.printk.lookup(fmt_addr) else {
             write!(out, "(bprint fmt 0x{:x} unknown)", fmt_addr)?;

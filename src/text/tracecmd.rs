@@ -492,6 +492,8 @@ pub struct TraceCmd<'a> {
     pub fallback: u64,
     /// plugin_kvm's last instruction text (see [`plugins::kvm::write`]).
     insn: String,
+    /// A print fmt's text on its way to the output ([`TraceCmd::print_fmt_into`]).
+    text: Vec<u8>,
 }
 
 impl<'a> TraceCmd<'a> {
@@ -538,6 +540,7 @@ impl<'a> TraceCmd<'a> {
             sec: Cell::new((0, 0, 0)),
             fallback: 0,
             insn: String::new(),
+            text: Vec::new(),
         }
     }
 
@@ -647,46 +650,66 @@ impl<'a> TraceCmd<'a> {
             return None;
         }
         let head = l.len();
-        if self.flags & RAW == 0 && self.syscall_into(&mut l, ci, r.data) {
-            return Some((l.len(), true));
+        if self.flags & RAW == 0 {
+            if self.syscall_into(&mut l, ci, r.data) {
+                return Some((l.len(), true));
+            }
+            if let Some(n) = self.print_fmt_into(&mut dst[head..], ci, r.data) {
+                return Some((head + n, true));
+            }
         }
         Some((head, false))
     }
 
+    /// The text and newline of a print fmt event (with plugin_kmem's call
+    /// site first) into `dst`, as [`TraceCmd::line_tail`] prints it, from
+    /// the bytes the print fmt gives: no `core::fmt::Write` round trip,
+    /// whose UTF-8 check and escapes the output only undoes. Its length,
+    /// or None (`dst` untouched) when this is no such event, the print
+    /// fmt prints fields instead, or the text does not fit. One that fits
+    /// is far inside the line's bound ([`bound_line`]) even with every
+    /// byte counted as a three-byte escape.
+    #[inline(never)]
+    fn print_fmt_into(&mut self, dst: &mut [u8], ci: usize, d: &[u8]) -> Option<usize> {
+        let c = &self.cls[ci];
+        let site = match c.handler {
+            Handler::KmemCallSite { call_site } => Some(call_site),
+            Handler::Generic => None,
+            _ => return None,
+        };
+        if c.tep(self.release).failed {
+            return None;
+        }
+        self.text.clear();
+        if let Some(f) = site {
+            self.buf.clear();
+            call_site(self.env, &mut self.buf, f.get(d, self.endian));
+            self.text.extend_from_slice(self.buf.as_bytes());
+        }
+        let ty = self.ty(d);
+        let text = &mut self.text;
+        // A symbol name with a raw-byte escape takes the slow path, which
+        // turns it back into its byte.
+        let ok = !text.contains(&ESC_LEAD) && self.env.render_bytes(ty, d, text).is_some();
+        // trace_show_data() drops one trailing newline of the event text.
+        if text.last() == Some(&b'\n') {
+            text.pop();
+        }
+        text.push(b'\n');
+        let n = text.len();
+        let fits = ok && n <= dst.len();
+        if fits {
+            dst[..n].copy_from_slice(text);
+        }
+        fits.then_some(n)
+    }
+
     /// The event text of a line [`TraceCmd::line_into`] began, `head`
-    /// bytes long, as [`TraceCmd::line`] ends it. Print fmt events go
-    /// straight to `out` ([`Tail`]), the others through a String.
+    /// bytes long, as [`TraceCmd::line`] ends it.
     #[inline(never)]
     pub fn line_tail(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>, head: usize) -> Result<bool, fmt::Error> {
         let size = super::seq_size(0, self.long).saturating_sub(head);
         let ty = self.ty(r.data);
-        if let Some(ci) = self.class_index(ty) {
-            let c = &self.cls[ci];
-            let kmem = match c.handler {
-                Handler::KmemCallSite { call_site } => Some(call_site),
-                _ => None,
-            };
-            if (kmem.is_some() || matches!(c.handler, Handler::Generic)) && self.flags & RAW == 0 && !c.tep(self.release).failed {
-                let mut t = Tail::new(out, size);
-                let mut res = Ok(Rendered::Ok);
-                if let Some(f) = kmem {
-                    // Gathered first: one write to the output, not five.
-                    let mut b = core::mem::take(&mut self.buf);
-                    b.clear();
-                    let _ = self.call_site(&mut b, f.get(r.data, self.endian));
-                    res = t.write_str(&b).map(|_| Rendered::Ok);
-                    self.buf = b;
-                }
-                if res.is_ok() {
-                    res = self.env.render(ty, r.data, &mut t);
-                }
-                if res == Ok(Rendered::Fallback) {
-                    self.fallback += 1;
-                }
-                t.finish()?;
-                return res.map(|_| false);
-            }
-        }
         let mut s = core::mem::take(&mut self.buf);
         s.clear();
         let res = self.body(&mut s, r, ty, next);
@@ -982,8 +1005,8 @@ impl<'a> TraceCmd<'a> {
                 }
                 s.put(" (").signed(why).put(")");
             }
-            Handler::KmemCallSite { call_site } => {
-                self.call_site(s, v(call_site))?;
+            Handler::KmemCallSite { call_site: f } => {
+                call_site(self.env, s, v(f));
                 self.render(s, ty, d)?;
             }
             Handler::Futex { fields } => {
@@ -1046,14 +1069,6 @@ impl<'a> TraceCmd<'a> {
         }
         if self.env.render(ty, d, s)? == Rendered::Fallback {
             self.fallback += 1;
-        }
-        Ok(())
-    }
-
-    /// plugin_kmem's `(func+0xoff) ` of a call site it can name.
-    fn call_site(&self, s: &mut String, v: u64) -> fmt::Result {
-        if let Some(sym) = self.env.sym(v) {
-            s.put("(").put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr) as u32 as u64).put(") ");
         }
         Ok(())
     }
@@ -1470,6 +1485,13 @@ fn string_ends_early(print_fmt: &str) -> bool {
     false
 }
 
+/// plugin_kmem's `(func+0xoff) ` of a call site it can name.
+fn call_site(env: &dyn Env, s: &mut String, v: u64) {
+    if let Some(sym) = env.sym(v) {
+        s.put("(").put(sym.name).put("+0x").hex(v.wrapping_sub(sym.addr) as u32 as u64).put(") ");
+    }
+}
+
 /// is_printable_array(): printable or NUL-padded.
 fn printable(b: &[u8]) -> bool {
     let mut i = 0;
@@ -1516,69 +1538,6 @@ fn bound_line(s: &mut String, size: usize) {
     }
     s.truncate(cut);
     s.push_str(tail);
-}
-
-/// What [`TraceCmd::end`] does to a line's text, done while it is
-/// written to `out`: one trailing newline dropped (held back until more
-/// text follows), the line bounded as [`bound_line`] bounds it. Text
-/// that passes where the bound would cut waits in `over` until the end
-/// says whether it is cut.
-struct Tail<'w> {
-    out: &'w mut dyn Write,
-    /// The text's bound (the line's, less what is out already).
-    size: usize,
-    /// Bytes of text so far, the held-back newline and `over` included.
-    n: usize,
-    /// A newline was held back (not in `over`).
-    nl: bool,
-    over: String,
-}
-
-impl<'w> Tail<'w> {
-    fn new(out: &'w mut dyn Write, size: usize) -> Tail<'w> {
-        Tail { out, size, n: 0, nl: false, over: String::new() }
-    }
-
-    /// Where [`bound_line`] cuts a text that reaches `size`.
-    fn cut(&self) -> usize {
-        (self.size - 1).saturating_sub(super::LINE_TOO_BIG.trim_end().len())
-    }
-
-    /// The rest of the text (cut, if it reached the bound) and the newline.
-    fn finish(mut self) -> fmt::Result {
-        if !self.over.is_empty() {
-            let mut over = core::mem::take(&mut self.over);
-            if over.ends_with('\n') {
-                over.pop();
-                self.n -= 1;
-            }
-            // What went out already ends at a char boundary before the cut.
-            let out_len = self.n - over.len();
-            bound_line(&mut over, self.size - out_len);
-            self.out.write_str(&over)?;
-        }
-        self.out.write_str("\n")
-    }
-}
-
-impl Write for Tail<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        if self.over.is_empty() && self.n + s.len() <= self.cut() {
-            self.n += s.len();
-            if core::mem::take(&mut self.nl) {
-                self.out.write_str("\n")?;
-            }
-            let body = s.strip_suffix('\n');
-            self.nl = body.is_some();
-            return self.out.write_str(body.unwrap_or(s));
-        }
-        if core::mem::take(&mut self.nl) {
-            self.over.push('\n');
-        }
-        self.n += s.len();
-        self.over.push_str(s);
-        Ok(())
-    }
 }
 
 /// print_graph_overhead() then print_graph_duration(): the mark, the

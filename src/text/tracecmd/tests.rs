@@ -762,34 +762,3 @@ fn syscalls_by_hand() {
          \x20             sh-100   [000]     0.000004: sys_enter_other:      body\n"
     );
 }
-
-/// Tail passes text on as bound_line() would leave it, one trailing
-/// newline dropped, however the text comes in pieces.
-#[test]
-fn tail_bounds_like_bound_line() {
-    let size = 40;
-    let texts: [&[&str]; 7] = [
-        &["short\n"],
-        &["a\n", "b\n"],
-        &["x".repeat(38).leak()],
-        &["x".repeat(39).leak()],
-        &["x".repeat(20).leak(), "y".repeat(30).leak(), "\n"],
-        &["x".repeat(20).leak(), "é".repeat(15).leak()],
-        &["", "x".repeat(39).leak(), "\n"],
-    ];
-    for pieces in texts {
-        let mut whole: String = pieces.concat();
-        if whole.ends_with('\n') {
-            whole.pop();
-        }
-        bound_line(&mut whole, size);
-        whole.push('\n');
-        let mut out = String::new();
-        let mut t = Tail::new(&mut out, size);
-        for p in pieces {
-            t.write_str(p).unwrap();
-        }
-        t.finish().unwrap();
-        assert_eq!(out, whole, "{:?}", pieces);
-    }
-}
