@@ -124,29 +124,30 @@ impl Append for String {
         crate::printfmt::printf::number(unsafe { self.as_mut_vec() }, v, base, signed, false, flags, width, -1);
         self
     }
-    // The plain conversions through a Line's digits: printf::number's
-    // general path costs several times as much, on every line.
-    #[inline(never)]
     fn signed(&mut self, v: i64) -> &mut Self {
-        let mut arr = [0u8; 24];
-        let mut l = Line::on(&mut arr);
-        l.int(v);
-        self.put(l.as_str())
+        line_digits(self, v as u64, |l, v| {
+            l.int(v as i64);
+        })
     }
-    #[inline(never)]
     fn unsigned(&mut self, v: u64) -> &mut Self {
-        let mut arr = [0u8; 24];
-        let mut l = Line::on(&mut arr);
-        l.uint(v);
-        self.put(l.as_str())
+        line_digits(self, v, |l, v| {
+            l.uint(v);
+        })
     }
-    #[inline(never)]
     fn hex(&mut self, v: u64) -> &mut Self {
-        let mut arr = [0u8; 24];
-        let mut l = Line::on(&mut arr);
-        l.hex(v);
-        self.put(l.as_str())
+        line_digits(self, v, |l, v| l.hex(v))
     }
+}
+
+/// The plain conversions through a Line's digits (`digits`: one of its
+/// integer formats): printf::number's general path costs several times
+/// as much, on every line.
+#[inline(never)]
+fn line_digits(s: &mut String, v: u64, digits: fn(&mut Line, u64)) -> &mut String {
+    let mut arr = [0u8; 24];
+    let mut l = Line::on(&mut arr);
+    digits(&mut l, v);
+    s.put(l.as_str())
 }
 
 use crate::printfmt::printf::{LEFT, ZEROPAD};
@@ -1048,14 +1049,13 @@ impl<'a> TraceCmd<'a> {
                 l.extend_str(": ");
             }
             l.extend_str("0x");
-            // `%08lx` (`%lx` for the exit).
-            let digits = 16 - v.leading_zeros() as usize / 4;
+            // `%08lx` (`%lx` for the exit): Line::hex's digits (one at
+            // least) after the zeros they need.
+            let digits = (16 - v.leading_zeros() as usize / 4).max(1);
             for _ in digits..if exit { 1 } else { 8 } {
                 l.push(b'0');
             }
-            if v != 0 {
-                l.hex(v);
-            }
+            l.hex(v);
         }
         l.push(b'\n');
         true
