@@ -762,3 +762,63 @@ fn syscalls_by_hand() {
          \x20             sh-100   [000]     0.000004: sys_enter_other:      body\n"
     );
 }
+
+/// An [`Env`] whose print fmt text also comes as bytes
+/// ([`Env::render_bytes`]), as the recording's decoder gives it.
+struct BytesEnv(TestEnv);
+
+impl BytesEnv {
+    fn text(id: u16) -> String {
+        match id {
+            800 => String::from("ends in a newline\n"),
+            801 => "x".repeat(300),
+            _ => String::from("body"),
+        }
+    }
+}
+
+impl Env for BytesEnv {
+    fn sym(&self, addr: u64) -> Option<Sym<'_>> {
+        self.0.sym(addr)
+    }
+    fn render(&self, id: u16, _d: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
+        out.write_str(&BytesEnv::text(id))?;
+        Ok(Rendered::Ok)
+    }
+    fn render_bytes(&self, id: u16, _d: &[u8], out: &mut Vec<u8>) -> Option<Rendered> {
+        out.extend_from_slice(BytesEnv::text(id).as_bytes());
+        Some(Rendered::Ok)
+    }
+    fn bprint(&self, _f: u64, _a: &[u8], _o: &mut dyn Write) -> Result<Rendered, fmt::Error> {
+        Ok(Rendered::Fallback)
+    }
+    fn kstr(&self, _a: u64) -> Option<&str> {
+        None
+    }
+}
+
+/// Print fmt lines written whole into the output buffer read as
+/// [`TraceCmd::line`]'s: plugin_kmem's call site first (when it names
+/// one), one trailing newline dropped, and a text too long for the
+/// buffer's room left to the String path.
+#[test]
+fn print_fmt_lines_in_the_buffer_match_line() {
+    let kmem = [fl("unsigned long call_site", 8, 8, false), fl("const void * ptr", 16, 8, false)];
+    let evs = alloc::vec![ev(500, "kmem", "kmalloc", &kmem), ev(800, "x", "nl", &[]), ev(801, "x", "long", &[])];
+    let (e, c) = (BytesEnv(env()), cmdlines());
+    let mut named = hdr(500, 100);
+    u64s(&mut named, &[0x7010, 0xffff_8880_0000_0000]);
+    let mut unnamed = hdr(500, 100);
+    u64s(&mut unnamed, &[0x9999, 0]);
+    let recs = [(0, 1000, named), (0, 2000, unnamed), (0, 3000, hdr(800, 100)), (0, 4000, hdr(801, 100))];
+    let mut a = TraceCmd::new(&e, c, &evs, Release::V3_1);
+    let mut b = TraceCmd::new(&e, c, &evs, Release::V3_1);
+    let out = run_direct(&mut a, &recs);
+    assert_eq!(out, run(&mut b, &recs));
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].ends_with("kmalloc:              (kmalloc_trace+0x10) body"), "{}", lines[0]);
+    assert!(lines[1].ends_with("kmalloc:              body"), "{}", lines[1]);
+    assert!(lines[2].ends_with("nl:                   ends in a newline"), "{}", lines[2]);
+    assert!(lines[3].ends_with(&"x".repeat(300)));
+    assert_eq!(lines.len(), 4);
+}
