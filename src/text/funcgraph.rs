@@ -36,6 +36,9 @@ pub struct Graph {
     /// kallsyms that a recording without graph records never pays).
     pub irq: Option<(u64, u64)>,
     scratch: String,
+    /// The buffer of an entry's or exit's [`Line`]: a fresh stack array
+    /// per record is zeroed each time, a twentieth of the decode.
+    lbuf: Vec<u8>,
 }
 
 pub enum Done {
@@ -53,7 +56,7 @@ impl Graph {
             v /= 10;
             width += 1;
         }
-        Graph { cpus: Vec::new(), width, irq: Some((0, 0)), scratch: String::new() }
+        Graph { cpus: Vec::new(), width, irq: Some((0, 0)), scratch: String::new(), lbuf: Vec::new() }
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuData {
@@ -142,9 +145,14 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     if data && check_irq_entry(k, r.cpu, fnc, dep) {
         return Ok(false);
     }
-    let mut arr = [0u8; LINE_MAX];
-    let mut b = Line::on(&mut arr);
-    prologue(k, out, &mut b, r, Some((fnc, true)), data)?;
+    with_line(k, |k, b| entry_line(k, out, b, r, fnc, dep, ra, next, data))
+}
+
+/// An entry's line(s) from the prologue on, `b` the record's line.
+#[allow(clippy::too_many_arguments)]
+fn entry_line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, fnc: u64, dep: i32, ra: Option<u64>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
+    let e = k.endian;
+    prologue(k, out, b, r, Some((fnc, true)), data)?;
     // get_return_for_leaf(): the next record of this CPU is this
     // function's exit, by the same task.
     let pid = k.pid(r.data);
@@ -160,16 +168,15 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         if data {
             k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0);
         }
-        duration(k, &mut b, dur, Fill::No);
-        indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
-        b.flush(out)?;
+        duration(k, b, dur, Fill::No);
+        let whole = indent(b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
         let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(n.data, e));
         // The caller's address is a 6.13+ comment.
         let ra = ra.filter(|_| k.kver >= 6013);
         if rv.is_none() && ra.is_none() {
-            k.ps(out, fnc)?;
-            out.write_str("();\n")?;
+            func_then(k, out, b, whole, fnc, "();\n")?;
         } else {
+            b.flush(out)?;
             ret_comment(k, out, fnc, true, ra, rv)?;
         }
         irq(k, out, r, fnc, false)?;
@@ -179,17 +186,16 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     if data {
         k.graph.enter_at(r.cpu, dep, dep, fnc);
     }
-    duration(k, &mut b, 0, Fill::Full);
-    indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
-    b.flush(out)?;
-    k.ps(out, fnc)?;
-    out.write_str("() {")?;
-    if let Some(a) = ra {
-        out.write_str(" /* <-")?;
-        k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
-        out.write_str(" */")?;
-    }
-    out.write_char('\n')?;
+    duration(k, b, 0, Fill::Full);
+    let whole = indent(b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+    let Some(a) = ra else {
+        func_then(k, out, b, whole, fnc, "() {\n")?;
+        return Ok(false);
+    };
+    func_then(k, out, b, whole, fnc, "() {")?;
+    out.write_str(" /* <-")?;
+    k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
+    out.write_str(" */\n")?;
     Ok(false)
 }
 
@@ -207,23 +213,40 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
         }
         func_match = k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0).map_or(true, |f| f == fnc);
     }
-    let mut arr = [0u8; LINE_MAX];
-    let mut b = Line::on(&mut arr);
-    prologue(k, out, &mut b, r, None, data)?;
-    duration(k, &mut b, dur, Fill::No);
-    indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
-    b.flush(out)?;
-    let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
-    if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
-        out.write_str("}\n")?;
-    } else {
-        // `} /* func */`, with the return value if shown.
-        ret_comment(k, out, fnc, false, None, rv)?;
-    }
-    if k.opts.g(opts::G_OVERRUN) {
-        write!(out, " (Overruns: {})\n", overrun.map_or(0, |f| f.get(d, e)) as u32)?;
-    }
-    irq(k, out, r, fnc, false)
+    with_line(k, |k, b| {
+        prologue(k, out, b, r, None, data)?;
+        duration(k, b, dur, Fill::No);
+        let whole = indent(b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+        let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
+        if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
+            // Into the line while it holds the record's whole text: one write.
+            if whole && b.extend_str("}\n") {
+                b.flush(out)?;
+            } else {
+                b.flush(out)?;
+                out.write_str("}\n")?;
+            }
+        } else {
+            b.flush(out)?;
+            // `} /* func */`, with the return value if shown.
+            ret_comment(k, out, fnc, false, None, rv)?;
+        }
+        if k.opts.g(opts::G_OVERRUN) {
+            write!(out, " (Overruns: {})\n", overrun.map_or(0, |f| f.get(d, e)) as u32)?;
+        }
+        irq(k, out, r, fnc, false)
+    })
+}
+
+/// `f` with the record's line in the graph's buffer, taken for the
+/// record (`k` is lent on to `f`).
+fn with_line<E: Env + ?Sized, T>(k: &mut Kernel<'_, E>, f: impl FnOnce(&mut Kernel<'_, E>, &mut Line<'_>) -> Result<T, fmt::Error>) -> Result<T, fmt::Error> {
+    let mut lb = core::mem::take(&mut k.graph.lbuf);
+    // A no-op but for the first record.
+    lb.resize(LINE_MAX, 0);
+    let res = f(k, &mut Line::on(&mut lb));
+    k.graph.lbuf = lb;
+    res
 }
 
 /// print_graph_comment(): any other event, as `/* ... */` at the depth.
@@ -270,15 +293,34 @@ fn prologue<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut
     Ok(())
 }
 
-/// Spaces for the nesting: into the line while they fit, else (a corrupt
-/// depth) through the trace_seq bound, which cuts them.
-fn indent(b: &mut Line, out: &mut dyn Write, n: usize) -> fmt::Result {
+/// Spaces for the nesting: into the line while they fit (true: the line
+/// still holds all of the record's text), else (a corrupt depth) through
+/// the trace_seq bound, which cuts them.
+fn indent(b: &mut Line, out: &mut dyn Write, n: usize) -> Result<bool, fmt::Error> {
     if n <= b.room() {
         b.pad(n);
-        return Ok(());
+        return Ok(true);
     }
     b.flush(out)?;
-    pad(out, n)
+    pad(out, n).map(|_| false)
+}
+
+/// The line, the function's `%ps` and `tail`. While the line holds all of
+/// the record's text (`whole`), a core kernel function's name and the tail
+/// join it, for one write; else they are written after it, each through
+/// the trace_seq bound as the kernel writes them (an overflow keeps what
+/// fitted before it).
+#[inline(never)]
+fn func_then<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, b: &mut Line, whole: bool, func: u64, tail: &str) -> fmt::Result {
+    if let Some(s) = k.env.sym(func).filter(|s| whole && s.module.is_none() && !s.name.is_empty() && s.name.len() + tail.len() <= b.room()) {
+        for t in [s.name, tail] {
+            b.extend_str(t);
+        }
+        return b.flush(out);
+    }
+    b.flush(out)?;
+    k.ps(out, func)?;
+    out.write_str(tail)
 }
 
 /// Room for the columns: a 20-digit abstime, a CPU, a comm of 7 chars of
@@ -465,18 +507,27 @@ pub fn mark(d: u64) -> char {
 /// with up to 3 decimals, 7 digits total, padded to 8 columns after ` us `.
 fn dur_into(b: &mut Line, dur: u64) {
     let at = b.len();
-    let ulen = b.uint(dur / 1000);
+    let (us, ns) = per_mille(dur);
+    let ulen = b.uint(us);
     let mut len = ulen;
     if len < 7 {
         // snprintf(nsecs_str, min(5, 8 - len), "%03lu"): keeps 7 - len digits at most.
         let keep = ((8 - len).min(5) - 1).min(3);
         b.push(b'.');
-        b.zeros(dur % 1000, 3);
+        b.zeros(ns, 3);
         b.truncate(at + ulen + 1 + keep);
         len += keep + 1;
     }
     b.extend_str(" us ");
     b.pad(8usize.saturating_sub(len));
+}
+
+/// `d / 1000` and `d % 1000`. Below 2^32 (durations under 4 s) by a
+/// multiply and shift (exact there), where a size-optimised build divides:
+/// a 64-bit divide on every duration line was a few percent of the decode.
+fn per_mille(d: u64) -> (u64, u64) {
+    let q = if d <= u32::MAX as u64 { (d * 0x1062_4DD3) >> 38 } else { d / 1000 };
+    (q, d - q * 1000)
 }
 
 fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {
@@ -552,6 +603,10 @@ mod tests {
         assert_eq!(dur(12345678), "12345.67 us ");
         assert_eq!(dur(123456789), "123456.7 us ");
         assert_eq!(dur(1234567890), "1234567 us  ");
+        let spread = (0..=u32::MAX as u64).step_by(9973);
+        for d in spread.chain([999, 1000, 1001, u32::MAX as u64 - 1, u32::MAX as u64, 1 << 32, u64::MAX]) {
+            assert_eq!(per_mille(d), (d / 1000, d % 1000));
+        }
         assert_eq!(mark(10_000), ' ');
         assert_eq!(mark(10_001), '+');
         assert_eq!(mark(194_533), '!');
