@@ -5,6 +5,7 @@
 //! context-switch separator, other events as `/* comments */`, and return
 //! values as 6.5–6.12 print them (`} /* func = 0x0 */`, `func(); /* = 0x0 */`).
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
@@ -37,8 +38,9 @@ pub struct Graph {
     pub irq: Option<(u64, u64)>,
     scratch: String,
     /// The buffer of an entry's or exit's [`Line`]: a fresh stack array
-    /// per record is zeroed each time, a twentieth of the decode.
-    lbuf: Vec<u8>,
+    /// per record is zeroed each time, a twentieth of the decode. Boxed, so
+    /// that lending it out per record moves one pointer.
+    lbuf: Option<Box<[u8; LINE_MAX]>>,
 }
 
 pub enum Done {
@@ -56,7 +58,7 @@ impl Graph {
             v /= 10;
             width += 1;
         }
-        Graph { cpus: Vec::new(), width, irq: Some((0, 0)), scratch: String::new(), lbuf: Vec::new() }
+        Graph { cpus: Vec::new(), width, irq: Some((0, 0)), scratch: String::new(), lbuf: None }
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuData {
@@ -241,11 +243,9 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
 /// `f` with the record's line in the graph's buffer, taken for the
 /// record (`k` is lent on to `f`).
 fn with_line<E: Env + ?Sized, T>(k: &mut Kernel<'_, E>, f: impl FnOnce(&mut Kernel<'_, E>, &mut Line<'_>) -> Result<T, fmt::Error>) -> Result<T, fmt::Error> {
-    let mut lb = core::mem::take(&mut k.graph.lbuf);
-    // A no-op but for the first record.
-    lb.resize(LINE_MAX, 0);
-    let res = f(k, &mut Line::on(&mut lb));
-    k.graph.lbuf = lb;
+    let mut lb = k.graph.lbuf.take().unwrap_or_else(|| Box::new([0; LINE_MAX]));
+    let res = f(k, &mut Line::on(&mut lb[..]));
+    k.graph.lbuf = Some(lb);
     res
 }
 
@@ -506,16 +506,18 @@ pub fn mark(d: u64) -> char {
 /// trace_print_graph_duration() into a line (at most 32 bytes): usecs
 /// with up to 3 decimals, 7 digits total, padded to 8 columns after ` us `.
 fn dur_into(b: &mut Line, dur: u64) {
-    let at = b.len();
     let (us, ns) = per_mille(dur);
-    let ulen = b.uint(us);
-    let mut len = ulen;
+    let mut len = b.uint(us);
     if len < 7 {
         // snprintf(nsecs_str, min(5, 8 - len), "%03lu"): keeps 7 - len digits at most.
         let keep = ((8 - len).min(5) - 1).min(3);
-        b.push(b'.');
-        b.zeros(ns, 3);
-        b.truncate(at + ulen + 1 + keep);
+        // The hundreds and tens of ns < 1000 by multiplies, exact in range.
+        let ns = ns as u32;
+        let h = (ns * 41) >> 12;
+        let r = ns - h * 100;
+        let t = (r * 103) >> 10;
+        let frac = [b'.', b'0' + h as u8, b'0' + t as u8, b'0' + (r - t * 10) as u8];
+        b.extend(&frac[..1 + keep]);
         len += keep + 1;
     }
     b.extend_str(" us ");
@@ -585,6 +587,7 @@ fn ret_comment<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, func: u6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
 
     fn dur(d: u64) -> String {
         let mut arr = [0u8; 48];
@@ -606,6 +609,15 @@ mod tests {
         let spread = (0..=u32::MAX as u64).step_by(9973);
         for d in spread.chain([999, 1000, 1001, u32::MAX as u64 - 1, u32::MAX as u64, 1 << 32, u64::MAX]) {
             assert_eq!(per_mille(d), (d / 1000, d % 1000));
+        }
+        // Every nanosecond remainder, at each width of the microseconds.
+        for us in [0u64, 7, 42, 999, 1234, 12345, 123456, 1234567, 12345678] {
+            for ns in 0..1000 {
+                let (u, n) = (us.to_string(), alloc::format!(".{:03}", ns));
+                let keep = if u.len() < 7 { ((8 - u.len()).min(5) - 1).min(3) + 1 } else { 0 };
+                let want = alloc::format!("{}{} us ", u, &n[..keep]);
+                assert_eq!(dur(us * 1000 + ns), alloc::format!("{:<w$}", want, w = want.len() + 8usize.saturating_sub(u.len() + keep)));
+            }
         }
         assert_eq!(mark(10_000), ' ');
         assert_eq!(mark(10_001), '+');
