@@ -64,10 +64,20 @@ impl Graph {
     fn cpu(&mut self, cpu: u32) -> &mut CpuData {
         // Out-of-range CPU numbers (a corrupt file) share the last slot.
         let i = (cpu as usize).min(super::kernel::MAX_CPUS);
+        if i >= self.cpus.len() {
+            self.grow(i);
+        }
+        &mut self.cpus[i]
+    }
+
+    /// Slots up to `i`, apart: a few times a file, while the lookup above
+    /// runs several times a record.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
         while self.cpus.len() <= i {
             self.cpus.push(CpuData { last_pid: -1, depth: 0, depth_irq: -1, enter: [0; RETFUNC_DEPTH] });
         }
-        &mut self.cpus[i]
     }
 
     /// The CPU's depth after a record, and the function entered at
