@@ -37,9 +37,8 @@ pub struct Graph {
     /// kallsyms that a recording without graph records never pays).
     pub irq: Option<(u64, u64)>,
     scratch: String,
-    /// The buffer of an entry's or exit's [`Line`]: a fresh stack array
-    /// per record is zeroed each time, a twentieth of the decode. Boxed, so
-    /// that lending it out per record moves one pointer.
+    /// The buffer of an entry's or exit's [`Line`] ([`graph_rec`]); boxed,
+    /// so that lending it out per record moves one pointer.
     lbuf: Option<Box<[u8; LINE_MAX]>>,
 }
 
@@ -131,8 +130,7 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
 pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<Done, fmt::Error> {
     let Some(c) = class else { return Ok(Done::Unhandled) };
     match &c.kind {
-        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => entry(k, out, r, *func, *depth, *retaddr, next, true).map(Done::Handled),
-        Kind::Ftrace(Record::GraphExit { .. }) => ret(k, out, r, c, true).map(|_| Done::Handled(false)),
+        Kind::Ftrace(Record::GraphEntry { .. } | Record::GraphExit { .. }) => graph_rec(k, out, r, c, next, true).map(Done::Handled),
         Kind::Ftrace(Record::Function { .. } | Record::KernelStack { .. }) => Ok(Done::Unhandled),
         _ => comment(k, out, r, c).map(|_| Done::Handled(false)),
     }
@@ -141,14 +139,32 @@ pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec
 /// A graph record printed while another tracer is current: the event's
 /// trace function runs without the tracer's per-CPU data.
 pub fn event_alone<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+    graph_rec(k, out, r, c, next, false)
+}
+
+/// An entry or an exit (true: the next record was folded in), its line
+/// in the graph's buffer, lent out for the record: a fresh stack array
+/// per record is zeroed each time, a twentieth of the decode. (A speed-up
+/// the board build leaves out: there the line is on the stack.)
+fn graph_rec<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
+    if !cfg!(feature = "fast-print") {
+        return entry_or_exit(k, out, &mut Line::on(&mut [0; LINE_MAX]), r, c, next, data);
+    }
+    let mut lb = k.graph.lbuf.take().unwrap_or_else(|| Box::new([0; LINE_MAX]));
+    let res = entry_or_exit(k, out, &mut Line::on(&mut lb[..]), r, c, next, data);
+    k.graph.lbuf = Some(lb);
+    res
+}
+
+fn entry_or_exit<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, c: &Class, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
     match &c.kind {
-        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => entry(k, out, r, *func, *depth, *retaddr, next, false),
-        _ => ret(k, out, r, c, false).map(|_| false),
+        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => entry(k, out, b, r, *func, *depth, *retaddr, next, data),
+        _ => ret(k, out, b, r, c, data).map(|_| false),
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, func: FieldAt, depth: FieldAt, retaddr: Option<FieldAt>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
+fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, func: FieldAt, depth: FieldAt, retaddr: Option<FieldAt>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
     let e = k.endian;
     let fnc = func.get(r.data, e);
     // funcgraph-retaddr: the caller's address, from 6.13's retaddr entries.
@@ -157,13 +173,6 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     if data && check_irq_entry(k, r.cpu, fnc, dep) {
         return Ok(false);
     }
-    with_line(k, |k, b| entry_line(k, out, b, r, fnc, dep, ra, next, data))
-}
-
-/// An entry's line(s) from the prologue on, `b` the record's line.
-#[allow(clippy::too_many_arguments)]
-fn entry_line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, fnc: u64, dep: i32, ra: Option<u64>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
-    let e = k.endian;
     prologue(k, out, b, r, Some((fnc, true)), data)?;
     // get_return_for_leaf(): the next record of this CPU is this
     // function's exit, by the same task.
@@ -211,7 +220,7 @@ fn entry_line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &m
     Ok(false)
 }
 
-fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, data: bool) -> fmt::Result {
+fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, c: &Class, data: bool) -> fmt::Result {
     let Kind::Ftrace(Record::GraphExit { func, depth, overrun, calltime, rettime, retval }) = &c.kind else { return Ok(()) };
     let e = k.endian;
     let d = r.data;
@@ -225,38 +234,28 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
         }
         func_match = k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0).map_or(true, |f| f == fnc);
     }
-    with_line(k, |k, b| {
-        prologue(k, out, b, r, None, data)?;
-        duration(k, b, dur, Fill::No);
-        let whole = indent(b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
-        let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
-        if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
-            // Into the line while it holds the record's whole text: one write.
-            if whole && b.extend_str("}\n") {
-                b.flush(out)?;
-            } else {
-                b.flush(out)?;
-                out.write_str("}\n")?;
-            }
+    prologue(k, out, b, r, None, data)?;
+    duration(k, b, dur, Fill::No);
+    let whole = indent(b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+    let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
+    if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
+        // Into the line while it holds the record's whole text: one
+        // write (a speed-up the board build leaves out).
+        if cfg!(feature = "fast-print") && whole && b.extend_str("}\n") {
+            b.flush(out)?;
         } else {
             b.flush(out)?;
-            // `} /* func */`, with the return value if shown.
-            ret_comment(k, out, fnc, false, None, rv)?;
+            out.write_str("}\n")?;
         }
-        if k.opts.g(opts::G_OVERRUN) {
-            write!(out, " (Overruns: {})\n", overrun.map_or(0, |f| f.get(d, e)) as u32)?;
-        }
-        irq(k, out, r, fnc, false)
-    })
-}
-
-/// `f` with the record's line in the graph's buffer, taken for the
-/// record (`k` is lent on to `f`).
-fn with_line<E: Env + ?Sized, T>(k: &mut Kernel<'_, E>, f: impl FnOnce(&mut Kernel<'_, E>, &mut Line<'_>) -> Result<T, fmt::Error>) -> Result<T, fmt::Error> {
-    let mut lb = k.graph.lbuf.take().unwrap_or_else(|| Box::new([0; LINE_MAX]));
-    let res = f(k, &mut Line::on(&mut lb[..]));
-    k.graph.lbuf = Some(lb);
-    res
+    } else {
+        b.flush(out)?;
+        // `} /* func */`, with the return value if shown.
+        ret_comment(k, out, fnc, false, None, rv)?;
+    }
+    if k.opts.g(opts::G_OVERRUN) {
+        write!(out, " (Overruns: {})\n", overrun.map_or(0, |f| f.get(d, e)) as u32)?;
+    }
+    irq(k, out, r, fnc, false)
 }
 
 /// print_graph_comment(): any other event, as `/* ... */` at the depth.
@@ -319,10 +318,11 @@ fn indent(b: &mut Line, out: &mut dyn Write, n: usize) -> Result<bool, fmt::Erro
 /// the record's text (`whole`), a core kernel function's name and the tail
 /// join it, for one write; else they are written after it, each through
 /// the trace_seq bound as the kernel writes them (an overflow keeps what
-/// fitted before it).
+/// fitted before it). (The board build leaves the joining out.)
 #[inline(never)]
 fn func_then<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, b: &mut Line, whole: bool, func: u64, tail: &str) -> fmt::Result {
-    if let Some(s) = k.env.sym(func).filter(|s| whole && s.module.is_none() && !s.name.is_empty() && s.name.len() + tail.len() <= b.room()) {
+    let join = cfg!(feature = "fast-print") && whole;
+    if let Some(s) = k.env.sym(func).filter(|s| join && s.module.is_none() && !s.name.is_empty() && s.name.len() + tail.len() <= b.room()) {
         for t in [s.name, tail] {
             b.extend_str(t);
         }
@@ -537,8 +537,9 @@ fn dur_into(b: &mut Line, dur: u64) {
 /// `d / 1000` and `d % 1000`. Below 2^32 (durations under 4 s) by a
 /// multiply and shift (exact there), where a size-optimised build divides:
 /// a 64-bit divide on every duration line was a few percent of the decode.
+/// (The board build divides.)
 fn per_mille(d: u64) -> (u64, u64) {
-    let q = if d <= u32::MAX as u64 { (d * 0x1062_4DD3) >> 38 } else { d / 1000 };
+    let q = if cfg!(feature = "fast-print") && d <= u32::MAX as u64 { (d * 0x1062_4DD3) >> 38 } else { d / 1000 };
     (q, d - q * 1000)
 }
 
