@@ -5,6 +5,7 @@
 //! context-switch separator, other events as `/* comments */`, and return
 //! values as 6.5–6.12 print them (`} /* func = 0x0 */`, `func(); /* = 0x0 */`).
 
+#[cfg(feature = "fast-print")]
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -39,6 +40,7 @@ pub struct Graph {
     scratch: String,
     /// The buffer of an entry's or exit's [`Line`] ([`graph_rec`]); boxed,
     /// so that lending it out per record moves one pointer.
+    #[cfg(feature = "fast-print")]
     lbuf: Option<Box<[u8; LINE_MAX]>>,
 }
 
@@ -57,7 +59,14 @@ impl Graph {
             v /= 10;
             width += 1;
         }
-        Graph { cpus: Vec::new(), width, irq: Some((0, 0)), scratch: String::new(), lbuf: None }
+        Graph {
+            cpus: Vec::new(),
+            width,
+            irq: Some((0, 0)),
+            scratch: String::new(),
+            #[cfg(feature = "fast-print")]
+            lbuf: None,
+        }
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuData {
@@ -69,10 +78,9 @@ impl Graph {
         &mut self.cpus[i]
     }
 
-    /// Slots up to `i`, apart: a few times a file, while the lookup above
-    /// runs several times a record.
-    #[cold]
-    #[inline(never)]
+    /// Slots up to `i`, apart (but in the board build): a few times a
+    /// file, while the lookup above runs several times a record.
+    #[cfg_attr(feature = "fast-print", cold, inline(never))]
     fn grow(&mut self, i: usize) {
         while self.cpus.len() <= i {
             self.cpus.push(CpuData { last_pid: -1, depth: 0, depth_irq: -1, enter: [0; RETFUNC_DEPTH] });
@@ -147,13 +155,15 @@ pub fn event_alone<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, 
 /// per record is zeroed each time, a twentieth of the decode. (A speed-up
 /// the board build leaves out: there the line is on the stack.)
 fn graph_rec<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
-    if !cfg!(feature = "fast-print") {
-        return entry_or_exit(k, out, &mut Line::on(&mut [0; LINE_MAX]), r, c, next, data);
+    #[cfg(feature = "fast-print")]
+    {
+        let mut lb = k.graph.lbuf.take().unwrap_or_else(|| Box::new([0; LINE_MAX]));
+        let res = entry_or_exit(k, out, &mut Line::on(&mut lb[..]), r, c, next, data);
+        k.graph.lbuf = Some(lb);
+        res
     }
-    let mut lb = k.graph.lbuf.take().unwrap_or_else(|| Box::new([0; LINE_MAX]));
-    let res = entry_or_exit(k, out, &mut Line::on(&mut lb[..]), r, c, next, data);
-    k.graph.lbuf = Some(lb);
-    res
+    #[cfg(not(feature = "fast-print"))]
+    entry_or_exit(k, out, &mut Line::on(&mut [0; LINE_MAX]), r, c, next, data)
 }
 
 fn entry_or_exit<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, c: &Class, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
@@ -521,6 +531,15 @@ fn dur_into(b: &mut Line, dur: u64) {
     if len < 7 {
         // snprintf(nsecs_str, min(5, 8 - len), "%03lu"): keeps 7 - len digits at most.
         let keep = ((8 - len).min(5) - 1).min(3);
+        len += keep + 1;
+        if !cfg!(feature = "fast-print") {
+            // The board build: all three digits, then a cut.
+            let at = b.len();
+            b.push(b'.');
+            b.zeros(ns, 3);
+            b.truncate(at + 1 + keep);
+            return dur_tail(b, len);
+        }
         // The hundreds and tens of ns < 1000 by multiplies, exact in range.
         let ns = ns as u32;
         let h = (ns * 41) >> 12;
@@ -528,8 +547,12 @@ fn dur_into(b: &mut Line, dur: u64) {
         let t = (r * 103) >> 10;
         let frac = [b'.', b'0' + h as u8, b'0' + t as u8, b'0' + (r - t * 10) as u8];
         b.extend(&frac[..1 + keep]);
-        len += keep + 1;
     }
+    dur_tail(b, len)
+}
+
+/// ` us ` and the padding after a duration `len` columns wide.
+fn dur_tail(b: &mut Line, len: usize) {
     b.extend_str(" us ");
     b.pad(8usize.saturating_sub(len));
 }
