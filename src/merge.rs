@@ -244,6 +244,15 @@ impl<'s> Merge<'s> {
         Some(Peek { ts: r.ts, data: r.data, first: self.heap.first().map_or(true, |&h| (r.ts, i) < h), after: After(cur) })
     }
 
+    /// The record [`Merge::next`] returned last, again (for a caller that
+    /// had to let go of it to peek).
+    pub fn current(&self) -> Option<&[u8]> {
+        match self.record(self.last?) {
+            Item::Record { data, .. } => Some(data),
+            _ => None,
+        }
+    }
+
     /// Drop the record [`Merge::peek`] showed (before any other call).
     pub fn skip_peeked(&mut self, after: After) {
         if let Some(i) = self.last {

@@ -274,6 +274,14 @@ fn admit(gf: &mut Option<GraphFilter>, q: &mut HoldQ, it: Item<'_>) {
     q.push(h);
 }
 
+/// A graph entry to the sink with its CPU's next record, if known, and
+/// whether that is also the merge's next (trace-cmd folds only with that
+/// one); true when the next record was folded in (its source drops it).
+fn fold(s: &mut Sink<'_, '_>, la: &Lookahead, e: &Rec, next: Option<(&Rec, bool)>) -> bool {
+    let next = next.filter(|&(_, first)| !la.global || first).map(|(n, _)| n);
+    s.record(e, next)
+}
+
 #[inline(never)]
 fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, gf: &mut Option<GraphFilter>, host: &mut dyn Host) {
     let mut q = HoldQ { v: Vec::new(), head: 0, per_cpu: Vec::new(), spare: Vec::new() };
@@ -282,7 +290,9 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
             return;
         }
         if q.items().is_empty() {
-            match m.next() {
+            // A graph entry straight from the merge: its CPU and time (its
+            // data is the merge's, asked for again once this borrow ends).
+            let entry = match m.next() {
                 None => {
                     if follow && !m.finished() {
                         s.out.idle();
@@ -293,28 +303,16 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                     }
                     return;
                 }
-                Some(it @ Item::Record { .. }) if gf.is_some() => admit(gf, &mut q, it),
+                Some(it @ Item::Record { .. }) if gf.is_some() => {
+                    admit(gf, &mut q, it);
+                    None
+                }
                 Some(Item::Record { cpu, ts, data }) => {
                     if !la.wants(data) {
                         s.record(&Rec { cpu, ts, data }, None);
                         continue;
                     }
-                    let data = q.copy(data);
-                    // An entry whose CPU's next record is in the same page
-                    // needs no wait: the merge's records in between print
-                    // after it anyway, and are neither held nor copied.
-                    // (It folds even where the wait would pass HOLD_MAX,
-                    // as the kernel does.)
-                    if let Some(p) = m.peek() {
-                        let next = (!la.global || p.first).then_some(Rec { cpu, ts: p.ts, data: p.data });
-                        let after = p.after;
-                        if s.record(&Rec { cpu, ts, data: &data }, next.as_ref()) {
-                            m.skip_peeked(after);
-                        }
-                        q.recycle(data);
-                        continue;
-                    }
-                    q.push(Held::Rec { cpu, ts, data });
+                    Some((cpu, ts))
                 }
                 Some(Item::Lost { cpu, count, .. }) => {
                     s.lost(cpu, count);
@@ -324,6 +322,23 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                     s.error(host, cpu, &error.to_string());
                     continue;
                 }
+            };
+            if let Some((cpu, ts)) = entry {
+                let Some(data) = m.current() else { continue };
+                // An entry whose CPU's next record is in the same page
+                // needs no wait: the merge's records in between print
+                // after it anyway, and are neither held nor copied. (It
+                // folds even where the wait would pass HOLD_MAX, as the
+                // kernel does.)
+                if let Some(p) = m.peek() {
+                    let after = p.after;
+                    if fold(s, la, &Rec { cpu, ts, data }, Some((&Rec { cpu, ts: p.ts, data: p.data }, p.first))) {
+                        m.skip_peeked(after);
+                    }
+                    continue;
+                }
+                let data = q.copy(data);
+                q.push(Held::Rec { cpu, ts, data });
             }
         }
         let Some(front) = q.pop() else { continue };
@@ -339,16 +354,14 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                         }
                     }
                 }
-                let mut idx = if q.has(cpu) { q.items().iter().position(|h| h.cpu() == cpu) } else { None };
-                if la.global && idx != q.items().iter().position(|h| matches!(h, Held::Rec { .. })) {
-                    idx = None;
-                }
+                let e = Rec { cpu, ts, data: &data };
+                let idx = if q.has(cpu) { q.items().iter().position(|h| h.cpu() == cpu) } else { None };
                 let consumed = match idx.and_then(|i| q.items().get(i)) {
                     Some(Held::Rec { cpu: nc, ts: nts, data: nd }) if la.wants(&data) => {
-                        let n = Rec { cpu: *nc, ts: *nts, data: nd };
-                        s.record(&Rec { cpu, ts, data: &data }, Some(&n))
+                        let first = idx == q.items().iter().position(|h| matches!(h, Held::Rec { .. }));
+                        fold(s, la, &e, Some((&Rec { cpu: *nc, ts: *nts, data: nd }, first)))
                     }
-                    _ => s.record(&Rec { cpu, ts, data: &data }, None),
+                    _ => s.record(&e, None),
                 };
                 if consumed {
                     if let Some(i) = idx {

@@ -5,6 +5,8 @@
 //! context-switch separator, other events as `/* comments */`, and return
 //! values as 6.5–6.12 print them (`} /* func = 0x0 */`, `func(); /* = 0x0 */`).
 
+#[cfg(feature = "fast-print")]
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
@@ -36,6 +38,10 @@ pub struct Graph {
     /// kallsyms that a recording without graph records never pays).
     pub irq: Option<(u64, u64)>,
     scratch: String,
+    /// The buffer of an entry's or exit's [`Line`] ([`graph_rec`]); boxed,
+    /// so that lending it out per record moves one pointer.
+    #[cfg(feature = "fast-print")]
+    lbuf: Option<Box<[u8; LINE_MAX]>>,
 }
 
 pub enum Done {
@@ -53,16 +59,32 @@ impl Graph {
             v /= 10;
             width += 1;
         }
-        Graph { cpus: Vec::new(), width, irq: Some((0, 0)), scratch: String::new() }
+        Graph {
+            cpus: Vec::new(),
+            width,
+            irq: Some((0, 0)),
+            scratch: String::new(),
+            #[cfg(feature = "fast-print")]
+            lbuf: None,
+        }
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut CpuData {
         // Out-of-range CPU numbers (a corrupt file) share the last slot.
         let i = (cpu as usize).min(super::kernel::MAX_CPUS);
+        if i >= self.cpus.len() {
+            self.grow(i);
+        }
+        &mut self.cpus[i]
+    }
+
+    /// Slots up to `i`, apart (but in the board build): a few times a
+    /// file, while the lookup above runs several times a record.
+    #[cfg_attr(feature = "fast-print", cold, inline(never))]
+    fn grow(&mut self, i: usize) {
         while self.cpus.len() <= i {
             self.cpus.push(CpuData { last_pid: -1, depth: 0, depth_irq: -1, enter: [0; RETFUNC_DEPTH] });
         }
-        &mut self.cpus[i]
     }
 
     /// The CPU's depth after a record, and the function entered at
@@ -116,8 +138,7 @@ pub fn header(out: &mut dyn Write, o: &Opts) -> fmt::Result {
 pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, class: Option<&Class>, next: Option<&Rec>) -> Result<Done, fmt::Error> {
     let Some(c) = class else { return Ok(Done::Unhandled) };
     match &c.kind {
-        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => entry(k, out, r, *func, *depth, *retaddr, next, true).map(Done::Handled),
-        Kind::Ftrace(Record::GraphExit { .. }) => ret(k, out, r, c, true).map(|_| Done::Handled(false)),
+        Kind::Ftrace(Record::GraphEntry { .. } | Record::GraphExit { .. }) => graph_rec(k, out, r, c, next, true).map(Done::Handled),
         Kind::Ftrace(Record::Function { .. } | Record::KernelStack { .. }) => Ok(Done::Unhandled),
         _ => comment(k, out, r, c).map(|_| Done::Handled(false)),
     }
@@ -126,14 +147,34 @@ pub fn line<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec
 /// A graph record printed while another tracer is current: the event's
 /// trace function runs without the tracer's per-CPU data.
 pub fn event_alone<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>) -> Result<bool, fmt::Error> {
+    graph_rec(k, out, r, c, next, false)
+}
+
+/// An entry or an exit (true: the next record was folded in), its line
+/// in the graph's buffer, lent out for the record: a fresh stack array
+/// per record is zeroed each time, a twentieth of the decode. (A speed-up
+/// the board build leaves out: there the line is on the stack.)
+fn graph_rec<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
+    #[cfg(feature = "fast-print")]
+    {
+        let mut lb = k.graph.lbuf.take().unwrap_or_else(|| Box::new([0; LINE_MAX]));
+        let res = entry_or_exit(k, out, &mut Line::on(&mut lb[..]), r, c, next, data);
+        k.graph.lbuf = Some(lb);
+        res
+    }
+    #[cfg(not(feature = "fast-print"))]
+    entry_or_exit(k, out, &mut Line::on(&mut [0; LINE_MAX]), r, c, next, data)
+}
+
+fn entry_or_exit<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, c: &Class, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
     match &c.kind {
-        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => entry(k, out, r, *func, *depth, *retaddr, next, false),
-        _ => ret(k, out, r, c, false).map(|_| false),
+        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => entry(k, out, b, r, *func, *depth, *retaddr, next, data),
+        _ => ret(k, out, b, r, c, data).map(|_| false),
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, func: FieldAt, depth: FieldAt, retaddr: Option<FieldAt>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
+fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, func: FieldAt, depth: FieldAt, retaddr: Option<FieldAt>, next: Option<&Rec>, data: bool) -> Result<bool, fmt::Error> {
     let e = k.endian;
     let fnc = func.get(r.data, e);
     // funcgraph-retaddr: the caller's address, from 6.13's retaddr entries.
@@ -142,9 +183,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     if data && check_irq_entry(k, r.cpu, fnc, dep) {
         return Ok(false);
     }
-    let mut arr = [0u8; LINE_MAX];
-    let mut b = Line::on(&mut arr);
-    prologue(k, out, &mut b, r, Some((fnc, true)), data)?;
+    prologue(k, out, b, r, Some((fnc, true)), data)?;
     // get_return_for_leaf(): the next record of this CPU is this
     // function's exit, by the same task.
     let pid = k.pid(r.data);
@@ -160,16 +199,15 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
         if data {
             k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0);
         }
-        duration(k, &mut b, dur, Fill::No);
-        indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
-        b.flush(out)?;
+        duration(k, b, dur, Fill::No);
+        let whole = indent(b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
         let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(n.data, e));
         // The caller's address is a 6.13+ comment.
         let ra = ra.filter(|_| k.kver >= 6013);
         if rv.is_none() && ra.is_none() {
-            k.ps(out, fnc)?;
-            out.write_str("();\n")?;
+            func_then(k, out, b, whole, fnc, "();\n")?;
         } else {
+            b.flush(out)?;
             ret_comment(k, out, fnc, true, ra, rv)?;
         }
         irq(k, out, r, fnc, false)?;
@@ -179,21 +217,20 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, f
     if data {
         k.graph.enter_at(r.cpu, dep, dep, fnc);
     }
-    duration(k, &mut b, 0, Fill::Full);
-    indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
-    b.flush(out)?;
-    k.ps(out, fnc)?;
-    out.write_str("() {")?;
-    if let Some(a) = ra {
-        out.write_str(" /* <-")?;
-        k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
-        out.write_str(" */")?;
-    }
-    out.write_char('\n')?;
+    duration(k, b, 0, Fill::Full);
+    let whole = indent(b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
+    let Some(a) = ra else {
+        func_then(k, out, b, whole, fnc, "() {\n")?;
+        return Ok(false);
+    };
+    func_then(k, out, b, whole, fnc, "() {")?;
+    out.write_str(" /* <-")?;
+    k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
+    out.write_str(" */\n")?;
     Ok(false)
 }
 
-fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: &Class, data: bool) -> fmt::Result {
+fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, c: &Class, data: bool) -> fmt::Result {
     let Kind::Ftrace(Record::GraphExit { func, depth, overrun, calltime, rettime, retval }) = &c.kind else { return Ok(()) };
     let e = k.endian;
     let d = r.data;
@@ -207,16 +244,21 @@ fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, r: &Rec, c: 
         }
         func_match = k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0).map_or(true, |f| f == fnc);
     }
-    let mut arr = [0u8; LINE_MAX];
-    let mut b = Line::on(&mut arr);
-    prologue(k, out, &mut b, r, None, data)?;
-    duration(k, &mut b, dur, Fill::No);
-    indent(&mut b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
-    b.flush(out)?;
+    prologue(k, out, b, r, None, data)?;
+    duration(k, b, dur, Fill::No);
+    let whole = indent(b, out, (dep.max(0) as usize).saturating_mul(INDENT))?;
     let rv = retval.filter(|_| print_retval(k)).map(|f| f.get(d, e));
     if rv.is_none() && func_match && !k.opts.g(opts::G_TAIL) {
-        out.write_str("}\n")?;
+        // Into the line while it holds the record's whole text: one
+        // write (a speed-up the board build leaves out).
+        if cfg!(feature = "fast-print") && whole && b.extend_str("}\n") {
+            b.flush(out)?;
+        } else {
+            b.flush(out)?;
+            out.write_str("}\n")?;
+        }
     } else {
+        b.flush(out)?;
         // `} /* func */`, with the return value if shown.
         ret_comment(k, out, fnc, false, None, rv)?;
     }
@@ -270,15 +312,35 @@ fn prologue<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut
     Ok(())
 }
 
-/// Spaces for the nesting: into the line while they fit, else (a corrupt
-/// depth) through the trace_seq bound, which cuts them.
-fn indent(b: &mut Line, out: &mut dyn Write, n: usize) -> fmt::Result {
+/// Spaces for the nesting: into the line while they fit (true: the line
+/// still holds all of the record's text), else (a corrupt depth) through
+/// the trace_seq bound, which cuts them.
+fn indent(b: &mut Line, out: &mut dyn Write, n: usize) -> Result<bool, fmt::Error> {
     if n <= b.room() {
         b.pad(n);
-        return Ok(());
+        return Ok(true);
     }
     b.flush(out)?;
-    pad(out, n)
+    pad(out, n).map(|_| false)
+}
+
+/// The line, the function's `%ps` and `tail`. While the line holds all of
+/// the record's text (`whole`), a core kernel function's name and the tail
+/// join it, for one write; else they are written after it, each through
+/// the trace_seq bound as the kernel writes them (an overflow keeps what
+/// fitted before it). (The board build leaves the joining out.)
+#[inline(never)]
+fn func_then<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, b: &mut Line, whole: bool, func: u64, tail: &str) -> fmt::Result {
+    let join = cfg!(feature = "fast-print") && whole;
+    if let Some(s) = k.env.sym(func).filter(|s| join && s.module.is_none() && !s.name.is_empty() && s.name.len() + tail.len() <= b.room()) {
+        for t in [s.name, tail] {
+            b.extend_str(t);
+        }
+        return b.flush(out);
+    }
+    b.flush(out)?;
+    k.ps(out, func)?;
+    out.write_str(tail)
 }
 
 /// Room for the columns: a 20-digit abstime, a CPU, a comm of 7 chars of
@@ -464,19 +526,44 @@ pub fn mark(d: u64) -> char {
 /// trace_print_graph_duration() into a line (at most 32 bytes): usecs
 /// with up to 3 decimals, 7 digits total, padded to 8 columns after ` us `.
 fn dur_into(b: &mut Line, dur: u64) {
-    let at = b.len();
-    let ulen = b.uint(dur / 1000);
-    let mut len = ulen;
+    let (us, ns) = per_mille(dur);
+    let mut len = b.uint(us);
     if len < 7 {
         // snprintf(nsecs_str, min(5, 8 - len), "%03lu"): keeps 7 - len digits at most.
         let keep = ((8 - len).min(5) - 1).min(3);
-        b.push(b'.');
-        b.zeros(dur % 1000, 3);
-        b.truncate(at + ulen + 1 + keep);
         len += keep + 1;
+        if !cfg!(feature = "fast-print") {
+            // The board build: all three digits, then a cut.
+            let at = b.len();
+            b.push(b'.');
+            b.zeros(ns, 3);
+            b.truncate(at + 1 + keep);
+            return dur_tail(b, len);
+        }
+        // The hundreds and tens of ns < 1000 by multiplies, exact in range.
+        let ns = ns as u32;
+        let h = (ns * 41) >> 12;
+        let r = ns - h * 100;
+        let t = (r * 103) >> 10;
+        let frac = [b'.', b'0' + h as u8, b'0' + t as u8, b'0' + (r - t * 10) as u8];
+        b.extend(&frac[..1 + keep]);
     }
+    dur_tail(b, len)
+}
+
+/// ` us ` and the padding after a duration `len` columns wide.
+fn dur_tail(b: &mut Line, len: usize) {
     b.extend_str(" us ");
     b.pad(8usize.saturating_sub(len));
+}
+
+/// `d / 1000` and `d % 1000`. Below 2^32 (durations under 4 s) by a
+/// multiply and shift (exact there), where a size-optimised build divides:
+/// a 64-bit divide on every duration line was a few percent of the decode.
+/// (The board build divides.)
+fn per_mille(d: u64) -> (u64, u64) {
+    let q = if cfg!(feature = "fast-print") && d <= u32::MAX as u64 { (d * 0x1062_4DD3) >> 38 } else { d / 1000 };
+    (q, d - q * 1000)
 }
 
 fn print_retval<E: Env + ?Sized>(k: &Kernel<'_, E>) -> bool {
@@ -534,6 +621,7 @@ fn ret_comment<E: Env + ?Sized>(k: &Kernel<'_, E>, out: &mut dyn Write, func: u6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
 
     fn dur(d: u64) -> String {
         let mut arr = [0u8; 48];
@@ -552,6 +640,19 @@ mod tests {
         assert_eq!(dur(12345678), "12345.67 us ");
         assert_eq!(dur(123456789), "123456.7 us ");
         assert_eq!(dur(1234567890), "1234567 us  ");
+        let spread = (0..=u32::MAX as u64).step_by(9973);
+        for d in spread.chain([999, 1000, 1001, u32::MAX as u64 - 1, u32::MAX as u64, 1 << 32, u64::MAX]) {
+            assert_eq!(per_mille(d), (d / 1000, d % 1000));
+        }
+        // Every nanosecond remainder, at each width of the microseconds.
+        for us in [0u64, 7, 42, 999, 1234, 12345, 123456, 1234567, 12345678] {
+            for ns in 0..1000 {
+                let (u, n) = (us.to_string(), alloc::format!(".{:03}", ns));
+                let keep = if u.len() < 7 { ((8 - u.len()).min(5) - 1).min(3) + 1 } else { 0 };
+                let want = alloc::format!("{}{} us ", u, &n[..keep]);
+                assert_eq!(dur(us * 1000 + ns), alloc::format!("{:<w$}", want, w = want.len() + 8usize.saturating_sub(u.len() + keep)));
+            }
+        }
         assert_eq!(mark(10_000), ' ');
         assert_eq!(mark(10_001), '+');
         assert_eq!(mark(194_533), '!');
