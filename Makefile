@@ -1,8 +1,7 @@
 # ftbox — see README.md. `make demo` and `make test` are the two entry points;
 # both install what they need through scripts/setup.sh.
 CARGO   ?= cargo
-OBJCOPY ?= objcopy
-NOEH    := -R .eh_frame -R .eh_frame_hdr -R .gcc_except_table -R .comment
+OBJCOPY ?= llvm-objcopy
 TARGET  := x86_64-unknown-linux-musl
 BIN     := target/$(TARGET)/release/ftbox
 TINY    := target/tiny/$(TARGET)/release/ftbox
@@ -24,8 +23,17 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 # without .eh_frame/.gcc_except_table (scripts/noeh.ld, NOEH_LD): with
 # panic=abort nothing ever unwinds, so those tables are never read. Left
 # out by the linker they take no room at all; objcopy removing them later
-# (NOEH below, still run for the linker's and compilers' version strings,
-# .comment) left a hole of up to a page in the file before the code.
+# left a hole of up to a page in the file before the code.
+#
+# After the link, `llvm-objcopy --strip-sections` (strip_sections below)
+# drops the section header table and every section no segment loads (the
+# linker's and compilers' version strings, .comment, and the section
+# names): the kernel and musl's start-up read only the program headers.
+# What goes: `readelf -S`, `objdump -d` and `size` on the shipped binary
+# see no sections (`readelf -l` still shows the segments); the binary
+# carries no symbols to find anyway (strip = true), and profiling uses a
+# symbolized build of its own. GNU objcopy cannot remove the section
+# headers, and lld's -z nosectionheader still leaves their room, zeroed.
 #
 # x86_64 links with rust-lld (shipped with rustup's rustc, as for the aarch64
 # cross build): it lays the static binary out tighter than GNU ld (measured
@@ -59,7 +67,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static $(REMAP)
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static $(REMAP)
 
-.PHONY: FORCE all build full test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-noeh
+.PHONY: FORCE all build full test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-sections
 all: build
 FORCE:
 
@@ -75,15 +83,15 @@ build: $(BIN) bin/.links
 $(BIN): FORCE
 	@sh scripts/setup.sh base
 	$(CARGO) build --release --target $(TARGET)
-	$(call strip_noeh,$(BIN))
+	$(call strip_sections,$(BIN))
 
-# Remove the unwind tables from $(1) in a copy beside it, renamed over it:
+# Strip the section headers from $(1) in a copy beside it, renamed over it:
 # a program running from the binary (a recording under ./bin/ftrec) keeps
 # its old inode, where objcopy writing the file in place fails with "Text
-# file busy". `make strip-noeh FILE=...` runs the step alone (tests/cli.rs).
-strip_noeh = $(OBJCOPY) $(NOEH) $(1) $(1).noeh && mv -f $(1).noeh $(1)
-strip-noeh:
-	$(call strip_noeh,$(FILE))
+# file busy". `make strip-sections FILE=...` runs the step alone (tests/cli.rs).
+strip_sections = $(OBJCOPY) --strip-sections $(1) $(1).stripped && mv -f $(1).stripped $(1)
+strip-sections:
+	$(call strip_sections,$(FILE))
 
 # The default build and `ftrec --compression zstd` (feature zstd-write: 44 KB
 # more than the default build's budget). The tests build with it too
@@ -92,7 +100,7 @@ FULL := target/full/$(TARGET)/release/ftbox
 full:
 	@sh scripts/setup.sh base
 	$(CARGO) build --release --target $(TARGET) --target-dir target/full --features zstd-write
-	$(call strip_noeh,$(FULL))
+	$(call strip_sections,$(FULL))
 
 bin/.links: $(BIN)
 	@mkdir -p bin
@@ -162,7 +170,7 @@ tiny:
 	RUSTFLAGS="$(TINYFLAGS)" CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
 	$(CARGO) +nightly build --release --target $(TARGET) --target-dir target/tiny \
 		-Zbuild-std=core,alloc -Zbuild-std-features=optimize_for_size --no-default-features --features cli
-	$(call strip_noeh,$(TINY))
+	$(call strip_sections,$(TINY))
 
 cross:
 	@sh scripts/setup.sh cross

@@ -35,8 +35,8 @@ esac
 pkgs=""
 command -v trace-cmd >/dev/null 2>&1 || pkgs="$pkgs trace-cmd"
 command -v file >/dev/null 2>&1 || pkgs="$pkgs file"
-# objcopy drops the unwind tables from the release binary (see Makefile).
-command -v objcopy >/dev/null 2>&1 || pkgs="$pkgs binutils"
+# llvm-objcopy strips the section headers from the release binary (see Makefile).
+command -v llvm-objcopy >/dev/null 2>&1 || pkgs="$pkgs llvm"
 if [ "$what" = cross ] || [ "$what" = test ]; then
     command -v qemu-aarch64-static >/dev/null 2>&1 || pkgs="$pkgs qemu-user-static"
 fi

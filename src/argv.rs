@@ -147,7 +147,7 @@ impl Parser {
             self.last = String::from_utf8_lossy(&a[..eq.unwrap_or(a.len())]).into_owned();
             self.rest = eq.map(|eq| (self.next - 1, eq));
             self.long = true;
-            return Ok(Some(Long(&self.last[2..])));
+            return Ok(Some(Long(self.last.strip_prefix("--").unwrap_or(&self.last))));
         }
         if a.len() > 1 && a[0] == b'-' {
             self.rest = Some((self.next - 1, 1));

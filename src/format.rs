@@ -269,17 +269,16 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
     let mut head = decl;
     if let Some(k) = dyn_loc {
         kind = k;
-    } else if decl.ends_with(']') {
-        let lb = decl.find('[').ok_or("bad field declaration")?;
+    } else if let Some(array) = decl.strip_suffix(']') {
+        let (before, inner) = array.split_once('[').ok_or("bad field declaration")?;
         // The count may be a number or (older kernels) a symbolic constant;
         // then the size decides the layout below.
-        let inner = &decl[lb + 1..decl.len() - 1];
         kind = FieldKind::Array(if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) });
-        head = decl[..lb].trim_end();
+        head = before.trim_end();
     }
     let sp = rfind_any(head, set).ok_or("bad field declaration")?;
-    let name = head[sp + 1..].trim();
-    let ctype = head[..sp + 1].trim();
+    let (ctype, name) = head.split_at_checked(sp + 1).ok_or("bad field declaration")?;
+    let (name, ctype) = (name.trim(), ctype.trim());
     if name.is_empty() {
         return Err("field without a name");
     }
@@ -299,8 +298,8 @@ fn base_type(ctype: &str) -> &str {
     if let Some(r) = t.strip_prefix("__data_loc").or_else(|| t.strip_prefix("__rel_loc")) {
         t = r.trim_start();
     }
-    if let Some(i) = t.find('[') {
-        t = t[..i].trim_end();
+    if let Some((before, _)) = t.split_once('[') {
+        t = before.trim_end();
     }
     loop {
         if let Some(r) = t.strip_prefix("const ") {

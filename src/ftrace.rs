@@ -33,9 +33,9 @@ pub const TRACE_FLAG_BH_OFF: u8 = 0x80;
 /// `local`), from tracefs or from a trace.dat option. None when no name is
 /// bracketed.
 pub fn selected_clock(listing: &str) -> Option<&str> {
-    let start = listing.find('[')? + 1;
-    let len = listing[start..].find(']')?;
-    Some(&listing[start..start + len])
+    let (_, bracketed) = listing.split_once('[')?;
+    let (name, _) = bracketed.split_once(']')?;
+    Some(name)
 }
 
 /// One ftrace record type, with where the fields its printers read sit.

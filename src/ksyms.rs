@@ -263,7 +263,7 @@ impl Ksyms {
         let start = t.syms[n - 1].addr();
         let s = t.syms[t.syms[..n].partition_point(|s| s.addr() < start)];
         let size = t.syms[n..].iter().find(|x| x.module() == s.module()).map(|x| x.addr() - start);
-        let line = self.text.get(s.line() as usize..).map_or("", |l| &l[..newline(l.as_bytes(), 0)]);
+        let line = self.text.get(s.line() as usize..).and_then(|l| l.get(..newline(l.as_bytes(), 0))).unwrap_or("");
         let (_, kind, name, _, _) = sym_line(line)?;
         // Names are at most u16::MAX bytes (as the table has always kept them).
         let name = if name.len() > u16::MAX as usize { name.get(..u16::MAX as usize).unwrap_or("") } else { name };
@@ -526,9 +526,14 @@ impl Enums {
     }
 
     pub fn push(&mut self, name: &str, value: u64) {
-        let len = name.len().min(u16::MAX as usize);
-        self.list.push((self.names.len() as u32, len as u16, value));
-        self.names.push_str(&name[..len]);
+        // At most u16::MAX bytes, cut on a character boundary.
+        let mut len = name.len().min(u16::MAX as usize);
+        while !name.is_char_boundary(len) {
+            len -= 1;
+        }
+        let name = name.get(..len).unwrap_or("");
+        self.list.push((self.names.len() as u32, name.len() as u16, value));
+        self.names.push_str(name);
     }
 
     fn name(&self, e: &(u32, u16, u64)) -> &str {

@@ -44,6 +44,16 @@ pub fn find_str(hay: &str, needle: &str, last: bool) -> Option<usize> {
     found
 }
 
+/// `hay` split around the first (`last`: last) `needle`: what comes before
+/// it and what after. A whole UTF-8 needle found in UTF-8 text starts and
+/// ends on character boundaries, so the halves are never out of reach;
+/// `get` rather than indexing keeps core's string-slicing panic, with its
+/// message formatting, out of the binary.
+pub fn split_str<'a>(hay: &'a str, needle: &str, last: bool) -> Option<(&'a str, &'a str)> {
+    let at = find_str(hay, needle, last)?;
+    Some((hay.get(..at)?, hay.get(at + needle.len()..)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +64,15 @@ mod tests {
         for (h, n) in [("abcabc", "bc"), ("abc", ""), ("", ""), ("", "a"), ("ab", "abc"), ("a\\040b\\040", "\\040"), ("xx", "x")] {
             assert_eq!(find_str(h, n, false), h.find(n), "{h:?} {n:?}");
             assert_eq!(find_str(h, n, true), h.rfind(n), "{h:?} {n:?}");
+        }
+    }
+
+    /// split_str against str::split_once/rsplit_once, multi-byte text included.
+    #[test]
+    fn split_around() {
+        for (h, n) in [("a/b/c", "/"), ("/x", "/"), ("none", "/"), ("é] ü] z", "] "), ("(M:preempt VP:0", "(M:")] {
+            assert_eq!(split_str(h, n, false), h.split_once(n), "{h:?} {n:?}");
+            assert_eq!(split_str(h, n, true), h.rsplit_once(n), "{h:?} {n:?}");
         }
     }
 

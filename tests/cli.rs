@@ -198,7 +198,7 @@ fn closed_stdout_ends_quietly() {
 /// the Makefile's strip step writes beside the binary and renames the copy
 /// over it, so a running program keeps its old file and the step succeeds
 /// where objcopy in place fails with "Text file busy". Runs the step
-/// alone (`make strip-noeh FILE=...`) on a copy that is running.
+/// alone (`make strip-sections FILE=...`) on a copy that is running.
 #[test]
 fn rebuild_while_the_binary_runs() {
     // The Makefile strips only the x86_64 builds; the host's objcopy may
@@ -207,8 +207,8 @@ fn rebuild_while_the_binary_runs() {
         println!("skipped: rebuild_while_the_binary_runs: make strips only the x86_64 binary");
         return;
     }
-    // make and objcopy are what builds the binary (scripts/setup.sh installs binutils).
-    for tool in ["objcopy", "make"] {
+    // make and llvm-objcopy are what builds the binary (scripts/setup.sh installs llvm).
+    for tool in ["llvm-objcopy", "make"] {
         assert!(Command::new(tool).arg("--version").output().is_ok(), "no {tool}: make test needs it");
     }
     let d = tmpdir("busy");
@@ -225,13 +225,13 @@ fn rebuild_while_the_binary_runs() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let o = Command::new("make")
-        .args(["-s", "--no-print-directory", "-C", env!("CARGO_MANIFEST_DIR"), "strip-noeh"])
+        .args(["-s", "--no-print-directory", "-C", env!("CARGO_MANIFEST_DIR"), "strip-sections"])
         .arg(format!("FILE={}", bin.display()))
         .output()
         .unwrap();
     drop(running.stdin.take());
     let _ = running.wait();
-    assert!(o.status.success(), "make strip-noeh on a running binary: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "make strip-sections on a running binary: {}", String::from_utf8_lossy(&o.stderr));
     let (c, out, _) = run(&bin, &["--version"]);
     assert_eq!(c, 0);
     assert!(out.starts_with("ftbox "), "{out}");

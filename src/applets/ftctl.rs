@@ -56,7 +56,7 @@ struct Verb {
 impl Verb {
     fn name(&self) -> &'static str {
         let u = self.usage;
-        &u[..u.find(' ').unwrap_or(u.len())]
+        u.split_once(' ').map_or(u, |(name, _)| name)
     }
 }
 

@@ -616,7 +616,7 @@ fn parse_spec(spec: &str) -> impl Iterator<Item = (&str, u32, u8)> {
     spec.split(' ').filter_map(|w| {
         let (name, rest) = w.split_once(':')?;
         let kind = *rest.as_bytes().last()?;
-        Some((name, rest[..rest.len() - 1].parse().ok()?, kind))
+        Some((name, rest.get(..rest.len() - 1)?.parse().ok()?, kind))
     })
 }
 

@@ -313,7 +313,7 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest) -> Result<Fi
                     }
                 }
             };
-            let name = String::from(&rel["instances/".len()..]);
+            let name = String::from(rel.strip_prefix("instances/").unwrap_or(&rel));
             if signals.is_some() && !top.exists(&rel) {
                 top.mkdir(&rel).map_err(|e| os_err(&top.path_of(&rel), e))?;
                 changes.created_instance(&rel);

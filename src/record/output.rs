@@ -37,9 +37,9 @@ pub(super) struct Output {
 
 /// The directory part of a path, and the name in it.
 fn split(path: &str) -> (&str, &str) {
-    match path.rfind('/') {
-        Some(0) => ("/", &path[1..]),
-        Some(i) => (&path[..i], &path[i + 1..]),
+    match crate::util::split_str(path, "/", true) {
+        Some(("", name)) => ("/", name),
+        Some(split) => split,
         None => (".", path),
     }
 }

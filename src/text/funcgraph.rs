@@ -394,7 +394,8 @@ fn proc_col(b: &mut Line, comm: &str, pid: i32) {
         bytes += w;
         end = i + ch.len_utf8();
     }
-    let comm = &comm[..end];
+    // `end` is a character boundary (from char_indices): `get` never misses.
+    let comm = comm.get(..end).unwrap_or(comm);
     let mut digits = if pid < 0 { 2 } else { 1 };
     let mut v = pid.unsigned_abs();
     while v >= 10 {

@@ -556,7 +556,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// record at `ts` whose successor is at `next_ts`.
     fn lat_flush(&mut self, out: &mut dyn Write, (ts, at): (u64, usize), next_ts: u64) -> fmt::Result {
         let s = core::mem::take(&mut self.lat_buf);
-        let (head, tail) = s.split_at(at.min(s.len()));
+        let (head, tail) = s.split_at_checked(at).unwrap_or((&s, ""));
         out.write_str(head)?;
         self.lat_stamp(out, ts, next_ts)?;
         out.write_str(tail)?;
@@ -1555,7 +1555,7 @@ pub fn parse_release(rel: &str) -> u32 {
     for word in rel.split_whitespace() {
         let mut it = word.split('.');
         let (Some(a), Some(b)) = (it.next(), it.next()) else { continue };
-        let b: &str = &b[..b.find(|c: char| !c.is_ascii_digit()).unwrap_or(b.len())];
+        let b = b.split_once(|c: char| !c.is_ascii_digit()).map_or(b, |(digits, _)| digits);
         if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
             if (2..=20).contains(&a) {
                 return a * 1000 + b;
@@ -1576,11 +1576,8 @@ pub fn release_word(rel: &str) -> &str {
 /// (server/desktop/preempt before, preempt_model_str() since). "unknown"
 /// when not given.
 pub fn lat_model(line: &str) -> &str {
-    match crate::util::find_str(line, "(M:", false) {
-        Some(i) => {
-            let t = &line[i + 3..];
-            &t[..crate::util::find_str(t, " VP:", false).unwrap_or(t.len())]
-        }
+    match crate::util::split_str(line, "(M:", false) {
+        Some((_, t)) => crate::util::split_str(t, " VP:", false).map_or(t, |(model, _)| model),
         None => "unknown",
     }
 }

@@ -186,7 +186,8 @@ pub fn pad(out: &mut dyn Write, n: usize) -> fmt::Result {
     let mut n = n.min(SEQ_SIZE_MAX);
     while n > 0 {
         let k = n.min(SP.len());
-        out.write_str(&SP[..k])?;
+        // All ASCII: `get` never misses a character boundary.
+        out.write_str(SP.get(..k).unwrap_or(SP))?;
         n -= k;
     }
     Ok(())
@@ -263,7 +264,8 @@ impl Write for Seq<'_> {
         }
         self.full = true;
         if s.bytes().all(|c| c == b' ') {
-            let fill = &s[..self.left];
+            // All ASCII: `get` never misses a character boundary.
+            let fill = s.get(..self.left).unwrap_or("");
             self.left = 0;
             return self.out.write_str(fill);
         }

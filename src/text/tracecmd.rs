@@ -784,7 +784,8 @@ impl<'a> TraceCmd<'a> {
                 n += w;
             }
             pad(s, 8 - n)?;
-            s.put(&comm[..cut]);
+            // `cut` is a character boundary (from char_indices): `get` never misses.
+            s.put(comm.get(..cut).unwrap_or(comm));
             s.put("-").num(pid as i64 as u64, 10, true, LEFT, 5).put(" ").num(r.cpu as u64, 10, false, 0, 3);
             if self.flags & RAW != 0 {
                 s.put("-0x").hex(d.get(2).copied().unwrap_or(0) as u64);
@@ -1352,7 +1353,7 @@ impl<'a> TraceCmd<'a> {
         } else {
             -1
         };
-        let ls = spec[i..].bytes().filter(|&c| c == b'l').count() as i32 - spec[i..].bytes().filter(|&c| c == b'h').count() as i32;
+        let ls = b[i..].iter().filter(|&&c| c == b'l').count() as i32 - b[i..].iter().filter(|&&c| c == b'h').count() as i32;
         let signed = matches!(last, b'd' | b'i');
         // C's (char)/(short)/(int)/(long) of the value.
         let v = match (ls, signed) {
@@ -1451,7 +1452,8 @@ fn tep_cannot_parse(print_fmt: &str, release: Release) -> bool {
                 while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                     i += 1;
                 }
-                let word = &print_fmt[st..i];
+                // ASCII at both ends: `get` never misses a character boundary.
+                let word = print_fmt.get(st..i).unwrap_or("");
                 // `REC->x(` never happens; a word before `(` is a call.
                 if b.get(next(i)) == Some(&b'(') && !TEP_FUNCTIONS.contains(&word) {
                     return true;

@@ -78,10 +78,9 @@ pub fn resolve_in(all: &[EventRef], spec: &str) -> Result<Vec<EventRef>, String>
         if text.is_empty() {
             return Err(format!("empty event name in '{spec}'"));
         }
-        let p = match text.bytes().position(|b| b == b':' || b == b'/') {
+        let p = match text.split_once([':', '/']) {
             _ if text == "all" => Part { text, sys: "*", ev: "*", either: false, hit: false },
-            Some(at) => {
-                let (sys, ev) = (&text[..at], &text[at + 1..]);
+            Some((sys, ev)) => {
                 check_pat("system", sys)?;
                 check_pat("event", ev)?;
                 let ev = if ev.is_empty() { "*" } else { ev };

@@ -14,7 +14,7 @@ pub mod state;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{openat, Mode, OFlags};
 use crate::sys;
-use crate::util::find_str;
+use crate::util::{find_str, split_str};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -102,7 +102,7 @@ impl Detail {
     /// whether we run as root. A write the kernel explained in `error_log`
     /// gets no guess of ours: its entry is the explanation.
     pub fn hint(&self, root: bool) -> Option<&'static str> {
-        let name = &self.file[self.file.bytes().rposition(|b| b == b'/').map_or(0, |i| i + 1)..];
+        let name = split_str(&self.file, "/", true).map_or(self.file.as_str(), |(_, name)| name);
         let function = FUNCTION_FILES.iter().any(|p| name.starts_with(p));
         let write = self.op == Op::Write;
         Some(match self.errno {
@@ -217,10 +217,10 @@ impl Tracefs {
                 // A space in a mount point is written \040.
                 let mut p = String::new();
                 let mut rest = dir;
-                while let Some(at) = find_str(rest, "\\040", false) {
-                    p.push_str(&rest[..at]);
+                while let Some((before, after)) = split_str(rest, "\\040", false) {
+                    p.push_str(before);
                     p.push(' ');
-                    rest = &rest[at + 4..];
+                    rest = after;
                 }
                 p.push_str(rest);
                 if let Some(r) = probe(p, &mut tried) {
@@ -396,16 +396,13 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     let new = match mark {
         // The log keeps a bounded number of entries, so the old mark may
         // have rotated out; then everything present is newer.
-        Some(m) => match find_str(all, m, true) {
-            Some(at) => &all[at + m.len()..],
-            None => all,
-        },
+        Some(m) => split_str(all, m, true).map_or(all, |(_, after)| after),
         None => all,
     };
     // Keep only entries (from a header line on), never a stray tail of
     // the old entry (whose command may itself contain '[').
     let at = if new.starts_with('[') { 0 } else { find_str(new, "\n[", false)? + 1 };
-    let new = new[at..].trim_end();
+    let new = new.get(at..)?.trim_end();
     (!new.is_empty()).then_some(new)
 }
 
@@ -417,10 +414,11 @@ pub fn log_entries(log: &str) -> impl Iterator<Item = &str> {
     let mut rest = log;
     core::iter::from_fn(move || {
         let at = if rest.starts_with('[') { 0 } else { find_str(rest, "\n[", false)? + 1 };
-        let entry = &rest[at..];
+        let entry = rest.get(at..)?;
         let end = find_str(entry, "\n[", false).map_or(entry.len(), |i| i + 1);
-        rest = &entry[end..];
-        Some(entry[..end].trim_end())
+        let (entry, after) = entry.split_at_checked(end)?;
+        rest = after;
+        Some(entry.trim_end())
     })
 }
 
@@ -440,7 +438,7 @@ pub fn last_log_entry(log: &str) -> Option<(&str, usize)> {
 
 /// An `error_log` entry without its `[timestamp] `.
 fn untimed(entry: &str) -> &str {
-    find_str(entry, "] ", false).map_or(entry, |at| &entry[at + 2..])
+    split_str(entry, "] ", false).map_or(entry, |(_, after)| after)
 }
 
 /// Files whose writes the kernel may explain in `error_log`.

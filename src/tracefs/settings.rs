@@ -46,8 +46,8 @@ pub fn current_value(file: &str, raw: &str) -> String {
         return String::from("0");
     }
     if file.ends_with("buffer_size_kb") {
-        if let Some(at) = crate::util::find_str(s, "(expanded: ", false) {
-            return String::from(s[at + 11..].trim_end_matches(')'));
+        if let Some((_, size)) = crate::util::split_str(s, "(expanded: ", false) {
+            return String::from(size.trim_end_matches(')'));
         }
     }
     String::from(s)

@@ -78,15 +78,14 @@ pub fn names(list: &str) -> String {
 /// `name` without the brackets around a selected entry (`[global]`):
 /// trimmed by hand, not by a trim_matches copy per pattern.
 pub fn unbracket(name: &str) -> &str {
-    let b = name.as_bytes();
-    let (mut i, mut j) = (0, b.len());
-    while i < j && b[i] == b'[' {
-        i += 1;
+    let mut s = name;
+    while let Some(rest) = s.strip_prefix('[') {
+        s = rest;
     }
-    while j > i && b[j - 1] == b']' {
-        j -= 1;
+    while let Some(rest) = s.strip_suffix(']') {
+        s = rest;
     }
-    &name[i..j]
+    s
 }
 
 /// The trigger lines of an event's `trigger` file (its `#` help header dropped).
@@ -111,13 +110,13 @@ pub fn trigger_removal(line: &str) -> String {
         s = s.strip_suffix(tail).unwrap_or(s);
     }
     if !s.starts_with("hist") {
-        if let Some(at) = crate::util::find_str(s, " if ", false) {
-            s = &s[..at];
+        if let Some((before, _)) = crate::util::split_str(s, " if ", false) {
+            s = before;
         }
         if let Some(rest) = s.strip_suffix(":unlimited") {
             s = rest;
-        } else if let Some(at) = crate::util::find_str(s, ":count=", true) {
-            s = &s[..at];
+        } else if let Some((before, _)) = crate::util::split_str(s, ":count=", true) {
+            s = before;
         }
     }
     format!("!{s}")

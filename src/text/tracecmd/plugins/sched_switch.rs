@@ -7,7 +7,7 @@
 //! `Z`). 1.8 reads them from the event's own `__print_flags()` table
 //! (get_states()), and then agrees with the kernel.
 
-use crate::util::find_str;
+use crate::util::split_str;
 
 /// Letters by bit, as far as the first bit without one (the plugin takes
 /// strlen() of a 32-byte array filled by bit index).
@@ -39,8 +39,8 @@ impl States {
     /// of them (the kernel writes them as hex literals).
     pub fn of_format(print_fmt: &str) -> States {
         let mut rest = print_fmt;
-        while let Some(at) = find_str(rest, "__print_flags(", false) {
-            rest = &rest[at + "__print_flags(".len()..];
+        while let Some((_, args)) = split_str(rest, "__print_flags(", false) {
+            rest = args;
             let args = call_args(rest);
             if !args.first().is_some_and(|a| reads_field(a, "prev_state")) {
                 continue;
@@ -92,6 +92,8 @@ pub(crate) fn call_args(s: &str) -> alloc::vec::Vec<&str> {
     let mut v = alloc::vec::Vec::new();
     let (mut depth, mut q, mut start) = (0i32, false, 0);
     let b = s.as_bytes();
+    // The pieces start and end at ASCII bytes: `get` never misses a
+    // character boundary.
     let mut i = 0;
     while i < b.len() {
         match b[i] {
@@ -99,12 +101,12 @@ pub(crate) fn call_args(s: &str) -> alloc::vec::Vec<&str> {
             b'"' => q = !q,
             b'(' | b'[' | b'{' if !q => depth += 1,
             b')' if !q && depth == 0 => {
-                v.push(&s[start..i]);
+                v.push(s.get(start..i).unwrap_or(""));
                 return v;
             }
             b')' | b']' | b'}' if !q => depth -= 1,
             b',' if !q && depth == 0 => {
-                v.push(&s[start..i]);
+                v.push(s.get(start..i).unwrap_or(""));
                 start = i + 1;
             }
             _ => {}
@@ -117,9 +119,9 @@ pub(crate) fn call_args(s: &str) -> alloc::vec::Vec<&str> {
 /// Does expression `a` read `REC->name` (not a longer name)?
 fn reads_field(a: &str, name: &str) -> bool {
     let mut rest = a;
-    while let Some(p) = find_str(rest, "REC->", false) {
-        rest = &rest[p + 5..];
-        if rest.starts_with(name) && !rest[name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+    while let Some((_, field)) = split_str(rest, "REC->", false) {
+        rest = field;
+        if rest.strip_prefix(name).is_some_and(|after| !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')) {
             return true;
         }
     }
