@@ -628,7 +628,7 @@ fn plan_prints_as_the_evaluator() {
                 }
                 let pieces = printf::parse_format(&fmt).unwrap();
                 let steps = plan::build(&ev, &fmt, &pieces, &exprs, &env);
-                assert_eq!(steps.iter().filter(|s| matches!(s, plan::Step::Eval(..))).count(), 3, "{steps:?}");
+                assert_eq!(steps.iter().filter(|s| matches!(s.conv, plan::Conv::Eval(..))).count(), 3, "{steps:?}");
                 let mut ctx = Ctx { ev: &ev, rec: &r, env: &env, scratch: Vec::new(), unknowns: 0, partial: false };
                 let mut want = Vec::new();
                 eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, &mut want).unwrap();
