@@ -2,11 +2,14 @@
 //! that print straight into the line: most conversions of a recording
 //! print a field as it is (`REC->ptr`, `(void *)REC->call_site`,
 //! `__get_str(name)`), and walking the argument tree and the generic
-//! conversion for each of them was a large part of the time per record. A
-//! conversion the steps do not cover (`*` widths, most operators and
-//! helpers, `__print_flags`/`__print_symbolic` tables) keeps the general
-//! evaluator, decided once for the event, not per record. Behind the `fast-print` feature: the board build evaluates
-//! the trees alone, which prints the same (tests.rs compares the two).
+//! conversion for each of them was a large part of the time per record.
+//! `%s` and integers of other trees (operators, helpers, the
+//! `__print_flags`/`__print_symbolic` tables) evaluate the tree and print
+//! its value straight; the rest (`*` widths, `%p` of trees, stand-ins for
+//! unknown values) keeps the general conversion, decided once for the
+//! event, not per record. Behind the `fast-print` feature: the board build
+//! evaluates the trees alone, which prints the same (tests.rs compares
+//! the two).
 
 use alloc::vec::Vec;
 
@@ -84,6 +87,12 @@ pub(crate) enum Conv {
     Str(u32),
     /// `%s` of `COND ? "a" : "b"` (mm_lru_insertion's flags letters).
     Pick(Load, Vec<u8>, Vec<u8>),
+    /// `%s` or an integer conversion (`.3`, read as `.2` bytes) of any
+    /// other argument tree (kmem's `gfp ? __print_flags(gfp, ...) :
+    /// "none"`, `found ? pblk : 0`): its value printed straight, without
+    /// the general conversion's steps; a value `.3` does not print as it
+    /// is (a stand-in for an unknown, a kernel pointer's `%s`) goes as `Eval`.
+    Tree(u32, u32, u8, u8),
     /// Piece `.0` of the format through the general evaluator, its first
     /// argument expression at `.1`.
     Eval(u32, u32),
@@ -109,18 +118,16 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
             Piece::Conv(s) => s,
         };
         let star = (s.width == Num::Star) as usize + (s.prec == Num::Star) as usize;
+        let size = printf::qual_size(s.qual, s.conv, env.long_size) as u8;
+        let tree = Conv::Tree(k as u32, arg as u32, size, s.conv);
         let conv = match (s.conv, exprs.get(arg)) {
             _ if star > 0 => None,
-            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => load(ev, e, env).map(|l| Conv::Int(l, printf::qual_size(s.qual, s.conv, env.long_size) as u8, s.conv)),
+            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => Some(load(ev, e, env).map_or(tree, |l| Conv::Int(l, size, s.conv))),
             // Only the extensions that print the value itself (as `pointer`).
             (b'p', Some(e)) if matches!(ext(fmt, s.ext).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
                 load(ev, e, env).map(|l| Conv::Ptr(l, s.ext))
             }
-            (b's', Some(Expr::Cond(c, a, b))) => match (&**a, &**b) {
-                (Expr::Str(a), Expr::Str(b)) => load(ev, c, env).map(|l| Conv::Pick(l, a.clone(), b.clone())),
-                _ => None,
-            },
-            (b's', Some(e)) => string_field(ev, e).map(Conv::Str),
+            (b's', Some(e)) => Some(pick(ev, e, env).or_else(|| string_field(ev, e).map(Conv::Str)).unwrap_or(tree)),
             _ => None,
         };
         let pad = Pad { flags: s.flags, width: num(s.width), prec: num(s.prec) };
@@ -174,6 +181,18 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
     Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, op, cast })
 }
 
+/// `COND ? "a" : "b"` as a `Pick`; a condition `1 && X` is X's truth
+/// (kmalloc's `accounted`).
+fn pick(ev: &Event, e: &Expr, env: &Env) -> Option<Conv> {
+    let Expr::Cond(c, a, b) = e else { return None };
+    let (Expr::Str(a), Expr::Str(b)) = (&**a, &**b) else { return None };
+    let c = match &**c {
+        Expr::Bin(Op::AndAnd, one, c) if matches!(**one, Expr::Num(v, t) if eval::norm(v, t, env) != 0) => c,
+        c => c,
+    };
+    load(ev, c, env).map(|l| Conv::Pick(l, a.clone(), b.clone()))
+}
+
 /// `__get_str(f)` or a `char` array field (through a pointer cast or not):
 /// the field's index.
 fn string_field(ev: &Event, e: &Expr) -> Option<u32> {
@@ -225,6 +244,28 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
             Conv::Pick(c, a, b) => {
                 let d = if c.get(ctx)? != 0 { a } else { b };
                 printf::string(out, d, flags, width, prec);
+            }
+            Conv::Tree(p, a, size, conv) => {
+                let e = exprs.get(*a as usize).ok_or(msg!("fewer arguments than conversions"))?;
+                let unknowns = ctx.unknowns;
+                let v = ctx.eval(e)?;
+                match v {
+                    _ if ctx.unknowns != unknowns => {}
+                    Val::Int(v, _) if *conv != b's' => {
+                        printf::int_conv(out, v, *size as usize, *conv, flags, width, prec);
+                        continue;
+                    }
+                    Val::Bytes(_) | Val::Scratch(..) if *conv == b's' => {
+                        printf::string(out, ctx.bytes(&v).unwrap_or(b""), flags, width, prec);
+                        continue;
+                    }
+                    _ => {}
+                }
+                // Evaluated again, as the general conversion does it.
+                ctx.unknowns = unknowns;
+                let p = *p as usize;
+                let mut args = ExprArgs { exprs, next: *a as usize };
+                eval::format(ctx, fmt, pieces.get(p..p + 1).unwrap_or(&[]), &mut args, out)?;
             }
             Conv::Eval(p, a) => {
                 let p = *p as usize;
