@@ -229,21 +229,27 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
             out.extend_from_slice(fmt.get(a as usize..b as usize).unwrap_or(b""));
         }
         let Pad { flags, width, prec } = st.pad;
-        match &st.conv {
-            Conv::End => {}
-            Conv::Int(l, size, conv) => printf::int_conv(out, l.get(ctx)?, *size as usize, *conv, flags, width, prec),
+        let (p, a) = match &st.conv {
+            Conv::End => continue,
+            Conv::Int(l, size, conv) => {
+                printf::int_conv(out, l.get(ctx)?, *size as usize, *conv, flags, width, prec);
+                continue;
+            }
             Conv::Ptr(l, x) => {
                 let v = l.get(ctx)?;
                 eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, *x), flags, width, prec)?;
+                continue;
             }
             Conv::Str(i) => {
                 let f = ctx.ev.fields.get(*i as usize).ok_or(msg!("REC used without ->field"))?;
                 let d = f.data(ctx.rec, env.endian).ok_or(msg!("field beyond the record"))?;
                 printf::string(out, d, flags, width, prec);
+                continue;
             }
             Conv::Pick(c, a, b) => {
                 let d = if c.get(ctx)? != 0 { a } else { b };
                 printf::string(out, d, flags, width, prec);
+                continue;
             }
             Conv::Tree(p, a, size, conv) => {
                 let e = exprs.get(*a as usize).ok_or(msg!("fewer arguments than conversions"))?;
@@ -261,18 +267,15 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
                     }
                     _ => {}
                 }
-                // Evaluated again, as the general conversion does it.
+                // Evaluated again below, as the general conversion does it.
                 ctx.unknowns = unknowns;
-                let p = *p as usize;
-                let mut args = ExprArgs { exprs, next: *a as usize };
-                eval::format(ctx, fmt, pieces.get(p..p + 1).unwrap_or(&[]), &mut args, out)?;
+                (p, a)
             }
-            Conv::Eval(p, a) => {
-                let p = *p as usize;
-                let mut args = ExprArgs { exprs, next: *a as usize };
-                eval::format(ctx, fmt, pieces.get(p..p + 1).unwrap_or(&[]), &mut args, out)?;
-            }
-        }
+            Conv::Eval(p, a) => (p, a),
+        };
+        let p = *p as usize;
+        let mut args = ExprArgs { exprs, next: *a as usize };
+        eval::format(ctx, fmt, pieces.get(p..p + 1).unwrap_or(&[]), &mut args, out)?;
     }
     Ok(())
 }
