@@ -2,17 +2,20 @@
 //! that print straight into the line: most conversions of a recording
 //! print a field as it is (`REC->ptr`, `(void *)REC->call_site`,
 //! `__get_str(name)`), and walking the argument tree and the generic
-//! conversion for each of them was a large part of the time per record. A
-//! conversion the steps do not cover (`*` widths, most operators and
-//! helpers, `__print_flags`/`__print_symbolic` tables) keeps the general
-//! evaluator, decided once for the event, not per record. Behind the `fast-print` feature: the board build evaluates
-//! the trees alone, which prints the same (tests.rs compares the two).
+//! conversion for each of them was a large part of the time per record.
+//! `%s` and integers of other trees (operators, helpers, the
+//! `__print_flags`/`__print_symbolic` tables) evaluate the tree and print
+//! its value straight; the rest (`*` widths, `%p` of trees, stand-ins for
+//! unknown values) keeps the general conversion, decided once for the
+//! event, not per record. Behind the `fast-print` feature: the board build
+//! evaluates the trees alone, which prints the same (tests.rs compares
+//! the two).
 
 use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, Val};
 use super::parse::{Expr, Op, Ty};
-use super::printf::{self, Num, Piece, Spec};
+use super::printf::{self, Num, Piece};
 use super::{Env, ExprArgs};
 use crate::cursor::read_uint;
 use crate::format::{sext, Event, FieldKind};
@@ -49,18 +52,47 @@ impl Load {
     }
 }
 
+/// One conversion of the format and the literal text before it: one
+/// dispatch for each, not one more for each piece of text between them.
 #[derive(Clone, Debug)]
-pub(crate) enum Step {
-    /// Literal bytes of the format, `fmt[start..end]`.
-    Lit(u32, u32),
-    /// `%d`, `%u`, `%x` & co of a field.
-    Int(Load, Spec),
-    /// `%p`, `%pS` & co that print a field's value (not what it points to).
-    Ptr(Load, Spec),
+pub(crate) struct Step {
+    /// The format's text before the conversion, `fmt[lit.0..lit.1]`.
+    lit: (u32, u32),
+    pub(crate) conv: Conv,
+    /// The conversion's flags, width and precision, `*` already excluded.
+    pad: Pad,
+}
+
+/// Flags, width and precision of a conversion as printf's helpers take
+/// them (-1: none), made once.
+#[derive(Clone, Copy, Debug)]
+struct Pad {
+    flags: u8,
+    width: i32,
+    prec: i32,
+}
+
+const NO_PAD: Pad = Pad { flags: 0, width: -1, prec: -1 };
+
+#[derive(Clone, Debug)]
+pub(crate) enum Conv {
+    /// Nothing: the text after the last conversion.
+    End,
+    /// `%d`, `%u`, `%x` & co of a field, read as `.1` bytes, conversion `.2`.
+    Int(Load, u8, u8),
+    /// `%p`, `%pS` & co that print a field's value (not what it points to);
+    /// the extension's place in the format.
+    Ptr(Load, (u32, u32)),
     /// `%s` of a string field (`__get_str(f)`, `char f[16]`): the field's index.
-    Str(u32, Spec),
+    Str(u32),
     /// `%s` of `COND ? "a" : "b"` (mm_lru_insertion's flags letters).
-    Pick(Load, Vec<u8>, Vec<u8>, Spec),
+    Pick(Load, Vec<u8>, Vec<u8>),
+    /// `%s` or an integer conversion (`.3`, read as `.2` bytes) of any
+    /// other argument tree (kmem's `gfp ? __print_flags(gfp, ...) :
+    /// "none"`, `found ? pblk : 0`): its value printed straight, without
+    /// the general conversion's steps; a value `.3` does not print as it
+    /// is (a stand-in for an unknown, a kernel pointer's `%s`) goes as `Eval`.
+    Tree(u32, u32, u8, u8),
     /// Piece `.0` of the format through the general evaluator, its first
     /// argument expression at `.1`.
     Eval(u32, u32),
@@ -71,32 +103,39 @@ pub(crate) enum Step {
 pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], env: &Env) -> Vec<Step> {
     let mut steps = Vec::with_capacity(pieces.len());
     let mut arg = 0;
+    let mut lit = (0, 0);
     for (k, p) in pieces.iter().enumerate() {
         let s = match p {
             Piece::Lit(a, b) => {
-                steps.push(Step::Lit(*a, *b));
+                // Text after text (`%%` is a `%` piece of its own): a step
+                // with no conversion.
+                if lit.0 < lit.1 {
+                    steps.push(Step { lit, conv: Conv::End, pad: NO_PAD });
+                }
+                lit = (*a, *b);
                 continue;
             }
             Piece::Conv(s) => s,
         };
         let star = (s.width == Num::Star) as usize + (s.prec == Num::Star) as usize;
-        let step = match (s.conv, exprs.get(arg)) {
+        let size = printf::qual_size(s.qual, s.conv, env.long_size) as u8;
+        let tree = Conv::Tree(k as u32, arg as u32, size, s.conv);
+        let conv = match (s.conv, exprs.get(arg)) {
             _ if star > 0 => None,
-            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => load(ev, e, env).map(|l| Step::Int(l, *s)),
+            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => Some(load(ev, e, env).map_or(tree, |l| Conv::Int(l, size, s.conv))),
             // Only the extensions that print the value itself (as `pointer`).
-            (b'p', Some(e)) if matches!(ext(fmt, s).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
-                load(ev, e, env).map(|l| Step::Ptr(l, *s))
+            (b'p', Some(e)) if matches!(ext(fmt, s.ext).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
+                load(ev, e, env).map(|l| Conv::Ptr(l, s.ext))
             }
-            (b's', Some(Expr::Cond(c, a, b))) => match (&**a, &**b) {
-                (Expr::Str(a), Expr::Str(b)) => load(ev, c, env).map(|l| Step::Pick(l, a.clone(), b.clone(), *s)),
-                _ => None,
-            },
-            (b's', Some(e)) => string_field(ev, e).map(|i| Step::Str(i, *s)),
+            (b's', Some(e)) => Some(pick(ev, e, env).or_else(|| string_field(ev, e).map(Conv::Str)).unwrap_or(tree)),
             _ => None,
         };
-        steps.push(step.unwrap_or(Step::Eval(k as u32, arg as u32)));
+        let pad = Pad { flags: s.flags, width: num(s.width), prec: num(s.prec) };
+        steps.push(Step { lit, conv: conv.unwrap_or(Conv::Eval(k as u32, arg as u32)), pad });
+        lit = (0, 0);
         arg += 1 + star;
     }
+    steps.push(Step { lit, conv: Conv::End, pad: NO_PAD });
     steps
 }
 
@@ -142,6 +181,18 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
     Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, op, cast })
 }
 
+/// `COND ? "a" : "b"` as a `Pick`; a condition `1 && X` is X's truth
+/// (kmalloc's `accounted`).
+fn pick(ev: &Event, e: &Expr, env: &Env) -> Option<Conv> {
+    let Expr::Cond(c, a, b) = e else { return None };
+    let (Expr::Str(a), Expr::Str(b)) = (&**a, &**b) else { return None };
+    let c = match &**c {
+        Expr::Bin(Op::AndAnd, one, c) if matches!(**one, Expr::Num(v, t) if eval::norm(v, t, env) != 0) => c,
+        c => c,
+    };
+    load(ev, c, env).map(|l| Conv::Pick(l, a.clone(), b.clone()))
+}
+
 /// `__get_str(f)` or a `char` array field (through a pointer cast or not):
 /// the field's index.
 fn string_field(ev: &Event, e: &Expr) -> Option<u32> {
@@ -157,8 +208,8 @@ fn string_field(ev: &Event, e: &Expr) -> Option<u32> {
     u32::try_from(i).ok()
 }
 
-fn ext<'f>(fmt: &'f [u8], s: &Spec) -> &'f [u8] {
-    fmt.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"")
+fn ext(fmt: &[u8], (at, len): (u32, u32)) -> &[u8] {
+    fmt.get(at as usize..(at + len) as usize).unwrap_or(b"")
 }
 
 /// A width or precision without `*`, capped as `eval::format` caps it.
@@ -173,31 +224,58 @@ fn num(n: Num) -> i32 {
 pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs: &'a [Expr], steps: &[Step], out: &mut Vec<u8>) -> EResult<()> {
     let env = ctx.env;
     for st in steps {
-        match st {
-            Step::Lit(a, b) => out.extend_from_slice(fmt.get(*a as usize..*b as usize).unwrap_or(b"")),
-            Step::Int(l, s) => {
-                let v = l.get(ctx)?;
-                printf::int_conv(out, v, printf::qual_size(s.qual, s.conv, env.long_size), s.conv, s.flags, num(s.width), num(s.prec));
+        let (a, b) = st.lit;
+        if a < b {
+            out.extend_from_slice(fmt.get(a as usize..b as usize).unwrap_or(b""));
+        }
+        let Pad { flags, width, prec } = st.pad;
+        let (p, a) = match &st.conv {
+            Conv::End => continue,
+            Conv::Int(l, size, conv) => {
+                printf::int_conv(out, l.get(ctx)?, *size as usize, *conv, flags, width, prec);
+                continue;
             }
-            Step::Ptr(l, s) => {
+            Conv::Ptr(l, x) => {
                 let v = l.get(ctx)?;
-                eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, s), s.flags, num(s.width), num(s.prec))?;
+                eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, *x), flags, width, prec)?;
+                continue;
             }
-            Step::Str(i, s) => {
+            Conv::Str(i) => {
                 let f = ctx.ev.fields.get(*i as usize).ok_or(msg!("REC used without ->field"))?;
                 let d = f.data(ctx.rec, env.endian).ok_or(msg!("field beyond the record"))?;
-                printf::string(out, d, s.flags, num(s.width), num(s.prec));
+                printf::string(out, d, flags, width, prec);
+                continue;
             }
-            Step::Pick(c, a, b, s) => {
+            Conv::Pick(c, a, b) => {
                 let d = if c.get(ctx)? != 0 { a } else { b };
-                printf::string(out, d, s.flags, num(s.width), num(s.prec));
+                printf::string(out, d, flags, width, prec);
+                continue;
             }
-            Step::Eval(p, a) => {
-                let p = *p as usize;
-                let mut args = ExprArgs { exprs, next: *a as usize };
-                eval::format(ctx, fmt, pieces.get(p..p + 1).unwrap_or(&[]), &mut args, out)?;
+            Conv::Tree(p, a, size, conv) => {
+                let e = exprs.get(*a as usize).ok_or(msg!("fewer arguments than conversions"))?;
+                let unknowns = ctx.unknowns;
+                let v = ctx.eval(e)?;
+                match v {
+                    _ if ctx.unknowns != unknowns => {}
+                    Val::Int(v, _) if *conv != b's' => {
+                        printf::int_conv(out, v, *size as usize, *conv, flags, width, prec);
+                        continue;
+                    }
+                    Val::Bytes(_) | Val::Scratch(..) if *conv == b's' => {
+                        printf::string(out, ctx.bytes(&v).unwrap_or(b""), flags, width, prec);
+                        continue;
+                    }
+                    _ => {}
+                }
+                // Evaluated again below, as the general conversion does it.
+                ctx.unknowns = unknowns;
+                (p, a)
             }
-        }
+            Conv::Eval(p, a) => (p, a),
+        };
+        let p = *p as usize;
+        let mut args = ExprArgs { exprs, next: *a as usize };
+        eval::format(ctx, fmt, pieces.get(p..p + 1).unwrap_or(&[]), &mut args, out)?;
     }
     Ok(())
 }
