@@ -80,6 +80,10 @@ struct Hit {
     name: u32,
     len: u16,
     module: u16,
+    /// The name is all ASCII (for `ascii_name`, which only the `fast-print`
+    /// build has: the board build does not check).
+    #[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
+    ascii: bool,
 }
 
 /// Sets of the lookup cache (a power of two), two slots each: a graph
@@ -269,12 +273,37 @@ impl Ksyms {
     /// an address past the last symbol of its group, or past an end marker
     /// like `_etext`, is not inside any symbol.
     pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
+        let h = self.hit(addr)?;
+        let name = self.name(&h);
+        let module = if h.module == 0 { None } else { self.tab().mods.get(h.module as usize - 1).map(|m| m.as_str()) };
+        Some(Ksym { name, offset: addr - h.start, size: h.size, module })
+    }
+
+    /// The name of [`Ksyms::lookup`]'s symbol alone, when it is all ASCII
+    /// (checked once, when the lookup cache takes the symbol): the function
+    /// tracer prints two names a record and nothing else of them.
+    #[cfg(feature = "fast-print")]
+    pub fn ascii_name(&self, addr: u64) -> Option<&str> {
+        let h = self.hit(addr)?;
+        if !h.ascii {
+            return None;
+        }
+        Some(self.name(&h))
+    }
+
+    fn name(&self, h: &Hit) -> &str {
+        self.text.get(h.name as usize..h.name as usize + h.len as usize).unwrap_or("")
+    }
+
+    /// [`Ksyms::find`] through the lookup cache.
+    #[inline]
+    fn hit(&self, addr: u64) -> Option<Hit> {
         // Filled with the answer for address 0, so that every slot is true.
         let cache = self.cache.get_or_init(|| {
             let empty = Slot { addr: 0, hit: self.find(0) };
             (0..2 * CACHE_SETS).map(|_| Cell::new(empty)).collect()
         });
-        let Some([front, back]) = cache.get(2 * set_of(addr)..).and_then(|s| s.first_chunk()) else { return None };
+        let [front, back] = cache.get(2 * set_of(addr)..).and_then(|s| s.first_chunk())?;
         if front.get().addr != addr {
             // The back one to the front: the answer, or the older one of
             // the set, which a new answer replaces.
@@ -283,10 +312,7 @@ impl Ksyms {
                 front.set(Slot { addr, hit: self.find(addr) });
             }
         }
-        let h = front.get().hit?;
-        let name = self.text.get(h.name as usize..h.name as usize + h.len as usize).unwrap_or("");
-        let module = if h.module == 0 { None } else { self.tab().mods.get(h.module as usize - 1).map(|m| m.as_str()) };
-        Some(Ksym { name, offset: addr - h.start, size: h.size, module })
+        front.get().hit
     }
 
     /// [`Ksyms::lookup`] without the cache: the last symbol at or below
@@ -331,7 +357,7 @@ impl Ksyms {
             return None;
         }
         let at = name.as_ptr() as usize - self.text.as_ptr() as usize;
-        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module })
+        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module, ascii: cfg!(feature = "fast-print") && name.is_ascii() })
     }
 
     /// Address of a symbol by name (first match), for tests and tools.
@@ -982,6 +1008,20 @@ ffffffffc0002000 t other\t[om]
             both += (k.tab().head_len > 1 && k.tab().syms.len() > 1) as usize;
         }
         assert!(both > 100 || !cfg!(feature = "fast-print"), "{both} texts with a head and a table");
+    }
+
+    /// ascii_name is lookup's name when that is all ASCII, from the cache
+    /// or not.
+    #[cfg(feature = "fast-print")]
+    #[test]
+    fn ascii_names() {
+        let k = Ksyms::parse("ffffffff81000000 T _stext\nffffffff81000100 T f\u{fc}r\nffffffff81000200 T plain\nffffffff81000300 T _etext\n".as_bytes());
+        for _ in 0..2 {
+            for a in [0xffffffff81000104, 0xffffffff81000204, 0xffffffff81000400, 0] {
+                assert_eq!(k.ascii_name(a), k.lookup(a).map(|s| s.name).filter(|n| n.is_ascii()), "{a:x}");
+            }
+        }
+        assert_eq!(k.ascii_name(0xffffffff81000204), Some("plain"));
     }
 
     /// Cached answers are the answers: addresses that share a cache slot
