@@ -3,10 +3,13 @@
 //! the `printk_formats` table that `bprint` records point into.
 //!
 //! The table is the kallsyms text itself, shared with the trace.dat that
-//! read it, plus 14 bytes a symbol (its address, where its line starts,
-//! its module): a symbol's name and type are read from its line when a
-//! lookup needs them. The ~160k symbols of a distribution kernel cost
-//! 2 MB beside the text, not a copy of it.
+//! read it. The kernel lists its own symbols first, in address order, one
+//! `%px %c %s` line each: that head is searched in place, by binary search
+//! over the text's bytes, with nothing built for it but a check of its
+//! order. Only the lines after it (module symbols, ftrace trampolines,
+//! anything out of order) get a table, 14 bytes a symbol (its address,
+//! where its line starts, its module). A symbol's name and type are read
+//! from its line when a lookup needs them.
 
 use alloc::boxed::Box;
 use alloc::rc::Rc;
@@ -77,6 +80,10 @@ struct Hit {
     name: u32,
     len: u16,
     module: u16,
+    /// The name is all ASCII (for `ascii_name`, which only the `fast-print`
+    /// build has: the board build does not check).
+    #[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
+    ascii: bool,
 }
 
 /// Sets of the lookup cache (a power of two), two slots each: a graph
@@ -101,7 +108,17 @@ impl core::fmt::Debug for Ksyms {
 
 #[derive(Default)]
 struct Table {
+    /// Where the head starts and ends in the text: lines [`HeadLine::read`]
+    /// reads, with a symbol, in address order (see [`Table::parse`]).
+    head: core::ops::Range<usize>,
+    /// How many lines the head has.
+    head_len: usize,
+    /// The symbols of the lines after the head, sorted by address.
     syms: Vec<Sym>,
+    /// `syms` has core kernel symbols (module 0): a text out of order.
+    /// Without them the next core symbol is in the head alone, and a
+    /// lookup need not walk past every module symbol for one.
+    tail_core: bool,
     mods: Vec<String>,
     /// The table has static data symbols (`d`, `b`, `r`): the kernel was
     /// built with CONFIG_KALLSYMS_ALL and looks up data addresses too.
@@ -162,15 +179,41 @@ fn hex(a: &[u8]) -> Option<u64> {
     }
     let mut v: u64 = 0;
     for &c in &a[zeros..] {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        v = (v << 4) | d as u64;
+        v = (v << 4) | hex_digit(c)? as u64;
     }
     Some(v)
+}
+
+/// Eight lowercase hex digits (as `%px` writes them) as a number, all at
+/// once as the bytes of a u64: a loop over the digits was half the cost of
+/// checking the head's ~160k lines.
+fn hex8(digits: &[u8]) -> Option<u64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = u64::from_be_bytes(*digits.first_chunk::<8>()?);
+    // A digit's value is its low nibble; a letter's (bit 6 set) that plus 9.
+    let n = (x & (0x0f * ONES)) + ((x >> 6) & ONES) * 9;
+    // Valid digits are what `{:x}` writes back for their values: '0' + n
+    // below ten, 'a' - 10 + n from ten (where n + 6 carries into bit 4).
+    // (Each byte stays below 256: no carry from one byte to the next.)
+    let ten_up = ((n + 6 * ONES) >> 4) & ONES;
+    if n & (0xf0 * ONES) != 0 || n + 0x30 * ONES + ten_up * 39 != x {
+        return None;
+    }
+    // One nibble a byte to one nibble each: pairs, then fours, then eight.
+    let n = (n | n >> 4) & 0x00ff_00ff_00ff_00ff;
+    let n = (n | n >> 8) & 0x0000_ffff_0000_ffff;
+    Some((n | n >> 16) & 0xffff_ffff)
+}
+
+/// The value of one hex digit.
+#[inline(always)]
+fn hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
 }
 
 
@@ -219,10 +262,10 @@ impl Ksyms {
     }
 
     pub fn len(&self) -> usize {
-        self.tab().syms.len()
+        self.tab().head_len + self.tab().syms.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.tab().syms.is_empty()
+        self.len() == 0
     }
 
     /// The symbol containing `addr`: the last one starting at or below it.
@@ -230,12 +273,37 @@ impl Ksyms {
     /// an address past the last symbol of its group, or past an end marker
     /// like `_etext`, is not inside any symbol.
     pub fn lookup(&self, addr: u64) -> Option<Ksym<'_>> {
+        let h = self.hit(addr)?;
+        let name = self.name(&h);
+        let module = if h.module == 0 { None } else { self.tab().mods.get(h.module as usize - 1).map(|m| m.as_str()) };
+        Some(Ksym { name, offset: addr - h.start, size: h.size, module })
+    }
+
+    /// The name of [`Ksyms::lookup`]'s symbol alone, when it is all ASCII
+    /// (checked once, when the lookup cache takes the symbol): the function
+    /// tracer prints two names a record and nothing else of them.
+    #[cfg(feature = "fast-print")]
+    pub fn ascii_name(&self, addr: u64) -> Option<&str> {
+        let h = self.hit(addr)?;
+        if !h.ascii {
+            return None;
+        }
+        Some(self.name(&h))
+    }
+
+    fn name(&self, h: &Hit) -> &str {
+        self.text.get(h.name as usize..h.name as usize + h.len as usize).unwrap_or("")
+    }
+
+    /// [`Ksyms::find`] through the lookup cache.
+    #[inline]
+    fn hit(&self, addr: u64) -> Option<Hit> {
         // Filled with the answer for address 0, so that every slot is true.
         let cache = self.cache.get_or_init(|| {
             let empty = Slot { addr: 0, hit: self.find(0) };
             (0..2 * CACHE_SETS).map(|_| Cell::new(empty)).collect()
         });
-        let Some([front, back]) = cache.get(2 * set_of(addr)..).and_then(|s| s.first_chunk()) else { return None };
+        let [front, back] = cache.get(2 * set_of(addr)..).and_then(|s| s.first_chunk())?;
         if front.get().addr != addr {
             // The back one to the front: the answer, or the older one of
             // the set, which a new answer replaces.
@@ -244,37 +312,52 @@ impl Ksyms {
                 front.set(Slot { addr, hit: self.find(addr) });
             }
         }
-        let h = front.get().hit?;
-        let name = self.text.get(h.name as usize..h.name as usize + h.len as usize).unwrap_or("");
-        let module = if h.module == 0 { None } else { self.tab().mods.get(h.module as usize - 1).map(|m| m.as_str()) };
-        Some(Ksym { name, offset: addr - h.start, size: h.size, module })
+        front.get().hit
     }
 
-    /// [`Ksyms::lookup`] without the cache.
+    /// [`Ksyms::lookup`] without the cache: the last symbol at or below
+    /// `addr` in the head and in the table after it, of equal addresses
+    /// the head's (listed first).
     #[inline(never)]
     fn find(&self, addr: u64) -> Option<Hit> {
         let t = self.tab();
+        let text = self.text.as_bytes();
+        let (above, last) = t.head_partition(text, |a| a <= addr);
         let n = t.syms.partition_point(|s| s.addr() <= addr);
-        if n == 0 {
-            return None;
-        }
+        let tail = n.checked_sub(1).map(|i| t.syms[i].addr());
         // Of several names at one address the first listed wins, as in the
         // kernel's own lookup.
-        let start = t.syms[n - 1].addr();
-        let s = t.syms[t.syms[..n].partition_point(|s| s.addr() < start)];
-        let size = t.syms[n..].iter().find(|x| x.module() == s.module()).map(|x| x.addr() - start);
-        let line = self.text.get(s.line() as usize..).and_then(|l| l.get(..newline(l.as_bytes(), 0))).unwrap_or("");
+        let (start, line, module) = match (last, tail) {
+            (Some(h), tail) if tail.map_or(true, |a| a <= h.addr) => {
+                let first = t.head_at(text, t.head_partition(text, |a| a < h.addr).0).unwrap_or(h);
+                (h.addr, first.start, 0)
+            }
+            (_, Some(start)) => {
+                let s = t.syms[t.syms[..n].partition_point(|s| s.addr() < start)];
+                (start, s.line() as usize, s.module())
+            }
+            _ => return None,
+        };
+        // The size runs to the next symbol of the same module (or core kernel).
+        let head_next = if module == 0 { t.head_at(text, above).map(|l| l.addr) } else { None };
+        let tail_next = if module == 0 && !t.tail_core { None } else { t.syms[n..].iter().find(|x| x.module() == module).map(|x| x.addr()) };
+        let size = match (head_next, tail_next) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+        .map(|next| next - start);
+        let line = self.text.get(line..).and_then(|l| l.get(..newline(l.as_bytes(), 0))).unwrap_or("");
         let (_, kind, name, _, _) = sym_line(line)?;
         // Names are at most u16::MAX bytes (as the table has always kept them).
         let name = if name.len() > u16::MAX as usize { name.get(..u16::MAX as usize).unwrap_or("") } else { name };
         if addr > start && (is_end_marker(name) || size.is_none()) {
             return None;
         }
-        if !t.all && s.module() == 0 && matches!(kind, b'D' | b'B' | b'R' | b'd' | b'b' | b'r') {
+        if !t.all && module == 0 && matches!(kind, b'D' | b'B' | b'R' | b'd' | b'b' | b'r') {
             return None;
         }
         let at = name.as_ptr() as usize - self.text.as_ptr() as usize;
-        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module: s.module() })
+        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module, ascii: cfg!(feature = "fast-print") && name.is_ascii() })
     }
 
     /// Address of a symbol by name (first match), for tests and tools.
@@ -361,20 +444,36 @@ fn quick_line(line: &str) -> Option<(u64, u8, Option<&str>)> {
     Some((addr, b[n + 1], Some(m)))
 }
 
-/// Index of the first `\n` of `t` at or after `i` (`t.len()` if none),
-/// sixteen bytes per step with SSE2 (every x86_64 has it).
+/// Index of the first `\n` of `t` at or after `i` (`t.len()` if none).
 #[inline]
 fn newline(t: &[u8], i: usize) -> usize {
+    scan::<false>(t, i)
+}
+
+/// Index of the first byte at most b' ' (a blank or a control byte: where
+/// a name ends) of `t` at or after `i` (`t.len()` if none).
+#[inline]
+fn name_end(t: &[u8], i: usize) -> usize {
+    scan::<true>(t, i)
+}
+
+/// [`newline`] (`NAME_END` false) or [`name_end`], sixteen bytes per step
+/// with SSE2 (every x86_64 has it).
+#[inline(always)]
+fn scan<const NAME_END: bool>(t: &[u8], i: usize) -> usize {
+    let stop = |c: u8| if NAME_END { c <= b' ' } else { c == b'\n' };
     #[cfg(target_arch = "x86_64")]
     let i = {
-        use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+        use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8};
         let mut i = i;
         while i + 16 <= t.len() {
             // SAFETY: SSE2 is part of x86_64; the 16 bytes at i are inside
             // t (checked by the loop condition); loadu has no alignment need.
             let m = unsafe {
                 let v = _mm_loadu_si128(t.as_ptr().add(i) as *const _);
-                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)))
+                // (An unsigned c <= b' ' is min(c, b' ') == c.)
+                let hit = if NAME_END { _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(b' ' as i8)), v) } else { _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)) };
+                _mm_movemask_epi8(hit)
             };
             if m != 0 {
                 return i + m.trailing_zeros() as usize;
@@ -383,7 +482,44 @@ fn newline(t: &[u8], i: usize) -> usize {
         }
         i
     };
-    t.get(i..).and_then(|r| r.iter().position(|&b| b == b'\n')).map_or(t.len(), |k| i + k)
+    t.get(i..).and_then(|r| r.iter().position(|&b| stop(b))).map_or(t.len(), |k| i + k)
+}
+
+/// A line of the head: `ADDR T NAME` exactly as the kernel writes a core
+/// kernel symbol (`%px %c %s`: 16 hex digits, a type, a name, no module),
+/// a shape checked in a few steps. [`sym_line`] reads such a line the
+/// same way.
+#[derive(Clone, Copy)]
+struct HeadLine {
+    addr: u64,
+    kind: u8,
+    /// Where the line starts in the text, and where it ends (its `\n` or
+    /// the end of the text).
+    start: usize,
+    end: usize,
+}
+
+impl HeadLine {
+    /// The line at `at` (a line start) if it has this shape.
+    fn read(t: &[u8], at: usize) -> Option<HeadLine> {
+        let (digits, rest) = t.get(at..)?.split_first_chunk::<16>()?;
+        let &[b' ', kind, b' ', first, ..] = rest else { return None };
+        if blank(kind) || blank(first) {
+            return None;
+        }
+        let end = name_end(t, at + 19);
+        if t.get(end).is_some_and(|&c| c != b'\n') {
+            return None;
+        }
+        let (hi, lo) = digits.split_at(8);
+        let addr = hex8(hi)? << 32 | hex8(lo)?;
+        Some(HeadLine { addr, kind, start: at, end })
+    }
+
+    /// A symbol the table keeps (not absolute or undefined, address not 0).
+    fn kept(&self) -> bool {
+        self.addr != 0 && !matches!(self.kind | 0x20, b'a' | b'u')
+    }
 }
 
 impl Table {
@@ -391,13 +527,37 @@ impl Table {
     /// and undefined (`U`) symbols are skipped, as are all-zero addresses (what
     /// an unprivileged reader sees). Malformed lines are skipped: the table is
     /// a best-effort aid for printing, not an input that can be wrong.
+    ///
+    /// The head, the kernel's own symbols in address order, is only
+    /// checked, not copied: it starts after the lines with no symbol that
+    /// open the text (x86_64's per-cpu symbols, `A`) and ends at the first
+    /// line not of [`HeadLine`]'s shape, with no symbol or out of order.
+    /// The lines after it, whatever they are, get the table.
     #[inline(never)]
     fn parse(text: &str) -> Table {
         let mut k = Table::default();
-        // By hand rather than split_ascii_whitespace/from_str_radix: ftcat
-        // parses the ~120k lines of a recording's kallsyms at every start,
-        // and this way it costs a fifth of the instructions.
+        let b = text.as_bytes();
         let mut at = 0;
+        // (The board build, without `fast-print`, has no head: the table
+        // has every symbol, as it needs no code of its own.)
+        if cfg!(feature = "fast-print") {
+            while let Some(l) = HeadLine::read(b, at).filter(|l| !l.kept()) {
+                at = l.end + 1;
+            }
+            k.head.start = at;
+            let mut prev = 0;
+            while let Some(l) = HeadLine::read(b, at).filter(|l| l.kept() && l.addr >= prev) {
+                prev = l.addr;
+                k.all |= matches!(l.kind, b'd' | b'b' | b'r');
+                k.head_len += 1;
+                at = l.end + 1;
+            }
+            // (at can be one past the end, after a last line with no `\n`.)
+            k.head.end = at.min(b.len());
+            at = k.head.end;
+        }
+        // By hand rather than split_ascii_whitespace/from_str_radix: a
+        // fifth of the instructions.
         // (Line starts are u32: a trace.dat section is at most 1 GiB.)
         while at < text.len() && at <= u32::MAX as usize {
             let end = newline(text.as_bytes(), at);
@@ -426,10 +586,44 @@ impl Table {
         crate::sort::sort_by_key(&mut s[from..], |x| x.addr());
     }
 
+    /// The line of the head at `from` (a line start), if the head goes on
+    /// there.
+    fn head_at(&self, text: &[u8], from: usize) -> Option<HeadLine> {
+        if !cfg!(feature = "fast-print") || from >= self.head.end {
+            return None;
+        }
+        HeadLine::read(text, from)
+    }
+
+    /// `partition_point` over the head's lines, by address: where the first
+    /// line that `below` refuses starts (the addresses it takes come
+    /// first), and the last line it takes. A binary search over the bytes
+    /// of the head: a probe reads the line after it.
+    fn head_partition(&self, text: &[u8], below: impl Fn(u64) -> bool) -> (usize, Option<HeadLine>) {
+        if !cfg!(feature = "fast-print") {
+            return (0, None);
+        }
+        let (mut lo, mut hi, mut last) = (self.head.start, self.head.end, None);
+        // lo is always a line start; every line from hi on is refused.
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let from = if mid == lo { lo } else { newline(text, mid - 1) + 1 };
+            match self.head_at(text, from) {
+                Some(l) if below(l.addr) => {
+                    lo = l.end + 1;
+                    last = Some(l);
+                }
+                _ => hi = mid,
+            }
+        }
+        (lo.min(self.head.end), last)
+    }
+
     /// One symbol whose line starts at `line`.
     fn add(&mut self, addr: u64, line: u32, module: Option<&str>, kind: u8) {
-        if module.is_none() && matches!(kind, b'd' | b'b' | b'r') {
-            self.all = true;
+        if module.is_none() {
+            self.tail_core = true;
+            self.all |= matches!(kind, b'd' | b'b' | b'r');
         }
         let m = match module {
             None => 0,
@@ -759,6 +953,82 @@ ffffffffc0002000 t other\t[om]
         }
     }
 
+    /// The lookup over the head searched in place and the table after it
+    /// answers what a table of every line, stably sorted, answers: texts
+    /// of a kallsyms' shape (per-cpu lines, a sorted head, modules) with
+    /// lines that break the head anywhere.
+    #[test]
+    fn head_in_place_as_a_full_table() {
+        let mut x = 99u64;
+        let mut rnd = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let names = ["f", "_etext", "g", "d1", "h"];
+        let mut both = 0;
+        for round in 0..300 {
+            let mut text = String::new();
+            for i in 0..rnd(3) {
+                text += &alloc::format!("{:016x} A pcpu{i}\n", i * 64);
+            }
+            let mut a = 0xffffffff81000000u64;
+            for i in 0..rnd(40) {
+                a += rnd(3) * 16;
+                let kind = [b'T', b't', b'D', b'd', b'r', b'b', b'W'][rnd(7) as usize] as char;
+                let name = names[rnd(5) as usize];
+                let line = match rnd(if round % 3 == 0 { 12 } else { 40 }) {
+                    0 => alloc::format!("{:016x} {kind} {name}{i}\tjunk\n", a),
+                    1 => alloc::format!("{:016X} {kind} {name}{i}\n", a),
+                    2 => alloc::format!("{:016x} {kind} {name}{i}\n", a - 0x100),
+                    3 => alloc::format!("{:016x} {kind} {name}{i}\t[m{}]\n", 0xffffffffc0000000u64 + rnd(9) * 16, rnd(2)),
+                    4 => alloc::format!("{:016x} U {name}{i}\n", a),
+                    5 => "\n".into(),
+                    _ => alloc::format!("{:016x} {kind} {name}{i}\n", a),
+                };
+                text += &line;
+            }
+            if rnd(2) == 0 {
+                text.pop();
+            }
+            let k = Ksyms::parse(text.as_bytes());
+            // Every line with a symbol, stably sorted; the lookup as the
+            // table of them all answered it.
+            let mut all: Vec<(u64, u8, &str, Option<&str>)> = text.lines().filter_map(sym_line).map(|(a, t, n, m, _)| (a, t, n, m)).collect();
+            crate::sort::sort_by_key(&mut all, |s| s.0);
+            let data = all.iter().any(|s| s.3.is_none() && matches!(s.1, b'd' | b'b' | b'r'));
+            assert_eq!(k.len(), all.len(), "{text}");
+            let want = |q: u64| -> Option<(&str, u64, Option<u64>, Option<&str>)> {
+                let n = all.partition_point(|s| s.0 <= q);
+                let start = all.get(n.checked_sub(1)?)?.0;
+                let s = all[all.partition_point(|s| s.0 < start)];
+                let size = all[n..].iter().find(|x| x.3 == s.3).map(|x| x.0 - start);
+                if q > start && (is_end_marker(s.2) || size.is_none()) || !data && s.3.is_none() && matches!(s.1, b'D' | b'B' | b'R' | b'd' | b'b' | b'r') {
+                    return None;
+                }
+                Some((s.2, q - start, size, s.3))
+            };
+            for q in all.iter().flat_map(|s| [s.0 - 1, s.0, s.0 + 8]).chain([0, u64::MAX]) {
+                assert_eq!(k.lookup(q).map(|s| (s.name, s.offset, s.size, s.module)), want(q), "{q:x} in\n{text}");
+            }
+            both += (k.tab().head_len > 1 && k.tab().syms.len() > 1) as usize;
+        }
+        assert!(both > 100 || !cfg!(feature = "fast-print"), "{both} texts with a head and a table");
+    }
+
+    /// ascii_name is lookup's name when that is all ASCII, from the cache
+    /// or not.
+    #[cfg(feature = "fast-print")]
+    #[test]
+    fn ascii_names() {
+        let k = Ksyms::parse("ffffffff81000000 T _stext\nffffffff81000100 T f\u{fc}r\nffffffff81000200 T plain\nffffffff81000300 T _etext\n".as_bytes());
+        for _ in 0..2 {
+            for a in [0xffffffff81000104, 0xffffffff81000204, 0xffffffff81000400, 0] {
+                assert_eq!(k.ascii_name(a), k.lookup(a).map(|s| s.name).filter(|n| n.is_ascii()), "{a:x}");
+            }
+        }
+        assert_eq!(k.ascii_name(0xffffffff81000204), Some("plain"));
+    }
+
     /// Cached answers are the answers: addresses that share a cache slot
     /// or repeat come back the same, symbol or none.
     #[test]
@@ -793,6 +1063,24 @@ ffffffffc0002000 t other\t[om]
         for l in ["ffffffff81000100 T foo junk", "ffffffff81000100 T foo\t[m] x", "ffffffff81000100 T foo\r", "ffffffff81000100 T foo bar\t[m]", "ffffffff81000100 T foo\t[]", "ffffffff81000100 T foo [m]", " ffffffff81000100 T foo", "ffffffff81000100 TT foo", "ffffffff81000100 T"] {
             assert_eq!(quick_line(l), None, "{l}");
         }
+    }
+
+    /// hex8 reads lowercase hex digits as a loop over them would, and
+    /// refuses any other byte in any place (uppercase too).
+    #[test]
+    fn hex8_as_a_loop() {
+        let base = *b"ffffffff81000000";
+        for at in 0..16 {
+            for c in 0..=255u8 {
+                let mut d = base;
+                d[at] = c;
+                let want = d.iter().try_fold(0u64, |v, &c| matches!(c, b'0'..=b'9' | b'a'..=b'f').then(|| v << 4 | hex_digit(c).unwrap() as u64));
+                let (hi, lo) = d.split_at(8);
+                assert_eq!(hex8(hi).zip(hex8(lo)).map(|(h, l)| h << 32 | l), want, "{at} {c}");
+            }
+        }
+        assert_eq!(hex8(b"0123456789abcdef"), Some(0x01234567));
+        assert_eq!(hex8(b"89abcdef"), Some(0x89abcdef));
     }
 
     #[test]

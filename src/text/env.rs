@@ -101,6 +101,11 @@ impl Env for Decoder {
         Some(Sym { name: k.name, addr: addr.wrapping_sub(k.offset), size: k.size.unwrap_or(0), module: k.module })
     }
 
+    #[cfg(feature = "fast-print")]
+    fn ascii_name(&self, addr: u64) -> Option<&str> {
+        self.ksyms.ascii_name(addr)
+    }
+
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
         let mut buf = self.scratch.borrow_mut();
         buf.clear();

@@ -855,7 +855,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             }
             // (A speed-up the board build leaves out: there fn_trace
             // prints these lines.)
-            Kind::Ftrace(Record::Function { ip, parent }) if cfg!(feature = "fast-print") => {
+            #[cfg(feature = "fast-print")]
+            Kind::Ftrace(Record::Function { ip, parent }) => {
                 let ok = self.fn_line(b, ip.get(d, e), parent.get(d, e));
                 if !ok {
                     b.truncate(mark);
@@ -870,6 +871,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// prints, and a newline) when both are plain names: the line a
     /// function recording prints nearly every time, in one piece.
     /// False (a part may be written) for the rest.
+    #[cfg(feature = "fast-print")]
     #[inline(never)]
     fn fn_line(&self, b: &mut Line, ip: u64, parent: u64) -> bool {
         let sf = self.opts.flags;
@@ -890,21 +892,17 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// The name [`Kernel::ip_sym`] prints for `ip` as it is, or None when
     /// it prints something else (no symbol, the kretprobe trampoline) or
     /// the name is not ASCII (a raw-byte escape must reach the writer).
+    #[cfg(feature = "fast-print")]
     #[inline(never)]
     fn plain_name(&self, ip: u64) -> Option<&str> {
         if ip == 0 {
             return None;
         }
-        let s = self.env.sym(ip)?;
-        // A plain loop: core's is_ascii is a call at opt-level z.
-        let mut hi = 0;
-        for &c in s.name.as_bytes() {
-            hi |= c;
-        }
+        let name = self.env.ascii_name(ip)?;
         // The length first: the trampoline's check is a call, and this is
         // asked of every function record's names.
-        let tramp = matches!(s.name.len(), 20 | 22) && is_kretprobe_tramp(s.name);
-        (hi < 0x80 && !s.name.is_empty() && !tramp).then_some(s.name)
+        let tramp = matches!(name.len(), 20 | 22) && is_kretprobe_tramp(name);
+        (!name.is_empty() && !tramp).then_some(name)
     }
 
     /// The text of a print, bprint or bputs record (what

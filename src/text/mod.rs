@@ -82,6 +82,13 @@ pub enum Rendered {
 /// the `format`/`printfmt`/`ksyms` modules; tests implement it by hand.
 pub trait Env {
     fn sym(&self, addr: u64) -> Option<Sym<'_>>;
+    /// The name of the symbol containing `addr` when it is all ASCII, alone:
+    /// what the function tracer's lines print, asked twice a record.
+    /// (Only the fast lines ask it: the board build has no such method.)
+    #[cfg(feature = "fast-print")]
+    fn ascii_name(&self, addr: u64) -> Option<&str> {
+        self.sym(addr).map(|s| s.name).filter(|n| n.is_ascii())
+    }
     /// Render the body of event `id` (what follows `name: `) with its
     /// print fmt, newline not included.
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error>;
