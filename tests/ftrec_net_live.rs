@@ -23,6 +23,7 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const T: &str = "/sys/kernel/tracing";
@@ -203,10 +204,19 @@ fn workload_events(report: &str) -> (BTreeMap<(String, String, String), usize>, 
 /// A live test: skipped without root, tracefs or trace-cmd; `body` gets a
 /// fresh directory; afterwards the tracing state must read as before and
 /// no instance of ftrec's be left behind.
+/// One case at a time, though `make test` runs two test threads. The
+/// kernel's pid -> comm cache is one for every instance; reading
+/// `saved_cmdlines` holds its lock, and a task switch that finds it taken
+/// does not wait but skips saving the comm. A case reading it while
+/// another case's workload runs made that workload's `/bin/true` children
+/// print as the `sh` they forked from (seen once in CI, on a loaded machine).
+static ONE: Mutex<()> = Mutex::new(());
+
 fn live_case(test: &str, body: impl FnOnce(&Path)) {
     if !live(test) {
         return;
     }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let d = scratch(test);
     let before = state();
     body(&d);
