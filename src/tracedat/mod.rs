@@ -1280,8 +1280,15 @@ impl<'f> TraceDat<'f> {
             data = p.vec(z as u64);
             packed = Some(u as usize);
         }
+        // A compressed section reads only its own sizes' bytes, so its
+        // header's size is not checked by reading: one near u64::MAX
+        // would put its end past any offset.
+        let end = base.checked_add(size);
+        if end.is_none() {
+            p.bad_at(base, "section size past the largest offset");
+        }
         p.done()?;
-        Ok((id, data, packed, base, base + size))
+        Ok((id, data, packed, base, end.unwrap_or(u64::MAX)))
     }
 }
 
