@@ -224,6 +224,15 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
                 break;
             }
         }
+    } else if base == 16 && cfg!(feature = "fast-print") {
+        // All 16 digits at once, then the leading zeros left out: the loop
+        // below takes a round per digit (16 for a pointer) and its exit, at
+        // a length that changes from one number to the next, is often a
+        // mispredicted branch.
+        if let Some(d) = tmp.last_chunk_mut::<16>() {
+            *d = ((hex8((num >> 32) as u32, upper) as u128) << 64 | hex8(num as u32, upper) as u128).to_be_bytes();
+        }
+        i = tmp.len() - (16 - num.leading_zeros() as usize / 4).max(1);
     } else if base == 16 {
         // (Its own loop: a constant shift, where the octal one's would be
         // a variable shift for every digit of every pointer.)
@@ -290,6 +299,22 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
     fill(out, b'0', prec - n);
     out.extend_from_slice(&tmp[i..]);
     fill(out, b' ', width);
+}
+
+/// `x`'s 8 hex digits as the bytes of a number, the most significant
+/// digit in the top byte, without a loop: each nibble spread into a byte
+/// of its own, then made a digit or a letter in all eight bytes at once.
+#[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
+fn hex8(x: u32, upper: bool) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = x as u64;
+    let x = (x | x << 16) & 0x0000_ffff_0000_ffff;
+    let x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
+    let x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
+    // 1 in each byte whose nibble is 10..15 (it carries into bit 4 at +6).
+    let letter = ((x + 6 * ONES) >> 4) & ONES;
+    let gap = if upper { b'A' - b'0' - 10 } else { b'a' - b'0' - 10 };
+    x + b'0' as u64 * ONES + letter * gap as u64
 }
 
 /// The kernel's string(): at most `prec` bytes, stopping at NUL, padded with
@@ -676,6 +701,19 @@ mod tests {
         assert_eq!(num(5, 10, false, 0, 6, 3), "   005");
         assert_eq!(num(5, 10, false, ZEROPAD, 6, 3), "000005");
         assert_eq!(num(100, 10, false, 0, 2, -1), "100");
+    }
+
+    #[test]
+    fn hex_digits_of_every_length() {
+        for (v, s) in [(0, "0"), (9, "9"), (0xa, "a"), (0x10, "10"), (0x9fa0_0000, "9fa00000"), (0x1_0000_0000, "100000000")] {
+            assert_eq!(num(v, 16, false, 0, -1, -1), s);
+        }
+        assert_eq!(num(-1, 16, false, 0, -1, -1), "ffffffffffffffff");
+        assert_eq!(num(0xffff_8880_0abc_def0u64 as i64, 16, false, 0, -1, -1), "ffff88800abcdef0");
+        assert_eq!(num(0x0123_4567_89ab_cdef, 16, true, 0, -1, -1), "123456789abcdef");
+        let mut o = Vec::new();
+        number(&mut o, 0xfedc_ba98_7654_3210, 16, false, true, SPECIAL, -1, -1);
+        assert_eq!(o, b"0XFEDCBA9876543210");
     }
 
     #[test]
