@@ -67,7 +67,7 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=s
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static $(REMAP)
 export CARGO_TARGET_I686_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static $(REMAP)
 
-.PHONY: FORCE all build full test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-sections
+.PHONY: FORCE all build bin-check full test test-quick test-cross unit demo tiny cross size install clean setup vmtest strip-sections
 all: build
 FORCE:
 
@@ -107,9 +107,16 @@ bin/.links: $(BIN)
 	@for a in $(APPLETS); do ln -sf ../$(BIN) bin/$$a; done
 	@touch $@
 
-test: build
-	@sh scripts/setup.sh test
+# What the shipped binary must be, checked before its tests run.
+bin-check: build
 	@file $(BIN) | grep -q 'statically linked' || { echo "$(BIN) is not static"; file $(BIN); exit 1; }
+	@# One `&s[a..b]` on a str links core's string-slicing panic and its
+	@# message formatting (about 8 KB): src uses get/split_once/split_at_checked
+	@# or util::split_str instead, and this says so before the size budget does.
+	@! grep -q 'is not a char boundary' $(BIN) || { echo "$(BIN): a str range index brought back core's string-slicing panic (use get, split_once or util::split_str)"; exit 1; }
+
+test: bin-check
+	@sh scripts/setup.sh test
 	@# The decoding core alone (core + alloc, no I/O): it builds, and its
 	@# tests decode whole recordings in-process (src/decode/tests.rs).
 	$(CARGO) test --lib --no-default-features --quiet --target-dir target/core
@@ -130,7 +137,7 @@ test: build
 # quick check that leaves tracefs alone, so several work trees can run it at
 # once on one machine.
 QUICK_TESTS = $(foreach f,$(wildcard tests/*.rs),$(if $(filter %_live,$(basename $(notdir $(f)))),,--test $(basename $(notdir $(f)))))
-test-quick: build
+test-quick: bin-check
 	FTBOX_NO_LIVE=1 FTBOX_BIN=$(CURDIR)/$(BIN) CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C relocation-model=static" \
 		$(CARGO) test --release --target $(TARGET) --target-dir target/test --features zstd-write --no-fail-fast --lib --bins $(QUICK_TESTS) -- --test-threads=2
 
@@ -153,7 +160,7 @@ demo: build
 	./bin/ftcat $(DEMO_DAT)
 
 # Nightly rebuilds core and alloc (all the binary uses: no std, see above)
-# for size, at opt-level z (the default build is "s", for decode speed), with panics that trap at once: no message formatting, no
+# for size, at opt-level z like the default build, with panics that trap at once: no message formatting, no
 # location strings, no landing pads (so the _Unwind_Resume stubs of
 # src/main.rs go unused). Also: no unwind tables at all (nothing unwinds),
 # `{:?}` prints nothing (non-test code must not use it for output; it does
