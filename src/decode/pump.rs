@@ -26,7 +26,9 @@ struct Lookahead {
 }
 
 impl Lookahead {
-    #[inline]
+    /// (Always inline: asked once a record, and at opt-level z a plain
+    /// `#[inline]` leaves it a call.)
+    #[inline(always)]
     fn wants(&self, d: &[u8]) -> bool {
         if self.graph_ent.is_empty() {
             return false;
