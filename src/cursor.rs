@@ -60,13 +60,25 @@ impl fmt::Display for Eof {
 
 /// The unsigned integer of `size` bytes (1, 2, 4 or 8) at `off`: every
 /// field of every record comes through here, so it loads directly.
+///
+/// Always inline, around [`uint`]: most callers want the value or a zero,
+/// and an `Option<u64>` comes back in registers where this `Result` went
+/// through memory.
+#[inline(always)]
 pub fn read_uint(data: &[u8], off: usize, size: usize, endian: Endian) -> Result<u64, Eof> {
-    let err = Eof { at: off, want: size, len: data.len() };
+    match uint(data, off, size, endian) {
+        Some(v) => Ok(v),
+        None => Err(Eof { at: off, want: size, len: data.len() }),
+    }
+}
+
+/// [`read_uint`] without the where and why of a failure.
+pub fn uint(data: &[u8], off: usize, size: usize, endian: Endian) -> Option<u64> {
     let b = match off.checked_add(size) {
-        Some(end) if matches!(size, 1 | 2 | 4 | 8) => data.get(off..end).ok_or(err)?,
-        _ => return Err(err),
+        Some(end) if matches!(size, 1 | 2 | 4 | 8) => data.get(off..end)?,
+        _ => return None,
     };
-    Ok(if let Ok(a) = <[u8; 8]>::try_from(b) {
+    Some(if let Ok(a) = <[u8; 8]>::try_from(b) {
         endian.u64(a)
     } else if let Ok(a) = <[u8; 4]>::try_from(b) {
         endian.u32(a) as u64

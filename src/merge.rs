@@ -183,34 +183,28 @@ impl<'s> Merge<'s> {
         // The CPU of the last record, refilled first (as before the other
         // CPUs waiting for a refill) and kept out of the heap: when its
         // next record is also the merge's next, as in runs of one CPU,
-        // it goes out without a heap push and pop.
+        // it goes out without a heap push and pop. (`get`, not `[i]`, on
+        // this once-a-record path: at opt-level z indexing a Vec is a call.)
         let mut top = None;
         if let Some(i) = self.last.take() {
-            self.cpus[i].state = State::Need;
-            self.refill(i);
-            if self.cpus[i].state == State::Has {
+            if self.refill(i) {
                 top = Some(i);
             }
         }
         while let Some(i) = self.need.pop() {
-            if self.cpus[i].state == State::Need {
-                self.refill(i);
-                if self.cpus[i].state == State::Has {
-                    self.push(self.cpus[i].head.0, i);
-                }
+            if self.cpus.get(i).is_some_and(|c| matches!(c.state, State::Need)) && self.refill(i) {
+                self.push(self.cpus[i].head.0, i);
             }
         }
         if let Some(i) = top {
-            let key = (self.cpus[i].head.0, i);
+            let c = self.cpus.get(i)?;
+            let key = (c.head.0, i);
             // The heap orders (ts, index): lower CPU index wins ties.
-            if !(!self.has_errors() && self.cpus[i].lost.is_none() && self.heap.first().map_or(true, |&h| key < h)) {
-                self.push(key.0, i);
-                top = None;
+            if !self.has_errors() && c.lost.is_none() && self.heap.first().map_or(true, |&h| key < h) {
+                self.last = Some(i);
+                return Some(self.record(i));
             }
-        }
-        if let Some(i) = top {
-            self.last = Some(i);
-            return Some(self.record(i));
+            self.push(key.0, i);
         }
         if let Some((cpu, error)) = self.next_error() {
             return Some(Item::Error { cpu, error });
@@ -275,9 +269,10 @@ impl<'s> Merge<'s> {
 
     /// CPU `i`'s pending record.
     fn record(&self, i: usize) -> Item<'_> {
-        let c = &self.cpus[i];
+        let Some(c) = self.cpus.get(i) else { return Item::Record { cpu: 0, ts: 0, data: &[] } };
         let (ts, s, n) = c.head;
-        Item::Record { cpu: c.cpu, ts, data: &c.page[s as usize..(s + n) as usize] }
+        // (refill took `head` from this page: the range is in it.)
+        Item::Record { cpu: c.cpu, ts, data: c.page.get(s as usize..(s + n) as usize).unwrap_or(&[]) }
     }
 
     fn push(&mut self, ts: u64, i: usize) {
@@ -319,10 +314,11 @@ impl<'s> Merge<'s> {
         }
     }
 
-    /// Find CPU `i`'s next record, reading pages as needed.
-    fn refill(&mut self, i: usize) {
+    /// Find CPU `i`'s next record, reading pages as needed: true when it
+    /// has one.
+    fn refill(&mut self, i: usize) -> bool {
         let layout = self.layout;
-        let c = &mut self.cpus[i];
+        let Some(c) = self.cpus.get_mut(i) else { return false };
         loop {
             if c.live {
                 match c.cur.next(&layout, &c.page) {
@@ -330,7 +326,7 @@ impl<'s> Merge<'s> {
                         let start = r.data.as_ptr() as usize - c.page.as_ptr() as usize;
                         c.head = (r.ts, start as u32, r.data.len() as u32);
                         c.state = State::Has;
-                        return;
+                        return true;
                     }
                     Some(Err(e)) => {
                         self.errors.push((c.cpu, Error::new("ring page", c.pages.saturating_sub(1), Reason::Page(e))));
@@ -364,12 +360,12 @@ impl<'s> Merge<'s> {
                 Ok(Fill::Empty) => {
                     c.live = false;
                     c.state = State::Waiting;
-                    return;
+                    return false;
                 }
                 Ok(Fill::End) => {
                     c.live = false;
                     c.state = State::Ended;
-                    return;
+                    return false;
                 }
                 Err(e) => {
                     self.errors.push((c.cpu, e));

@@ -112,14 +112,16 @@ impl<'a, 'e> Ctx<'a, 'e> {
     fn entry(&mut self, e: &'a Expr) -> EResult<Option<(u64, Val<'a>)>> {
         match e {
             Expr::Entry(v, n) => Ok(Some((*v, Val::Bytes(n)))),
-            Expr::List(l) if l.len() == 2 => {
-                let name = self.eval(&l[1])?;
+            // A slice pattern, not l[i]: at opt-level z indexing a Vec is
+            // a call, and a table's every entry comes through here.
+            Expr::List(l) => {
+                let [v, n] = l.as_slice() else { return Ok(None) };
+                let name = self.eval(n)?;
                 if matches!(name, Val::Int(0, _)) {
                     return Ok(None);
                 }
-                Ok(Some((self.int(&l[0])?.0, name)))
+                Ok(Some((self.int(v)?.0, name)))
             }
-            Expr::List(_) => Ok(None),
             _ => Err(msg!("bad flag/symbol entry")),
         }
     }
