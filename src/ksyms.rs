@@ -291,6 +291,16 @@ impl Ksyms {
         Some(self.name(&h))
     }
 
+    /// [`Ksyms::ascii_name`] of a core kernel symbol (no module).
+    #[cfg(feature = "fast-print")]
+    pub fn core_ascii_name(&self, addr: u64) -> Option<&str> {
+        let h = self.hit(addr)?;
+        if !h.ascii || h.module != 0 {
+            return None;
+        }
+        Some(self.name(&h))
+    }
+
     fn name(&self, h: &Hit) -> &str {
         self.text.get(h.name as usize..h.name as usize + h.len as usize).unwrap_or("")
     }

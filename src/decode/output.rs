@@ -146,11 +146,17 @@ impl Output for KernelText<'_, '_> {
     }
     #[inline]
     fn record(&mut self, _buffer: usize, r: &Rec, next: Option<&Rec>) -> bool {
-        // Syscall lines, and the start of print fmt events' lines,
-        // straight into the output buffer, no copy.
-        if next.is_none() && self.direct {
+        // Syscall lines, graph lines, and the start of print fmt events'
+        // lines, straight into the output buffer, no copy.
+        if self.direct {
             if let Some(dst) = self.out.room() {
-                match self.k.line_into(dst, r) {
+                #[cfg(feature = "fast-print")]
+                if let Some((k, folded)) = self.k.graph_into(dst, r, next) {
+                    self.out.commit(k);
+                    return folded;
+                }
+                let wrote = if next.is_none() { self.k.line_into(dst, r) } else { None };
+                match wrote {
                     Some(Wrote::Line(k)) => {
                         self.out.commit(k);
                         return false;
