@@ -10,6 +10,8 @@ use core::fmt::{self, Write};
 
 use super::{Recording, Stats};
 use crate::text::kernel::Wrote;
+#[cfg(feature = "fast-print")]
+use crate::text::kernel::Tracer;
 use crate::text::{self, env::Decoder, Kernel, Rec};
 #[cfg(feature = "trace-cmd-style")]
 use crate::text::tracecmd::TraceCmd;
@@ -150,10 +152,13 @@ impl Output for KernelText<'_, '_> {
         // lines, straight into the output buffer, no copy.
         if self.direct {
             if let Some(dst) = self.out.room() {
+                // (The tracer first, here: other recordings pay no call.)
                 #[cfg(feature = "fast-print")]
-                if let Some((k, folded)) = self.k.graph_into(dst, r, next) {
-                    self.out.commit(k);
-                    return folded;
+                if self.k.tracer == Tracer::Graph {
+                    if let Some((k, folded)) = self.k.graph_into(dst, r, next) {
+                        self.out.commit(k);
+                        return folded;
+                    }
                 }
                 let wrote = if next.is_none() { self.k.line_into(dst, r) } else { None };
                 match wrote {
