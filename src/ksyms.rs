@@ -58,6 +58,9 @@ pub struct Ksyms {
     /// Recent lookups by address (see [`Slot`]), allocated at the first:
     /// sets of two adjacent slots, the more recent first.
     cache: OnceCell<Box<[Cell<Slot>]>>,
+    /// Recent names by address (see [`NameSlot`]), the same way.
+    #[cfg(feature = "fast-print")]
+    names: OnceCell<Box<[Cell<NameSlot>]>>,
 }
 
 /// One entry of the lookup cache: an address and what [`Ksyms::find`]
@@ -80,10 +83,37 @@ struct Hit {
     name: u32,
     len: u16,
     module: u16,
-    /// The name is all ASCII (for `ascii_name`, which only the `fast-print`
-    /// build has: the board build does not check).
-    #[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
-    ascii: bool,
+}
+
+/// One entry of the name cache: an address and the name of its symbol,
+/// when that is all ASCII, the whole answer of [`Ksyms::ascii_name`]. The
+/// function and graph tracers print a name or two a record and nothing
+/// else of the symbol: a third of a [`Slot`], so that the sets a recording
+/// uses stay in the CPU's nearest cache.
+#[cfg(feature = "fast-print")]
+#[derive(Clone, Copy)]
+struct NameSlot {
+    addr: u64,
+    /// Where the name is in the text; `len` 0: no symbol or not ASCII.
+    name: u32,
+    len: u16,
+    /// The symbol is a module's.
+    module: bool,
+}
+
+/// The two ways of `addr`'s set of `cache` (keyed by `key`), the one
+/// holding `addr` in front, filled by `fill` when neither did: the back
+/// one, the older, is the one replaced.
+#[inline(always)]
+fn two_way<T: Copy>(cache: &[Cell<T>], addr: u64, key: impl Fn(T) -> u64, fill: impl FnOnce() -> T) -> Option<T> {
+    let [front, back] = cache.get(2 * set_of(addr)..).and_then(|s| s.first_chunk())?;
+    if key(front.get()) != addr {
+        front.swap(back);
+        if key(front.get()) != addr {
+            front.set(fill());
+        }
+    }
+    Some(front.get())
 }
 
 /// Sets of the lookup cache (a power of two), two slots each: a graph
@@ -284,11 +314,35 @@ impl Ksyms {
     /// tracer prints two names a record and nothing else of them.
     #[cfg(feature = "fast-print")]
     pub fn ascii_name(&self, addr: u64) -> Option<&str> {
-        let h = self.hit(addr)?;
-        if !h.ascii {
+        self.named(addr).map(|(name, _)| name)
+    }
+
+    /// [`Ksyms::ascii_name`] of a core kernel symbol (no module).
+    #[cfg(feature = "fast-print")]
+    pub fn core_ascii_name(&self, addr: u64) -> Option<&str> {
+        self.named(addr).filter(|&(_, module)| !module).map(|(name, _)| name)
+    }
+
+    /// The ASCII name of the symbol at `addr` and whether it is a module's,
+    /// through the name cache (apart from the lookup cache: a recording
+    /// that prints names alone never allocates that one).
+    #[cfg(feature = "fast-print")]
+    fn named(&self, addr: u64) -> Option<(&str, bool)> {
+        let slot = |addr| {
+            let h = self.find(addr).filter(|h| self.name(h).is_ascii());
+            h.map_or(NameSlot { addr, name: 0, len: 0, module: false }, |h| NameSlot { addr, name: h.name, len: h.len, module: h.module != 0 })
+        };
+        // Filled with the answer for address 0, so that every slot is true.
+        let cache = self.names.get_or_init(|| {
+            let empty = slot(0);
+            (0..2 * CACHE_SETS).map(|_| Cell::new(empty)).collect()
+        });
+        let s = two_way(cache, addr, |s| s.addr, || slot(addr))?;
+        if s.len == 0 {
             return None;
         }
-        Some(self.name(&h))
+        let at = s.name as usize;
+        Some((self.text.get(at..at + s.len as usize).unwrap_or(""), s.module))
     }
 
     fn name(&self, h: &Hit) -> &str {
@@ -303,16 +357,7 @@ impl Ksyms {
             let empty = Slot { addr: 0, hit: self.find(0) };
             (0..2 * CACHE_SETS).map(|_| Cell::new(empty)).collect()
         });
-        let [front, back] = cache.get(2 * set_of(addr)..).and_then(|s| s.first_chunk())?;
-        if front.get().addr != addr {
-            // The back one to the front: the answer, or the older one of
-            // the set, which a new answer replaces.
-            front.swap(back);
-            if front.get().addr != addr {
-                front.set(Slot { addr, hit: self.find(addr) });
-            }
-        }
-        front.get().hit
+        two_way(cache, addr, |s| s.addr, || Slot { addr, hit: self.find(addr) })?.hit
     }
 
     /// [`Ksyms::lookup`] without the cache: the last symbol at or below
@@ -357,7 +402,7 @@ impl Ksyms {
             return None;
         }
         let at = name.as_ptr() as usize - self.text.as_ptr() as usize;
-        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module, ascii: cfg!(feature = "fast-print") && name.is_ascii() })
+        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module })
     }
 
     /// Address of a symbol by name (first match), for tests and tools.
@@ -1027,6 +1072,12 @@ ffffffffc0002000 t other\t[om]
             }
         }
         assert_eq!(k.ascii_name(0xffffffff81000204), Some("plain"));
+        // core_ascii_name: a module's symbol has none.
+        let k = Ksyms::parse(KALLSYMS);
+        for a in [0xffffffff81000110, 0xffffffffc0001004, 0xffffffff81000110] {
+            assert_eq!(k.core_ascii_name(a), k.lookup(a).filter(|s| s.module.is_none()).map(|s| s.name), "{a:x}");
+        }
+        assert!(k.ascii_name(0xffffffffc0001004).is_some());
     }
 
     /// Cached answers are the answers: addresses that share a cache slot

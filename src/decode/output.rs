@@ -10,6 +10,8 @@ use core::fmt::{self, Write};
 
 use super::{Recording, Stats};
 use crate::text::kernel::Wrote;
+#[cfg(feature = "fast-print")]
+use crate::text::kernel::Tracer;
 use crate::text::{self, env::Decoder, Kernel, Rec};
 #[cfg(feature = "trace-cmd-style")]
 use crate::text::tracecmd::TraceCmd;
@@ -146,11 +148,20 @@ impl Output for KernelText<'_, '_> {
     }
     #[inline]
     fn record(&mut self, _buffer: usize, r: &Rec, next: Option<&Rec>) -> bool {
-        // Syscall lines, and the start of print fmt events' lines,
-        // straight into the output buffer, no copy.
-        if next.is_none() && self.direct {
+        // Syscall lines, graph lines, and the start of print fmt events'
+        // lines, straight into the output buffer, no copy.
+        if self.direct {
             if let Some(dst) = self.out.room() {
-                match self.k.line_into(dst, r) {
+                // (The tracer first, here: other recordings pay no call.)
+                #[cfg(feature = "fast-print")]
+                if self.k.tracer == Tracer::Graph {
+                    if let Some((k, folded)) = self.k.graph_into(dst, r, next) {
+                        self.out.commit(k);
+                        return folded;
+                    }
+                }
+                let wrote = if next.is_none() { self.k.line_into(dst, r) } else { None };
+                match wrote {
                     Some(Wrote::Line(k)) => {
                         self.out.commit(k);
                         return false;

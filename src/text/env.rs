@@ -106,6 +106,11 @@ impl Env for Decoder {
         self.ksyms.ascii_name(addr)
     }
 
+    #[cfg(feature = "fast-print")]
+    fn core_ascii_name(&self, addr: u64) -> Option<&str> {
+        self.ksyms.core_ascii_name(addr)
+    }
+
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
         let mut buf = self.scratch.borrow_mut();
         buf.clear();

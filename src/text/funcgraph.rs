@@ -186,16 +186,7 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Li
     prologue(k, out, b, r, Some((fnc, true)), data)?;
     // get_return_for_leaf(): the next record of this CPU is this
     // function's exit, by the same task.
-    let pid = k.pid(r.data);
-    let cls = k.cls;
-    let leaf = next.and_then(|n| match cls.get(super::kernel::rec_type(n.data, e)).map(|c| &c.kind) {
-        Some(Kind::Ftrace(Record::GraphExit { func: rf, calltime, rettime, retval, .. })) if k.pid(n.data) == pid && rf.get(n.data, e) == fnc => {
-            Some((n, calltime, rettime, retval))
-        }
-        _ => None,
-    });
-    if let Some((n, calltime, rettime, retval)) = leaf {
-        let dur = rettime.get(n.data, e).wrapping_sub(calltime.get(n.data, e));
+    if let Some((n, dur, retval)) = leaf_exit(k, r, fnc, next) {
         if data {
             k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0);
         }
@@ -228,6 +219,107 @@ fn entry<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Li
     k.ip_sym(out, a, k.opts.flags | opts::SYM_OFFSET)?;
     out.write_str(" */\n")?;
     Ok(false)
+}
+
+/// get_return_for_leaf(): the exit that `next` is when it is the entry's
+/// (the same function, by the same task), its duration and its return
+/// value's field.
+fn leaf_exit<'n, E: Env + ?Sized>(k: &Kernel<'_, E>, r: &Rec, fnc: u64, next: Option<&'n Rec<'n>>) -> Option<(&'n Rec<'n>, u64, Option<FieldAt>)> {
+    let n = next?;
+    let e = k.endian;
+    match &k.cls.get(super::kernel::rec_type(n.data, e))?.kind {
+        Kind::Ftrace(Record::GraphExit { func, calltime, rettime, retval, .. }) if k.pid(n.data) == k.pid(r.data) && func.get(n.data, e) == fnc => {
+            Some((n, rettime.get(n.data, e).wrapping_sub(calltime.get(n.data, e)), *retval))
+        }
+        _ => None,
+    }
+}
+
+/// The lines nearly every record of a graph recording prints, straight
+/// into `dst` (at least [`LINE_MAX`] bytes: an output buffer's free room)
+/// with no writer between: `func();` (true: `next` was folded in),
+/// `func() {` and `}`, when they are all the record prints (no task
+/// switch, irq code or return value, a core kernel function's ASCII name).
+/// None, nothing printed and no state changed, for the rest, which
+/// [`line`] prints. (A speed-up the board build leaves out.)
+#[cfg(feature = "fast-print")]
+pub fn line_into<E: Env + ?Sized>(k: &mut Kernel<'_, E>, dst: &mut [u8], r: &Rec, next: Option<&Rec>) -> Option<(usize, bool)> {
+    let e = k.endian;
+    let d = r.data;
+    let cls = k.cls;
+    let (fnc, dep, shape) = match &cls.get(super::kernel::rec_type(d, e))?.kind {
+        Kind::Ftrace(Record::GraphEntry { func, depth, retaddr }) => {
+            if retaddr.is_some() && k.opts.g(opts::G_RETADDR) {
+                return None;
+            }
+            let fnc = func.get(d, e);
+            let shape = match leaf_exit(k, r, fnc, next) {
+                None => Shape::Nested,
+                Some((_, dur, None)) => Shape::Leaf(dur),
+                Some((_, dur, Some(_))) if !print_retval(k) => Shape::Leaf(dur),
+                Some(_) => return None,
+            };
+            (fnc, depth.get(d, e) as i32, shape)
+        }
+        Kind::Ftrace(Record::GraphExit { func, depth, calltime, rettime, retval, .. }) => {
+            if retval.is_some() && print_retval(k) || k.opts.g(opts::G_TAIL) || k.opts.g(opts::G_OVERRUN) {
+                return None;
+            }
+            (func.get(d, e), depth.get(d, e) as i32, Shape::Exit(rettime.get(d, e).wrapping_sub(calltime.get(d, e))))
+        }
+        _ => return None,
+    };
+    // An irq handler's arrows, or its records hidden (funcgraph-irqs off).
+    if in_irq_text(k, fnc) {
+        return None;
+    }
+    let pid = k.pid(d);
+    let irqs = k.opts.g(opts::G_IRQS);
+    let cd = k.graph.cpu(r.cpu);
+    // The task-switch separator, or inside an irq handler that is hidden.
+    if cd.last_pid != pid || !irqs && cd.depth_irq != -1 {
+        return None;
+    }
+    let slot = usize::try_from(dep).ok().and_then(|i| cd.enter.get(i).copied());
+    let (dur, name, tail) = match shape {
+        Shape::Leaf(dur) => (Some(dur), k.env.core_ascii_name(fnc)?, "();\n"),
+        Shape::Nested => (None, k.env.core_ascii_name(fnc)?, "() {\n"),
+        // An exit of another function than the one entered: `} /* func */`.
+        Shape::Exit(_) if slot.is_some_and(|f| f != fnc) => return None,
+        Shape::Exit(dur) => (Some(dur), "", "}\n"),
+    };
+    let mut b = Line::on(dst);
+    if k.opts.has(opts::CONTEXT_INFO) {
+        columns(k, &mut b, r, pid);
+    }
+    match dur {
+        Some(dur) => duration(k, &mut b, dur, Fill::No),
+        None => duration(k, &mut b, 0, Fill::Full),
+    }
+    let n = (dep.max(0) as usize).saturating_mul(INDENT);
+    if n.saturating_add(name.len() + tail.len()) > b.room() || name.is_empty() && !matches!(shape, Shape::Exit(_)) {
+        return None;
+    }
+    b.pad(n);
+    b.extend_str(name);
+    b.extend_str(tail);
+    match shape {
+        Shape::Nested => k.graph.enter_at(r.cpu, dep, dep, fnc),
+        _ => k.graph.enter_at(r.cpu, dep.wrapping_sub(1), dep, 0),
+    };
+    Some((b.len(), matches!(shape, Shape::Leaf(_))))
+}
+
+/// The line [`line_into`] prints.
+#[cfg(feature = "fast-print")]
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// An entry and its exit, with the call's duration: `func();`.
+    Leaf(u64),
+    /// `func() {`
+    Nested,
+    /// `}`, with the call's duration.
+    Exit(u64),
 }
 
 fn ret<E: Env + ?Sized>(k: &mut Kernel<'_, E>, out: &mut dyn Write, b: &mut Line<'_>, r: &Rec, c: &Class, data: bool) -> fmt::Result {

@@ -381,6 +381,19 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         res
     }
 
+    /// [`funcgraph::line_into`]: a function_graph recording's common line
+    /// straight into `dst`, or None (nothing printed) where
+    /// [`Kernel::line`] must print the record.
+    #[cfg(feature = "fast-print")]
+    pub fn graph_into(&mut self, dst: &mut [u8], r: &Rec, next: Option<&Rec>) -> Option<(usize, bool)> {
+        if self.pend.is_some() || self.tracer != Tracer::Graph {
+            return None;
+        }
+        let wrote = funcgraph::line_into(self, dst, r, next)?;
+        self.count(r.cpu);
+        Some(wrote)
+    }
+
     /// print_trace_line() of one record into its trace_seq.
     fn record(&mut self, out: &mut dyn Write, r: &Rec, next: Option<&Rec>) -> Result<bool, fmt::Error> {
         self.count(r.cpu);

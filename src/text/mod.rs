@@ -89,6 +89,12 @@ pub trait Env {
     fn ascii_name(&self, addr: u64) -> Option<&str> {
         self.sym(addr).map(|s| s.name).filter(|n| n.is_ascii())
     }
+    /// [`Env::ascii_name`] of a core kernel symbol (no module): what `%ps`
+    /// prints as it is. (For the fast graph lines alone.)
+    #[cfg(feature = "fast-print")]
+    fn core_ascii_name(&self, addr: u64) -> Option<&str> {
+        self.sym(addr).filter(|s| s.module.is_none()).map(|s| s.name).filter(|n| n.is_ascii())
+    }
     /// Render the body of event `id` (what follows `name: `) with its
     /// print fmt, newline not included.
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error>;
