@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use super::parse::{Expr, Func, Op, Ty, UnOp};
-use super::printf::{self, Num, Piece, Spec};
+use super::printf::{self, Num, Out, Piece, Spec};
 use super::Env;
 use crate::format::{sext, Event, FieldKind};
 
@@ -270,7 +270,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                             return Ok(Val::Bytes(d));
                         }
                         let s = self.scratch.len();
-                        printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
+                        printf::append(&mut self.scratch, |o| printf::bitmap_hex(o, d, d.len() * 8, env));
                         Val::Scratch(s, self.scratch.len())
                     }
                 }
@@ -431,7 +431,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         self.unknowns = unknowns;
                         self.partial = true;
                         self.scratch.truncate(start);
-                        printf::hex0x(&mut self.scratch, v);
+                        printf::append(&mut self.scratch, |o| printf::hex0x(o, v));
                         return Ok(Val::Scratch(start, self.scratch.len()));
                     }
                     let (m, name) = match ent {
@@ -460,7 +460,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if !first {
                         self.push_str(&delim);
                     }
-                    printf::hex0x(&mut self.scratch, rest);
+                    printf::append(&mut self.scratch, |o| printf::hex0x(o, rest));
                 }
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
@@ -479,7 +479,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         if f == Func::PrintHex && k > 0 {
                             self.scratch.push(b' ');
                         }
-                        printf::hex_string(&mut self.scratch, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" });
+                        printf::append(&mut self.scratch, |o| printf::hex_string(o, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" }));
                     }
                     return Ok(Val::Scratch(start, self.scratch.len()));
                 }
@@ -500,16 +500,16 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         1 | 2 | 4 | 8 => {
                             let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| msg!("short array"))?;
                             if old {
-                                printf::dec(&mut self.scratch, v);
+                                printf::append(&mut self.scratch, |o| printf::dec(o, v));
                             } else {
-                                printf::hex0x(&mut self.scratch, v);
+                                printf::append(&mut self.scratch, |o| printf::hex0x(o, v));
                             }
                         }
                         _ => {
                             self.scratch.extend_from_slice(b"BAD SIZE:");
-                            printf::dec(&mut self.scratch, el as u64);
+                            printf::append(&mut self.scratch, |o| printf::dec(o, el as u64));
                             self.scratch.push(b' ');
-                            printf::hex0x(&mut self.scratch, d[p] as u64);
+                            printf::append(&mut self.scratch, |o| printf::hex0x(o, d[p] as u64));
                             el = 1;
                         }
                     }
@@ -649,7 +649,7 @@ pub(crate) fn format<'a>(
     f: &[u8],
     pieces: &[Piece],
     args: &mut dyn Args<'a>,
-    out: &mut Vec<u8>,
+    out: &mut Out<'_>,
 ) -> EResult<()> {
     let env = ctx.env;
     for p in pieces {
@@ -749,7 +749,7 @@ pub(crate) fn format<'a>(
 
 /// A conversion whose argument used a value the recording does not know
 /// (a kernel variable such as `jiffies`): `?`, padded as a string.
-fn unknowable(ctx: &mut Ctx<'_, '_>, out: &mut Vec<u8>, flags: u8, width: i32) {
+fn unknowable(ctx: &mut Ctx<'_, '_>, out: &mut Out<'_>, flags: u8, width: i32) {
     ctx.partial = true;
     printf::string(out, b"?", flags, width, -1);
 }
@@ -758,7 +758,7 @@ fn unknowable(ctx: &mut Ctx<'_, '_>, out: &mut Vec<u8>, flags: u8, width: i32) {
 #[inline(never)]
 pub(crate) fn pointer<'a>(
     ctx: &Ctx<'a, '_>,
-    out: &mut Vec<u8>,
+    out: &mut Out<'_>,
     v: Val<'a>,
     ext: &[u8],
     flags: u8,
@@ -836,7 +836,7 @@ pub(crate) fn pointer<'a>(
 
 /// libtraceevent's print_arg_pointer() for the value-printing `%p`s:
 /// `func` (`%ps`), `func+0x1c` (`%pS`), `(nil)`, or `0x...`.
-fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: u8) -> EResult<()> {
+fn tep_pointer(env: &crate::printfmt::Env, out: &mut Out<'_>, addr: u64, first: u8) -> EResult<()> {
     let func = matches!(first, b'S' | b's' | b'B' | b'F' | b'f');
     let sym = if func { env.ksyms.and_then(|k| k.lookup(addr)) } else { None };
     match sym {

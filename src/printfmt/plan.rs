@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, Val};
 use super::parse::{Expr, Op, Ty};
-use super::printf::{self, Num, Piece};
+use super::printf::{self, Num, Out, Piece};
 use super::{Env, ExprArgs};
 use crate::cursor::read_uint;
 use crate::format::{sext, Event, FieldKind};
@@ -221,7 +221,7 @@ fn num(n: Num) -> i32 {
 }
 
 /// Print one record by `steps`; `exprs` and `pieces` are those `build` had.
-pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs: &'a [Expr], steps: &[Step], out: &mut Vec<u8>) -> EResult<()> {
+pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs: &'a [Expr], steps: &[Step], out: &mut Out<'_>) -> EResult<()> {
     let env = ctx.env;
     for st in steps {
         let (a, b) = st.lit;
