@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use super::parse::{Expr, Func, Op, Ty, UnOp};
-use super::printf::{self, Num, Out, Piece, Spec};
+use super::printf::{self, Num, Out, Pad, Piece, Spec};
 use super::Env;
 use crate::format::{sext, Event, FieldKind};
 
@@ -682,8 +682,7 @@ pub(crate) fn format<'a>(
         };
         // The kernel prints into a one-page trace_seq; a width from a corrupt
         // record must not make us pad gigabytes.
-        let width = width.min(MAX_WIDTH);
-        let prec = prec.min(MAX_WIDTH);
+        let pad = Pad { flags, width: width.min(MAX_WIDTH), prec: prec.min(MAX_WIDTH) };
         let ext = f.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"");
         match s.conv {
             b'd' | b'i' | b'u' | b'o' | b'x' | b'X' => {
@@ -691,23 +690,23 @@ pub(crate) fn format<'a>(
                 let size = printf::qual_size(s.qual, s.conv, env.long_size);
                 let v = args.int(ctx, size, signed)?;
                 if ctx.unknowns != unknowns {
-                    unknowable(ctx, out, flags, width);
+                    unknowable(ctx, out, &pad);
                     continue;
                 }
-                printf::int_conv(out, v, size, s.conv, flags, width, prec);
+                printf::int_conv(out, v, size, s.conv, &pad);
             }
             b'c' => {
                 let c = args.int(ctx, 4, false)? as u8;
                 if ctx.unknowns != unknowns {
-                    unknowable(ctx, out, flags, width);
+                    unknowable(ctx, out, &pad);
                     continue;
                 }
-                printf::pad(out, &[c], flags, width);
+                printf::pad(out, &[c], flags, pad.width);
             }
             b's' => {
                 let v = args.val(ctx, s, ext)?;
                 if ctx.unknowns != unknowns {
-                    unknowable(ctx, out, flags, width);
+                    unknowable(ctx, out, &pad);
                     continue;
                 }
                 let d: &[u8] = match v {
@@ -721,7 +720,7 @@ pub(crate) fn format<'a>(
                         .as_bytes(),
                     ref v => ctx.bytes(v).unwrap_or(b""),
                 };
-                printf::string(out, d, flags, width, prec);
+                printf::string(out, d, &pad);
             }
             b'p' => {
                 let v = args.val(ctx, s, ext)?;
@@ -735,11 +734,11 @@ pub(crate) fn format<'a>(
                             ctx.partial = true;
                             printf::hex0x(out, if env.long_size < 8 { a & 0xffff_ffff } else { a });
                         }
-                        _ => unknowable(ctx, out, flags, width),
+                        _ => unknowable(ctx, out, &pad),
                     }
                     continue;
                 }
-                pointer(ctx, out, v, ext, flags, width, prec)?;
+                pointer(ctx, out, v, ext, &pad)?;
             }
             _ => return Err(msg!("unsupported conversion")),
         }
@@ -749,9 +748,9 @@ pub(crate) fn format<'a>(
 
 /// A conversion whose argument used a value the recording does not know
 /// (a kernel variable such as `jiffies`): `?`, padded as a string.
-fn unknowable(ctx: &mut Ctx<'_, '_>, out: &mut Out<'_>, flags: u8, width: i32) {
+fn unknowable(ctx: &mut Ctx<'_, '_>, out: &mut Out<'_>, pad: &Pad) {
     ctx.partial = true;
-    printf::string(out, b"?", flags, width, -1);
+    printf::string(out, b"?", &Pad { prec: -1, ..*pad });
 }
 
 /// One `%p` conversion with extension `ext` (the alphanumerics after `p`).
@@ -761,9 +760,7 @@ pub(crate) fn pointer<'a>(
     out: &mut Out<'_>,
     v: Val<'a>,
     ext: &[u8],
-    flags: u8,
-    width: i32,
-    prec: i32,
+    pad: &Pad,
 ) -> EResult<()> {
     let env = ctx.env;
     let first = ext.first().copied().unwrap_or(0);
@@ -781,17 +778,17 @@ pub(crate) fn pointer<'a>(
             let start = out.len();
             let offset = !matches!(first, b's' | b'f');
             printf::symbol(out, env.ksyms, addr, offset, first == b'B');
-            printf::pad_tail(out, start, flags, width, prec);
+            printf::pad_tail(out, start, pad);
         } else {
             // Plain %p, %px, %pK: the raw value (see the module docs on hash-ptr).
-            printf::pointer_string(out, addr, flags, width, env.long_size);
+            printf::pointer_string(out, addr, pad, env.long_size);
         }
         return Ok(());
     }
     // Everything else dereferences: it needs the bytes, not an address.
     let d: &[u8] = match v {
         Val::Int(0, _) => {
-            printf::string(out, b"(null)", flags, width, prec);
+            printf::string(out, b"(null)", pad);
             return Ok(());
         }
         Val::Int(..) => return Err(msg!("%p extension of a kernel pointer (the data is not in the record)")),
@@ -802,12 +799,12 @@ pub(crate) fn pointer<'a>(
     let tmp = &mut *out;
     match first {
         b'h' => {
-            printf::hex_string(out, d, width, ext);
+            printf::hex_string(out, d, pad.width, ext);
             return Ok(());
         }
         b'b' => {
             // Never past the bytes we have (the kernel would read on in memory).
-            let nbits = (width.max(0) as usize).min(d.len() * 8);
+            let nbits = (pad.width.max(0) as usize).min(d.len() * 8);
             if ext.get(1) == Some(&b'l') {
                 printf::bitmap_list(out, d, nbits, env);
             } else {
@@ -830,7 +827,7 @@ pub(crate) fn pointer<'a>(
         b'U' => printf::uuid(tmp, d, ext)?,
         _ => return Err(msg!("unsupported %p extension")),
     }
-    printf::pad_tail(out, start, flags, width, -1);
+    printf::pad_tail(out, start, &Pad { prec: -1, ..*pad });
     Ok(())
 }
 

@@ -558,7 +558,7 @@ fn fields_into(ev: &Event, rec: &[u8], env: &Env, b: &mut Out<'_>) {
                 continue;
             };
             if f.is_char {
-                printf::string(b, d, 0, -1, -1);
+                printf::string(b, d, &printf::NO_PAD);
                 continue;
             }
             for (i, x) in d.iter().enumerate() {
@@ -577,7 +577,7 @@ fn fields_into(ev: &Event, rec: &[u8], env: &Env, b: &mut Out<'_>) {
             // pointer value.)
             let v = read_uint(rec, f.offset, f.size, env.endian).unwrap_or(0);
             b.extend_from_slice(b"(0x");
-            printf::pointer_string(b, v, 0, -1, env.long_size);
+            printf::pointer_string(b, v, &printf::NO_PAD, env.long_size);
             if let Some(t) = env.printk.and_then(|p| p.lookup(v)) {
                 b.push(b':');
                 b.extend_from_slice(t.as_bytes());

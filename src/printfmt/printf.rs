@@ -95,6 +95,18 @@ pub fn append<R>(v: &mut Vec<u8>, mut f: impl FnMut(&mut Out<'_>) -> R) -> R {
     }
 }
 
+/// A conversion's flags, width and precision (-1: none), as the helpers
+/// take them: one argument, worked out once for each conversion of a
+/// print fmt (see `plan`), where three cost a call's worth of moves.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pad {
+    pub flags: u8,
+    pub width: i32,
+    pub prec: i32,
+}
+
+pub(crate) const NO_PAD: Pad = Pad { flags: 0, width: -1, prec: -1 };
+
 /// Width or precision: none, a number, or `*` (taken from the arguments).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Num {
@@ -237,23 +249,23 @@ pub(crate) fn qual_size(qual: u8, conv: u8, long_size: usize) -> usize {
 
 /// `%d`, `%u`, `%x` & co of an argument read as `size` bytes: truncated to
 /// them, sign-extended for `d`/`i`.
-pub(crate) fn int_conv(out: &mut Out<'_>, v: u64, size: usize, conv: u8, flags: u8, width: i32, prec: i32) {
-    let signed = matches!(conv, b'd' | b'i');
+pub(crate) fn int_conv(out: &mut Out<'_>, v: u64, size: usize, conv: u8, pad: &Pad) {
     let v = if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) };
-    let v = if signed { crate::format::sext(v, size) } else { v };
+    let v = if matches!(conv, b'd' | b'i') { crate::format::sext(v, size) } else { v };
+    number(out, v, conv, pad);
+}
+
+/// The kernel's number() for conversion `conv` (`d`, `i`, `u`, `o`, `x`,
+/// `X`): `num` already truncated/sign-extended to 64 bits.
+pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
+    let Pad { mut flags, mut width, prec } = *pad;
+    let signed = matches!(conv, b'd' | b'i');
+    let upper = conv == b'X';
     let base = match conv {
         b'o' => 8,
         b'x' | b'X' => 16,
         _ => 10,
     };
-    number(out, v, base, signed, conv == b'X', flags, width, prec);
-}
-
-/// The kernel's number(): `num` already truncated/sign-extended to 64 bits.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn number(out: &mut Out<'_>, num: u64, base: u64, signed: bool, upper: bool, flags: u8, width: i32, prec: i32) {
-    let mut flags = flags;
-    let mut width = width;
     let mut num = num;
     if flags & LEFT != 0 {
         flags &= !ZEROPAD;
@@ -395,12 +407,12 @@ fn hex8(x: u32, upper: bool) -> u64 {
 
 /// The kernel's string(): at most `prec` bytes, stopping at NUL, padded with
 /// spaces to `width`.
-pub(crate) fn string(out: &mut Out<'_>, s: &[u8], flags: u8, width: i32, prec: i32) {
+pub(crate) fn string(out: &mut Out<'_>, s: &[u8], p: &Pad) {
     let mut len = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-    if prec >= 0 {
-        len = len.min(prec as usize);
+    if p.prec >= 0 {
+        len = len.min(p.prec as usize);
     }
-    pad(out, &s[..len], flags, width);
+    pad(out, &s[..len], p.flags, p.width);
 }
 
 /// `s` padded with spaces to `width`, on the left unless the flags say LEFT.
@@ -417,7 +429,7 @@ pub(crate) fn pad(out: &mut Out<'_>, s: &[u8], flags: u8, width: i32) {
 
 /// `string()` of the bytes appended to `out` since `start`, in place: what
 /// `%pS` & co print goes straight into the line, no temporary.
-pub(crate) fn pad_tail(out: &mut Out<'_>, start: usize, flags: u8, width: i32, prec: i32) {
+pub(crate) fn pad_tail(out: &mut Out<'_>, start: usize, &Pad { flags, width, prec }: &Pad) {
     // (A text that did not fit is printed again with more room.)
     let Some(t) = out.b.get_mut(start..out.n) else { return };
     let mut len = t.iter().position(|&b| b == 0).unwrap_or(t.len());
@@ -438,9 +450,9 @@ pub(crate) fn pad_tail(out: &mut Out<'_>, start: usize, flags: u8, width: i32, p
 /// `%p` without extension as the trace file prints it with hash-ptr off
 /// (`%px`): the raw value, zero-padded to the pointer width unless a width
 /// was given.
-pub(crate) fn pointer_string(out: &mut Out<'_>, v: u64, flags: u8, width: i32, long_size: usize) {
+pub(crate) fn pointer_string(out: &mut Out<'_>, v: u64, &Pad { flags, width, .. }: &Pad, long_size: usize) {
     let (flags, width) = if width < 0 { (flags | ZEROPAD, 2 * long_size as i32) } else { (flags, width) };
-    number(out, v, 16, false, false, flags, width, -1);
+    number(out, v, b'x', &Pad { flags, width, prec: -1 });
 }
 
 /// sprint_symbol() and friends: `name+0xoff/0xsize [module]`, or `0xaddr`
@@ -516,18 +528,18 @@ pub(crate) fn mac(out: &mut Out<'_>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
 /// `number` call site).
 #[inline(never)]
 pub(crate) fn dec(out: &mut Out<'_>, v: u64) {
-    number(out, v, 10, false, false, 0, -1, -1);
+    number(out, v, b'u', &NO_PAD);
 }
 
 #[inline(never)]
 pub(crate) fn sdec(out: &mut Out<'_>, v: u64) {
-    number(out, v, 10, true, false, 0, -1, -1);
+    number(out, v, b'd', &NO_PAD);
 }
 
 #[inline(never)]
 pub(crate) fn hex0x(out: &mut Out<'_>, v: u64) {
     out.extend_from_slice(b"0x");
-    number(out, v, 16, false, false, 0, -1, -1);
+    number(out, v, b'x', &NO_PAD);
 }
 
 pub(crate) fn ip4(out: &mut Out<'_>, d: &[u8], leading_zeros: bool) {
@@ -536,7 +548,7 @@ pub(crate) fn ip4(out: &mut Out<'_>, d: &[u8], leading_zeros: bool) {
             out.push(b'.');
         }
         if leading_zeros {
-            number(out, b as u64, 10, false, false, ZEROPAD, 3, -1);
+            number(out, b as u64, b'u', &Pad { flags: ZEROPAD, width: 3, prec: -1 });
         } else {
             dec(out, b as u64);
         }
@@ -659,7 +671,7 @@ pub(crate) fn sockaddr(out: &mut Out<'_>, d: &[u8], ext: &[u8], env: &Env) -> Re
             if opts.contains(&b'f') {
                 out.extend_from_slice(b"/");
                 let fl = d.get(4..8).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(0) & 0x000f_ffff;
-                number(out, fl as u64, 16, false, false, SPECIAL, -1, -1);
+                number(out, fl as u64, b'x', &Pad { flags: SPECIAL, ..NO_PAD });
             }
             if opts.contains(&b's') {
                 out.extend_from_slice(b"%");
@@ -721,7 +733,7 @@ pub(crate) fn bitmap_hex(out: &mut Out<'_>, d: &[u8], nbits: usize, env: &Env) {
             out.push(b',');
         }
         first = false;
-        number(out, val, 16, false, false, ZEROPAD, chunksz.div_ceil(4) as i32, -1);
+        number(out, val, b'x', &Pad { flags: ZEROPAD, width: chunksz.div_ceil(4) as i32, prec: -1 });
         chunksz = 32;
         i -= 32;
     }
@@ -765,7 +777,13 @@ mod tests {
     }
 
     fn num(v: i64, base: u64, signed: bool, flags: u8, w: i32, p: i32) -> String {
-        String::from_utf8(text(|o| number(o, v as u64, base, signed, false, flags, w, p))).unwrap()
+        let conv = match (base, signed) {
+            (16, _) => b'x',
+            (8, _) => b'o',
+            (_, true) => b'd',
+            _ => b'u',
+        };
+        String::from_utf8(text(|o| number(o, v as u64, conv, &Pad { flags, width: w, prec: p }))).unwrap()
     }
 
     #[test]
@@ -793,7 +811,7 @@ mod tests {
         assert_eq!(num(-1, 16, false, 0, -1, -1), "ffffffffffffffff");
         assert_eq!(num(0xffff_8880_0abc_def0u64 as i64, 16, false, 0, -1, -1), "ffff88800abcdef0");
         assert_eq!(num(0x0123_4567_89ab_cdef, 16, true, 0, -1, -1), "123456789abcdef");
-        assert_eq!(text(|o| number(o, 0xfedc_ba98_7654_3210, 16, false, true, SPECIAL, -1, -1)), b"0XFEDCBA9876543210");
+        assert_eq!(text(|o| number(o, 0xfedc_ba98_7654_3210, b'X', &Pad { flags: SPECIAL, ..NO_PAD })), b"0XFEDCBA9876543210");
     }
 
     #[test]

@@ -123,7 +123,14 @@ impl Append for String {
         // SAFETY: number() appends ASCII digits, signs and spaces only
         // (and `append` room for them as zeros).
         let text = unsafe { self.as_mut_vec() };
-        crate::printfmt::printf::append(text, |o| crate::printfmt::printf::number(o, v, base, signed, false, flags, width, -1));
+        let conv = match (base, signed) {
+            (16, _) => b'x',
+            (8, _) => b'o',
+            (_, true) => b'd',
+            _ => b'u',
+        };
+        let pad = crate::printfmt::printf::Pad { flags, width, prec: -1 };
+        crate::printfmt::append(text, |o| crate::printfmt::printf::number(o, v, conv, &pad));
         self
     }
     fn signed(&mut self, v: i64) -> &mut Self {
@@ -1367,13 +1374,8 @@ impl<'a> TraceCmd<'a> {
             s.push(v as u8 as char);
             return Ok(());
         }
-        let base = match last {
-            b'x' | b'X' => 16,
-            b'o' => 8,
-            _ => 10,
-        };
         let mut t = Vec::new();
-        printf::append(&mut t, |o| printf::number(o, v, base, signed, last == b'X', flags, width, prec));
+        printf::append(&mut t, |o| printf::number(o, v, last, &printf::Pad { flags, width, prec }));
         super::put_all(s, &t)
     }
 }
