@@ -392,8 +392,9 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
 /// `x`'s 8 hex digits as the bytes of a number, the most significant
 /// digit in the top byte, without a loop: each nibble spread into a byte
 /// of its own, then made a digit or a letter in all eight bytes at once.
-#[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
-fn hex8(x: u32, upper: bool) -> u64 {
+/// (Also `text::kernel::Line::hex`'s: one digit maker for both.)
+#[inline(always)]
+pub(crate) fn hex8(x: u32, upper: bool) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     let x = x as u64;
     let x = (x | x << 16) & 0x0000_ffff_0000_ffff;
