@@ -89,6 +89,11 @@ impl<'a, 'e> Ctx<'a, 'e> {
         }
     }
 
+    /// Append `0x%llx` (`hex`) or `%llu` of `v` to the scratch buffer.
+    fn put_num(&mut self, v: u64, hex: bool) {
+        printf::append(&mut self.scratch, &mut |o| if hex { printf::hex0x(o, v) } else { printf::dec(o, v) });
+    }
+
     /// Append a string value (up to its NUL) to the scratch buffer; a
     /// number (a NULL delimiter) appends nothing.
     fn push_str(&mut self, v: &Val<'a>) {
@@ -270,7 +275,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                             return Ok(Val::Bytes(d));
                         }
                         let s = self.scratch.len();
-                        printf::append(&mut self.scratch, |o| printf::bitmap_hex(o, d, d.len() * 8, env));
+                        printf::append(&mut self.scratch, &mut |o| printf::bitmap_hex(o, d, d.len() * 8, env));
                         Val::Scratch(s, self.scratch.len())
                     }
                 }
@@ -431,7 +436,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         self.unknowns = unknowns;
                         self.partial = true;
                         self.scratch.truncate(start);
-                        printf::append(&mut self.scratch, |o| printf::hex0x(o, v));
+                        self.put_num(v, true);
                         return Ok(Val::Scratch(start, self.scratch.len()));
                     }
                     let (m, name) = match ent {
@@ -460,7 +465,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if !first {
                         self.push_str(&delim);
                     }
-                    printf::append(&mut self.scratch, |o| printf::hex0x(o, rest));
+                    self.put_num(rest, true);
                 }
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
@@ -479,7 +484,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         if f == Func::PrintHex && k > 0 {
                             self.scratch.push(b' ');
                         }
-                        printf::append(&mut self.scratch, |o| printf::hex_string(o, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" }));
+                        printf::append(&mut self.scratch, &mut |o| printf::hex_string(o, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" }));
                     }
                     return Ok(Val::Scratch(start, self.scratch.len()));
                 }
@@ -500,16 +505,16 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         1 | 2 | 4 | 8 => {
                             let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| msg!("short array"))?;
                             if old {
-                                printf::append(&mut self.scratch, |o| printf::dec(o, v));
+                                self.put_num(v, false);
                             } else {
-                                printf::append(&mut self.scratch, |o| printf::hex0x(o, v));
+                                self.put_num(v, true);
                             }
                         }
                         _ => {
                             self.scratch.extend_from_slice(b"BAD SIZE:");
-                            printf::append(&mut self.scratch, |o| printf::dec(o, el as u64));
+                            self.put_num(el as u64, false);
                             self.scratch.push(b' ');
-                            printf::append(&mut self.scratch, |o| printf::hex0x(o, d[p] as u64));
+                            self.put_num(d[p] as u64, true);
                             el = 1;
                         }
                     }

@@ -322,7 +322,9 @@ impl Program {
     /// Print one record. On error nothing has been written to `out`.
     pub fn render(&self, ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<Fidelity, RenderError> {
         let mut buf = Vec::new();
-        let f = printf::append(&mut buf, |o| self.render_bytes(ev, rec, env, o))?;
+        let mut r = Ok(Fidelity::Exact);
+        printf::append(&mut buf, &mut |o| r = self.render_bytes(ev, rec, env, o));
+        let f = r?;
         write_bytes(out, &buf)?;
         Ok(f)
     }
@@ -483,7 +485,9 @@ impl<'a> Args<'a> for BinArgs<'a> {
 /// `buf` (vbin_printf layout). Prints what trace_seq_bprintf() prints.
 pub fn bprint(fmt: &[u8], args: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<(), RenderError> {
     let mut buf = Vec::new();
-    printf::append(&mut buf, |o| bprint_bytes(fmt, args, env, o))?;
+    let mut r = Ok(());
+    printf::append(&mut buf, &mut |o| r = bprint_bytes(fmt, args, env, o));
+    r?;
     write_bytes(out, &buf)
 }
 
@@ -534,7 +538,7 @@ fn isprint(b: u8) -> bool {
 /// ones as `%pS (N)` (a symbol when one holds the value, else `0x...`).
 pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<(), RenderError> {
     let mut v = Vec::new();
-    printf::append(&mut v, |b| fields_into(ev, rec, env, b));
+    printf::append(&mut v, &mut |b| fields_into(ev, rec, env, b));
     write_bytes(out, &v)
 }
 

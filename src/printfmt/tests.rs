@@ -631,9 +631,10 @@ fn plan_prints_as_the_evaluator() {
                 assert_eq!(steps.iter().filter(|s| matches!(s.conv, plan::Conv::Tree(..))).count(), 3, "{steps:?}");
                 let mut ctx = Ctx { ev: &ev, rec: &r, env: &env, scratch: Vec::new(), unknowns: 0, partial: false };
                 let mut want = Vec::new();
-                printf::append(&mut want, |o| eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, o)).unwrap();
+                printf::append(&mut want, &mut |o| eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, o).unwrap());
                 let mut got = Vec::new();
-                printf::append(&mut got, |o| Program::compile(&ev).unwrap().render_bytes(&ev, &r, &env, o)).unwrap();
+                let p = Program::compile(&ev).unwrap();
+                printf::append(&mut got, &mut |o| _ = p.render_bytes(&ev, &r, &env, o).unwrap());
                 assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "long {long_size} tep {tep}");
             }
         }

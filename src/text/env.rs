@@ -97,7 +97,9 @@ impl Env for Decoder {
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
         let mut buf = self.scratch.borrow_mut();
         buf.clear();
-        if let Some(r) = printfmt::append(&mut buf, |o| self.render_bytes(id, data, o)) {
+        let mut r = None;
+        printfmt::append(&mut buf, &mut |o| r = self.render_bytes(id, data, o));
+        if let Some(r) = r {
             put_all(out, &buf)?;
             return Ok(r);
         }
@@ -123,7 +125,9 @@ impl Env for Decoder {
         let env = self.penv();
         let mut buf = self.scratch.borrow_mut();
         buf.clear();
-        match printfmt::append(&mut buf, |o| printfmt::bprint_bytes(f.as_bytes(), args, &env, o)) {
+        let mut r = Ok(());
+        printfmt::append(&mut buf, &mut |o| r = printfmt::bprint_bytes(f.as_bytes(), args, &env, o));
+        match r {
             Ok(()) => {
                 put_all(out, &buf)?;
                 Ok(Rendered::Ok)

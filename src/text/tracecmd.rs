@@ -130,7 +130,7 @@ impl Append for String {
             _ => b'u',
         };
         let pad = crate::printfmt::printf::Pad { flags, width, prec: -1 };
-        crate::printfmt::append(text, |o| crate::printfmt::printf::number(o, v, conv, &pad));
+        crate::printfmt::append(text, &mut |o| crate::printfmt::printf::number(o, v, conv, &pad));
         self
     }
     fn signed(&mut self, v: i64) -> &mut Self {
@@ -1375,7 +1375,7 @@ impl<'a> TraceCmd<'a> {
             return Ok(());
         }
         let mut t = Vec::new();
-        printf::append(&mut t, |o| printf::number(o, v, last, &printf::Pad { flags, width, prec }));
+        printf::append(&mut t, &mut |o| printf::number(o, v, last, &printf::Pad { flags, width, prec }));
         super::put_all(s, &t)
     }
 }
