@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use super::{Env, Msg};
 use crate::cursor::read_uint;
 use crate::ksyms::Ksyms;
+use crate::text::kernel::DIGITS2;
 
 pub(crate) const LEFT: u8 = 1;
 pub(crate) const PLUS: u8 = 2;
@@ -305,6 +306,16 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
             i -= 1;
             tmp[i] = b'0' + (num % 10) as u8;
             num /= 10;
+        }
+        // Two digits a round down to the last two: a round is a multiply
+        // and a branch whichever way (the pair comes from Line's table).
+        while cfg!(feature = "fast-print") && num >= 100 {
+            let q = (num * 0x51EB_851F) >> 37;
+            let r = 2 * (num - q * 100) as usize;
+            i -= 2;
+            tmp[i] = DIGITS2[r];
+            tmp[i + 1] = DIGITS2[r + 1];
+            num = q;
         }
         loop {
             i -= 1;
@@ -802,6 +813,9 @@ mod tests {
         assert_eq!(num(5, 10, false, 0, 6, 3), "   005");
         assert_eq!(num(5, 10, false, ZEROPAD, 6, 3), "000005");
         assert_eq!(num(100, 10, false, 0, 2, -1), "100");
+        for v in [0u64, 9, 10, 99, 100, 101, 999, 1000, 12_345, 99_999_999, u32::MAX as u64, 1 << 32, u64::MAX] {
+            assert_eq!(num(v as i64, 10, false, 0, -1, -1), alloc::format!("{v}"));
+        }
         let tail = |flags, width, prec| {
             text(|o| {
                 o.extend_from_slice(b"<abc\0d");
