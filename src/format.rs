@@ -506,7 +506,7 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
                 if neg {
                     out.push(b'(');
                 }
-                crate::printfmt::printf::sdec(&mut out, v);
+                crate::printfmt::printf::append(&mut out, &mut |o| crate::printfmt::printf::sdec(o, v));
                 if neg {
                     out.push(b')');
                 }

@@ -4,7 +4,7 @@
 //! outside this module against the same trait.
 
 use alloc::string::String;
-#[cfg(any(feature = "trace-cmd-style", feature = "fast-print"))]
+#[cfg(feature = "trace-cmd-style")]
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
@@ -12,6 +12,8 @@ use super::{Recording, Stats};
 use crate::text::kernel::Wrote;
 #[cfg(feature = "fast-print")]
 use crate::text::kernel::Tracer;
+#[cfg(feature = "fast-print")]
+use crate::{printfmt::Out, text::Env};
 use crate::text::{self, env::Decoder, Kernel, Rec};
 #[cfg(feature = "trace-cmd-style")]
 use crate::text::tracecmd::TraceCmd;
@@ -93,9 +95,6 @@ pub struct KernelText<'r, 'o> {
     /// holds a raw-byte escape (the rest of such a line is numbers and
     /// names from formats).
     direct: bool,
-    /// A print fmt event's text on its way to `out` (see `tail_raw`).
-    #[cfg(feature = "fast-print")]
-    line: Vec<u8>,
 }
 
 impl<'r, 'o> KernelText<'r, 'o> {
@@ -108,8 +107,6 @@ impl<'r, 'o> KernelText<'r, 'o> {
             out,
             rec,
             direct,
-            #[cfg(feature = "fast-print")]
-            line: Vec::new(),
         }
     }
 }
@@ -117,22 +114,24 @@ impl<'r, 'o> KernelText<'r, 'o> {
 #[cfg(feature = "fast-print")]
 impl KernelText<'_, '_> {
     /// The text of a print fmt event and its newline, after the line's
-    /// head, copied into the writer's buffer as the bytes the print fmt
-    /// gives: no `core::fmt::Write` round trip, whose UTF-8 check and
-    /// escapes the output edge would only undo. false (nothing written)
-    /// where [`Kernel::line_tail`] must print it: fields instead of the
-    /// print fmt, or a text longer than the writer's room for a line. One
-    /// that fits is far inside its trace_seq's bound (a page, less the
-    /// head) even with each byte counted as a three-byte escape, as the
-    /// bound counts them.
+    /// head, printed straight into the writer's buffer as the bytes the
+    /// print fmt gives: no `core::fmt::Write` round trip, whose UTF-8
+    /// check and escapes the output edge would only undo, and no copy.
+    /// false (nothing written) where [`Kernel::line_tail`] must print it:
+    /// fields instead of the print fmt, or a text longer than the
+    /// writer's room for a line. One that fits is far inside its
+    /// trace_seq's bound (a page, less the head) even with each byte
+    /// counted as a three-byte escape, as the bound counts them.
     fn tail_raw(&mut self, r: &Rec, id: u16) -> bool {
-        let line = &mut self.line;
-        line.clear();
-        let Some(how) = self.k.env.render_raw(id, r.data, line) else { return false };
+        let Some(dst) = self.out.room() else { return false };
+        let mut line = Out::on(dst);
+        let Some(how) = self.k.env.render_bytes(id, r.data, &mut line) else { return false };
         line.push(b'\n');
-        let Some(dst) = self.out.room().and_then(|d| d.get_mut(..line.len())) else { return false };
-        dst.copy_from_slice(line);
-        self.out.commit(line.len());
+        if !line.fits() {
+            return false;
+        }
+        let n = line.len();
+        self.out.commit(n);
         if how == text::Rendered::Partial {
             self.k.counts.partial += 1;
         }

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use super::parse::{Expr, Func, Op, Ty, UnOp};
-use super::printf::{self, Num, Piece, Spec};
+use super::printf::{self, Num, Out, Pad, Piece, Spec};
 use super::Env;
 use crate::format::{sext, Event, FieldKind};
 
@@ -87,6 +87,11 @@ impl<'a, 'e> Ctx<'a, 'e> {
             Val::Scratch(s, e) => self.scratch.get(s..e),
             Val::Int(..) => None,
         }
+    }
+
+    /// Append `0x%llx` (`hex`) or `%llu` of `v` to the scratch buffer.
+    fn put_num(&mut self, v: u64, hex: bool) {
+        printf::append(&mut self.scratch, &mut |o| if hex { printf::hex0x(o, v) } else { printf::dec(o, v) });
     }
 
     /// Append a string value (up to its NUL) to the scratch buffer; a
@@ -272,7 +277,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                             return Ok(Val::Bytes(d));
                         }
                         let s = self.scratch.len();
-                        printf::bitmap_hex(&mut self.scratch, d, d.len() * 8, env);
+                        printf::append(&mut self.scratch, &mut |o| printf::bitmap_hex(o, d, d.len() * 8, env));
                         Val::Scratch(s, self.scratch.len())
                     }
                 }
@@ -433,7 +438,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         self.unknowns = unknowns;
                         self.partial = true;
                         self.scratch.truncate(start);
-                        printf::hex0x(&mut self.scratch, v);
+                        self.put_num(v, true);
                         return Ok(Val::Scratch(start, self.scratch.len()));
                     }
                     let (m, name) = match ent {
@@ -462,7 +467,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                     if !first {
                         self.push_str(&delim);
                     }
-                    printf::hex0x(&mut self.scratch, rest);
+                    self.put_num(rest, true);
                 }
                 Ok(Val::Scratch(start, self.scratch.len()))
             }
@@ -481,7 +486,7 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         if f == Func::PrintHex && k > 0 {
                             self.scratch.push(b' ');
                         }
-                        printf::hex_string(&mut self.scratch, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" });
+                        printf::append(&mut self.scratch, &mut |o| printf::hex_string(o, c, c.len() as i32, if f == Func::PrintHex { b"h" } else { b"hN" }));
                     }
                     return Ok(Val::Scratch(start, self.scratch.len()));
                 }
@@ -502,16 +507,16 @@ impl<'a, 'e> Ctx<'a, 'e> {
                         1 | 2 | 4 | 8 => {
                             let v = crate::cursor::read_uint(&d, p, el, env.endian).map_err(|_| msg!("short array"))?;
                             if old {
-                                printf::dec(&mut self.scratch, v);
+                                self.put_num(v, false);
                             } else {
-                                printf::hex0x(&mut self.scratch, v);
+                                self.put_num(v, true);
                             }
                         }
                         _ => {
                             self.scratch.extend_from_slice(b"BAD SIZE:");
-                            printf::dec(&mut self.scratch, el as u64);
+                            self.put_num(el as u64, false);
                             self.scratch.push(b' ');
-                            printf::hex0x(&mut self.scratch, d[p] as u64);
+                            self.put_num(d[p] as u64, true);
                             el = 1;
                         }
                     }
@@ -651,7 +656,7 @@ pub(crate) fn format<'a>(
     f: &[u8],
     pieces: &[Piece],
     args: &mut dyn Args<'a>,
-    out: &mut Vec<u8>,
+    out: &mut Out<'_>,
 ) -> EResult<()> {
     let env = ctx.env;
     for p in pieces {
@@ -684,8 +689,7 @@ pub(crate) fn format<'a>(
         };
         // The kernel prints into a one-page trace_seq; a width from a corrupt
         // record must not make us pad gigabytes.
-        let width = width.min(MAX_WIDTH);
-        let prec = prec.min(MAX_WIDTH);
+        let pad = Pad { flags, width: width.min(MAX_WIDTH), prec: prec.min(MAX_WIDTH) };
         let ext = f.get(s.ext.0 as usize..(s.ext.0 + s.ext.1) as usize).unwrap_or(b"");
         match s.conv {
             b'd' | b'i' | b'u' | b'o' | b'x' | b'X' => {
@@ -693,23 +697,23 @@ pub(crate) fn format<'a>(
                 let size = printf::qual_size(s.qual, s.conv, env.long_size);
                 let v = args.int(ctx, size, signed)?;
                 if ctx.unknowns != unknowns {
-                    unknowable(ctx, out, flags, width);
+                    unknowable(ctx, out, &pad);
                     continue;
                 }
-                printf::int_conv(out, v, size, s.conv, flags, width, prec);
+                printf::int_conv(out, v, size, s.conv, &pad);
             }
             b'c' => {
                 let c = args.int(ctx, 4, false)? as u8;
                 if ctx.unknowns != unknowns {
-                    unknowable(ctx, out, flags, width);
+                    unknowable(ctx, out, &pad);
                     continue;
                 }
-                printf::pad(out, &[c], flags, width);
+                printf::pad(out, &[c], flags, pad.width);
             }
             b's' => {
                 let v = args.val(ctx, s, ext)?;
                 if ctx.unknowns != unknowns {
-                    unknowable(ctx, out, flags, width);
+                    unknowable(ctx, out, &pad);
                     continue;
                 }
                 let d: &[u8] = match v {
@@ -723,7 +727,7 @@ pub(crate) fn format<'a>(
                         .as_bytes(),
                     ref v => ctx.bytes(v).unwrap_or(b""),
                 };
-                printf::string(out, d, flags, width, prec);
+                printf::string(out, d, &pad);
             }
             b'p' => {
                 let v = args.val(ctx, s, ext)?;
@@ -737,11 +741,11 @@ pub(crate) fn format<'a>(
                             ctx.partial = true;
                             printf::hex0x(out, if env.long_size < 8 { a & 0xffff_ffff } else { a });
                         }
-                        _ => unknowable(ctx, out, flags, width),
+                        _ => unknowable(ctx, out, &pad),
                     }
                     continue;
                 }
-                pointer(ctx, out, v, ext, flags, width, prec)?;
+                pointer(ctx, out, v, ext, &pad)?;
             }
             _ => return Err(msg!("unsupported conversion")),
         }
@@ -751,21 +755,19 @@ pub(crate) fn format<'a>(
 
 /// A conversion whose argument used a value the recording does not know
 /// (a kernel variable such as `jiffies`): `?`, padded as a string.
-fn unknowable(ctx: &mut Ctx<'_, '_>, out: &mut Vec<u8>, flags: u8, width: i32) {
+fn unknowable(ctx: &mut Ctx<'_, '_>, out: &mut Out<'_>, pad: &Pad) {
     ctx.partial = true;
-    printf::string(out, b"?", flags, width, -1);
+    printf::string(out, b"?", &Pad { prec: -1, ..*pad });
 }
 
 /// One `%p` conversion with extension `ext` (the alphanumerics after `p`).
 #[inline(never)]
 pub(crate) fn pointer<'a>(
     ctx: &Ctx<'a, '_>,
-    out: &mut Vec<u8>,
+    out: &mut Out<'_>,
     v: Val<'a>,
     ext: &[u8],
-    flags: u8,
-    width: i32,
-    prec: i32,
+    pad: &Pad,
 ) -> EResult<()> {
     let env = ctx.env;
     let first = ext.first().copied().unwrap_or(0);
@@ -783,17 +785,17 @@ pub(crate) fn pointer<'a>(
             let start = out.len();
             let offset = !matches!(first, b's' | b'f');
             printf::symbol(out, env.ksyms, addr, offset, first == b'B');
-            printf::pad_tail(out, start, flags, width, prec);
+            printf::pad_tail(out, start, pad);
         } else {
             // Plain %p, %px, %pK: the raw value (see the module docs on hash-ptr).
-            printf::pointer_string(out, addr, flags, width, env.long_size);
+            printf::pointer_string(out, addr, pad, env.long_size);
         }
         return Ok(());
     }
     // Everything else dereferences: it needs the bytes, not an address.
     let d: &[u8] = match v {
         Val::Int(0, _) => {
-            printf::string(out, b"(null)", flags, width, prec);
+            printf::string(out, b"(null)", pad);
             return Ok(());
         }
         Val::Int(..) => return Err(msg!("%p extension of a kernel pointer (the data is not in the record)")),
@@ -804,12 +806,12 @@ pub(crate) fn pointer<'a>(
     let tmp = &mut *out;
     match first {
         b'h' => {
-            printf::hex_string(out, d, width, ext);
+            printf::hex_string(out, d, pad.width, ext);
             return Ok(());
         }
         b'b' => {
             // Never past the bytes we have (the kernel would read on in memory).
-            let nbits = (width.max(0) as usize).min(d.len() * 8);
+            let nbits = (pad.width.max(0) as usize).min(d.len() * 8);
             if ext.get(1) == Some(&b'l') {
                 printf::bitmap_list(out, d, nbits, env);
             } else {
@@ -832,13 +834,13 @@ pub(crate) fn pointer<'a>(
         b'U' => printf::uuid(tmp, d, ext)?,
         _ => return Err(msg!("unsupported %p extension")),
     }
-    printf::pad_tail(out, start, flags, width, -1);
+    printf::pad_tail(out, start, &Pad { prec: -1, ..*pad });
     Ok(())
 }
 
 /// libtraceevent's print_arg_pointer() for the value-printing `%p`s:
 /// `func` (`%ps`), `func+0x1c` (`%pS`), `(nil)`, or `0x...`.
-fn tep_pointer(env: &crate::printfmt::Env, out: &mut Vec<u8>, addr: u64, first: u8) -> EResult<()> {
+fn tep_pointer(env: &crate::printfmt::Env, out: &mut Out<'_>, addr: u64, first: u8) -> EResult<()> {
     let func = matches!(first, b'S' | b's' | b'B' | b'F' | b'f');
     let sym = if func { env.ksyms.and_then(|k| k.lookup(addr)) } else { None };
     match sym {

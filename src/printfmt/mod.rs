@@ -81,6 +81,7 @@ use crate::ksyms::{Enums, Ksyms, Printk};
 use eval::{Args, Ctx, EResult, Val};
 use parse::{Expr, Parser};
 use printf::{Piece, Spec};
+pub use printf::{append, Out};
 
 /// What a recording says about the machine that wrote it, plus the tables
 /// printing needs.
@@ -321,13 +322,15 @@ impl Program {
     /// Print one record. On error nothing has been written to `out`.
     pub fn render(&self, ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<Fidelity, RenderError> {
         let mut buf = Vec::new();
-        let f = self.render_bytes(ev, rec, env, &mut buf)?;
+        let mut r = Ok(Fidelity::Exact);
+        printf::append(&mut buf, &mut |o| r = self.render_bytes(ev, rec, env, o));
+        let f = r?;
         write_bytes(out, &buf)?;
         Ok(f)
     }
 
     /// Like `render`, appending raw bytes to `buf` (no UTF-8 round trip).
-    pub fn render_bytes(&self, ev: &Event, rec: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<Fidelity, RenderError> {
+    pub fn render_bytes(&self, ev: &Event, rec: &[u8], env: &Env, buf: &mut Out<'_>) -> Result<Fidelity, RenderError> {
         let mut scratch = core::mem::take(&mut *self.scratch.borrow_mut());
         scratch.clear();
         let mut ctx = Ctx { ev, rec, env, scratch, unknowns: 0, partial: false };
@@ -482,12 +485,14 @@ impl<'a> Args<'a> for BinArgs<'a> {
 /// `buf` (vbin_printf layout). Prints what trace_seq_bprintf() prints.
 pub fn bprint(fmt: &[u8], args: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<(), RenderError> {
     let mut buf = Vec::new();
-    bprint_bytes(fmt, args, env, &mut buf)?;
+    let mut r = Ok(());
+    printf::append(&mut buf, &mut |o| r = bprint_bytes(fmt, args, env, o));
+    r?;
     write_bytes(out, &buf)
 }
 
 /// `bprint` into bytes; nothing is appended on error.
-pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Vec<u8>) -> Result<(), RenderError> {
+pub fn bprint_bytes(fmt: &[u8], args: &[u8], env: &Env, buf: &mut Out<'_>) -> Result<(), RenderError> {
     let pieces = printf::parse_format(fmt)?;
     let mut ctx = Ctx { ev: &crate::format::NO_EVENT, rec: &[], env, scratch: Vec::new(), unknowns: 0, partial: false };
     let start = buf.len();
@@ -532,7 +537,12 @@ fn isprint(b: u8) -> bool {
 /// 1-byte integers as `'c'(N)`, 2- and 4-byte ones as `0xH (N)`, long-sized
 /// ones as `%pS (N)` (a symbol when one holds the value, else `0x...`).
 pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write) -> Result<(), RenderError> {
-    let mut b: Vec<u8> = Vec::new();
+    let mut v = Vec::new();
+    printf::append(&mut v, &mut |b| fields_into(ev, rec, env, b));
+    write_bytes(out, &v)
+}
+
+fn fields_into(ev: &Event, rec: &[u8], env: &Env, b: &mut Out<'_>) {
     let mut first = true;
     for f in ev.fields.iter().skip(ev.ncommon) {
         if !first {
@@ -552,14 +562,14 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
                 continue;
             };
             if f.is_char {
-                printf::string(&mut b, d, 0, -1, -1);
+                printf::string(b, d, &printf::NO_PAD);
                 continue;
             }
             for (i, x) in d.iter().enumerate() {
                 if i > 0 {
                     b.push(b',');
                 }
-                printf::hex2(&mut b, *x, false);
+                printf::hex2(b, *x, false);
             }
             continue;
         }
@@ -571,7 +581,7 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
             // pointer value.)
             let v = read_uint(rec, f.offset, f.size, env.endian).unwrap_or(0);
             b.extend_from_slice(b"(0x");
-            printf::pointer_string(&mut b, v, 0, -1, env.long_size);
+            printf::pointer_string(b, v, &printf::NO_PAD, env.long_size);
             if let Some(t) = env.printk.and_then(|p| p.lookup(v)) {
                 b.push(b':');
                 b.extend_from_slice(t.as_bytes());
@@ -595,22 +605,22 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
                     b.push(b'\'');
                 }
                 b.push(b'(');
-                printf::dec(&mut b, v);
+                printf::dec(b, v);
                 b.push(b')');
                 continue;
             }
             // "0x%x (%d)": an unsigned short promotes to a positive int, an
             // unsigned int prints negative when its top bit is set.
             2 | 4 if !(f.size == 4 && env.long_size == 4) => {
-                printf::hex0x(&mut b, v);
+                printf::hex0x(b, v);
                 crate::format::sext(v, 4)
             }
             4 | 8 if f.size == env.long_size => {
-                printf::symbol(&mut b, env.ksyms, v, true, false);
+                printf::symbol(b, env.ksyms, v, true, false);
                 crate::format::sext(v, f.size)
             }
             8 => {
-                printf::hex0x(&mut b, v);
+                printf::hex0x(b, v);
                 v
             }
             _ => {
@@ -619,10 +629,9 @@ pub fn render_fields(ev: &Event, rec: &[u8], env: &Env, out: &mut dyn fmt::Write
             }
         };
         b.extend_from_slice(b" (");
-        printf::sdec(&mut b, sv);
+        printf::sdec(b, sv);
         b.push(b')');
     }
-    write_bytes(out, &b)
 }
 
 /// Write bytes through `fmt::Write` exactly: bytes that are not UTF-8

@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, Val};
 use super::parse::{Expr, Op, Ty};
-use super::printf::{self, Num, Piece};
+use super::printf::{self, Num, Out, Pad, Piece, NO_PAD};
 use super::{Env, ExprArgs};
 use crate::cursor::read_uint;
 use crate::format::{sext, Event, FieldKind};
@@ -62,17 +62,6 @@ pub(crate) struct Step {
     /// The conversion's flags, width and precision, `*` already excluded.
     pad: Pad,
 }
-
-/// Flags, width and precision of a conversion as printf's helpers take
-/// them (-1: none), made once.
-#[derive(Clone, Copy, Debug)]
-struct Pad {
-    flags: u8,
-    width: i32,
-    prec: i32,
-}
-
-const NO_PAD: Pad = Pad { flags: 0, width: -1, prec: -1 };
 
 #[derive(Clone, Debug)]
 pub(crate) enum Conv {
@@ -221,34 +210,34 @@ fn num(n: Num) -> i32 {
 }
 
 /// Print one record by `steps`; `exprs` and `pieces` are those `build` had.
-pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs: &'a [Expr], steps: &[Step], out: &mut Vec<u8>) -> EResult<()> {
+pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs: &'a [Expr], steps: &[Step], out: &mut Out<'_>) -> EResult<()> {
     let env = ctx.env;
     for st in steps {
         let (a, b) = st.lit;
         if a < b {
             out.extend_from_slice(fmt.get(a as usize..b as usize).unwrap_or(b""));
         }
-        let Pad { flags, width, prec } = st.pad;
+        let pad = &st.pad;
         let (p, a) = match &st.conv {
             Conv::End => continue,
             Conv::Int(l, size, conv) => {
-                printf::int_conv(out, l.get(ctx)?, *size as usize, *conv, flags, width, prec);
+                printf::int_conv(out, l.get(ctx)?, *size as usize, *conv, pad);
                 continue;
             }
             Conv::Ptr(l, x) => {
                 let v = l.get(ctx)?;
-                eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, *x), flags, width, prec)?;
+                eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, *x), pad)?;
                 continue;
             }
             Conv::Str(i) => {
                 let f = ctx.ev.fields.get(*i as usize).ok_or(msg!("REC used without ->field"))?;
                 let d = f.data(ctx.rec, env.endian).ok_or(msg!("field beyond the record"))?;
-                printf::string(out, d, flags, width, prec);
+                printf::string(out, d, pad);
                 continue;
             }
             Conv::Pick(c, a, b) => {
                 let d = if c.get(ctx)? != 0 { a } else { b };
-                printf::string(out, d, flags, width, prec);
+                printf::string(out, d, pad);
                 continue;
             }
             Conv::Tree(p, a, size, conv) => {
@@ -258,11 +247,11 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
                 match v {
                     _ if ctx.unknowns != unknowns => {}
                     Val::Int(v, _) if *conv != b's' => {
-                        printf::int_conv(out, v, *size as usize, *conv, flags, width, prec);
+                        printf::int_conv(out, v, *size as usize, *conv, pad);
                         continue;
                     }
                     Val::Bytes(_) | Val::Scratch(..) if *conv == b's' => {
-                        printf::string(out, ctx.bytes(&v).unwrap_or(b""), flags, width, prec);
+                        printf::string(out, ctx.bytes(&v).unwrap_or(b""), pad);
                         continue;
                     }
                     _ => {}

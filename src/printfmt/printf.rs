@@ -8,12 +8,104 @@ use alloc::vec::Vec;
 use super::{Env, Msg};
 use crate::cursor::read_uint;
 use crate::ksyms::Ksyms;
+use crate::text::kernel::DIGITS2;
 
 pub(crate) const LEFT: u8 = 1;
 pub(crate) const PLUS: u8 = 2;
 pub(crate) const SPACE: u8 = 4;
 pub(crate) const SPECIAL: u8 = 8;
 pub(crate) const ZEROPAD: u8 = 16;
+
+/// Where the helpers print: a slice of bytes (the free space of an
+/// output buffer, so that a line's text is made where it is written out)
+/// and how many bytes were printed. A print that does not fit is dropped
+/// but counted: the caller sees that the text did not fit (`fits`) and
+/// how much room it needs ([`append`] prints again with that much).
+pub struct Out<'a> {
+    b: &'a mut [u8],
+    n: usize,
+}
+
+impl<'a> Out<'a> {
+    pub fn on(b: &'a mut [u8]) -> Out<'a> {
+        Out { b, n: 0 }
+    }
+    // (Inline where speed counts: a call for each piece of a line cost a
+    // fortieth of ftcat's instructions on an `-e all` recording.)
+
+    /// Bytes printed, whether they fit or not.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// Everything printed is there.
+    #[inline(always)]
+    pub fn fits(&self) -> bool {
+        self.n <= self.b.len()
+    }
+    #[cfg_attr(feature = "fast-print", inline(always))]
+    pub fn push(&mut self, c: u8) {
+        if let Some(d) = self.b.get_mut(self.n) {
+            *d = c;
+        }
+        self.n += 1;
+    }
+    #[cfg_attr(feature = "fast-print", inline(always))]
+    pub fn extend_from_slice(&mut self, s: &[u8]) {
+        if let Some(d) = self.b.get_mut(self.n..self.n + s.len()) {
+            d.copy_from_slice(s);
+        }
+        self.n += s.len();
+    }
+    /// `k` bytes `c`.
+    pub fn fill(&mut self, c: u8, k: usize) {
+        if let Some(d) = self.b.get_mut(self.n..self.n + k) {
+            d.fill(c);
+        }
+        self.n += k;
+    }
+    /// Back to an earlier length (from [`Out::len`]).
+    pub fn truncate(&mut self, n: usize) {
+        self.n = self.n.min(n);
+    }
+    pub fn last(&self) -> Option<u8> {
+        self.n.checked_sub(1).and_then(|i| self.b.get(i)).copied()
+    }
+}
+
+/// Print with `f` at the end of `v`, however long the text: where it did
+/// not fit the room given, `f` prints it again with room enough (the
+/// helpers print the same text each time).
+pub fn append(v: &mut Vec<u8>, f: &mut dyn FnMut(&mut Out<'_>)) {
+    let start = v.len();
+    let mut room = 128;
+    loop {
+        v.resize(start + room, 0);
+        let mut o = Out::on(v.get_mut(start..).unwrap_or_default());
+        f(&mut o);
+        let n = o.n;
+        if n <= room {
+            v.truncate(start + n);
+            return;
+        }
+        room = n;
+    }
+}
+
+/// A conversion's flags, width and precision (-1: none), as the helpers
+/// take them: one argument, worked out once for each conversion of a
+/// print fmt (see `plan`), where three cost a call's worth of moves.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pad {
+    pub flags: u8,
+    pub width: i32,
+    pub prec: i32,
+}
+
+pub(crate) const NO_PAD: Pad = Pad { flags: 0, width: -1, prec: -1 };
 
 /// Width or precision: none, a number, or `*` (taken from the arguments).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,23 +249,23 @@ pub(crate) fn qual_size(qual: u8, conv: u8, long_size: usize) -> usize {
 
 /// `%d`, `%u`, `%x` & co of an argument read as `size` bytes: truncated to
 /// them, sign-extended for `d`/`i`.
-pub(crate) fn int_conv(out: &mut Vec<u8>, v: u64, size: usize, conv: u8, flags: u8, width: i32, prec: i32) {
-    let signed = matches!(conv, b'd' | b'i');
+pub(crate) fn int_conv(out: &mut Out<'_>, v: u64, size: usize, conv: u8, pad: &Pad) {
     let v = if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) };
-    let v = if signed { crate::format::sext(v, size) } else { v };
+    let v = if matches!(conv, b'd' | b'i') { crate::format::sext(v, size) } else { v };
+    number(out, v, conv, pad);
+}
+
+/// The kernel's number() for conversion `conv` (`d`, `i`, `u`, `o`, `x`,
+/// `X`): `num` already truncated/sign-extended to 64 bits.
+pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
+    let Pad { mut flags, mut width, prec } = *pad;
+    let signed = matches!(conv, b'd' | b'i');
+    let upper = conv == b'X';
     let base = match conv {
         b'o' => 8,
         b'x' | b'X' => 16,
         _ => 10,
     };
-    number(out, v, base, signed, conv == b'X', flags, width, prec);
-}
-
-/// The kernel's number(): `num` already truncated/sign-extended to 64 bits.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper: bool, flags: u8, width: i32, prec: i32) {
-    let mut flags = flags;
-    let mut width = width;
     let mut num = num;
     if flags & LEFT != 0 {
         flags &= !ZEROPAD;
@@ -214,6 +306,16 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
             i -= 1;
             tmp[i] = b'0' + (num % 10) as u8;
             num /= 10;
+        }
+        // Two digits a round down to the last two: a round is a multiply
+        // and a branch whichever way (the pair comes from Line's table).
+        while cfg!(feature = "fast-print") && num >= 100 {
+            let q = (num * 0x51EB_851F) >> 37;
+            let r = 2 * (num - q * 100) as usize;
+            i -= 2;
+            tmp[i] = DIGITS2[r];
+            tmp[i + 1] = DIGITS2[r + 1];
+            num = q;
         }
         loop {
             i -= 1;
@@ -272,11 +374,7 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
     }
     let prec = prec.max(n);
     width -= prec;
-    let fill = |out: &mut Vec<u8>, c: u8, k: i32| {
-        if k > 0 {
-            out.resize(out.len() + k as usize, c);
-        }
-    };
+    let fill = |out: &mut Out, c: u8, k: i32| out.fill(c, k.max(0) as usize);
     if flags & (ZEROPAD | LEFT) == 0 {
         fill(out, b' ', width);
         width = 0;
@@ -304,8 +402,9 @@ pub(crate) fn number(out: &mut Vec<u8>, num: u64, base: u64, signed: bool, upper
 /// `x`'s 8 hex digits as the bytes of a number, the most significant
 /// digit in the top byte, without a loop: each nibble spread into a byte
 /// of its own, then made a digit or a letter in all eight bytes at once.
-#[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
-fn hex8(x: u32, upper: bool) -> u64 {
+/// (Also `text::kernel::Line::hex`'s: one digit maker for both.)
+#[inline(always)]
+pub(crate) fn hex8(x: u32, upper: bool) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     let x = x as u64;
     let x = (x | x << 16) & 0x0000_ffff_0000_ffff;
@@ -319,55 +418,58 @@ fn hex8(x: u32, upper: bool) -> u64 {
 
 /// The kernel's string(): at most `prec` bytes, stopping at NUL, padded with
 /// spaces to `width`.
-pub(crate) fn string(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32, prec: i32) {
+pub(crate) fn string(out: &mut Out<'_>, s: &[u8], p: &Pad) {
     let mut len = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-    if prec >= 0 {
-        len = len.min(prec as usize);
+    if p.prec >= 0 {
+        len = len.min(p.prec as usize);
     }
-    pad(out, &s[..len], flags, width);
+    pad(out, &s[..len], p.flags, p.width);
 }
 
 /// `s` padded with spaces to `width`, on the left unless the flags say LEFT.
-pub(crate) fn pad(out: &mut Vec<u8>, s: &[u8], flags: u8, width: i32) {
+pub(crate) fn pad(out: &mut Out<'_>, s: &[u8], flags: u8, width: i32) {
     let pad = (width.max(0) as usize).saturating_sub(s.len());
     if flags & LEFT == 0 {
-        out.resize(out.len() + pad, b' ');
+        out.fill(b' ', pad);
     }
     out.extend_from_slice(s);
     if flags & LEFT != 0 {
-        out.resize(out.len() + pad, b' ');
+        out.fill(b' ', pad);
     }
 }
 
 /// `string()` of the bytes appended to `out` since `start`, in place: what
 /// `%pS` & co print goes straight into the line, no temporary.
-pub(crate) fn pad_tail(out: &mut Vec<u8>, start: usize, flags: u8, width: i32, prec: i32) {
-    let s = start.min(out.len());
-    let mut len = out[s..].iter().position(|&b| b == 0).unwrap_or(out.len() - s);
+pub(crate) fn pad_tail(out: &mut Out<'_>, start: usize, &Pad { flags, width, prec }: &Pad) {
+    // (A text that did not fit is printed again with more room.)
+    let Some(t) = out.b.get_mut(start..out.n) else { return };
+    let mut len = t.iter().position(|&b| b == 0).unwrap_or(t.len());
     if prec >= 0 {
         len = len.min(prec as usize);
     }
-    out.truncate(s + len);
+    out.n = start + len;
     let pad = (width.max(0) as usize).saturating_sub(len);
-    if pad > 0 {
-        // Rare (a width on %pS & co): no need for an in-place rotation.
-        let tail = if flags & LEFT == 0 { out.split_off(s) } else { Vec::new() };
-        out.resize(out.len() + pad, b' ');
-        out.extend_from_slice(&tail);
+    out.fill(b' ', pad);
+    if pad > 0 && flags & LEFT == 0 {
+        // Rare (a width on %pS & co): the text moved behind its padding.
+        if let Some(t) = out.b.get_mut(start..out.n) {
+            t.copy_within(..len, pad);
+            t[..pad].fill(b' ');
+        }
     }
 }
 
 /// `%p` without extension as the trace file prints it with hash-ptr off
 /// (`%px`): the raw value, zero-padded to the pointer width unless a width
 /// was given.
-pub(crate) fn pointer_string(out: &mut Vec<u8>, v: u64, flags: u8, width: i32, long_size: usize) {
+pub(crate) fn pointer_string(out: &mut Out<'_>, v: u64, &Pad { flags, width, .. }: &Pad, long_size: usize) {
     let (flags, width) = if width < 0 { (flags | ZEROPAD, 2 * long_size as i32) } else { (flags, width) };
-    number(out, v, 16, false, false, flags, width, -1);
+    number(out, v, b'x', &Pad { flags, width, prec: -1 });
 }
 
 /// sprint_symbol() and friends: `name+0xoff/0xsize [module]`, or `0xaddr`
 /// when no symbol holds the address.
-pub(crate) fn symbol(out: &mut Vec<u8>, ksyms: Option<&Ksyms>, addr: u64, offset: bool, backtrace: bool) {
+pub(crate) fn symbol(out: &mut Out<'_>, ksyms: Option<&Ksyms>, addr: u64, offset: bool, backtrace: bool) {
     let look = if backtrace { addr.wrapping_sub(1) } else { addr };
     match ksyms.and_then(|k| k.lookup(look)) {
         Some(s) => {
@@ -389,14 +491,14 @@ pub(crate) fn symbol(out: &mut Vec<u8>, ksyms: Option<&Ksyms>, addr: u64, offset
     }
 }
 
-pub(crate) fn hex2(out: &mut Vec<u8>, b: u8, upper: bool) {
+pub(crate) fn hex2(out: &mut Out<'_>, b: u8, upper: bool) {
     let d: &[u8; 16] = if upper { b"0123456789ABCDEF" } else { b"0123456789abcdef" };
     out.push(d[(b >> 4) as usize]);
     out.push(d[(b & 15) as usize]);
 }
 
 /// `%*ph` and variants: up to 64 bytes, separated by ' ' (C: ':', D: '-', N: none).
-pub(crate) fn hex_string(out: &mut Vec<u8>, data: &[u8], width: i32, ext: &[u8]) {
+pub(crate) fn hex_string(out: &mut Out<'_>, data: &[u8], width: i32, ext: &[u8]) {
     if width == 0 {
         return;
     }
@@ -418,7 +520,7 @@ pub(crate) fn hex_string(out: &mut Vec<u8>, data: &[u8], width: i32, ext: &[u8])
 }
 
 /// `%pM` (colons), `%pm` (none), `R` reversed, `F` dashes.
-pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
+pub(crate) fn mac(out: &mut Out<'_>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
     let d = d.get(..6).ok_or(msg!("MAC address shorter than 6 bytes"))?;
     let sep = if ext[0] == b'm' { None } else if ext.get(1) == Some(&b'F') { Some(b'-') } else { Some(b':') };
     let rev = ext.get(1) == Some(&b'R');
@@ -437,28 +539,28 @@ pub(crate) fn mac(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
 /// many places that print a bare number (8 arguments to set up at each
 /// `number` call site).
 #[inline(never)]
-pub(crate) fn dec(out: &mut Vec<u8>, v: u64) {
-    number(out, v, 10, false, false, 0, -1, -1);
+pub(crate) fn dec(out: &mut Out<'_>, v: u64) {
+    number(out, v, b'u', &NO_PAD);
 }
 
 #[inline(never)]
-pub(crate) fn sdec(out: &mut Vec<u8>, v: u64) {
-    number(out, v, 10, true, false, 0, -1, -1);
+pub(crate) fn sdec(out: &mut Out<'_>, v: u64) {
+    number(out, v, b'd', &NO_PAD);
 }
 
 #[inline(never)]
-pub(crate) fn hex0x(out: &mut Vec<u8>, v: u64) {
+pub(crate) fn hex0x(out: &mut Out<'_>, v: u64) {
     out.extend_from_slice(b"0x");
-    number(out, v, 16, false, false, 0, -1, -1);
+    number(out, v, b'x', &NO_PAD);
 }
 
-pub(crate) fn ip4(out: &mut Vec<u8>, d: &[u8], leading_zeros: bool) {
+pub(crate) fn ip4(out: &mut Out<'_>, d: &[u8], leading_zeros: bool) {
     for (i, &b) in d.iter().take(4).enumerate() {
         if i > 0 {
             out.push(b'.');
         }
         if leading_zeros {
-            number(out, b as u64, 10, false, false, ZEROPAD, 3, -1);
+            number(out, b as u64, b'u', &Pad { flags: ZEROPAD, width: 3, prec: -1 });
         } else {
             dec(out, b as u64);
         }
@@ -468,7 +570,7 @@ pub(crate) fn ip4(out: &mut Vec<u8>, d: &[u8], leading_zeros: bool) {
 /// IPv6: full (`%pI6`: 8 groups of 4 hex digits), no colons (`%pi6`), or
 /// compressed per RFC 5952 (`%pI6c`: longest run of ≥2 zero groups becomes
 /// `::`, leading zeros dropped, IPv4-mapped/compatible tails dotted).
-pub(crate) fn ip6(out: &mut Vec<u8>, d: &[u8], colons: bool, compressed: bool) {
+pub(crate) fn ip6(out: &mut Out<'_>, d: &[u8], colons: bool, compressed: bool) {
     let d = match d.get(..16) {
         Some(d) => d,
         None => return,
@@ -549,7 +651,7 @@ pub(crate) fn ip6(out: &mut Vec<u8>, d: &[u8], colons: bool, compressed: bool) {
 
 /// `%pISpc` & co: a struct sockaddr (family in the recording's byte order,
 /// port big endian).
-pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Result<(), Msg> {
+pub(crate) fn sockaddr(out: &mut Out<'_>, d: &[u8], ext: &[u8], env: &Env) -> Result<(), Msg> {
     let fam = read_uint(d, 0, 2, env.endian).map_err(|_| msg!("short sockaddr"))?;
     let opts = &ext[2.min(ext.len())..];
     let port = |d: &[u8]| d.get(2..4).map(|p| ((p[0] as u64) << 8) | p[1] as u64).unwrap_or(0);
@@ -581,7 +683,7 @@ pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Re
             if opts.contains(&b'f') {
                 out.extend_from_slice(b"/");
                 let fl = d.get(4..8).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(0) & 0x000f_ffff;
-                number(out, fl as u64, 16, false, false, SPECIAL, -1, -1);
+                number(out, fl as u64, b'x', &Pad { flags: SPECIAL, ..NO_PAD });
             }
             if opts.contains(&b's') {
                 out.extend_from_slice(b"%");
@@ -594,7 +696,7 @@ pub(crate) fn sockaddr(out: &mut Vec<u8>, d: &[u8], ext: &[u8], env: &Env) -> Re
 }
 
 /// `%pU[bBlL]`: 16 bytes as a UUID; `l`/`L` little-endian field order, upper case for `B`/`L`.
-pub(crate) fn uuid(out: &mut Vec<u8>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
+pub(crate) fn uuid(out: &mut Out<'_>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
     let d = d.get(..16).ok_or(msg!("UUID shorter than 16 bytes"))?;
     const BE: [usize; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
     const LE: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
@@ -625,7 +727,7 @@ fn bit(d: &[u8], i: usize, env: &Env) -> bool {
 
 /// `%*pb`: 32-bit chunks in hex from the most significant, comma-separated,
 /// each zero-padded (bitmap_string()).
-pub(crate) fn bitmap_hex(out: &mut Vec<u8>, d: &[u8], nbits: usize, env: &Env) {
+pub(crate) fn bitmap_hex(out: &mut Out<'_>, d: &[u8], nbits: usize, env: &Env) {
     let mut chunksz = nbits & 31;
     if chunksz == 0 {
         chunksz = 32;
@@ -643,14 +745,14 @@ pub(crate) fn bitmap_hex(out: &mut Vec<u8>, d: &[u8], nbits: usize, env: &Env) {
             out.push(b',');
         }
         first = false;
-        number(out, val, 16, false, false, ZEROPAD, chunksz.div_ceil(4) as i32, -1);
+        number(out, val, b'x', &Pad { flags: ZEROPAD, width: chunksz.div_ceil(4) as i32, prec: -1 });
         chunksz = 32;
         i -= 32;
     }
 }
 
 /// `%*pbl`: ranges like `0-3,8,10-11` (bitmap_list_string()).
-pub(crate) fn bitmap_list(out: &mut Vec<u8>, d: &[u8], nbits: usize, env: &Env) {
+pub(crate) fn bitmap_list(out: &mut Out<'_>, d: &[u8], nbits: usize, env: &Env) {
     let mut first = true;
     let mut i = 0;
     while i < nbits {
@@ -680,10 +782,20 @@ mod tests {
     use super::*;
     use alloc::string::String;
 
+    fn text(mut f: impl FnMut(&mut Out<'_>)) -> Vec<u8> {
+        let mut v = Vec::new();
+        append(&mut v, &mut f);
+        v
+    }
+
     fn num(v: i64, base: u64, signed: bool, flags: u8, w: i32, p: i32) -> String {
-        let mut o = Vec::new();
-        number(&mut o, v as u64, base, signed, false, flags, w, p);
-        String::from_utf8(o).unwrap()
+        let conv = match (base, signed) {
+            (16, _) => b'x',
+            (8, _) => b'o',
+            (_, true) => b'd',
+            _ => b'u',
+        };
+        String::from_utf8(text(|o| number(o, v as u64, conv, &Pad { flags, width: w, prec: p }))).unwrap()
     }
 
     #[test]
@@ -701,6 +813,18 @@ mod tests {
         assert_eq!(num(5, 10, false, 0, 6, 3), "   005");
         assert_eq!(num(5, 10, false, ZEROPAD, 6, 3), "000005");
         assert_eq!(num(100, 10, false, 0, 2, -1), "100");
+        for v in [0u64, 9, 10, 99, 100, 101, 999, 1000, 12_345, 99_999_999, u32::MAX as u64, 1 << 32, u64::MAX] {
+            assert_eq!(num(v as i64, 10, false, 0, -1, -1), alloc::format!("{v}"));
+        }
+        let tail = |flags, width, prec| {
+            text(|o| {
+                o.extend_from_slice(b"<abc\0d");
+                pad_tail(o, 1, &Pad { flags, width, prec });
+            })
+        };
+        assert_eq!(tail(0, 6, -1), b"<   abc");
+        assert_eq!(tail(LEFT, 6, 2), b"<ab    ");
+        assert_eq!(tail(0, 2, -1), b"<abc");
     }
 
     #[test]
@@ -711,9 +835,7 @@ mod tests {
         assert_eq!(num(-1, 16, false, 0, -1, -1), "ffffffffffffffff");
         assert_eq!(num(0xffff_8880_0abc_def0u64 as i64, 16, false, 0, -1, -1), "ffff88800abcdef0");
         assert_eq!(num(0x0123_4567_89ab_cdef, 16, true, 0, -1, -1), "123456789abcdef");
-        let mut o = Vec::new();
-        number(&mut o, 0xfedc_ba98_7654_3210, 16, false, true, SPECIAL, -1, -1);
-        assert_eq!(o, b"0XFEDCBA9876543210");
+        assert_eq!(text(|o| number(o, 0xfedc_ba98_7654_3210, b'X', &Pad { flags: SPECIAL, ..NO_PAD })), b"0XFEDCBA9876543210");
     }
 
     #[test]
@@ -733,51 +855,39 @@ mod tests {
 
     #[test]
     fn ip_and_uuid_and_mac() {
-        let mut o = Vec::new();
         let mut a = [0u8; 16];
         a[0] = 0x20;
         a[1] = 0x01;
         a[2] = 0x0d;
         a[3] = 0xb8;
         a[15] = 1;
-        ip6(&mut o, &a, true, true);
-        assert_eq!(o, b"2001:db8::1");
-        o.clear();
-        ip6(&mut o, &[0; 16], true, true);
-        assert_eq!(o, b"::");
-        o.clear();
+        
+        assert_eq!(text(|o| ip6(o, &a, true, true)), b"2001:db8::1");
+        assert_eq!(text(|o| ip6(o, &[0; 16], true, true)), b"::");
         let mut m = [0u8; 16];
         m[10] = 0xff;
         m[11] = 0xff;
         m[12..].copy_from_slice(&[10, 0, 0, 1]);
-        ip6(&mut o, &m, true, true);
-        assert_eq!(o, b"::ffff:10.0.0.1");
-        o.clear();
-        ip6(&mut o, &a, true, false);
-        assert_eq!(o, b"2001:0db8:0000:0000:0000:0000:0000:0001");
-        o.clear();
-        ip6(&mut o, &a, false, false);
-        assert_eq!(o, b"20010db8000000000000000000000001");
-        o.clear();
-        ip4(&mut o, &[192, 168, 0, 7], true);
-        assert_eq!(o, b"192.168.000.007");
-        o.clear();
+        
+        assert_eq!(text(|o| ip6(o, &m, true, true)), b"::ffff:10.0.0.1");
+        
+        assert_eq!(text(|o| ip6(o, &a, true, false)), b"2001:0db8:0000:0000:0000:0000:0000:0001");
+        
+        assert_eq!(text(|o| ip6(o, &a, false, false)), b"20010db8000000000000000000000001");
+        
+        assert_eq!(text(|o| ip4(o, &[192, 168, 0, 7], true)), b"192.168.000.007");
         let u: Vec<u8> = (0u8..16).collect();
-        uuid(&mut o, &u, b"U").unwrap();
-        assert_eq!(o, b"00010203-0405-0607-0809-0a0b0c0d0e0f");
-        o.clear();
-        uuid(&mut o, &u, b"UL").unwrap();
-        assert_eq!(o, b"03020100-0504-0706-0809-0A0B0C0D0E0F");
-        o.clear();
-        mac(&mut o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"M").unwrap();
-        assert_eq!(o, b"00:1b:21:aa:bb:cc");
-        o.clear();
-        mac(&mut o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"m").unwrap();
-        assert_eq!(o, b"001b21aabbcc");
-        o.clear();
-        mac(&mut o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"MR").unwrap();
-        assert_eq!(o, b"cc:bb:aa:21:1b:00");
-        assert!(mac(&mut o, &[1, 2], b"M").is_err());
+        
+        assert_eq!(text(|o| uuid(o, &u, b"U").unwrap()), b"00010203-0405-0607-0809-0a0b0c0d0e0f");
+        
+        assert_eq!(text(|o| uuid(o, &u, b"UL").unwrap()), b"03020100-0504-0706-0809-0A0B0C0D0E0F");
+        
+        assert_eq!(text(|o| mac(o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"M").unwrap()), b"00:1b:21:aa:bb:cc");
+        
+        assert_eq!(text(|o| mac(o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"m").unwrap()), b"001b21aabbcc");
+        
+        assert_eq!(text(|o| mac(o, &[0, 0x1b, 0x21, 0xaa, 0xbb, 0xcc], b"MR").unwrap()), b"cc:bb:aa:21:1b:00");
+        assert!(text(|o| assert!(mac(o, &[1, 2], b"M").is_err())).is_empty());
     }
 
     #[test]
@@ -786,23 +896,17 @@ mod tests {
         let mut d = [0u8; 16];
         d[0] = 0b1011_0111;
         d[8] = 1; // bit 64
-        let mut o = Vec::new();
-        bitmap_list(&mut o, &d, 128, &env);
-        assert_eq!(o, b"0-2,4-5,7,64");
-        o.clear();
-        bitmap_hex(&mut o, &d, 72, &env);
-        assert_eq!(o, b"01,00000000,000000b7");
-        o.clear();
-        bitmap_hex(&mut o, &d, 8, &env);
-        assert_eq!(o, b"b7");
-        o.clear();
-        hex_string(&mut o, &[1, 0xab, 3], 3, b"h");
-        assert_eq!(o, b"01 ab 03");
-        o.clear();
-        hex_string(&mut o, &[1, 0xab, 3], 2, b"hC");
-        assert_eq!(o, b"01:ab");
-        o.clear();
-        hex_string(&mut o, &[1, 0xab, 3], -1, b"hN");
-        assert_eq!(o, b"01");
+        
+        assert_eq!(text(|o| bitmap_list(o, &d, 128, &env)), b"0-2,4-5,7,64");
+        
+        assert_eq!(text(|o| bitmap_hex(o, &d, 72, &env)), b"01,00000000,000000b7");
+        
+        assert_eq!(text(|o| bitmap_hex(o, &d, 8, &env)), b"b7");
+        
+        assert_eq!(text(|o| hex_string(o, &[1, 0xab, 3], 3, b"h")), b"01 ab 03");
+        
+        assert_eq!(text(|o| hex_string(o, &[1, 0xab, 3], 2, b"hC")), b"01:ab");
+        
+        assert_eq!(text(|o| hex_string(o, &[1, 0xab, 3], -1, b"hN")), b"01");
     }
 }

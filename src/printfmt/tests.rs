@@ -631,9 +631,10 @@ fn plan_prints_as_the_evaluator() {
                 assert_eq!(steps.iter().filter(|s| matches!(s.conv, plan::Conv::Tree(..))).count(), 3, "{steps:?}");
                 let mut ctx = Ctx { ev: &ev, rec: &r, env: &env, scratch: Vec::new(), unknowns: 0, partial: false };
                 let mut want = Vec::new();
-                eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, &mut want).unwrap();
+                printf::append(&mut want, &mut |o| eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, o).unwrap());
                 let mut got = Vec::new();
-                Program::compile(&ev).unwrap().render_bytes(&ev, &r, &env, &mut got).unwrap();
+                let p = Program::compile(&ev).unwrap();
+                printf::append(&mut got, &mut |o| _ = p.render_bytes(&ev, &r, &env, o).unwrap());
                 assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "long {long_size} tep {tep}");
             }
         }

@@ -11,7 +11,7 @@ use super::{put_all, Env, Rendered, Sym};
 use crate::cursor::Endian;
 use crate::format::Event;
 use crate::ksyms::{Enums, Ksyms, Printk};
-use crate::printfmt::{self, Program};
+use crate::printfmt::{self, Out, Program};
 
 pub struct Decoder {
     /// Sorted by id, with the compiled print fmt (None: could not compile),
@@ -81,18 +81,6 @@ impl Decoder {
         e
     }
 
-    /// [`Env::render`] with the print fmt alone, its text appended to
-    /// `out` as the bytes the kernel prints (not yet the raw-byte escapes
-    /// of `core::fmt::Write`): an output that keeps bytes copies them as
-    /// they are. None (nothing appended) where `render` prints fields.
-    pub fn render_raw(&self, id: u16, data: &[u8], out: &mut Vec<u8>) -> Option<Rendered> {
-        let (ev, prog) = self.get(id)?;
-        let p = prog.get_or_init(|| Program::compile(ev).ok()).as_ref()?;
-        match p.render_bytes(ev, data, &self.penv(), out).ok()? {
-            printfmt::Fidelity::Exact => Some(Rendered::Ok),
-            printfmt::Fidelity::Partial => Some(Rendered::Partial),
-        }
-    }
 }
 
 impl Env for Decoder {
@@ -114,7 +102,9 @@ impl Env for Decoder {
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
         let mut buf = self.scratch.borrow_mut();
         buf.clear();
-        if let Some(r) = self.render_raw(id, data, &mut buf) {
+        let mut r = None;
+        printfmt::append(&mut buf, &mut |o| r = self.render_bytes(id, data, o));
+        if let Some(r) = r {
             put_all(out, &buf)?;
             return Ok(r);
         }
@@ -123,8 +113,13 @@ impl Env for Decoder {
         Ok(Rendered::Fallback)
     }
 
-    fn render_bytes(&self, id: u16, data: &[u8], out: &mut Vec<u8>) -> Option<Rendered> {
-        self.render_raw(id, data, out)
+    fn render_bytes(&self, id: u16, data: &[u8], out: &mut Out<'_>) -> Option<Rendered> {
+        let (ev, prog) = self.get(id)?;
+        let p = prog.get_or_init(|| Program::compile(ev).ok()).as_ref()?;
+        match p.render_bytes(ev, data, &self.penv(), out).ok()? {
+            printfmt::Fidelity::Exact => Some(Rendered::Ok),
+            printfmt::Fidelity::Partial => Some(Rendered::Partial),
+        }
     }
 
     fn bprint(&self, fmt_addr: u64, args: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error> {
@@ -135,7 +130,9 @@ impl Env for Decoder {
         let env = self.penv();
         let mut buf = self.scratch.borrow_mut();
         buf.clear();
-        match printfmt::bprint_bytes(f.as_bytes(), args, &env, &mut buf) {
+        let mut r = Ok(());
+        printfmt::append(&mut buf, &mut |o| r = printfmt::bprint_bytes(f.as_bytes(), args, &env, o));
+        match r {
             Ok(()) => {
                 put_all(out, &buf)?;
                 Ok(Rendered::Ok)

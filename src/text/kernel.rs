@@ -1174,7 +1174,7 @@ pub(crate) fn usecs(ns: u64) -> u64 {
 pub const MAX_CPUS: usize = 8192;
 
 /// "00" .. "99".
-const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
+pub(crate) const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
 6061626364656667686970717273747576777879\
@@ -1375,19 +1375,9 @@ impl<'a> Line<'a> {
             self.n += n;
             return;
         }
-        // The nibbles of a u32 as ASCII digits, one per byte, most
-        // significant in the lowest byte (first in memory, little-endian).
-        #[inline(always)]
-        fn digits(x: u32) -> u64 {
-            const ONES: u64 = 0x0101_0101_0101_0101;
-            let x = x as u64;
-            let x = (x | x << 16) & 0x0000_FFFF_0000_FFFF;
-            let x = (x | x << 8) & 0x00FF_00FF_00FF_00FF;
-            let x = ((x | x << 4) & 0x0F0F_0F0F_0F0F_0F0F).swap_bytes();
-            // 0..9 → '0'..'9', 10..15 → 'a'..'f' ('a' - '0' - 10 = 39).
-            let letter = ((x + 6 * ONES) >> 4) & ONES;
-            x + 0x30 * ONES + letter * 39
-        }
+        // The digits, the most significant in the lowest byte (first in
+        // memory, little-endian).
+        let digits = |x: u32| crate::printfmt::printf::hex8(x, false).swap_bytes();
         let (hi, lo) = (digits((v >> 32) as u32), digits(v as u32));
         let p = self.at();
         // SAFETY: 16 bytes fit after the line's end (checked); the bytes

@@ -98,11 +98,12 @@ pub trait Env {
     /// Render the body of event `id` (what follows `name: `) with its
     /// print fmt, newline not included.
     fn render(&self, id: u16, data: &[u8], out: &mut dyn Write) -> Result<Rendered, fmt::Error>;
-    /// [`Env::render`]'s text appended to `out` as the bytes the print
-    /// fmt gives (no raw-byte escapes), for a printer that copies them
-    /// into an output buffer as they are; None (nothing appended) where
-    /// `render` prints fields instead, or this environment cannot.
-    fn render_bytes(&self, _id: u16, _data: &[u8], _out: &mut alloc::vec::Vec<u8>) -> Option<Rendered> {
+    /// [`Env::render`]'s text printed into `out` as the bytes the print
+    /// fmt gives (no raw-byte escapes), for a printer that makes its line
+    /// in an output buffer's free space ([`crate::printfmt::Out::fits`]: whether it fit);
+    /// None (nothing printed) where `render` prints fields instead, or
+    /// this environment cannot.
+    fn render_bytes(&self, _id: u16, _data: &[u8], _out: &mut crate::printfmt::Out<'_>) -> Option<Rendered> {
         None
     }
     /// trace_printk's binary form: `fmt` is the kernel address of the format

@@ -120,8 +120,17 @@ impl Append for String {
     }
     #[inline(never)]
     fn num(&mut self, v: u64, base: u64, signed: bool, flags: u8, width: i32) -> &mut Self {
-        // SAFETY: number() appends ASCII digits, signs and spaces only.
-        crate::printfmt::printf::number(unsafe { self.as_mut_vec() }, v, base, signed, false, flags, width, -1);
+        // SAFETY: number() appends ASCII digits, signs and spaces only
+        // (and `append` room for them as zeros).
+        let text = unsafe { self.as_mut_vec() };
+        let conv = match (base, signed) {
+            (16, _) => b'x',
+            (8, _) => b'o',
+            (_, true) => b'd',
+            _ => b'u',
+        };
+        let pad = crate::printfmt::printf::Pad { flags, width, prec: -1 };
+        crate::printfmt::append(text, &mut |o| crate::printfmt::printf::number(o, v, conv, &pad));
         self
     }
     fn signed(&mut self, v: i64) -> &mut Self {
@@ -151,6 +160,7 @@ fn line_digits(s: &mut String, v: u64, digits: fn(&mut Line, u64)) -> &mut Strin
 }
 
 use crate::printfmt::printf::{LEFT, ZEROPAD};
+use crate::printfmt::Out;
 
 /// One event type as trace-cmd prints it, borrowing its `Event`.
 struct Class<'a> {
@@ -493,8 +503,6 @@ pub struct TraceCmd<'a> {
     pub fallback: u64,
     /// plugin_kvm's last instruction text (see [`plugins::kvm::write`]).
     insn: String,
-    /// A print fmt's text on its way to the output ([`TraceCmd::print_fmt_into`]).
-    text: Vec<u8>,
 }
 
 impl<'a> TraceCmd<'a> {
@@ -541,7 +549,6 @@ impl<'a> TraceCmd<'a> {
             sec: Cell::new((0, 0, 0)),
             fallback: 0,
             insn: String::new(),
-            text: Vec::new(),
         }
     }
 
@@ -681,28 +688,24 @@ impl<'a> TraceCmd<'a> {
         if c.tep(self.release).failed {
             return None;
         }
-        self.text.clear();
+        let mut text = Out::on(dst);
         if let Some(f) = site {
             self.buf.clear();
             call_site(self.env, &mut self.buf, f.get(d, self.endian));
-            self.text.extend_from_slice(self.buf.as_bytes());
+            // A symbol name with a raw-byte escape takes the slow path,
+            // which turns it back into its byte.
+            if self.buf.as_bytes().contains(&ESC_LEAD) {
+                return None;
+            }
+            text.extend_from_slice(self.buf.as_bytes());
         }
-        let ty = self.ty(d);
-        let text = &mut self.text;
-        // A symbol name with a raw-byte escape takes the slow path, which
-        // turns it back into its byte.
-        let ok = !text.contains(&ESC_LEAD) && self.env.render_bytes(ty, d, text).is_some();
+        self.env.render_bytes(self.ty(d), d, &mut text)?;
         // trace_show_data() drops one trailing newline of the event text.
-        if text.last() == Some(&b'\n') {
-            text.pop();
+        if text.last() == Some(b'\n') {
+            text.truncate(text.len() - 1);
         }
         text.push(b'\n');
-        let n = text.len();
-        let fits = ok && n <= dst.len();
-        if fits {
-            dst[..n].copy_from_slice(text);
-        }
-        fits.then_some(n)
+        text.fits().then_some(text.len())
     }
 
     /// The event text of a line [`TraceCmd::line_into`] began, `head`
@@ -1371,13 +1374,8 @@ impl<'a> TraceCmd<'a> {
             s.push(v as u8 as char);
             return Ok(());
         }
-        let base = match last {
-            b'x' | b'X' => 16,
-            b'o' => 8,
-            _ => 10,
-        };
         let mut t = Vec::new();
-        printf::number(&mut t, v, base, signed, last == b'X', flags, width, prec);
+        printf::append(&mut t, &mut |o| printf::number(o, v, last, &printf::Pad { flags, width, prec }));
         super::put_all(s, &t)
     }
 }

@@ -785,7 +785,7 @@ impl Env for BytesEnv {
         out.write_str(&BytesEnv::text(id))?;
         Ok(Rendered::Ok)
     }
-    fn render_bytes(&self, id: u16, _d: &[u8], out: &mut Vec<u8>) -> Option<Rendered> {
+    fn render_bytes(&self, id: u16, _d: &[u8], out: &mut crate::printfmt::Out<'_>) -> Option<Rendered> {
         out.extend_from_slice(BytesEnv::text(id).as_bytes());
         Some(Rendered::Ok)
     }
