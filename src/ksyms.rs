@@ -17,6 +17,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, OnceCell};
 use crate::tracedat::LazyText;
+use crate::sys::bytes;
 
 /// One symbol. Packed: the table is ~160k of them, and 16-byte alignment
 /// would add a seventh to it.
@@ -492,42 +493,14 @@ fn quick_line(line: &str) -> Option<(u64, u8, Option<&str>)> {
 /// Index of the first `\n` of `t` at or after `i` (`t.len()` if none).
 #[inline]
 fn newline(t: &[u8], i: usize) -> usize {
-    scan::<false>(t, i)
+    bytes::find_byte(t, i, b'\n')
 }
 
 /// Index of the first byte at most b' ' (a blank or a control byte: where
 /// a name ends) of `t` at or after `i` (`t.len()` if none).
 #[inline]
 fn name_end(t: &[u8], i: usize) -> usize {
-    scan::<true>(t, i)
-}
-
-/// [`newline`] (`NAME_END` false) or [`name_end`], sixteen bytes per step
-/// with SSE2 (every x86_64 has it).
-#[inline(always)]
-fn scan<const NAME_END: bool>(t: &[u8], i: usize) -> usize {
-    let stop = |c: u8| if NAME_END { c <= b' ' } else { c == b'\n' };
-    #[cfg(target_arch = "x86_64")]
-    let i = {
-        use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8};
-        let mut i = i;
-        while i + 16 <= t.len() {
-            // SAFETY: SSE2 is part of x86_64; the 16 bytes at i are inside
-            // t (checked by the loop condition); loadu has no alignment need.
-            let m = unsafe {
-                let v = _mm_loadu_si128(t.as_ptr().add(i) as *const _);
-                // (An unsigned c <= b' ' is min(c, b' ') == c.)
-                let hit = if NAME_END { _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(b' ' as i8)), v) } else { _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8)) };
-                _mm_movemask_epi8(hit)
-            };
-            if m != 0 {
-                return i + m.trailing_zeros() as usize;
-            }
-            i += 16;
-        }
-        i
-    };
-    t.get(i..).and_then(|r| r.iter().position(|&b| stop(b))).map_or(t.len(), |k| i + k)
+    bytes::find_at_most(t, i, b' ')
 }
 
 /// A line of the head: `ADDR T NAME` exactly as the kernel writes a core

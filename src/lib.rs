@@ -41,7 +41,6 @@ pub mod cli;
 pub mod multicall;
 #[cfg(feature = "cli")]
 pub mod record;
-#[cfg(feature = "cli")]
 pub mod sys;
 #[cfg(feature = "cli")]
 pub mod tracefs;

@@ -12,6 +12,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::TextSink;
+use crate::sys::bytes;
 use crate::text::{self, kernel::LINE_MAX};
 
 /// Where the bytes go (stdout for ftcat; a `Vec` in tests).
@@ -85,10 +86,8 @@ impl<D: Drain> TextOut<D> {
                 return;
             }
         }
-        // SAFETY: n + k <= buf.len() (checked above, n is 0 after a flush);
-        // s is another object than buf.
-        unsafe { text::kernel::copy_short(self.buf.as_mut_ptr().add(self.n), s.as_ptr(), k) };
-        self.n += k;
+        // (k bytes fit after n, checked above: n is 0 after a flush.)
+        self.n += bytes::copy_short(bytes::tail(&mut self.buf, self.n), s);
     }
 
     /// Text that may hold escapes, char by char.
@@ -106,54 +105,9 @@ impl<D: Drain> TextOut<D> {
     }
 }
 
-/// The bytes of `w` equal to [`ESC_LEAD`], as their high bits (a word
-/// xor-ed with the lead has a zero byte where the lead was).
-#[inline(always)]
-fn lead_bytes(w: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let x = w ^ (ONES * ESC_LEAD as u64);
-    x.wrapping_sub(ONES) & !x & (ONES << 7)
-}
-
 /// Does `b` hold [`ESC_LEAD`]?
 fn has_escape(b: &[u8]) -> bool {
     b.contains(&ESC_LEAD)
-}
-
-/// Copy `n` bytes from `src` to `dst` eight at a time, the last eight
-/// overlapping, and say whether one of them was [`ESC_LEAD`]: the check
-/// rides on the copy every string written needs anyway, where a scan of
-/// its own (`memchr`) cost a tenth of ftcat's time.
-///
-/// # Safety
-/// `src` is readable and `dst` writable for `n` bytes; they do not overlap.
-#[inline(always)]
-unsafe fn copy_scan(dst: *mut u8, src: *const u8, n: usize) -> bool {
-    use core::ptr::{read_unaligned as rd, write_unaligned as wr};
-    let mut hit = 0;
-    // SAFETY (all moves below): each reads and writes inside [0, n) of its
-    // pointer, which the caller vouches for.
-    unsafe {
-        if n >= 8 {
-            let mut i = 0;
-            while i + 8 < n {
-                let w = rd(src.add(i) as *const u64);
-                wr(dst.add(i) as *mut u64, w);
-                hit |= lead_bytes(w);
-                i += 8;
-            }
-            let w = rd(src.add(n - 8) as *const u64);
-            wr(dst.add(n - 8) as *mut u64, w);
-            hit |= lead_bytes(w);
-        } else {
-            for i in 0..n {
-                let c = *src.add(i);
-                *dst.add(i) = c;
-                hit |= (c == ESC_LEAD) as u64;
-            }
-        }
-    }
-    hit != 0
 }
 
 impl<D: Drain> TextSink for TextOut<D> {
@@ -180,10 +134,11 @@ impl<D: Drain> fmt::Write for TextOut<D> {
     #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
         let (b, k) = (s.as_bytes(), s.len());
-        if self.buf.len() - self.n >= k {
-            // SAFETY: k bytes fit after n (checked just above); s is
-            // another object than buf.
-            if !unsafe { copy_scan(self.buf.as_mut_ptr().add(self.n), b.as_ptr(), k) } {
+        // The escape check rides on the copy every string written needs
+        // anyway, where a scan of its own (`memchr`) cost a tenth of
+        // ftcat's time.
+        if let Some(hit) = bytes::copy_scan(bytes::tail(&mut self.buf, self.n), b, ESC_LEAD) {
+            if !hit {
                 self.n += k;
             } else {
                 // (The copy is dropped: n did not move.)
@@ -222,26 +177,6 @@ mod tests {
     /// Bytes that are not UTF-8 (a Latin-1 comm, a 1-byte field's 0xff)
     /// come out as themselves, as the kernel writes them, whichever way
     /// they were written.
-    #[test]
-    fn escape_leads_found_while_copying() {
-        let scan = |b: &[u8]| {
-            let mut d = [0u8; 32];
-            // SAFETY: b is at most 21 bytes, d 32.
-            let hit = unsafe { copy_scan(d.as_mut_ptr(), b.as_ptr(), b.len()) };
-            assert_eq!(&d[..b.len()], b);
-            hit
-        };
-        let mut b = [b'a'; 21];
-        assert!(!scan(&b));
-        for i in 0..b.len() {
-            b[i] = ESC_LEAD;
-            assert!(scan(&b) && scan(&b[i..]) && !scan(&b[..i]), "{i}");
-            b[i] = ESC_LEAD - 1;
-            assert!(!scan(&b), "{i}");
-            b[i] = b'a';
-        }
-    }
-
     #[test]
     fn raw_bytes_leave_as_bytes() {
         let b = b"a='\xff'(255) \xe9t\xc3\xa9 \xef\x9e\x80";

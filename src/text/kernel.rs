@@ -16,6 +16,7 @@ use super::funcgraph::{self, Graph};
 use super::opts::{self, Opts};
 use super::{clock_in_ns, ns2usecs, pad, put_bytes, seq_size, Cmdlines, Env, Rec, Rendered, Seq, LINE_TOO_BIG};
 use crate::cursor::{read_uint, Endian};
+use crate::sys::bytes;
 use crate::format::{Event, FieldAt};
 use crate::ftrace::{
     Record, TRACE_FLAG_BH_OFF, TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NEED_RESCHED, TRACE_FLAG_NEED_RESCHED_LAZY, TRACE_FLAG_NMI,
@@ -1189,42 +1190,6 @@ pub fn rec_type(d: &[u8], e: Endian) -> u16 {
     }
 }
 
-/// Copy `n` bytes from `src` to `dst` with fixed-size moves (16, 8, 4
-/// bytes, overlapping at the end): musl's memcpy is `rep movsq` with byte
-/// moves to align, whose start-up cost is far above that of copying the
-/// few dozen bytes a line or a piece of one is.
-///
-/// # Safety
-/// `src` is readable and `dst` writable for `n` bytes; they do not overlap.
-#[inline(always)]
-pub(crate) unsafe fn copy_short(dst: *mut u8, src: *const u8, n: usize) {
-    use core::ptr::{read_unaligned as rd, write_unaligned as wr};
-    // SAFETY (all moves below): each reads and writes inside [0, n) of its
-    // pointer, which the caller vouches for.
-    unsafe {
-        if n >= 16 {
-            let mut i = 0;
-            while i + 16 < n {
-                wr(dst.add(i) as *mut [u8; 16], rd(src.add(i) as *const [u8; 16]));
-                // Keeps the loop a loop: LLVM would otherwise turn it back
-                // into a call of memcpy.
-                i = core::hint::black_box(i + 16);
-            }
-            wr(dst.add(n - 16) as *mut [u8; 16], rd(src.add(n - 16) as *const [u8; 16]));
-        } else if n >= 8 {
-            wr(dst as *mut u64, rd(src as *const u64));
-            wr(dst.add(n - 8) as *mut u64, rd(src.add(n - 8) as *const u64));
-        } else if n >= 4 {
-            wr(dst as *mut u32, rd(src as *const u32));
-            wr(dst.add(n - 4) as *mut u32, rd(src.add(n - 4) as *const u32));
-        } else {
-            for i in 0..n {
-                *dst.add(i) = *src.add(i);
-            }
-        }
-    }
-}
-
 /// The five latency columns of a record's common flags and preempt count.
 pub(crate) fn lat_chars(d: &[u8], t: &mut [u8; 5]) {
     let flags = d.get(2).copied().unwrap_or(0);
@@ -1316,7 +1281,7 @@ impl<'a> Line<'a> {
     pub fn extend(&mut self, s: &[u8]) {
         let k = s.len().min(self.room());
         // SAFETY: k bytes fit after n (room) and are in s.
-        unsafe { copy_short(self.at(), s.as_ptr(), k) };
+        unsafe { bytes::copy_raw(self.at(), s.as_ptr(), k) };
         // A plain loop, inline: core's is_ascii and even `any` are calls
         // costing more than the few bytes a piece of a line is.
         let mut hi = 0;
@@ -1339,7 +1304,7 @@ impl<'a> Line<'a> {
             return false;
         }
         // SAFETY: s fits after n (checked).
-        unsafe { copy_short(self.at(), s.as_ptr(), s.len()) };
+        unsafe { bytes::copy_raw(self.at(), s.as_ptr(), s.len()) };
         self.n += s.len();
         true
     }
