@@ -488,8 +488,7 @@ pub fn resolve_enums(text: &[u8], value: &mut dyn FnMut(&str) -> Option<u64>) ->
             while i < line.len() && (line[i].is_ascii_alphanumeric() || line[i] == b'_') {
                 i += 1;
             }
-            // SAFETY: the bytes s..i are ASCII letters, digits and '_'.
-            let word = unsafe { core::str::from_utf8_unchecked(&line[s..i]) };
+            let word = crate::util::word(&line[s..i]);
             let call = line[i..].iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'(');
             let skip = in_fmt || prev_member || prev_tag || call || crate::util::one_of("REC|sizeof", word)
                 || crate::printfmt::is_type_word(word);

@@ -18,6 +18,13 @@ pub fn word_index(list: &str, w: &str) -> Option<usize> {
     }
 }
 
+/// An identifier the lexers sliced out (ASCII letters, digits and '_',
+/// so always UTF-8) as a str. One shared copy: checked, and small.
+#[inline(never)]
+pub fn word(b: &[u8]) -> &str {
+    core::str::from_utf8(b).unwrap_or_default()
+}
+
 /// Is `w` one of the `|`-separated words of `list`?
 pub fn one_of(list: &str, w: &str) -> bool {
     word_index(list, w).is_some()

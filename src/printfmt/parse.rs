@@ -169,8 +169,7 @@ pub(crate) fn lex(s: &[u8]) -> Result<Vec<Tok<'_>>, (usize, Msg)> {
             while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'_') {
                 i += 1;
             }
-            // SAFETY: the bytes start..i are ASCII letters, digits and '_'.
-            out.push(Tok::Id(unsafe { core::str::from_utf8_unchecked(&s[start..i]) }));
+            out.push(Tok::Id(crate::util::word(&s[start..i])));
         } else {
             let mut tok = None;
             let mut k = 0;

@@ -120,9 +120,6 @@ impl Append for String {
     }
     #[inline(never)]
     fn num(&mut self, v: u64, base: u64, signed: bool, flags: u8, width: i32) -> &mut Self {
-        // SAFETY: number() appends ASCII digits, signs and spaces only
-        // (and `append` room for them as zeros).
-        let text = unsafe { self.as_mut_vec() };
         let conv = match (base, signed) {
             (16, _) => b'x',
             (8, _) => b'o',
@@ -130,7 +127,19 @@ impl Append for String {
             _ => b'u',
         };
         let pad = crate::printfmt::printf::Pad { flags, width, prec: -1 };
-        crate::printfmt::append(text, &mut |o| crate::printfmt::printf::number(o, v, conv, &pad));
+        // Into a stack buffer (a width past it: a Vec); number() prints
+        // ASCII digits, signs and spaces only, so from_utf8 never fails.
+        let mut t = [0u8; 64];
+        let mut o = crate::printfmt::Out::on(&mut t);
+        crate::printfmt::printf::number(&mut o, v, conv, &pad);
+        let n = o.len();
+        if let Some(b) = t.get(..n) {
+            self.push_str(core::str::from_utf8(b).unwrap_or_default());
+        } else {
+            let mut b = Vec::new();
+            crate::printfmt::append(&mut b, &mut |o| crate::printfmt::printf::number(o, v, conv, &pad));
+            self.push_str(core::str::from_utf8(&b).unwrap_or_default());
+        }
         self
     }
     fn signed(&mut self, v: i64) -> &mut Self {
