@@ -1,6 +1,9 @@
-//! The only place that calls libc/rustix or writes memory unchecked: `os`
-//! (the applets' system layer, `cli` builds only) and `bytes` (the
-//! decoding library's raw byte moves, no I/O, in every build).
+//! Where ftbox calls libc/rustix and writes memory unchecked: `os` (the
+//! applets' system layer, `cli` builds only) and `bytes` (the decoding
+//! library's raw byte moves, no I/O, in every build). Not yet the only
+//! place: text::kernel's `Line` still stores its digits and pieces
+//! unchecked, and the binary's runtime (src/heap.rs, src/mem.rs,
+//! src/main.rs) calls libc itself.
 
 pub mod bytes;
 
