@@ -13,7 +13,7 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 # (measured: 29 KB smaller). Target-scoped so host builds are unaffected.
 #
 # The release binary does not link std (src/main.rs: no_std, no_main, an
-# allocator of its own in src/heap.rs, a panic handler; src/sys for the
+# allocator of its own in src/sys/heap.rs, a panic handler; src/sys for the
 # system calls): std's panic and backtrace machinery alone was 212 KB of
 # the 730 KB binary, and stable Rust cannot leave it out while std is
 # linked. A panic prints

@@ -5,7 +5,7 @@
 //! miniz_oxide, rustc_demangle, libunwind) cannot be left out of a stable
 //! build that links std, and nothing else of std is used. Such a build
 //! brings what std's runtime gave: the C `main` (libc's start code runs
-//! before it), an allocator (src/heap.rs: size classes over mmap), and a
+//! before it), an allocator (src/sys/heap.rs: size classes over mmap), and a
 //! panic handler. Builds that unwind (`cargo test` builds this binary in
 //! the test profile for the CLI tests) keep std's `fn main`; both call the
 //! same library entry.
@@ -22,9 +22,8 @@ fn main() {
 
 #[cfg(not(panic = "unwind"))]
 mod rt {
-    extern crate alloc;
-    use alloc::vec::Vec;
-    use core::ffi::{c_char, c_int, CStr};
+    use core::ffi::{c_char, c_int};
+    use ftbox::sys;
 
     // Without std nothing links the C library; musl's libc.a is
     // self-contained in rustup's musl targets (start code, strerror).
@@ -34,13 +33,13 @@ mod rt {
     extern "C" {}
 
     #[global_allocator]
-    static ALLOC: super::heap::Heap = super::heap::Heap::new();
+    static ALLOC: sys::heap::Heap = sys::heap::Heap::new();
 
     /// Straight to fd 2, no allocation: the panic may be an allocation failure.
     struct Stderr;
     impl core::fmt::Write for Stderr {
         fn write_str(&mut self, s: &str) -> core::fmt::Result {
-            ftbox::sys::write_all(ftbox::sys::fd(2), s.as_bytes()).map_err(|_| core::fmt::Error)
+            sys::write_all(sys::fd(2), s.as_bytes()).map_err(|_| core::fmt::Error)
         }
     }
 
@@ -53,8 +52,7 @@ mod rt {
         if !PANICKED.swap(true, Ordering::Relaxed) {
             let _ = core::fmt::Write::write_fmt(&mut Stderr, format_args!("ftbox: {info}\n"));
         }
-        // SAFETY: abort never returns.
-        unsafe { libc::abort() }
+        sys::abort()
     }
 
     // rustup's prebuilt core and alloc are compiled to unwind: their
@@ -64,13 +62,11 @@ mod rt {
     // linker without pulling in the unwinder (libunwind) behind them.
     #[no_mangle]
     extern "C" fn _Unwind_Resume() -> ! {
-        // SAFETY: abort never returns.
-        unsafe { libc::abort() }
+        sys::abort()
     }
     #[no_mangle]
     extern "C" fn rust_eh_personality() {
-        // SAFETY: as above; a personality routine is only called while unwinding.
-        unsafe { libc::abort() }
+        sys::abort()
     }
     // Static glibc (the riscv64 cross build): libc.a's C code is built with
     // -fexceptions for pthread cancellation and names libgcc_eh's C
@@ -79,29 +75,18 @@ mod rt {
     #[cfg(target_env = "gnu")]
     #[no_mangle]
     extern "C" fn __gcc_personality_v0() {
-        // SAFETY: as above.
-        unsafe { libc::abort() }
+        sys::abort()
     }
 
     #[no_mangle]
     extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
-        ftbox::sys::init();
-        let mut args = Vec::with_capacity(argc.max(0) as usize);
-        for i in 0..argc.max(0) as usize {
-            // SAFETY: the C start code passes argc valid NUL-terminated strings.
-            let s = unsafe { CStr::from_ptr(*argv.add(i)) };
-            args.push(s.to_bytes().to_vec());
-        }
+        sys::init();
+        // The one unsafe block outside src/sys: only the C start code, our
+        // caller, knows what argv points to, so it is here that the
+        // promise sys::args asks for can be made.
+        // SAFETY: the C start code passes argc valid NUL-terminated strings.
+        let args = unsafe { sys::args(argc, argv) };
         ftbox::multicall::main(args)
     }
 }
 
-/// The allocator: compiled for the binary that installs it, and for its
-/// unit tests.
-#[cfg(any(test, not(panic = "unwind")))]
-mod heap;
-
-/// A memcpy that is fast for the few-byte copies decoding makes (x86_64:
-/// musl's pays string-instruction start-up on every call).
-#[cfg(all(not(panic = "unwind"), target_arch = "x86_64", feature = "fast-copy"))]
-mod mem;

@@ -14,3 +14,10 @@ pub use os::*;
 
 #[cfg(feature = "net")]
 pub mod net;
+
+#[cfg(feature = "cli")]
+pub mod heap;
+/// Linked into the shipped binary only: builds that unwind (every test
+/// binary, `cargo test --lib` included) keep the C library's memcpy.
+#[cfg(all(feature = "fast-copy", target_arch = "x86_64", not(panic = "unwind")))]
+mod mem;

@@ -238,6 +238,28 @@ pub fn default_sigpipe() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
 }
 
+/// Ends the process with SIGABRT (status 134), as std's panic=abort did.
+pub fn abort() -> ! {
+    // SAFETY: abort takes nothing and never returns.
+    unsafe { libc::abort() }
+}
+
+/// The arguments the C start code hands `main`, copied into owned bytes.
+///
+/// # Safety
+/// `argv` points to `argc` valid NUL-terminated strings (the C contract of
+/// `main`'s parameters).
+pub unsafe fn args(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<Vec<u8>> {
+    let n = argc.max(0) as usize;
+    let mut args = Vec::with_capacity(n);
+    for i in 0..n {
+        // SAFETY: the caller's promise: argv[i] for i < argc is a valid C string.
+        let s = unsafe { CStr::from_ptr(*argv.add(i)) };
+        args.push(s.to_bytes().to_vec());
+    }
+    args
+}
+
 extern "C" {
     static environ: *const *const libc::c_char;
 }

@@ -11,8 +11,8 @@
 //! with mremap (no copy). Alignments above 4 KiB fail (null): nothing here
 //! asks for them.
 //!
-//! Only the no_std binary installs it (src/main.rs); the test build runs
-//! its unit tests against a private `Heap`.
+//! Only the no_std binary installs it (src/main.rs's #[global_allocator]);
+//! the library's unit tests run against a private `Heap`.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::UnsafeCell;
@@ -191,6 +191,7 @@ unsafe impl GlobalAlloc for Heap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec::Vec;
 
     #[test]
     fn classes() {
