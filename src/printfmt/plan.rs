@@ -11,13 +11,14 @@
 //! evaluates the trees alone, which prints the same (tests.rs compares
 //! the two).
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, Val};
 use super::parse::{Expr, Op, Ty};
 use super::printf::{self, Num, Out, Pad, Piece, NO_PAD};
 use super::{Env, ExprArgs};
-use crate::cursor::read_uint;
+use crate::cursor::uint;
 use crate::format::{sext, Event, FieldKind};
 
 /// A scalar field read as the evaluator reads `REC->f`, maybe through one
@@ -32,17 +33,25 @@ pub(crate) struct Load {
     /// The value's C type as `Ctx::eval` gives it (signed: sign-extended
     /// when read; libtraceevent's dialect reads every field unsigned).
     ty: Ty,
-    op: Option<(Op, u64, Ty)>,
+    /// The operator and the constant's type; the constant is `c` (apart:
+    /// in the tuple its 8-byte alignment made every `Step` take more than
+    /// one cache line).
+    op: Option<(Op, Ty)>,
+    c: u64,
     cast: Option<Ty>,
 }
 
 impl Load {
     fn get(&self, ctx: &Ctx) -> EResult<u64> {
         let env = ctx.env;
-        let v = read_uint(ctx.rec, self.offset as usize, self.size as usize, env.endian).map_err(|_| msg!("field beyond the record"))?;
+        let v = uint(ctx.rec, self.offset as usize, self.size as usize, env.endian).ok_or(msg!("field beyond the record"))?;
         let v = if self.ty.signed { sext(v, self.size as usize) } else { v };
+        // Most loads are a field alone: no operator or cast to go through.
+        if self.op.is_none() && self.cast.is_none() {
+            return Ok(v);
+        }
         let (v, _) = match self.op {
-            Some((op, c, t)) => ctx.binop(op, (v, self.ty), (c, t))?,
+            Some((op, t)) => ctx.binop(op, (v, self.ty), (self.c, t))?,
             None => (v, self.ty),
         };
         Ok(match self.cast {
@@ -74,8 +83,10 @@ pub(crate) enum Conv {
     Ptr(Load, (u32, u32)),
     /// `%s` of a string field (`__get_str(f)`, `char f[16]`): the field's index.
     Str(u32),
-    /// `%s` of `COND ? "a" : "b"` (mm_lru_insertion's flags letters).
-    Pick(Load, Vec<u8>, Vec<u8>),
+    /// `%s` of `COND ? "a" : "b"` (mm_lru_insertion's flags letters); the
+    /// strings boxed: a rare step, and every `Step` is as large as the
+    /// largest variant (the first read of each step was a cache miss).
+    Pick(Load, Box<(Vec<u8>, Vec<u8>)>),
     /// `%s` or an integer conversion (`.3`, read as `.2` bytes) of any
     /// other argument tree (kmem's `gfp ? __print_flags(gfp, ...) :
     /// "none"`, `found ? pblk : 0`): its value printed straight, without
@@ -134,14 +145,14 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
         Expr::Cast(t, a) => (Some(*t), &**a),
         e => (None, e),
     };
-    let (op, e) = match e {
+    let (op, c, e) = match e {
         // A constant on the right: libtraceevent's dialect re-associates
         // only an operator there (see `eval::tep_rotates`).
         Expr::Bin(op, a, b) => match **b {
-            Expr::Num(c, t) => (Some((*op, eval::norm(c, t, env), t)), &**a),
+            Expr::Num(c, t) => (Some((*op, t)), eval::norm(c, t, env), &**a),
             _ => return None,
         },
-        e => (None, e),
+        e => (None, 0, e),
     };
     // `REC->f`, or `REC->args[2]` (raw_syscalls'): an element of a fixed
     // array, of its own type in either dialect, as `Ctx::eval` reads it.
@@ -167,7 +178,7 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
     if !matches!(size, 1 | 2 | 4 | 8) {
         return None;
     }
-    Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, op, cast })
+    Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, op, c, cast })
 }
 
 /// `COND ? "a" : "b"` as a `Pick`; a condition `1 && X` is X's truth
@@ -179,7 +190,7 @@ fn pick(ev: &Event, e: &Expr, env: &Env) -> Option<Conv> {
         Expr::Bin(Op::AndAnd, one, c) if matches!(**one, Expr::Num(v, t) if eval::norm(v, t, env) != 0) => c,
         c => c,
     };
-    load(ev, c, env).map(|l| Conv::Pick(l, a.clone(), b.clone()))
+    load(ev, c, env).map(|l| Conv::Pick(l, Box::new((a.clone(), b.clone()))))
 }
 
 /// `__get_str(f)` or a `char` array field (through a pointer cast or not):
@@ -235,8 +246,8 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
                 printf::string(out, d, pad);
                 continue;
             }
-            Conv::Pick(c, a, b) => {
-                let d = if c.get(ctx)? != 0 { a } else { b };
+            Conv::Pick(c, ab) => {
+                let d = if c.get(ctx)? != 0 { &ab.0 } else { &ab.1 };
                 printf::string(out, d, pad);
                 continue;
             }
