@@ -1,9 +1,10 @@
 //! Where ftbox calls libc/rustix and writes memory unchecked: `os` (the
-//! applets' system layer, `cli` builds only) and `bytes` (the decoding
-//! library's raw byte moves, no I/O, in every build). Not yet the only
-//! place: text::kernel's `Line` still stores its digits and pieces
-//! unchecked, and the binary's runtime (src/heap.rs, src/mem.rs,
-//! src/main.rs) calls libc itself.
+//! applets' system layer), `heap` and `mem` (the shipped binary's
+//! allocator and memcpy), all `cli` builds only, and `bytes` (the decoding
+//! library's raw byte moves, no I/O, in every build). Outside it: the C
+//! entry in src/main.rs (only its caller vouches for argv), and
+//! text::kernel's `Line`, which still stores its digits and pieces
+//! unchecked (a safe version cost the board build more than its room).
 
 pub mod bytes;
 
