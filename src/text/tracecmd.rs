@@ -102,8 +102,9 @@ pub fn set_opt(flags: &mut u32, spec: &str) -> Result<(), ()> {
 /// every line, where `write!` would go through the formatting machinery.
 trait Append {
     fn put(&mut self, s: &str) -> &mut Self;
-    /// `v` as C's printf prints it (printf::number: base, sign, flags, width).
-    fn num(&mut self, v: u64, base: u64, signed: bool, flags: u8, width: i32) -> &mut Self;
+    /// `v` as C's printf prints it with conversion `conv` (`d`, `u`, `x`,
+    /// `o`), flags and width (printf::number).
+    fn num(&mut self, v: u64, conv: u8, flags: u8, width: i32) -> &mut Self;
     /// `%d`.
     fn signed(&mut self, v: i64) -> &mut Self;
     /// `%u`.
@@ -119,13 +120,7 @@ impl Append for String {
         self
     }
     #[inline(never)]
-    fn num(&mut self, v: u64, base: u64, signed: bool, flags: u8, width: i32) -> &mut Self {
-        let conv = match (base, signed) {
-            (16, _) => b'x',
-            (8, _) => b'o',
-            (_, true) => b'd',
-            _ => b'u',
-        };
+    fn num(&mut self, v: u64, conv: u8, flags: u8, width: i32) -> &mut Self {
         let pad = crate::printfmt::printf::Pad { flags, width, prec: -1 };
         // Into a stack buffer (a width past it: a Vec); number() prints
         // ASCII digits, signs and spaces only, so from_utf8 never fails.
@@ -738,7 +733,7 @@ impl<'a> TraceCmd<'a> {
             let comm = self.comm(pid);
             let _ = pad(&mut p, 16usize.saturating_sub(kwidth(comm)));
             p.push_str(comm);
-            p.put("-").num(pid as i64 as u64, 10, true, LEFT, 5).put(" ");
+            p.put("-").num(pid as i64 as u64, b'd', LEFT, 5).put(" ");
             let plain = !p.as_bytes().contains(&ESC_LEAD);
             self.pre = (pid, p, plain);
         }
@@ -798,7 +793,7 @@ impl<'a> TraceCmd<'a> {
             pad(s, 8 - n)?;
             // `cut` is a character boundary (from char_indices): `get` never misses.
             s.put(comm.get(..cut).unwrap_or(comm));
-            s.put("-").num(pid as i64 as u64, 10, true, LEFT, 5).put(" ").num(r.cpu as u64, 10, false, 0, 3);
+            s.put("-").num(pid as i64 as u64, b'd', LEFT, 5).put(" ").num(r.cpu as u64, b'u', 0, 3);
             if self.flags & RAW != 0 {
                 s.put("-0x").hex(d.get(2).copied().unwrap_or(0) as u64);
             } else {
@@ -964,7 +959,7 @@ impl<'a> TraceCmd<'a> {
             Handler::Ftrace(Record::RawData { id, buf }) => {
                 s.put("# ").hex(v(id));
                 for &b in d.get(buf.off as usize..).unwrap_or(&[]) {
-                    s.put(" ").num(b as u64, 16, false, ZEROPAD, 2);
+                    s.put(" ").num(b as u64, b'x', ZEROPAD, 2);
                 }
             }
             Handler::SchedSwitch { prev_pid, prev_prio, prev_state, next_pid, next_prio, prev_comm, next_comm, states } => {
@@ -998,7 +993,7 @@ impl<'a> TraceCmd<'a> {
                     s.put(" success=").signed(v as i64);
                 }
                 if let Some(v) = o(target_cpu) {
-                    s.put(" CPU:").num(v, 10, false, ZEROPAD, 3);
+                    s.put(" CPU:").num(v, b'u', ZEROPAD, 3);
                 }
             }
             Handler::HrtimerExpireEntry { timer, now, function } => {
@@ -1102,7 +1097,7 @@ impl<'a> TraceCmd<'a> {
         let Some(v) = f else { return Ok(()) };
         match self.env.sym(v) {
             Some(sym) => s.put(" function=").put(sym.name).put("/0x").hex(sym.addr.wrapping_sub(v)),
-            None => s.put(" function=0x").num(v, 16, false, ZEROPAD, 8),
+            None => s.put(" function=0x").num(v, b'x', ZEROPAD, 8),
         };
         Ok(())
     }
@@ -1281,7 +1276,7 @@ impl<'a> TraceCmd<'a> {
                     (2, ..) | (1, false, _) => s.put("0x").hex(v),
                     (1, true, 4) => s.put("0x").hex(v as u32 as u64),
                     (_, true, 4) => s.signed(v as u32 as i32 as i64),
-                    (_, true, 2) => s.num(v as u16 as i16 as i64 as u64, 10, true, 0, 2),
+                    (_, true, 2) => s.num(v as u16 as i16 as i64 as u64, b'd', 0, 2),
                     (_, true, 1) => s.signed(v as u8 as i8 as i64),
                     (_, true, _) => s.signed(v as i64),
                     _ => s.unsigned(v),
@@ -1298,7 +1293,7 @@ impl<'a> TraceCmd<'a> {
                     if i > 0 {
                         s.put(", ");
                     }
-                    s.num(*x as u64, 16, false, ZEROPAD, 2);
+                    s.num(*x as u64, b'x', ZEROPAD, 2);
                 }
                 s.push(']');
             }

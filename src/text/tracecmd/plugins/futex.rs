@@ -69,11 +69,11 @@ pub fn write(s: &mut String, v: [Option<u64>; 6]) -> bool {
             s.put(text);
         }
     }
-    s.put(" uaddr=0x").num(val[0], 16, false, crate::printfmt::printf::ZEROPAD, 8);
+    s.put(" uaddr=0x").num(val[0], b'x', crate::printfmt::printf::ZEROPAD, 8);
     for &(label, i, hex) in *shown {
         s.put(" ").put(label).put("=");
         if hex {
-            s.put("0x").num(val[i], 16, false, crate::printfmt::printf::ZEROPAD, 8);
+            s.put("0x").num(val[i], b'x', crate::printfmt::printf::ZEROPAD, 8);
         } else {
             s.unsigned(val[i]);
         }

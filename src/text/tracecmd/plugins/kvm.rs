@@ -301,7 +301,7 @@ pub fn write(s: &mut String, kind: Kind, r: Rec, insn: &mut String) -> bool {
                     if i > 0 {
                         insn.push(' ');
                     }
-                    insn.num(b as u64, 16, false, ZEROPAD, 2);
+                    insn.num(b as u64, b'x', ZEROPAD, 2);
                 }
             }
             s.hex(csbase).put(":").hex(rip).put(": ").put(insn);
@@ -371,7 +371,7 @@ fn role(s: &mut String, r: Rec, first: usize) -> bool {
     // The plugin reads the word through its own bit-field union, and only
     // when the file has the host's byte order.
     if (r.endian == Endian::Big) != cfg!(target_endian = "big") {
-        s.put("WORD: ").num(word as u64, 16, false, ZEROPAD, 8);
+        s.put("WORD: ").num(word as u64, b'x', ZEROPAD, 8);
     } else {
         let Role { level, cr4_pae, quadrant, direct, access, invalid, nxe, cr0_wp, smep, smap, smm } = Role::of(word);
         s.unsigned(level as u64).put(" q").unsigned(quadrant as u64);
