@@ -171,7 +171,9 @@ pub fn print(o: &mut dyn Write, rows: &[Change]) -> fmt::Result {
                 ch.push(if c.unit == Unit::Pct { ' ' } else { '%' });
             }
         }
-        write!(o, "{:>11}", ch)?;
+        // One space always: a change of seven digits fills the column and
+        // would otherwise run into the base's spread (`± 75%+2735687.9%`).
+        write!(o, " {:>10}", ch)?;
         side(o, c.unit, c.new, 11)?;
         write!(o, "  {}\n", c.metric)?;
     }
@@ -281,5 +283,17 @@ mod tests {
         let mut s = String::new();
         print(&mut s, core::slice::from_ref(y)).unwrap();
         assert_eq!(s.lines().nth(2).unwrap(), "       100 \u{b1} 14%     +10.0%        110 \u{b1} 13%  t.y.count");
+    }
+
+    #[test]
+    fn a_change_wider_than_its_column_stays_apart() {
+        // 2 ± 71% → 100000: +4999900.0%, eleven characters.
+        let base = [run(&[("x", 1.0, 50.0)]), run(&[("x", 3.0, 50.0)])];
+        let new = [run(&[("x", 100000.0, 50.0)]), run(&[("x", 100000.0, 50.0)])];
+        let rows = compare(&base, &new, CompareOptions::default());
+        let x = rows.iter().find(|c| c.metric == "t.x.count").unwrap();
+        let mut s = String::new();
+        print(&mut s, core::slice::from_ref(x)).unwrap();
+        assert!(s.lines().nth(2).unwrap().contains("\u{b1} 71% +4999900.0% "), "{s}");
     }
 }
