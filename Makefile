@@ -59,8 +59,16 @@ CROSS_TARGETS := aarch64-unknown-linux-musl i686-unknown-linux-musl riscv64gc-un
 # that was the full path under $$CARGO_HOME, the builder's home directory
 # and the registry index's name included. The remap leaves the path from
 # the crate's own directory on, as ours is: "ruzstd-0.9.1/src/...".
+# On a fresh machine the registry is still empty when make reads this:
+# fetch the crates first, or the first build (a newcomer's, CI's) keeps
+# the full paths and is larger than every later one. (`ls`, not
+# $(wildcard): make caches what a directory held when first asked.)
 CARGO_HOME ?= $(HOME)/.cargo
-REMAP := $(foreach d,$(wildcard $(CARGO_HOME)/registry/src/*),--remap-path-prefix=$(d)/=)
+REGISTRY_SRC := $(shell ls -d $(CARGO_HOME)/registry/src/*/ 2>/dev/null)
+ifeq ($(REGISTRY_SRC),)
+REGISTRY_SRC := $(shell $(CARGO) fetch --locked >&2 && ls -d $(CARGO_HOME)/registry/src/*/ 2>/dev/null)
+endif
+REMAP := $(foreach d,$(REGISTRY_SRC),--remap-path-prefix=$(d:/=)/=)
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER := rust-lld
 NOEH_LD := $(CURDIR)/scripts/noeh.ld
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS := -C relocation-model=static -C link-arg=--no-eh-frame-hdr -C link-arg=--icf=all -C link-arg=$(NOEH_LD) -C llvm-args=-tail-merge-size=2 $(REMAP)
