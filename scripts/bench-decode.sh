@@ -27,7 +27,8 @@
 # hold with flock(1) (helpers sharing one tracefs). ALL_LOOPS (default
 # 20) sizes the mixed workload; the whole system is traced, so the count
 # follows the machine's load too (on a busy 2-CPU machine 10 loops gave
-# 5.4 M events, 20 gave 41 M).
+# 5.4 M events, 20 gave 41 M; on a quieter one 20 gave 8 M): a recording
+# of fewer than ALL_MIN_EVENTS (default 10 M) is made again, longer.
 #
 # FTBOX names the binary (default: the static release build); REF, when
 # set, names a second one (an older build) measured beside it. Each
@@ -41,6 +42,7 @@ REF=${REF:-}
 BENCH_DIR=${BENCH_DIR:-/tmp/ftbox-bench}
 COUNT=${COUNT:-600000}
 ALL_LOOPS=${ALL_LOOPS:-20}
+ALL_MIN_EVENTS=${ALL_MIN_EVENTS:-10000000}
 RUNS=${RUNS:-1}
 VM_KERNEL=${VM_KERNEL:-6.12.117+deb12-amd64}
 [ -x "$FTBOX" ] || { echo "bench-decode: no binary at $FTBOX (make, or set FTBOX)" >&2; exit 1; }
@@ -75,9 +77,24 @@ done
 rm -rf "$w"
 EOF
 
+# events FILE: how many records FILE holds.
+events() {
+	"$tmp/new/ftcat" --stat "$1" | sed -n 's/^records: //p'
+}
+
+# The count follows the machine's load, so a recording short of
+# $ALL_MIN_EVENTS (the issue's 10 M) is made again with more loops, in
+# proportion.
 record_all() {
-	echo "recording $1: -e all over $ALL_LOOPS loops of a mixed workload"
-	locked "$tmp/new/ftrec" --private -q -b 65536 -o "$1" -e all -- sh "$tmp/mixed.sh" "$ALL_LOOPS"
+	loops=$ALL_LOOPS
+	while :; do
+		echo "recording $1: -e all over $loops loops of a mixed workload"
+		locked "$tmp/new/ftrec" --private -q -b 65536 -o "$1" -e all -- sh "$tmp/mixed.sh" "$loops"
+		n=$(events "$1")
+		[ "${n:-0}" -ge "$ALL_MIN_EVENTS" ] && return
+		loops=$((loops * ALL_MIN_EVENTS / (${n:-0} + 1) + 1))
+		echo "  $n events, fewer than $ALL_MIN_EVENTS"
+	done
 }
 
 record_dd() {
@@ -148,7 +165,7 @@ row() {
 
 for f in "$@"; do
 	[ -f "$f" ] || { echo "bench-decode: no file $f" >&2; exit 1; }
-	events=$("$tmp/new/ftcat" --stat "$f" | sed -n 's/^records: //p')
+	events=$(events "$f")
 	types=$("$tmp/new/ftcat" --stat "$f" | awk '/^EVENT/ { on = 1; next } NF == 0 { on = 0 } on { n++ } END { print n + 0 }')
 	echo "$f: $(wc -c < "$f") bytes, $events events, $types event types"
 	printf "  %-28s %8s %12s %8s %12s\n" "" "cpu s" "events/s" "ratio" "peak RSS"
