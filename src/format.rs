@@ -184,15 +184,6 @@ impl Event {
         Event { id, system: system.into(), name: name.into(), fields, print_fmt: print_fmt.into(), ncommon }
     }
 
-    /// The event with its name and id only: what a recording keeps of an
-    /// event that none of its records uses (the name still answers `-e`
-    /// and the by-name lookups), as the fields and print fmts of the
-    /// thousands of unused formats of an `-e all` recording were most of
-    /// ftcat's memory.
-    pub fn name_only(self) -> Event {
-        Event { fields: Vec::new(), print_fmt: String::new(), ncommon: 0, ..self }
-    }
-
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.get(self.field_index(name)?)
     }
@@ -238,6 +229,34 @@ fn num(s: &str) -> Option<usize> {
 /// Parse one `field:TYPE NAME; offset:N; size:N; signed:N;` line (after the
 /// leading whitespace). Older kernels omit `signed:`.
 fn parse_field(line: &str) -> Result<Field, &'static str> {
+    field_line(line).map(|l| l.field())
+}
+
+/// A field line taken apart, every check of [`parse_field`] done but
+/// nothing built: enough for a format whose fields are not kept.
+struct FieldLine<'a> {
+    name: &'a str,
+    ctype: &'a str,
+    offset: usize,
+    size: usize,
+    signed: bool,
+    kind: FieldKind,
+}
+
+impl FieldLine<'_> {
+    fn field(self) -> Field {
+        let mut f = Field::new(self.name, self.ctype, self.offset, self.size, self.signed, self.kind);
+        // `type name[]` with a size: the count follows from the element size.
+        if let FieldKind::Array(0) = f.kind {
+            if self.size > 0 && f.elem > 0 {
+                f.kind = FieldKind::Array(self.size / f.elem);
+            }
+        }
+        f
+    }
+}
+
+fn field_line(line: &str) -> Result<FieldLine<'_>, &'static str> {
     let rest = line.strip_prefix("field:").ok_or("expected field:")?;
     let mut parts = rest.split(';');
     let decl = parts.next().unwrap_or("").trim();
@@ -282,14 +301,7 @@ fn parse_field(line: &str) -> Result<Field, &'static str> {
     if name.is_empty() {
         return Err("field without a name");
     }
-    let mut f = Field::new(name, ctype, offset, size, signed, kind);
-    // `type name[]` with a size: the count follows from the element size.
-    if let FieldKind::Array(0) = f.kind {
-        if size > 0 && f.elem > 0 {
-            f.kind = FieldKind::Array(size / f.elem);
-        }
-    }
-    Ok(f)
+    Ok(FieldLine { name, ctype, offset, size, signed, kind })
 }
 
 /// The type without `__data_loc`/`__rel_loc`, `const`, `volatile` and `[]`.
@@ -353,6 +365,20 @@ pub fn parse_fields(text: &str) -> Result<Vec<Field>, FormatError> {
 
 /// Parse one `events/SYSTEM/EVENT/format` file.
 pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
+    parse_event_if(system, text, &|_| true)
+}
+
+/// [`parse_event`], where an event whose id `wanted` rejects keeps its
+/// name and id only: its field lines are checked (a bad one is the same
+/// error) but nothing is built from them. The name still answers `-e`
+/// and the by-name lookups; an `-e all` recording has thousands of
+/// formats and uses a few hundred, and the fields of the others were
+/// most of ftcat's memory and of the time it spent on formats.
+pub fn parse_event_if(system: &str, text: &str, wanted: &dyn Fn(u16) -> bool) -> Result<Event, FormatError> {
+    // Fields are built until the ID says they are not wanted (it comes
+    // before them in every kernel's format files).
+    let mut keep = true;
+    let mut skipped = false;
     let mut name = None;
     let mut id = None;
     let mut fields = Vec::new();
@@ -365,9 +391,17 @@ pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
         if let Some(v) = line.strip_prefix("name:") {
             name = Some(v.trim());
         } else if let Some(v) = line.strip_prefix("ID:") {
-            id = Some(num(v).and_then(|v| u16::try_from(v).ok()).ok_or(err("bad ID"))?);
+            let n = num(v).and_then(|v| u16::try_from(v).ok()).ok_or(err("bad ID"))?;
+            id = Some(n);
+            // (The board build builds every field: less code.)
+            keep = !cfg!(feature = "fast-print") || wanted(n);
         } else if line.starts_with("field:") {
-            let f = parse_field(line).map_err(err)?;
+            let l = field_line(line).map_err(err)?;
+            if !keep {
+                skipped = true;
+                continue;
+            }
+            let f = l.field();
             if in_common && f.name.starts_with("common_") {
                 ncommon += 1;
             } else {
@@ -392,6 +426,12 @@ pub fn parse_event(system: &str, text: &str) -> Result<Event, FormatError> {
     }
     let name = name.ok_or(FormatError { line: 0, what: "no name: line" })?;
     let id = id.ok_or(FormatError { line: 0, what: "no ID: line" })?;
+    if !wanted(id) {
+        (fields, print_fmt, ncommon) = (Vec::new(), None, 0);
+    } else if skipped {
+        // A second ID line wants what the first did not (a damaged file).
+        return parse_event(system, text);
+    }
     Ok(Event {
         id,
         system: system.into(),

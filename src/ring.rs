@@ -331,6 +331,49 @@ impl RecordCursor {
         self.walk(layout, page, end)
     }
 
+    /// [`Self::next`] without the inlined usual case, for a walk that
+    /// takes few records this way.
+    pub fn next_outlined<'a>(&mut self, layout: &PageLayout, page: &'a [u8]) -> Option<Result<Record<'a>, Error>> {
+        let end = (self.end as usize).min(page.len());
+        self.walk(layout, page, end)
+    }
+
+    /// The event type (the payload's first two bytes, 0 when it has none)
+    /// of every data record left in `page`, in order: what a pass that
+    /// only counts records and notes their types needs. The same walk as
+    /// [`Self::next`], ending at the first bad record, but the usual
+    /// record costs a load and a few checks: no timestamp, no [`Record`].
+    pub fn each_type(&mut self, layout: &PageLayout, page: &[u8], mut each: impl FnMut(u16)) {
+        let e = layout.endian;
+        let end = (self.end as usize).min(page.len());
+        loop {
+            let pos = self.pos as usize;
+            // A data record of type_len 1..=28 has 4 to 112 payload bytes:
+            // its header and type are the first 6 of at least 8. (The
+            // board build takes every record through `walk`: less code.)
+            let fast = cfg!(feature = "fast-print") && !self.done && pos + 8 <= end;
+            let head = if fast { page.get(pos..pos + 8) } else { None };
+            if let Some(h) = head {
+                let w = e.u32([h[0], h[1], h[2], h[3]]);
+                let type_len = match e {
+                    Endian::Little => w & 31,
+                    Endian::Big => w >> 27,
+                };
+                let next = pos + 4 + type_len as usize * 4;
+                if type_len.wrapping_sub(1) < 28 && next <= end {
+                    self.pos = next as u32;
+                    each(e.u16([h[4], h[5]]));
+                    continue;
+                }
+            }
+            // Anything else, as `next` takes it (timestamps are not kept).
+            match self.walk(layout, page, end) {
+                Some(Ok(r)) => each(read_uint(r.data, 0, 2, e).unwrap_or(0) as u16),
+                _ => return,
+            }
+        }
+    }
+
     /// [`Self::next`] for any record: padding, time stamps, long records,
     /// the page's end, damage.
     #[inline(never)]

@@ -308,7 +308,7 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     }
     format::resolve_enums_btf(&mut fs, &|| sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
     let mut warnings = Vec::new();
-    let events = parse_formats(formats.iter().map(|(s, t)| (*s, core::str::from_utf8(t).unwrap_or(""))), &|_| true, &mut warnings);
+    let events = parse_formats(formats.iter().map(|(s, t)| (*s, core::str::from_utf8(t).unwrap_or(""))), &|_, _| true, &mut warnings);
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
     // The kernel's `long` (header_page's commit field), not ours: a 32-bit
     // ftcat on a 64-bit kernel must read 8-byte longs.

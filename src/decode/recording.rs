@@ -41,13 +41,12 @@ pub struct Recording {
 
 /// Event formats as `(system, format text)` pairs into `Event`s; the ones
 /// that do not parse become warnings (`format of SYSTEM: why`). Events
-/// `used` rejects keep their name only ([`Event::name_only`]): each is
-/// dropped to that as it is parsed, so the whole table never is in memory.
-pub fn parse_formats<'t>(formats: impl Iterator<Item = (&'t str, &'t str)>, used: &dyn Fn(&Event) -> bool, warnings: &mut Vec<String>) -> Vec<Event> {
+/// `used` (system, id) rejects keep their name and id only
+/// ([`format::parse_event_if`]): the whole table never is in memory.
+pub fn parse_formats<'t>(formats: impl Iterator<Item = (&'t str, &'t str)>, used: &dyn Fn(&str, u16) -> bool, warnings: &mut Vec<String>) -> Vec<Event> {
     let mut events = Vec::new();
     for (system, text) in formats {
-        match format::parse_event(system, text) {
-            Ok(e) if !used(&e) => events.push(e.name_only()),
+        match format::parse_event_if(system, text, &|id| used(system, id)) {
             Ok(e) => events.push(e),
             Err(e) => warnings.push(format!("format of {}: {}", system, e)),
         }
@@ -94,7 +93,7 @@ impl Recording {
     #[inline(never)]
     pub fn from_file(td: &TraceDat, buf: &Buffer, seen: Option<&Seen>) -> Recording {
         let mut warnings = Vec::new();
-        let used = |e: &Event| seen.map_or(true, |s| s.has(e.id) || e.system == "ftrace");
+        let used = |system: &str, id| seen.map_or(true, |s| s.has(id) || system == "ftrace");
         let events = parse_formats(td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), &used, &mut warnings);
         let tgids = td.options.tgids.as_deref().unwrap_or("");
         let mut r = Recording::new(events, Ksyms::shared(td.kallsyms.clone()), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes(), warnings);

@@ -309,17 +309,19 @@ impl Drop for CpuPages<'_> {
 /// kept. The same pass counts the records (the kernel-style header's
 /// entry count).
 pub struct Seen {
-    /// One bit per event id.
-    ids: Vec<u64>,
+    /// One bit per event id (a fixed array: no bounds check per record).
+    ids: Box<[u64; Seen::WORDS]>,
 }
 
 impl Default for Seen {
     fn default() -> Self {
-        Seen { ids: alloc::vec![0; (u16::MAX as usize + 1) / 64] }
+        Seen { ids: Box::new([0; Seen::WORDS]) }
     }
 }
 
 impl Seen {
+    const WORDS: usize = (u16::MAX as usize + 1) / 64;
+
     pub fn has(&self, id: u16) -> bool {
         self.ids[id as usize / 64] & 1 << (id % 64) != 0
     }
@@ -330,15 +332,14 @@ impl Seen {
     #[inline(never)]
     pub fn add(&mut self, cpus: Vec<CpuPages<'_>>, layout: &crate::ring::PageLayout) -> u64 {
         let mut records = 0;
+        let ids = &mut self.ids;
         for mut c in cpus {
             while let Some(Ok(page)) = c.next_page() {
                 let Ok(p) = crate::ring::Page::parse(layout, page) else { continue };
-                for r in p.records() {
-                    let Ok(r) = r else { break };
+                p.cursor().each_type(layout, page, |id| {
                     records += 1;
-                    let id = crate::cursor::read_uint(r.data, 0, 2, layout.endian).unwrap_or(0) as u16;
-                    self.ids[id as usize / 64] |= 1 << (id % 64);
-                }
+                    ids[id as usize / 64] |= 1 << (id % 64);
+                });
             }
         }
         records
