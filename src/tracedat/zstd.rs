@@ -14,6 +14,19 @@ fn decoder(size: usize) -> FrameDecoder {
     d
 }
 
+/// Start decoding the frame at the head of `z`, its whole window
+/// reserved in the decoder's buffer at once. ruzstd reserves it when a
+/// decoder is reset for a later frame, not at its first: then the buffer
+/// grows with the output, in some twenty steps of a new mapping, a copy
+/// and fresh pages to fault in (12 MB of them for a 2 MB window, the
+/// kallsyms section of trace-cmd's files). So a frame is started twice:
+/// the second start is that reset (a frame header is a few bytes).
+fn start(d: &mut FrameDecoder, z: &mut &[u8]) -> Option<()> {
+    // (Both through `&mut &[u8]`: one copy of ruzstd's generic init.)
+    d.init(&mut { *z }).ok()?;
+    d.init(z).ok()
+}
+
 /// Decode every frame of `z` into `out`; the number of bytes written, or
 /// None when the data is corrupt or larger than `out`.
 pub(crate) fn decode(z: &[u8], out: &mut [u8]) -> Option<usize> {
@@ -34,9 +47,12 @@ pub(crate) fn decode_vec(mut z: Vec<u8>, size: usize) -> Option<Vec<u8>> {
     let (mut done, mut at) = (0, 0);
     while at < z.len() {
         let mut rest = &z[at..];
-        d.init(&mut rest).ok()?;
+        start(&mut d, &mut rest)?;
         loop {
-            d.decode_blocks(&mut rest, BlockDecodingStrategy::UptoBytes(1 << 20)).ok()?;
+            // One block at a time, drained to the window after each: the
+            // window and one block fit the buffer `start` reserved, so it
+            // never grows.
+            d.decode_blocks(&mut rest, BlockDecodingStrategy::UptoBlocks(1)).ok()?;
             at = z.len() - rest.len();
             if rest.is_empty() {
                 rest = &[];
