@@ -300,7 +300,18 @@ impl LazyText {
     #[inline(never)]
     pub fn text(&self) -> &String {
         self.text.get_or_init(|| match self.packed.take() {
-            Some(Packed(z, size, e)) => zstd::decode_vec(z, size).and_then(|mut d| counted(&mut d, 4, e)).unwrap_or_else(|| {
+            Some(Packed(z, size, e)) => {
+                // The count, then the text (see `counted`), apart.
+                let mut count = [0; 4];
+                zstd::decode_vec(z, size, &mut count).and_then(|mut d| {
+                    let n = e.u32(count) as usize;
+                    (n <= d.len()).then(|| {
+                        d.truncate(n);
+                        text(d)
+                    })
+                })
+            }
+            .unwrap_or_else(|| {
                 self.lost.set(true);
                 String::new()
             }),
@@ -1397,7 +1408,7 @@ pub(crate) fn decompress(algo: &str, section: &'static str, off: u64, z: Vec<u8>
     }
     #[cfg(feature = "zstd")]
     {
-        zstd::decode_vec(z, size).ok_or_else(|| Box::new(Error::new(section, off, Reason::Decompress)))
+        zstd::decode_vec(z, size, &mut []).ok_or_else(|| Box::new(Error::new(section, off, Reason::Decompress)))
     }
     #[cfg(not(feature = "zstd"))]
     {
