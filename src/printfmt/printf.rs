@@ -683,12 +683,16 @@ fn hex_digits(out: &mut Out<'_>, v: u64, n: usize) {
         _ => return number(out, v, b'x', &Pad { flags: ZEROPAD, width: n as i32, prec: -1 }),
     };
     // The most significant digit in the lowest byte (first in memory).
-    let digits = |x: u32| hex8(x, false).swap_bytes();
-    let (hi, lo) = (digits((v >> 32) as u32), digits(v as u32));
+    // (A function, not a closure: the closure was a call for each half.)
+    #[inline(always)]
+    fn digits(x: u64) -> u64 {
+        hex8(x as u32, false).swap_bytes()
+    }
+    let lo = digits(v);
     // (Shifts of fewer than 64 bits: the leading digits not wanted out.)
     if n > 8 {
         if let Some(a) = w.first_chunk_mut::<8>() {
-            *a = (hi >> (8 * (16 - n))).to_le_bytes();
+            *a = (digits(v >> 32) >> (8 * (16 - n))).to_le_bytes();
         }
         if let Some(b) = w.get_mut(n - 8..).and_then(|b| b.first_chunk_mut::<8>()) {
             *b = lo.to_le_bytes();
