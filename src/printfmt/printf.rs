@@ -362,16 +362,6 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
             tmp[i] = b'0' + (num % 10) as u8;
             num /= 10;
         }
-        // Two digits a round down to the last two: a round is a multiply
-        // and a branch whichever way (the pair comes from Line's table).
-        while cfg!(feature = "fast-print") && num >= 100 {
-            let q = (num * 0x51EB_851F) >> 37;
-            let r = 2 * (num - q * 100) as usize;
-            i -= 2;
-            tmp[i] = DIGITS2[r];
-            tmp[i + 1] = DIGITS2[r + 1];
-            num = q;
-        }
         loop {
             i -= 1;
             let q = (num * 0xCCCC_CCCD) >> 35;
@@ -413,20 +403,6 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
         }
     }
     let n = (tmp.len() - i) as i32;
-    // Most numbers of a trace line are their digits alone, or zero-padded
-    // (`%p`): one slice, the padding put in front of the digits in place
-    // (not in the board build: the general way below prints the same).
-    if cfg!(feature = "fast-print") && sign == 0 && !need_pfx && prec <= n {
-        if flags & (ZEROPAD | LEFT) == ZEROPAD && width > n && width <= tmp.len() as i32 {
-            let z = tmp.len() - width as usize;
-            tmp[z..i].fill(b'0');
-            i = z;
-        }
-        if width <= (tmp.len() - i) as i32 {
-            out.extend_from_slice(&tmp[i..]);
-            return;
-        }
-    }
     let prec = prec.max(n);
     width -= prec;
     let fill = |out: &mut Out, c: u8, k: i32| out.fill(c, k.max(0) as usize);
