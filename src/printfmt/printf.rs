@@ -371,15 +371,6 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
                 break;
             }
         }
-    } else if base == 16 && cfg!(feature = "fast-print") {
-        // All 16 digits at once, then the leading zeros left out: the loop
-        // below takes a round per digit (16 for a pointer) and its exit, at
-        // a length that changes from one number to the next, is often a
-        // mispredicted branch.
-        if let Some(d) = tmp.last_chunk_mut::<16>() {
-            *d = ((hex8((num >> 32) as u32, upper) as u128) << 64 | hex8(num as u32, upper) as u128).to_be_bytes();
-        }
-        i = tmp.len() - (16 - num.leading_zeros() as usize / 4).max(1);
     } else if base == 16 {
         // (Its own loop: a constant shift, where the octal one's would be
         // a variable shift for every digit of every pointer.)
