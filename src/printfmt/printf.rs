@@ -259,6 +259,8 @@ pub(crate) fn qual_size(qual: u8, conv: u8, long_size: usize) -> usize {
 /// or a `%p`, whose digits go straight into the line without number()'s
 /// flag, width and sign analysis for every value (a sixth of ftcat's
 /// instructions on an `-e all` recording went there).
+// (Only plans use it: the board build has none.)
+#[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum IntPrint {
     /// `%u` & co without flags, width or precision.
@@ -273,6 +275,7 @@ pub(crate) enum IntPrint {
     Number(u8),
 }
 
+#[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
 impl IntPrint {
     /// The printer for integer conversion `conv` with `pad`.
     pub(crate) fn of(conv: u8, pad: &Pad) -> IntPrint {
