@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::{Env, Msg};
 use crate::cursor::read_uint;
 use crate::ksyms::Ksyms;
-use crate::text::kernel::DIGITS2;
+use crate::text::kernel::{Line, DIGITS2};
 
 pub(crate) const LEFT: u8 = 1;
 pub(crate) const PLUS: u8 = 2;
@@ -573,7 +573,7 @@ pub(crate) fn dec(out: &mut Out<'_>, v: u64) {
         Some(w) if cfg!(feature = "fast-print") => w,
         _ => return number(out, v, b'u', &NO_PAD),
     };
-    let n = dec_width(v);
+    let n = Line::width(v);
     // From the last digit back. A size-optimised build keeps `/ 10` a
     // divide instruction: only the digits above 2^32 take it, a multiply
     // does the rest, two digits a round (the pair from Line's table).
@@ -599,18 +599,6 @@ pub(crate) fn dec(out: &mut Out<'_>, v: u64) {
         w[0] = b'0' + x as u8;
     }
     out.n += n;
-}
-
-/// Digits of `v` in decimal.
-#[inline(always)]
-fn dec_width(v: u64) -> usize {
-    let mut n = 1;
-    let mut p = 10u64;
-    while n < 20 && v >= p {
-        n += 1;
-        p = p.wrapping_mul(10);
-    }
-    n
 }
 
 #[inline(never)]
