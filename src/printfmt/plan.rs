@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, Val};
 use super::parse::{Expr, Op, Ty};
-use super::printf::{self, Num, Out, Pad, Piece, NO_PAD};
+use super::printf::{self, IntPrint, Num, Out, Pad, Piece, NO_PAD};
 use super::{Env, ExprArgs};
 use crate::cursor::uint;
 use crate::format::{sext, Event, FieldKind};
@@ -76,8 +76,9 @@ pub(crate) struct Step {
 pub(crate) enum Conv {
     /// Nothing: the text after the last conversion.
     End,
-    /// `%d`, `%u`, `%x` & co of a field, read as `.1` bytes, conversion `.2`.
-    Int(Load, u8, u8),
+    /// `%d`, `%u`, `%x` & co of a field, read as `.1` bytes, printed by
+    /// `.2`; also a plain `%p` (its digits zero-padded).
+    Int(Load, u8, IntPrint),
     /// `%p`, `%pS` & co that print a field's value (not what it points to);
     /// the extension's place in the format.
     Ptr(Load, (u32, u32)),
@@ -120,9 +121,18 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
         let star = (s.width == Num::Star) as usize + (s.prec == Num::Star) as usize;
         let size = printf::qual_size(s.qual, s.conv, env.long_size) as u8;
         let tree = Conv::Tree(k as u32, arg as u32, size, s.conv);
+        let pad = Pad { flags: s.flags, width: num(s.width), prec: num(s.prec) };
         let conv = match (s.conv, exprs.get(arg)) {
             _ if star > 0 => None,
-            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => Some(load(ev, e, env).map_or(tree, |l| Conv::Int(l, size, s.conv))),
+            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => {
+                Some(load(ev, e, env).map_or(tree, |l| Conv::Int(l, size, IntPrint::of(s.conv, &pad))))
+            }
+            // A plain `%p`, `%px`, `%pK`: the value's digits, zero-padded
+            // to a long's (as `pointer` prints them, and as a long wide).
+            (b'p', Some(e)) if !env.tep && matches!(env.long_size, 4 | 8) && pad.flags == 0 && pad.width < 0 && matches!(ext(fmt, s.ext).first(), None | Some(b'x' | b'K')) => {
+                let ls = env.long_size as u8;
+                load(ev, e, env).map(|l| Conv::Int(l, ls, IntPrint::Hex0(2 * ls)))
+            }
             // Only the extensions that print the value itself (as `pointer`).
             (b'p', Some(e)) if matches!(ext(fmt, s.ext).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
                 load(ev, e, env).map(|l| Conv::Ptr(l, s.ext))
@@ -130,7 +140,6 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
             (b's', Some(e)) => Some(pick(ev, e, env).or_else(|| string_field(ev, e).map(Conv::Str)).unwrap_or(tree)),
             _ => None,
         };
-        let pad = Pad { flags: s.flags, width: num(s.width), prec: num(s.prec) };
         steps.push(Step { lit, conv: conv.unwrap_or(Conv::Eval(k as u32, arg as u32)), pad });
         lit = (0, 0);
         arg += 1 + star;
@@ -231,8 +240,8 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
         let pad = &st.pad;
         let (p, a) = match &st.conv {
             Conv::End => continue,
-            Conv::Int(l, size, conv) => {
-                printf::int_conv(out, l.get(ctx)?, *size as usize, *conv, pad);
+            Conv::Int(l, size, print) => {
+                print.print(out, l.get(ctx)?, *size as usize, pad);
                 continue;
             }
             Conv::Ptr(l, x) => {

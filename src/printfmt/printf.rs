@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::{Env, Msg};
 use crate::cursor::read_uint;
 use crate::ksyms::Ksyms;
-use crate::text::kernel::DIGITS2;
+use crate::text::kernel::{Line, DIGITS2};
 
 pub(crate) const LEFT: u8 = 1;
 pub(crate) const PLUS: u8 = 2;
@@ -66,6 +66,13 @@ impl<'a> Out<'a> {
             d.fill(c);
         }
         self.n += k;
+    }
+    /// The next `N` bytes of the buffer, where that many are free: a
+    /// printer that knows how many bytes it needs at most stores its text
+    /// there whole (bytes past what it then counts are not printed).
+    #[inline(always)]
+    fn room<const N: usize>(&mut self) -> Option<&mut [u8; N]> {
+        self.b.get_mut(self.n..)?.first_chunk_mut::<N>()
     }
     /// Back to an earlier length (from [`Out::len`]).
     pub fn truncate(&mut self, n: usize) {
@@ -247,6 +254,57 @@ pub(crate) fn qual_size(qual: u8, conv: u8, long_size: usize) -> usize {
     }
 }
 
+/// How an integer conversion prints, chosen once for the conversion (see
+/// `plan`): most of a trace line's numbers are a bare `%d`, `%lu`, `%lx`
+/// or a `%p`, whose digits go straight into the line without number()'s
+/// flag, width and sign analysis for every value (a sixth of ftcat's
+/// instructions on an `-e all` recording went there).
+// (Only plans use it: the board build has none.)
+#[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum IntPrint {
+    /// `%u` & co without flags, width or precision.
+    Dec,
+    /// `%d`, `%i` without flags, width or precision.
+    SDec,
+    /// `%x` without flags, width or precision.
+    Hex,
+    /// Zero-padded to `.0` hex digits: a plain `%p` (pointer_string()).
+    Hex0(u8),
+    /// Anything else: number() for conversion `.0` with the step's `Pad`.
+    Number(u8),
+}
+
+#[cfg_attr(not(feature = "fast-print"), allow(dead_code))]
+impl IntPrint {
+    /// The printer for integer conversion `conv` with `pad`.
+    pub(crate) fn of(conv: u8, pad: &Pad) -> IntPrint {
+        if pad.flags != 0 || pad.width >= 0 || pad.prec >= 0 {
+            return IntPrint::Number(conv);
+        }
+        match conv {
+            b'u' => IntPrint::Dec,
+            b'd' | b'i' => IntPrint::SDec,
+            b'x' => IntPrint::Hex,
+            _ => IntPrint::Number(conv),
+        }
+    }
+
+    /// Print `v`, read as `size` bytes (truncated to them; sign-extended
+    /// for `d`/`i`), as int_conv() does.
+    #[inline(always)]
+    pub(crate) fn print(self, out: &mut Out<'_>, v: u64, size: usize, pad: &Pad) {
+        let v = if size >= 8 { v } else { v & ((1u64 << (8 * size)) - 1) };
+        match self {
+            IntPrint::Dec => dec(out, v),
+            IntPrint::SDec => sdec(out, crate::format::sext(v, size)),
+            IntPrint::Hex => hex(out, v),
+            IntPrint::Hex0(n) => hex_digits(out, v, (n as usize).max(hex_width(v))),
+            IntPrint::Number(conv) => int_conv(out, v, size, conv, pad),
+        }
+    }
+}
+
 /// `%d`, `%u`, `%x` & co of an argument read as `size` bytes: truncated to
 /// them, sign-extended for `d`/`i`.
 pub(crate) fn int_conv(out: &mut Out<'_>, v: u64, size: usize, conv: u8, pad: &Pad) {
@@ -307,16 +365,6 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
             tmp[i] = b'0' + (num % 10) as u8;
             num /= 10;
         }
-        // Two digits a round down to the last two: a round is a multiply
-        // and a branch whichever way (the pair comes from Line's table).
-        while cfg!(feature = "fast-print") && num >= 100 {
-            let q = (num * 0x51EB_851F) >> 37;
-            let r = 2 * (num - q * 100) as usize;
-            i -= 2;
-            tmp[i] = DIGITS2[r];
-            tmp[i + 1] = DIGITS2[r + 1];
-            num = q;
-        }
         loop {
             i -= 1;
             let q = (num * 0xCCCC_CCCD) >> 35;
@@ -326,15 +374,6 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
                 break;
             }
         }
-    } else if base == 16 && cfg!(feature = "fast-print") {
-        // All 16 digits at once, then the leading zeros left out: the loop
-        // below takes a round per digit (16 for a pointer) and its exit, at
-        // a length that changes from one number to the next, is often a
-        // mispredicted branch.
-        if let Some(d) = tmp.last_chunk_mut::<16>() {
-            *d = ((hex8((num >> 32) as u32, upper) as u128) << 64 | hex8(num as u32, upper) as u128).to_be_bytes();
-        }
-        i = tmp.len() - (16 - num.leading_zeros() as usize / 4).max(1);
     } else if base == 16 {
         // (Its own loop: a constant shift, where the octal one's would be
         // a variable shift for every digit of every pointer.)
@@ -358,20 +397,6 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
         }
     }
     let n = (tmp.len() - i) as i32;
-    // Most numbers of a trace line are their digits alone, or zero-padded
-    // (`%p`): one slice, the padding put in front of the digits in place
-    // (not in the board build: the general way below prints the same).
-    if cfg!(feature = "fast-print") && sign == 0 && !need_pfx && prec <= n {
-        if flags & (ZEROPAD | LEFT) == ZEROPAD && width > n && width <= tmp.len() as i32 {
-            let z = tmp.len() - width as usize;
-            tmp[z..i].fill(b'0');
-            i = z;
-        }
-        if width <= (tmp.len() - i) as i32 {
-            out.extend_from_slice(&tmp[i..]);
-            return;
-        }
-    }
     let prec = prec.max(n);
     width -= prec;
     let fill = |out: &mut Out, c: u8, k: i32| out.fill(c, k.max(0) as usize);
@@ -463,6 +488,9 @@ pub(crate) fn pad_tail(out: &mut Out<'_>, start: usize, &Pad { flags, width, pre
 /// (`%px`): the raw value, zero-padded to the pointer width unless a width
 /// was given.
 pub(crate) fn pointer_string(out: &mut Out<'_>, v: u64, &Pad { flags, width, .. }: &Pad, long_size: usize) {
+    if cfg!(feature = "fast-print") && flags == 0 && width < 0 {
+        return hex_digits(out, v, (2 * long_size).max(hex_width(v)));
+    }
     let (flags, width) = if width < 0 { (flags | ZEROPAD, 2 * long_size as i32) } else { (flags, width) };
     number(out, v, b'x', &Pad { flags, width, prec: -1 });
 }
@@ -535,23 +563,102 @@ pub(crate) fn mac(out: &mut Out<'_>, d: &[u8], ext: &[u8]) -> Result<(), Msg> {
     Ok(())
 }
 
-/// `%llu`, `%lld` and `0x%llx` without width or precision: one call for the
-/// many places that print a bare number (8 arguments to set up at each
-/// `number` call site).
+/// `%llu`, `%lld`, `%llx` and `0x%llx` without width or precision: one
+/// call for the many places that print a bare number (8 arguments to set
+/// up at each `number` call site). In the default build their digits go
+/// straight into the output, where there is room for the longest.
 #[inline(never)]
 pub(crate) fn dec(out: &mut Out<'_>, v: u64) {
-    number(out, v, b'u', &NO_PAD);
+    let w = match out.room::<20>() {
+        Some(w) if cfg!(feature = "fast-print") => w,
+        _ => return number(out, v, b'u', &NO_PAD),
+    };
+    let n = Line::width(v);
+    // From the last digit back. A size-optimised build keeps `/ 10` a
+    // divide instruction: only the digits above 2^32 take it, a multiply
+    // does the rest, two digits a round (the pair from Line's table).
+    let mut i = n;
+    let mut x = v;
+    while x > u32::MAX as u64 {
+        i -= 1;
+        w[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+    }
+    while x >= 100 {
+        let q = (x * 0x51EB_851F) >> 37;
+        let r = 2 * (x - q * 100) as usize;
+        i -= 2;
+        w[i] = DIGITS2[r];
+        w[i + 1] = DIGITS2[r + 1];
+        x = q;
+    }
+    if x >= 10 {
+        w[0] = DIGITS2[2 * x as usize];
+        w[1] = DIGITS2[2 * x as usize + 1];
+    } else {
+        w[0] = b'0' + x as u8;
+    }
+    out.n += n;
 }
 
 #[inline(never)]
 pub(crate) fn sdec(out: &mut Out<'_>, v: u64) {
-    number(out, v, b'd', &NO_PAD);
+    if !cfg!(feature = "fast-print") {
+        return number(out, v, b'd', &NO_PAD);
+    }
+    if (v as i64) < 0 {
+        out.push(b'-');
+    }
+    dec(out, (v as i64).unsigned_abs());
+}
+
+#[inline(never)]
+pub(crate) fn hex(out: &mut Out<'_>, v: u64) {
+    if !cfg!(feature = "fast-print") {
+        return number(out, v, b'x', &NO_PAD);
+    }
+    hex_digits(out, v, hex_width(v));
 }
 
 #[inline(never)]
 pub(crate) fn hex0x(out: &mut Out<'_>, v: u64) {
     out.extend_from_slice(b"0x");
-    number(out, v, b'x', &NO_PAD);
+    hex(out, v);
+}
+
+/// Digits of `v` in hex.
+#[inline(always)]
+fn hex_width(v: u64) -> usize {
+    (16 - v.leading_zeros() as usize / 4).max(1)
+}
+
+/// The last `n` (1 to 16) hex digits of `v`, zeros in front of its own
+/// digits: all sixteen made at once (hex8), the `n` wanted stored with two
+/// 8-byte moves where 16 bytes are free.
+fn hex_digits(out: &mut Out<'_>, v: u64, n: usize) {
+    let w = match out.room::<16>() {
+        Some(w) if cfg!(feature = "fast-print") => w,
+        _ => return number(out, v, b'x', &Pad { flags: ZEROPAD, width: n as i32, prec: -1 }),
+    };
+    // The most significant digit in the lowest byte (first in memory).
+    // (A function, not a closure: the closure was a call for each half.)
+    #[inline(always)]
+    fn digits(x: u64) -> u64 {
+        hex8(x as u32, false).swap_bytes()
+    }
+    let lo = digits(v);
+    // (Shifts of fewer than 64 bits: the leading digits not wanted out.)
+    if n > 8 {
+        if let Some(a) = w.first_chunk_mut::<8>() {
+            *a = (digits(v >> 32) >> (8 * (16 - n))).to_le_bytes();
+        }
+        if let Some(b) = w.get_mut(n - 8..).and_then(|b| b.first_chunk_mut::<8>()) {
+            *b = lo.to_le_bytes();
+        }
+    } else if let Some(a) = w.first_chunk_mut::<8>() {
+        *a = (lo >> (8 * (8 - n))).to_le_bytes();
+    }
+    out.n += n;
 }
 
 pub(crate) fn ip4(out: &mut Out<'_>, d: &[u8], leading_zeros: bool) {
@@ -825,6 +932,41 @@ mod tests {
         assert_eq!(tail(0, 6, -1), b"<   abc");
         assert_eq!(tail(LEFT, 6, 2), b"<ab    ");
         assert_eq!(tail(0, 2, -1), b"<abc");
+    }
+
+    #[test]
+    fn bare_number_printers_print_as_number() {
+        let mut vals = alloc::vec![0u64, 1, 9, 10, 99, 100, 255, 256, 4095, 4096, u32::MAX as u64, 1 << 32, u64::MAX, i64::MIN as u64];
+        for k in 0..64 {
+            vals.push(1 << k);
+            vals.push((1u64 << k) - 1);
+            vals.push(10u64.saturating_pow(k / 3) + k as u64);
+        }
+        // Room for all, and too little room (a print that does not fit
+        // counts its bytes all the same).
+        let short = |f: &dyn Fn(&mut Out<'_>)| {
+            let mut b = [0u8; 5];
+            let mut o = Out::on(&mut b);
+            f(&mut o);
+            let n = o.len();
+            (n, if n <= 5 { b[..n].to_vec() } else { Vec::new() })
+        };
+        for v in vals {
+            for (conv, print) in [(b'u', IntPrint::Dec), (b'd', IntPrint::SDec), (b'x', IntPrint::Hex)] {
+                for size in [1, 2, 4, 8] {
+                    let want = text(|o| int_conv(o, v, size, conv, &NO_PAD));
+                    assert_eq!(text(|o| print.print(o, v, size, &NO_PAD)), want, "{v} {size} {}", conv as char);
+                    assert_eq!(short(&|o| print.print(o, v, size, &NO_PAD)), short(&|o| int_conv(o, v, size, conv, &NO_PAD)));
+                }
+            }
+            for ls in [4, 8] {
+                let p = v & if ls == 4 { 0xffff_ffff } else { u64::MAX };
+                let want = text(|o| number(o, p, b'x', &Pad { flags: ZEROPAD, width: 2 * ls as i32, prec: -1 }));
+                assert_eq!(text(|o| IntPrint::Hex0(2 * ls as u8).print(o, v, ls, &NO_PAD)), want);
+                assert_eq!(text(|o| pointer_string(o, p, &NO_PAD, ls)), want);
+            }
+            assert_eq!(text(|o| hex0x(o, v)), alloc::format!("0x{v:x}").into_bytes());
+        }
     }
 
     #[test]

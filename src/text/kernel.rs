@@ -1417,9 +1417,9 @@ impl<'a> Line<'a> {
         self.n += n;
         n
     }
-    /// Width of `%u` of `v`.
+    /// Width of `%u` of `v` (also printf's `dec`).
     #[inline(always)]
-    fn width(v: u64) -> usize {
+    pub(crate) fn width(v: u64) -> usize {
         let mut n = 1;
         let mut p = 10u64;
         while n < 20 && v >= p {
