@@ -1277,7 +1277,8 @@ impl<'a> Line<'a> {
         }
     }
     /// ASCII bytes; anything else becomes `?` (keeps the UTF-8 invariant).
-    #[inline(always)]
+    /// (Inline with fast-print only, as `extend_str`.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn extend(&mut self, s: &[u8]) {
         let k = s.len().min(self.room());
         // SAFETY: k bytes fit after n (room) and are in s.
@@ -1298,7 +1299,9 @@ impl<'a> Line<'a> {
         self.n += k;
     }
     /// A whole str, or nothing if it does not fit (a char is never cut).
-    #[inline(always)]
+    /// (Inline with fast-print, for speed; the board build keeps the call,
+    /// made from some forty places: 1.4 KB.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn extend_str(&mut self, s: &str) -> bool {
         if s.len() > self.room() {
             return false;
@@ -1470,8 +1473,8 @@ impl<'a> Line<'a> {
             self.n += 6;
         }
     }
-    /// `%0*u`.
-    #[inline(always)]
+    /// `%0*u`. (Inline with fast-print only, as `extend_str`.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn zeros(&mut self, v: u64, w: usize) {
         for _ in Self::width(v)..w {
             self.push(b'0');
