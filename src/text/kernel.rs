@@ -80,9 +80,10 @@ impl Classes {
         c
     }
 
-    /// The class of event `id`. (Always inline: once a record, and at
-    /// opt-level z a plain `#[inline]` leaves it a call.)
-    #[inline(always)]
+    /// The class of event `id`. (Inline with fast-print: once a record,
+    /// and at opt-level z a plain `#[inline]` leaves it a call; the board
+    /// build, size first, keeps the call.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn get(&self, id: u16) -> Option<&Class> {
         match self.index.get(id as usize) {
             Some(&i) if i > 0 => self.list.get(i as usize - 1),
@@ -499,8 +500,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 
     /// What every printed record counts: its index and its CPU as seen.
-    /// (Always inline: `#[inline]` does nothing at opt-level z.)
-    #[inline(always)]
+    /// (Inline with fast-print: `#[inline]` does nothing at opt-level z;
+    /// the board build keeps the call.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     fn count(&mut self, cpu: u32) {
         self.idx += 1;
         let c = cpu as usize;
