@@ -26,9 +26,9 @@ struct Lookahead {
 }
 
 impl Lookahead {
-    /// (Always inline: asked once a record, and at opt-level z a plain
-    /// `#[inline]` leaves it a call.)
-    #[inline(always)]
+    /// (Inline with fast-print: asked once a record, and at opt-level z a
+    /// plain `#[inline]` leaves it a call; the board build keeps the call.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     fn wants(&self, d: &[u8]) -> bool {
         if self.graph_ent.is_empty() {
             return false;
@@ -151,9 +151,9 @@ pub fn run(rec: &Recording, select: Select<'_>, ef: EventFilter, gf: Option<Grap
 pub(super) const TAG: u32 = 16;
 const TAG_MASK: u32 = (1 << TAG) - 1;
 
-/// (Always inline: twice a record, and at opt-level z `#[inline]` does
-/// nothing.)
-#[inline(always)]
+/// (Inline with fast-print: twice a record, and at opt-level z `#[inline]`
+/// does nothing; the board build keeps the call.)
+#[cfg_attr(feature = "fast-print", inline(always))]
 fn untag<'r>(r: &Rec<'r>) -> Rec<'r> {
     Rec { cpu: r.cpu & TAG_MASK, ts: r.ts, data: r.data }
 }

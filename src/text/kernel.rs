@@ -80,9 +80,10 @@ impl Classes {
         c
     }
 
-    /// The class of event `id`. (Always inline: once a record, and at
-    /// opt-level z a plain `#[inline]` leaves it a call.)
-    #[inline(always)]
+    /// The class of event `id`. (Inline with fast-print: once a record,
+    /// and at opt-level z a plain `#[inline]` leaves it a call; the board
+    /// build, size first, keeps the call.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn get(&self, id: u16) -> Option<&Class> {
         match self.index.get(id as usize) {
             Some(&i) if i > 0 => self.list.get(i as usize - 1),
@@ -499,8 +500,9 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     }
 
     /// What every printed record counts: its index and its CPU as seen.
-    /// (Always inline: `#[inline]` does nothing at opt-level z.)
-    #[inline(always)]
+    /// (Inline with fast-print: `#[inline]` does nothing at opt-level z;
+    /// the board build keeps the call.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     fn count(&mut self, cpu: u32) {
         self.idx += 1;
         let c = cpu as usize;
@@ -1277,7 +1279,8 @@ impl<'a> Line<'a> {
         }
     }
     /// ASCII bytes; anything else becomes `?` (keeps the UTF-8 invariant).
-    #[inline(always)]
+    /// (Inline with fast-print only, as `extend_str`.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn extend(&mut self, s: &[u8]) {
         let k = s.len().min(self.room());
         // SAFETY: k bytes fit after n (room) and are in s.
@@ -1298,7 +1301,9 @@ impl<'a> Line<'a> {
         self.n += k;
     }
     /// A whole str, or nothing if it does not fit (a char is never cut).
-    #[inline(always)]
+    /// (Inline with fast-print, for speed; the board build keeps the call,
+    /// made from some forty places: 1.4 KB.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn extend_str(&mut self, s: &str) -> bool {
         if s.len() > self.room() {
             return false;
@@ -1470,8 +1475,8 @@ impl<'a> Line<'a> {
             self.n += 6;
         }
     }
-    /// `%0*u`.
-    #[inline(always)]
+    /// `%0*u`. (Inline with fast-print only, as `extend_str`.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn zeros(&mut self, v: u64, w: usize) {
         for _ in Self::width(v)..w {
             self.push(b'0');

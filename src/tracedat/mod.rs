@@ -598,15 +598,14 @@ impl<'f> MetaReader<'f> {
         }
         crate::cursor::read_uint(&b, 0, n, self.e).unwrap_or(0)
     }
-    #[inline(always)]
+    // (Not forced inline: they run once a metadata field, and a call to
+    // one is shorter than the argument and call to `num` it stands for.)
     fn u16(&mut self) -> u16 {
         self.num(2) as u16
     }
-    #[inline(always)]
     fn u32(&mut self) -> u32 {
         self.num(4) as u32
     }
-    #[inline(always)]
     fn u64(&mut self) -> u64 {
         self.num(8)
     }
