@@ -34,7 +34,8 @@ pub(crate) struct Ctx<'a, 'e> {
     pub partial: bool,
 }
 
-fn tsize(t: Ty, env: &Env) -> usize {
+/// A value of type `t` in bytes.
+pub(crate) fn tsize(t: Ty, env: &Env) -> usize {
     if t.size == 0 || t.ptr {
         env.long_size
     } else {

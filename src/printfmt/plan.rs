@@ -15,11 +15,11 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, Val};
-use super::parse::{Expr, Op, Ty};
+use super::parse::{Expr, Func, Op, Ty};
 use super::printf::{self, IntPrint, Num, Out, Pad, Piece, NO_PAD};
 use super::{Env, ExprArgs};
-use crate::cursor::uint;
-use crate::format::{sext, Event, FieldKind};
+use crate::cursor::Endian;
+use crate::format::{Event, FieldKind};
 
 /// A scalar field read as the evaluator reads `REC->f`, maybe through one
 /// operator with a constant and a cast: `(unsigned int)((REC->dev) >> 20)`,
@@ -33,29 +33,56 @@ pub(crate) struct Load {
     /// The value's C type as `Ctx::eval` gives it (signed: sign-extended
     /// when read; libtraceevent's dialect reads every field unsigned).
     ty: Ty,
+    /// `64 - 8 * size` for a signed field, 0 for an unsigned one: the
+    /// shifts that sign-extend it.
+    sext: u8,
     /// The operator and the constant's type; the constant is `c` (apart:
     /// in the tuple its 8-byte alignment made every `Step` take more than
     /// one cache line).
     op: Option<(Op, Ty)>,
     c: u64,
+    /// None also for a cast that leaves every value as it is (to a 64-bit
+    /// type or a pointer: `(void *)REC->call_site`).
     cast: Option<Ty>,
 }
 
 impl Load {
+    /// Every field a plan prints comes through here (four a record on an
+    /// `-e all` recording), so the read is inline: a call to
+    /// `cursor::uint` and its checks for any size were a third of a load.
+    /// (One copy for the steps that load: inline in each it was 0.7 KB.)
+    #[inline(never)]
     fn get(&self, ctx: &Ctx) -> EResult<u64> {
-        let env = ctx.env;
-        let v = uint(ctx.rec, self.offset as usize, self.size as usize, env.endian).ok_or(msg!("field beyond the record"))?;
-        let v = if self.ty.signed { sext(v, self.size as usize) } else { v };
+        let v = self.field(ctx.rec, ctx.env.endian).ok_or(msg!("field beyond the record"))?;
         // Most loads are a field alone: no operator or cast to go through.
         if self.op.is_none() && self.cast.is_none() {
             return Ok(v);
         }
+        self.apply(ctx, v)
+    }
+
+    /// The field's bytes as a number, sign-extended when its type is signed.
+    #[inline(always)]
+    fn field(&self, rec: &[u8], endian: Endian) -> Option<u64> {
+        let rest = rec.get(self.offset as usize..)?;
+        let v = match self.size {
+            1 => *rest.first()? as u64,
+            2 => endian.u16(*rest.first_chunk()?) as u64,
+            4 => endian.u32(*rest.first_chunk()?) as u64,
+            _ => endian.u64(*rest.first_chunk()?),
+        };
+        // `sext` is 0 for unsigned fields: no branch on the sign.
+        Some((((v << self.sext) as i64) >> self.sext) as u64)
+    }
+
+    #[inline(never)]
+    fn apply(&self, ctx: &Ctx, v: u64) -> EResult<u64> {
         let (v, _) = match self.op {
             Some((op, t)) => ctx.binop(op, (v, self.ty), (self.c, t))?,
             None => (v, self.ty),
         };
         Ok(match self.cast {
-            Some(t) => eval::norm(v, t, env),
+            Some(t) => eval::norm(v, t, ctx.env),
             None => v,
         })
     }
@@ -88,6 +115,8 @@ pub(crate) enum Conv {
     /// strings boxed: a rare step, and every `Step` is as large as the
     /// largest variant (the first read of each step was a cache miss).
     Pick(Load, Box<(Vec<u8>, Vec<u8>)>),
+    /// `%s` of a flag or symbol table over a field (boxed as `Pick`).
+    Table(Box<Table>),
     /// `%s` or an integer conversion (`.3`, read as `.2` bytes) of any
     /// other argument tree (kmem's `gfp ? __print_flags(gfp, ...) :
     /// "none"`, `found ? pblk : 0`): its value printed straight, without
@@ -137,7 +166,12 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
             (b'p', Some(e)) if matches!(ext(fmt, s.ext).first(), None | Some(b'S' | b's' | b'B' | b'F' | b'f' | b'x' | b'K')) => {
                 load(ev, e, env).map(|l| Conv::Ptr(l, s.ext))
             }
-            (b's', Some(e)) => Some(pick(ev, e, env).or_else(|| string_field(ev, e).map(Conv::Str)).unwrap_or(tree)),
+            (b's', Some(e)) => Some(
+                pick(ev, e, env)
+                    .or_else(|| Table::build(ev, arg, e, env))
+                    .or_else(|| string_field(ev, e).map(Conv::Str))
+                    .unwrap_or(tree),
+            ),
             _ => None,
         };
         steps.push(Step { lit, conv: conv.unwrap_or(Conv::Eval(k as u32, arg as u32)), pad });
@@ -187,7 +221,9 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
     if !matches!(size, 1 | 2 | 4 | 8) {
         return None;
     }
-    Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, op, c, cast })
+    let sext = if ty.signed { 64 - 8 * size as u8 } else { 0 };
+    let cast = cast.filter(|&t| eval::tsize(t, env) < 8);
+    Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, sext, op, c, cast })
 }
 
 /// `COND ? "a" : "b"` as a `Pick`; a condition `1 && X` is X's truth
@@ -200,6 +236,141 @@ fn pick(ev: &Event, e: &Expr, env: &Env) -> Option<Conv> {
         c => c,
     };
     load(ev, c, env).map(|l| Conv::Pick(l, Box::new((a.clone(), b.clone()))))
+}
+
+/// `__print_flags(REC->f, "|", { 1, "A" }, ...)` or
+/// `__print_symbolic(REC->f, { 1, "A" }, ...)`, maybe under
+/// `REC->g ? TABLE : "none"` (kmem's gfp_flags, a sixth of the records of
+/// an `-e all` recording), walked as `Ctx::call` walks it but without
+/// evaluating the trees around it. Only tables of constants (every entry
+/// resolved by `eval::specialize`), so no value can be unknown, and
+/// texts without a NUL, so that what the walk prints is the string.
+#[derive(Clone, Debug)]
+pub(crate) struct Table {
+    /// The argument: `exprs[arg]`, whose parts `table_parts` finds.
+    arg: u32,
+    /// `REC->g` of `REC->g ? TABLE : "other"`.
+    guard: Option<Load>,
+    value: Load,
+    /// What of the value and the entries counts: the recording's `long`
+    /// (the helpers but the `_u64` ones take an unsigned long).
+    mask: u64,
+}
+
+/// The other text of `G ? TABLE : "other"`, whether the table is of
+/// flags, its delimiter ("" for symbols) and its entries, after the value
+/// (`args[0]`, and G, are for the caller to take).
+struct Parts<'e> {
+    other: &'e [u8],
+    flags: bool,
+    long: bool,
+    delim: &'e [u8],
+    entries: &'e [Expr],
+}
+
+fn table_parts(e: &Expr) -> Option<(Option<&Expr>, &[Expr], Parts<'_>)> {
+    let (guard, other, e) = match e {
+        Expr::Cond(g, e, o) => match &**o {
+            Expr::Str(o) => (Some(&**g), &o[..], &**e),
+            _ => return None,
+        },
+        e => (None, &b""[..], e),
+    };
+    let Expr::Call(f, args) = e else { return None };
+    let (flags, long) = match f {
+        Func::PrintFlags => (true, true),
+        Func::PrintFlagsU64 => (true, false),
+        Func::PrintSymbolic => (false, true),
+        Func::PrintSymbolicU64 => (false, false),
+        _ => return None,
+    };
+    let (delim, entries) = match (flags, args.get(1..)?) {
+        (true, [Expr::Str(d), entries @ ..]) => (&d[..], entries),
+        (false, entries) => (&b""[..], entries),
+        _ => return None,
+    };
+    Some((guard, args, Parts { other, flags, long, delim, entries }))
+}
+
+impl Table {
+    /// The step for `exprs[arg]` (`e`), if it is a table of this shape.
+    fn build(ev: &Event, arg: usize, e: &Expr, env: &Env) -> Option<Conv> {
+        let (guard, args, p) = table_parts(e)?;
+        let no_nul = |s: &[u8]| !s.contains(&0);
+        for ent in p.entries {
+            match ent {
+                Expr::Entry(_, name) if no_nul(name) => {}
+                // A NULL name (`{ 0, ((void *)0) }`, `{ }`) ends the table.
+                Expr::List(l) if l.len() != 2 || matches!(l[1], Expr::Num(0, _)) => break,
+                _ => return None,
+            }
+        }
+        if !no_nul(p.other) || !no_nul(p.delim) {
+            return None;
+        }
+        let guard = match guard {
+            Some(g) => Some(load(ev, g, env)?),
+            None => None,
+        };
+        let mask = if p.long && env.long_size < 8 { 0xffff_ffff } else { u64::MAX };
+        let value = load(ev, args.first()?, env)?;
+        Some(Conv::Table(Box::new(Table { arg: u32::try_from(arg).ok()?, guard, value, mask })))
+    }
+
+    /// trace_print_flags_seq() or trace_print_symbols_seq() of the value,
+    /// then padded as `%s` pads.
+    fn print(&self, ctx: &Ctx, exprs: &[Expr], out: &mut Out<'_>, pad: &Pad) -> EResult<()> {
+        let Some((_, _, p)) = exprs.get(self.arg as usize).and_then(table_parts) else { return Err(msg!("bad flag/symbol entry")) };
+        let start = out.len();
+        match &self.guard {
+            Some(g) if g.get(ctx)? == 0 => put(out, p.other),
+            _ => self.walk(self.value.get(ctx)? & self.mask, &p, out),
+        }
+        if pad.width >= 0 || pad.prec >= 0 {
+            printf::pad_tail(out, start, pad);
+        }
+        Ok(())
+    }
+
+    fn walk(&self, v: u64, p: &Parts, out: &mut Out<'_>) {
+        let mut rest = v;
+        let mut first = true;
+        for ent in p.entries {
+            // Flags stop when none are left.
+            if p.flags && rest == 0 {
+                break;
+            }
+            // (The end of the table, `build` saw.)
+            let Expr::Entry(m, name) = ent else { break };
+            let m = m & self.mask;
+            if if p.flags { rest & m != m } else { m != v } {
+                continue;
+            }
+            if !first {
+                put(out, p.delim);
+            }
+            first = false;
+            put(out, name);
+            if !p.flags {
+                return;
+            }
+            rest &= !m;
+        }
+        // What no entry named, in hex.
+        if rest != 0 || !p.flags {
+            if !first {
+                put(out, p.delim);
+            }
+            printf::hex0x(out, rest);
+        }
+    }
+}
+
+/// `Out::extend_from_slice` out of line: inline in each of the table's
+/// four places it was 0.3 KB, for a copy or two a record.
+#[inline(never)]
+fn put(out: &mut Out<'_>, s: &[u8]) {
+    out.extend_from_slice(s);
 }
 
 /// `__get_str(f)` or a `char` array field (through a pointer cast or not):
@@ -253,6 +424,10 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
                 let f = ctx.ev.fields.get(*i as usize).ok_or(msg!("REC used without ->field"))?;
                 let d = f.data(ctx.rec, env.endian).ok_or(msg!("field beyond the record"))?;
                 printf::string(out, d, pad);
+                continue;
+            }
+            Conv::Table(t) => {
+                t.print(ctx, exprs, out, pad)?;
                 continue;
             }
             Conv::Pick(c, ab) => {

@@ -599,7 +599,7 @@ fn messages_round_trip() {
 fn plan_prints_as_the_evaluator() {
     let ev = event(
         &[("unsigned long call_site", 8, false), ("void * ptr", 8, false), ("int n", 4, true), ("unsigned int dev", 4, false), ("unsigned long gfp", 8, false), ("char name[8]", 8, true), ("int a[2]", 8, true), ("__data_loc char[] s", 4, false), ("char c", 1, true)],
-        r#""cs=%pS %ps p=%p %px n=%d %5d|%-6u|%08x|%lu dev %d,%d g=%s m=%s %s %-4s|%.2s|%s f=%s c=%d a=%d,%x,%u acc=%s", (void *)REC->call_site, (void *)REC->call_site, REC->ptr, REC->ptr, REC->n, REC->n, REC->n, REC->n, (unsigned long) REC->n, ((unsigned int) ((REC->dev) >> 20)), ((unsigned int) ((REC->dev) & ((1U << 20) - 1))), (REC->gfp) ? __print_flags(REC->gfp, "|", { 0x3, "AB" }, { 0x1, "A" }, { 0x4, "C" }, { 0, ((void *)0) }, { 0x8, "D" }) : "none", __print_symbolic(REC->n, { -3, "M3" }, { 1, "ONE" }), REC->n & 0x1 ? "odd" : "even", REC->name, REC->name, __get_str(s), __print_flags(REC->dev, "", { 1, "W" }, { 2, "U" }), REC->c, REC->a[0], REC->a[1], (unsigned int)REC->a[0], (1 && (REC->gfp & 0x4)) ? "true" : "false""#,
+        r#""cs=%pS %ps p=%p %px n=%d %5d|%-6u|%08x|%lu dev %d,%d g=%s m=%6s %s %-4s|%.2s|%s f=%.4s c=%d a=%d,%x,%u acc=%s", (void *)REC->call_site, (void *)REC->call_site, REC->ptr, REC->ptr, REC->n, REC->n, REC->n, REC->n, (unsigned long) REC->n, ((unsigned int) ((REC->dev) >> 20)), ((unsigned int) ((REC->dev) & ((1U << 20) - 1))), (REC->gfp) ? __print_flags(REC->gfp, "|", { 0x3, "AB" }, { 0x1, "A" }, { 0x4, "C" }, { 0, ((void *)0) }, { 0x8, "D" }) : "none", __print_symbolic(REC->n, { -3, "M3" }, { 1, "ONE" }), REC->n & 0x1 ? "odd" : "even", REC->name, REC->name, __get_str(s), __print_flags(REC->dev, "", { 1, "W" }, { 2, "U" }), REC->c, REC->a[0], REC->a[1], (unsigned int)REC->a[0], (1 && (REC->gfp & 0x4)) ? "true" : "false""#,
     );
     let mut p = Vec::new();
     p.extend_from_slice(&0xffff_ffff_8123_4567u64.to_le_bytes());
@@ -628,7 +628,7 @@ fn plan_prints_as_the_evaluator() {
                 }
                 let pieces = printf::parse_format(&fmt).unwrap();
                 let steps = plan::build(&ev, &fmt, &pieces, &exprs, &env);
-                assert_eq!(steps.iter().filter(|s| matches!(s.conv, plan::Conv::Tree(..))).count(), 3, "{steps:?}");
+                assert_eq!(steps.iter().filter(|s| matches!(s.conv, plan::Conv::Table(..))).count(), 3, "{steps:?}");
                 let mut ctx = Ctx { ev: &ev, rec: &r, env: &env, scratch: Vec::new(), unknowns: 0, partial: false };
                 let mut want = Vec::new();
                 printf::append(&mut want, &mut |o| eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, o).unwrap());
