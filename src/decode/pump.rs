@@ -295,8 +295,13 @@ fn fold(s: &mut Sink<'_, '_>, la: &Lookahead, e: &Rec, next: Option<(&Rec, bool)
 #[inline(never)]
 fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, gf: &mut Option<GraphFilter>, host: &mut dyn Host) {
     let mut q = HoldQ { v: Vec::new(), head: 0, per_cpu: Vec::new(), spare: Vec::new() };
+    // A writer fails only when it drains its buffer, hundreds of lines
+    // apart: asked every 64th time round (and before each wait), not for
+    // every record (a call through `dyn` each).
+    let mut round = 0u32;
     loop {
-        if s.stop || s.out.failed() {
+        round = round.wrapping_add(1);
+        if s.stop || round % 64 == 0 && s.out.failed() {
             return;
         }
         if q.items().is_empty() {
@@ -307,6 +312,9 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                     if follow && !m.finished() {
                         s.out.idle();
                         s.out.flush();
+                        if s.out.failed() {
+                            return;
+                        }
                         host.wait();
                         m.retry_waiting();
                         continue;
