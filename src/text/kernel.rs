@@ -50,6 +50,38 @@ pub struct Class {
     /// Has fields besides the common ones (the `fields` option prints
     /// `No fields found` otherwise).
     pub has_fields: bool,
+    /// What [`Kernel::line_into`] prints of its records, asked of every
+    /// record: decided here once, not by matching `kind` each time.
+    direct: Direct,
+    /// `name: `, the head of a print fmt event's text, in one piece.
+    #[cfg(feature = "fast-print")]
+    label: String,
+}
+
+/// What [`Kernel::line_into`] does with a class's records.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direct {
+    /// Leaves them to [`Kernel::line`].
+    No,
+    /// Prints the line up to the print fmt's text.
+    Head,
+    /// Prints the whole line ([`Kernel::short_event`]).
+    Short,
+}
+
+impl Direct {
+    fn of(kind: &Kind) -> Direct {
+        match kind {
+            Kind::SysEnter { .. } | Kind::SysExit { .. } => Direct::Short,
+            // (Speed-ups the board build leaves out: there Kernel::line
+            // prints these events.)
+            #[cfg(feature = "fast-print")]
+            Kind::Ftrace(Record::Function { .. }) => Direct::Short,
+            #[cfg(feature = "fast-print")]
+            Kind::Generic => Direct::Head,
+            _ => Direct::No,
+        }
+    }
 }
 
 /// Every event of the recording, classified once.
@@ -99,7 +131,16 @@ impl Classes {
 fn classify(e: &Event) -> Class {
     let kind = classify_kind(e).unwrap_or(Kind::Generic);
     let has_fields = e.fields.iter().any(|f| !f.name.starts_with("common_"));
-    Class { id: e.id, name: e.name.clone(), ftrace: e.system == "ftrace", kind, has_fields }
+    Class {
+        id: e.id,
+        name: e.name.clone(),
+        ftrace: e.system == "ftrace",
+        direct: Direct::of(&kind),
+        kind,
+        has_fields,
+        #[cfg(feature = "fast-print")]
+        label: alloc::format!("{}: ", e.name),
+    }
 }
 
 fn classify_kind(e: &Event) -> Option<Kind> {
@@ -519,27 +560,21 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         let cls = self.cls;
         let class = cls.get(rec_type(r.data, self.endian))?;
-        // (A speed-up the board build leaves out: there Kernel::line
-        // prints these events.)
-        let generic = cfg!(feature = "fast-print") && matches!(class.kind, Kind::Generic);
-        let short = matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. })
-            || cfg!(feature = "fast-print") && matches!(class.kind, Kind::Ftrace(Record::Function { .. }));
-        if !generic && !short {
+        let how = class.direct;
+        if how == Direct::No {
             return None;
         }
         let mut b = Line::on(dst);
         self.context_into(&mut b, r);
-        if generic {
-            if b.room() < class.name.len() + 2 {
-                return None;
-            }
-            b.extend_str(&class.name);
-            b.extend_str(": ");
-        } else if !self.short_event(&mut b, r, class) {
+        #[cfg(feature = "fast-print")]
+        if how == Direct::Head && !b.extend_str(&class.label) {
+            return None;
+        }
+        if how == Direct::Short && !self.short_event(&mut b, r, class) {
             return None;
         }
         self.count(r.cpu);
-        Some(if generic { Wrote::Head(b.len(), class) } else { Wrote::Line(b.len()) })
+        Some(if how == Direct::Head { Wrote::Head(b.len(), class) } else { Wrote::Line(b.len()) })
     }
 
     /// The rest of a line [`Kernel::line_into`] began (`Wrote::Head`): the
