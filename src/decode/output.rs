@@ -9,6 +9,8 @@ use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
 use super::{Recording, Stats};
+#[cfg(feature = "fast-print")]
+use crate::sys::bytes;
 use crate::text::kernel::Wrote;
 #[cfg(feature = "fast-print")]
 use crate::text::kernel::Tracer;
@@ -32,6 +34,11 @@ pub trait Output {
     }
     /// A record of `cpu` is next, shown or filtered out.
     fn arrive(&mut self, _cpu: u32) {}
+    /// Does [`Output::arrive`] do anything? Asked once: the outputs that
+    /// need no arrivals pay no call through dyn per record.
+    fn arrives(&self) -> bool {
+        false
+    }
     /// `-F`'s COMM test on the name this output gives `pid`.
     fn comm_test(&mut self, rec: &Recording, pid: i32, test: &dyn Fn(&[u8]) -> bool) -> bool {
         test(rec.comm(pid).as_bytes())
@@ -111,32 +118,27 @@ impl<'r, 'o> KernelText<'r, 'o> {
     }
 }
 
+/// The text of a print fmt event and its newline, after the line's
+/// head, printed into `dst` (the writer's buffer after the head) as the
+/// bytes the print fmt gives: no `core::fmt::Write` round trip, whose
+/// UTF-8 check and escapes the output edge would only undo, and no copy.
+/// The bytes written, 0 where [`Kernel::line_tail`] must print it: fields
+/// instead of the print fmt, or a line longer than the writer's room for
+/// one. One that fits is far inside its trace_seq's bound (a page, less
+/// the head) even with each byte counted as a three-byte escape, as the
+/// bound counts them.
 #[cfg(feature = "fast-print")]
-impl KernelText<'_, '_> {
-    /// The text of a print fmt event and its newline, after the line's
-    /// head, printed straight into the writer's buffer as the bytes the
-    /// print fmt gives: no `core::fmt::Write` round trip, whose UTF-8
-    /// check and escapes the output edge would only undo, and no copy.
-    /// false (nothing written) where [`Kernel::line_tail`] must print it:
-    /// fields instead of the print fmt, or a text longer than the
-    /// writer's room for a line. One that fits is far inside its
-    /// trace_seq's bound (a page, less the head) even with each byte
-    /// counted as a three-byte escape, as the bound counts them.
-    fn tail_raw(&mut self, r: &Rec, id: u16) -> bool {
-        let Some(dst) = self.out.room() else { return false };
-        let mut line = Out::on(dst);
-        let Some(how) = self.k.env.render_bytes(id, r.data, &mut line) else { return false };
-        line.push(b'\n');
-        if !line.fits() {
-            return false;
-        }
-        let n = line.len();
-        self.out.commit(n);
-        if how == text::Rendered::Partial {
-            self.k.counts.partial += 1;
-        }
-        true
+fn tail_raw(k: &mut Kernel<'_, Decoder>, dst: &mut [u8], r: &Rec, id: u16) -> usize {
+    let mut line = Out::on(dst);
+    let Some(how) = k.env.render_bytes(id, r.data, &mut line) else { return 0 };
+    line.push(b'\n');
+    if !line.fits() {
+        return 0;
     }
+    if how == text::Rendered::Partial {
+        k.counts.partial += 1;
+    }
+    line.len()
 }
 
 impl Output for KernelText<'_, '_> {
@@ -166,12 +168,17 @@ impl Output for KernelText<'_, '_> {
                         return false;
                     }
                     Some(Wrote::Head(k, c)) => {
-                        self.out.commit(k);
+                        // The text after the head in the same room: one
+                        // room and one commit a line (nearly every line
+                        // fits: the room is LINE_MAX).
                         #[cfg(feature = "fast-print")]
-                        if self.tail_raw(r, c.id) {
-                            return false;
+                        let n = tail_raw(&mut self.k, bytes::tail(dst, k), r, c.id);
+                        #[cfg(not(feature = "fast-print"))]
+                        let n = 0;
+                        self.out.commit(k + n);
+                        if n == 0 {
+                            let _ = self.k.line_tail(self.out, r, c, k);
                         }
-                        let _ = self.k.line_tail(self.out, r, c, k);
                         return false;
                     }
                     None => {}
@@ -229,6 +236,9 @@ impl Output for TraceCmdText<'_, '_> {
     }
     fn arrive(&mut self, cpu: u32) {
         self.t.arm(cpu);
+    }
+    fn arrives(&self) -> bool {
+        true
     }
     fn comm_test(&mut self, _rec: &Recording, pid: i32, test: &dyn Fn(&[u8]) -> bool) -> bool {
         test(self.t.comm(pid).as_bytes())

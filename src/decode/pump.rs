@@ -72,6 +72,8 @@ struct Sink<'s, 'o> {
     select: Select<'s>,
     ef: EventFilter,
     out: &'o mut dyn Output,
+    /// `out.arrives()`.
+    arrives: bool,
     stats: Stats,
     /// Past `--to`.
     stop: bool,
@@ -84,7 +86,9 @@ impl Sink<'_, '_> {
         let (r, next) = (&untag(r), next.map(untag));
         let next = next.as_ref();
         let d = r.data;
-        self.out.arrive(r.cpu);
+        if self.arrives {
+            self.out.arrive(r.cpu);
+        }
         // trace-cmd tests -F in its library, before --cpu, -I, -S.
         if !self.ef.is_empty() {
             let (rec, out) = (self.rec, &mut *self.out);
@@ -141,7 +145,8 @@ impl Sink<'_, '_> {
 pub fn run(rec: &Recording, select: Select<'_>, ef: EventFilter, gf: Option<GraphFilter>, m: &mut Merge<'_>, out: &mut dyn Output, follow: bool, host: &mut dyn Host) -> Stats {
     let ge = super::kind::ids_of(rec.events(), super::kind::is_entry);
     let la = Lookahead { graph_ent: ge, endian: rec.dec.endian, global: out.next_in_merge() };
-    let mut s = Sink { rec, select, ef, out, stats: Stats::default(), stop: false };
+    let arrives = out.arrives();
+    let mut s = Sink { rec, select, ef, out, arrives, stats: Stats::default(), stop: false };
     let mut gf = gf;
     pump(m, &mut s, &la, follow, &mut gf, host);
     s.stats
@@ -295,8 +300,13 @@ fn fold(s: &mut Sink<'_, '_>, la: &Lookahead, e: &Rec, next: Option<(&Rec, bool)
 #[inline(never)]
 fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, gf: &mut Option<GraphFilter>, host: &mut dyn Host) {
     let mut q = HoldQ { v: Vec::new(), head: 0, per_cpu: Vec::new(), spare: Vec::new() };
+    // A writer fails only when it drains its buffer, hundreds of lines
+    // apart: asked every 64th time round (and before each wait), not for
+    // every record (a call through `dyn` each).
+    let mut round = 0u32;
     loop {
-        if s.stop || s.out.failed() {
+        round = round.wrapping_add(1);
+        if s.stop || round % 64 == 0 && s.out.failed() {
             return;
         }
         if q.items().is_empty() {
@@ -307,6 +317,9 @@ fn pump(m: &mut Merge<'_>, s: &mut Sink<'_, '_>, la: &Lookahead, follow: bool, g
                     if follow && !m.finished() {
                         s.out.idle();
                         s.out.flush();
+                        if s.out.failed() {
+                            return;
+                        }
                         host.wait();
                         m.retry_waiting();
                         continue;

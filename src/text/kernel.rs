@@ -50,6 +50,38 @@ pub struct Class {
     /// Has fields besides the common ones (the `fields` option prints
     /// `No fields found` otherwise).
     pub has_fields: bool,
+    /// What [`Kernel::line_into`] prints of its records, asked of every
+    /// record: decided here once, not by matching `kind` each time.
+    direct: Direct,
+    /// `name: `, the head of a print fmt event's text, in one piece.
+    #[cfg(feature = "fast-print")]
+    label: String,
+}
+
+/// What [`Kernel::line_into`] does with a class's records.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direct {
+    /// Leaves them to [`Kernel::line`].
+    No,
+    /// Prints the line up to the print fmt's text.
+    Head,
+    /// Prints the whole line ([`Kernel::short_event`]).
+    Short,
+}
+
+impl Direct {
+    fn of(kind: &Kind) -> Direct {
+        match kind {
+            Kind::SysEnter { .. } | Kind::SysExit { .. } => Direct::Short,
+            // (Speed-ups the board build leaves out: there Kernel::line
+            // prints these events.)
+            #[cfg(feature = "fast-print")]
+            Kind::Ftrace(Record::Function { .. }) => Direct::Short,
+            #[cfg(feature = "fast-print")]
+            Kind::Generic => Direct::Head,
+            _ => Direct::No,
+        }
+    }
 }
 
 /// Every event of the recording, classified once.
@@ -100,7 +132,16 @@ impl Classes {
 fn classify(e: &Event) -> Class {
     let kind = classify_kind(e).unwrap_or(Kind::Generic);
     let has_fields = e.fields.iter().any(|f| !f.name.starts_with("common_"));
-    Class { id: e.id, name: e.name.clone(), ftrace: e.system == "ftrace", kind, has_fields }
+    Class {
+        id: e.id,
+        name: e.name.clone(),
+        ftrace: e.system == "ftrace",
+        direct: Direct::of(&kind),
+        kind,
+        has_fields,
+        #[cfg(feature = "fast-print")]
+        label: alloc::format!("{}: ", e.name),
+    }
 }
 
 fn classify_kind(e: &Event) -> Option<Kind> {
@@ -191,6 +232,65 @@ pub struct Counts {
     pub unknown: u64,
 }
 
+/// A CPU's context columns as it printed them last, up to the
+/// microseconds: `comm-pid (tgid) [cpu] flags secs.`. Records of a CPU come
+/// in runs of one task; kept per CPU because the merge interleaves the
+/// CPUs, and one copy for all of them was rebuilt at every switch of CPU
+/// (a sixth of the records of an `-e all` recording).
+#[derive(Default)]
+struct Head {
+    /// Whose columns these are ...
+    pid: i32,
+    cpu: u32,
+    /// ... what they depend on besides pid, CPU and second: the options
+    /// (bits 16-19; 0: nothing cached) and the flag bytes when shown ...
+    key: u32,
+    /// ... and the start of the second shown, in µs.
+    sec: u64,
+    /// The bytes of `comm-pid (tgid) [cpu] ` in `text`: a change of flags
+    /// or second keeps them.
+    who: usize,
+    text: String,
+}
+
+/// The [`Head`]s: one per CPU. The board build keeps one for all of
+/// them, rebuilt at each switch of CPU: less code.
+#[derive(Default)]
+struct Heads {
+    #[cfg(feature = "fast-print")]
+    per_cpu: Vec<Head>,
+    #[cfg(not(feature = "fast-print"))]
+    one: Head,
+}
+
+impl Heads {
+    /// The head of `cpu` (always there: an Option because an index is a
+    /// call at opt-level z). Corrupt CPU numbers share the last slot (and
+    /// [`Head::cpu`] tells them apart) instead of growing a table to
+    /// their size.
+    #[cfg(feature = "fast-print")]
+    #[inline(always)]
+    fn of(&mut self, cpu: u32) -> Option<&mut Head> {
+        let s = (cpu as usize).min(MAX_CPUS);
+        if s >= self.per_cpu.len() {
+            grow_heads(&mut self.per_cpu, s);
+        }
+        self.per_cpu.get_mut(s)
+    }
+    #[cfg(not(feature = "fast-print"))]
+    #[inline(always)]
+    fn of(&mut self, _cpu: u32) -> Option<&mut Head> {
+        Some(&mut self.one)
+    }
+}
+
+/// Room for the head of slot `s` (out of line: once per CPU).
+#[cfg(feature = "fast-print")]
+#[inline(never)]
+fn grow_heads(heads: &mut Vec<Head>, s: usize) {
+    heads.resize_with(s + 1, Head::default);
+}
+
 pub struct Kernel<'a, E: Env + ?Sized> {
     pub env: &'a E,
     pub cmd: &'a Cmdlines,
@@ -220,12 +320,8 @@ pub struct Kernel<'a, E: Env + ?Sized> {
     /// (array_buffer->time_start), which the kernel does not export: 0 is
     /// right for a buffer never reset (a new instance, the boot buffer).
     pub time_start: u64,
-    /// The context columns' `comm-pid (tgid) [cpu] ` of the last pid and CPU: records come in
-    /// runs of one task, and rebuilding them was a third of a syscall line's cost ...
-    pre: (i32, bool, u32, String),
-    /// ... and the whole prefix up to the microseconds: (what it depends
-    /// on besides pid and CPU, the second's start in µs, the text).
-    full: (u32, u64, String),
+    /// Per CPU, the context columns it printed last.
+    heads: Heads,
     pub counts: Counts,
 }
 
@@ -251,8 +347,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             lat_buf: String::new(),
             pend: None,
             time_start: 0,
-            pre: (0, false, 0, String::new()),
-            full: (0, 0, String::new()),
+            heads: Heads::default(),
             counts: Counts::default(),
         }
     }
@@ -466,27 +561,21 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         let cls = self.cls;
         let class = cls.get(rec_type(r.data, self.endian))?;
-        // (A speed-up the board build leaves out: there Kernel::line
-        // prints these events.)
-        let generic = cfg!(feature = "fast-print") && matches!(class.kind, Kind::Generic);
-        let short = matches!(class.kind, Kind::SysEnter { .. } | Kind::SysExit { .. })
-            || cfg!(feature = "fast-print") && matches!(class.kind, Kind::Ftrace(Record::Function { .. }));
-        if !generic && !short {
+        let how = class.direct;
+        if how == Direct::No {
             return None;
         }
         let mut b = Line::on(dst);
         self.context_into(&mut b, r);
-        if generic {
-            if b.room() < class.name.len() + 2 {
-                return None;
-            }
-            b.extend_str(&class.name);
-            b.extend_str(": ");
-        } else if !self.short_event(&mut b, r, class) {
+        #[cfg(feature = "fast-print")]
+        if how == Direct::Head && !b.extend_str(&class.label) {
+            return None;
+        }
+        if how == Direct::Short && !self.short_event(&mut b, r, class) {
             return None;
         }
         self.count(r.cpu);
-        Some(if generic { Wrote::Head(b.len(), class) } else { Wrote::Line(b.len()) })
+        Some(if how == Direct::Head { Wrote::Head(b.len(), class) } else { Wrote::Line(b.len()) })
     }
 
     /// The rest of a line [`Kernel::line_into`] began (`Wrote::Head`): the
@@ -987,20 +1076,27 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         let pid = self.pid(d);
         let tgid = self.opts.has(opts::RECORD_TGID);
         let irq = self.opts.has(opts::IRQ_INFO);
-        // What the columns after `[cpu] ` depend on besides the second: the
-        // flags bytes when shown, the options; bit 16 says "valid".
-        let key = if irq { 0x3_0000 | (d.get(2).copied().unwrap_or(0) as u32) | ((d.get(3).copied().unwrap_or(0) as u32) << 8) } else { 0x1_0000 } | (self.in_ns as u32) << 18;
+        // What the columns depend on besides pid, CPU and second: the
+        // options (bit 16 says "valid") and the flags bytes when shown.
+        let flags = if irq { (d.get(2).copied().unwrap_or(0) as u32) | ((d.get(3).copied().unwrap_or(0) as u32) << 8) } else { 0 };
+        let key = 0x1_0000 | (irq as u32) << 17 | (self.in_ns as u32) << 18 | (tgid as u32) << 19 | flags;
         let t = if self.in_ns { usecs(r.ts) } else { 0 };
-        let (pre, full) = (&mut self.pre, &mut self.full);
-        let who = pre.0 == pid && pre.1 == tgid && pre.2 == r.cpu && !pre.3.is_empty();
-        if who && full.0 == key && t.wrapping_sub(full.1) < 1_000_000 {
-            b.extend_str(&full.2);
-        } else {
-            let mark = b.len();
-            if who {
-                b.extend_str(&pre.3);
-            } else {
-                let comm = self.cmd.comm(pid);
+        let (cmd, in_ns) = (self.cmd, self.in_ns);
+        let Some(h) = self.heads.of(r.cpu) else { return };
+        let mark = b.len();
+        // The same task, options and second: the columns as they were ...
+        let same = h.pid == pid && h.cpu == r.cpu && h.key >> 16 == key >> 16 && t.wrapping_sub(h.sec) < 1_000_000;
+        if same {
+            b.extend_str(&h.text);
+        }
+        if !same || h.key != key {
+            // ... but for the flags, when only those moved; else built
+            // anew (always in the board build: less code).
+            let mut f = [0u8; 5];
+            lat_chars(d, &mut f);
+            if !(cfg!(feature = "fast-print") && same && b.overwrite(mark + h.who, &f)) {
+                b.truncate(mark);
+                let comm = cmd.comm(pid);
                 b.pad(16usize.saturating_sub(kwidth(comm)));
                 b.extend_str(comm);
                 b.push(b'-');
@@ -1008,7 +1104,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 b.pad(7usize.saturating_sub(n));
                 b.push(b' ');
                 if tgid {
-                    match self.cmd.tgid(pid) {
+                    match cmd.tgid(pid) {
                         0 => {
                             b.extend_str("(-------) ");
                         }
@@ -1022,30 +1118,26 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
                 b.push(b'[');
                 b.zeros(r.cpu as u64, 3);
                 b.extend_str("] ");
-                pre.3.clear();
-                pre.3.push_str(b.as_str().get(mark..).unwrap_or(""));
-                (pre.0, pre.1, pre.2) = (pid, tgid, r.cpu);
+                (h.pid, h.cpu, h.who) = (pid, r.cpu, b.len() - mark);
+                if irq {
+                    b.extend(&f);
+                }
+                if in_ns {
+                    let sec = t / 1_000_000;
+                    b.push(b' ');
+                    b.int_right(sec as i64, 5);
+                    b.push(b'.');
+                    h.sec = sec * 1_000_000;
+                }
             }
-            if irq {
-                let mut f = [0u8; 5];
-                lat_chars(d, &mut f);
-                b.extend(&f);
-            }
-            if self.in_ns {
-                let sec = t / 1_000_000;
-                b.push(b' ');
-                b.int_right(sec as i64, 5);
-                b.push(b'.');
-                full.1 = sec * 1_000_000;
-            }
-            full.0 = key;
-            full.2.clear();
-            full.2.push_str(b.as_str().get(mark..).unwrap_or(""));
+            h.key = key;
+            h.text.clear();
+            h.text.push_str(b.as_str().get(mark..).unwrap_or(""));
         }
-        if self.in_ns {
+        if in_ns {
             // Microseconds within the cached second: no 64-bit divide
             // (tens of cycles in a size-optimised build).
-            b.six(t.wrapping_sub(full.1) as u32);
+            b.six(t.wrapping_sub(h.sec) as u32);
         } else {
             b.push(b' ');
             b.uint_right(r.ts, 12);
@@ -1368,6 +1460,17 @@ impl<'a> Line<'a> {
     /// Back to an earlier length (from [`Line::len`]).
     pub fn truncate(&mut self, n: usize) {
         self.n = self.n.min(n);
+    }
+    /// Put ASCII `s` in place of as many ASCII bytes of the line at `at`;
+    /// false (nothing changed) when those are not all in the line, or
+    /// either is not ASCII (a char would be cut).
+    fn overwrite(&mut self, at: usize, s: &[u8]) -> bool {
+        let Some(d) = self.b.get_mut(..self.n).and_then(|l| l.get_mut(at..at + s.len())) else { return false };
+        if !d.iter().chain(s).all(u8::is_ascii) {
+            return false;
+        }
+        d.copy_from_slice(s);
+        true
     }
     pub fn is_empty(&self) -> bool {
         self.n == 0
