@@ -34,11 +34,6 @@ pub trait Output {
     }
     /// A record of `cpu` is next, shown or filtered out.
     fn arrive(&mut self, _cpu: u32) {}
-    /// Does [`Output::arrive`] do anything? Asked once: the outputs that
-    /// need no arrivals pay no call through dyn per record.
-    fn arrives(&self) -> bool {
-        false
-    }
     /// `-F`'s COMM test on the name this output gives `pid`.
     fn comm_test(&mut self, rec: &Recording, pid: i32, test: &dyn Fn(&[u8]) -> bool) -> bool {
         test(rec.comm(pid).as_bytes())
@@ -236,9 +231,6 @@ impl Output for TraceCmdText<'_, '_> {
     }
     fn arrive(&mut self, cpu: u32) {
         self.t.arm(cpu);
-    }
-    fn arrives(&self) -> bool {
-        true
     }
     fn comm_test(&mut self, _rec: &Recording, pid: i32, test: &dyn Fn(&[u8]) -> bool) -> bool {
         test(self.t.comm(pid).as_bytes())

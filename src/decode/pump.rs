@@ -72,8 +72,6 @@ struct Sink<'s, 'o> {
     select: Select<'s>,
     ef: EventFilter,
     out: &'o mut dyn Output,
-    /// `out.arrives()`.
-    arrives: bool,
     stats: Stats,
     /// Past `--to`.
     stop: bool,
@@ -86,9 +84,7 @@ impl Sink<'_, '_> {
         let (r, next) = (&untag(r), next.map(untag));
         let next = next.as_ref();
         let d = r.data;
-        if self.arrives {
-            self.out.arrive(r.cpu);
-        }
+        self.out.arrive(r.cpu);
         // trace-cmd tests -F in its library, before --cpu, -I, -S.
         if !self.ef.is_empty() {
             let (rec, out) = (self.rec, &mut *self.out);
@@ -145,8 +141,7 @@ impl Sink<'_, '_> {
 pub fn run(rec: &Recording, select: Select<'_>, ef: EventFilter, gf: Option<GraphFilter>, m: &mut Merge<'_>, out: &mut dyn Output, follow: bool, host: &mut dyn Host) -> Stats {
     let ge = super::kind::ids_of(rec.events(), super::kind::is_entry);
     let la = Lookahead { graph_ent: ge, endian: rec.dec.endian, global: out.next_in_merge() };
-    let arrives = out.arrives();
-    let mut s = Sink { rec, select, ef, out, arrives, stats: Stats::default(), stop: false };
+    let mut s = Sink { rec, select, ef, out, stats: Stats::default(), stop: false };
     let mut gf = gf;
     pump(m, &mut s, &la, follow, &mut gf, host);
     s.stats
