@@ -223,7 +223,7 @@ fn rfind_any(s: &str, set: &[u8]) -> Option<usize> {
 }
 
 fn num(s: &str) -> Option<usize> {
-    s.trim().parse().ok()
+    s.trim_ascii().parse().ok()
 }
 
 /// Parse one `field:TYPE NAME; offset:N; size:N; signed:N;` line (after the
@@ -259,10 +259,10 @@ impl FieldLine<'_> {
 fn field_line(line: &str) -> Result<FieldLine<'_>, &'static str> {
     let rest = line.strip_prefix("field:").ok_or("expected field:")?;
     let mut parts = rest.split(';');
-    let decl = parts.next().unwrap_or("").trim();
+    let decl = parts.next().unwrap_or("").trim_ascii();
     let (mut offset, mut size, mut signed) = (None, None, None);
     for p in parts {
-        let p = p.trim();
+        let p = p.trim_ascii();
         if let Some(v) = p.strip_prefix("offset:") {
             offset = num(v);
         } else if let Some(v) = p.strip_prefix("size:") {
@@ -292,12 +292,12 @@ fn field_line(line: &str) -> Result<FieldLine<'_>, &'static str> {
         let (before, inner) = array.split_once('[').ok_or("bad field declaration")?;
         // The count may be a number or (older kernels) a symbolic constant;
         // then the size decides the layout below.
-        kind = FieldKind::Array(if inner.trim().is_empty() { 0 } else { num(inner).unwrap_or(0) });
-        head = before.trim_end();
+        kind = FieldKind::Array(if inner.trim_ascii().is_empty() { 0 } else { num(inner).unwrap_or(0) });
+        head = before.trim_ascii_end();
     }
     let sp = rfind_any(head, set).ok_or("bad field declaration")?;
     let (ctype, name) = head.split_at_checked(sp + 1).ok_or("bad field declaration")?;
-    let (name, ctype) = (name.trim(), ctype.trim());
+    let (name, ctype) = (name.trim_ascii(), ctype.trim_ascii());
     if name.is_empty() {
         return Err("field without a name");
     }
@@ -306,18 +306,18 @@ fn field_line(line: &str) -> Result<FieldLine<'_>, &'static str> {
 
 /// The type without `__data_loc`/`__rel_loc`, `const`, `volatile` and `[]`.
 fn base_type(ctype: &str) -> &str {
-    let mut t = ctype.trim();
+    let mut t = ctype.trim_ascii();
     if let Some(r) = t.strip_prefix("__data_loc").or_else(|| t.strip_prefix("__rel_loc")) {
-        t = r.trim_start();
+        t = r.trim_ascii_start();
     }
     if let Some((before, _)) = t.split_once('[') {
-        t = before.trim_end();
+        t = before.trim_ascii_end();
     }
     loop {
         if let Some(r) = t.strip_prefix("const ") {
-            t = r.trim_start();
+            t = r.trim_ascii_start();
         } else if let Some(r) = t.strip_prefix("volatile ") {
-            t = r.trim_start();
+            t = r.trim_ascii_start();
         } else {
             break;
         }
@@ -355,7 +355,7 @@ pub fn type_size(t: &str, is_ptr: bool) -> usize {
 pub fn parse_fields(text: &str) -> Result<Vec<Field>, FormatError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
+        let line = raw.trim_ascii();
         if line.starts_with("field:") {
             out.push(parse_field(line).map_err(|what| FormatError { line: i + 1, what })?);
         }
@@ -386,10 +386,10 @@ pub fn parse_event_if(system: &str, text: &str, wanted: &dyn Fn(u16) -> bool) ->
     let mut print_fmt = None;
     let mut in_common = true;
     for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
+        let line = raw.trim_ascii();
         let err = |what| FormatError { line: i + 1, what };
         if let Some(v) = line.strip_prefix("name:") {
-            name = Some(v.trim());
+            name = Some(v.trim_ascii());
         } else if let Some(v) = line.strip_prefix("ID:") {
             let n = num(v).and_then(|v| u16::try_from(v).ok()).ok_or(err("bad ID"))?;
             id = Some(n);

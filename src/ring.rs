@@ -104,10 +104,10 @@ pub struct PageLayout {
 /// A `field: TYPE NAME; offset:N; size:N; signed:N;` line of a header file.
 fn header_field(text: &str, name: &str) -> Option<(u32, u32)> {
     for line in text.lines() {
-        let Some(rest) = line.trim().strip_prefix("field:") else { continue };
+        let Some(rest) = line.trim_ascii().strip_prefix("field:") else { continue };
         let Some((decl, attrs)) = rest.split_once(';') else { continue };
         // The last word of the declaration, without a `[4080]`-style array suffix.
-        let decl = decl.trim().as_bytes();
+        let decl = decl.trim_ascii().as_bytes();
         let start = decl.iter().rposition(|&c| matches!(c, b' ' | b'\t' | b'*')).map_or(0, |i| i + 1);
         let word = &decl[start..];
         let word = &word[..word.iter().position(|&c| c == b'[').unwrap_or(word.len())];
@@ -122,8 +122,8 @@ fn header_field(text: &str, name: &str) -> Option<(u32, u32)> {
 fn header_attr(attrs: &str, key: &str) -> Option<u32> {
     let mut v = None;
     for a in attrs.split(';') {
-        if let Some(n) = a.trim().strip_prefix(key) {
-            v = n.trim().parse().ok();
+        if let Some(n) = a.trim_ascii().strip_prefix(key) {
+            v = n.trim_ascii().parse().ok();
         }
     }
     v
@@ -132,13 +132,13 @@ fn header_attr(attrs: &str, key: &str) -> Option<u32> {
 /// `NAME : N bits` or `NAME : type == N` in header_event.
 fn header_event_num(text: &str, name: &str) -> Option<u32> {
     for line in text.lines() {
-        let line = line.trim();
+        let line = line.trim_ascii();
         let Some(rest) = line.strip_prefix(name) else { continue };
-        let rest = rest.trim_start();
+        let rest = rest.trim_ascii_start();
         let Some(rest) = rest.strip_prefix(':') else { continue };
-        let rest = rest.trim();
+        let rest = rest.trim_ascii();
         let num = rest.strip_suffix("bits").or_else(|| rest.strip_prefix("type ==")).unwrap_or(rest);
-        return num.trim().parse().ok();
+        return num.trim_ascii().parse().ok();
     }
     None
 }
@@ -181,7 +181,7 @@ impl PageLayout {
         // The framing itself is fixed in the kernel; refuse anything else
         // (the 2.6.30 `type:2 len:3` format) rather than misread it.
         let bad_event = Error { kind: ErrorKind::HeaderEvent, offset: 0, value: 0 };
-        if !header_event.trim().is_empty() {
+        if !header_event.trim_ascii().is_empty() {
             let ok = header_event_num(header_event, "type_len") == Some(5)
                 && header_event_num(header_event, "time_delta") == Some(27)
                 && header_event_num(header_event, "padding").is_none_or(|v| v == TYPE_PADDING)

@@ -220,7 +220,7 @@ fn list(s: &str, what: &str) -> Result<Vec<(u32, u32)>> {
     let mut v = Vec::new();
     for part in s.split(',').filter(|p| !p.is_empty()) {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
-        match (a.trim().parse::<u32>(), b.trim().parse::<u32>()) {
+        match (a.trim_ascii().parse::<u32>(), b.trim_ascii().parse::<u32>()) {
             (Ok(a), Ok(b)) if a <= b => v.push((a, b)),
             _ => usage_err!("bad {} list: {}", what, s),
         }

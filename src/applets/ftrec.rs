@@ -56,7 +56,7 @@ or -d. Every setting changed is put back on exit. A recording cut short
 /// A number option's value, at most `max`.
 #[inline(never)]
 fn num(what: &str, v: &str, max: u64) -> Result<u64> {
-    match v.trim().parse::<u64>() {
+    match v.trim_ascii().parse::<u64>() {
         Ok(n) if n <= max => Ok(n),
         _ => usage_err!("{what}: invalid number '{v}'"),
     }

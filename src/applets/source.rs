@@ -328,7 +328,7 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
         let _ = r.opts.set(&spec);
     }
     let rs = |f: &str| tfs.read_str(f).unwrap_or_default();
-    r.tracer = rs("current_tracer").trim().into();
+    r.tracer = rs("current_tracer").trim_ascii().into();
     r.clock = match crate::tracefs::state::current_clock(&rs("trace_clock")) {
         "" => "local".into(),
         c => c.into(),

@@ -304,7 +304,7 @@ impl EventFilter {
     #[inline(never)]
     pub fn add(&mut self, spec: &str, events: &[Event]) -> Result<(), String> {
         let (names, expr) = match spec.split_once(':') {
-            Some((n, x)) => (n, Some(x.trim())),
+            Some((n, x)) => (n, Some(x.trim_ascii())),
             None => (spec, None),
         };
         let mut any = false;
@@ -319,7 +319,7 @@ impl EventFilter {
                 }
             }
         }
-        for name in names.split(',').map(|n| n.trim()) {
+        for name in names.split(',').map(|n| n.trim_ascii()) {
             let (sys, ev) = match name.split_once('/') {
                 Some((s, e)) => (Some(s), e),
                 None => (None, name),

@@ -58,7 +58,7 @@ pub fn parse_formats<'t>(formats: impl Iterator<Item = (&'t str, &'t str)>, used
 /// text, live or as trace.dat keeps it (0 when absent or not a number):
 /// ftcat's entry and loss counts and ftrec's loss report read it.
 pub fn stat_num(text: &str, key: &str) -> u64 {
-    text.lines().find_map(|l| l.strip_prefix(key).map(|v| v.trim().parse().unwrap_or(0))).unwrap_or(0)
+    text.lines().find_map(|l| l.strip_prefix(key).map(|v| v.trim_ascii().parse().unwrap_or(0))).unwrap_or(0)
 }
 
 impl Recording {

@@ -57,7 +57,7 @@ impl Meta<'_> {
         let mut v: Vec<i32> = Vec::new();
         for line in self.saved.split(|&b| b == b'\n') {
             let n = line.iter().position(|&b| b == b' ').unwrap_or(line.len());
-            if let Some(p) = core::str::from_utf8(&line[..n]).ok().and_then(|s| s.trim().parse().ok()) {
+            if let Some(p) = core::str::from_utf8(&line[..n]).ok().and_then(|s| s.trim_ascii().parse().ok()) {
                 v.push(p);
             }
         }
@@ -70,7 +70,7 @@ impl Meta<'_> {
     /// option holds) into sysname, release and machine.
     pub fn uname_words(line: &str) -> (&str, &str, &str) {
         let release = crate::text::kernel::release_word(line);
-        let mut w = line.split_whitespace();
+        let mut w = line.split_ascii_whitespace();
         let sysname = w.next().filter(|&s| s != release).unwrap_or("");
         let machine = w.last().filter(|&m| m != release).unwrap_or("");
         (sysname, release, machine)

@@ -26,7 +26,7 @@ pub fn parse_text(text: &str) -> Enums {
     let mut e = Enums::new();
     for l in text.lines() {
         let Some((n, v)) = l.split_once('=') else { continue };
-        let v = v.trim();
+        let v = v.trim_ascii();
         let v = match v.strip_prefix("0x") {
             Some(h) => u64::from_str_radix(h, 16),
             None => v.parse(),

@@ -541,7 +541,7 @@ pub(super) fn check_busy(rec: &Tracefs) -> Result<()> {
         });
         if let Some(m) = &mut busy {
             let comm = sys::open_str(&format!("/proc/{pid}/comm"), OFlags::RDONLY | OFlags::CLOEXEC, FileMode::empty()).and_then(sys::read_fd).unwrap_or_default();
-            m.push_str(sys::lossy(&comm).trim());
+            m.push_str(sys::lossy(&comm).trim_ascii());
             m.push_str(") is reading it");
         }
         busy.is_none()

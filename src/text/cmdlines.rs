@@ -142,7 +142,7 @@ fn sorted_last_wins(mut v: Vec<(i32, u32, u32)>) -> Vec<(i32, u32, u32)> {
 pub(super) fn parse_i32(s: &[u8]) -> Option<i32> {
     // What `str::parse::<i32>` accepts: an optional sign, then digits, in
     // range (surrounding whitespace trimmed).
-    let s = core::str::from_utf8(s).ok()?.trim().as_bytes();
+    let s = core::str::from_utf8(s).ok()?.trim_ascii().as_bytes();
     let (neg, d) = match s.split_first() {
         Some((b'-', d)) => (true, d),
         Some((b'+', d)) => (false, d),
@@ -168,7 +168,7 @@ mod tests {
     #[test]
     fn parse_i32_is_strs() {
         for t in ["0", "-0", "+7", "-2147483648", "2147483647", "2147483648", "-2147483649", "", "-", "+", "+-1", " 12 ", "1 2", "99999999999999999999", "0012"] {
-            assert_eq!(parse_i32(t.as_bytes()), t.trim().parse::<i32>().ok(), "{t:?}");
+            assert_eq!(parse_i32(t.as_bytes()), t.trim_ascii().parse::<i32>().ok(), "{t:?}");
         }
     }
 

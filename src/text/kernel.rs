@@ -1629,7 +1629,7 @@ pub fn kwidth(s: &str) -> usize {
 
 /// `6.12.117+deb12-amd64`, or a uname line containing it, → 6012.
 pub fn parse_release(rel: &str) -> u32 {
-    for word in rel.split_whitespace() {
+    for word in rel.split_ascii_whitespace() {
         let mut it = word.split('.');
         let (Some(a), Some(b)) = (it.next(), it.next()) else { continue };
         let b = b.split_once(|c: char| !c.is_ascii_digit()).map_or(b, |(digits, _)| digits);
@@ -1644,7 +1644,7 @@ pub fn parse_release(rel: &str) -> u32 {
 
 /// `uname -r` out of a release or uname line.
 pub fn release_word(rel: &str) -> &str {
-    rel.split_whitespace().find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.')).unwrap_or("")
+    rel.split_ascii_whitespace().find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.')).unwrap_or("")
 }
 
 /// The `M:` of the latency header, the preemption model, out of the

@@ -151,7 +151,7 @@ impl Opts {
     /// does not have.
     pub fn set(&mut self, spec: &str) -> Result<(), ()> {
         let (name, on) = match spec.split_once('=') {
-            Some((n, v)) => (n, v.trim() != "0"),
+            Some((n, v)) => (n, v.trim_ascii() != "0"),
             None => match spec.strip_prefix("no") {
                 Some(n) if lookup(n).is_some() || ignored(n) => (n, false),
                 _ => (spec, true),
@@ -181,7 +181,7 @@ impl Opts {
     /// Apply the words of a `trace_options` file (or of a recording's
     /// `options=`), ignoring names this table does not have.
     pub fn set_all(&mut self, words: &str) {
-        for w in words.split_whitespace() {
+        for w in words.split_ascii_whitespace() {
             let _ = self.set(w);
         }
     }

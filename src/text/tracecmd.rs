@@ -446,7 +446,7 @@ fn rec_field(a: &str, e: &Event) -> Option<(usize, u64)> {
             return None;
         }
     }
-    let name = t.get(p + 5..)?.trim();
+    let name = t.get(p + 5..)?.trim_ascii();
     let mut i = 0;
     for f in &e.fields {
         if !f.name.starts_with("common_") {
@@ -466,7 +466,7 @@ fn rec_field(a: &str, e: &Event) -> Option<(usize, u64)> {
 fn cast_mask(prefix: &str) -> u64 {
     let mut mask = u64::MAX;
     for group in prefix.split('(').filter_map(|g| g.split_once(')').map(|x| x.0)) {
-        let t = group.trim();
+        let t = group.trim_ascii();
         let t = t.strip_prefix("unsigned ").unwrap_or(t);
         mask &= match t {
             "u8" | "s8" | "char" => 0xff,
@@ -1535,7 +1535,7 @@ fn bound_line(s: &mut String, size: usize) {
     if s.len() < size {
         return;
     }
-    let tail = super::LINE_TOO_BIG.trim_end();
+    let tail = super::LINE_TOO_BIG.trim_ascii_end();
     let mut cut = size - 1 - tail.len();
     while !s.is_char_boundary(cut) {
         cut -= 1;

@@ -396,7 +396,7 @@ fn add_formats(m: &mut Meta, td: &TraceDat, keep: impl Fn(&str) -> bool) {
 #[cfg(any(feature = "convert", feature = "stream-pipe"))]
 /// The `ID:` of a format text.
 fn format_id(text: &str) -> Option<u16> {
-    text.lines().find_map(|l| l.strip_prefix("ID:")).and_then(|v| v.trim().parse().ok())
+    text.lines().find_map(|l| l.strip_prefix("ID:")).and_then(|v| v.trim_ascii().parse().ok())
 }
 
 /// What [`Virtual`] lays out: the trace.dat's metadata (without its

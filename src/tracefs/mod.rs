@@ -212,7 +212,7 @@ impl Tracefs {
         }
         let text = sys::read(c"/proc/mounts").unwrap_or_default();
         for l in String::from_utf8_lossy(&text).lines() {
-            let mut it = l.split_whitespace();
+            let mut it = l.split_ascii_whitespace();
             if let (Some(_dev), Some(dir), Some("tracefs")) = (it.next(), it.next(), it.next()) {
                 // A space in a mount point is written \040.
                 let mut p = String::new();
@@ -384,7 +384,7 @@ impl Tracefs {
     /// on 6.8+, else the page size. One copy for ftrec and ftcat --live.
     #[inline(never)]
     pub fn subbuf_size(&self) -> usize {
-        match self.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim().parse::<u64>().ok()) {
+        match self.read_str("buffer_subbuf_size_kb").ok().and_then(|s| s.trim_ascii().parse::<u64>().ok()) {
             Some(kb) if kb != 0 => kb as usize * 1024,
             _ => sys::page_size(),
         }
@@ -402,7 +402,7 @@ fn log_since<'a>(all: &'a str, mark: Option<&str>) -> Option<&'a str> {
     // Keep only entries (from a header line on), never a stray tail of
     // the old entry (whose command may itself contain '[').
     let at = if new.starts_with('[') { 0 } else { find_str(new, "\n[", false)? + 1 };
-    let new = new.get(at..)?.trim_end();
+    let new = new.get(at..)?.trim_ascii_end();
     (!new.is_empty()).then_some(new)
 }
 
@@ -418,7 +418,7 @@ pub fn log_entries(log: &str) -> impl Iterator<Item = &str> {
         let end = find_str(entry, "\n[", false).map_or(entry.len(), |i| i + 1);
         let (entry, after) = entry.split_at_checked(end)?;
         rest = after;
-        Some(entry.trim_end())
+        Some(entry.trim_ascii_end())
     })
 }
 
@@ -478,10 +478,10 @@ mod tests {
         let e1b = E1.replace("1.000000", "3.000000");
         let log = std::format!("{E2}{E1}{e1b}{}", E1.replace("1.000000", "4.000000"));
         assert_eq!(log_entries(&log).count(), 4);
-        assert_eq!(last_log_entry(&log), Some((E1.replace("1.000000", "4.000000").trim_end(), 3)));
-        assert_eq!(last_log_entry(E2), Some((E2.trim_end(), 1)));
+        assert_eq!(last_log_entry(&log), Some((E1.replace("1.000000", "4.000000").trim_ascii_end(), 3)));
+        assert_eq!(last_log_entry(E2), Some((E2.trim_ascii_end(), 1)));
         let mixed = std::format!("{E1}{E2}");
-        assert_eq!(last_log_entry(&mixed), Some((E2.trim_end(), 1)));
+        assert_eq!(last_log_entry(&mixed), Some((E2.trim_ascii_end(), 1)));
         assert_eq!(last_log_entry(""), None);
         assert_eq!(last_log_entry("no header\n"), None);
     }
@@ -489,12 +489,12 @@ mod tests {
     #[test]
     fn error_log_tail() {
         let both = std::format!("{E1}{E2}");
-        assert_eq!(log_since(&both, Some("[  1.000000] event filter parse error: error: Field not found")), Some(E2.trim_end()));
+        assert_eq!(log_since(&both, Some("[  1.000000] event filter parse error: error: Field not found")), Some(E2.trim_ascii_end()));
         assert_eq!(log_since(E1, Some("[  1.000000] event filter parse error: error: Field not found")), None);
-        assert_eq!(log_since(E1, None), Some(E1.trim_end()));
+        assert_eq!(log_since(E1, None), Some(E1.trim_ascii_end()));
         assert_eq!(log_since("", None), None);
         // The mark rotated out: everything is new.
-        assert_eq!(log_since(E2, Some("[  0.5] gone")), Some(E2.trim_end()));
+        assert_eq!(log_since(E2, Some("[  0.5] gone")), Some(E2.trim_ascii_end()));
     }
 
     fn hint(op: Op, file: &str, errno: Errno, log: Option<&str>) -> Option<&'static str> {

@@ -38,7 +38,7 @@ pub struct Changes {
 /// selected `[clock]`, buffer_size_kb without "(expanded: ...)", a filter's
 /// "none" as the "0" that clears it.
 pub fn current_value(file: &str, raw: &str) -> String {
-    let s = raw.trim_end();
+    let s = raw.trim_ascii_end();
     if file.ends_with("trace_clock") {
         return super::state::clock_name(s);
     }
@@ -63,7 +63,7 @@ impl Changes {
     /// Set `file` to `val` unless it already holds it; remember the old value.
     pub fn set(&mut self, t: &Tracefs, file: &str, val: &str) -> Result<(), Error> {
         let old = current_value(file, &t.read_str(file)?);
-        if old == val.trim_end() {
+        if old == val.trim_ascii_end() {
             return Ok(());
         }
         // Remembered before writing: a refused write may still have changed

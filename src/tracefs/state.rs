@@ -25,7 +25,7 @@ const INSTANCE_OFF: &str = "copy_trace_marker trace_printk_dest event-fork funct
 
 /// Is `name` one of the words of `list`?
 pub fn listed(list: &str, name: &str) -> bool {
-    list.split_whitespace().any(|w| w == name)
+    list.split_ascii_whitespace().any(|w| w == name)
 }
 
 /// The default value of option `name` at the top level or in an instance.
@@ -43,7 +43,7 @@ pub fn options(t: &Tracefs) -> Result<Vec<(String, bool)>> {
             continue;
         }
         let v = t.read_str(&format!("options/{name}"))?;
-        out.push((name.clone(), v.trim() == "1"));
+        out.push((name.clone(), v.trim_ascii() == "1"));
     }
     Ok(out)
 }
@@ -57,7 +57,7 @@ pub fn current_clock(list: &str) -> &str {
 /// with none selected, its first word, else "local" (the kernel's default).
 pub fn clock_name(list: &str) -> String {
     String::from(match current_clock(list) {
-        "" => list.split_whitespace().next().unwrap_or("local"),
+        "" => list.split_ascii_whitespace().next().unwrap_or("local"),
         c => c,
     })
 }
@@ -66,7 +66,7 @@ pub fn clock_name(list: &str) -> String {
 /// `available_tracers`, brackets removed, separated by single spaces.
 pub fn names(list: &str) -> String {
     let mut out = String::new();
-    for c in list.split_whitespace() {
+    for c in list.split_ascii_whitespace() {
         if !out.is_empty() {
             out.push(' ');
         }
@@ -92,7 +92,7 @@ pub fn unbracket(name: &str) -> &str {
 pub fn trigger_lines(text: &str) -> Vec<&str> {
     let mut v = Vec::new();
     for l in text.lines() {
-        let l = l.trim_end();
+        let l = l.trim_ascii_end();
         if !l.is_empty() && !l.starts_with('#') {
             v.push(l);
         }
@@ -105,7 +105,7 @@ pub fn trigger_lines(text: &str) -> Vec<&str> {
 /// removal syntax does not take; hist triggers are matched on their keys, so
 /// they are given back whole.
 pub fn trigger_removal(line: &str) -> String {
-    let mut s = line.trim();
+    let mut s = line.trim_ascii();
     for &tail in &[" [active]", " [paused]"] {
         s = s.strip_suffix(tail).unwrap_or(s);
     }
@@ -203,7 +203,7 @@ pub fn same_cpumask(a: &str, b: &str) -> bool {
 /// The hex digits of a mask, lower case, without commas and leading zeros
 /// ("0" for zero, nothing for an empty text).
 fn digits(s: &str) -> Vec<u8> {
-    let s = s.trim().as_bytes();
+    let s = s.trim_ascii().as_bytes();
     let mut v = Vec::new();
     for &c in s {
         if c != b',' && !(c == b'0' && v.is_empty()) {
@@ -227,9 +227,9 @@ pub fn trace_state(tfs: &Tracefs) -> String {
     let mut o = crate::text::Opts::default();
     o.set_all(&opts);
     let mut s = String::from("tracer=");
-    s.push_str(rd("current_tracer").trim());
+    s.push_str(rd("current_tracer").trim_ascii());
     s.push_str("\noptions=");
-    for w in opts.split_whitespace() {
+    for w in opts.split_ascii_whitespace() {
         s.push_str(w);
         s.push(' ');
     }

@@ -54,7 +54,7 @@ pub(crate) fn line(o: &mut String, s: &str) {
 /// The words of `s` joined by single spaces (pid lists).
 #[inline(never)]
 pub(crate) fn words(s: &str) -> String {
-    join(s.split_whitespace(), ' ')
+    join(s.split_ascii_whitespace(), ' ')
 }
 
 /// The arguments `v` joined by `sep` (one loop for every verb that takes

@@ -81,7 +81,7 @@ pub(super) fn option(c: &Ctx, a: &Args) -> Result<()> {
         fail!("unknown option '{name}' (see 'ftctl list options')");
     }
     let v = match a.pos.get(1).map(String::as_str) {
-        None => return say_line(on_off(read(t, &f)?.trim() == "1")),
+        None => return say_line(on_off(read(t, &f)?.trim_ascii() == "1")),
         Some("on" | "1") => "1",
         Some("off" | "0") => "0",
         Some(v) => usage_err!("option: '{v}' is not on or off"),

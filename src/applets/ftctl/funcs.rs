@@ -105,7 +105,7 @@ fn show_pids(t: &Tracefs) -> Result<()> {
     }
     for (f, path) in [("event-fork", "options/event-fork"), ("function-fork", "options/function-fork")] {
         if let Ok(s) = t.read_str(path) {
-            let _ = writeln!(o, "{f}: {}", on_off(s.trim() == "1"));
+            let _ = writeln!(o, "{f}: {}", on_off(s.trim_ascii() == "1"));
         }
     }
     say(&o)

@@ -31,7 +31,7 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
         "functions" => {
             // Only the top level has the list; it is the same for instances.
             for l in read(&c.top, "available_filter_functions")?.lines() {
-                let f = l.split_whitespace().next().unwrap_or("");
+                let f = l.split_ascii_whitespace().next().unwrap_or("");
                 if pat.is_none_or(|p| glob::matches(p, f)) {
                     line(&mut o, l);
                 }
@@ -40,7 +40,7 @@ pub(super) fn run(c: &Ctx, a: &Args) -> Result<()> {
         // Both are lists of names, the current one in brackets.
         "tracers" | "clocks" => {
             let file = if what == "clocks" { "trace_clock" } else { "available_tracers" };
-            for x in read(t, file)?.split_whitespace() {
+            for x in read(t, file)?.split_ascii_whitespace() {
                 line(&mut o, state::unbracket(x));
             }
         }

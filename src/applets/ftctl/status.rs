@@ -58,7 +58,7 @@ impl St<'_> {
     #[inline(never)]
     fn kv_file(&mut self, title: &str, f: &str, optional: bool) {
         if self.get(f, optional) {
-            kv(&mut self.o, title, self.v.trim());
+            kv(&mut self.o, title, self.v.trim_ascii());
         }
     }
 
@@ -86,7 +86,7 @@ pub(super) fn run(c: &Ctx, _: &Args) -> Result<()> {
     }
     s.kv_file("Tracer", "current_tracer", false);
     if s.get("tracing_on", false) {
-        kv(&mut s.o, "Tracing", on_off(s.v.trim() == "1"));
+        kv(&mut s.o, "Tracing", on_off(s.v.trim_ascii() == "1"));
     }
     event_sections(&mut s);
     rest(c, &mut s);
@@ -112,7 +112,7 @@ fn event_sections(s: &mut St) {
     for e in &all {
         // Events of the ftrace system have no filter (some no trigger).
         if s.get(&e.path("filter"), true) {
-            let f = s.v.trim();
+            let f = s.v.trim_ascii();
             // After a rejected write the file shows the parse error, and the
             // event has no filter.
             if f != "none" && !f.is_empty() && find_str(f, "\nparse_error:", false).is_none() {
@@ -196,7 +196,7 @@ fn buffers(c: &Ctx, s: &mut St) {
         match state::cpumask(t) {
             Ok(mask) => {
                 if !state::same_cpumask(&s.v, &mask) {
-                    kv(&mut s.o, "CPU mask", s.v.trim());
+                    kv(&mut s.o, "CPU mask", s.v.trim_ascii());
                 }
             }
             Err(e) => s.keep(fs(e)),
@@ -273,7 +273,7 @@ fn item2(sec: &mut String, name: &str, v: &str) {
 fn collapse(all: &[events::EventRef], set_event: &str, out: &mut String) {
     let mut on = alloc::vec![false; all.len()];
     for l in set_event.lines() {
-        if let Some((s, n)) = l.trim().split_once(':') {
+        if let Some((s, n)) = l.trim_ascii().split_once(':') {
             if let Ok(i) = all.binary_search_by(|e| (e.system.as_str(), e.name.as_str()).cmp(&(s, n))) {
                 on[i] = true;
             }

@@ -419,7 +419,7 @@ fn hrtimer_kmem_tlb_plugins() {
     tl.extend_from_slice(&[0; 8]);
     u64s(&mut tl, &[u64::MAX]);
     let out = run(&mut t, &[(0, 1_000, x), (0, 1_000, s), (0, 1_000, k), (0, 1_000, tl)]);
-    let body: Vec<&str> = out.lines().map(|l| l.splitn(3, ": ").nth(2).unwrap_or("").trim_start()).collect();
+    let body: Vec<&str> = out.lines().map(|l| l.splitn(3, ": ").nth(2).unwrap_or("").trim_ascii_start()).collect();
     assert_eq!(
         body,
         [
@@ -601,7 +601,7 @@ fn comm_column_follows_registration_order() {
         v.extend_from_slice(&120i32.to_le_bytes());
         (0u32, 1_000u64, v)
     };
-    let col = |out: &str| out.lines().map(|l| String::from(l.split('[').next().unwrap().trim())).collect::<Vec<_>>();
+    let col = |out: &str| out.lines().map(|l| String::from(l.split('[').next().unwrap().trim_ascii())).collect::<Vec<_>>();
     // Saved 100 sh, then the switch registers 0 swapper/0 and 100 ftrec:
     // (0 swapper/0)(50 a)(100 ftrec)(100 sh) answers ftrec for 100.
     let mut t = TraceCmd::new(&e, b"50 a\n100 sh\n", &evs, Release::V3_1);

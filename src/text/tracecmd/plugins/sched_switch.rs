@@ -47,9 +47,9 @@ impl States {
             }
             let mut st = States { letters: [0; 32] };
             for e in args.iter().skip(2) {
-                let e = e.trim().trim_start_matches('{').trim_end_matches('}');
+                let e = e.trim_ascii().trim_start_matches('{').trim_end_matches('}');
                 let Some((v, name)) = e.split_once(',') else { continue };
-                let (v, first) = (strtoul(v.trim()), name.trim().strip_prefix('"').and_then(|n| n.bytes().next()));
+                let (v, first) = (strtoul(v.trim_ascii()), name.trim_ascii().strip_prefix('"').and_then(|n| n.bytes().next()));
                 // (A zero value would hang the plugin's bit loop: none is
                 // in a kernel's table.)
                 if v == 0 {
