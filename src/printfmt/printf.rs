@@ -940,7 +940,7 @@ mod tests {
         for k in 0..64 {
             vals.push(1 << k);
             vals.push((1u64 << k) - 1);
-            vals.push(10u64.saturating_pow(k / 3) + k as u64);
+            vals.push(10u64.saturating_pow(k / 3).saturating_add(k as u64));
         }
         // Room for all, and too little room (a print that does not fit
         // counts its bytes all the same).
