@@ -7,8 +7,7 @@
 //! threaded through the free blocks, refilled by carving 1 MiB mmap arenas
 //! (a block is aligned to the largest power of two dividing its size, at
 //! most to 4 KiB); freed small blocks are reused, never unmapped. Larger
-//! blocks are mappings of their own (from 2 MiB up, of huge pages where the
-//! kernel allows: see `huge`): freed with munmap, grown and shrunk
+//! blocks are mappings of their own: freed with munmap, grown and shrunk
 //! with mremap (no copy). Alignments above 4 KiB fail (null): nothing here
 //! asks for them.
 //!
@@ -72,47 +71,12 @@ fn block_align(c: usize) -> usize {
 fn map(size: usize) -> *mut u8 {
     // SAFETY: an anonymous private mapping touches no existing memory.
     let p = unsafe {
-        libc::mmap(null_mut(), mapped(size), libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        libc::mmap(null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
     };
     if p == libc::MAP_FAILED {
         null_mut()
     } else {
-        huge(p.cast(), size);
         p.cast()
-    }
-}
-
-/// A transparent huge page (x86_64's, and aarch64's with 4 KiB pages).
-/// Large blocks in huge pages are for decode speed on a workstation
-/// (with `fast-copy`); the board build maps them as asked.
-const HUGE: usize = 2 << 20;
-const HUGE_PAGES: bool = cfg!(feature = "fast-copy");
-
-/// The length of a large block's mapping: from a huge page up, whole huge
-/// pages, which the kernel places at a huge-page boundary (it aligns an
-/// anonymous mapping whose length is a multiple of one). Only address
-/// space: the pages past `size` are never touched.
-fn mapped(size: usize) -> usize {
-    if !HUGE_PAGES || size < HUGE {
-        size
-    } else {
-        size.checked_next_multiple_of(HUGE).unwrap_or(size)
-    }
-}
-
-/// Back the whole huge pages of a large block with huge pages where the
-/// kernel allows it (THP "madvise", the common default): one page fault
-/// and clear for each 2 MiB instead of 512. Faults are what filling fresh
-/// memory costs, and in a VM they cost several microseconds each:
-/// decompressing a 7 MB kallsyms text spent more time faulting its pages
-/// in than decoding it. The tail, less than a huge page, stays in small
-/// pages: a block does not hold up to 2 MiB more than it uses.
-fn huge(p: *mut u8, size: usize) {
-    let whole = size & !(HUGE - 1);
-    if HUGE_PAGES && whole != 0 {
-        // SAFETY: advice on the block's own mapping, which holds `size`
-        // bytes from p; it changes how pages are backed, not their contents.
-        unsafe { libc::madvise(p.cast(), whole, libc::MADV_HUGEPAGE) };
     }
 }
 
@@ -191,9 +155,9 @@ unsafe impl GlobalAlloc for Heap {
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         match class(l.size(), l.align()) {
             Some(c) => self.release(p, c),
-            // SAFETY: p is a mapping of mapped(l.size()) bytes (rounded up to pages).
+            // SAFETY: p is a mapping of l.size() bytes (rounded up to pages).
             None => unsafe {
-                libc::munmap(p.cast(), mapped(l.size()));
+                libc::munmap(p.cast(), l.size());
             },
         }
     }
@@ -204,13 +168,9 @@ unsafe impl GlobalAlloc for Heap {
             // smaller class's list when freed if aligned as that class.
             (Some(o), Some(n)) if n <= o && p as usize & (block_align(n) - 1) == 0 => return p,
             (None, None) => {
-                // SAFETY: p is a whole mapping of mapped(l.size()) bytes.
-                let q = unsafe { libc::mremap(p.cast(), mapped(l.size()), mapped(new), libc::MREMAP_MAYMOVE) };
-                if q == libc::MAP_FAILED {
-                    return null_mut();
-                }
-                huge(q.cast(), new);
-                return q.cast();
+                // SAFETY: p is a whole mapping of l.size() bytes.
+                let q = unsafe { libc::mremap(p.cast(), l.size(), new, libc::MREMAP_MAYMOVE) };
+                return if q == libc::MAP_FAILED { null_mut() } else { q.cast() };
             }
             _ => {}
         }
