@@ -14,7 +14,7 @@ use core::cmp::Ordering;
 /// Sort `v` by `cmp`, stably: items that compare equal keep their order.
 pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
     let mut order = positions_by(v.len(), &mut |a, b| cmp(&v[a], &v[b]));
-    permute(v, &mut order);
+    permute(&mut order, &mut |a, b| v.swap(a, b));
 }
 
 /// Sort `v` by an unsigned integer `key`, stably. For the long lists
@@ -23,7 +23,7 @@ pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
 pub fn sort_by_key<T>(v: &mut [T], mut key: impl FnMut(&T) -> u64) {
     let pairs: Vec<(u64, usize)> = v.iter().enumerate().map(|(i, x)| (key(x), i)).collect();
     let mut order = positions_by_key(pairs);
-    permute(v, &mut order);
+    permute(&mut order, &mut |a, b| v.swap(a, b));
 }
 
 /// `0..n` sorted by `cmp`, stably: a bottom-up merge sort, runs of 1, 2,
@@ -64,10 +64,13 @@ fn positions_by_key(mut pairs: Vec<(u64, usize)>) -> Vec<usize> {
     pairs.into_iter().map(|(_, i)| i).collect()
 }
 
-/// Rearrange `v` so that its item `k` is the one that was at `order[k]`,
-/// by following each cycle of the permutation with swaps (`order` is used
-/// up as the marks of what is in place).
-fn permute<T>(v: &mut [T], order: &mut [usize]) {
+/// Rearrange a slice so that its item `k` is the one that was at
+/// `order[k]`, by following each cycle of the permutation with `swap`s of
+/// its items (`order` is used up as the marks of what is in place). Not
+/// generic over the items: one copy for every sort, each caller's only
+/// the swap (a call per swap is nothing beside the sort's comparisons).
+#[inline(never)]
+fn permute(order: &mut [usize], swap: &mut dyn FnMut(usize, usize)) {
     for start in 0..order.len() {
         let mut cur = start;
         while order[cur] != cur {
@@ -76,7 +79,7 @@ fn permute<T>(v: &mut [T], order: &mut [usize]) {
             if next == start {
                 break;
             }
-            v.swap(cur, next);
+            swap(cur, next);
             cur = next;
         }
     }
@@ -140,7 +143,7 @@ mod tests {
     #[test]
     fn permutes_by_cycles() {
         let mut v = vec!['a', 'b', 'c', 'd', 'e'];
-        permute(&mut v, &mut [3, 0, 4, 1, 2]);
+        permute(&mut [3, 0, 4, 1, 2], &mut |a, b| v.swap(a, b));
         assert_eq!(v, ['d', 'a', 'e', 'b', 'c']);
     }
 }
