@@ -308,7 +308,7 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     }
     format::resolve_enums_btf(&mut fs, &|| sys::read(c"/sys/kernel/btf/vmlinux").unwrap_or_default());
     let mut warnings = Vec::new();
-    let events = parse_formats(formats.iter().map(|(s, t)| (*s, core::str::from_utf8(t).unwrap_or(""))), &|_, _| true, &mut warnings);
+    let events = parse_formats(&mut formats.iter().map(|(s, t)| (*s, core::str::from_utf8(t).unwrap_or(""))), &|_, _| true, &mut warnings);
     let endian = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
     // The kernel's `long` (header_page's commit field), not ours: a 32-bit
     // ftcat on a 64-bit kernel must read 8-byte longs.
@@ -317,8 +317,8 @@ pub fn live_recording(top: &Tracefs, tfs: &Tracefs, ncpus: u32) -> Recording {
     let mut r = Recording::new(events, crate::ksyms::Ksyms::from_vec(kallsyms), &rd(top, "printk_formats"), endian, long, rd(top, "saved_cmdlines"), &rd(top, "saved_tgids"), warnings);
     #[cfg(feature = "kvars")]
     {
-        let fs = formats.iter().map(|f| (f.0, f.1.as_slice()));
-        r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_enabled(top, tfs, fs, r.dec.ksyms.text(), long));
+        let mut fs = formats.iter().map(|f| (f.0, f.1.as_slice()));
+        r.dec.known = crate::kvars::parse_text(&crate::tracefs::kvars::read_enabled(top, tfs, &mut fs, r.dec.ksyms.text(), long));
     }
     let mut spec = String::new();
     for (name, on) in &crate::tracefs::state::options(tfs).unwrap_or_default() {

@@ -43,7 +43,8 @@ pub struct Recording {
 /// that do not parse become warnings (`format of SYSTEM: why`). Events
 /// `used` (system, id) rejects keep their name and id only
 /// ([`format::parse_event_if`]): the whole table never is in memory.
-pub fn parse_formats<'t>(formats: impl Iterator<Item = (&'t str, &'t str)>, used: &dyn Fn(&str, u16) -> bool, warnings: &mut Vec<String>) -> Vec<Event> {
+/// (`dyn`: the file's formats and the live ones share one copy.)
+pub fn parse_formats<'t>(formats: &mut dyn Iterator<Item = (&'t str, &'t str)>, used: &dyn Fn(&str, u16) -> bool, warnings: &mut Vec<String>) -> Vec<Event> {
     let mut events = Vec::new();
     for (system, text) in formats {
         match format::parse_event_if(system, text, &|id| used(system, id)) {
@@ -94,7 +95,7 @@ impl Recording {
     pub fn from_file(td: &TraceDat, buf: &Buffer, seen: Option<&Seen>) -> Recording {
         let mut warnings = Vec::new();
         let used = |system: &str, id| seen.map_or(true, |s| s.has(id) || system == "ftrace");
-        let events = parse_formats(td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), &used, &mut warnings);
+        let events = parse_formats(&mut td.formats.iter().map(|f| (f.system.as_str(), f.text.as_str())), &used, &mut warnings);
         let tgids = td.options.tgids.as_deref().unwrap_or("");
         let mut r = Recording::new(events, Ksyms::shared(td.kallsyms.clone()), td.printk.as_bytes(), td.endian, td.kernel_long_size() as usize, td.cmdlines.as_bytes().to_vec(), tgids.as_bytes(), warnings);
         r.clock = clock_of(td, buf).into();

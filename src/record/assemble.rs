@@ -116,7 +116,7 @@ fn gather(top: &Tracefs, keep: Option<&[String]>, kallsyms: bool, name: &str, cl
 /// option).
 #[cfg(feature = "kvars")]
 fn kvars_opt(top: &Tracefs, rec: &Tracefs, m: &mut Meta) {
-    let fs = m.systems.iter().flat_map(|s| s.1.iter().map(|f| (s.0.as_str(), f.as_slice())));
+    let mut fs = m.systems.iter().flat_map(|s| s.1.iter().map(|f| (s.0.as_str(), f.as_slice())));
     // (kallsyms give the variables' addresses, also when META leaves them out.)
     let ksyms;
     let kallsyms = if m.kallsyms.is_empty() {
@@ -125,7 +125,7 @@ fn kvars_opt(top: &Tracefs, rec: &Tracefs, m: &mut Meta) {
     } else {
         &m.kallsyms
     };
-    let kvars = crate::tracefs::kvars::read_enabled(top, rec, fs, kallsyms, m.long_size as usize);
+    let kvars = crate::tracefs::kvars::read_enabled(top, rec, &mut fs, kallsyms, m.long_size as usize);
     if !kvars.is_empty() {
         text_opt(&mut m.options, opt::KVARS, kvars.as_bytes());
     }

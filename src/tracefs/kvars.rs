@@ -48,8 +48,9 @@ pub fn read_known(top: &Tracefs, formats: &[&[u8]], kallsyms: &[u8], long: usize
 /// [`read_known`] for the formats, among `formats` (system, format file),
 /// of the events enabled in `rec` (its set_event): a value may take a
 /// short-lived instance of our own to read, which only an event that is
-/// recorded is worth.
-pub fn read_enabled<'a>(top: &Tracefs, rec: &Tracefs, formats: impl Iterator<Item = (&'a str, &'a [u8])>, kallsyms: &[u8], long: usize) -> alloc::string::String {
+/// recorded is worth. (`dyn`: ftrec's formats and live ftcat's share one
+/// copy.)
+pub fn read_enabled<'a>(top: &Tracefs, rec: &Tracefs, formats: &mut dyn Iterator<Item = (&'a str, &'a [u8])>, kallsyms: &[u8], long: usize) -> alloc::string::String {
     let on = rec.read_str("set_event").unwrap_or_default();
     let enabled = |sys: &str, f: &[u8]| {
         let name = core::str::from_utf8(f).ok().and_then(|t| t.lines().next()?.strip_prefix("name: "));
