@@ -113,7 +113,7 @@ impl Plan {
         string(&mut head, name.as_bytes());
         key(&mut head, ",\"flags\":\"");
         let e = r.event.unwrap_or(&crate::format::NO_EVENT);
-        let cols = Cols::new(e, |keys, f| {
+        let cols = Cols::new(e, &|keys, f| {
             keys.put(b",\"");
             if f.name.len() <= 5 && crate::util::one_of(ROW_KEYS, &f.name) {
                 keys.put(b"event_");

@@ -235,8 +235,10 @@ impl Col {
 }
 
 impl Cols {
-    /// `key` writes a field's key.
-    pub fn new(e: &Event, key: impl Fn(&mut Buf, &Field)) -> Cols {
+    /// `key` writes a field's key. (Once per event type: `dyn` and out
+    /// of line, one copy for both exporters.)
+    #[inline(never)]
+    pub fn new(e: &Event, key: &dyn Fn(&mut Buf, &Field)) -> Cols {
         let (mut cols, mut long, mut k) = (Vec::new(), Vec::new(), Buf::new());
         for (i, f) in e.fields.iter().enumerate().skip(e.ncommon) {
             k.clear();

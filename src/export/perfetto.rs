@@ -118,7 +118,7 @@ impl GenericPlan {
     fn new(e: &Event) -> Plan {
         let mut name = Buf::new();
         bytes(&mut name, 1, e.name.as_bytes());
-        let cols = Cols::new(e, |keys, f| {
+        let cols = Cols::new(e, &|keys, f| {
             bytes(keys, 1, f.name.as_bytes());
             if let Some(sc) = Scalar::of(f) {
                 proto::tag(keys, if sc.signed() { 4 } else { 5 }, proto::VARINT);
