@@ -356,7 +356,7 @@ fn meta_of(td: &TraceDat) -> Meta {
         options: Vec::new(),
         buffers: Vec::new(),
     };
-    add_formats(&mut m, td, |_| true);
+    add_formats(&mut m, td, &|_| true);
     let o = &td.options;
     let text = |v: &mut Vec<(u16, Vec<u8>)>, id, s: &Option<String>| {
         if let Some(s) = s {
@@ -372,8 +372,10 @@ fn meta_of(td: &TraceDat) -> Meta {
 }
 
 /// The formats of `td` whose system `keep` accepts, added to `m` (a system
-/// already there is not added twice).
-fn add_formats(m: &mut Meta, td: &TraceDat, keep: impl Fn(&str) -> bool) {
+/// already there is not added twice). (Once per file: `keep` as `dyn`
+/// and out of line, one copy for its three callers.)
+#[inline(never)]
+fn add_formats(m: &mut Meta, td: &TraceDat, keep: &dyn Fn(&str) -> bool) {
     for f in &td.formats {
         let text = f.text.as_bytes().to_vec();
         if f.system == "ftrace" {
@@ -550,7 +552,7 @@ fn keep_used_formats(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], idx: &In
     let (ids, stats) = used_ids(src, cpus, idx.page_size as usize, td.kernel_long_size() as usize, m.big_endian);
     let mut used = Meta { systems: Vec::new(), ftrace_formats: Vec::new(), ..meta_shell(m) };
     if let Some(l) = late {
-        add_formats(&mut used, l, |_| true);
+        add_formats(&mut used, l, &|_| true);
     }
     // The systems with an event in the data (found once, not per format).
     let mut seen: Vec<&str> = Vec::new();
@@ -559,7 +561,7 @@ fn keep_used_formats(src: &dyn ReadAt, cpus: &[(u32, Vec<(u64, u64)>)], idx: &In
             seen.push(&f.system);
         }
     }
-    add_formats(&mut used, td, |sys| seen.contains(&sys));
+    add_formats(&mut used, td, &|sys| seen.contains(&sys));
     crate::sort::sort_by(&mut used.systems, |a, b| a.0.cmp(&b.0));
     m.systems = used.systems;
     m.ftrace_formats = used.ftrace_formats;
