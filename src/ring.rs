@@ -331,6 +331,13 @@ impl RecordCursor {
         self.walk(layout, page, end)
     }
 
+    /// [`Self::next`] without the inlined usual case, for a walk that
+    /// takes few records this way.
+    pub fn next_outlined<'a>(&mut self, layout: &PageLayout, page: &'a [u8]) -> Option<Result<Record<'a>, Error>> {
+        let end = (self.end as usize).min(page.len());
+        self.walk(layout, page, end)
+    }
+
     /// The event type (the payload's first two bytes, 0 when it has none)
     /// of every data record left in `page`, in order: what a pass that
     /// only counts records and notes their types needs. The same walk as
