@@ -303,6 +303,9 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest) -> Result<Fi
             let rel = match buffer {
                 Buffer::Instance(name) => format!("instances/{name}"),
                 _ => {
+                    if signals.is_some() {
+                        remove_orphans(&top);
+                    }
                     let mut n = 0u32;
                     loop {
                         let candidate = format!("instances/ftrec-{}-{n}", sys::getpid());
@@ -335,6 +338,32 @@ fn record(plan: &RecordPlan, signals: Option<&OwnedFd>, dest: Dest) -> Result<Fi
     let mut finished = r?;
     finished.restored &= restored;
     Ok(finished)
+}
+
+/// Remove the private instances (`ftrec-PID-N`) of ftrec processes that
+/// are gone. One that was killed, or aborted on a failed allocation, could
+/// not remove its own, and each holds a ring buffer per CPU: on a board,
+/// memory lost until reboot. A live recording's instance is safe even when
+/// its PID is not seen here (another PID namespace): the kernel refuses to
+/// remove an instance whose files are open.
+#[inline(never)]
+fn remove_orphans(top: &Tracefs) {
+    for (name, _) in top.list_dir("instances").unwrap_or_default() {
+        let Some(pid) = private_pid(&name) else { continue };
+        if sys::process_exists(pid) {
+            continue;
+        }
+        if top.rmdir(&format!("instances/{name}")).is_ok() {
+            crate::cli::warn(format_args!("removed instance {name}: left by ftrec process {pid}, which is gone"));
+        }
+    }
+}
+
+/// The PID in a private instance's name, `ftrec-PID-N`.
+fn private_pid(name: &str) -> Option<u32> {
+    let (pid, n) = name.strip_prefix("ftrec-")?.split_once('-')?;
+    n.parse::<u32>().ok()?;
+    pid.parse().ok()
 }
 
 /// Record (`signals`) or extract (no `signals`: save what the buffer holds
@@ -565,6 +594,15 @@ mod tests {
         ] {
             let (before, after) = p.scope();
             assert_eq!(format!("{before}{}{after}", p.command[0]), want);
+        }
+    }
+
+    #[test]
+    fn private_instance_names_give_their_pid() {
+        assert_eq!(private_pid("ftrec-1234-0"), Some(1234));
+        assert_eq!(private_pid("ftrec-7-12"), Some(7));
+        for other in ["ftrec-1234", "ftrec--0", "ftrec-x-0", "ftrec-12-a", "mine", "ftrec-1-2-3"] {
+            assert_eq!(private_pid(other), None, "{other}");
         }
     }
 }

@@ -287,6 +287,13 @@ pub fn getpid() -> u32 {
     rustix::process::getpid().as_raw_nonzero().get() as u32
 }
 
+/// Is there a process `pid` (kill(2) with signal 0: EPERM means it exists
+/// but is not ours)?
+pub fn process_exists(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return false };
+    !matches!(rustix::process::test_kill_process(pid), Err(Errno::SRCH))
+}
+
 /// Sleep, resuming after signals.
 pub fn sleep_ms(ms: u64) {
     let mut t = rustix::thread::Timespec { tv_sec: (ms / 1000) as _, tv_nsec: ((ms % 1000) * 1_000_000) as _ };
