@@ -99,6 +99,11 @@ pub(crate) struct Step {
     pad: Pad,
 }
 
+// A record's steps are read one after another: each in one cache line
+// (hence the boxed rare variants).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(core::mem::size_of::<Step>() == 64);
+
 #[derive(Clone, Debug)]
 pub(crate) enum Conv {
     /// Nothing: the text after the last conversion.
