@@ -81,6 +81,118 @@ fn promote(t: Ty, env: &Env) -> Ty {
     }
 }
 
+/// A flag or symbol table (`__print_flags(v, "|", { 1, "A" }, ...)`,
+/// `__print_symbolic(v, { 1, "A" }, ...)`) as the kernel's loops walk it:
+/// its entries one at a time, and where the names go. The evaluator's
+/// (`EvalTable`) evaluates each entry when the walk reaches it; the plan's
+/// (`plan::Table`) has them resolved at its build.
+pub(crate) trait SeqTable {
+    /// An entry's name as the table holds it.
+    type Name;
+    /// The next entry: its value (as the helper's type sees it) and name;
+    /// None past the last, or at a NULL name, which ends the table as it
+    /// ends the kernel's loop.
+    fn next(&mut self) -> EResult<Option<(u64, Self::Name)>>;
+    /// Print a name, after the delimiter if `delim`.
+    fn name(&mut self, delim: bool, name: Self::Name) -> EResult<()>;
+    /// Print what no entry named, `0x%lx`, after the delimiter if `delim`.
+    fn hex(&mut self, delim: bool, v: u64);
+}
+
+/// trace_print_flags_seq(): the name of each entry whose bits are all
+/// still in `v` (taking them off), delimited, then the bits no entry
+/// named, in hex.
+pub(crate) fn flags_seq<T: SeqTable>(t: &mut T, v: u64) -> EResult<()> {
+    let mut rest = v;
+    let mut first = true;
+    // Flags stop when none are left.
+    while rest != 0 {
+        let Some((m, name)) = t.next()? else { break };
+        if rest & m == m {
+            rest &= !m;
+            t.name(!first, name)?;
+            first = false;
+        }
+    }
+    if rest != 0 {
+        t.hex(!first, rest);
+    }
+    Ok(())
+}
+
+/// trace_print_symbols_seq(): the name of the first entry whose value is
+/// `v`, else `v` in hex.
+pub(crate) fn symbols_seq<T: SeqTable>(t: &mut T, v: u64) -> EResult<()> {
+    while let Some((m, name)) = t.next()? {
+        if m == v {
+            return t.name(false, name);
+        }
+    }
+    t.hex(false, v);
+    Ok(())
+}
+
+/// The table of a `Ctx::call`: entries evaluated only when the walk
+/// reaches them (one past where the kernel's loop stops may be unknown
+/// or bad, and the kernel never looks at it), names into the scratch buffer.
+struct EvalTable<'c, 'a, 'e> {
+    ctx: &'c mut Ctx<'a, 'e>,
+    entries: core::slice::Iter<'a, Expr>,
+    /// What of an entry's value counts (see `Ctx::call`).
+    mask: u64,
+    /// A string, or a number (a NULL delimiter) that prints nothing.
+    delim: Val<'a>,
+    /// An entry used a value the recording does not know: the walk
+    /// ended there.
+    unknown: bool,
+}
+
+impl<'a> SeqTable for EvalTable<'_, 'a, '_> {
+    type Name = Val<'a>;
+
+    fn next(&mut self) -> EResult<Option<(u64, Val<'a>)>> {
+        let (m, name) = match self.entries.next() {
+            None => return Ok(None),
+            // Resolved by `specialize` (kmem's ~50 gfp flags): nothing to evaluate.
+            Some(Expr::Entry(m, n)) => (*m, Val::Bytes(n)),
+            // A slice pattern, not l[i]: at opt-level z indexing a Vec is a call.
+            Some(Expr::List(l)) => {
+                let [m, n] = l.as_slice() else { return Ok(None) };
+                let unknowns = self.ctx.unknowns;
+                let name = self.ctx.eval(n)?;
+                let m = if matches!(name, Val::Int(0, _)) { None } else { Some(self.ctx.int(m)?.0) };
+                if self.ctx.unknowns != unknowns {
+                    self.ctx.unknowns = unknowns;
+                    self.unknown = true;
+                    return Ok(None);
+                }
+                let Some(m) = m else { return Ok(None) };
+                (m, name)
+            }
+            Some(_) => return Err(msg!("bad flag/symbol entry")),
+        };
+        Ok(Some((m & self.mask, name)))
+    }
+
+    fn name(&mut self, delim: bool, name: Val<'a>) -> EResult<()> {
+        if matches!(name, Val::Int(..)) {
+            return Err(msg!("flag/symbol name is not a string"));
+        }
+        if delim {
+            self.ctx.push_str(&self.delim);
+        }
+        self.ctx.push_str(&name);
+        Ok(())
+    }
+
+    fn hex(&mut self, delim: bool, v: u64) {
+        if delim {
+            self.ctx.push_str(&self.delim);
+        }
+        self.ctx.put_num(v, true);
+    }
+}
+
 impl<'a, 'e> Ctx<'a, 'e> {
     pub fn bytes(&self, v: &Val<'a>) -> Option<&[u8]> {
         match *v {
@@ -110,25 +222,6 @@ impl<'a, 'e> Ctx<'a, 'e> {
         let n = self.scratch.get(s..e).and_then(|b| b.iter().position(|&c| c == 0)).unwrap_or(e - s);
         if e <= self.scratch.len() {
             self.scratch.extend_from_within(s..s + n);
-        }
-    }
-
-    /// A flag/symbol table entry: (value, name), or None for the NULL-name
-    /// entry that ends the table.
-    fn entry(&mut self, e: &'a Expr) -> EResult<Option<(u64, Val<'a>)>> {
-        match e {
-            Expr::Entry(v, n) => Ok(Some((*v, Val::Bytes(n)))),
-            // A slice pattern, not l[i]: at opt-level z indexing a Vec is
-            // a call, and a table's every entry comes through here.
-            Expr::List(l) => {
-                let [v, n] = l.as_slice() else { return Ok(None) };
-                let name = self.eval(n)?;
-                if matches!(name, Val::Int(0, _)) {
-                    return Ok(None);
-                }
-                Ok(Some((self.int(v)?.0, name)))
-            }
-            _ => Err(msg!("bad flag/symbol entry")),
         }
     }
 
@@ -405,70 +498,26 @@ impl<'a, 'e> Ctx<'a, 'e> {
                 Ok(Val::Bytes(s))
             }
             Func::PrintFlags | Func::PrintFlagsU64 | Func::PrintSymbolic | Func::PrintSymbolicU64 => {
-                // trace_print_flags_seq() and trace_print_symbols_seq(): one
-                // walk of the table; flags take a delimiter before it.
-                let is_flags = matches!(f, Func::PrintFlags | Func::PrintFlagsU64);
-                let long = matches!(f, Func::PrintFlags | Func::PrintSymbolic);
-                let mask = |v: u64| if long { long_mask(v) } else { v };
-                let v = mask(self.int(&args[0])?.0);
-                let (delim, table) = if is_flags { (self.eval(&args[1])?, &args[2..]) } else { (Val::Int(0, Ty::INT), &args[1..]) };
+                let flags = matches!(f, Func::PrintFlags | Func::PrintFlagsU64);
+                let mask = if matches!(f, Func::PrintFlags | Func::PrintSymbolic) { long_mask(u64::MAX) } else { u64::MAX };
+                let v = self.int(&args[0])?.0 & mask;
+                // Flags take a delimiter before the table.
+                let (delim, table) = if flags { (self.eval(&args[1])?, &args[2..]) } else { (Val::Int(0, Ty::INT), &args[1..]) };
                 let start = self.scratch.len();
-                let mut rest = v;
-                let mut first = true;
-                for ent in table {
-                    // Flags stop when none are left.
-                    if is_flags && rest == 0 {
-                        break;
-                    }
-                    // Most entries do not match (kmem's ~50 gfp flags): a
-                    // resolved one is skipped without taking it apart.
-                    #[cfg(feature = "fast-print")]
-                    if let Expr::Entry(m, _) = ent {
-                        let m = mask(*m);
-                        if if is_flags { rest & m != m } else { m != v } {
-                            continue;
-                        }
-                    }
-                    let unknowns = self.unknowns;
-                    let ent = self.entry(ent)?;
-                    if self.unknowns != unknowns {
-                        // An entry the recording cannot resolve (an enum
-                        // without TRACE_DEFINE_ENUM): the kernel may have
-                        // matched it, so the whole value prints as the
-                        // kernel prints one that no entry matches.
-                        self.unknowns = unknowns;
-                        self.partial = true;
-                        self.scratch.truncate(start);
-                        self.put_num(v, true);
-                        return Ok(Val::Scratch(start, self.scratch.len()));
-                    }
-                    let (m, name) = match ent {
-                        Some(e) => e,
-                        None => break, // a NULL name ends the table, as in the kernel's loop
-                    };
-                    let m = mask(m);
-                    if if is_flags { rest & m != m } else { m != v } {
-                        continue;
-                    }
-                    if matches!(name, Val::Int(..)) {
-                        return Err(msg!("flag/symbol name is not a string"));
-                    }
-                    if !is_flags {
-                        return Ok(name);
-                    }
-                    rest &= !m;
-                    if !first {
-                        self.push_str(&delim);
-                    }
-                    first = false;
-                    self.push_str(&name);
+                let mut t = EvalTable { ctx: self, entries: table.iter(), mask, delim, unknown: false };
+                if flags {
+                    flags_seq(&mut t, v)?;
+                } else {
+                    symbols_seq(&mut t, v)?;
                 }
-                // What no entry named, in hex.
-                if rest != 0 || !is_flags {
-                    if !first {
-                        self.push_str(&delim);
-                    }
-                    self.put_num(rest, true);
+                if t.unknown {
+                    // An entry the recording cannot resolve (an enum
+                    // without TRACE_DEFINE_ENUM): the kernel may have
+                    // matched it, so the whole value prints as the
+                    // kernel prints one that no entry matches.
+                    self.partial = true;
+                    self.scratch.truncate(start);
+                    self.put_num(v, true);
                 }
                 Ok(Val::Scratch(start, self.scratch.len()))
             }

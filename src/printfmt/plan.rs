@@ -14,7 +14,7 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use super::eval::{self, Ctx, EResult, Val};
+use super::eval::{self, Ctx, EResult, SeqTable, Val};
 use super::parse::{Expr, Func, Op, Ty};
 use super::printf::{self, IntPrint, Num, Out, Pad, Piece, NO_PAD};
 use super::{Env, ExprArgs};
@@ -99,6 +99,11 @@ pub(crate) struct Step {
     pad: Pad,
 }
 
+// A record's steps are read one after another: each in one cache line
+// (hence the boxed rare variants).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(core::mem::size_of::<Step>() == 64);
+
 #[derive(Clone, Debug)]
 pub(crate) enum Conv {
     /// Nothing: the text after the last conversion.
@@ -168,7 +173,7 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
             }
             (b's', Some(e)) => Some(
                 pick(ev, e, env)
-                    .or_else(|| Table::build(ev, arg, e, env))
+                    .or_else(|| Table::build(ev, e, env))
                     .or_else(|| string_field(ev, e).map(Conv::Str))
                     .unwrap_or(tree),
             ),
@@ -247,122 +252,119 @@ fn pick(ev: &Event, e: &Expr, env: &Env) -> Option<Conv> {
 /// texts without a NUL, so that what the walk prints is the string.
 #[derive(Clone, Debug)]
 pub(crate) struct Table {
-    /// The argument: `exprs[arg]`, whose parts `table_parts` finds.
-    arg: u32,
     /// `REC->g` of `REC->g ? TABLE : "other"`.
     guard: Option<Load>,
     value: Load,
-    /// What of the value and the entries counts: the recording's `long`
-    /// (the helpers but the `_u64` ones take an unsigned long).
+    /// What of the value counts: the recording's `long` (the helpers but
+    /// the `_u64` ones take an unsigned long); the entries' values are
+    /// masked at the build.
     mask: u64,
-}
-
-/// The other text of `G ? TABLE : "other"`, whether the table is of
-/// flags, its delimiter ("" for symbols) and its entries, after the value
-/// (`args[0]`, and G, are for the caller to take).
-struct Parts<'e> {
-    other: &'e [u8],
+    /// `__print_flags` (else `__print_symbolic`).
     flags: bool,
-    long: bool,
-    delim: &'e [u8],
-    entries: &'e [Expr],
-}
-
-fn table_parts(e: &Expr) -> Option<(Option<&Expr>, &[Expr], Parts<'_>)> {
-    let (guard, other, e) = match e {
-        Expr::Cond(g, e, o) => match &**o {
-            Expr::Str(o) => (Some(&**g), &o[..], &**e),
-            _ => return None,
-        },
-        e => (None, &b""[..], e),
-    };
-    let Expr::Call(f, args) = e else { return None };
-    let (flags, long) = match f {
-        Func::PrintFlags => (true, true),
-        Func::PrintFlagsU64 => (true, false),
-        Func::PrintSymbolic => (false, true),
-        Func::PrintSymbolicU64 => (false, false),
-        _ => return None,
-    };
-    let (delim, entries) = match (flags, args.get(1..)?) {
-        (true, [Expr::Str(d), entries @ ..]) => (&d[..], entries),
-        (false, entries) => (&b""[..], entries),
-        _ => return None,
-    };
-    Some((guard, args, Parts { other, flags, long, delim, entries }))
+    /// The text for a zero guard ("" without a guard).
+    other: Vec<u8>,
+    /// Between flags' names ("" for symbols).
+    delim: Vec<u8>,
+    /// (value, name), up to the table's end: found once here, not in the
+    /// argument tree at every record.
+    entries: Vec<(u64, Vec<u8>)>,
 }
 
 impl Table {
-    /// The step for `exprs[arg]` (`e`), if it is a table of this shape.
-    fn build(ev: &Event, arg: usize, e: &Expr, env: &Env) -> Option<Conv> {
-        let (guard, args, p) = table_parts(e)?;
+    /// The step for the argument `e`, if it is a table of this shape.
+    fn build(ev: &Event, e: &Expr, env: &Env) -> Option<Conv> {
+        let (guard, other, e) = match e {
+            Expr::Cond(g, e, o) => match &**o {
+                Expr::Str(o) => (Some(&**g), &o[..], &**e),
+                _ => return None,
+            },
+            e => (None, &b""[..], e),
+        };
+        let Expr::Call(f, args) = e else { return None };
+        let (flags, long) = match f {
+            Func::PrintFlags => (true, true),
+            Func::PrintFlagsU64 => (true, false),
+            Func::PrintSymbolic => (false, true),
+            Func::PrintSymbolicU64 => (false, false),
+            _ => return None,
+        };
+        let (delim, table) = match (flags, args.get(1..)?) {
+            (true, [Expr::Str(d), table @ ..]) => (&d[..], table),
+            (false, table) => (&b""[..], table),
+            _ => return None,
+        };
         let no_nul = |s: &[u8]| !s.contains(&0);
-        for ent in p.entries {
+        if !no_nul(other) || !no_nul(delim) {
+            return None;
+        }
+        let mask = if long && env.long_size < 8 { 0xffff_ffff } else { u64::MAX };
+        let mut entries = Vec::new();
+        for ent in table {
             match ent {
-                Expr::Entry(_, name) if no_nul(name) => {}
+                Expr::Entry(m, name) if no_nul(name) => entries.push((m & mask, name.clone())),
                 // A NULL name (`{ 0, ((void *)0) }`, `{ }`) ends the table.
                 Expr::List(l) if l.len() != 2 || matches!(l[1], Expr::Num(0, _)) => break,
                 _ => return None,
             }
         }
-        if !no_nul(p.other) || !no_nul(p.delim) {
-            return None;
-        }
         let guard = match guard {
             Some(g) => Some(load(ev, g, env)?),
             None => None,
         };
-        let mask = if p.long && env.long_size < 8 { 0xffff_ffff } else { u64::MAX };
         let value = load(ev, args.first()?, env)?;
-        Some(Conv::Table(Box::new(Table { arg: u32::try_from(arg).ok()?, guard, value, mask })))
+        Some(Conv::Table(Box::new(Table { guard, value, mask, flags, other: other.to_vec(), delim: delim.to_vec(), entries })))
     }
 
     /// trace_print_flags_seq() or trace_print_symbols_seq() of the value,
     /// then padded as `%s` pads.
-    fn print(&self, ctx: &Ctx, exprs: &[Expr], out: &mut Out<'_>, pad: &Pad) -> EResult<()> {
-        let Some((_, _, p)) = exprs.get(self.arg as usize).and_then(table_parts) else { return Err(msg!("bad flag/symbol entry")) };
+    fn print(&self, ctx: &Ctx, out: &mut Out<'_>, pad: &Pad) -> EResult<()> {
         let start = out.len();
         match &self.guard {
-            Some(g) if g.get(ctx)? == 0 => put(out, p.other),
-            _ => self.walk(self.value.get(ctx)? & self.mask, &p, out),
+            Some(g) if g.get(ctx)? == 0 => put(out, &self.other),
+            _ => {
+                let v = self.value.get(ctx)? & self.mask;
+                let mut w = Walk { entries: self.entries.iter(), delim: &self.delim, out };
+                if self.flags {
+                    eval::flags_seq(&mut w, v)?;
+                } else {
+                    eval::symbols_seq(&mut w, v)?;
+                }
+            }
         }
         if pad.width >= 0 || pad.prec >= 0 {
             printf::pad_tail(out, start, pad);
         }
         Ok(())
     }
+}
 
-    fn walk(&self, v: u64, p: &Parts, out: &mut Out<'_>) {
-        let mut rest = v;
-        let mut first = true;
-        for ent in p.entries {
-            // Flags stop when none are left.
-            if p.flags && rest == 0 {
-                break;
-            }
-            // (The end of the table, `build` saw.)
-            let Expr::Entry(m, name) = ent else { break };
-            let m = m & self.mask;
-            if if p.flags { rest & m != m } else { m != v } {
-                continue;
-            }
-            if !first {
-                put(out, p.delim);
-            }
-            first = false;
-            put(out, name);
-            if !p.flags {
-                return;
-            }
-            rest &= !m;
+/// A `Table`'s walk: the names straight into the line.
+struct Walk<'t, 'o, 'b> {
+    entries: core::slice::Iter<'t, (u64, Vec<u8>)>,
+    delim: &'t [u8],
+    out: &'o mut Out<'b>,
+}
+
+impl<'t> SeqTable for Walk<'t, '_, '_> {
+    type Name = &'t [u8];
+
+    fn next(&mut self) -> EResult<Option<(u64, &'t [u8])>> {
+        Ok(self.entries.next().map(|(m, name)| (*m, &name[..])))
+    }
+
+    fn name(&mut self, delim: bool, name: &[u8]) -> EResult<()> {
+        if delim {
+            put(self.out, self.delim);
         }
-        // What no entry named, in hex.
-        if rest != 0 || !p.flags {
-            if !first {
-                put(out, p.delim);
-            }
-            printf::hex0x(out, rest);
+        put(self.out, name);
+        Ok(())
+    }
+
+    fn hex(&mut self, delim: bool, v: u64) {
+        if delim {
+            put(self.out, self.delim);
         }
+        printf::hex0x(self.out, v);
     }
 }
 
@@ -427,7 +429,7 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
                 continue;
             }
             Conv::Table(t) => {
-                t.print(ctx, exprs, out, pad)?;
+                t.print(ctx, out, pad)?;
                 continue;
             }
             Conv::Pick(c, ab) => {
