@@ -487,8 +487,10 @@ fn word(page: &[u8], pos: usize, end: usize, e: Endian) -> Option<u32> {
     if pos + 4 > end {
         return None;
     }
-    let b = page.get(pos..pos + 4)?;
-    Some(e.u32([b[0], b[1], b[2], b[3]]))
+    // One 4-byte load (`[b[0], b[1], b[2], b[3]]` stayed four byte loads
+    // and three shifts at opt-level z).
+    let b = page.get(pos..pos + 4)?.first_chunk::<4>()?;
+    Some(e.u32(*b))
 }
 
 /// Restore the top five bits an absolute time stamp cannot hold from the
