@@ -547,8 +547,11 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// for a print fmt event the line up to its text, which
     /// [`Kernel::line_tail`] then prints. None when the record needs
     /// [`Kernel::line`] (then nothing was printed and no state changed but
-    /// caches).
-    #[inline(never)]
+    /// caches). Inline with fast-print, into its one caller
+    /// (`KernelText::record`): the call and the `Option` returned through
+    /// memory were a tenth of the function's cost.
+    #[cfg_attr(feature = "fast-print", inline(always))]
+    #[cfg_attr(not(feature = "fast-print"), inline(never))]
     pub fn line_into(&mut self, dst: &mut [u8], r: &Rec) -> Option<Wrote<'a>> {
         const OTHER: u32 = opts::BIN | opts::HEX | opts::RAW | opts::LATENCY_FMT | opts::FIELDS;
         if self.pend.is_some() || self.tracer == Tracer::Graph || self.opts.flags & OTHER != 0 || !self.opts.has(opts::CONTEXT_INFO) {
@@ -1556,7 +1559,10 @@ impl<'a> Line<'a> {
     /// `%06u` of a value below a million (the microseconds column).
     /// Divides by constants are multiplies here: a size-optimised build
     /// emits `div` for them, tens of cycles each; the digits go out in
-    /// one store, not byte by byte through the stack.
+    /// one store, not byte by byte through the stack. (Inline with
+    /// fast-print: each caller is a once-a-line path, where the call and
+    /// its second room check were a fifth of the cost.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn six(&mut self, v: u32) {
         let v = if v >= 1_000_000 { mod_million(v) } else { v };
         // v / 10000 and v / 100, exact for v < 10^6.
