@@ -271,18 +271,19 @@ impl<'s> Merge<'s> {
     /// place of (a swap and one sift instead of a push, a pop and the
     /// slow path: with two CPUs, the usual switch from one to the other).
     /// None with `last` taken, and the CPU back in the heap when it has a
-    /// record. Anything but a plain record (the page's end, damage, lost
-    /// events) is left to `refill`, the cursor as it was.
+    /// record. Anything but a small data record (the page's end, time
+    /// stamps, long records, damage, lost events) is left to `refill`,
+    /// the cursor as it was.
     #[inline(always)]
     fn next_in_page(&mut self, i: usize) -> Option<usize> {
         let c = self.cpus.get_mut(i)?;
-        let mut cur = c.cur;
-        let r = if c.live && c.lost.is_none() { cur.next(&self.layout, &c.page) } else { None };
-        let Some(Ok(r)) = r else { return None };
+        if !c.live || c.lost.is_some() {
+            return None;
+        }
+        let r = c.cur.next_small(&self.layout, &c.page)?;
         let start = r.data.as_ptr() as usize - c.page.as_ptr() as usize;
         let ts = r.ts;
         c.head = (ts, start as u32, r.data.len() as u32);
-        c.cur = cur;
         c.state = State::Has;
         // The heap orders (ts, index): lower CPU index wins ties.
         let Some(&top) = self.heap.first() else { return Some(i) };

@@ -307,23 +307,33 @@ impl RecordCursor {
     /// cost; everything else is [`Self::walk`].
     #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn next<'a>(&mut self, layout: &PageLayout, page: &'a [u8]) -> Option<Result<Record<'a>, Error>> {
+        if let Some(r) = self.next_small(layout, page) {
+            return Some(Ok(r));
+        }
+        let end = (self.end as usize).min(page.len());
+        self.walk(layout, page, end)
+    }
+
+    /// [`Self::next`]'s usual record only: a small data record (type_len
+    /// 1..=28) that fits, read with one load and no bounds-check calls;
+    /// None, the cursor untouched, for anything else. For a caller that
+    /// has a slow path of its own (the merge's step within a page: no
+    /// copy of the cursor to keep it as it was, no walk inlined).
+    #[inline(always)]
+    pub fn next_small<'a>(&mut self, layout: &PageLayout, page: &'a [u8]) -> Option<Record<'a>> {
         let e = layout.endian;
         let end = (self.end as usize).min(page.len());
-        // The usual record first: a small data record (type_len 1..=28)
-        // that fits, read with one load and no bounds-check calls.
         let pos = self.pos as usize;
-        if !self.done && pos + 4 <= end {
-            let w = word(page, pos, end, e).unwrap_or(0);
-            let h = small_record(w, e, pos, end);
-            if let Some(next) = h.next {
-                self.ts = self.ts.wrapping_add(h.delta as u64);
-                self.pos = next as u32;
-                if let Some(data) = page.get(pos + 4..next) {
-                    return Some(Ok(Record { ts: self.ts, data, offset: pos as u32 }));
-                }
-            }
+        if self.done {
+            return None;
         }
-        self.walk(layout, page, end)
+        let w = word(page, pos, end, e)?;
+        let h = small_record(w, e, pos, end);
+        let next = h.next?;
+        let data = page.get(pos + 4..next)?;
+        self.ts = self.ts.wrapping_add(h.delta as u64);
+        self.pos = next as u32;
+        Some(Record { ts: self.ts, data, offset: pos as u32 })
     }
 
     /// [`Self::next`] without the inlined usual case, for a walk that
