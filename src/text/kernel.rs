@@ -1145,7 +1145,12 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             b.push(b' ');
             b.uint_right(r.ts, 12);
         }
-        b.extend_str(": ");
+        // Two pushes, not `extend_str`: its copy of under four bytes is a
+        // loop a byte at a time. (Both or neither, as `extend_str`.)
+        if b.room() >= 2 {
+            b.push(b':');
+            b.push(b' ');
+        }
     }
 
     #[inline]
