@@ -253,6 +253,62 @@ struct Head {
     text: String,
 }
 
+impl Head {
+    /// [`Kernel::context_into`]'s columns when they are not the cached
+    /// ones (another task, second or options, or other flags): written
+    /// after `mark` in `b` and cached. Out of line: a few lines in a
+    /// hundred come here, and inline its registers were saved and
+    /// spilled for every line. `key` says which columns are shown.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn build(&mut self, b: &mut Line, cmd: &Cmdlines, d: &[u8], (pid, cpu): (i32, u32), key: u32, same: bool, mark: usize, t: u64) {
+        let (irq, in_ns, tgid) = (key & 1 << 17 != 0, key & 1 << 18 != 0, key & 1 << 19 != 0);
+        // Only the flags moved: they go in place; else the columns are
+        // built anew (always in the board build: less code).
+        let mut f = [0u8; 5];
+        lat_chars(d, &mut f);
+        if !(cfg!(feature = "fast-print") && same && b.overwrite(mark + self.who, &f)) {
+            b.truncate(mark);
+            let comm = cmd.comm(pid);
+            b.pad(16usize.saturating_sub(kwidth(comm)));
+            b.extend_str(comm);
+            b.push(b'-');
+            let n = b.int(pid as i64);
+            b.pad(7usize.saturating_sub(n));
+            b.push(b' ');
+            if tgid {
+                match cmd.tgid(pid) {
+                    0 => {
+                        b.extend_str("(-------) ");
+                    }
+                    t => {
+                        b.push(b'(');
+                        b.int_right(t as i64, 7);
+                        b.extend_str(") ");
+                    }
+                }
+            }
+            b.push(b'[');
+            b.zeros(cpu as u64, 3);
+            b.extend_str("] ");
+            (self.pid, self.cpu, self.who) = (pid, cpu, b.len() - mark);
+            if irq {
+                b.extend(&f);
+            }
+            if in_ns {
+                let sec = t / 1_000_000;
+                b.push(b' ');
+                b.int_right(sec as i64, 5);
+                b.push(b'.');
+                self.sec = sec * 1_000_000;
+            }
+        }
+        self.key = key;
+        self.text.clear();
+        self.text.push_str(b.as_str().get(mark..).unwrap_or(""));
+    }
+}
+
 /// The [`Head`]s: one per CPU. The board build keeps one for all of
 /// them, rebuilt at each switch of CPU: less code.
 #[derive(Default)]
@@ -1093,49 +1149,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             b.extend_str(&h.text);
         }
         if !same || h.key != key {
-            // ... but for the flags, when only those moved; else built
-            // anew (always in the board build: less code).
-            let mut f = [0u8; 5];
-            lat_chars(d, &mut f);
-            if !(cfg!(feature = "fast-print") && same && b.overwrite(mark + h.who, &f)) {
-                b.truncate(mark);
-                let comm = cmd.comm(pid);
-                b.pad(16usize.saturating_sub(kwidth(comm)));
-                b.extend_str(comm);
-                b.push(b'-');
-                let n = b.int(pid as i64);
-                b.pad(7usize.saturating_sub(n));
-                b.push(b' ');
-                if tgid {
-                    match cmd.tgid(pid) {
-                        0 => {
-                            b.extend_str("(-------) ");
-                        }
-                        t => {
-                            b.push(b'(');
-                            b.int_right(t as i64, 7);
-                            b.extend_str(") ");
-                        }
-                    }
-                }
-                b.push(b'[');
-                b.zeros(r.cpu as u64, 3);
-                b.extend_str("] ");
-                (h.pid, h.cpu, h.who) = (pid, r.cpu, b.len() - mark);
-                if irq {
-                    b.extend(&f);
-                }
-                if in_ns {
-                    let sec = t / 1_000_000;
-                    b.push(b' ');
-                    b.int_right(sec as i64, 5);
-                    b.push(b'.');
-                    h.sec = sec * 1_000_000;
-                }
-            }
-            h.key = key;
-            h.text.clear();
-            h.text.push_str(b.as_str().get(mark..).unwrap_or(""));
+            // ... or not (or only the flags moved).
+            h.build(b, cmd, d, (pid, r.cpu), key, same, mark, t);
         }
         if in_ns {
             // Microseconds within the cached second: no 64-bit divide
