@@ -185,8 +185,10 @@ impl<'s> Merge<'s> {
         // takes as long again as the record itself).
         if let Some(i) = self.last {
             // (Not in the board build: fewer bytes, every record through `refill`.)
-            if cfg!(feature = "fast-print") && self.need.is_empty() && !self.has_errors() && self.next_in_page(i) {
-                return Some(self.record(i));
+            if cfg!(feature = "fast-print") && self.need.is_empty() && !self.has_errors() {
+                if let Some(k) = self.next_in_page(i) {
+                    return Some(self.record(k));
+                }
             }
         }
         // The CPU of the last record, refilled first (as before the other
@@ -264,28 +266,44 @@ impl<'s> Merge<'s> {
     }
 
     /// Step CPU `i`, the last record's, to its next record when it is in
-    /// the same page: true when that record is also the merge's next
-    /// (`last` stays `i`); false with `last` taken, and the CPU back in the
-    /// heap when it has a record. Anything but a plain record (the page's
-    /// end, damage, lost events) is left to `refill`, the cursor as it was.
+    /// the same page: the CPU whose record is the merge's next, now
+    /// `last`: `i` itself, or the heap's top, which that record took the
+    /// place of (a swap and one sift instead of a push, a pop and the
+    /// slow path: with two CPUs, the usual switch from one to the other).
+    /// None with `last` taken, and the CPU back in the heap when it has a
+    /// record. Anything but a small data record (the page's end, time
+    /// stamps, long records, damage, lost events) is left to `refill`,
+    /// the cursor as it was.
     #[inline(always)]
-    fn next_in_page(&mut self, i: usize) -> bool {
-        let Some(c) = self.cpus.get_mut(i) else { return false };
-        let mut cur = c.cur;
-        let r = if c.live && c.lost.is_none() { cur.next(&self.layout, &c.page) } else { None };
-        let Some(Ok(r)) = r else { return false };
+    fn next_in_page(&mut self, i: usize) -> Option<usize> {
+        let c = self.cpus.get_mut(i)?;
+        if !c.live || c.lost.is_some() {
+            return None;
+        }
+        let r = c.cur.next_small(&self.layout, &c.page)?;
         let start = r.data.as_ptr() as usize - c.page.as_ptr() as usize;
         let ts = r.ts;
         c.head = (ts, start as u32, r.data.len() as u32);
-        c.cur = cur;
         c.state = State::Has;
         // The heap orders (ts, index): lower CPU index wins ties.
-        if self.heap.first().map_or(true, |&h| (ts, i) < h) {
-            return true;
+        let Some(&top) = self.heap.first() else { return Some(i) };
+        if (ts, i) < top {
+            return Some(i);
+        }
+        // The top comes out as `Merge::next`'s pop would take it, unless
+        // lost events come first (an Item of their own).
+        let j = top.1;
+        if self.cpus.get(j).is_some_and(|c| c.lost.is_none()) {
+            if let Some(t) = self.heap.first_mut() {
+                *t = (ts, i);
+            }
+            sift_down(&mut self.heap);
+            self.last = Some(j);
+            return Some(j);
         }
         self.last = None;
         self.push(ts, i);
-        false
+        None
     }
 
     fn has_errors(&self) -> bool {
@@ -301,7 +319,9 @@ impl<'s> Merge<'s> {
         self.draining.pop()
     }
 
-    /// CPU `i`'s pending record.
+    /// CPU `i`'s pending record. (Inline with fast-print: a call per
+    /// record that re-checked what the caller had just stored.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     fn record(&self, i: usize) -> Item<'_> {
         let Some(c) = self.cpus.get(i) else { return Item::Record { cpu: 0, ts: 0, data: &[] } };
         let (ts, s, n) = c.head;
@@ -330,22 +350,7 @@ impl<'s> Merge<'s> {
             return;
         }
         h[0] = last;
-        let mut k = 0;
-        loop {
-            let (l, r) = (2 * k + 1, 2 * k + 2);
-            let mut m = k;
-            if l < h.len() && h[l] < h[m] {
-                m = l;
-            }
-            if r < h.len() && h[r] < h[m] {
-                m = r;
-            }
-            if m == k {
-                break;
-            }
-            h.swap(k, m);
-            k = m;
-        }
+        sift_down(h);
     }
 
     /// Find CPU `i`'s next record, reading pages as needed: true when it
@@ -412,6 +417,26 @@ impl<'s> Merge<'s> {
                 }
             }
         }
+    }
+}
+
+/// Restore the min-heap order after its top was replaced.
+fn sift_down(h: &mut [(u64, usize)]) {
+    let mut k = 0;
+    loop {
+        let (l, r) = (2 * k + 1, 2 * k + 2);
+        let mut m = k;
+        if l < h.len() && h[l] < h[m] {
+            m = l;
+        }
+        if r < h.len() && h[r] < h[m] {
+            m = r;
+        }
+        if m == k {
+            break;
+        }
+        h.swap(k, m);
+        k = m;
     }
 }
 

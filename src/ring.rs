@@ -307,28 +307,33 @@ impl RecordCursor {
     /// cost; everything else is [`Self::walk`].
     #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn next<'a>(&mut self, layout: &PageLayout, page: &'a [u8]) -> Option<Result<Record<'a>, Error>> {
+        if let Some(r) = self.next_small(layout, page) {
+            return Some(Ok(r));
+        }
+        let end = (self.end as usize).min(page.len());
+        self.walk(layout, page, end)
+    }
+
+    /// [`Self::next`]'s usual record only: a small data record (type_len
+    /// 1..=28) that fits, read with one load and no bounds-check calls;
+    /// None, the cursor untouched, for anything else. For a caller that
+    /// has a slow path of its own (the merge's step within a page: no
+    /// copy of the cursor to keep it as it was, no walk inlined).
+    #[inline(always)]
+    pub fn next_small<'a>(&mut self, layout: &PageLayout, page: &'a [u8]) -> Option<Record<'a>> {
         let e = layout.endian;
         let end = (self.end as usize).min(page.len());
-        // The usual record first: a small data record (type_len 1..=28)
-        // that fits, read with one load and no bounds-check calls.
         let pos = self.pos as usize;
-        if !self.done && pos + 4 <= end {
-            let w = word(page, pos, end, e).unwrap_or(0);
-            let (type_len, delta) = match e {
-                Endian::Little => (w & 31, w >> 5),
-                Endian::Big => (w >> 27, w & DELTA_MASK),
-            };
-            let next = pos + 4 + type_len as usize * 4;
-            // type_len in 1..=28 (a range's `contains` is a call at opt-level z).
-            if type_len.wrapping_sub(1) < 28 && next <= end {
-                self.ts = self.ts.wrapping_add(delta as u64);
-                self.pos = next as u32;
-                if let Some(data) = page.get(pos + 4..next) {
-                    return Some(Ok(Record { ts: self.ts, data, offset: pos as u32 }));
-                }
-            }
+        if self.done {
+            return None;
         }
-        self.walk(layout, page, end)
+        let w = word(page, pos, end, e)?;
+        let h = small_record(w, e, pos, end);
+        let next = h.next?;
+        let data = page.get(pos + 4..next)?;
+        self.ts = self.ts.wrapping_add(h.delta as u64);
+        self.pos = next as u32;
+        Some(Record { ts: self.ts, data, offset: pos as u32 })
     }
 
     /// [`Self::next`] without the inlined usual case, for a walk that
@@ -355,12 +360,7 @@ impl RecordCursor {
             let head = if fast { page.get(pos..pos + 8) } else { None };
             if let Some(h) = head {
                 let w = e.u32([h[0], h[1], h[2], h[3]]);
-                let type_len = match e {
-                    Endian::Little => w & 31,
-                    Endian::Big => w >> 27,
-                };
-                let next = pos + 4 + type_len as usize * 4;
-                if type_len.wrapping_sub(1) < 28 && next <= end {
+                if let Some(next) = small_record(w, e, pos, end).next {
                     self.pos = next as u32;
                     each(e.u16([h[4], h[5]]));
                     continue;
@@ -391,10 +391,12 @@ impl RecordCursor {
             let Some(w) = word(page, pos, end, e) else {
                 return self.fail(ErrorKind::BadRecord, 0);
             };
-            let (type_len, delta) = match e {
-                Endian::Little => (w & 31, w >> 5),
-                Endian::Big => (w >> 27, w & DELTA_MASK),
-            };
+            let Header { type_len, delta, next } = small_record(w, e, pos, end);
+            if let Some(next) = next {
+                self.ts = self.ts.wrapping_add(delta as u64);
+                self.pos = next as u32;
+                return Some(Ok(Record { ts: self.ts, data: &page[pos + 4..next], offset: pos as u32 }));
+            }
             match type_len {
                 TYPE_PADDING => {
                     if delta == 0 {
@@ -447,16 +449,8 @@ impl RecordCursor {
                     self.pos = next.min(u32::MAX as u64) as u32;
                     return Some(Ok(Record { ts: self.ts, data: &page[start..start + dlen], offset: pos as u32 }));
                 }
-                n => {
-                    let dlen = n as usize * 4;
-                    let start = pos + 4;
-                    if start + dlen > end {
-                        return self.fail(ErrorKind::BadRecord, dlen as u64);
-                    }
-                    self.ts = self.ts.wrapping_add(delta as u64);
-                    self.pos = (start + dlen) as u32;
-                    return Some(Ok(Record { ts: self.ts, data: &page[start..start + dlen], offset: pos as u32 }));
-                }
+                // A small data record (1..=28) that runs past the end.
+                n => return self.fail(ErrorKind::BadRecord, n as u64 * 4),
             }
         }
     }
@@ -468,6 +462,34 @@ impl RecordCursor {
     }
 }
 
+/// A record header word split as rb_event lays it out (type_len:5,
+/// time_delta:27, in the page's bit order), with where the next record
+/// starts when this one is the usual kind: a data record of type_len
+/// 1..=28 (4 to 112 payload bytes right after the header) that ends by
+/// `end`.
+struct Header {
+    type_len: u32,
+    delta: u32,
+    /// Set for the usual record only.
+    next: Option<usize>,
+}
+
+/// The one reading of a header word that [`RecordCursor::next`]'s fast
+/// path, [`RecordCursor::each_type`] and [`RecordCursor::walk`] share for
+/// the record at `pos`. Always inline: it sits in the per-record loops,
+/// and each caller uses a different part of it.
+#[inline(always)]
+fn small_record(w: u32, e: Endian, pos: usize, end: usize) -> Header {
+    let (type_len, delta) = match e {
+        Endian::Little => (w & 31, w >> 5),
+        Endian::Big => (w >> 27, w & DELTA_MASK),
+    };
+    let next = pos + 4 + type_len as usize * 4;
+    // type_len in 1..=28 (a range's `contains` is a call at opt-level z).
+    let usual = type_len.wrapping_sub(1) < 28 && next <= end;
+    Header { type_len, delta, next: if usual { Some(next) } else { None } }
+}
+
 /// Always inline: a call per record header at opt-level z was a sixth of
 /// the record cursor's cost.
 #[inline(always)]
@@ -475,8 +497,10 @@ fn word(page: &[u8], pos: usize, end: usize, e: Endian) -> Option<u32> {
     if pos + 4 > end {
         return None;
     }
-    let b = page.get(pos..pos + 4)?;
-    Some(e.u32([b[0], b[1], b[2], b[3]]))
+    // One 4-byte load (`[b[0], b[1], b[2], b[3]]` stayed four byte loads
+    // and three shifts at opt-level z).
+    let b = page.get(pos..pos + 4)?.first_chunk::<4>()?;
+    Some(e.u32(*b))
 }
 
 /// Restore the top five bits an absolute time stamp cannot hold from the

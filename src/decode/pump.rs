@@ -81,8 +81,7 @@ impl Sink<'_, '_> {
     #[inline]
     fn record(&mut self, r: &Rec, next: Option<&Rec>) -> bool {
         let buffer = (r.cpu >> TAG) as usize;
-        let (r, next) = (&untag(r), next.map(untag));
-        let next = next.as_ref();
+        let r = &untag(r);
         let d = r.data;
         self.out.arrive(r.cpu);
         // trace-cmd tests -F in its library, before --cpu, -I, -S.
@@ -114,7 +113,12 @@ impl Sink<'_, '_> {
             Some(c) => c.records += 1,
             None => st.cpu(r.cpu).records += 1,
         }
-        self.out.record(buffer, r, next)
+        // `next` untagged here, where it is known to be there: an
+        // `Option<Rec>` built and tested for every record cost more.
+        match next {
+            None => self.out.record(buffer, r, None),
+            Some(n) => self.out.record(buffer, r, Some(&untag(n))),
+        }
     }
 
     fn lost(&mut self, cpu: u32, count: Option<u64>) {

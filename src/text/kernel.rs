@@ -253,6 +253,62 @@ struct Head {
     text: String,
 }
 
+impl Head {
+    /// [`Kernel::context_into`]'s columns when they are not the cached
+    /// ones (another task, second or options, or other flags): written
+    /// after `mark` in `b` and cached. Out of line: a few lines in a
+    /// hundred come here, and inline its registers were saved and
+    /// spilled for every line. `key` says which columns are shown.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn build(&mut self, b: &mut Line, cmd: &Cmdlines, d: &[u8], (pid, cpu): (i32, u32), key: u32, same: bool, mark: usize, t: u64) {
+        let (irq, in_ns, tgid) = (key & 1 << 17 != 0, key & 1 << 18 != 0, key & 1 << 19 != 0);
+        // Only the flags moved: they go in place; else the columns are
+        // built anew (always in the board build: less code).
+        let mut f = [0u8; 5];
+        lat_chars(d, &mut f);
+        if !(cfg!(feature = "fast-print") && same && b.overwrite(mark + self.who, &f)) {
+            b.truncate(mark);
+            let comm = cmd.comm(pid);
+            b.pad(16usize.saturating_sub(kwidth(comm)));
+            b.extend_str(comm);
+            b.push(b'-');
+            let n = b.int(pid as i64);
+            b.pad(7usize.saturating_sub(n));
+            b.push(b' ');
+            if tgid {
+                match cmd.tgid(pid) {
+                    0 => {
+                        b.extend_str("(-------) ");
+                    }
+                    t => {
+                        b.push(b'(');
+                        b.int_right(t as i64, 7);
+                        b.extend_str(") ");
+                    }
+                }
+            }
+            b.push(b'[');
+            b.zeros(cpu as u64, 3);
+            b.extend_str("] ");
+            (self.pid, self.cpu, self.who) = (pid, cpu, b.len() - mark);
+            if irq {
+                b.extend(&f);
+            }
+            if in_ns {
+                let sec = t / 1_000_000;
+                b.push(b' ');
+                b.int_right(sec as i64, 5);
+                b.push(b'.');
+                self.sec = sec * 1_000_000;
+            }
+        }
+        self.key = key;
+        self.text.clear();
+        self.text.push_str(b.as_str().get(mark..).unwrap_or(""));
+    }
+}
+
 /// The [`Head`]s: one per CPU. The board build keeps one for all of
 /// them, rebuilt at each switch of CPU: less code.
 #[derive(Default)]
@@ -547,8 +603,11 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
     /// for a print fmt event the line up to its text, which
     /// [`Kernel::line_tail`] then prints. None when the record needs
     /// [`Kernel::line`] (then nothing was printed and no state changed but
-    /// caches).
-    #[inline(never)]
+    /// caches). Inline with fast-print, into its one caller
+    /// (`KernelText::record`): the call and the `Option` returned through
+    /// memory were a tenth of the function's cost.
+    #[cfg_attr(feature = "fast-print", inline(always))]
+    #[cfg_attr(not(feature = "fast-print"), inline(never))]
     pub fn line_into(&mut self, dst: &mut [u8], r: &Rec) -> Option<Wrote<'a>> {
         const OTHER: u32 = opts::BIN | opts::HEX | opts::RAW | opts::LATENCY_FMT | opts::FIELDS;
         if self.pend.is_some() || self.tracer == Tracer::Graph || self.opts.flags & OTHER != 0 || !self.opts.has(opts::CONTEXT_INFO) {
@@ -1090,49 +1149,8 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             b.extend_str(&h.text);
         }
         if !same || h.key != key {
-            // ... but for the flags, when only those moved; else built
-            // anew (always in the board build: less code).
-            let mut f = [0u8; 5];
-            lat_chars(d, &mut f);
-            if !(cfg!(feature = "fast-print") && same && b.overwrite(mark + h.who, &f)) {
-                b.truncate(mark);
-                let comm = cmd.comm(pid);
-                b.pad(16usize.saturating_sub(kwidth(comm)));
-                b.extend_str(comm);
-                b.push(b'-');
-                let n = b.int(pid as i64);
-                b.pad(7usize.saturating_sub(n));
-                b.push(b' ');
-                if tgid {
-                    match cmd.tgid(pid) {
-                        0 => {
-                            b.extend_str("(-------) ");
-                        }
-                        t => {
-                            b.push(b'(');
-                            b.int_right(t as i64, 7);
-                            b.extend_str(") ");
-                        }
-                    }
-                }
-                b.push(b'[');
-                b.zeros(r.cpu as u64, 3);
-                b.extend_str("] ");
-                (h.pid, h.cpu, h.who) = (pid, r.cpu, b.len() - mark);
-                if irq {
-                    b.extend(&f);
-                }
-                if in_ns {
-                    let sec = t / 1_000_000;
-                    b.push(b' ');
-                    b.int_right(sec as i64, 5);
-                    b.push(b'.');
-                    h.sec = sec * 1_000_000;
-                }
-            }
-            h.key = key;
-            h.text.clear();
-            h.text.push_str(b.as_str().get(mark..).unwrap_or(""));
+            // ... or not (or only the flags moved).
+            h.build(b, cmd, d, (pid, r.cpu), key, same, mark, t);
         }
         if in_ns {
             // Microseconds within the cached second: no 64-bit divide
@@ -1142,7 +1160,12 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
             b.push(b' ');
             b.uint_right(r.ts, 12);
         }
-        b.extend_str(": ");
+        // Two pushes, not `extend_str`: its copy of under four bytes is a
+        // loop a byte at a time. (Both or neither, as `extend_str`.)
+        if b.room() >= 2 {
+            b.push(b':');
+            b.push(b' ');
+        }
     }
 
     #[inline]
@@ -1556,7 +1579,10 @@ impl<'a> Line<'a> {
     /// `%06u` of a value below a million (the microseconds column).
     /// Divides by constants are multiplies here: a size-optimised build
     /// emits `div` for them, tens of cycles each; the digits go out in
-    /// one store, not byte by byte through the stack.
+    /// one store, not byte by byte through the stack. (Inline with
+    /// fast-print: each caller is a once-a-line path, where the call and
+    /// its second room check were a fifth of the cost.)
+    #[cfg_attr(feature = "fast-print", inline(always))]
     pub fn six(&mut self, v: u32) {
         let v = if v >= 1_000_000 { mod_million(v) } else { v };
         // v / 10000 and v / 100, exact for v < 10^6.
