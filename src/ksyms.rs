@@ -153,6 +153,10 @@ struct Table {
     /// lookup need not walk past every module symbol for one.
     tail_core: bool,
     mods: Vec<String>,
+    /// The lowest symbol address (u64::MAX for none): below it no symbol
+    /// holds an address, and user addresses (a page fault's `%ps`, a new
+    /// one at every fault) miss the cache and need no search to say so.
+    low: u64,
     /// The table has static data symbols (`d`, `b`, `r`): the kernel was
     /// built with CONFIG_KALLSYMS_ALL and looks up data addresses too.
     /// Without it only text addresses have symbols; the few global data
@@ -374,6 +378,9 @@ impl Ksyms {
     #[inline(never)]
     fn find(&self, addr: u64) -> Option<Hit> {
         let t = self.tab();
+        if addr < t.low {
+            return None;
+        }
         let text = self.text.as_bytes();
         let (above, last) = t.head_partition(text, |a| a <= addr);
         let n = t.syms.partition_point(|s| s.addr() <= addr);
@@ -596,6 +603,8 @@ impl Table {
             at = end + 1;
         }
         k.sort();
+        let head_low = k.head_at(b, k.head.start).map_or(u64::MAX, |l| l.addr);
+        k.low = k.syms.first().map_or(head_low, |s| s.addr().min(head_low));
         k
     }
 
