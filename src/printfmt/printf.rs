@@ -517,10 +517,11 @@ pub(crate) fn symbol(out: &mut Out<'_>, ksyms: Option<&Ksyms>, addr: u64, offset
             out.extend_from_slice(s.name.as_bytes());
             if offset {
                 let off = s.offset + backtrace as u64;
-                out.push(b'+');
-                hex0x(out, off);
-                out.push(b'/');
-                hex0x(out, s.size.unwrap_or(0));
+                // (Each separator with its `0x`: a store and a call fewer.)
+                out.extend_from_slice(b"+0x");
+                hex(out, off);
+                out.extend_from_slice(b"/0x");
+                hex(out, s.size.unwrap_or(0));
             }
             if let Some(m) = s.module {
                 out.extend_from_slice(b" [");
