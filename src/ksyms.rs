@@ -84,6 +84,8 @@ struct Hit {
     name: u32,
     len: u16,
     module: u16,
+    /// The name or the module holds a NUL byte (see [`Ksym::nul`]).
+    nul: bool,
 }
 
 /// One entry of the name cache: an address and the name of its symbol,
@@ -151,6 +153,10 @@ struct Table {
     /// lookup need not walk past every module symbol for one.
     tail_core: bool,
     mods: Vec<String>,
+    /// The lowest symbol address (u64::MAX for none): below it no symbol
+    /// holds an address, and user addresses (a page fault's `%ps`, a new
+    /// one at every fault) miss the cache and need no search to say so.
+    low: u64,
     /// The table has static data symbols (`d`, `b`, `r`): the kernel was
     /// built with CONFIG_KALLSYMS_ALL and looks up data addresses too.
     /// Without it only text addresses have symbols; the few global data
@@ -167,6 +173,11 @@ pub struct Ksym<'a> {
     /// Distance to the next symbol (what the kernel prints after `/`).
     pub size: Option<u64>,
     pub module: Option<&'a str>,
+    /// The name or the module holds a NUL byte (a hostile text: the
+    /// kernel's names have none). What prints a symbol as the kernel's
+    /// `%s` would stops there; checked once, when the lookup cache takes
+    /// the symbol, so that a `%pS` of a usual name need not look for one.
+    pub nul: bool,
 }
 
 /// Symbols that mark the end of a kernel region: an address past them is not
@@ -307,7 +318,7 @@ impl Ksyms {
         let h = self.hit(addr)?;
         let name = self.name(&h);
         let module = if h.module == 0 { None } else { self.tab().mods.get(h.module as usize - 1).map(|m| m.as_str()) };
-        Some(Ksym { name, offset: addr - h.start, size: h.size, module })
+        Some(Ksym { name, offset: addr - h.start, size: h.size, module, nul: h.nul })
     }
 
     /// The name of [`Ksyms::lookup`]'s symbol alone, when it is all ASCII
@@ -367,6 +378,9 @@ impl Ksyms {
     #[inline(never)]
     fn find(&self, addr: u64) -> Option<Hit> {
         let t = self.tab();
+        if addr < t.low {
+            return None;
+        }
         let text = self.text.as_bytes();
         let (above, last) = t.head_partition(text, |a| a <= addr);
         let n = t.syms.partition_point(|s| s.addr() <= addr);
@@ -403,7 +417,8 @@ impl Ksyms {
             return None;
         }
         let at = name.as_ptr() as usize - self.text.as_ptr() as usize;
-        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module })
+        let nul = name.as_bytes().contains(&0) || module != 0 && t.mods.get(module as usize - 1).is_some_and(|m| m.as_bytes().contains(&0));
+        Some(Hit { start, size, name: at as u32, len: name.len() as u16, module, nul })
     }
 
     /// Address of a symbol by name (first match), for tests and tools.
@@ -588,6 +603,8 @@ impl Table {
             at = end + 1;
         }
         k.sort();
+        let head_low = k.head_at(b, k.head.start).map_or(u64::MAX, |l| l.addr);
+        k.low = k.syms.first().map_or(head_low, |s| s.addr().min(head_low));
         k
     }
 
@@ -938,6 +955,18 @@ ffffffffc0002000 t other\t[om]
         let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff81000100 T b\xffad\nffffffff81000200 T good\nffffffff81000300 T _etext\n");
         assert_eq!(k.len(), 3);
         assert_eq!(k.lookup(0xffffffff81000204).map(|s| (s.name, s.size)), Some(("good", Some(0x100))));
+    }
+
+    /// A NUL byte in a name or a module (a hostile text) is flagged, and
+    /// only there.
+    #[test]
+    fn nul_in_names_and_modules() {
+        let k = Ksyms::parse(b"ffffffff81000000 T _stext\nffffffff81000100 T plain\nffffffff81000300 T _etext\nffffffffc0000000 t a\0b\t[m]\nffffffffc0000100 t c\t[m\0n]\nffffffffc0000200 t d\t[m]\nffffffffc0000300 t e\t[m]\n");
+        for (a, nul) in [(0xffffffff81000104, false), (0xffffffffc0000004, true), (0xffffffffc0000100, true), (0xffffffffc0000204, false)] {
+            for _ in 0..2 {
+                assert_eq!(k.lookup(a).map(|s| s.nul), Some(nul), "{a:x}");
+            }
+        }
     }
 
     /// Out of order text is sorted by address, and of several names at

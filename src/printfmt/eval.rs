@@ -832,10 +832,7 @@ pub(crate) fn pointer<'a>(
             return tep_pointer(env, out, addr, first);
         }
         if matches!(first, b'S' | b's' | b'B' | b'F' | b'f') {
-            let start = out.len();
-            let offset = !matches!(first, b's' | b'f');
-            printf::symbol(out, env.ksyms, addr, offset, first == b'B');
-            printf::pad_tail(out, start, pad);
+            printf::symbol_conv(out, env.ksyms, addr, first, pad);
         } else {
             // Plain %p, %px, %pK: the raw value (see the module docs on hash-ptr).
             printf::pointer_string(out, addr, pad, env.long_size);
