@@ -313,14 +313,8 @@ impl<'a, 'e> Ctx<'a, 'e> {
             Expr::Num(v, t) => Val::Int(norm(*v, *t, env), *t),
             Expr::LongSize => Val::Int(env.long_size as u64, Ty::ULONG),
             Expr::Str(s) => Val::Bytes(s),
-            // libtraceevent reads an unknown name with strtoull(): 0.
-            Expr::Unknown(_) if env.tep => Val::Int(0, Ty::ULONG),
-            Expr::Unknown(name) => match env.enums.and_then(|e| e.get(name)) {
-                Some(v) => {
-                    // An enumerator is an int unless its value needs more.
-                    let t = if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } };
-                    Val::Int(v, t)
-                }
+            Expr::Unknown(name) => match resolve(name, env) {
+                Some((v, t)) => Val::Int(v, t),
                 // Evaluated on as libtraceevent does, so that a pointer
                 // built on it keeps its offset (see `format`).
                 None => {
@@ -581,6 +575,17 @@ impl<'a, 'e> Ctx<'a, 'e> {
     }
 }
 
+/// An identifier's value for the recording: libtraceevent reads an
+/// unknown name with strtoull(), 0; else the value `Env::enums` has, an
+/// int unless it needs more.
+fn resolve(name: &str, env: &Env) -> Option<(u64, Ty)> {
+    if env.tep {
+        return Some((0, Ty::ULONG));
+    }
+    let v = env.enums?.get(name)?;
+    Some((v, if v as i64 >= i32::MIN as i64 && v as i64 <= i32::MAX as i64 { Ty::INT } else { Ty { size: 8, signed: true, ptr: false } }))
+}
+
 /// Fold an operator or cast whose operands are constants of a fixed width
 /// (not `long`, whose width only the recording knows) into a constant:
 /// sched_switch's state mask is ~30 operations on literals per record.
@@ -677,6 +682,14 @@ pub(crate) fn specialize(e: &mut Expr, env: &Env, keep: bool) {
         Expr::List(l) => {
             for a in l.iter_mut() {
                 specialize(a, env, false);
+            }
+        }
+        // A name the recording resolves (kmem's `vmemmap_base`, an enum
+        // without TRACE_DEFINE_ENUM): no lookup for each record, and the
+        // tree around it folds or becomes a plan's step.
+        Expr::Unknown(name) => {
+            if let Some((v, t)) = resolve(name, env) {
+                *e = Expr::Num(v, t);
             }
         }
         _ => {}

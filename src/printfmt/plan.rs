@@ -36,6 +36,9 @@ pub(crate) struct Load {
     /// `64 - 8 * size` for a signed field, 0 for an unsigned one: the
     /// shifts that sign-extend it.
     sext: u8,
+    /// The field's value shifted left by this before the operator: the
+    /// index into an array of structs of `1 << shl` bytes (kmem's page).
+    shl: u8,
     /// The operator and the constant's type; the constant is `c` (apart:
     /// in the tuple its 8-byte alignment made every `Step` take more than
     /// one cache line).
@@ -78,7 +81,7 @@ impl Load {
     #[inline(never)]
     fn apply(&self, ctx: &Ctx, v: u64) -> EResult<u64> {
         let (v, _) = match self.op {
-            Some((op, t)) => ctx.binop(op, (v, self.ty), (self.c, t))?,
+            Some((op, t)) => ctx.binop(op, (v << self.shl, self.ty), (self.c, t))?,
             None => (v, self.ty),
         };
         Ok(match self.cast {
@@ -193,11 +196,31 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
         Expr::Cast(t, a) => (Some(*t), &**a),
         e => (None, e),
     };
+    let mut shl = 0;
     let (op, c, e) = match e {
         // A constant on the right: libtraceevent's dialect re-associates
         // only an operator there (see `eval::tep_rotates`).
         Expr::Bin(op, a, b) => match **b {
             Expr::Num(c, t) => (Some((*op, t)), eval::norm(c, t, env), &**a),
+            _ => return None,
+        },
+        // `(struct page *)BASE + REC->pfn` (kmem's page, 45 k of an `-e
+        // all` recording's 1.45 M records went through `Eval`): BASE, which
+        // `eval::specialize` resolved, plus the field times the struct's
+        // size (unscaled in libtraceevent's dialect), a power of two; in
+        // either order the same `binop`.
+        Expr::StructPtr(_, p) => match &**p {
+            Expr::Bin(Op::Add, b, i) => match (&**b, &**i) {
+                (Expr::Num(b, t), Expr::Scale(key, i)) => {
+                    let n = if env.tep { 1 } else { env.enums?.get(key)? };
+                    if !n.is_power_of_two() {
+                        return None;
+                    }
+                    shl = n.trailing_zeros() as u8;
+                    (Some((Op::Add, *t)), eval::norm(*b, *t, env), &**i)
+                }
+                _ => return None,
+            },
             _ => return None,
         },
         e => (None, 0, e),
@@ -228,7 +251,7 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
     }
     let sext = if ty.signed { 64 - 8 * size as u8 } else { 0 };
     let cast = cast.filter(|&t| eval::tsize(t, env) < 8);
-    Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, sext, op, c, cast })
+    Some(Load { offset: u32::try_from(offset).ok()?, size: size as u8, ty, sext, shl, op, c, cast })
 }
 
 /// `COND ? "a" : "b"` as a `Pick`; a condition `1 && X` is X's truth
