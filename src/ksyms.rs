@@ -300,7 +300,7 @@ impl Ksyms {
     }
 
     fn tab(&self) -> &Table {
-        self.tab.get_or_init(|| Table::parse(&self.text))
+        crate::util::once(&self.tab, || Table::parse(&self.text))
     }
 
     pub fn len(&self) -> usize {
@@ -345,7 +345,7 @@ impl Ksyms {
             h.map_or(NameSlot { addr, name: 0, len: 0, module: false }, |h| NameSlot { addr, name: h.name, len: h.len, module: h.module != 0 })
         };
         // Filled with the answer for address 0, so that every slot is true.
-        let cache = self.names.get_or_init(|| {
+        let cache = crate::util::once(&self.names, || {
             let empty = slot(0);
             (0..2 * CACHE_SETS).map(|_| Cell::new(empty)).collect()
         });
@@ -365,7 +365,7 @@ impl Ksyms {
     #[inline]
     fn hit(&self, addr: u64) -> Option<Hit> {
         // Filled with the answer for address 0, so that every slot is true.
-        let cache = self.cache.get_or_init(|| {
+        let cache = crate::util::once(&self.cache, || {
             let empty = Slot { addr: 0, hit: self.find(0) };
             (0..2 * CACHE_SETS).map(|_| Cell::new(empty)).collect()
         });

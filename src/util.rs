@@ -94,3 +94,18 @@ mod tests {
         assert!(one_of("x", "x") && !one_of("x", "xx"));
     }
 }
+
+/// `cell.get_or_init(init)` without core's "reentrant init" panic: each
+/// `get_or_init` carried that message's arguments and call and the drop
+/// of the value that lost, for a case none of the crate's inits can reach
+/// (none reads its own cell). Were one to, the value set first would
+/// stand and the later one be forgotten (leaked, never freed: safe).
+#[inline]
+pub fn once<T>(cell: &core::cell::OnceCell<T>, init: impl FnOnce() -> T) -> &T {
+    if cell.get().is_none() {
+        if let Err(v) = cell.set(init()) {
+            core::mem::forget(v);
+        }
+    }
+    cell.get().unwrap()
+}

@@ -334,7 +334,7 @@ impl Program {
         let mut scratch = core::mem::take(&mut *self.scratch.borrow_mut());
         scratch.clear();
         let mut ctx = Ctx { ev, rec, env, scratch, unknowns: 0, partial: false };
-        let s = self.spec.get_or_init(|| {
+        let s = crate::util::once(&self.spec, || {
             let mut exprs = self.args.take();
             for e in &mut exprs {
                 eval::specialize(e, env, false);

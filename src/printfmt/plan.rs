@@ -5,7 +5,7 @@
 //! conversion for each of them was a large part of the time per record.
 //! `%s` and integers of other trees (operators, helpers, the
 //! `__print_flags`/`__print_symbolic` tables) evaluate the tree and print
-//! its value straight; the rest (`*` widths, `%p` of trees, stand-ins for
+//! its value straight; the rest (`*` widths, `%p` of other trees, stand-ins for
 //! unknown values) keeps the general conversion, decided once for the
 //! event, not per record. Behind the `fast-print` feature: the board build
 //! evaluates the trees alone, which prints the same (tests.rs compares
@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 
 use super::eval::{self, Ctx, EResult, SeqTable, Val};
 use super::parse::{Expr, Func, Op, Ty};
-use super::printf::{self, IntPrint, Num, Out, Pad, Piece, NO_PAD};
+use super::printf::{self, IntPrint, Num, Out, Pad, Piece, Spec, NO_PAD};
 use super::{Env, ExprArgs};
 use crate::cursor::Endian;
 use crate::format::{Event, FieldKind};
@@ -127,6 +127,11 @@ pub(crate) enum Conv {
     Pick(Load, Box<(Vec<u8>, Vec<u8>)>),
     /// `%s` of a flag or symbol table over a field (boxed as `Pick`).
     Table(Box<Table>),
+    /// Conversion `.2` (read as `.1` bytes) of `G ? X : N` (ext4's `found
+    /// ? pblk : 0`, kmem's `pfn != -1UL ? PAGE : NULL`: 100 k of an `-e
+    /// all` recording's 1.45 M records walked the tree): G, X, N and, for
+    /// `%p`, the extension's place, boxed as `Pick`.
+    Guard(Box<(Load, Load, u64, (u32, u32))>, u8, u8),
     /// `%s` or an integer conversion (`.3`, read as `.2` bytes) of any
     /// other argument tree (kmem's `gfp ? __print_flags(gfp, ...) :
     /// "none"`, `found ? pblk : 0`): its value printed straight, without
@@ -163,9 +168,13 @@ pub(crate) fn build(ev: &Event, fmt: &[u8], pieces: &[Piece], exprs: &[Expr], en
         let pad = Pad { flags: s.flags, width: num(s.width), prec: num(s.prec) };
         let conv = match (s.conv, exprs.get(arg)) {
             _ if star > 0 => None,
-            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => {
-                Some(load(ev, e, env).map_or(tree, |l| Conv::Int(l, size, IntPrint::of(s.conv, &pad))))
-            }
+            (b'd' | b'i' | b'u' | b'o' | b'x' | b'X', Some(e)) => Some(
+                load(ev, e, env)
+                    .map(|l| Conv::Int(l, size, IntPrint::of(s.conv, &pad)))
+                    .or_else(|| guard(ev, e, env, size, s))
+                    .unwrap_or(tree),
+            ),
+            (b'p', Some(e @ Expr::Cond(..))) => guard(ev, e, env, size, s),
             // A plain `%p`, `%px`, `%pK`: the value's digits, zero-padded
             // to a long's (as `pointer` prints them, and as a long wide).
             (b'p', Some(e)) if !env.tep && matches!(env.long_size, 4 | 8) && pad.flags == 0 && pad.width < 0 && matches!(ext(fmt, s.ext).first(), None | Some(b'x' | b'K')) => {
@@ -256,16 +265,28 @@ fn load(ev: &Event, e: &Expr, env: &Env) -> Option<Load> {
     Some(Load { offset: u16::try_from(offset).ok()?, size: size as u8, ty, sext, shl, op, c, cast })
 }
 
-/// `COND ? "a" : "b"` as a `Pick`; a condition `1 && X` is X's truth
-/// (kmalloc's `accounted`).
-fn pick(ev: &Event, e: &Expr, env: &Env) -> Option<Conv> {
-    let Expr::Cond(c, a, b) = e else { return None };
-    let (Expr::Str(a), Expr::Str(b)) = (&**a, &**b) else { return None };
-    let c = match &**c {
+/// The condition of a `?:` as a `Load` whose value is not 0 when it
+/// holds; a condition `1 && X` is X's truth (kmalloc's `accounted`).
+fn cond(ev: &Event, c: &Expr, env: &Env) -> Option<Load> {
+    let c = match c {
         Expr::Bin(Op::AndAnd, one, c) if matches!(**one, Expr::Num(v, t) if eval::norm(v, t, env) != 0) => c,
         c => c,
     };
-    load(ev, c, env).map(|l| Conv::Pick(l, Box::new((a.clone(), b.clone()))))
+    load(ev, c, env)
+}
+
+/// `COND ? "a" : "b"` as a `Pick`.
+fn pick(ev: &Event, e: &Expr, env: &Env) -> Option<Conv> {
+    let Expr::Cond(c, a, b) = e else { return None };
+    let (Expr::Str(a), Expr::Str(b)) = (&**a, &**b) else { return None };
+    cond(ev, c, env).map(|l| Conv::Pick(l, Box::new((a.clone(), b.clone()))))
+}
+
+/// `G ? X : N` as a `Guard` for conversion `s`.
+fn guard(ev: &Event, e: &Expr, env: &Env, size: u8, s: &Spec) -> Option<Conv> {
+    let Expr::Cond(g, x, n) = e else { return None };
+    let Expr::Num(n, t) = **n else { return None };
+    Some(Conv::Guard(Box::new((cond(ev, g, env)?, load(ev, x, env)?, eval::norm(n, t, env), s.ext)), size, s.conv))
 }
 
 /// `__print_flags(REC->f, "|", { 1, "A" }, ...)` or
@@ -455,6 +476,15 @@ pub(crate) fn run<'a>(ctx: &mut Ctx<'a, '_>, fmt: &[u8], pieces: &[Piece], exprs
             }
             Conv::Table(t) => {
                 t.print(ctx, out, pad)?;
+                continue;
+            }
+            Conv::Guard(b, size, conv) => {
+                let (g, x, n, at) = &**b;
+                let v = if g.get(ctx)? != 0 { x.get(ctx)? } else { *n };
+                match conv {
+                    b'p' => eval::pointer(ctx, out, Val::Int(v, Ty::PTR), ext(fmt, *at), pad)?,
+                    _ => printf::int_conv(out, v, *size as usize, *conv, pad),
+                }
                 continue;
             }
             Conv::Pick(c, ab) => {

@@ -590,6 +590,25 @@ fn messages_round_trip() {
     assert_eq!(r.unwrap_err().what, "division by zero");
 }
 
+/// `ev`'s plan for `env`, the line it prints of record `r`, and the line
+/// the evaluator prints from the same specialized trees.
+#[cfg(feature = "fast-print")]
+fn plan_and_trees(ev: &Event, r: &[u8], env: &Env) -> (Vec<plan::Step>, String, String) {
+    let (fmt, mut exprs) = parse_print_fmt(ev).unwrap();
+    for e in &mut exprs {
+        eval::specialize(e, env, false);
+    }
+    let pieces = printf::parse_format(&fmt).unwrap();
+    let steps = plan::build(ev, &fmt, &pieces, &exprs, env);
+    let mut ctx = Ctx { ev, rec: r, env, scratch: Vec::new(), unknowns: 0, partial: false };
+    let mut want = Vec::new();
+    printf::append(&mut want, &mut |o| eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, o).unwrap());
+    let mut got = Vec::new();
+    let p = Program::compile(ev).unwrap();
+    printf::append(&mut got, &mut |o| _ = p.render_bytes(ev, r, env, o).unwrap());
+    (steps, String::from_utf8_lossy(&got).into_owned(), String::from_utf8_lossy(&want).into_owned())
+}
+
 /// The plan's steps print what the evaluator prints, in both dialects and
 /// both `long` sizes, for every kind of step (array elements among the
 /// fields); the three flag/symbol tables are trees evaluated straight,
@@ -622,20 +641,44 @@ fn plan_prints_as_the_evaluator() {
             let mut env = Env::new(Endian::Little, long_size);
             env.tep = tep;
             for r in [rec(&p), rec(&zero_gfp)] {
-                let (fmt, mut exprs) = parse_print_fmt(&ev).unwrap();
-                for e in &mut exprs {
-                    eval::specialize(e, &env, false);
-                }
-                let pieces = printf::parse_format(&fmt).unwrap();
-                let steps = plan::build(&ev, &fmt, &pieces, &exprs, &env);
+                let (steps, got, want) = plan_and_trees(&ev, &r, &env);
                 assert_eq!(steps.iter().filter(|s| matches!(s.conv, plan::Conv::Table(..))).count(), 3, "{steps:?}");
-                let mut ctx = Ctx { ev: &ev, rec: &r, env: &env, scratch: Vec::new(), unknowns: 0, partial: false };
-                let mut want = Vec::new();
-                printf::append(&mut want, &mut |o| eval::format(&mut ctx, &fmt, &pieces, &mut ExprArgs { exprs: &exprs, next: 0 }, o).unwrap());
-                let mut got = Vec::new();
-                let p = Program::compile(&ev).unwrap();
-                printf::append(&mut got, &mut |o| _ = p.render_bytes(&ev, &r, &env, o).unwrap());
-                assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want), "long {long_size} tep {tep}");
+                assert_eq!(got, want, "long {long_size} tep {tep}");
+            }
+        }
+    }
+}
+
+/// kmem's page pointer and ext4's `found ? pblk : 0` go as plan steps,
+/// not trees, and print what the evaluator prints, in both dialects and
+/// `long` sizes, with and without the recording's vmemmap_base and
+/// struct size (without them the page stays a tree: its stand-in).
+#[test]
+#[cfg(feature = "fast-print")]
+fn plan_pages_and_guards_print_as_the_evaluator() {
+    let ev = event(
+        &[("unsigned long pfn", 8, false), ("int found", 4, true), ("u64 pblk", 8, false)],
+        r#""page=%p pfn=0x%lx free=%p %px found %d %llu %x", REC->pfn != -1UL ? (((struct page *)vmemmap_base) + (REC->pfn)) : ((void *)0), REC->pfn != -1UL ? REC->pfn : 0, (((struct page *)vmemmap_base) + (REC->pfn)), (((struct page *)vmemmap_base) + (REC->pfn)), REC->found, REC->found ? REC->pblk : 0, REC->found ? REC->found : 0"#,
+    );
+    let mut known = crate::ksyms::Enums::new();
+    known.push("vmemmap_base", 0xffd4_0000_0000_0000);
+    known.push("sizeof(struct page)", 64);
+    known.finish();
+    for (pfn, found) in [(0x12ad55u64, 1i32), (u64::MAX, 0), (7, -1)] {
+        let mut p = Vec::new();
+        p.extend_from_slice(&pfn.to_le_bytes());
+        p.extend_from_slice(&found.to_le_bytes());
+        p.extend_from_slice(&0x1234_5678_9abcu64.to_le_bytes());
+        let r = rec(&p);
+        for long_size in [8, 4] {
+            for (tep, enums) in [(false, true), (false, false), (true, false)] {
+                let mut env = Env::new(Endian::Little, long_size);
+                env.tep = tep;
+                env.enums = enums.then_some(&known);
+                let (steps, got, want) = plan_and_trees(&ev, &r, &env);
+                let trees = steps.iter().filter(|s| matches!(s.conv, plan::Conv::Tree(..) | plan::Conv::Eval(..))).count();
+                assert_eq!(trees, if tep || enums { 0 } else { 3 }, "{steps:?}");
+                assert_eq!(got, want, "long {long_size} tep {tep} enums {enums}");
             }
         }
     }

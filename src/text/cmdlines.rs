@@ -109,7 +109,7 @@ impl Cmdlines {
 
     /// 0 when unknown, as `trace_find_tgid()`.
     pub fn tgid(&self, pid: i32) -> i32 {
-        let t = self.tgids.get_or_init(|| alloc::boxed::Box::new(Cmdlines::parse(&self.tgid_text)));
+        let t = crate::util::once(&self.tgids, || alloc::boxed::Box::new(Cmdlines::parse(&self.tgid_text)));
         t.get(pid).and_then(|s| parse_i32(s.as_bytes())).unwrap_or(0)
     }
 

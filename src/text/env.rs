@@ -115,7 +115,7 @@ impl Env for Decoder {
 
     fn render_bytes(&self, id: u16, data: &[u8], out: &mut Out<'_>) -> Option<Rendered> {
         let (ev, prog) = self.get(id)?;
-        let p = prog.get_or_init(|| Program::compile(ev).ok()).as_ref()?;
+        let p = crate::util::once(&prog, || Program::compile(ev).ok()).as_ref()?;
         match p.render_bytes(ev, data, &self.penv(), out).ok()? {
             printfmt::Fidelity::Exact => Some(Rendered::Ok),
             printfmt::Fidelity::Partial => Some(Rendered::Partial),

@@ -195,7 +195,7 @@ impl Class<'_> {
     /// The print fmt read at the event's first record: a recording lists
     /// every format of its kernel (thousands) and uses a few.
     fn tep(&self, release: Release) -> &Tep {
-        self.tep.get_or_init(|| {
+        crate::util::once(&self.tep, || {
             let failed = tep_cannot_parse(&self.ev.print_fmt, release);
             Tep { pieces: if failed { Vec::new() } else { pieces(&self.ev.print_fmt, self.ev) }, failed }
         })

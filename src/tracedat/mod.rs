@@ -299,7 +299,7 @@ impl LazyText {
     /// this, not one in each of the many places that read the text.)
     #[inline(never)]
     pub fn text(&self) -> &String {
-        self.text.get_or_init(|| match self.packed.take() {
+        crate::util::once(&self.text, || match self.packed.take() {
             Some(Packed(z, size, e)) => {
                 // The count, then the text (see `counted`), apart.
                 let mut count = [0; 4];
