@@ -61,6 +61,21 @@ pub fn split_str<'a>(hay: &'a str, needle: &str, last: bool) -> Option<(&'a str,
     Some((hay.get(..at)?, hay.get(at + needle.len()..)?))
 }
 
+/// `cell.get_or_init(init)` without core's "reentrant init" panic: each
+/// `get_or_init` carried that message's arguments and call and the drop
+/// of the value that lost, for a case none of the crate's inits can reach
+/// (none reads its own cell). Were one to, the value set first would
+/// stand and the later one be forgotten (leaked, never freed: safe).
+#[inline]
+pub fn once<T>(cell: &core::cell::OnceCell<T>, init: impl FnOnce() -> T) -> &T {
+    if cell.get().is_none() {
+        if let Err(v) = cell.set(init()) {
+            core::mem::forget(v);
+        }
+    }
+    cell.get().unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,19 +108,18 @@ mod tests {
         assert_eq!(word_index("a|bc|d e", "a|bc"), None);
         assert!(one_of("x", "x") && !one_of("x", "xx"));
     }
-}
 
-/// `cell.get_or_init(init)` without core's "reentrant init" panic: each
-/// `get_or_init` carried that message's arguments and call and the drop
-/// of the value that lost, for a case none of the crate's inits can reach
-/// (none reads its own cell). Were one to, the value set first would
-/// stand and the later one be forgotten (leaked, never freed: safe).
-#[inline]
-pub fn once<T>(cell: &core::cell::OnceCell<T>, init: impl FnOnce() -> T) -> &T {
-    if cell.get().is_none() {
-        if let Err(v) = cell.set(init()) {
-            core::mem::forget(v);
-        }
+    #[test]
+    fn once_inits_a_cell_once() {
+        let cell = core::cell::OnceCell::new();
+        assert_eq!(*once(&cell, || 1), 1);
+        assert_eq!(*once(&cell, || 2), 1);
+        // An init that sets its own cell (none in the crate does): the
+        // first value stands, no panic.
+        let cell = core::cell::OnceCell::new();
+        assert_eq!(*once(&cell, || {
+            let _ = cell.set(alloc::string::String::from("inner"));
+            alloc::string::String::from("outer")
+        }), "inner");
     }
-    cell.get().unwrap()
 }
