@@ -297,11 +297,9 @@ impl Load {
     #[allow(clippy::too_many_arguments)]
     fn new(offset: u16, size: u8, ty: Ty, shl: u8, op: Option<(Op, Ty)>, c: u64, cast: Option<Ty>, env: &Env) -> Load {
         let sext = if ty.signed { 64 - 8 * size } else { 0 };
-        // `norm`'s truncation as shifts; a 64-bit type none.
-        let fin = |t: Ty| match eval::tsize(t, env) {
-            s @ 1..8 => (64 - 8 * s as u8, t.signed),
-            _ => (0, false),
-        };
+        // `norm`'s truncation as shifts (the bits it clears); a 64-bit
+        // type none.
+        let fin = |t: Ty| (eval::norm(!0, Ty { signed: false, ..t }, env).leading_zeros() as u8, t.signed);
         // (A cast to a 64-bit type or a pointer leaves every value as it
         // is: `(void *)REC->call_site`.)
         let cast = cast.map(fin).filter(|f| f.0 != 0);
