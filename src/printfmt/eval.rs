@@ -81,6 +81,64 @@ fn promote(t: Ty, env: &Env) -> Ty {
     }
 }
 
+/// A binary operator's C arithmetic on two integers (usual conversions,
+/// wrapping, signed shifts): `eval`'s, the re-associated (libtraceevent)
+/// evaluation's and the plans' one copy (which also takes the result's
+/// type from it at their build).
+#[inline(never)]
+pub(crate) fn binop(env: &Env, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<(u64, Ty)> {
+    let op = &op;
+    match op {
+        Op::AndAnd => return Ok(((x != 0 && y != 0) as u64, Ty::INT)),
+        Op::OrOr => return Ok(((x != 0 || y != 0) as u64, Ty::INT)),
+        _ => {}
+    }
+            if matches!(op, Op::Shl | Op::Shr) {
+                let t = promote(tx, env);
+                let sh = (y & 63) as u32;
+                let r = if *op == Op::Shl {
+                    x.wrapping_shl(sh)
+                } else if t.signed {
+                    ((x as i64) >> sh) as u64
+                } else {
+                    x >> sh
+                };
+                return Ok((norm(r, t, env), t));
+            }
+            let t = common(tx, ty, env);
+            let (x, y) = (norm(x, t, env), norm(y, t, env));
+            let cmp = |lt: bool| (lt as u64, Ty::INT);
+            let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
+            let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
+            let r = match op {
+                Op::Add => x.wrapping_add(y),
+                Op::Sub => x.wrapping_sub(y),
+                Op::Mul => x.wrapping_mul(y),
+                Op::Div | Op::Rem => {
+                    if y == 0 {
+                        return Err(msg!("division by zero"));
+                    }
+                    match (*op, t.signed) {
+                        (Op::Div, true) => (x as i64).wrapping_div(y as i64) as u64,
+                        (Op::Div, false) => x / y,
+                        (_, true) => (x as i64).wrapping_rem(y as i64) as u64,
+                        _ => x % y,
+                    }
+                }
+                Op::And => x & y,
+                Op::Or => x | y,
+                Op::Xor => x ^ y,
+                Op::Eq => return Ok(cmp(x == y)),
+                Op::Ne => return Ok(cmp(x != y)),
+                Op::Lt => return Ok(cmp(slt)),
+                Op::Gt => return Ok(cmp(sgt)),
+                Op::Le => return Ok(cmp(!sgt)),
+                Op::Ge => return Ok(cmp(!slt)),
+                _ => return Err(msg!("unsupported operator")),
+            };
+            Ok((norm(r, t, env), t))
+}
+
 /// A flag or symbol table (`__print_flags(v, "|", { 1, "A" }, ...)`,
 /// `__print_symbolic(v, { 1, "A" }, ...)`) as the kernel's loops walk it:
 /// its entries one at a time, and where the names go. The evaluator's
@@ -239,61 +297,10 @@ impl<'a, 'e> Ctx<'a, 'e> {
         })
     }
 
-    /// A binary operator's C arithmetic on two integers (usual conversions,
-    /// wrapping, signed shifts): `eval`'s and the re-associated
-    /// (libtraceevent) evaluation's one copy.
-    pub(crate) fn binop(&self, op: Op, (x, tx): (u64, Ty), (y, ty): (u64, Ty)) -> EResult<(u64, Ty)> {
-        let env = self.env;
-        let op = &op;
-        match op {
-            Op::AndAnd => return Ok(((x != 0 && y != 0) as u64, Ty::INT)),
-            Op::OrOr => return Ok(((x != 0 || y != 0) as u64, Ty::INT)),
-            _ => {}
-        }
-                if matches!(op, Op::Shl | Op::Shr) {
-                    let t = promote(tx, env);
-                    let sh = (y & 63) as u32;
-                    let r = if *op == Op::Shl {
-                        x.wrapping_shl(sh)
-                    } else if t.signed {
-                        ((x as i64) >> sh) as u64
-                    } else {
-                        x >> sh
-                    };
-                    return Ok((norm(r, t, env), t));
-                }
-                let t = common(tx, ty, env);
-                let (x, y) = (norm(x, t, env), norm(y, t, env));
-                let cmp = |lt: bool| (lt as u64, Ty::INT);
-                let slt = if t.signed { (x as i64) < (y as i64) } else { x < y };
-                let sgt = if t.signed { (x as i64) > (y as i64) } else { x > y };
-                let r = match op {
-                    Op::Add => x.wrapping_add(y),
-                    Op::Sub => x.wrapping_sub(y),
-                    Op::Mul => x.wrapping_mul(y),
-                    Op::Div | Op::Rem => {
-                        if y == 0 {
-                            return Err(msg!("division by zero"));
-                        }
-                        match (*op, t.signed) {
-                            (Op::Div, true) => (x as i64).wrapping_div(y as i64) as u64,
-                            (Op::Div, false) => x / y,
-                            (_, true) => (x as i64).wrapping_rem(y as i64) as u64,
-                            _ => x % y,
-                        }
-                    }
-                    Op::And => x & y,
-                    Op::Or => x | y,
-                    Op::Xor => x ^ y,
-                    Op::Eq => return Ok(cmp(x == y)),
-                    Op::Ne => return Ok(cmp(x != y)),
-                    Op::Lt => return Ok(cmp(slt)),
-                    Op::Gt => return Ok(cmp(sgt)),
-                    Op::Le => return Ok(cmp(!sgt)),
-                    Op::Ge => return Ok(cmp(!slt)),
-                    _ => return Err(msg!("unsupported operator")),
-                };
-                Ok((norm(r, t, env), t))
+    /// `binop` in this recording's dialect.
+    #[inline(always)]
+    pub(crate) fn binop(&self, op: Op, x: (u64, Ty), y: (u64, Ty)) -> EResult<(u64, Ty)> {
+        binop(self.env, op, x, y)
     }
 
     /// libtraceevent's parser keeps no parentheses: `a OP (l OP2 r)` is
