@@ -32,9 +32,12 @@
 #
 # FTBOX names the binary (default: the static release build); REF, when
 # set, names a second one (an older build) measured beside it. Each
-# program runs RUNS times (default 1); the least CPU time counts. Times
-# are CPU time (user+sys): on a loaded machine wall time measures the
-# neighbours. Output goes to /dev/null.
+# program runs RUNS times (default 3), the programs taking turns, so that
+# a neighbour's load falls on all of them alike; the least CPU time
+# counts. Times are CPU time (user+sys, from wait4's rusage to the
+# microsecond: GNU time rounds to 10 ms, a tenth of a small file's
+# time): on a loaded machine wall time measures the neighbours. Output
+# goes to /dev/null.
 set -eu
 
 FTBOX=${FTBOX:-target/x86_64-unknown-linux-musl/release/ftbox}
@@ -43,11 +46,12 @@ BENCH_DIR=${BENCH_DIR:-/tmp/ftbox-bench}
 COUNT=${COUNT:-600000}
 ALL_LOOPS=${ALL_LOOPS:-20}
 ALL_MIN_EVENTS=${ALL_MIN_EVENTS:-10000000}
-RUNS=${RUNS:-1}
+RUNS=${RUNS:-3}
 VM_KERNEL=${VM_KERNEL:-6.12.117+deb12-amd64}
 [ -x "$FTBOX" ] || { echo "bench-decode: no binary at $FTBOX (make, or set FTBOX)" >&2; exit 1; }
 command -v trace-cmd >/dev/null || { echo "bench-decode: trace-cmd not installed" >&2; exit 1; }
-/usr/bin/time -f %U true 2>/dev/null || { echo "bench-decode: needs GNU time (/usr/bin/time)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "bench-decode: needs python3 (to read each run's rusage)" >&2; exit 1; }
+/usr/bin/time -f %M true 2>/dev/null || { echo "bench-decode: needs GNU time (/usr/bin/time)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -140,26 +144,47 @@ if [ $# -eq 0 ]; then
 	set -- "$BENCH_DIR/all.dat" "${FG:-$(vm_or_fixture fg fg.dat)}" "${FUNC:-$(vm_or_fixture func func.dat)}" "$BENCH_DIR/dd.dat"
 fi
 
-# best CMD...: "cpu_seconds max_rss_kb" of the run with the least CPU time.
-best() {
-	i=0
-	: > "$tmp/all"
-	while [ $i -lt "$RUNS" ]; do
-		/usr/bin/time -f '%U %S %M' -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || {
-			echo "bench-decode: failed: $*" >&2; cat "$tmp/err" >&2; exit 1; }
-		awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$tmp/t" >> "$tmp/all"
-		i=$((i + 1))
-	done
-	sort -n "$tmp/all" | head -1
-}
+# measure.py RUNS -- CMD... [-- CMD...]: runs the commands in turn, RUNS
+# rounds; prints for each "least_cpu_seconds peak_rss_kb", a line each.
+# The peak RSS comes from a first round under GNU time (which also warms
+# the page cache), not from these rusages: a child of python starts from
+# python's own memory, and the kernel counts that into its peak.
+cat > "$tmp/measure.py" <<'EOF'
+import os, sys
+runs, cmds = int(sys.argv[1]), []
+for a in sys.argv[2:]:
+    if a == "--":
+        cmds.append([])
+    else:
+        cmds[-1].append(a)
+tmp = os.path.dirname(sys.argv[0])
+err, rss = os.path.join(tmp, "err"), os.path.join(tmp, "rss")
 
-# row LABEL EVENTS TC_CPU CMD...: one line of the table.
+def run(argv):
+    pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=[
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)])
+    _, status, ru = os.wait4(pid, 0)
+    if status != 0:
+        sys.stderr.write("bench-decode: failed: " + " ".join(argv) + "\n" + open(err).read())
+        sys.exit(1)
+    return ru.ru_utime + ru.ru_stime
+
+peak = []
+for c in cmds:
+    run(["/usr/bin/time", "-f", "%M", "-o", rss] + c)
+    peak.append(int(open(rss).read().split()[-1]))
+least = [float("inf")] * len(cmds)
+for _ in range(runs):
+    least = [min(t, run(c)) for t, c in zip(least, cmds)]
+for cpu, kb in zip(least, peak):
+    print("%.4f %d" % (cpu, kb))
+EOF
+
+# row LABEL EVENTS TC_CPU CPU RSS: one line of the table.
 row() {
-	label=$1 n=$2 tc=$3
-	shift 3
-	set -- $(best "$@")
-	awk -v l="$label" -v n="$n" -v c="$1" -v r="$2" -v tc="$tc" 'BEGIN {
-		if (c <= 0) c = 0.001
+	awk -v l="$1" -v n="$2" -v tc="$3" -v c="$4" -v r="$5" 'BEGIN {
+		if (c <= 0) c = 0.0001
 		printf "  %-28s %8.3f %12.0f %7.1fx %9d KB\n", l, c, n / c, tc / c, r }'
 }
 
@@ -169,16 +194,14 @@ for f in "$@"; do
 	types=$("$tmp/new/ftcat" --stat "$f" | awk '/^EVENT/ { on = 1; next } NF == 0 { on = 0 } on { n++ } END { print n + 0 }')
 	echo "$f: $(wc -c < "$f") bytes, $events events, $types event types"
 	printf "  %-28s %8s %12s %8s %12s\n" "" "cpu s" "events/s" "ratio" "peak RSS"
-	set -- $(best trace-cmd report -i "$f")
-	tc=$1
-	awk -v n="$events" -v c="$1" -v r="$2" 'BEGIN { if (c <= 0) c = 0.001
-		printf "  %-28s %8.3f %12.0f %8s %9d KB\n", "trace-cmd report", c, n / c, "1.0x", r }'
-	row "ftcat" "$events" "$tc" "$tmp/new/ftcat" "$f"
-	row "ftcat --style trace-cmd-3.1" "$events" "$tc" "$tmp/new/ftcat" --style trace-cmd-3.1 "$f"
-	if [ -n "$REF" ]; then
-		row "ref ftcat" "$events" "$tc" "$tmp/ref/ftcat" "$f"
-		# (Builds before the 3.4 style called 3.1's output "trace-cmd".)
-		row "ref ftcat --style trace-cmd" "$events" "$tc" "$tmp/ref/ftcat" --style "${REF_TC_STYLE:-trace-cmd}" "$f"
-	fi
+	set -- -- trace-cmd report -i "$f" -- "$tmp/new/ftcat" "$f" -- "$tmp/new/ftcat" --style trace-cmd-3.1 "$f"
+	# (Builds before the 3.4 style called 3.1's output "trace-cmd".)
+	[ -z "$REF" ] || set -- "$@" -- "$tmp/ref/ftcat" "$f" -- "$tmp/ref/ftcat" --style "${REF_TC_STYLE:-trace-cmd}" "$f"
+	python3 "$tmp/measure.py" "$RUNS" "$@" > "$tmp/times"
+	tc=$(awk 'NR == 1 { print $1 }' "$tmp/times")
+	for label in "trace-cmd report" "ftcat" "ftcat --style trace-cmd-3.1" "ref ftcat" "ref ftcat --style trace-cmd"; do
+		read -r cpu rss || break
+		row "$label" "$events" "$tc" "$cpu" "$rss"
+	done < "$tmp/times"
 done
 echo "goal (issue 14): ftcat >= 10x trace-cmd report, --style trace-cmd >= 5x, peak RSS <= 16 MiB"
