@@ -4,6 +4,8 @@
 //! puts it back afterwards. The control files are read back after each
 //! command. Skipped, with a message, without root or tracefs.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock, RwLock};
@@ -112,10 +114,7 @@ impl Inst {
 
 impl Drop for Inst {
     fn drop(&mut self) {
-        // Events off first: the kernel refuses to remove an instance with a
-        // reader open, not one with events on, but be tidy.
-        let _ = std::fs::write(self.dir.join("events/enable"), "0");
-        let _ = std::fs::remove_dir(&self.dir);
+        support::remove_instance(&self.dir);
     }
 }
 

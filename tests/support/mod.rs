@@ -133,15 +133,23 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         let _ = std::fs::write(self.dir.join("tracing_on"), "0");
-        let _ = std::fs::write(self.dir.join("events/enable"), "0");
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        eprintln!("warning: could not remove {}", self.dir.display());
+        remove_instance(&self.dir);
     }
+}
+
+/// Remove a test's tracefs instance, its events off first, retrying for
+/// five seconds while the kernel refuses: a reader a test started may
+/// still hold one of its files for a moment, and an instance left behind
+/// keeps a ring buffer per CPU until reboot.
+pub fn remove_instance(dir: &Path) {
+    let _ = std::fs::write(dir.join("events/enable"), "0");
+    for _ in 0..50 {
+        if std::fs::remove_dir(dir).is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    eprintln!("warning: could not remove {}", dir.display());
 }
 
 /// Write a control file of `dir`, or fail the test naming it.
