@@ -358,11 +358,11 @@ impl RecordCursor {
             // board build takes every record through `walk`: less code.)
             let fast = cfg!(feature = "fast-print") && !self.done && pos + 8 <= end;
             let head = if fast { page.get(pos..pos + 8) } else { None };
-            if let Some(h) = head {
-                let w = e.u32([h[0], h[1], h[2], h[3]]);
-                if let Some(next) = small_record(w, e, pos, end).next {
+            // One 4-byte and one 2-byte load, as `word` reads a header.
+            if let Some((w, t)) = head.and_then(|h| Some((h.first_chunk::<4>()?, h.get(4..)?.first_chunk::<2>()?))) {
+                if let Some(next) = small_record(e.u32(*w), e, pos, end).next {
                     self.pos = next as u32;
-                    each(e.u16([h[4], h[5]]));
+                    each(e.u16(*t));
                     continue;
                 }
             }

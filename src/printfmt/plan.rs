@@ -41,15 +41,14 @@ pub(crate) struct Load {
     /// The field's value shifted left by this before the operator: the
     /// index into an array of structs of `1 << shl` bytes (kmem's page).
     shl: u8,
-    /// The operator and the constant's type; the constant is `c` (apart:
-    /// in the tuple its 8-byte alignment made every `Step` take more than
-    /// one cache line). For a shift that `arith` does, `c` is the count.
-    op: Option<(Op, Ty)>,
+    /// The operator's constant (0 without one; for a shift, the count).
+    /// Apart from `arith`: in one tuple with the operator, its 8-byte
+    /// alignment made every `Step` take more than one cache line.
     c: u64,
     /// What is done past the read, decided at the plan's build: the
     /// common operators straight, not through `Ctx::binop`'s conversions
     /// for each record (`(REC->dev) >> 20`, 2.9 M of an `-e all`
-    /// recording's 1.45 M records).
+    /// recording's 1.45 M records); only the rest keeps the operator.
     arith: Arith,
     /// The result's truncation to its C type, as `eval::norm`'s: shifted
     /// up by `fin` and back, arithmetically if `fin_signed`. The cast's
@@ -61,7 +60,10 @@ pub(crate) struct Load {
 
 /// `Load::get`'s work past the read of the field `v`; the operators all
 /// on `x = v << shl` and the constant `c`, then truncated (see `fin`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// (A tag byte of its own: kept in the niche of `Binop`'s operator, the
+/// test and the dispatch per record took offsets and range checks, 64 B.)
+#[derive(Clone, Copy, Debug)]
+#[repr(u8)]
 enum Arith {
     /// The field as it is read.
     Field,
@@ -73,8 +75,9 @@ enum Arith {
     Add,
     /// `& c`: MINOR(), flag bits.
     And,
-    /// Any other operator: `Ctx::binop`, with its errors.
-    Binop,
+    /// Any other operator, the constant of type `.1`: `Ctx::binop`, with
+    /// its errors.
+    Binop(Op, Ty),
 }
 
 impl Load {
@@ -86,7 +89,7 @@ impl Load {
     fn get(&self, ctx: &Ctx) -> EResult<u64> {
         let v = self.field(ctx.rec, ctx.env.endian).ok_or(msg!("field beyond the record"))?;
         // Most loads are a field alone: nothing more to go through.
-        if self.arith == Arith::Field {
+        if matches!(self.arith, Arith::Field) {
             return Ok(v);
         }
         self.apply(ctx, v)
@@ -103,11 +106,9 @@ impl Load {
             Arith::Shr => x.wrapping_shr(c as u32),
             Arith::Sar => (x as i64).wrapping_shr(c as u32) as u64,
             Arith::And => x & c,
-            Arith::Binop => match self.op {
-                Some((op, t)) => ctx.binop(op, (x, self.ty), (c, t))?.0,
-                None => x,
-            },
-            _ => x.wrapping_add(c),
+            Arith::Binop(op, t) => ctx.binop(op, (x, self.ty), (c, t))?.0,
+            // (`get` takes a field alone, `c` 0, straight.)
+            Arith::Add | Arith::Field => x.wrapping_add(c),
         };
         let r = r << self.fin;
         Ok(if self.fin_signed { ((r as i64) >> self.fin) as u64 } else { r >> self.fin })
@@ -324,7 +325,7 @@ impl Load {
                     Op::Shr => Arith::Shr,
                     Op::Add => Arith::Add,
                     Op::And => Arith::And,
-                    _ => Arith::Binop,
+                    _ => Arith::Binop(o, ct),
                 };
                 // (`binop`'s result is truncated already: once more
                 // leaves it as it is.)
@@ -335,7 +336,7 @@ impl Load {
         // than an operator's result (an int at least; a cast's type is
         // 1, 2 or 4 bytes here).
         let (fin, fin_signed) = cast.unwrap_or(f);
-        Load { offset, size, ty, sext, shl, op, c, arith, fin, fin_signed }
+        Load { offset, size, ty, sext, shl, c, arith, fin, fin_signed }
     }
 }
 

@@ -253,31 +253,48 @@ struct Head {
     text: String,
 }
 
+/// One line's context as [`Kernel::context_into`] found it, for
+/// [`Head::build`] when the cached columns do not fit the line. (Read
+/// through the reference where used: unpacked on entry, its fields were
+/// spilled around the calls, 2 instructions more a build.)
+struct LineHead {
+    pid: i32,
+    cpu: u32,
+    /// As [`Head::key`]: which columns are shown, and the flag bytes.
+    key: u32,
+    /// The cached columns are this task's, CPU's, options' and second's:
+    /// only the flags moved.
+    same: bool,
+    /// Where the line's columns start in the line buffer.
+    mark: usize,
+    /// The record's time in µs (0 when not shown in seconds).
+    t: u64,
+}
+
 impl Head {
     /// [`Kernel::context_into`]'s columns when they are not the cached
     /// ones (another task, second or options, or other flags): written
-    /// after `mark` in `b` and cached. Out of line: a few lines in a
+    /// after `l.mark` in `b` and cached. Out of line: a few lines in a
     /// hundred come here, and inline its registers were saved and
-    /// spilled for every line. `key` says which columns are shown.
+    /// spilled for every line.
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    fn build(&mut self, b: &mut Line, cmd: &Cmdlines, d: &[u8], (pid, cpu): (i32, u32), key: u32, same: bool, mark: usize, t: u64) {
-        let (irq, in_ns, tgid) = (key & 1 << 17 != 0, key & 1 << 18 != 0, key & 1 << 19 != 0);
+    fn build(&mut self, b: &mut Line, cmd: &Cmdlines, d: &[u8], l: &LineHead) {
+        let (irq, in_ns, tgid) = (l.key & 1 << 17 != 0, l.key & 1 << 18 != 0, l.key & 1 << 19 != 0);
         // Only the flags moved: they go in place; else the columns are
         // built anew (always in the board build: less code).
         let mut f = [0u8; 5];
         lat_chars(d, &mut f);
-        if !(cfg!(feature = "fast-print") && same && b.overwrite(mark + self.who, &f)) {
-            b.truncate(mark);
-            let comm = cmd.comm(pid);
+        if !(cfg!(feature = "fast-print") && l.same && b.overwrite(l.mark + self.who, &f)) {
+            b.truncate(l.mark);
+            let comm = cmd.comm(l.pid);
             b.pad(16usize.saturating_sub(kwidth(comm)));
             b.extend_str(comm);
             b.push(b'-');
-            let n = b.int(pid as i64);
+            let n = b.int(l.pid as i64);
             b.pad(7usize.saturating_sub(n));
             b.push(b' ');
             if tgid {
-                match cmd.tgid(pid) {
+                match cmd.tgid(l.pid) {
                     0 => {
                         b.extend_str("(-------) ");
                     }
@@ -289,23 +306,23 @@ impl Head {
                 }
             }
             b.push(b'[');
-            b.zeros(cpu as u64, 3);
+            b.zeros(l.cpu as u64, 3);
             b.extend_str("] ");
-            (self.pid, self.cpu, self.who) = (pid, cpu, b.len() - mark);
+            (self.pid, self.cpu, self.who) = (l.pid, l.cpu, b.len() - l.mark);
             if irq {
                 b.extend(&f);
             }
             if in_ns {
-                let sec = t / 1_000_000;
+                let sec = l.t / 1_000_000;
                 b.push(b' ');
                 b.int_right(sec as i64, 5);
                 b.push(b'.');
                 self.sec = sec * 1_000_000;
             }
         }
-        self.key = key;
+        self.key = l.key;
         self.text.clear();
-        self.text.push_str(b.as_str().get(mark..).unwrap_or(""));
+        self.text.push_str(b.as_str().get(l.mark..).unwrap_or(""));
     }
 }
 
@@ -1150,7 +1167,7 @@ impl<'a, E: Env + ?Sized> Kernel<'a, E> {
         }
         if !same || h.key != key {
             // ... or not (or only the flags moved).
-            h.build(b, cmd, d, (pid, r.cpu), key, same, mark, t);
+            h.build(b, cmd, d, &LineHead { pid, cpu: r.cpu, key, same, mark, t });
         }
         if in_ns {
             // Microseconds within the cached second: no 64-bit divide
