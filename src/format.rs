@@ -150,9 +150,8 @@ impl FieldAt {
     #[cfg_attr(feature = "fast-print", cold, inline(never))]
     fn get_read(self, d: &[u8], e: Endian) -> u64 {
         let v = read_uint(d, self.off as usize, self.size as usize, e).unwrap_or(0);
-        if self.signed && self.size < 8 && self.size > 0 {
-            let sh = 64 - 8 * self.size as u32;
-            (((v << sh) as i64) >> sh) as u64
+        if self.signed {
+            sext(v, self.size as usize)
         } else {
             v
         }
