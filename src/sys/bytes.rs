@@ -18,6 +18,18 @@ pub fn tail(b: &mut [u8], at: usize) -> &mut [u8] {
     unsafe { b.get_unchecked_mut(at..) }
 }
 
+/// The 8 bytes of `b` that end at `end`, as a little-endian u64; None
+/// when they are not all in `b`. One load where a slice and an array
+/// would be calls (FieldAt::get reads every field of every record so).
+#[inline(always)]
+pub fn word_ending(b: &[u8], end: usize) -> Option<u64> {
+    if end < 8 || end > b.len() {
+        return None;
+    }
+    // SAFETY: [end - 8, end) is inside b (checked just above).
+    Some(u64::from_le(unsafe { rd(b.as_ptr().add(end - 8) as *const u64) }))
+}
+
 /// Copy as much of `src` as fits into `dst` (the shorter length); returns
 /// the count copied.
 #[inline(always)]
