@@ -131,7 +131,7 @@ impl FieldAt {
         // type and flags) take the general read below.
         let size = self.size as u32;
         let end = self.off as usize + self.size as usize;
-        if cfg!(feature = "fast-print") && size < 9 && 0x116 >> size & 1 != 0 {
+        if cfg!(feature = "fast-print") && matches!(size, 1 | 2 | 4 | 8) {
             if let Some(w) = crate::sys::bytes::word_ending(d, end) {
                 let sh = 64 - 8 * size;
                 // The field's bytes at the top of x.
