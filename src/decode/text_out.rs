@@ -13,7 +13,8 @@ use core::fmt;
 
 use super::TextSink;
 use crate::sys::bytes;
-use crate::text::{self, kernel::LINE_MAX};
+use crate::sys::line::LINE_MAX;
+use crate::text;
 
 /// Where the bytes go (stdout for ftcat; a `Vec` in tests).
 pub trait Drain {

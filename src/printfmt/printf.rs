@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::{Env, Msg};
 use crate::cursor::read_uint;
 use crate::ksyms::Ksyms;
-use crate::text::kernel::{Line, DIGITS2};
+use crate::sys::line::{hex8, Line, DIGITS2};
 
 pub(crate) const LEFT: u8 = 1;
 pub(crate) const PLUS: u8 = 2;
@@ -422,23 +422,6 @@ pub(crate) fn number(out: &mut Out<'_>, num: u64, conv: u8, pad: &Pad) {
     fill(out, b'0', prec - n);
     out.extend_from_slice(&tmp[i..]);
     fill(out, b' ', width);
-}
-
-/// `x`'s 8 hex digits as the bytes of a number, the most significant
-/// digit in the top byte, without a loop: each nibble spread into a byte
-/// of its own, then made a digit or a letter in all eight bytes at once.
-/// (Also `text::kernel::Line::hex`'s: one digit maker for both.)
-#[inline(always)]
-pub(crate) fn hex8(x: u32, upper: bool) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let x = x as u64;
-    let x = (x | x << 16) & 0x0000_ffff_0000_ffff;
-    let x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
-    let x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
-    // 1 in each byte whose nibble is 10..15 (it carries into bit 4 at +6).
-    let letter = ((x + 6 * ONES) >> 4) & ONES;
-    let gap = if upper { b'A' - b'0' - 10 } else { b'a' - b'0' - 10 };
-    x + b'0' as u64 * ONES + letter * gap as u64
 }
 
 /// The kernel's string(): at most `prec` bytes, stopping at NUL, padded with

@@ -1,12 +1,12 @@
 //! Where ftbox calls libc/rustix and writes memory unchecked: `os` (the
 //! applets' system layer), `heap` and `mem` (the shipped binary's
-//! allocator and memcpy), all `cli` builds only, and `bytes` (the decoding
-//! library's raw byte moves, no I/O, in every build). Outside it: the C
-//! entry in src/main.rs (only its caller vouches for argv), and
-//! text::kernel's `Line`, which still stores its digits and pieces
-//! unchecked (a safe version cost the board build more than its room).
+//! allocator and memcpy), all `cli` builds only, and in every build, with
+//! no I/O, the decoding library's `bytes` (raw byte moves) and `line` (the
+//! text line buffer, which stores its digits and pieces unchecked). Outside
+//! it only the C entry in src/main.rs (only its caller vouches for argv).
 
 pub mod bytes;
+pub mod line;
 
 #[cfg(feature = "cli")]
 mod os;

@@ -11,7 +11,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use super::kernel::{lat_chars, Class, Kernel, Kind, Line, LINE_MAX};
+use super::kernel::{lat_chars, Class, Kernel, Kind};
+use crate::sys::line::{Line, LINE_MAX};
 use crate::format::FieldAt;
 use crate::ftrace::Record;
 use super::opts::{self, Opts};

@@ -8,7 +8,7 @@
 use alloc::string::String;
 use core::fmt::{self, Write};
 
-use super::kernel::Line;
+use crate::sys::line::Line;
 use crate::format::FieldAt;
 use crate::cursor::{read_uint, Endian};
 

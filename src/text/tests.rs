@@ -269,13 +269,13 @@ fn one(k: &mut Kernel<'_, TestEnv>, d: &[u8], cpu: u32, ts: u64) -> String {
 
 #[test]
 fn line_numbers() {
-    let mut buf = [0u8; super::kernel::LINE_MAX];
+    let mut buf = [0u8; crate::sys::line::LINE_MAX];
     for (v, want) in [(0u64, "0"), (9, "9"), (10, "10"), (99, "99"), (100, "100"), (4_294_967_295, "4294967295"), (4_294_967_296, "4294967296"), (u64::MAX, "18446744073709551615")] {
-        let mut l = super::kernel::Line::on(&mut buf);
+        let mut l = crate::sys::line::Line::on(&mut buf);
         l.uint(v);
         assert_eq!(l.as_str(), want);
     }
-    let mut l = super::kernel::Line::on(&mut buf);
+    let mut l = crate::sys::line::Line::on(&mut buf);
     l.int_right(-42, 6);
     l.zeros(7, 3);
     l.hex(0xdead);

@@ -19,7 +19,8 @@ use alloc::vec::Vec;
 use core::cell::{Cell, OnceCell};
 use core::fmt::{self, Write};
 
-use super::kernel::{kwidth, Line};
+use super::kernel::kwidth;
+use crate::sys::line::Line;
 use super::{pad, put_bytes, Env, Rec, Rendered};
 use crate::cursor::{read_uint, Endian};
 use crate::format::{Event, FieldAt, FieldKind};
@@ -637,7 +638,7 @@ impl<'a> TraceCmd<'a> {
 
     /// [`TraceCmd::line`]'s start, `comm-pid [cpu] flags time: name: `,
     /// written straight into `dst` (an output buffer's free space, at
-    /// least [`super::kernel::LINE_MAX`] bytes) in the default layout, to be finished by
+    /// least [`crate::sys::line::LINE_MAX`] bytes) in the default layout, to be finished by
     /// [`TraceCmd::line_tail`]: most lines are built where they are
     /// written out, not in a String copied there. Returns its length, or
     /// None when the record needs [`TraceCmd::line`] (`-l`, a loss to

@@ -186,7 +186,7 @@ fn run_as(t: &mut TraceCmd, recs: &[(u32, u64, Vec<u8>)], direct: bool) -> Strin
         let n = recs.get(i + 1).map(|(c, ts, d)| Rec { cpu: *c, ts: *ts, data: d });
         let r = Rec { cpu: *cpu, ts: *ts, data: d };
         t.arm(*cpu);
-        let mut dst = [0u8; crate::text::kernel::LINE_MAX];
+        let mut dst = [0u8; crate::sys::line::LINE_MAX];
         let start = if direct { t.line_into(&mut dst, &r) } else { None };
         let consumed = match start {
             Some((k, whole)) => {
